@@ -1,0 +1,126 @@
+"""Virtual time for asyncio: timers fire in order, and the clock jumps to the next one.
+
+A :class:`VirtualClock` owns a virtual "now". :meth:`VirtualClock.run` drives a
+coroutine on an event loop whose ``time()`` is that virtual now and whose
+selector, when nothing is ready, jumps the clock to the next timer instead of
+sleeping. Stalls, idle watchdogs, backoff and ``Retry-After`` therefore cost no
+wall time, and the order of events depends only on the program, never on the
+machine's speed.
+
+Example::
+
+    clock = VirtualClock()
+
+    async def wait_two_minutes() -> float:
+        await asyncio.sleep(120)
+        return clock.now()
+
+    assert clock.run(wait_two_minutes()) == 120.0
+
+One clock can run several coroutines one after another (an agent, its crash, a
+new incarnation): time keeps going forward across them, like the world's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+from collections.abc import Coroutine
+from typing import Any, TypeVar, final
+
+from harness._errors import VirtualDeadlockError
+
+T = TypeVar("T")
+
+# How long the selector waits for real I/O (a subprocess tool's pipes) before it
+# lets virtual time jump. Only loops with such file descriptors registered pay it;
+# pure in-process runs never touch the wall clock.
+_REAL_IO_GRACE_SECONDS = 0.01
+
+
+@final
+class VirtualClock:
+    """A virtual clock, in seconds since ``start``; see the module docstring."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
+
+    def now(self) -> float:
+        """The virtual time, in seconds."""
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of virtual time (on a loop this clock drives)."""
+        await asyncio.sleep(seconds)
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward by ``seconds`` (never backwards)."""
+        if seconds < 0:
+            raise ValueError(f"cannot move a clock backwards by {seconds!r} seconds")
+        self._now += seconds
+
+    def _jump_to(self, when: float) -> None:
+        self._now = max(self._now, when)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` to completion on a fresh loop driven by this clock."""
+        loop = _VirtualEventLoop(self)
+        try:
+            return loop.run_until_complete(coro)
+        finally:
+            _shutdown(loop)
+
+
+def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
+    try:
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
+
+
+class _VirtualSelector(selectors.DefaultSelector):
+    """Polls real I/O without waiting, then jumps virtual time to the next timer."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        super().__init__()
+        self._clock = clock
+        self._wake_fd: int | None = None
+
+    def note_wake_fd(self, fd: int) -> None:
+        self._wake_fd = fd
+
+    def select(
+        self, timeout: float | None = None
+    ) -> list[tuple[selectors.SelectorKey, int]]:
+        ready = super().select(0)
+        if ready or timeout == 0:
+            return ready
+        if self._has_real_io():
+            ready = super().select(_REAL_IO_GRACE_SECONDS)
+            if ready:
+                return ready
+        if timeout is None:
+            if self._has_real_io():
+                return super().select(None)
+            raise VirtualDeadlockError(self._clock.now())
+        self._clock._jump_to(self._clock.now() + timeout)
+        return []
+
+    def _has_real_io(self) -> bool:
+        return any(key.fd != self._wake_fd for key in self.get_map().values())
+
+
+class _VirtualEventLoop(asyncio.SelectorEventLoop):
+    def __init__(self, clock: VirtualClock) -> None:
+        self._virtual_clock = clock
+        selector = _VirtualSelector(clock)
+        super().__init__(selector)
+        selector.note_wake_fd(self._ssock.fileno())  # type: ignore[attr-defined]
+
+    def time(self) -> float:
+        return self._virtual_clock.now()

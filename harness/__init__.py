@@ -1,0 +1,10 @@
+"""A chaos harness for LLM agents: deterministic faults, crash exploration, invariants.
+
+Import from this package (or ``harness.agent``), never from private modules.
+"""
+
+from harness._errors import ConfigError, HarnessError, VirtualDeadlockError
+
+__version__ = "0.1.0"
+
+__all__ = ["ConfigError", "HarnessError", "VirtualDeadlockError", "__version__"]

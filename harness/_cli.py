@@ -1,0 +1,34 @@
+"""The ``harness`` command line: a thin layer over the library."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from harness import __version__
+from harness._errors import HarnessError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Chaos harness for LLM agents: fake providers, faults, crash recovery checks.",
+    )
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return 0
+    except HarnessError as error:
+        print(f"harness: error: {error}", file=sys.stderr)
+        return 2

@@ -1,0 +1,58 @@
+import asyncio
+import time
+
+import pytest
+
+from fakes import VirtualClock
+from harness import VirtualDeadlockError
+
+
+def test_a_long_sleep_costs_no_wall_time(virtual_clock: VirtualClock) -> None:
+    started = time.perf_counter()
+    virtual_clock.run(asyncio.sleep(3600))
+    assert virtual_clock.now() == 3600.0
+    assert time.perf_counter() - started < 1.0
+
+
+def test_timers_fire_in_virtual_order(virtual_clock: VirtualClock) -> None:
+    fired: list[tuple[str, float]] = []
+
+    async def after(name: str, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        fired.append((name, virtual_clock.now()))
+
+    async def main() -> None:
+        await asyncio.gather(after("late", 30), after("early", 5), after("middle", 10))
+
+    virtual_clock.run(main())
+    assert fired == [("early", 5.0), ("middle", 10.0), ("late", 30.0)]
+
+
+def test_timeout_fires_on_virtual_time(virtual_clock: VirtualClock) -> None:
+    async def stalled() -> None:
+        async with asyncio.timeout(30):
+            await asyncio.Event().wait()
+
+    with pytest.raises(TimeoutError):
+        virtual_clock.run(stalled())
+    assert virtual_clock.now() == 30.0
+
+
+def test_time_carries_across_runs_like_the_world_clock() -> None:
+    clock = VirtualClock(start=100.0)
+    clock.run(asyncio.sleep(5))
+    clock.run(asyncio.sleep(5))
+    assert clock.now() == 110.0
+
+
+def test_waiting_forever_is_reported_as_a_deadlock(virtual_clock: VirtualClock) -> None:
+    async def forever() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(VirtualDeadlockError, match=r"^virtual deadlock at t=0\.000s"):
+        virtual_clock.run(forever())
+
+
+def test_advance_refuses_to_go_backwards(virtual_clock: VirtualClock) -> None:
+    with pytest.raises(ValueError, match="backwards"):
+        virtual_clock.advance(-1)
