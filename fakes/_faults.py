@@ -1,0 +1,837 @@
+"""Faults: declarative values that bend one response on its way to the client.
+
+Each fault is a frozen dataclass with a string ``kind`` (how a scenario names
+it), validated when built. Each acts on one layer of the response, and a
+sequence of faults applies layer by layer, in order within a layer:
+
+==========  ==============================================================
+layer       faults
+==========  ==============================================================
+http        :class:`HttpError` (replaces the stream with an error response)
+response    :class:`TruncatedToolArguments`, :class:`InvalidToolArguments`
+frames      :class:`InjectComments`, :class:`InjectPings`, :class:`MalformedFrame`,
+            :class:`ErrorInStream`, :class:`NoTerminalEvent`, :class:`NoUsageChunk`,
+            :class:`EmptyBody`
+encoding    :class:`LineEndings`
+bytes       :class:`SplitAt`, :class:`ByteAtATime`, :class:`RandomSplits`,
+            :class:`SplitInsideUtf8`, :class:`SplitInsideDataField`,
+            :class:`SplitBetweenCrLf`, :class:`Stall`, :class:`ConnectionReset`,
+            :class:`SlowDrip`
+headers     :class:`StallBeforeHeaders`
+==========  ==============================================================
+
+A fault that only the stream can judge (a split offset past the end, a ping in
+an OpenAI stream) raises :class:`~harness.ConfigError` when it is applied, with
+the stream's length or dialect in the message.
+
+Example::
+
+    faults = (LineEndings("crlf"), SplitBetweenCrLf(), Stall(after_events=3, seconds=90))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import email.utils
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal, get_args
+
+from fakes import _wire_anthropic, _wire_openai
+from fakes._script import ScriptedResponse, ToolUse
+from fakes._wire import (
+    DIALECTS,
+    LINE_ENDINGS,
+    Dialect,
+    Emit,
+    Frame,
+    Hang,
+    LineEnding,
+    Pause,
+    Reset,
+    Step,
+)
+from harness._errors import ConfigError, one_of
+
+Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
+LAYERS: tuple[Layer, ...] = get_args(Layer)
+
+HTTP_ERROR_STATUSES = (400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 525,
+                       526, 529)
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """What applying a fault may depend on: the dialect and a seeded RNG."""
+
+    dialect: Dialect
+    rng: random.Random
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The body as timed steps, with the byte offset where each SSE event ends."""
+
+    steps: tuple[Step, ...]
+    event_ends: tuple[int, ...]
+
+    @property
+    def length(self) -> int:
+        """Bytes the client can receive (up to a hang or reset)."""
+        return sum(len(step.data) for step in self.steps if isinstance(step, Emit))
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(step.data for step in self.steps if isinstance(step, Emit))
+
+
+class Fault:
+    """Base of every fault; ``kind`` names it in a scenario, ``layer`` says where it acts."""
+
+    kind: ClassVar[str]
+    layer: ClassVar[Layer]
+
+
+# --------------------------------------------------------------------- validation
+
+
+def _int_at_least(field: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(field, value, f"an int >= {minimum}")
+
+
+def _seconds(field: str, value: object, *, forever: bool) -> None:
+    if value is None and forever:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
+        allowed = "a number of seconds >= 0" + (", or None to stall forever" if forever else "")
+        raise ConfigError(field, value, allowed)
+
+
+def _one_position(cls: str, after_bytes: int | None, after_events: int | None) -> None:
+    if (after_bytes is None) == (after_events is None):
+        raise ConfigError(
+            f"{cls}.after_bytes", after_bytes, "exactly one of after_bytes, after_events"
+        )
+    if after_bytes is not None:
+        _int_at_least(f"{cls}.after_bytes", after_bytes, 0)
+    if after_events is not None:
+        _int_at_least(f"{cls}.after_events", after_events, 0)
+
+
+# ------------------------------------------------------------------------ http
+
+
+@dataclass(frozen=True)
+class HttpError(Fault):
+    """Answer with an HTTP error and a JSON body in the dialect's format.
+
+    ``retry_after`` is seconds (int) or an HTTP date (str); ``retry_after_ms``
+    sets ``retry-after-ms``; ``should_retry`` sets ``x-should-retry``.
+
+    >>> HttpError(429, retry_after=7).status
+    429
+    """
+
+    kind: ClassVar[str] = "http_error"
+    layer: ClassVar[Layer] = "http"
+
+    status: int
+    retry_after: int | str | None = None
+    retry_after_ms: int | None = None
+    should_retry: bool | None = None
+    message: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in HTTP_ERROR_STATUSES or isinstance(self.status, bool):
+            raise ConfigError("HttpError.status", self.status, one_of(HTTP_ERROR_STATUSES))
+        if isinstance(self.retry_after, str):
+            _check_http_date(self.retry_after)
+        elif self.retry_after is not None:
+            _int_at_least("HttpError.retry_after", self.retry_after, 0)
+        if self.retry_after_ms is not None:
+            _int_at_least("HttpError.retry_after_ms", self.retry_after_ms, 0)
+        if self.should_retry is not None and not isinstance(self.should_retry, bool):
+            raise ConfigError("HttpError.should_retry", self.should_retry, "True, False or None")
+
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The retry headers this error carries."""
+        headers: list[tuple[str, str]] = []
+        if self.retry_after is not None:
+            headers.append(("retry-after", str(self.retry_after)))
+        if self.retry_after_ms is not None:
+            headers.append(("retry-after-ms", str(self.retry_after_ms)))
+        if self.should_retry is not None:
+            headers.append(("x-should-retry", "true" if self.should_retry else "false"))
+        return tuple(headers)
+
+    def body(self, dialect: Dialect, request_id: str) -> bytes:
+        """The JSON error body, as the dialect's API words it."""
+        if dialect == "openai":
+            return _wire_openai.http_error_body(self.status, self.message)
+        return _wire_anthropic.http_error_body(self.status, self.message, request_id)
+
+
+def _check_http_date(value: str) -> None:
+    try:
+        email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(
+            "HttpError.retry_after",
+            value,
+            "an int of seconds or an HTTP date such as 'Wed, 21 Oct 2015 07:28:00 GMT'",
+        ) from error
+
+
+# -------------------------------------------------------------------- response
+
+
+@dataclass(frozen=True)
+class CutToolArguments(Fault):
+    """Cut one tool call's arguments at ``fraction`` (default 0.5) or ``offset`` characters."""
+
+    layer: ClassVar[Layer] = "response"
+    finish: ClassVar[Literal["length", "tool_calls"]]
+
+    fraction: float | None = None
+    offset: int | None = None
+    call_index: int = 0
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        if self.fraction is not None and self.offset is not None:
+            raise ConfigError(f"{name}.offset", self.offset, "None when fraction is given")
+        if self.fraction is not None and (
+            isinstance(self.fraction, bool)
+            or not isinstance(self.fraction, int | float)
+            or not 0 < self.fraction < 1
+        ):
+            raise ConfigError(f"{name}.fraction", self.fraction, "a number in (0, 1)")
+        if self.offset is not None:
+            _int_at_least(f"{name}.offset", self.offset, 0)
+        _int_at_least(f"{name}.call_index", self.call_index, 0)
+
+    def apply_response(self, response: ScriptedResponse) -> ScriptedResponse:
+        """Keep the parts before the call, the cut call, and nothing after it."""
+        position, call = self._find_call(response)
+        text = call.argument_text
+        cut = self._cut_offset(text)
+        truncated = ToolUse(call.call_id, call.name, text[:cut])
+        parts = (*response.parts[:position], truncated)
+        return dataclasses.replace(response, parts=parts, finish=self.finish)
+
+    def _find_call(self, response: ScriptedResponse) -> tuple[int, ToolUse]:
+        calls = [(i, p) for i, p in enumerate(response.parts) if isinstance(p, ToolUse)]
+        if self.call_index >= len(calls):
+            raise ConfigError(
+                f"{type(self).__name__}.call_index",
+                self.call_index,
+                f"an index below {len(calls)} (the response has {len(calls)} tool calls)",
+            )
+        return calls[self.call_index]
+
+    def _cut_offset(self, text: str) -> int:
+        if self.offset is None:
+            fraction = 0.5 if self.fraction is None else self.fraction
+            return int(len(text) * fraction)
+        if self.offset >= len(text):
+            raise ConfigError(
+                f"{type(self).__name__}.offset",
+                self.offset,
+                f"an offset below {len(text)} (the arguments are {len(text)} characters long)",
+            )
+        return self.offset
+
+
+@dataclass(frozen=True)
+class TruncatedToolArguments(CutToolArguments):
+    """The model hits ``max_tokens`` inside a call's arguments (``length`` / ``max_tokens``).
+
+    >>> TruncatedToolArguments(fraction=0.3).kind
+    'truncated_tool_arguments'
+    """
+
+    kind: ClassVar[str] = "truncated_tool_arguments"
+    finish: ClassVar[Literal["length", "tool_calls"]] = "length"
+
+
+@dataclass(frozen=True)
+class InvalidToolArguments(CutToolArguments):
+    """A buggy provider: ``tool_calls`` / ``tool_use`` with cut, invalid JSON arguments.
+
+    >>> InvalidToolArguments(offset=3).kind
+    'invalid_tool_arguments'
+    """
+
+    kind: ClassVar[str] = "invalid_tool_arguments"
+    finish: ClassVar[Literal["length", "tool_calls"]] = "tool_calls"
+
+
+# ---------------------------------------------------------------------- frames
+
+
+class FrameFault(Fault):
+    layer: ClassVar[Layer] = "frames"
+
+    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
+        raise NotImplementedError
+
+
+def _interleave(frames: tuple[Frame, ...], every: int, extra: Frame) -> tuple[Frame, ...]:
+    out: list[Frame] = []
+    for number, frame in enumerate(frames, start=1):
+        out.append(frame)
+        if number % every == 0:
+            out.append(extra)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class InjectComments(FrameFault):
+    """A ``: keep-alive`` comment after every ``every`` events (SSE clients must skip it).
+
+    >>> InjectComments(every=2).text
+    'keep-alive'
+    """
+
+    kind: ClassVar[str] = "inject_comments"
+
+    every: int = 1
+    text: str = "keep-alive"
+
+    def __post_init__(self) -> None:
+        _int_at_least("InjectComments.every", self.every, 1)
+        if not isinstance(self.text, str) or "\n" in self.text or "\r" in self.text:
+            raise ConfigError("InjectComments.text", self.text, "a str without line breaks")
+
+    def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
+        return _interleave(frames, self.every, Frame(comment=self.text, role="comment"))
+
+
+@dataclass(frozen=True)
+class InjectPings(FrameFault):
+    """An Anthropic ``ping`` event after every ``every`` events.
+
+    >>> InjectPings(every=3).every
+    3
+    """
+
+    kind: ClassVar[str] = "inject_pings"
+
+    every: int = 1
+
+    def __post_init__(self) -> None:
+        _int_at_least("InjectPings.every", self.every, 1)
+
+    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
+        _require_dialect("InjectPings", ctx, "anthropic", "OpenAI streams have no ping event")
+        return _interleave(frames, self.every, _wire_anthropic.ping_frame())
+
+
+def _require_dialect(name: str, ctx: FaultContext, dialect: Dialect, why: str) -> None:
+    if ctx.dialect != dialect:
+        raise ConfigError(f"{name}.dialect", ctx.dialect, repr(dialect), why)
+
+
+@dataclass(frozen=True)
+class MalformedFrame(FrameFault):
+    """The JSON of event number ``index`` (0-based) is cut in half.
+
+    >>> MalformedFrame(index=2).index
+    2
+    """
+
+    kind: ClassVar[str] = "malformed_frame"
+
+    index: int = 1
+
+    def __post_init__(self) -> None:
+        _int_at_least("MalformedFrame.index", self.index, 0)
+
+    def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
+        json_frames = [i for i, f in enumerate(frames) if f.data and f.data.startswith("{")]
+        if self.index not in json_frames:
+            raise ConfigError(
+                "MalformedFrame.index",
+                self.index,
+                f"the index of a JSON event, one of {json_frames}",
+            )
+        frame = frames[self.index]
+        assert frame.data is not None
+        broken = dataclasses.replace(frame, data=frame.data[: len(frame.data) // 2])
+        return (*frames[: self.index], broken, *frames[self.index + 1 :])
+
+
+_STREAM_ERROR_TYPES: dict[Dialect, str] = {
+    "openai": "server_error",
+    "anthropic": "overloaded_error",
+}
+
+
+@dataclass(frozen=True)
+class ErrorInStream(FrameFault):
+    """After ``after_events`` events, an error event ends the 200 stream.
+
+    OpenAI: ``data: {"error": {...}}``; Anthropic: ``event: error``. ``error_type``
+    defaults to ``server_error`` / ``overloaded_error``.
+
+    >>> ErrorInStream(after_events=4).kind
+    'error_in_stream'
+    """
+
+    kind: ClassVar[str] = "error_in_stream"
+
+    after_events: int = 1
+    message: str = "Overloaded"
+    error_type: str | None = None
+
+    def __post_init__(self) -> None:
+        _int_at_least("ErrorInStream.after_events", self.after_events, 0)
+        if not isinstance(self.message, str) or not self.message:
+            raise ConfigError("ErrorInStream.message", self.message, "a non-empty str")
+
+    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
+        _check_event_count("ErrorInStream.after_events", self.after_events, len(frames))
+        error_type = self.error_type or _STREAM_ERROR_TYPES[ctx.dialect]
+        module = _wire_openai if ctx.dialect == "openai" else _wire_anthropic
+        error = module.stream_error_frame(self.message, error_type)
+        return (*frames[: self.after_events], error)
+
+
+def _check_event_count(field: str, value: int, count: int) -> None:
+    if value > count:
+        raise ConfigError(field, value, f"at most {count} (the stream has {count} events)")
+
+
+def _drop_role(frames: tuple[Frame, ...], role: str) -> tuple[Frame, ...]:
+    return tuple(frame for frame in frames if frame.role != role)
+
+
+@dataclass(frozen=True)
+class NoTerminalEvent(FrameFault):
+    """The stream ends cleanly but without ``data: [DONE]`` / ``message_stop``.
+
+    >>> NoTerminalEvent().kind
+    'no_terminal_event'
+    """
+
+    kind: ClassVar[str] = "no_terminal_event"
+
+    def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
+        return _drop_role(frames, "terminal")
+
+
+@dataclass(frozen=True)
+class NoUsageChunk(FrameFault):
+    """OpenAI leaves out the ``include_usage`` chunk (``choices: []``).
+
+    >>> NoUsageChunk().kind
+    'no_usage_chunk'
+    """
+
+    kind: ClassVar[str] = "no_usage_chunk"
+
+    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
+        _require_dialect(
+            "NoUsageChunk", ctx, "openai",
+            "Anthropic carries usage inside message_start and message_delta",
+        )
+        return _drop_role(frames, "usage")
+
+
+@dataclass(frozen=True)
+class EmptyBody(FrameFault):
+    """Status 200, stream headers, and a body with no bytes at all.
+
+    >>> EmptyBody().kind
+    'empty_body'
+    """
+
+    kind: ClassVar[str] = "empty_body"
+
+    def apply_frames(self, _frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
+        return ()
+
+
+# -------------------------------------------------------------------- encoding
+
+
+@dataclass(frozen=True)
+class LineEndings(Fault):
+    """Encode every line with LF, CR or CRLF (all legal SSE).
+
+    >>> LineEndings("cr").style
+    'cr'
+    """
+
+    kind: ClassVar[str] = "line_endings"
+    layer: ClassVar[Layer] = "encoding"
+
+    style: LineEnding = "crlf"
+
+    def __post_init__(self) -> None:
+        if self.style not in LINE_ENDINGS:
+            raise ConfigError("LineEndings.style", self.style, one_of(LINE_ENDINGS))
+
+
+# ----------------------------------------------------------------------- bytes
+
+
+class ByteFault(Fault):
+    layer: ClassVar[Layer] = "bytes"
+
+    def apply_timeline(self, timeline: Timeline, ctx: FaultContext, /) -> Timeline:
+        raise NotImplementedError
+
+
+def _boundary(steps: tuple[Step, ...], offset: int, field: str) -> tuple[tuple[Step, ...], int]:
+    """Make ``offset`` fall between two steps; return the steps and the index there.
+
+    Steps already placed at that offset stay first, so faults keep their order.
+    """
+    position = 0
+    for index, step in enumerate(steps):
+        if not isinstance(step, Emit):
+            if isinstance(step, Hang | Reset) and position == offset:
+                return steps, index
+            continue
+        if position == offset:
+            return steps, index
+        end = position + len(step.data)
+        if offset < end:
+            cut = offset - position
+            halves = (Emit(step.data[:cut]), Emit(step.data[cut:]))
+            return (*steps[:index], *halves, *steps[index + 1 :]), index + 1
+        position = end
+    if offset == position:
+        return steps, len(steps)
+    raise ConfigError(field, offset, f"an offset <= {position} (the stream is {position} bytes)")
+
+
+def _split_all(timeline: Timeline, offsets: Sequence[int], field: str) -> Timeline:
+    steps = timeline.steps
+    for offset in offsets:
+        if not 0 < offset < timeline.length:
+            raise ConfigError(
+                field, offset,
+                f"an offset in [1, {timeline.length - 1}] "
+                f"(the stream is {timeline.length} bytes)",
+            )
+        steps, _ = _boundary(steps, offset, field)
+    return dataclasses.replace(timeline, steps=steps)
+
+
+def _insert(timeline: Timeline, offset: int, step: Step, field: str) -> Timeline:
+    steps, index = _boundary(timeline.steps, offset, field)
+    if isinstance(step, Hang | Reset):
+        # Nothing arrives after a hang or a reset.
+        return dataclasses.replace(timeline, steps=(*steps[:index], step))
+    return dataclasses.replace(timeline, steps=(*steps[:index], step, *steps[index:]))
+
+
+def _nth_match(matches: list[int], occurrence: int, field: str, what: str) -> int:
+    if occurrence > len(matches):
+        raise ConfigError(
+            field, occurrence, f"at most {len(matches)} (the stream has {len(matches)} {what})"
+        )
+    return matches[occurrence - 1]
+
+
+@dataclass(frozen=True)
+class SplitAt(ByteFault):
+    """Cut the body into separate network reads at these byte offsets.
+
+    >>> SplitAt((1, 10)).offsets
+    (1, 10)
+    """
+
+    kind: ClassVar[str] = "split_at"
+
+    offsets: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.offsets, tuple) or not self.offsets:
+            raise ConfigError("SplitAt.offsets", self.offsets, "a non-empty tuple of ints >= 1")
+        for offset in self.offsets:
+            _int_at_least("SplitAt.offsets", offset, 1)
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        return _split_all(timeline, self.offsets, "SplitAt.offsets")
+
+
+@dataclass(frozen=True)
+class ByteAtATime(ByteFault):
+    """Every byte arrives in its own read (the harshest chunking).
+
+    >>> ByteAtATime().kind
+    'byte_at_a_time'
+    """
+
+    kind: ClassVar[str] = "byte_at_a_time"
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        steps: list[Step] = []
+        for step in timeline.steps:
+            if isinstance(step, Emit):
+                steps += [Emit(step.data[i : i + 1]) for i in range(len(step.data))]
+            else:
+                steps.append(step)
+        return dataclasses.replace(timeline, steps=tuple(steps))
+
+
+@dataclass(frozen=True)
+class RandomSplits(ByteFault):
+    """``count`` extra read boundaries at seeded random offsets.
+
+    >>> RandomSplits(count=20).count
+    20
+    """
+
+    kind: ClassVar[str] = "random_splits"
+
+    count: int = 10
+
+    def __post_init__(self) -> None:
+        _int_at_least("RandomSplits.count", self.count, 1)
+
+    def apply_timeline(self, timeline: Timeline, ctx: FaultContext, /) -> Timeline:
+        available = max(timeline.length - 1, 0)
+        if self.count > available:
+            raise ConfigError(
+                "RandomSplits.count", self.count,
+                f"at most {available} (the stream is {timeline.length} bytes)",
+            )
+        offsets = sorted(ctx.rng.sample(range(1, timeline.length), self.count))
+        return _split_all(timeline, offsets, "RandomSplits.count")
+
+
+@dataclass(frozen=True)
+class SplitInsideUtf8(ByteFault):
+    """Split right after the lead byte of the ``occurrence``-th multibyte character.
+
+    >>> SplitInsideUtf8(occurrence=2).occurrence
+    2
+    """
+
+    kind: ClassVar[str] = "split_inside_utf8"
+
+    occurrence: int = 1
+
+    def __post_init__(self) -> None:
+        _int_at_least("SplitInsideUtf8.occurrence", self.occurrence, 1)
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        body = timeline.body
+        # A lead byte of a multibyte sequence is 11xxxxxx.
+        leads = [i for i, byte in enumerate(body) if byte >= 0xC0]
+        field = "SplitInsideUtf8.occurrence"
+        lead = _nth_match(leads, self.occurrence, field, "multibyte characters")
+        return _split_all(timeline, (lead + 1,), field)
+
+
+@dataclass(frozen=True)
+class SplitInsideDataField(ByteFault):
+    """Split the ``occurrence``-th ``data:`` field name between ``da`` and ``ta:``.
+
+    >>> SplitInsideDataField().occurrence
+    1
+    """
+
+    kind: ClassVar[str] = "split_inside_data_field"
+
+    occurrence: int = 1
+
+    def __post_init__(self) -> None:
+        _int_at_least("SplitInsideDataField.occurrence", self.occurrence, 1)
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        body = timeline.body
+        starts = [i for i in _find_all(body, b"data:") if i == 0 or body[i - 1] in b"\r\n"]
+        field = "SplitInsideDataField.occurrence"
+        start = _nth_match(starts, self.occurrence, field, "data: lines")
+        return _split_all(timeline, (start + 2,), field)
+
+
+@dataclass(frozen=True)
+class SplitBetweenCrLf(ByteFault):
+    """Split the ``occurrence``-th CRLF between ``\\r`` and ``\\n`` (needs CRLF endings).
+
+    >>> SplitBetweenCrLf().occurrence
+    1
+    """
+
+    kind: ClassVar[str] = "split_between_cr_lf"
+
+    occurrence: int = 1
+
+    def __post_init__(self) -> None:
+        _int_at_least("SplitBetweenCrLf.occurrence", self.occurrence, 1)
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        body = timeline.body
+        crlfs = _find_all(body, b"\r\n")
+        field = "SplitBetweenCrLf.occurrence"
+        if not crlfs:
+            raise ConfigError(
+                field, self.occurrence, "a stream with CRLF line endings",
+                "add LineEndings('crlf') to the faults",
+            )
+        crlf = _nth_match(crlfs, self.occurrence, field, "CRLF line endings")
+        return _split_all(timeline, (crlf + 1,), field)
+
+
+def _find_all(body: bytes, needle: bytes) -> list[int]:
+    found: list[int] = []
+    start = body.find(needle)
+    while start != -1:
+        found.append(start)
+        start = body.find(needle, start + 1)
+    return found
+
+
+def _position(timeline: Timeline, cls: str, after_bytes: int | None, after_events: int | None
+              ) -> tuple[int, str]:
+    """The byte offset named by ``after_bytes`` or ``after_events``, and its field name."""
+    if after_bytes is not None:
+        return after_bytes, f"{cls}.after_bytes"
+    assert after_events is not None
+    ends = timeline.event_ends
+    _check_event_count(f"{cls}.after_events", after_events, len(ends))
+    return (ends[after_events - 1] if after_events else 0), f"{cls}.after_events"
+
+
+@dataclass(frozen=True)
+class Stall(ByteFault):
+    """No data for ``seconds`` (``None``: forever) after some bytes or events; connection open.
+
+    ``Stall(after_bytes=0)`` stalls after the headers, before the first body byte.
+
+    >>> Stall(after_events=3, seconds=120).seconds
+    120
+    """
+
+    kind: ClassVar[str] = "stall"
+
+    after_bytes: int | None = None
+    after_events: int | None = None
+    seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        _one_position("Stall", self.after_bytes, self.after_events)
+        _seconds("Stall.seconds", self.seconds, forever=True)
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        offset, field = _position(timeline, "Stall", self.after_bytes, self.after_events)
+        step: Step = Hang() if self.seconds is None else Pause(float(self.seconds))
+        return _insert(timeline, offset, step, field)
+
+
+@dataclass(frozen=True)
+class ConnectionReset(ByteFault):
+    """The connection is reset after some bytes or events (the client's read fails).
+
+    >>> ConnectionReset(after_bytes=100).after_bytes
+    100
+    """
+
+    kind: ClassVar[str] = "connection_reset"
+
+    after_bytes: int | None = None
+    after_events: int | None = None
+
+    def __post_init__(self) -> None:
+        _one_position("ConnectionReset", self.after_bytes, self.after_events)
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        offset, field = _position(
+            timeline, "ConnectionReset", self.after_bytes, self.after_events
+        )
+        return _insert(timeline, offset, Reset(), field)
+
+
+@dataclass(frozen=True)
+class SlowDrip(ByteFault):
+    """Reads arrive at ``tokens_per_second``: a pause of ``1/rate`` between reads.
+
+    >>> SlowDrip(tokens_per_second=4).tokens_per_second
+    4
+    """
+
+    kind: ClassVar[str] = "slow_drip"
+
+    tokens_per_second: float = 10.0
+
+    def __post_init__(self) -> None:
+        rate = self.tokens_per_second
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < 1e9:
+            raise ConfigError("SlowDrip.tokens_per_second", rate, "a number > 0")
+
+    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
+        gap = Pause(1.0 / self.tokens_per_second)
+        steps: list[Step] = []
+        for step in timeline.steps:
+            if isinstance(step, Emit) and any(isinstance(s, Emit) for s in steps):
+                steps.append(gap)
+            steps.append(step)
+        return dataclasses.replace(timeline, steps=tuple(steps))
+
+
+# --------------------------------------------------------------------- headers
+
+
+@dataclass(frozen=True)
+class StallBeforeHeaders(Fault):
+    """No response at all (not even headers) for ``seconds``; ``None``: forever.
+
+    >>> StallBeforeHeaders(seconds=30).seconds
+    30
+    """
+
+    kind: ClassVar[str] = "stall_before_headers"
+    layer: ClassVar[Layer] = "headers"
+
+    seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        _seconds("StallBeforeHeaders.seconds", self.seconds, forever=True)
+
+    def step(self) -> Step:
+        """The step to take before the response headers."""
+        return Hang() if self.seconds is None else Pause(float(self.seconds))
+
+
+# -------------------------------------------------------------------- registry
+
+FAULT_TYPES: tuple[type[Fault], ...] = (
+    HttpError, TruncatedToolArguments, InvalidToolArguments, InjectComments, InjectPings,
+    MalformedFrame, ErrorInStream, NoTerminalEvent, NoUsageChunk, EmptyBody, LineEndings,
+    SplitAt, ByteAtATime, RandomSplits, SplitInsideUtf8, SplitInsideDataField,
+    SplitBetweenCrLf, Stall, ConnectionReset, SlowDrip, StallBeforeHeaders,
+)
+FAULT_KINDS: dict[str, type[Fault]] = {cls.kind: cls for cls in FAULT_TYPES}
+"""Every fault class by the ``kind`` a scenario names it with."""
+
+
+def check_faults(faults: Sequence[Fault]) -> None:
+    """Refuse combinations that cannot be honoured, before anything runs."""
+    for fault in faults:
+        if not isinstance(fault, Fault):
+            raise ConfigError("faults", fault, "Fault values such as Stall(after_events=2)")
+    http = [fault for fault in faults if fault.layer == "http"]
+    if len(http) > 1:
+        raise ConfigError("faults", [f.kind for f in http], "at most one 'http_error'")
+    body = [f.kind for f in faults if f.layer in ("response", "frames", "encoding")]
+    if http and body:
+        raise ConfigError(
+            "faults", body, "only byte and header faults beside 'http_error'",
+            "an error response has no stream to bend",
+        )
+
+
+def check_dialect(dialect: object) -> Dialect:
+    """Return ``dialect`` if known, else raise :class:`ConfigError`."""
+    for known in DIALECTS:
+        if dialect == known:
+            return known
+    raise ConfigError("dialect", dialect, one_of(DIALECTS))

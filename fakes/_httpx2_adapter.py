@@ -1,0 +1,74 @@
+"""Serve a :class:`~fakes.FakeProvider` to ``httpx2`` (the official SDKs' HTTP client).
+
+Example::
+
+    client = openai.AsyncOpenAI(
+        api_key="test", base_url=provider.base_url,
+        http_client=provider.httpx2_client(), max_retries=0,
+    )
+
+The transport answers in-process and never opens a socket; a request to a
+host other than the provider's fails with ``httpx2.ConnectError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, final
+
+import httpx2
+
+from fakes._provider import IncomingRequest, play_steps, wait_before_headers
+from fakes._wire import Step
+
+if TYPE_CHECKING:
+    from fakes._provider import FakeProvider
+
+
+def httpx2_client(provider: FakeProvider) -> httpx2.AsyncClient:
+    """An ``httpx2.AsyncClient`` whose transport is the provider."""
+    return httpx2.AsyncClient(transport=FakeHttpx2Transport(provider), base_url=provider.base_url)
+
+
+@final
+class FakeHttpx2Transport(httpx2.AsyncBaseTransport):
+    """An ``httpx2`` transport that plays the provider's plans.
+
+    >>> transport = FakeHttpx2Transport(provider)  # doctest: +SKIP
+    """
+
+    def __init__(self, provider: FakeProvider) -> None:
+        self._provider = provider
+        self._host = httpx2.URL(provider.origin).host
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.url.host != self._host:
+            # The fake world has no other hosts; never fall through to a network.
+            raise httpx2.ConnectError(f"no fake host {request.url.host!r}", request=request)
+        await request.aread()
+        incoming = IncomingRequest(
+            request.method, str(request.url), dict(request.headers), request.content
+        )
+        plan = self._provider.plan(incoming)
+        await wait_before_headers(plan.before_headers)
+        return httpx2.Response(
+            plan.status,
+            headers=list(plan.headers),
+            stream=_Body(plan.steps, request),
+            request=request,
+        )
+
+
+class _Body(httpx2.AsyncByteStream):
+    """A response body that plays the plan's steps as the client reads."""
+
+    def __init__(self, steps: tuple[Step, ...], request: httpx2.Request) -> None:
+        self._steps = steps
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in play_steps(self._steps, self._reset):
+            yield chunk
+
+    def _reset(self) -> Exception:
+        return httpx2.ReadError("[Errno 104] Connection reset by peer", request=self._request)

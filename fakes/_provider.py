@@ -1,0 +1,374 @@
+"""The fake provider's transport-neutral core: a request in, a timed plan of bytes out.
+
+:class:`FakeProvider` answers each request from a responder (the reactive fake
+model), bends the answer with the faults keyed to the request's
+``(turn, attempt)``, and returns a :class:`ResponsePlan`. It does no I/O; the
+adapters (respx/httpx, httpx2) play a plan as a live response.
+
+``turn`` is 1 + the number of assistant messages in the request's
+``messages``; ``attempt`` counts the requests this provider has seen for that
+turn. Both live in the provider, which is part of the world, so "the first
+attempt of turn 2 gets a 429" holds across agent crashes and restarts.
+
+Example::
+
+    provider = FakeProvider(
+        "openai",
+        ScriptedResponse((Text("Hi!"),), "stop", ScriptedUsage(12, 3)),
+        faults={(1, 1): (HttpError(429, retry_after=2),)},
+    )
+    async with provider.httpx2_client() as http:
+        client = openai.AsyncOpenAI(api_key="test", base_url=provider.base_url,
+                                    http_client=http, max_retries=0)
+        ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, final
+from urllib.parse import urlsplit
+
+from fakes import _wire_anthropic, _wire_openai
+from fakes._faults import (
+    ByteFault,
+    CutToolArguments,
+    Fault,
+    FaultContext,
+    FrameFault,
+    HttpError,
+    LineEndings,
+    StallBeforeHeaders,
+    Timeline,
+    check_dialect,
+    check_faults,
+)
+from fakes._script import ScriptedResponse
+from fakes._wire import Dialect, Emit, Frame, Hang, LineEnding, Pause, RenderContext, Reset, Step
+from harness._errors import ConfigError
+from harness.agent._ids import rng_stream
+
+if TYPE_CHECKING:
+    import httpx
+    import httpx2
+
+_ORIGINS: dict[Dialect, tuple[str, str]] = {
+    "openai": ("https://openai.fake.test", "/v1"),
+    "anthropic": ("https://anthropic.fake.test", ""),
+}
+_PATHS: dict[Dialect, str] = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+_REQUEST_ID_HEADER: dict[Dialect, str] = {"openai": "x-request-id", "anthropic": "request-id"}
+# A fixed `created` keeps bytes identical across runs; nothing reads it as a clock.
+_CREATED = 1_735_689_600
+
+
+@dataclass(frozen=True)
+class IncomingRequest:
+    """An HTTP request as any transport sees it.
+
+    >>> IncomingRequest("POST", "https://openai.fake.test/v1/chat/completions", {}, b"{}").method
+    'POST'
+    """
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes = b""
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    """A request the provider has seen, with its place in the conversation.
+
+    ``json`` is the parsed body (``None`` if it was not a JSON object); ``turn``
+    and ``attempt`` are 0 for requests that never reached the model (wrong
+    path, unreadable body).
+    """
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    json: Mapping[str, object] | None
+    turn: int
+    attempt: int
+
+
+@dataclass(frozen=True)
+class ResponsePlan:
+    """What the connection does: wait, send the status and headers, then play ``steps``.
+
+    ``before_headers`` holds :class:`Pause` / :class:`Hang` steps taken before
+    the response headers are sent.
+    """
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    steps: tuple[Step, ...]
+    before_headers: tuple[Step, ...] = ()
+
+    @property
+    def body(self) -> bytes:
+        """Every byte the client can receive."""
+        return b"".join(step.data for step in self.steps if isinstance(step, Emit))
+
+
+Responder = Callable[[ProviderRequest], ScriptedResponse]
+FaultPlan = Mapping[tuple[int, int], Sequence[Fault]]
+
+
+@final
+class FakeProvider:
+    """A scripted model behind a fake HTTP API; see the module docstring."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        responder: ScriptedResponse | Responder,
+        faults: FaultPlan | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.dialect: Dialect = check_dialect(dialect)
+        if not isinstance(responder, ScriptedResponse) and not callable(responder):
+            raise ConfigError(
+                "responder", responder, "a ScriptedResponse or a callable returning one"
+            )
+        self._responder = responder
+        self._faults = _check_fault_plan(faults or {})
+        self.seed = seed
+        self.requests: list[ProviderRequest] = []
+        self._attempts: dict[int, int] = {}
+
+    @property
+    def endpoint(self) -> str:
+        """The absolute URL streams are POSTed to."""
+        return _ORIGINS[self.dialect][0] + _PATHS[self.dialect]
+
+    @property
+    def base_url(self) -> str:
+        """The ``base_url`` the official SDK of this dialect expects."""
+        origin, prefix = _ORIGINS[self.dialect]
+        return origin + prefix
+
+    @property
+    def origin(self) -> str:
+        """Scheme and host every request to this provider goes to."""
+        return _ORIGINS[self.dialect][0]
+
+    def attempts(self, turn: int) -> int:
+        """How many requests this provider has seen for ``turn``."""
+        return self._attempts.get(turn, 0)
+
+    def plan(self, request: IncomingRequest) -> ResponsePlan:
+        """Record ``request`` and decide the whole response to it (no I/O)."""
+        number = len(self.requests) + 1
+        request_id = _derived_id("req_", self.seed, "request", number)
+        body = _parse_json(request.body)
+        if urlsplit(request.url).path != _PATHS[self.dialect] or request.method != "POST":
+            self._record(request, body, turn=0, attempt=0)
+            path = urlsplit(request.url).path
+            error = HttpError(404, message=f"Invalid URL ({request.method} {path})")
+            return self._error_plan(error, request_id, ())
+        messages = body.get("messages") if body is not None else None
+        if not isinstance(messages, list):
+            self._record(request, body, turn=0, attempt=0)
+            error = HttpError(400, message="messages: field required (a list of messages)")
+            return self._error_plan(error, request_id, ())
+        turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1
+        recorded = self._record(request, body, turn=turn, attempt=attempt)
+        faults = tuple(self._faults.get((turn, attempt), ()))
+        ctx = FaultContext(self.dialect, rng_stream(self.seed, f"fakes.faults:{turn}:{attempt}"))
+        http = [fault for fault in faults if isinstance(fault, HttpError)]
+        if http:
+            return self._error_plan(http[0], request_id, faults, ctx)
+        return self._stream_plan(recorded, request_id, number, faults, ctx)
+
+    def _record(
+        self, request: IncomingRequest, body: Mapping[str, object] | None, *, turn: int,
+        attempt: int,
+    ) -> ProviderRequest:
+        recorded = ProviderRequest(
+            method=request.method,
+            url=request.url,
+            headers={k.lower(): v for k, v in request.headers.items()},
+            json=body,
+            turn=turn,
+            attempt=attempt,
+        )
+        self.requests.append(recorded)
+        return recorded
+
+    def _error_plan(
+        self,
+        error: HttpError,
+        request_id: str,
+        faults: tuple[Fault, ...],
+        ctx: FaultContext | None = None,
+    ) -> ResponsePlan:
+        body = error.body(self.dialect, request_id)
+        headers = (
+            ("content-type", "application/json"),
+            (_REQUEST_ID_HEADER[self.dialect], request_id),
+            *error.headers(),
+        )
+        timeline = Timeline((Emit(body),), (len(body),))
+        return _finish_plan(error.status, headers, timeline, faults, ctx)
+
+    def _stream_plan(
+        self,
+        request: ProviderRequest,
+        request_id: str,
+        number: int,
+        faults: tuple[Fault, ...],
+        ctx: FaultContext,
+    ) -> ResponsePlan:
+        response = self._respond(request)
+        for fault in faults:
+            if isinstance(fault, CutToolArguments):
+                response = fault.apply_response(response)
+        frames = self._render(request, response, number)
+        for fault in faults:
+            if isinstance(fault, FrameFault):
+                frames = fault.apply_frames(frames, ctx)
+        timeline = _encode(frames, _line_ending(faults))
+        headers = (
+            ("content-type", "text/event-stream; charset=utf-8"),
+            ("cache-control", "no-cache"),
+            (_REQUEST_ID_HEADER[self.dialect], request_id),
+        )
+        return _finish_plan(200, headers, timeline, faults, ctx)
+
+    def _respond(self, request: ProviderRequest) -> ScriptedResponse:
+        if isinstance(self._responder, ScriptedResponse):
+            return self._responder
+        response = self._responder(request)
+        if not isinstance(response, ScriptedResponse):
+            raise ConfigError("responder", response, "a callable returning a ScriptedResponse")
+        return response
+
+    def _render(
+        self, request: ProviderRequest, response: ScriptedResponse, number: int
+    ) -> tuple[Frame, ...]:
+        rng = rng_stream(self.seed, f"fakes.deltas:{request.turn}:{request.attempt}")
+        if self.dialect == "openai":
+            response_id = _derived_id("chatcmpl-", self.seed, "response", number)
+            ctx = RenderContext(response_id, _CREATED, rng, _wants_usage(request.json))
+            return _wire_openai.render(response, ctx)
+        response_id = _derived_id("msg_", self.seed, "response", number)
+        return _wire_anthropic.render(response, RenderContext(response_id, _CREATED, rng))
+
+    def httpx_client(self) -> httpx.AsyncClient:
+        """An ``httpx.AsyncClient`` whose every request goes to this provider (respx)."""
+        from fakes._respx_adapter import httpx_client
+
+        return httpx_client(self)
+
+    def mount(self, router: object) -> object:
+        """Add this provider's route (its whole origin) to a respx router; return the route."""
+        from fakes._respx_adapter import mount
+
+        return mount(self, router)
+
+    def httpx2_client(self) -> httpx2.AsyncClient:
+        """An ``httpx2.AsyncClient`` (for the official SDKs) served by this provider."""
+        from fakes._httpx2_adapter import httpx2_client
+
+        return httpx2_client(self)
+
+
+def _check_fault_plan(faults: FaultPlan) -> dict[tuple[int, int], tuple[Fault, ...]]:
+    if not isinstance(faults, Mapping):
+        raise ConfigError("faults", faults, "a mapping of (turn, attempt) to a sequence of faults")
+    checked: dict[tuple[int, int], tuple[Fault, ...]] = {}
+    for key, sequence in faults.items():
+        if not (
+            isinstance(key, tuple)
+            and len(key) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in key)
+        ):
+            raise ConfigError("faults", key, "a (turn, attempt) key of two ints >= 1")
+        if isinstance(sequence, Fault) or not isinstance(sequence, Sequence):
+            raise ConfigError(f"faults[{key}]", sequence, "a sequence (tuple) of faults")
+        check_faults(sequence)
+        checked[key] = tuple(sequence)
+    return checked
+
+
+def _finish_plan(
+    status: int,
+    headers: tuple[tuple[str, str], ...],
+    timeline: Timeline,
+    faults: tuple[Fault, ...],
+    ctx: FaultContext | None,
+) -> ResponsePlan:
+    for fault in faults:
+        if isinstance(fault, ByteFault):
+            assert ctx is not None
+            timeline = fault.apply_timeline(timeline, ctx)
+    before = tuple(f.step() for f in faults if isinstance(f, StallBeforeHeaders))
+    return ResponsePlan(status, headers, timeline.steps, before)
+
+
+def _line_ending(faults: tuple[Fault, ...]) -> LineEnding:
+    styles = [fault.style for fault in faults if isinstance(fault, LineEndings)]
+    return styles[-1] if styles else "lf"
+
+
+def _encode(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timeline:
+    # One read per event: what a well-behaved server and network deliver.
+    chunks = tuple(frame.encode(line_ending) for frame in frames)
+    ends: list[int] = []
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        ends.append(total)
+    return Timeline(tuple(Emit(chunk) for chunk in chunks), tuple(ends))
+
+
+def _parse_json(body: bytes) -> Mapping[str, object] | None:
+    try:
+        parsed = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _wants_usage(body: Mapping[str, object] | None) -> bool:
+    options = body.get("stream_options") if body is not None else None
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _derived_id(prefix: str, seed: int, name: str, number: int) -> str:
+    digest = hashlib.sha256(f"{seed}:{name}:{number}".encode()).hexdigest()
+    return f"{prefix}{digest[:24]}"
+
+
+async def wait_before_headers(steps: tuple[Step, ...]) -> None:
+    """Take the plan's pre-header pauses (virtual under a VirtualClock)."""
+    for step in steps:
+        if isinstance(step, Pause):
+            await asyncio.sleep(step.seconds)
+        elif isinstance(step, Hang):
+            await asyncio.Event().wait()
+
+
+async def play_steps(
+    steps: tuple[Step, ...], reset_error: Callable[[], Exception]
+) -> AsyncIterator[bytes]:
+    """Yield the plan's bytes, sleeping on pauses, forever on a hang, raising on a reset."""
+    for step in steps:
+        if isinstance(step, Emit):
+            if step.data:
+                yield step.data
+        elif isinstance(step, Pause):
+            await asyncio.sleep(step.seconds)
+        elif isinstance(step, Hang):
+            # An Event nobody sets: the connection stays open and silent.
+            await asyncio.Event().wait()
+        else:
+            assert isinstance(step, Reset)
+            raise reset_error()
