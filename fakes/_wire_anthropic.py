@@ -53,10 +53,11 @@ def render(response: ScriptedResponse, ctx: RenderContext) -> tuple[Frame, ...]:
     """All events of one streamed message, ``message_stop`` included."""
     frames = [_message_start(response, ctx)]
     for index, part in enumerate(response.parts):
-        frames += _block(part, index, ctx)
+        block = _block(part, index, ctx)
         if index == 0:
             # The API sends one ping right after the first block opens.
-            frames.append(ping_frame())
+            block.insert(1, ping_frame())
+        frames += block
     if not response.parts:
         frames.append(ping_frame())
     frames.append(_message_delta(response))
