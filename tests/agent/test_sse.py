@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,7 +42,7 @@ def _stream(draw: st.DrawFn) -> bytes:
 
 def _split(payload: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({0, len(payload), *(c % (len(payload) + 1) for c in cuts)})
-    return [payload[a:b] for a, b in zip(points, points[1:], strict=False)]
+    return [payload[a:b] for a, b in itertools.pairwise(points)]
 
 
 def _feed(reads: list[bytes]) -> list[SSEEvent]:
