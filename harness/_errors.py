@@ -6,12 +6,13 @@ and how to fix it::
 
     HarnessError
     ├── ConfigError            a fault, script or setting that cannot be honoured
+    ├── ScenarioError          a YAML scenario file that cannot be loaded (file:line:col)
     └── VirtualDeadlockError   every task waits and no virtual timer is set
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class HarnessError(Exception):
@@ -33,6 +34,70 @@ class ConfigError(HarnessError, ValueError):
         if hint:
             message += f". {hint}"
         super().__init__(message)
+
+
+class ScenarioError(HarnessError, ValueError):
+    """A scenario file that cannot be loaded, located as ``file:line:col`` (1-based).
+
+    ``path``, ``line`` and ``column`` say where (line and column are ``None`` when
+    the file could not be read at all), ``value`` is what came, ``got`` its
+    rendering in the message, ``expected`` what is allowed and ``hint`` the fix.
+    One file can hold several mistakes: ``errors`` lists every one of them and
+    ``str()`` prints them one per line; the attributes are those of the first::
+
+        s.yaml:4:7: seed: wrong type: got 'seven' (a string); expected an integer >= 0
+    """
+
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        column: int | None,
+        problem: str,
+        *,
+        value: object = None,
+        got: str | None = None,
+        expected: str = "",
+        hint: str = "",
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.column = column
+        self.problem = problem
+        self.value = value
+        self.got = got
+        self.expected = expected
+        self.hint = hint
+        self.errors: list[ScenarioError] = [self]
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """This one error as a line: ``file:line:col: problem: got …; expected …. hint``."""
+        where = self.path if self.line is None else f"{self.path}:{self.line}:{self.column}"
+        text = f"{where}: {self.problem}"
+        if self.got is not None:
+            text += f": got {self.got}"
+        if self.expected:
+            text += f"; expected {self.expected}"
+        if self.hint:
+            text += f". {self.hint}"
+        return text
+
+    @classmethod
+    def combine(cls, errors: Sequence[ScenarioError]) -> ScenarioError:
+        """One exception that reports every error in ``errors`` (at least one)."""
+        first = errors[0]
+        combined = cls(
+            first.path, first.line, first.column, first.problem,
+            value=first.value, got=first.got, expected=first.expected, hint=first.hint,
+        )
+        combined.errors = [single for error in errors for single in error.errors]
+        combined.args = (str(combined),)
+        return combined
+
+    def __str__(self) -> str:
+        return "\n".join(error.message for error in self.errors)
 
 
 class VirtualDeadlockError(HarnessError):

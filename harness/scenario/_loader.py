@@ -1,0 +1,155 @@
+"""Load scenario files: YAML in, validated :class:`Scenario` out, or located errors.
+
+    >>> load_scenario("scenarios/parallel-append-crash.yaml")  # doctest: +SKIP
+    Scenario(name='parallel-append-crash', ...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from os import PathLike
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from harness._errors import ScenarioError
+from harness.scenario._diagnostics import scenario_errors
+from harness.scenario._model import Scenario, attach_source, source_of
+from harness.scenario._problems import Problem, did_you_mean, kind_of, quoted, show
+from harness.scenario._source import located_error
+from harness.scenario._yaml import read_yaml
+
+StrPath = str | PathLike[str]
+
+# The keys a new scenario needs, named when the file has no mapping to check.
+_REQUIRED_KEYS = "a mapping with at least 'name', 'dialect', 'model' and 'expect'"
+
+
+def load_scenario(path: StrPath) -> Scenario:
+    """Read and validate one scenario file; raise :class:`ScenarioError` listing every problem."""
+    path = Path(path)
+    data, source = read_yaml(path)
+    if data is None:
+        raise ScenarioError(str(path), 1, 1, "the scenario file is empty",
+                            expected=_REQUIRED_KEYS)
+    if not isinstance(data, dict):
+        line, column = source.position(())
+        raise ScenarioError(str(path), line, column, "the top level is not a mapping",
+                            value=data, got=f"{show(data)} ({kind_of(data)})",
+                            expected=_REQUIRED_KEYS)
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError.combine(scenario_errors(exc, data, source)) from None
+    attach_source(scenario, source)
+    return scenario
+
+
+def scenario_files(paths: Iterable[StrPath]) -> list[Path]:
+    """The files ``paths`` name: files as given, folders searched for ``**/*.yaml`` and ``.yml``.
+
+    A folder without any scenario is an error: a suite that finds nothing to run
+    must not pass.
+    """
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found = sorted({*path.glob("**/*.yaml"), *path.glob("**/*.yml")})
+        if not found:
+            raise ScenarioError(str(path), None, None, "no scenario files in this folder",
+                                expected="files ending in .yaml")
+        files += found
+    return files
+
+
+def validate_paths(paths: Iterable[StrPath]) -> list[ScenarioError]:
+    """Every error of every scenario file under ``paths``, one per mistake; ``[]`` if all load.
+
+    Unlike :func:`load_scenario` it does not stop at the first bad file.
+    """
+    return _load_all(paths)[1]
+
+
+def load_scenarios(paths: Iterable[StrPath]) -> list[Scenario]:
+    """Load every scenario under ``paths`` in path order; one error lists all problems."""
+    scenarios, errors = _load_all(paths)
+    if errors:
+        raise ScenarioError.combine(errors)
+    return scenarios
+
+
+def _load_all(paths: Iterable[StrPath]) -> tuple[list[Scenario], list[ScenarioError]]:
+    try:
+        files = scenario_files(paths)
+    except ScenarioError as exc:
+        return [], exc.errors
+    scenarios: list[Scenario] = []
+    errors: list[ScenarioError] = []
+    for file in files:
+        try:
+            scenarios.append(load_scenario(file))
+        except ScenarioError as exc:
+            errors += exc.errors
+    return scenarios, errors + duplicate_name_errors(scenarios)
+
+
+def duplicate_name_errors(scenarios: Iterable[Scenario]) -> list[ScenarioError]:
+    """An error for each scenario whose name an earlier one already uses (names are test ids)."""
+    first_by_name: dict[str, Scenario] = {}
+    errors = []
+    for scenario in scenarios:
+        first = first_by_name.setdefault(scenario.name, scenario)
+        if first is not scenario:
+            where = _where(first, ("name",))
+            errors.append(_located(scenario, Problem(
+                ("name",), "scenario name is already used", scenario.name, show(scenario.name),
+                f"a name unique in the suite ({where} has it)")))
+    return errors
+
+
+def check_crash_points(scenario: Scenario, recorded: Iterable[str]) -> None:
+    """Raise :class:`ScenarioError` if ``crash.points`` names a point the recorded run lacks.
+
+    ``recorded`` are the persistence point ids a recording run produced. The
+    error is placed on the offending list item when the scenario came from a
+    file, in the same format as a loading error.
+    """
+    points = scenario.crash.points
+    if isinstance(points, str):
+        return
+    known = list(recorded)
+    problems = [
+        Problem(("crash", "points", index), "crash point was never reached in the recorded run",
+                point, show(point), _known_points(known), did_you_mean(point, known))
+        for index, point in enumerate(points)
+        if point not in known
+    ]
+    if problems:
+        raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
+
+
+_SHOWN_POINTS = 10
+
+
+def _known_points(known: list[str]) -> str:
+    if len(known) <= _SHOWN_POINTS:
+        return quoted(known)
+    return f"{quoted(known[:_SHOWN_POINTS])} (and {len(known) - _SHOWN_POINTS} more)"
+
+
+def _located(scenario: Scenario, problem: Problem) -> ScenarioError:
+    source = source_of(scenario)
+    if source is not None:
+        return source.error(problem)
+    return located_error(f"<scenario {scenario.name}>", lambda *_, **__: None, problem)
+
+
+def _where(scenario: Scenario, loc: tuple[str, ...]) -> str:
+    source = source_of(scenario)
+    if source is None:
+        return f"<scenario {scenario.name}>"
+    line, column = source.position(loc)
+    return f"{source.path}:{line}:{column}"

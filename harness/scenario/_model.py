@@ -1,0 +1,290 @@
+"""The scenario: one YAML file as plain, validated, immutable data.
+
+A :class:`Scenario` does no I/O and runs nothing; the runner reads it. Every
+check that spans fields lives in a model validator here, so a scenario built in
+Python is held to the same rules as one loaded from YAML::
+
+    >>> s = Scenario(name="hello", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
+    ...              expect={"stop_state": "complete"})
+    >>> s.seed, s.crash.points, s.model[0].finish_reason
+    (0, 'none', 'stop')
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Annotated, Self
+
+from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
+
+from harness.scenario._base import ScenarioModel
+from harness.scenario._faults import Count, Fault, Seconds
+from harness.scenario._names import (
+    CRASH_CLASSES,
+    CRASH_POINT_PATTERN,
+    DEFAULT_INVARIANTS,
+    SCENARIO_NAME_PATTERN,
+    TOOL_NAME_PATTERN,
+    CrashClass,
+    CrashPointSelection,
+    Dialect,
+    FinishReason,
+    InvariantId,
+    StopState,
+    ToolOutcome,
+)
+from harness.scenario._problems import Loc, Problem, did_you_mean, quoted, raise_if_any, show
+from harness.scenario._source import SourceMap
+from harness.scenario._tools import ToolSpec
+
+ToolName = Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
+CrashPointId = Annotated[str, Field(pattern=CRASH_POINT_PATTERN)]
+Tokens = Annotated[int, Field(ge=0, le=10_000_000_000)]
+
+
+class ToolCall(ScenarioModel):
+    """One tool call in a scripted reply."""
+
+    tool: ToolName
+    """The name of a tool declared under ``tools``."""
+    args: dict[str, JsonValue] = {}  # noqa: RUF012
+    """The call's arguments, sent to the agent as JSON."""
+
+
+class ReplyCondition(ScenarioModel):
+    """Pick a reply only when the request's last tool results match.
+
+    Both fields set means one result must match both.
+    """
+
+    tool: ToolName | None = None
+    """A tool whose result is among the request's last tool results."""
+    outcome: ToolOutcome | None = None
+    """The outcome that result must have, such as unknown_after_restart."""
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Self:
+        if self.tool is None and self.outcome is None:
+            raise_if_any([Problem((), "an empty 'when' matches nothing in particular",
+                                  expected="'tool', 'outcome' or both",
+                                  hint="Remove 'when' to make this the turn's default reply")])
+        return self
+
+
+class Usage(ScenarioModel):
+    """Token counts the provider reports for the reply."""
+
+    input_tokens: Tokens
+    """All input tokens of the request, cached ones included."""
+    output_tokens: Tokens
+    """Tokens generated."""
+    cache_read_tokens: Tokens = 0
+    """Input tokens served from the prompt cache."""
+    cache_write_tokens: Tokens = 0
+    """Input tokens written to the prompt cache."""
+
+
+class Reply(ScenarioModel):
+    """A scripted model reply, chosen by the conversation's turn and the ``when`` condition.
+
+    The fake model is reactive (DESIGN §3): it answers a request from what the
+    request contains, so a restarted agent that asks again gets the same answer.
+    """
+
+    turn: Count
+    """The turn this reply answers, from 1."""
+    when: ReplyCondition | None = None
+    """Only when the last tool results match; absent: the turn's default reply."""
+    text: Annotated[str, Field(max_length=1_000_000)] | None = None
+    """The reply's text."""
+    calls: list[ToolCall] = []  # noqa: RUF012
+    """Tool calls, in the order the model emits them."""
+    finish: FinishReason | None = None
+    """The finish reason; absent: tool_calls when there are calls, else stop."""
+    usage: Usage | None = None
+    """Reported usage; absent: the fake provider derives it from the text."""
+
+    @property
+    def finish_reason(self) -> FinishReason:
+        """``finish`` or its default."""
+        if self.finish is not None:
+            return self.finish
+        return "tool_calls" if self.calls else "stop"
+
+    @model_validator(mode="after")
+    def _says_something(self) -> Self:
+        if self.text is None and not self.calls:
+            raise_if_any([Problem((), "a reply without 'text' or 'calls' says nothing",
+                                  expected="'text', 'calls' or both",
+                                  hint="An empty answer is written as text: \"\"")])
+        return self
+
+
+def _points_form(value: object) -> str | None:
+    # Picking the branch by shape means a bad point id is reported once, as a bad
+    # point id, instead of once per union member.
+    if isinstance(value, str):
+        return "selection"
+    return "ids" if isinstance(value, list) else None
+
+
+CrashPoints = Annotated[
+    Annotated[CrashPointSelection, Tag("selection")]
+    | Annotated[Annotated[list[CrashPointId], Field(min_length=1)], Tag("ids")],
+    Discriminator(
+        _points_form,
+        custom_error_type="crash_points",
+        custom_error_message="crash points are 'all', 'none' or a list of point ids",
+    ),
+]
+
+
+class CrashPlan(ScenarioModel):
+    """Where the crash explorer kills the agent, and how the disk looks afterwards."""
+
+    points: CrashPoints = "none"
+    """all, none, or point ids such as 'journal:fsync#3' (checked against a recorded run)."""
+    classes: Annotated[list[CrashClass], Field(min_length=1)] = list(CRASH_CLASSES)  # noqa: RUF012
+    """Crash states to try at each point; absent: every class."""
+    during_recovery: bool = False
+    """Also crash a second time while the restarted agent recovers."""
+
+
+class Budget(ScenarioModel):
+    """The one budget every retry layer draws from (rule S8)."""
+
+    max_turns: Count = 20
+    """Model turns before the run stops as budget_limited."""
+    max_attempts: Count = 40
+    """Request attempts, retries included."""
+    deadline_seconds: Seconds = 1800
+    """Virtual seconds for the whole run."""
+
+
+class Expectation(ScenarioModel):
+    """What a correct agent ends with."""
+
+    stop_state: StopState
+    """The stop state the run must end in (invariant I4)."""
+    invariants: list[InvariantId] = list(DEFAULT_INVARIANTS)  # noqa: RUF012
+    """Invariants to check; absent: all but I5."""
+    side_effects: dict[ToolName, Annotated[int, Field(ge=0, le=1_000_000)]] = {}  # noqa: RUF012
+    """Exact count of real side effects per tool in the ledger."""
+
+
+class Scenario(ScenarioModel):
+    """One fault scenario: the tools, the scripted model, the faults, the crashes, the verdict."""
+
+    name: Annotated[str, Field(pattern=SCENARIO_NAME_PATTERN, max_length=100)]
+    """Unique id of the scenario, used in test ids and replay commands."""
+    description: str = ""
+    """What the scenario proves, for people."""
+    dialect: Dialect
+    """The provider API the fake speaks: openai (Chat Completions) or anthropic (Messages)."""
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 0
+    """Seed of every random choice in the run."""
+    tools: dict[ToolName, ToolSpec] = {}  # noqa: RUF012
+    """Tools by name."""
+    model: Annotated[list[Reply], Field(min_length=1)]
+    """The scripted model's replies."""
+    faults: list[Fault] = []  # noqa: RUF012
+    """Faults, each keyed to a turn and an attempt."""
+    crash: CrashPlan = CrashPlan()
+    """Crash exploration; absent: no crashes."""
+    budget: Budget = Budget()
+    """Limits of the run."""
+    expect: Expectation
+    """The verdict a correct agent reaches."""
+
+    _source: SourceMap | None = PrivateAttr(default=None)
+
+    @property
+    def last_turn(self) -> int:
+        """The highest turn with a scripted reply."""
+        return max(reply.turn for reply in self.model)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        raise_if_any(cross_field_problems(self))
+        return self
+
+
+def source_of(scenario: Scenario) -> SourceMap | None:
+    """The file positions a loaded scenario came from; ``None`` if built in Python."""
+    return scenario._source
+
+
+def attach_source(scenario: Scenario, source: SourceMap) -> None:
+    """Remember where ``scenario`` was loaded from (for errors found later)."""
+    scenario._source = source
+
+
+def cross_field_problems(scenario: Scenario) -> list[Problem]:
+    """Every inconsistency between the scenario's parts, in document order."""
+    return [
+        *_reply_problems(scenario),
+        *_undeclared_tool_problems(scenario),
+        *_fault_turn_problems(scenario),
+        *_side_effect_problems(scenario),
+    ]
+
+
+def _reply_problems(scenario: Scenario) -> list[Problem]:
+    turns = {reply.turn for reply in scenario.model}
+    missing = [turn for turn in range(1, scenario.last_turn + 1) if turn not in turns]
+    problems = []
+    if missing:
+        problems.append(Problem(("model",), f"no reply for turn {missing[0]}",
+                                got=f"replies for turns {sorted(turns)}",
+                                expected=f"a reply for every turn from 1 to {scenario.last_turn}"))
+    seen = Counter((reply.turn, reply.when) for reply in scenario.model)
+    for index, reply in enumerate(scenario.model):
+        if seen[(reply.turn, reply.when)] > 1:
+            seen[(reply.turn, reply.when)] = 0  # report each ambiguity once
+            problems.append(Problem(("model", index), "two replies for the same turn and "
+                                    "'when' leave the choice to chance",
+                                    got=f"another reply for turn {reply.turn}",
+                                    expected="a different 'when' on one of them"))
+    return problems
+
+
+def _undeclared_tool_problems(scenario: Scenario) -> list[Problem]:
+    declared = list(scenario.tools)
+    problems = []
+    for r, reply in enumerate(scenario.model):
+        named: list[tuple[Loc, str]] = [
+            (("model", r, "calls", c, "tool"), call.tool) for c, call in enumerate(reply.calls)
+        ]
+        if reply.when is not None and reply.when.tool is not None:
+            named.append((("model", r, "when", "tool"), reply.when.tool))
+        problems += [_undeclared(loc, name, declared) for loc, name in named
+                     if name not in scenario.tools]
+    return problems
+
+
+def _undeclared(loc: Loc, name: str, declared: list[str], *, at_key: bool = False) -> Problem:
+    hint = did_you_mean(name, declared) or f"Declare it under 'tools', such as '{name}: " \
+        "{kind: send}'"
+    return Problem(loc, "tool is not declared", value=name, got=show(name),
+                   expected=f"a tool under 'tools': {quoted(declared)}", hint=hint, at_key=at_key)
+
+
+def _fault_turn_problems(scenario: Scenario) -> list[Problem]:
+    last = scenario.last_turn
+    return [
+        Problem(("faults", index, "at", "turn"), "turn is never reached by the script",
+                value=fault.at.turn, got=str(fault.at.turn),
+                expected=f"a turn from 1 to {last} (the last scripted turn)")
+        for index, fault in enumerate(scenario.faults)
+        if fault.at.turn > last
+    ]
+
+
+def _side_effect_problems(scenario: Scenario) -> list[Problem]:
+    declared = list(scenario.tools)
+    return [
+        _undeclared(("expect", "side_effects", name), name, declared, at_key=True)
+        for name in scenario.expect.side_effects
+        if name not in scenario.tools
+    ]
+

@@ -1,0 +1,89 @@
+"""Every closed vocabulary of the scenario format, each spelled in exactly one place.
+
+The ``Literal`` aliases type the model fields; the tuples beside them are the same
+values for error messages, the fakes and the runner. Changing a name here changes
+the JSON Schema, the loader's "did you mean" lists and every consumer at once::
+
+    >>> "unsynced_lost" in CRASH_CLASSES
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+Dialect = Literal["openai", "anthropic"]
+DIALECTS: Final[tuple[Dialect, ...]] = get_args(Dialect)
+
+ToolKind = Literal["append", "send", "put", "read", "inspect"]
+TOOL_KINDS: Final[tuple[ToolKind, ...]] = get_args(ToolKind)
+# Reading and inspecting change nothing, so they may overlap with other calls by
+# default; every other kind writes a resource and runs alone unless declared safe.
+CONCURRENCY_SAFE_KINDS: Final[frozenset[ToolKind]] = frozenset({"read", "inspect"})
+
+ToolOutcome = Literal[
+    "ok",
+    "error",
+    "timeout",
+    "cancelled",
+    "truncated",
+    "interrupted_before_execution",
+    "unknown_after_restart",
+]
+TOOL_OUTCOMES: Final[tuple[ToolOutcome, ...]] = get_args(ToolOutcome)
+
+FinishReason = Literal["stop", "tool_calls", "length"]
+FINISH_REASONS: Final[tuple[FinishReason, ...]] = get_args(FinishReason)
+
+LineEndingStyle = Literal["lf", "cr", "crlf"]
+LINE_ENDING_STYLES: Final[tuple[LineEndingStyle, ...]] = get_args(LineEndingStyle)
+
+# The statuses a fake provider can be told to answer with: the ones the retry
+# classifier (rule S5) has an opinion about, so every one of them is tested.
+HttpErrorStatus = Literal[
+    400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 525, 526, 529
+]
+HTTP_ERROR_STATUSES: Final[tuple[HttpErrorStatus, ...]] = get_args(HttpErrorStatus)
+
+# Named after ALICE and CrashMonkey's crash states (DESIGN §3).
+CrashClass = Literal[
+    "unsynced_lost",
+    "torn_append_short",
+    "torn_append_zeros",
+    "torn_append_garbage",
+    "missing_dir_fsync",
+    "eio_on_write",
+    "eio_on_fsync",
+    "enospc_on_write",
+]
+CRASH_CLASSES: Final[tuple[CrashClass, ...]] = get_args(CrashClass)
+
+CrashPointSelection = Literal["all", "none"]
+
+StopState = Literal[
+    "complete",
+    "blocked",
+    "paused",
+    "infra_paused",
+    "usage_limited",
+    "budget_limited",
+    "failed",
+    "cancelled",
+]
+STOP_STATES: Final[tuple[StopState, ...]] = get_args(StopState)
+
+InvariantId = Literal["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11"]
+INVARIANT_IDS: Final[tuple[InvariantId, ...]] = get_args(InvariantId)
+# I5 (goal identity across restarts) needs goals, which arrive in a later step;
+# checking it by default would make every scenario's verdict `unknown`.
+DEFAULT_INVARIANTS: Final[tuple[InvariantId, ...]] = tuple(i for i in INVARIANT_IDS if i != "I5")
+
+# Patterns, each with the words an error message uses to explain it.
+SCENARIO_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9-]*$"
+TOOL_NAME_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
+CRASH_POINT_PATTERN: Final = r"^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*$"
+PATTERN_MEANINGS: Final[dict[str, str]] = {
+    SCENARIO_NAME_PATTERN: "lowercase letters, digits and '-', such as 'parallel-append-crash'",
+    TOOL_NAME_PATTERN: "1 to 64 letters, digits, '_' or '-', such as 'send_mail'",
+    CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>', such as 'journal:fsync#3'",
+}

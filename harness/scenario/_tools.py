@@ -1,0 +1,95 @@
+"""Tool declarations: what each fake tool does to the world, and how it misbehaves.
+
+    >>> ToolSpec(kind="read").is_concurrency_safe
+    True
+    >>> ToolSpec(kind="append", behaviour={"kind": "slow", "seconds": 2}).behaviour
+    SlowBehaviour(kind='slow', seconds=2.0)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal, get_args
+
+from pydantic import Field
+
+from harness.scenario._base import ScenarioModel
+from harness.scenario._faults import Count, Seconds
+from harness.scenario._names import CONCURRENCY_SAFE_KINDS, ToolKind
+
+
+class SlowBehaviour(ScenarioModel):
+    """The tool takes this long (virtual time) before it answers."""
+
+    kind: Literal["slow"]
+    seconds: Seconds
+    """Virtual seconds the tool runs."""
+
+
+class FailingBehaviour(ScenarioModel):
+    """The tool raises an error, for its first ``times`` calls or always."""
+
+    kind: Literal["failing"]
+    message: Annotated[str, Field(min_length=1, max_length=1000)] = "tool failed"
+    """The error text the agent sees."""
+    times: Count | None = None
+    """Fail this many calls, then succeed; null fails every call."""
+
+
+class HangingBehaviour(ScenarioModel):
+    """The tool never answers; only a timeout or cancellation ends it (rule J7)."""
+
+    kind: Literal["hanging"]
+
+
+class IgnoresCancellationBehaviour(ScenarioModel):
+    """The tool swallows cancellation and keeps running for ``seconds`` (rule J7)."""
+
+    kind: Literal["ignores_cancellation"]
+    seconds: Seconds
+    """Virtual seconds it carries on after being cancelled."""
+
+
+class SubprocessBehaviour(ScenarioModel):
+    """The tool runs a child process, which a timeout must kill with its group."""
+
+    kind: Literal["subprocess"]
+    argv: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    """The command line of the child."""
+    seconds: Annotated[float, Field(ge=0, le=3600)] = 0
+    """How long the child runs."""
+
+
+Behaviour = Annotated[
+    SlowBehaviour
+    | FailingBehaviour
+    | HangingBehaviour
+    | IgnoresCancellationBehaviour
+    | SubprocessBehaviour,
+    Field(discriminator="kind"),
+]
+"""Any behaviour; ``kind`` picks the model."""
+
+BEHAVIOUR_MODELS: Final[tuple[type[ScenarioModel], ...]] = get_args(get_args(Behaviour)[0])
+BEHAVIOUR_KINDS: Final[tuple[str, ...]] = tuple(
+    get_args(model.model_fields["kind"].annotation)[0] for model in BEHAVIOUR_MODELS
+)
+
+
+class ToolSpec(ScenarioModel):
+    """One fake tool: its kind of side effect, its concurrency and its misbehaviour."""
+
+    kind: ToolKind
+    """append, send and put change the world (counted in the ledger); read and inspect look."""
+    concurrency_safe: bool | None = None
+    """May run beside other calls; null or absent: true for read and inspect, false otherwise."""
+    behaviour: Behaviour | None = None
+    """How the tool misbehaves; absent: it answers at once."""
+    timeout_seconds: Seconds | None = None
+    """The agent's timeout for this tool; absent: the agent's default."""
+
+    @property
+    def is_concurrency_safe(self) -> bool:
+        """The declared flag, or the default of the tool's kind."""
+        if self.concurrency_safe is not None:
+            return self.concurrency_safe
+        return self.kind in CONCURRENCY_SAFE_KINDS
