@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import respx
-from respx.transports import MockTransport
 
 from fakes._provider import IncomingRequest, play_steps, wait_before_headers
 from fakes._wire import Step
@@ -31,7 +30,7 @@ def httpx_client(provider: FakeProvider) -> httpx.AsyncClient:
     """A client whose ``base_url`` is the provider's and whose transport is a respx router."""
     router = respx.MockRouter(assert_all_mocked=True, assert_all_called=False)
     mount(provider, router)
-    transport = MockTransport(router=router)
+    transport = httpx.MockTransport(router.async_handler)
     return httpx.AsyncClient(transport=transport, base_url=provider.base_url)
 
 
