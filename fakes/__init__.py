@@ -4,6 +4,17 @@ Import from this package, never from its private modules.
 """
 
 from fakes._clock import VirtualClock
+from fakes._crashdisk import (
+    CRASH_CLASSES,
+    CrashClass,
+    CrashDisk,
+    CrashPlan,
+    DeadIncarnationError,
+    Incarnations,
+    PersistencePoint,
+    SimulatedCrash,
+    crash_class_applies,
+)
 from fakes._faults import (
     FAULT_KINDS,
     ByteAtATime,
@@ -30,6 +41,7 @@ from fakes._faults import (
     TruncatedToolArguments,
 )
 from fakes._httpx2_adapter import FakeHttpx2Transport
+from fakes._ledger import SideEffect, ToolLedger, WorldState, idempotency_key
 from fakes._provider import (
     FakeProvider,
     IncomingRequest,
@@ -38,12 +50,26 @@ from fakes._provider import (
     ResponsePlan,
 )
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
+from fakes._tools import (
+    TOOL_KINDS,
+    Behaviour,
+    ToolFailure,
+    WorldTool,
+    run_in_process_group,
+)
 from fakes._wire import Emit, Hang, Pause, Reset, Step
 
 __all__ = [
+    "CRASH_CLASSES",
     "FAULT_KINDS",
+    "TOOL_KINDS",
+    "Behaviour",
     "ByteAtATime",
     "ConnectionReset",
+    "CrashClass",
+    "CrashDisk",
+    "CrashPlan",
+    "DeadIncarnationError",
     "Emit",
     "EmptyBody",
     "ErrorInStream",
@@ -52,6 +78,7 @@ __all__ = [
     "Fault",
     "Hang",
     "HttpError",
+    "Incarnations",
     "IncomingRequest",
     "InjectComments",
     "InjectPings",
@@ -61,6 +88,7 @@ __all__ = [
     "NoTerminalEvent",
     "NoUsageChunk",
     "Pause",
+    "PersistencePoint",
     "ProviderRequest",
     "RandomSplits",
     "Reset",
@@ -68,6 +96,8 @@ __all__ = [
     "ResponsePlan",
     "ScriptedResponse",
     "ScriptedUsage",
+    "SideEffect",
+    "SimulatedCrash",
     "SlowDrip",
     "SplitAt",
     "SplitBetweenCrLf",
@@ -77,7 +107,14 @@ __all__ = [
     "StallBeforeHeaders",
     "Step",
     "Text",
+    "ToolFailure",
+    "ToolLedger",
     "ToolUse",
     "TruncatedToolArguments",
     "VirtualClock",
+    "WorldState",
+    "WorldTool",
+    "crash_class_applies",
+    "idempotency_key",
+    "run_in_process_group",
 ]

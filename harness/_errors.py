@@ -7,6 +7,8 @@ and how to fix it::
     HarnessError
     ├── ConfigError            a fault, script or setting that cannot be honoured
     ├── ScenarioError          a YAML scenario file that cannot be loaded (file:line:col)
+    ├── DiskError              a durable file operation failed (.operation, .path, .errno)
+    ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
     └── VirtualDeadlockError   every task waits and no virtual timer is set
 """
 
@@ -108,6 +110,38 @@ class VirtualDeadlockError(HarnessError):
         super().__init__(
             f"virtual deadlock at t={at:.3f}s: every task is waiting and no timer is set "
             "(a stall 'forever' needs an idle watchdog on the reading side)"
+        )
+
+
+class DiskError(HarnessError):
+    """A durable file operation failed: permission, missing folder, full disk, I/O error.
+
+    ``operation`` is the disk port's method (``write``, ``fsync`` …), ``path`` the
+    file or folder, ``errno`` the OS error number (``errno.ENOSPC`` …) or ``None``.
+    Always chained (``raise DiskError(...) from exc``) to the ``OSError`` it wraps.
+    """
+
+    def __init__(self, operation: str, path: str, errno: int | None, reason: str) -> None:
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+        super().__init__(f"{operation} {path!r} failed: {reason}")
+
+
+class JournalCorruptError(HarnessError):
+    """A journal line that is not a valid record sits before valid records.
+
+    A torn last line is expected after a crash and is cut; a bad line in the
+    middle means the file was damaged, and nothing after it is dropped silently.
+    """
+
+    def __init__(self, path: str, line: int, found: str, expected: str) -> None:
+        self.path = path
+        self.line = line
+        self.found = found
+        super().__init__(
+            f"{path}:{line}: expected {expected}, found {found}; valid records follow, so "
+            "this is not a torn tail: restore the file or move it aside to start afresh"
         )
 
 

@@ -1,0 +1,511 @@
+"""An in-memory disk that knows which bytes are durable, and crashes on request.
+
+Persistence model (DESIGN §3, after ALICE and CrashMonkey; seed 002 §19.6: "crash
+before and after every write to durable records"):
+
+* every file has *data* (what the process reads) and *durable* bytes (what an
+  ``fsync`` made durable); every folder has *names* and *durable names* (what a
+  folder ``fsync`` made durable). A new file whose folder was never fsynced is
+  not durable, however often its data was;
+* every mutating operation (``mkdir``, ``create``, ``write``, ``fsync``,
+  ``fsync_dir``, ``truncate``, ``rename``) is a :class:`PersistencePoint` with a
+  stable id ``<role>:<op>#<n>``: ``journal:fsync#3`` is the third fsync of the
+  file whose role is ``journal``. Reads are not points. ``n`` counts over the
+  whole world, across incarnations, so the same program reaches the same ids;
+* a :class:`CrashPlan` stops the process at one point, ``before`` or ``after``
+  the operation, with one crash class:
+
+  ====================  ====================================================
+  ``unsynced_lost``      every file keeps only its fsynced bytes
+  ``torn_append_short``  the last unsynced append survives, cut short
+  ``torn_append_zeros``  … its full length survives, the end zero-filled
+  ``torn_append_garbage`` … its full length survives, the end seeded garbage
+  ``missing_dir_fsync``  as ``unsynced_lost``, and names never made durable by
+                         a folder fsync disappear (with what is inside them)
+  ``eio_on_write``       no crash: the ``write`` raises ``EIO``
+  ``eio_on_fsync``       no crash: the ``fsync``/``fsync_dir`` raises ``EIO``
+  ``enospc_on_write``    no crash: the ``write`` raises ``ENOSPC``
+  ====================  ====================================================
+
+  A crash raises :class:`SimulatedCrash`, a ``BaseException`` that an
+  ``except Exception`` in agent code cannot swallow, and freezes the world: every
+  later operation of the dead incarnation (a late ``finally:``) is refused with
+  :class:`DeadIncarnationError`. ``before`` an error class means the operation
+  did nothing; ``after`` means it took effect and still reported the error.
+
+Example::
+
+    disk = CrashDisk(plan=CrashPlan("journal:fsync#1", "before", "unsynced_lost"))
+    view = disk.view()
+    view.mkdir("/state")
+    with view.open_append("/state/journal.jsonl") as f:
+        f.write(b"intent\\n")
+        f.fsync()                      # raises SimulatedCrash
+    new = disk.restart()               # the next incarnation
+    new.read("/state/journal.jsonl")   # b"" : the write was never durable
+"""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Literal, TypeVar, final
+
+from harness._errors import ConfigError, one_of
+from harness.agent._disk import AppendFile, call_os
+from harness.agent._ids import rng_stream
+
+T = TypeVar("T")
+
+CrashClass = Literal[
+    "unsynced_lost",
+    "torn_append_short",
+    "torn_append_zeros",
+    "torn_append_garbage",
+    "missing_dir_fsync",
+    "eio_on_write",
+    "eio_on_fsync",
+    "enospc_on_write",
+]
+CRASH_CLASSES: tuple[CrashClass, ...] = (
+    "unsynced_lost",
+    "torn_append_short",
+    "torn_append_zeros",
+    "torn_append_garbage",
+    "missing_dir_fsync",
+    "eio_on_write",
+    "eio_on_fsync",
+    "enospc_on_write",
+)
+# Classes that raise an OSError at the point instead of stopping the process,
+# with the operations they can hit.
+_ERROR_CLASSES: dict[str, tuple[int, frozenset[str]]] = {
+    "eio_on_write": (errno.EIO, frozenset({"write"})),
+    "eio_on_fsync": (errno.EIO, frozenset({"fsync", "fsync_dir"})),
+    "enospc_on_write": (errno.ENOSPC, frozenset({"write"})),
+}
+POINT_OPS = ("mkdir", "create", "write", "fsync", "fsync_dir", "truncate", "rename")
+When = Literal["before", "after"]
+
+
+@dataclass(frozen=True)
+class PersistencePoint:
+    """One durable operation reached in a run: ``journal:fsync#3`` on ``path``."""
+
+    id: str
+    role: str
+    op: str
+    path: str
+    generation: int
+
+
+def crash_class_applies(crash_class: str, point_id: str) -> bool:
+    """Whether ``crash_class`` can happen at ``point_id``.
+
+    >>> crash_class_applies("eio_on_fsync", "journal:fsync#2")
+    True
+    >>> crash_class_applies("eio_on_fsync", "journal:write#2")
+    False
+    """
+    if crash_class not in _ERROR_CLASSES:
+        return True
+    return _op_of(point_id) in _ERROR_CLASSES[crash_class][1]
+
+
+def _op_of(point_id: str) -> str:
+    return point_id.rpartition(":")[2].partition("#")[0]
+
+
+@dataclass(frozen=True)
+class CrashPlan:
+    """Stop the process at ``point_id`` (``before`` or ``after`` it) with ``crash_class``.
+
+    >>> CrashPlan("journal:fsync#3", "after", "torn_append_zeros").point_id
+    'journal:fsync#3'
+    """
+
+    point_id: str
+    when: When = "before"
+    crash_class: CrashClass = "unsynced_lost"
+
+    def __post_init__(self) -> None:
+        if _op_of(self.point_id) not in POINT_OPS or "#" not in self.point_id:
+            raise ConfigError(
+                "point_id", self.point_id, "'<role>:<op>#<n>' with op " + one_of(POINT_OPS)
+            )
+        if self.when not in ("before", "after"):
+            raise ConfigError("when", self.when, one_of(("before", "after")))
+        if self.crash_class not in CRASH_CLASSES:
+            raise ConfigError("crash_class", self.crash_class, one_of(CRASH_CLASSES))
+        if not crash_class_applies(self.crash_class, self.point_id):
+            ops = sorted(_ERROR_CLASSES[self.crash_class][1])
+            raise ConfigError(
+                "crash_class",
+                self.crash_class,
+                f"a point whose op is {one_of(ops)}",
+                hint=f"{self.point_id} is a {_op_of(self.point_id)!r} point",
+            )
+
+
+class SimulatedCrash(BaseException):
+    """The process died at a persistence point.
+
+    A ``BaseException`` so that ``except Exception`` in the agent cannot swallow it.
+    """
+
+    def __init__(self, point_id: str, crash_class: str, generation: int) -> None:
+        self.point_id = point_id
+        self.crash_class = crash_class
+        self.generation = generation
+        super().__init__(f"simulated crash at {point_id} ({crash_class}), incarnation {generation}")
+
+
+class DeadIncarnationError(SimulatedCrash):
+    """The world refused an operation from an incarnation that already crashed."""
+
+    def __init__(self, what: str, generation: int, current: int) -> None:
+        self.what = what
+        self.current = current
+        BaseException.__init__(
+            self,
+            f"refused {what}: incarnation {generation} is dead (the world is at {current})",
+        )
+        self.point_id = ""
+        self.crash_class = "dead_incarnation"
+        self.generation = generation
+
+
+@final
+class Incarnations:
+    """The world's record of which agent process is alive.
+
+    Shared by the disk and the tool ledger: after a crash both refuse the dead
+    incarnation, and :meth:`restart` starts the next one.
+
+    >>> lives = Incarnations()
+    >>> lives.restart()
+    2
+    """
+
+    def __init__(self) -> None:
+        self.current = 1
+        self.crashed = False
+        self.refused: list[str] = []
+
+    def check(self, generation: int, what: str) -> None:
+        """Raise :class:`DeadIncarnationError` unless ``generation`` is alive."""
+        if generation != self.current or self.crashed:
+            self.refused.append(what)
+            raise DeadIncarnationError(what, generation, self.current)
+
+    def crash(self) -> None:
+        self.crashed = True
+
+    def restart(self) -> int:
+        self.current += 1
+        self.crashed = False
+        return self.current
+
+
+@dataclass
+class _Inode:
+    is_dir: bool
+    data: bytearray = field(default_factory=bytearray)
+    durable: bytes = b""
+    # (offset, length, tick) of the last append, for torn-append crash states.
+    last_write: tuple[int, int, int] | None = None
+
+
+@final
+class CrashDisk:
+    """An in-memory :class:`harness.agent.Disk` world; see the module docstring.
+
+    ``roles`` maps paths to the role used in point ids (default: the file name
+    without its extension, ``/state/journal.jsonl`` → ``journal``). ``seed``
+    drives torn lengths and garbage bytes.
+    """
+
+    def __init__(
+        self,
+        *,
+        plan: CrashPlan | None = None,
+        roles: Mapping[str, str] | None = None,
+        seed: int = 0,
+        incarnations: Incarnations | None = None,
+    ) -> None:
+        self.plan = plan
+        self.incarnations = incarnations or Incarnations()
+        self.points: list[PersistencePoint] = []
+        self.fired: PersistencePoint | None = None
+        self._roles = dict(roles or {})
+        self._seed = seed
+        self._counts: dict[tuple[str, str], int] = {}
+        self._inodes: dict[int, _Inode] = {0: _Inode(is_dir=True)}
+        self._names: dict[str, int] = {"/": 0}
+        self._durable_names: dict[str, int] = {"/": 0}
+        self._next_inode = 1
+        self._tick = 0
+        self._after_crash: _Snapshot | None = None
+
+    # -- incarnations -------------------------------------------------------
+    def view(self) -> _CrashDiskView:
+        """The disk as the living incarnation sees it."""
+        return _CrashDiskView(self, self.incarnations.current)
+
+    def for_incarnation(self, generation: int) -> _CrashDiskView:
+        """The disk as incarnation ``generation`` sees it (refused once it is dead)."""
+        return _CrashDiskView(self, generation)
+
+    def restart(self) -> _CrashDiskView:
+        """Start the next incarnation on what survived, and return its view.
+
+        After a crash, the crash state computed at the crash instant; after a
+        clean stop (no crash), everything, since the OS kept its page cache.
+        """
+        if self._after_crash is not None:
+            self._install(self._after_crash)
+            self._after_crash = None
+        self.incarnations.restart()
+        return self.view()
+
+    def durable_view(self, crash_class: CrashClass = "unsynced_lost") -> dict[str, bytes]:
+        """The files a new incarnation would see after a crash of ``crash_class`` now.
+
+        After a crash has happened, the state that crash left (whatever the argument).
+        """
+        state = self._after_crash or self._crash_state(crash_class, "durable_view")
+        return state.files()
+
+    def files(self) -> dict[str, bytes]:
+        """Every file's current (volatile) content, by path."""
+        return {
+            p: bytes(self._inodes[i].data)
+            for p, i in sorted(self._names.items())
+            if not self._inodes[i].is_dir
+        }
+
+    # -- persistence points -------------------------------------------------
+    def role_of(self, path: str) -> str:
+        if path in self._roles:
+            return self._roles[path]
+        base = posixpath.basename(path) or "root"
+        return base.split(".", 1)[0]
+
+    def _op(self, generation: int, op: str, path: str, apply: Callable[[], T]) -> T:
+        self.incarnations.check(generation, f"{op} {path}")
+        role = self.role_of(path)
+        n = self._counts.get((role, op), 0) + 1
+        self._counts[(role, op)] = n
+        point = PersistencePoint(f"{role}:{op}#{n}", role, op, path, generation)
+        self.points.append(point)
+        plan = self.plan if self.plan is not None and self.plan.point_id == point.id else None
+        if plan is not None and plan.when == "before":
+            self._fire(plan, point)
+        result = apply()
+        if plan is not None:
+            self._fire(plan, point)
+        return result
+
+    def _fire(self, plan: CrashPlan, point: PersistencePoint) -> None:
+        self.fired = point
+        if plan.crash_class in _ERROR_CLASSES:
+            code = _ERROR_CLASSES[plan.crash_class][0]
+            raise OSError(code, errno.errorcode[code], point.path)
+        self._after_crash = self._crash_state(plan.crash_class, point.id)
+        self.incarnations.crash()
+        raise SimulatedCrash(point.id, plan.crash_class, point.generation)
+
+    # -- crash states -------------------------------------------------------
+    def _crash_state(self, crash_class: str, salt: str) -> _Snapshot:
+        names = self._durable_names if crash_class == "missing_dir_fsync" else self._names
+        names = {p: i for p, i in names.items() if _parent_survives(p, names)}
+        torn = self._torn_inode() if crash_class.startswith("torn_append") else None
+        rng = rng_stream(self._seed, f"crash:{salt}:{crash_class}")
+        survivors: dict[int, _Inode] = {}
+        for i in sorted(set(names.values())):
+            inode = self._inodes[i]
+            content = bytes(inode.data) if inode.is_dir else inode.durable
+            if i == torn:
+                content = _torn(inode, crash_class, rng)
+            survivors[i] = _Inode(inode.is_dir, bytearray(content), content)
+        return _Snapshot(names, survivors)
+
+    def _torn_inode(self) -> int | None:
+        """The file with the most recent append that is not durable yet."""
+        latest: tuple[int, int] | None = None
+        for i, inode in self._inodes.items():
+            w = inode.last_write
+            if w is None or inode.is_dir or not inode.data.startswith(inode.durable):
+                continue
+            if w[0] >= len(inode.durable) and (latest is None or w[2] > latest[0]):
+                latest = (w[2], i)
+        return None if latest is None else latest[1]
+
+    def _install(self, state: _Snapshot) -> None:
+        self._inodes = state.inodes
+        self._names = dict(state.names)
+        self._durable_names = dict(state.names)
+        self._next_inode = max(state.inodes, default=0) + 1
+
+
+@dataclass
+class _Snapshot:
+    names: dict[str, int]
+    inodes: dict[int, _Inode]
+
+    def files(self) -> dict[str, bytes]:
+        return {
+            p: bytes(self.inodes[i].data)
+            for p, i in sorted(self.names.items())
+            if not self.inodes[i].is_dir
+        }
+
+
+def _torn(inode: _Inode, crash_class: str, rng: random.Random) -> bytes:
+    assert inode.last_write is not None
+    start, length, _ = inode.last_write
+    keep = start + (rng.randint(1, length - 1) if length >= 2 else 0)
+    data = bytes(inode.data[: start + length])
+    if crash_class == "torn_append_short":
+        return data[:keep]
+    if crash_class == "torn_append_zeros":
+        return data[:keep] + bytes(start + length - keep)
+    return data[:keep] + bytes(rng.randrange(256) for _ in range(start + length - keep))
+
+
+def _parent_survives(path: str, names: Mapping[str, int]) -> bool:
+    while path != "/":
+        path = posixpath.dirname(path)
+        if path not in names:
+            return False
+    return True
+
+
+def _missing(path: str) -> OSError:
+    return FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+
+
+@final
+class _CrashDiskView:
+    """One incarnation's handle on a :class:`CrashDisk`; satisfies ``Disk``."""
+
+    def __init__(self, disk: CrashDisk, generation: int) -> None:
+        self._disk = disk
+        self.generation = generation
+
+    def _inode(self, path: str, op: str) -> _Inode:
+        self._disk.incarnations.check(self.generation, f"{op} {path}")
+        number = self._disk._names.get(posixpath.normpath(path))
+        if number is None:
+            raise _missing(path)
+        return self._disk._inodes[number]
+
+    def _file(self, op: str, path: str) -> _Inode:
+        return call_os(op, path, lambda: self._inode(path, op))
+
+    def _op(self, op: str, path: str, apply: Callable[[], T]) -> T:
+        return call_os(op, path, lambda: self._disk._op(self.generation, op, path, apply))
+
+    def exists(self, path: str) -> bool:
+        self._disk.incarnations.check(self.generation, f"exists {path}")
+        return posixpath.normpath(path) in self._disk._names
+
+    def size(self, path: str) -> int:
+        return len(self._file("size", path).data)
+
+    def read(self, path: str) -> bytes:
+        return bytes(self._file("read", path).data)
+
+    def mkdir(self, path: str) -> bool:
+        path = posixpath.normpath(path)
+        self._file("mkdir", posixpath.dirname(path))
+        if self.exists(path):
+            return False
+        self._op("mkdir", path, lambda: self._link(path, _Inode(is_dir=True)))
+        return True
+
+    def open_append(self, path: str) -> AppendFile:
+        path = posixpath.normpath(path)
+        self._file("open", posixpath.dirname(path))
+        if self.exists(path):
+            return _CrashAppendFile(self, path, self._disk._names[path], created=False)
+        number = self._op("create", path, lambda: self._link(path, _Inode(is_dir=False)))
+        return _CrashAppendFile(self, path, number, created=True)
+
+    def _link(self, path: str, inode: _Inode) -> int:
+        number = self._disk._next_inode
+        self._disk._next_inode += 1
+        self._disk._inodes[number] = inode
+        self._disk._names[path] = number
+        return number
+
+    def truncate(self, path: str, length: int) -> None:
+        inode = self._file("truncate", path)
+        self._op("truncate", path, lambda: inode.data.__delitem__(slice(length, None)))
+
+    def fsync_dir(self, path: str) -> None:
+        path = posixpath.normpath(path)
+        self._file("fsync_dir", path)
+        self._op("fsync_dir", path, lambda: self._sync_names(path))
+
+    def _sync_names(self, folder: str) -> None:
+        names, durable = self._disk._names, self._disk._durable_names
+        for p in [p for p in durable if p != "/" and posixpath.dirname(p) == folder]:
+            del durable[p]
+        for p, number in names.items():
+            if p != "/" and posixpath.dirname(p) == folder:
+                durable[p] = number
+
+    def replace(self, source: str, target: str) -> None:
+        source, target = posixpath.normpath(source), posixpath.normpath(target)
+        self._file("rename", source)
+        names = self._disk._names
+        self._op("rename", target, lambda: names.__setitem__(target, names.pop(source)))
+
+
+@final
+class _CrashAppendFile:
+    def __init__(self, view: _CrashDiskView, path: str, number: int, created: bool) -> None:
+        self._view = view
+        self._path = path
+        self._number = number
+        self._created = created
+
+    @property
+    def created(self) -> bool:
+        return self._created
+
+    def _inode(self) -> _Inode:
+        return self._view._disk._inodes[self._number]
+
+    def write(self, data: bytes) -> None:
+        self._view._op("write", self._path, lambda: self._append(bytes(data)))
+
+    def _append(self, data: bytes) -> None:
+        inode, disk = self._inode(), self._view._disk
+        disk._tick += 1
+        inode.last_write = (len(inode.data), len(data), disk._tick)
+        inode.data += data
+
+    def fsync(self) -> None:
+        inode = self._inode()
+        self._view._op("fsync", self._path, lambda: setattr(inode, "durable", bytes(inode.data)))
+
+    def close(self) -> None:
+        self._view._disk.incarnations.check(self._view.generation, f"close {self._path}")
+
+    def __enter__(self) -> _CrashAppendFile:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not isinstance(exc, SimulatedCrash):
+            self.close()

@@ -1,0 +1,200 @@
+"""Counting tools that act on the ledger's world (seed 002 §19.6; seed 000 §2.1).
+
+Kinds a scenario can name:
+
+=========== ============== ==============================================
+``append``  not idempotent  adds ``text`` as a line to the notes file
+``send``    not idempotent  puts a message in the outbox (like an e-mail)
+``put``     idempotent      sets ``store[key] = value``
+``read``    pure            returns the real world state
+``inspect`` pure            the same; the model's check after an unknown outcome
+=========== ============== ==============================================
+
+Behaviours: ``instant``; ``slow`` (takes ``seconds`` of virtual time);
+``failing`` (raises :class:`ToolFailure`); ``hanging`` (until cancelled);
+``ignores_cancellation`` (finishes its ``seconds`` of work even when
+cancelled, then applies its effect: J7's timeout must wait for it);
+``subprocess`` (runs ``argv`` in its own process group, killed on cancel).
+
+Example::
+
+    ledger = ToolLedger(clock)
+    notes = WorldTool("append", ledger, behaviour=Behaviour("slow", seconds=2))
+    await notes.run({"text": "hello"}, context)
+    ledger.world.notes                # ['hello']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, final
+
+from fakes._ledger import ToolLedger, idempotency_key
+from harness._errors import ConfigError, one_of
+from harness.agent._tools import ToolContext
+
+ToolKind = Literal["append", "send", "put", "read", "inspect"]
+BehaviourKind = Literal[
+    "instant", "slow", "failing", "hanging", "ignores_cancellation", "subprocess"
+]
+TOOL_KINDS: tuple[ToolKind, ...] = ("append", "send", "put", "read", "inspect")
+BEHAVIOURS: tuple[BehaviourKind, ...] = (
+    "instant",
+    "slow",
+    "failing",
+    "hanging",
+    "ignores_cancellation",
+    "subprocess",
+)
+_IDEMPOTENT = {"append": False, "send": False, "put": True, "read": True, "inspect": True}
+
+
+class ToolFailure(Exception):
+    """A ``failing`` tool's error (the model receives it as the tool's reply)."""
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """How a tool behaves in time.
+
+    >>> Behaviour("slow", seconds=3).seconds
+    3
+    """
+
+    kind: BehaviourKind = "instant"
+    seconds: float = 0.0
+    argv: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in BEHAVIOURS:
+            raise ConfigError("behaviour", self.kind, one_of(BEHAVIOURS))
+        if self.kind == "subprocess" and not self.argv:
+            raise ConfigError("argv", self.argv, "a command such as ('sleep', '1')")
+
+
+@final
+class WorldTool:
+    """A tool of one kind acting on ``ledger``; satisfies ``harness.agent.Tool``."""
+
+    def __init__(
+        self,
+        kind: ToolKind,
+        ledger: ToolLedger,
+        *,
+        name: str | None = None,
+        behaviour: Behaviour | None = None,
+        concurrency_safe: bool | None = None,
+    ) -> None:
+        if kind not in TOOL_KINDS:
+            raise ConfigError("kind", kind, one_of(TOOL_KINDS))
+        self.kind = kind
+        self.ledger = ledger
+        self.behaviour = behaviour or Behaviour()
+        self._name = name or kind
+        # Pure tools may run beside others; writers queue behind each other (L2).
+        self._concurrency_safe = _IDEMPOTENT[kind] and kind != "put"
+        if concurrency_safe is not None:
+            self._concurrency_safe = concurrency_safe
+        self.started = 0
+        self.settled = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return self._concurrency_safe
+
+    @property
+    def idempotent(self) -> bool:
+        return _IDEMPOTENT[self.kind]
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        self.ledger.incarnations.check(context.incarnation, f"tool {self._name}")
+        self.started += 1
+        try:
+            await self._behave(context)
+            return self._apply(dict(arguments), context)
+        finally:
+            self.settled += 1
+
+    async def _behave(self, context: ToolContext) -> None:
+        kind, seconds = self.behaviour.kind, self.behaviour.seconds
+        if kind == "slow":
+            await context.clock.sleep(seconds)
+        elif kind == "failing":
+            raise ToolFailure(f"{self._name} failed (scripted)")
+        elif kind == "hanging":
+            await asyncio.Event().wait()
+        elif kind == "ignores_cancellation":
+            await _uncancellable(context.clock.sleep(seconds))
+        elif kind == "subprocess":
+            await run_in_process_group(self.behaviour.argv)
+
+    def _apply(self, arguments: dict[str, Any], context: ToolContext) -> Any:
+        world = self.ledger.world
+        if self.kind in ("read", "inspect"):
+            return world.snapshot()
+        key = idempotency_key(self._name, arguments)
+        self.ledger.apply(
+            tool=self._name,
+            key=key,
+            idempotent=self.idempotent,
+            incarnation=context.incarnation,
+            detail=arguments,
+        )
+        if self.kind == "append":
+            world.notes.append(str(arguments.get("text", "")))
+            return {"appended": True, "lines": len(world.notes)}
+        if self.kind == "send":
+            world.outbox.append(arguments)
+            return {"sent": True, "key": key}
+        world.store[str(arguments.get("key", key))] = arguments.get("value")
+        return {"stored": True, "key": key}
+
+
+async def _uncancellable(work: Any) -> None:
+    """Finish ``work`` even if cancelled meanwhile, then re-raise the cancellation."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+async def run_in_process_group(argv: tuple[str, ...]) -> int:
+    """Run ``argv`` in a new process group; on cancel, kill the whole group (J7).
+
+    Returns the exit status. The pipe on stdout keeps real I/O registered, so
+    the virtual clock knows something outside it is pending.
+    """
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        await process.communicate()
+    except asyncio.CancelledError:
+        # Dropping the coroutine would leave the process (and its children)
+        # running; kill the group and reap the leader before re-raising.
+        _kill_group(process.pid)
+        await process.wait()
+        raise
+    return process.returncode if process.returncode is not None else -1
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,240 @@
+"""The disk port: every durable byte the agent core writes goes through :class:`Disk`.
+
+The port is deliberately small and path-based so that a crash-simulating fake
+(:class:`fakes.CrashDisk`) can name each durable operation as a persistence
+point. :class:`RealDisk` implements it on the operating system: files are made
+with mode ``0600``, appends use ``O_APPEND``, ``fsync`` is real, and every
+``OSError`` becomes a :class:`harness.DiskError` that names the operation, the
+path and the ``errno``.
+
+Example::
+
+    disk = RealDisk()
+    ensure_dir(disk, "/tmp/run/state", root="/tmp/run")
+    with disk.open_append("/tmp/run/state/journal.jsonl") as f:
+        f.write(b'{"seq":1}\\n')
+        f.fsync()
+"""
+
+from __future__ import annotations
+
+import errno as errno_module
+import os
+import posixpath
+from collections.abc import Callable
+from types import TracebackType
+from typing import Protocol, TypeVar, final
+
+from harness._errors import DiskError
+
+T = TypeVar("T")
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+class AppendFile(Protocol):
+    """A file opened for append; ``created`` says whether opening made it."""
+
+    @property
+    def created(self) -> bool: ...
+
+    def write(self, data: bytes) -> None:
+        """Append all of ``data`` (a short write is an error, never silent)."""
+        ...
+
+    def fsync(self) -> None:
+        """Make the file's data durable."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> AppendFile: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class Disk(Protocol):
+    """Where the agent core keeps durable state (journal, transcript).
+
+    A new file's *name* is durable only once its folder was fsynced
+    (:meth:`fsync_dir`); its *data* only once the file was fsynced.
+    """
+
+    def exists(self, path: str) -> bool: ...
+
+    def size(self, path: str) -> int: ...
+
+    def read(self, path: str) -> bytes: ...
+
+    def mkdir(self, path: str) -> bool:
+        """Create one folder (its parent must exist); False if it already existed."""
+        ...
+
+    def open_append(self, path: str) -> AppendFile:
+        """Open ``path`` for append, creating it with mode ``0600`` if missing."""
+        ...
+
+    def truncate(self, path: str, length: int) -> None: ...
+
+    def fsync_dir(self, path: str) -> None:
+        """Make the names in folder ``path`` durable (new files, renames)."""
+        ...
+
+    def replace(self, source: str, target: str) -> None:
+        """Rename ``source`` over ``target`` atomically."""
+        ...
+
+
+def ensure_dir(disk: Disk, path: str, *, root: str) -> list[str]:
+    """Create ``path`` and its missing parents below ``root``, fsyncing each parent.
+
+    ``root`` is a folder whose own name is already durable. Returns the folders
+    created, outermost first.
+
+    >>> from fakes import CrashDisk
+    >>> ensure_dir(CrashDisk().view(), "/a/b", root="/")
+    ['/a', '/a/b']
+    """
+    path, root = posixpath.normpath(path), posixpath.normpath(root)
+    if path == root or disk.exists(path):
+        return []
+    created = ensure_dir(disk, posixpath.dirname(path), root=root)
+    if disk.mkdir(path):
+        # The new folder's name lives in its parent: without this fsync a crash
+        # may forget the folder and every file in it.
+        disk.fsync_dir(posixpath.dirname(path))
+        created.append(path)
+    return created
+
+
+def call_os(operation: str, path: str, action: Callable[[], T]) -> T:
+    """Run ``action``; an ``OSError`` becomes a :class:`DiskError` chained to it.
+
+    Fakes use it too, so the agent core sees the same errors from both disks.
+    """
+    try:
+        return action()
+    except OSError as exc:
+        code = exc.errno
+        reason = _REASONS.get(code, exc.strerror or str(exc)) if code is not None else str(exc)
+        raise DiskError(operation, path, code, reason) from exc
+
+
+_REASONS = {
+    errno_module.EACCES: "permission denied (check the folder's owner and mode)",
+    errno_module.EPERM: "operation not permitted",
+    errno_module.ENOENT: "no such file or folder (create the parent folder first)",
+    errno_module.EROFS: "read-only file system",
+    errno_module.ENOSPC: "no space left on device (free space or move the state folder)",
+    errno_module.EIO: "input/output error (the device reported a failure)",
+    errno_module.EEXIST: "already exists",
+    errno_module.ENOTDIR: "a path component is not a folder",
+}
+
+
+@final
+class _RealAppendFile:
+    def __init__(self, path: str, fd: int, created: bool) -> None:
+        self._path = path
+        self._fd = fd
+        self._created = created
+
+    @property
+    def created(self) -> bool:
+        return self._created
+
+    def write(self, data: bytes) -> None:
+        def write_all() -> None:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
+
+        call_os("write", self._path, write_all)
+
+    def fsync(self) -> None:
+        call_os("fsync", self._path, lambda: os.fsync(self._fd))
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            call_os("close", self._path, lambda: os.close(fd))
+
+    def __enter__(self) -> _RealAppendFile:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+@final
+class RealDisk:
+    """The :class:`Disk` port on the operating system's file system.
+
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> disk = RealDisk()
+    >>> with disk.open_append(os.path.join(folder, "j.jsonl")) as f:
+    ...     f.write(b"x\\n")
+    >>> disk.size(os.path.join(folder, "j.jsonl"))
+    2
+    """
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def size(self, path: str) -> int:
+        return call_os("size", path, lambda: os.stat(path).st_size)
+
+    def read(self, path: str) -> bytes:
+        def read_all() -> bytes:
+            with open(path, "rb") as f:
+                return f.read()
+
+        return call_os("read", path, read_all)
+
+    def mkdir(self, path: str) -> bool:
+        def make() -> bool:
+            try:
+                os.mkdir(path, DIR_MODE)
+            except FileExistsError:
+                return False
+            return True
+
+        return call_os("mkdir", path, make)
+
+    def open_append(self, path: str) -> AppendFile:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+        def open_or_create() -> _RealAppendFile:
+            # O_EXCL first, so the caller learns whether the name is new and
+            # needs its folder fsynced.
+            try:
+                return _RealAppendFile(path, os.open(path, flags | os.O_EXCL, FILE_MODE), True)
+            except FileExistsError:
+                return _RealAppendFile(path, os.open(path, flags, FILE_MODE), False)
+
+        return call_os("open", path, open_or_create)
+
+    def truncate(self, path: str, length: int) -> None:
+        call_os("truncate", path, lambda: os.truncate(path, length))
+
+    def fsync_dir(self, path: str) -> None:
+        fd = call_os("fsync_dir", path, lambda: os.open(path, os.O_RDONLY))
+        try:
+            call_os("fsync_dir", path, lambda: os.fsync(fd))
+        finally:
+            os.close(fd)
+
+    def replace(self, source: str, target: str) -> None:
+        call_os("replace", source, lambda: os.replace(source, target))

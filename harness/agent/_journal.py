@@ -1,0 +1,399 @@
+"""The durable tool-execution journal (seed 000 §1-2; DESIGN J1-J4).
+
+Each tool call leaves up to three JSONL lines sharing an ``executionId``:
+``intent`` (about to run), ``execution_started`` (durable *before* the tool
+runs) and ``result`` (with an ``outcome``). A line carries ``seq``,
+``callId``, ``turnId``, ``tool``, ``runId``, the virtual time ``at`` and the
+SHA-256 of the arguments (and of the result) — never the raw values (J3).
+
+After a restart, :meth:`ToolJournal.recover` turns a call whose last line is
+``intent`` into ``interrupted_before_execution`` (it never ran: seed 002 §19.1
+TOOL_NOT_STARTED) and one whose last line is ``execution_started`` into
+``unknown_after_restart`` (TOOL_OUTCOME_UNKNOWN), and writes that terminal
+record, so loading the journal again recovers nothing (I11).
+
+Example::
+
+    journal = ToolJournal.open(disk, "/state/journal.jsonl", run_id="run_1", clock=clock)
+    journal.recover()                       # [] on a fresh journal
+    ex = journal.record_intent(call)
+    journal.record_started(ex)              # durable before the tool runs
+    journal.record_result(ex, "returned", {"ok": True})
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeVar
+
+from harness._errors import HarnessError, JournalCorruptError
+from harness.agent._disk import AppendFile, Disk, ensure_dir
+from harness.agent._ids import IdSource
+from harness.agent._ports import Clock
+from harness.agent._tools import ToolInvocation
+
+R = TypeVar("R")
+
+State = Literal["intent", "execution_started", "result"]
+Outcome = Literal[
+    "returned",
+    "rejected_before_execution",
+    "blocked_before_execution",
+    "interrupted_before_execution",
+    "unknown_after_restart",
+    "timeout",
+]
+STATES: tuple[State, ...] = ("intent", "execution_started", "result")
+OUTCOMES: tuple[Outcome, ...] = (
+    "returned",
+    "rejected_before_execution",
+    "blocked_before_execution",
+    "interrupted_before_execution",
+    "unknown_after_restart",
+    "timeout",
+)
+#: Outcomes after which the tool certainly had no effect.
+NOT_STARTED_OUTCOMES = frozenset(
+    {"rejected_before_execution", "blocked_before_execution", "interrupted_before_execution"}
+)
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON (sorted keys, no spaces).
+
+    >>> sha256_json({"b": 1, "a": 2}) == sha256_json({"a": 2, "b": 1})
+    True
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class JournalRecord:
+    """One journal line.
+
+    >>> r = JournalRecord("intent", "exec_1", 1, "call_1", "turn_1", "send", "run_1", 0.0, "ab")
+    >>> JournalRecord.from_json(json.loads(r.to_line())) == r
+    True
+    """
+
+    state: State
+    execution_id: str
+    seq: int
+    call_id: str
+    turn_id: str
+    tool: str
+    run_id: str
+    at: float
+    args_sha256: str
+    result_sha256: str | None = None
+    outcome: Outcome | None = None
+
+    def to_line(self) -> bytes:
+        fields: dict[str, Any] = {
+            "seq": self.seq,
+            "state": self.state,
+            "executionId": self.execution_id,
+            "callId": self.call_id,
+            "turnId": self.turn_id,
+            "tool": self.tool,
+            "runId": self.run_id,
+            "at": self.at,
+            "argsSha256": self.args_sha256,
+        }
+        if self.state == "result":
+            fields["outcome"] = self.outcome
+            fields["resultSha256"] = self.result_sha256
+        return json.dumps(fields, separators=(",", ":")).encode() + b"\n"
+
+    @classmethod
+    def from_json(cls, fields: Any) -> JournalRecord:
+        """Build a record from a parsed line; ``ValueError`` says what is wrong."""
+        if not isinstance(fields, dict):
+            raise ValueError(f"a JSON object, got {type(fields).__name__}")
+        state = _field(fields, "state", str)
+        if state not in STATES:
+            raise ValueError(f"state one of {STATES}, got {state!r}")
+        outcome = fields.get("outcome")
+        if state == "result" and outcome not in OUTCOMES:
+            raise ValueError(f"outcome one of {OUTCOMES}, got {outcome!r}")
+        at = fields.get("at")
+        if not isinstance(at, int | float):
+            raise ValueError(f"'at' a number, got {at!r}")
+        return cls(
+            state=state,
+            execution_id=_field(fields, "executionId", str),
+            seq=_field(fields, "seq", int),
+            call_id=_field(fields, "callId", str),
+            turn_id=_field(fields, "turnId", str),
+            tool=_field(fields, "tool", str),
+            run_id=_field(fields, "runId", str),
+            at=float(at),
+            args_sha256=_field(fields, "argsSha256", str),
+            result_sha256=fields.get("resultSha256"),
+            outcome=outcome,
+        )
+
+
+def _field(fields: Mapping[str, Any], name: str, kind: type[R]) -> R:
+    value = fields.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{name!r} of type {kind.__name__}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One call's history folded to its latest record."""
+
+    execution_id: str
+    call_id: str
+    turn_id: str
+    tool: str
+    args_sha256: str
+    state: State
+    outcome: Outcome | None = None
+    result_sha256: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.turn_id, self.call_id)
+
+
+@dataclass(frozen=True)
+class RecoveredExecution:
+    """A call recovery closed, with the outcome it wrote."""
+
+    execution: Execution
+    outcome: Outcome
+
+
+class DurableLineFile:
+    """A JSONL file appended durably (DESIGN J2; seed 000 §1.2 ``durableAppendLine``).
+
+    Every append: create the folder (fsyncing its parent), cut whatever follows
+    the last complete record — a torn line of any length, not only the last
+    64 KiB as in the seed — open for append with mode 0600, write, fsync. The
+    first append of each incarnation also fsyncs every folder from the file's
+    up to ``root``, so a name created before a crash becomes durable too.
+
+    >>> from fakes import CrashDisk
+    >>> f = DurableLineFile(CrashDisk().view(), "/state/log.jsonl", root="/")
+    >>> f.load(json.loads)
+    []
+    >>> f.append(b'{"a":1}\\n')
+    """
+
+    def __init__(self, disk: Disk, path: str, *, root: str = "/") -> None:
+        self.disk = disk
+        self.path = posixpath.normpath(path)
+        self.root = posixpath.normpath(root)
+        self._good_size: int | None = None
+        self._names_synced = False
+
+    def load(self, parse: Callable[[Any], R], expected: str = "a record") -> list[R]:
+        """Parse every complete record; remember where the valid part ends.
+
+        Lines after the last valid record are a torn tail and are cut on the
+        next append. A bad line *before* a valid record raises
+        :class:`JournalCorruptError` with its line number.
+        """
+        data = self.disk.read(self.path) if self.disk.exists(self.path) else b""
+        records: list[R] = []
+        bad: tuple[int, bytes, str] | None = None
+        offset = good = 0
+        for number, line in enumerate(data.split(b"\n")[:-1], start=1):
+            offset += len(line) + 1
+            try:
+                record = parse(json.loads(line))
+            except ValueError as exc:
+                bad = bad or (number, line, str(exc))
+                continue
+            if bad is not None:
+                raise JournalCorruptError(self.path, bad[0], _show(bad[1], bad[2]), expected)
+            records.append(record)
+            good = offset
+        self._good_size = good
+        return records
+
+    def append(self, line: bytes) -> None:
+        """Append one complete line durably; on error the line may be cut later."""
+        if self._good_size is None:
+            raise HarnessError(f"load {self.path!r} before appending to it")
+        folder = posixpath.dirname(self.path)
+        ensure_dir(self.disk, folder, root=self.root)
+        if self.disk.exists(self.path) and self.disk.size(self.path) != self._good_size:
+            self.disk.truncate(self.path, self._good_size)
+        with self.disk.open_append(self.path) as handle:
+            self._write(handle, line)
+        self._good_size += len(line)
+        if not self._names_synced:
+            self._sync_names(folder)
+
+    def _write(self, handle: AppendFile, line: bytes) -> None:
+        handle.write(line)
+        handle.fsync()
+
+    def _sync_names(self, folder: str) -> None:
+        while True:
+            self.disk.fsync_dir(folder)
+            if folder in (self.root, "/") or not folder.startswith(self.root):
+                break
+            folder = posixpath.dirname(folder)
+        self._names_synced = True
+
+
+def _show(line: bytes, why: str) -> str:
+    text = line[:60].decode("utf-8", "backslashreplace")
+    more = "…" if len(line) > 60 else ""
+    return f"{text!r}{more} ({why})"
+
+
+class ToolJournal:
+    """The journal of one session; see the module docstring.
+
+    ``run_id`` goes into every record; ``seed`` derives execution ids.
+    """
+
+    def __init__(
+        self,
+        disk: Disk,
+        path: str,
+        *,
+        run_id: str,
+        clock: Clock,
+        seed: int = 0,
+        root: str = "/",
+    ) -> None:
+        self.file = DurableLineFile(disk, path, root=root)
+        self.run_id = run_id
+        self._clock = clock
+        self._seed = seed
+        self._executions: dict[str, Execution] = {}
+        self._next_seq = 1
+        self._ids = IdSource(seed, "exec")
+
+    @classmethod
+    def open(
+        cls, disk: Disk, path: str, *, run_id: str, clock: Clock, seed: int = 0, root: str = "/"
+    ) -> ToolJournal:
+        """Build a journal on ``path`` and load what is there."""
+        journal = cls(disk, path, run_id=run_id, clock=clock, seed=seed, root=root)
+        journal.load()
+        return journal
+
+    def load(self) -> None:
+        records = self.file.load(JournalRecord.from_json, expected="a journal record")
+        self._executions = {}
+        last_seq = 0
+        for number, record in enumerate(records, start=1):
+            if record.seq <= last_seq:
+                found = f"seq {record.seq} after seq {last_seq}"
+                raise JournalCorruptError(self.file.path, number, found, "increasing seq")
+            last_seq = record.seq
+            self._fold(record)
+        self._next_seq = last_seq + 1
+        self._ids = IdSource(self._seed, "exec", start=len(self._executions))
+
+    def _fold(self, record: JournalRecord) -> None:
+        self._executions[record.execution_id] = Execution(
+            record.execution_id,
+            record.call_id,
+            record.turn_id,
+            record.tool,
+            record.args_sha256,
+            record.state,
+            record.outcome,
+            record.result_sha256,
+        )
+
+    @property
+    def executions(self) -> list[Execution]:
+        """Every execution, in the order its first record was written."""
+        return list(self._executions.values())
+
+    def pending(self) -> list[Execution]:
+        """Executions without a ``result`` record."""
+        return [e for e in self._executions.values() if e.state != "result"]
+
+    def find(self, turn_id: str, call_id: str) -> Execution | None:
+        """The latest execution of the call ``(turn_id, call_id)``, if any."""
+        found = None
+        for execution in self._executions.values():
+            if execution.key == (turn_id, call_id):
+                found = execution
+        return found
+
+    def record_intent(self, call: ToolInvocation) -> str:
+        """Write ``intent`` durably and return the new execution id."""
+        execution_id = self._ids.next()
+        base = Execution(
+            execution_id,
+            call.call_id,
+            call.turn_id,
+            call.tool,
+            sha256_json(call.arguments),
+            "intent",
+        )
+        self._append(base, "intent")
+        return execution_id
+
+    def record_started(self, execution_id: str) -> None:
+        """Write ``execution_started`` durably; the tool may run only after this returns."""
+        self._append(self._executions[execution_id], "execution_started")
+
+    def record_result(self, execution_id: str, outcome: Outcome, result: Any = None) -> None:
+        """Write the terminal ``result`` record with ``outcome`` (and the result's hash)."""
+        digest = None if result is None else sha256_json(result)
+        self._append(self._executions[execution_id], "result", outcome, digest)
+
+    def _append(
+        self,
+        execution: Execution,
+        state: State,
+        outcome: Outcome | None = None,
+        result_sha256: str | None = None,
+    ) -> None:
+        record = JournalRecord(
+            state,
+            execution.execution_id,
+            self._next_seq,
+            execution.call_id,
+            execution.turn_id,
+            execution.tool,
+            self.run_id,
+            self._clock.now(),
+            execution.args_sha256,
+            result_sha256,
+            outcome,
+        )
+        self.file.append(record.to_line())
+        # Only a durable record changes what we believe; a failed append leaves
+        # seq and state as they were, and its bytes are cut on the next append.
+        self._next_seq += 1
+        self._executions[execution.execution_id] = replace(
+            execution, state=state, outcome=outcome, result_sha256=result_sha256
+        )
+
+    def recover(self) -> list[RecoveredExecution]:
+        """Close every pending execution with a terminal record (J4; seed 000 §2.1).
+
+        Raises :class:`harness.DiskError` if a terminal record cannot be written;
+        the executions closed so far stay closed.
+        """
+        recovered = []
+        for execution in self.pending():
+            outcome = self.recovered_outcome(execution)
+            self.record_result(execution.execution_id, outcome)
+            recovered.append(RecoveredExecution(execution, outcome))
+        return recovered
+
+    def recovered_outcome(self, execution: Execution) -> Outcome:
+        """``execution_started`` → unknown_after_restart; ``intent`` → interrupted."""
+        if execution.state == "execution_started":
+            return "unknown_after_restart"
+        return "interrupted_before_execution"

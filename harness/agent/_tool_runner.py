@@ -1,0 +1,176 @@
+"""Run tool calls through the journal, with timeouts that wait for the tool to settle.
+
+For each call (seed 000 §1.1 ``runOneToolCall``; DESIGN J1, J6, J7):
+
+1. ``intent`` is written durably;
+2. ``execution_started`` is written durably — if that fails (EIO, ENOSPC) the
+   tool never runs and the model gets TOOL_NOT_STARTED (seed 002 §19.1);
+3. the tool runs under a per-call timeout on the :class:`Clock` port. On
+   expiry the tool is cancelled and the runner *waits for it to settle* (seed
+   002 §19.1, "why a tool timeout cannot be a bare Promise.race") before it
+   reports ``timeout``; a subprocess tool kills its process group on cancel;
+4. ``result`` is written durably; only then does the model hear ``ok``. If it
+   cannot be written, the model hears TOOL_OUTCOME_UNKNOWN.
+
+Once the journal fails, the runner is ``halted`` (J6: no further side effect
+runs while the trusted log cannot be written); later calls get
+TOOL_NOT_STARTED without running.
+
+Example::
+
+    runner = ToolRunner(journal, {"send": send_tool}, clock=clock, incarnation=1)
+    replies = await runner.run_batch([call_1, call_2])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness._errors import DiskError
+from harness.agent._journal import Outcome, ToolJournal
+from harness.agent._ports import Clock
+from harness.agent._tools import (
+    Tool,
+    ToolContext,
+    ToolInvocation,
+    ToolReply,
+    not_started_reply,
+    unknown_reply,
+)
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+
+
+class ToolRunner:
+    """Runs calls of one incarnation; see the module docstring."""
+
+    def __init__(
+        self,
+        journal: ToolJournal,
+        tools: Mapping[str, Tool],
+        *,
+        clock: Clock,
+        incarnation: int,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        self.journal = journal
+        self.tools = dict(tools)
+        self.clock = clock
+        self.incarnation = incarnation
+        self.timeout = timeout
+        self.halted: DiskError | None = None
+
+    async def run_batch(self, calls: Sequence[ToolInvocation]) -> list[ToolReply]:
+        """Run one assistant message's calls; replies come back in the model's order.
+
+        All calls run together only if every tool is ``concurrency_safe`` (L2);
+        each records its result as it completes, so the journal keeps the
+        completion order.
+        """
+        if all(self._concurrency_safe(c) for c in calls):
+            return list(await asyncio.gather(*(self.run(c) for c in calls)))
+        return [await self.run(c) for c in calls]
+
+    def _concurrency_safe(self, call: ToolInvocation) -> bool:
+        tool = self.tools.get(call.tool)
+        return tool is not None and tool.concurrency_safe
+
+    async def run(self, call: ToolInvocation) -> ToolReply:
+        """Run one call through intent → execution_started → tool → result."""
+        if self.halted is not None:
+            return not_started_reply(call, f"the journal cannot be written: {self.halted}")
+        tool = self.tools.get(call.tool)
+        try:
+            execution_id = self.journal.record_intent(call)
+        except DiskError as exc:
+            return self._halt(exc, not_started_reply(call, f"intent not recorded: {exc}"))
+        if tool is None:
+            return self._reject(call, execution_id)
+        try:
+            self.journal.record_started(execution_id)
+        except DiskError as exc:
+            self._close(execution_id, "blocked_before_execution")
+            return self._halt(exc, not_started_reply(call, f"start not recorded: {exc}"))
+        reply, outcome, result = await self._execute(tool, call, execution_id)
+        try:
+            self.journal.record_result(execution_id, outcome, result)
+        except DiskError as exc:
+            return self._halt(
+                exc, unknown_reply(call, f"it ran, but its result was not saved: {exc}")
+            )
+        return reply
+
+    def _reject(self, call: ToolInvocation, execution_id: str) -> ToolReply:
+        reply = not_started_reply(call, f"no tool named {call.tool!r}; known: {sorted(self.tools)}")
+        self._close(execution_id, "rejected_before_execution")
+        return reply
+
+    def _close(self, execution_id: str, outcome: Outcome) -> None:
+        try:
+            self.journal.record_result(execution_id, outcome)
+        except DiskError as exc:
+            # Recovery closes it after the restart; nothing ran, so nothing is lost.
+            self.halted = self.halted or exc
+
+    def _halt(self, error: DiskError, reply: ToolReply) -> ToolReply:
+        self.halted = self.halted or error
+        return reply
+
+    async def _execute(
+        self, tool: Tool, call: ToolInvocation, execution_id: str
+    ) -> tuple[ToolReply, Outcome, Any]:
+        context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock)
+        task = asyncio.ensure_future(tool.run(dict(call.arguments), context))
+        if not await self._finishes_in_time(task):
+            content = {
+                "error": "TOOL_TIMEOUT",
+                "message": f"{call.tool} was cancelled after {self.timeout:g}s and has settled; "
+                "it may have partly taken effect: inspect the real state before repeating",
+            }
+            return ToolReply(call.turn_id, call.call_id, "timeout", content), "timeout", content
+        if task.cancelled():
+            content = {"error": "CancelledError", "message": f"{call.tool} cancelled itself"}
+            return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
+        error = task.exception()
+        if error is None:
+            result = task.result()
+            return ToolReply(call.turn_id, call.call_id, "ok", result), "returned", result
+        if not isinstance(error, Exception):
+            raise error  # a simulated crash or an interrupt is not the tool's answer
+        content = {"error": type(error).__name__, "message": str(error)}
+        return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
+
+    async def _finishes_in_time(self, task: asyncio.Future[Any]) -> bool:
+        """Wait up to the timeout; on expiry cancel ``task`` and wait until it settled."""
+        timer = asyncio.ensure_future(self.clock.sleep(self.timeout))
+        try:
+            await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            await settle(task)
+            raise
+        finally:
+            timer.cancel()
+        if task.done():
+            return True
+        task.cancel()
+        await settle(task)
+        return False
+
+
+async def settle(task: asyncio.Future[Any]) -> None:
+    """Wait until ``task`` is done, even if the waiter is cancelled meanwhile (J7).
+
+    A cancellation that arrives while waiting is re-raised once the task settled,
+    so a resource is never released while the tool still writes to it.
+    """
+    interrupted = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            interrupted = True
+    if interrupted:
+        raise asyncio.CancelledError
