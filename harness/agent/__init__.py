@@ -4,6 +4,19 @@ It touches the world only through the ports in this package; it never imports
 the explorer, the checkers or pytest.
 """
 
+from harness.agent._budget import Budget, CostModel
+from harness.agent._classify import (
+    ErrorKind,
+    ProviderError,
+    RetryAction,
+    RetryContext,
+    RetryDecision,
+    RetryLayer,
+    StreamFailure,
+    backoff_delay,
+    classify,
+)
+from harness.agent._defaults import StreamConfig
 from harness.agent._disk import AppendFile, Disk, RealDisk, ensure_dir
 from harness.agent._ids import IdSource, rng_stream
 from harness.agent._journal import (
@@ -16,7 +29,19 @@ from harness.agent._journal import (
     ToolJournal,
     sha256_json,
 )
+from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
 from harness.agent._ports import Clock, LoopClock
+from harness.agent._retry_after import parse_retry_after
+from harness.agent._retry_log import MemoryRetryLog, RetryEvent, RetryLog
+from harness.agent._sse import SSEDecoder, SSEEvent
+from harness.agent._stream_client import (
+    AttemptRecord,
+    CompletionResult,
+    Dialect,
+    StreamClient,
+    continuation_body,
+    drop_images,
+)
 from harness.agent._tool_runner import ToolRunner, settle
 from harness.agent._tools import (
     ReplyStatus,
@@ -39,19 +64,41 @@ from harness.agent._transcript import (
 __all__ = [
     "OUTCOMES",
     "AppendFile",
+    "AssistantMessage",
     "AssistantTurn",
+    "AttemptRecord",
+    "Budget",
     "Clock",
+    "CompletionResult",
+    "CostModel",
+    "Dialect",
     "Disk",
     "DurableLineFile",
+    "ErrorKind",
     "Execution",
+    "FinishReason",
     "IdSource",
     "JournalRecord",
     "LoopClock",
+    "MemoryRetryLog",
     "Outcome",
+    "ProviderError",
     "RealDisk",
     "RecoveredExecution",
     "ReplyStatus",
+    "RetryAction",
+    "RetryContext",
+    "RetryDecision",
+    "RetryEvent",
+    "RetryLayer",
+    "RetryLog",
+    "SSEDecoder",
+    "SSEEvent",
+    "StreamClient",
+    "StreamConfig",
+    "StreamFailure",
     "Tool",
+    "ToolCall",
     "ToolContext",
     "ToolInvocation",
     "ToolJournal",
@@ -59,9 +106,15 @@ __all__ = [
     "ToolRunner",
     "Transcript",
     "TranscriptLog",
+    "Usage",
     "UserMessage",
+    "backoff_delay",
+    "classify",
+    "continuation_body",
+    "drop_images",
     "ensure_dir",
     "not_started_reply",
+    "parse_retry_after",
     "repair_transcript",
     "rng_stream",
     "settle",

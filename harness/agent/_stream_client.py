@@ -1,0 +1,535 @@
+"""The reference stream client: one model call that recovers correctly (S1 to S10).
+
+This is seed 002 "自建起步" made concrete, for OpenAI Chat Completions and
+Anthropic Messages:
+
+① the first-byte timeout and the idle watchdog are separate; every chunk
+  refreshes the watchdog; on expiry the attempt is aborted as a transient
+  transport error (S1);
+② only a complete attempt is returned as a message; deltas never are (S2);
+③ SSE frames and UTF-8 are decoded across reads (S3, :mod:`._sse`);
+④ tool arguments are gathered per index / block, parsed once complete (S4);
+⑤ the pure classifier decides retries; the client only waits (S5); retry
+  events are persisted before the sleep and when the retry starts (S7); every
+  wait and attempt draws on the shared :class:`Budget` (S8);
+⑥ truncation: a cut message's tool calls are all rejected; cut plain text gets
+  at most one continuation, whose input carries the text so far (S6);
+⑦ each attempt has its own id; a failed attempt's partial text stays on its
+  :class:`AttemptRecord` as interrupted and is never joined to a retry (S2).
+
+A stream that ends without its terminal event is truncated (S9); an error
+inside a 200 stream is classified like an HTTP error (S10). Nothing of an
+attempt is committed before it completes, so an in-stream error is always
+met before any commit and may be retried.
+
+Example (see ``tests/agent/test_stream_client.py`` for a respx endpoint)::
+
+    client = StreamClient(http, dialect="openai", endpoint="https://api.test/v1/chat/completions",
+                          config=StreamConfig(), clock=LoopClock(), seed=7,
+                          retry_log=MemoryRetryLog(), budget=Budget(deadline=600, max_attempts=20))
+    result = await client.complete({"model": "m", "messages": [...]})
+    if result.outcome == "committed":
+        run_tools(result.message.tool_calls)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, TypeAlias, final
+
+import httpx
+
+from harness._errors import ConfigError, one_of
+from harness.agent._anthropic_stream import AnthropicAccumulator
+from harness.agent._budget import Budget
+from harness.agent._classify import (
+    ProviderError,
+    RetryContext,
+    RetryDecision,
+    RetryLayer,
+    StreamFailure,
+    classify,
+)
+from harness.agent._defaults import StreamConfig
+from harness.agent._ids import IdSource, rng_stream
+from harness.agent._messages import AssistantMessage, ToolCall, Usage
+from harness.agent._openai_stream import OpenAIAccumulator
+from harness.agent._ports import Clock
+from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
+from harness.agent._sse import SSEDecoder, SSEEvent
+
+Dialect: TypeAlias = Literal["openai", "anthropic"]
+Outcome: TypeAlias = Literal["committed", "truncated", "failed"]
+AttemptStatus: TypeAlias = Literal["complete", "truncated", "interrupted", "failed"]
+AttemptKind: TypeAlias = Literal["first", "retry", "continuation"]
+
+DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
+#: What replaces an image when a 413 makes the client drop images (S5).
+IMAGE_PLACEHOLDER = "[image removed: the request was too large]"
+#: The user turn that asks an OpenAI model to continue cut text (S6).
+CONTINUE_PROMPT = (
+    "Your previous message was cut off by the output token limit. Continue exactly where "
+    "it stopped, without repeating anything already written."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """One request attempt, whatever became of it.
+
+    ``status``: ``complete`` (its message was committed or merged), ``truncated``
+    (complete stream, finish ``length``), ``interrupted`` (the stream started
+    and broke; ``partial_text`` is what was shown, never reused) or ``failed``
+    (no stream: an HTTP error, a connect error). Times are virtual seconds.
+    """
+
+    attempt_id: str
+    kind: AttemptKind
+    status: AttemptStatus
+    partial_text: str
+    usage: Usage | None
+    error: ProviderError | None
+    decision: RetryDecision | None
+    started_at: float
+    ended_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionResult:
+    """The outcome of :meth:`StreamClient.complete`.
+
+    ``committed``: ``message`` is complete and its tool calls may run.
+    ``truncated``: the model hit its output limit; ``message`` holds the text
+    (finish ``length``) and no tool call — those are in ``rejected_tool_calls``
+    and must not run (S6). ``failed``: ``error`` is the last classified error
+    and ``stop_reason`` says why the client stopped. ``usage_total`` counts each
+    attempt once, failed attempts included (L6, I6).
+    """
+
+    outcome: Outcome
+    message: AssistantMessage | None
+    error: ProviderError | None
+    attempts: tuple[AttemptRecord, ...]
+    usage_total: Usage | None
+    stop_reason: str
+    rejected_tool_calls: tuple[ToolCall, ...] = ()
+
+
+class _Accumulator(Protocol):
+    done: bool
+
+    @property
+    def partial_text(self) -> str: ...
+
+    @property
+    def usage(self) -> Usage | None: ...
+
+    def feed(self, event: SSEEvent) -> None: ...
+
+    def finish(self, attempt_id: str) -> AssistantMessage: ...
+
+
+@dataclass
+class _Run:
+    """Mutable state of one ``complete`` call."""
+
+    body: dict[str, Any]
+    records: list[AttemptRecord] = field(default_factory=list)
+    retries: int = 0
+    consecutive_429: int = 0
+    images_dropped: bool = False
+    prefix: AssistantMessage | None = None  # the truncated text being continued
+
+
+@dataclass
+class _Pending:
+    """The next attempt: its id, why it happens, and at which layer."""
+
+    attempt_id: str
+    kind: AttemptKind
+    layer: RetryLayer
+    previous_id: str | None = None
+    reason: str = ""
+    delay: float = 0.0
+
+
+@final
+class StreamClient:
+    """Streams one assistant message over ``http``; see the module docstring."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        dialect: Dialect,
+        endpoint: str,
+        config: StreamConfig,
+        clock: Clock,
+        seed: int,
+        retry_log: RetryLog,
+        budget: Budget,
+    ) -> None:
+        if dialect not in DIALECTS:
+            raise ConfigError("dialect", dialect, one_of(DIALECTS))
+        self._http = http
+        self._dialect: Dialect = dialect
+        self._endpoint = endpoint
+        self._config = config
+        self._clock = clock
+        self._retry_log = retry_log
+        self._budget = budget
+        self._ids = IdSource(seed, "att")
+        self._jitter = rng_stream(seed, "backoff")
+        self._policy_key = f"{dialect}:{endpoint}"
+
+    @property
+    def budget(self) -> Budget:
+        """The shared budget this client draws on (other layers draw on it too)."""
+        return self._budget
+
+    async def complete(self, request_body: Mapping[str, Any]) -> CompletionResult:
+        """Send ``request_body`` as a streaming request until an outcome is reached."""
+        run = _Run(body=self._streaming_body(request_body))
+        pending = _Pending(self._ids.next(), "first", "request")
+        while True:
+            refusal = self._start(run, pending)
+            if refusal is not None:
+                return refusal
+            record, message = await self._attempt(run.body, pending)
+            self._budget.charge(record.usage)
+            if message is not None:
+                run.records.append(record)
+                result_or_next = self._settle(run, message)
+                if isinstance(result_or_next, CompletionResult):
+                    return result_or_next
+                pending = result_or_next
+                continue
+            assert record.error is not None
+            decision = self._decide(run, record.error)
+            run.records.append(replace(record, decision=decision))
+            verdict = self._may_retry(run, decision)
+            if verdict is not None:
+                return self._failed(run, record.error, verdict)
+            pending = await self._schedule_retry(run, record, decision)
+
+    # -- budget and retry bookkeeping -------------------------------------------------
+
+    def _start(self, run: _Run, pending: _Pending) -> CompletionResult | None:
+        now = self._clock.now()
+        if not self._budget.acquire_attempt(pending.layer, now=now):
+            reason = self._budget.exhausted_reason(now) or "budget exhausted"
+            return self._budget_failure(run, reason)
+        if pending.kind == "retry":
+            self._log("retry_started", pending, at=now, retry_number=run.retries)
+        return None
+
+    def _budget_failure(self, run: _Run, reason: str) -> CompletionResult:
+        kind: Literal["deadline_exceeded", "budget_exhausted"] = (
+            "deadline_exceeded" if reason.startswith("deadline") else "budget_exhausted"
+        )
+        last = run.records[-1].error if run.records else None
+        return self._failed(run, last or ProviderError(kind, reason), reason)
+
+    def _decide(self, run: _Run, error: ProviderError) -> RetryDecision:
+        run.consecutive_429 = run.consecutive_429 + 1 if error.effective_status == 429 else 0
+        context = RetryContext(
+            retry_number=run.retries + 1,
+            consecutive_429=run.consecutive_429,
+            jitter=self._jitter.random(),
+            now_unix=self._config.clock_epoch_unix + self._clock.now(),
+            images_dropped=run.images_dropped,
+        )
+        return classify(error, context, self._config)
+
+    def _may_retry(self, run: _Run, decision: RetryDecision) -> str | None:
+        """Why the client must stop instead of retrying, or ``None``."""
+        if not decision.should_retry:
+            return decision.reason
+        if len(run.records) >= self._config.max_attempts:
+            return f"local cap of {self._config.max_attempts} attempts reached"
+        now = self._clock.now()
+        if not self._budget.can_wait(now=now, seconds=decision.delay):
+            return f"waiting {decision.delay:g}s would pass the deadline {self._budget.deadline:g}s"
+        return self._budget.exhausted_reason(now)
+
+    async def _schedule_retry(
+        self, run: _Run, failed: AttemptRecord, decision: RetryDecision
+    ) -> _Pending:
+        run.retries += 1
+        pending = _Pending(
+            self._ids.next(),
+            "retry",
+            decision.layer,
+            failed.attempt_id,
+            decision.reason,
+            decision.delay,
+        )
+        # S7: the event is durable before the sleep, so a crash mid-wait resumes the count.
+        now = self._clock.now()
+        self._log("retry_scheduled", pending, at=now, retry_number=run.retries)
+        await self._clock.sleep(decision.delay)
+        if decision.modification == "drop_images":
+            run.body = drop_images(run.body)
+            run.images_dropped = True
+        return pending
+
+    def _log(
+        self, kind: RetryEventKind, pending: _Pending, *, at: float, retry_number: int
+    ) -> None:
+        # A scheduled event is about the failed attempt; a started one about the new.
+        started = kind == "retry_started"
+        attempt_id = pending.attempt_id if started else pending.previous_id
+        assert attempt_id is not None
+        event = RetryEvent(
+            kind,
+            pending.layer,
+            self._policy_key,
+            attempt_id,
+            pending.previous_id if started else None,
+            retry_number,
+            at,
+            0.0 if started else pending.delay,
+            pending.reason,
+            self._budget.attempts_used,
+            self._budget.deadline,
+        )
+        self._retry_log.record(event)
+
+    # -- settling a complete attempt (S6) ---------------------------------------------
+
+    def _settle(self, run: _Run, message: AssistantMessage) -> CompletionResult | _Pending:
+        if run.prefix is not None:
+            message = _merge(run.prefix, message)
+        if message.finish != "length":
+            return self._result(run, "committed", message, None, reason="complete")
+        if message.tool_calls:
+            kept = replace(message, tool_calls=())
+            reason = (
+                f"output limit hit with {len(message.tool_calls)} tool call(s): every call "
+                "of this message is rejected and none runs (S6)"
+            )
+            return self._result(
+                run, "truncated", kept, None, reason=reason, rejected=message.tool_calls
+            )
+        continuations = sum(1 for r in run.records if r.kind == "continuation")
+        if continuations >= self._config.max_continuations:
+            return self._result(
+                run, "truncated", message, None, reason="text truncated; no continuation left"
+            )
+        run.prefix = message
+        run.body = continuation_body(run.body, message.text, self._dialect)
+        return _Pending(self._ids.next(), "continuation", "request", message.attempt_id)
+
+    def _failed(self, run: _Run, error: ProviderError, reason: str) -> CompletionResult:
+        return self._result(run, "failed", None, error, reason=reason)
+
+    def _result(
+        self,
+        run: _Run,
+        outcome: Outcome,
+        message: AssistantMessage | None,
+        error: ProviderError | None,
+        *,
+        reason: str,
+        rejected: tuple[ToolCall, ...] = (),
+    ) -> CompletionResult:
+        usage = Usage.total(record.usage for record in run.records)
+        return CompletionResult(
+            outcome, message, error, tuple(run.records), usage, reason, rejected
+        )
+
+    # -- one attempt on the wire (S1, S3, S9, S10) ------------------------------------
+
+    async def _attempt(
+        self, body: dict[str, Any], pending: _Pending
+    ) -> tuple[AttemptRecord, AssistantMessage | None]:
+        started = self._clock.now()
+        accumulator: _Accumulator = (
+            OpenAIAccumulator() if self._dialect == "openai" else AnthropicAccumulator()
+        )
+        streamed = False
+        error: ProviderError | None = None
+        message: AssistantMessage | None = None
+        try:
+            async with asyncio.timeout(self._budget.remaining(started)):
+                streamed = await self._stream(body, accumulator)
+                message = accumulator.finish(pending.attempt_id)
+        except StreamFailure as failure:
+            error = failure.error
+        except TimeoutError:
+            error = ProviderError("deadline_exceeded", "the shared deadline passed mid-attempt")
+        except (httpx.TransportError, OSError) as exc:
+            error = _transport_error(exc)
+        status = _status_of(message, error, streamed or bool(accumulator.partial_text))
+        text = message.text if message is not None else accumulator.partial_text
+        record = AttemptRecord(
+            pending.attempt_id,
+            pending.kind,
+            status,
+            text,
+            accumulator.usage,
+            error,
+            None,
+            started,
+            self._clock.now(),
+        )
+        return record, message
+
+    async def _stream(self, body: dict[str, Any], accumulator: _Accumulator) -> bool:
+        """Send the request and feed the accumulator; ``True`` once a 200 stream began."""
+        loop = asyncio.get_running_loop()
+        decoder = SSEDecoder()
+        phase = "first_byte"
+        request = self._http.build_request(
+            "POST", self._endpoint, json=body, headers={"accept": "text/event-stream"}
+        )
+        try:
+            # One timer serves both phases: first byte, then the idle watchdog
+            # that every chunk pushes forward ("每收到一个 chunk → 刷新时间戳").
+            async with asyncio.timeout(self._config.first_byte_timeout) as watchdog:
+                response = await self._http.send(request, stream=True)
+                try:
+                    if response.status_code != 200:
+                        raise StreamFailure(await _status_error(response))
+                    async for chunk in response.aiter_bytes():
+                        phase = "idle"
+                        watchdog.reschedule(loop.time() + self._config.idle_timeout)
+                        _feed_all(accumulator, decoder.feed(chunk))
+                    _feed_all(accumulator, decoder.close())
+                finally:
+                    await response.aclose()
+        except TimeoutError as exc:
+            kind: Literal["first_byte_timeout", "idle_timeout"] = (
+                "first_byte_timeout" if phase == "first_byte" else "idle_timeout"
+            )
+            limit = (
+                self._config.first_byte_timeout
+                if phase == "first_byte"
+                else self._config.idle_timeout
+            )
+            raise StreamFailure(ProviderError(kind, f"no data for {limit:g}s")) from exc
+        return True
+
+    def _streaming_body(self, request_body: Mapping[str, Any]) -> dict[str, Any]:
+        body = dict(request_body)
+        body["stream"] = True
+        if self._dialect == "openai":
+            # Without include_usage an OpenAI stream reports no usage at all (L6).
+            options = dict(body.get("stream_options") or {})
+            options["include_usage"] = True
+            body["stream_options"] = options
+        return body
+
+
+def _feed_all(accumulator: _Accumulator, events: list[SSEEvent]) -> None:
+    for event in events:
+        accumulator.feed(event)
+
+
+def _status_of(
+    message: AssistantMessage | None, error: ProviderError | None, streamed: bool
+) -> AttemptStatus:
+    if message is not None:
+        return "truncated" if message.finish == "length" else "complete"
+    if error is not None and error.kind == "http_status":
+        return "failed"
+    return "interrupted" if streamed else "failed"
+
+
+async def _status_error(response: httpx.Response) -> ProviderError:
+    """A non-200 answer as a :class:`ProviderError` (its body read, its headers kept)."""
+    raw = await response.aread()
+    headers = {name.lower(): value for name, value in response.headers.items()}
+    message, error_type, error_code = _error_fields(raw)
+    return ProviderError(
+        "http_status",
+        message or f"HTTP {response.status_code}",
+        response.status_code,
+        error_type,
+        error_code,
+        headers,
+    )
+
+
+def _error_fields(raw: bytes) -> tuple[str, str | None, str | None]:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")[:500], None, None
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return str(body)[:500], None, None
+    code = error.get("code")
+    kind = error.get("type")
+    return (
+        str(error.get("message", "")),
+        None if kind is None else str(kind),
+        None if code is None else str(code),
+    )
+
+
+def _transport_error(exc: Exception) -> ProviderError:
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+        return ProviderError("connect_error", f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, httpx.ReadTimeout):
+        return ProviderError("idle_timeout", f"ReadTimeout: {exc}")
+    return ProviderError("reset", f"{type(exc).__name__}: {exc}")
+
+
+def _merge(prefix: AssistantMessage, continuation: AssistantMessage) -> AssistantMessage:
+    """Join a truncated text with its one continuation (the only sanctioned join, S6)."""
+    return AssistantMessage(
+        prefix.text + continuation.text,
+        continuation.tool_calls,
+        continuation.finish,
+        Usage.total([prefix.usage, continuation.usage]),
+        continuation.attempt_id,
+        continuation.model or prefix.model,
+        continuation_of=prefix.attempt_id,
+    )
+
+
+def continuation_body(body: Mapping[str, Any], text: str, dialect: Dialect) -> dict[str, Any]:
+    """The request that continues cut-off ``text`` (S6: never the same input again).
+
+    Anthropic continues a trailing assistant turn (a prefill, which must not end
+    in whitespace); OpenAI gets the text as an assistant turn and a user turn
+    asking it to go on.
+
+    >>> continuation_body({"messages": []}, "Once upon", "anthropic")["messages"]
+    [{'role': 'assistant', 'content': 'Once upon'}]
+    """
+    messages = list(body.get("messages") or [])
+    if dialect == "anthropic":
+        messages.append({"role": "assistant", "content": text.rstrip()})
+    else:
+        messages.append({"role": "assistant", "content": text})
+        messages.append({"role": "user", "content": CONTINUE_PROMPT})
+    return {**body, "messages": messages}
+
+
+def drop_images(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Replace every image part of every message with a text placeholder (413, S5).
+
+    Both dialects: OpenAI ``image_url`` / ``input_image`` parts and Anthropic
+    ``image`` blocks, also inside Anthropic ``tool_result`` content.
+
+    >>> body = {"messages": [{"role": "user", "content": [{"type": "image"}]}]}
+    >>> drop_images(body)["messages"][0]["content"][0]["type"]
+    'text'
+    """
+    messages = [_without_images(message) for message in body.get("messages") or []]
+    return {**body, "messages": messages}
+
+
+def _without_images(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_images(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("type") in ("image", "image_url", "input_image"):
+        return {"type": "text", "text": IMAGE_PLACEHOLDER}
+    return {key: _without_images(value) for key, value in node.items()}
