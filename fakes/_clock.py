@@ -24,8 +24,9 @@ new incarnation): time keeps going forward across them, like the world's clock.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import selectors
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar, final
 
 from harness._errors import VirtualDeadlockError
@@ -90,9 +91,12 @@ class _VirtualSelector(selectors.DefaultSelector):
         super().__init__()
         self._clock = clock
         self._wake_fd: int | None = None
+        self._threads_busy: Callable[[], bool] = lambda: False
 
-    def note_wake_fd(self, fd: int) -> None:
-        self._wake_fd = fd
+    def watch(self, wake_fd: int, threads_busy: Callable[[], bool]) -> None:
+        """Learn the loop's self-pipe and how to tell whether worker threads still run."""
+        self._wake_fd = wake_fd
+        self._threads_busy = threads_busy
 
     def select(
         self, timeout: float | None = None
@@ -112,15 +116,32 @@ class _VirtualSelector(selectors.DefaultSelector):
         return []
 
     def _has_real_io(self) -> bool:
+        # A worker thread (``run_in_executor``: the SDKs probe the platform there)
+        # reports back through the self-pipe, so it counts as real I/O to wait for.
+        if self._threads_busy():
+            return True
         return any(key.fd != self._wake_fd for key in self.get_map().values())
 
 
 class _VirtualEventLoop(asyncio.SelectorEventLoop):
     def __init__(self, clock: VirtualClock) -> None:
         self._virtual_clock = clock
+        self._threads_running = 0
         selector = _VirtualSelector(clock)
         super().__init__(selector)
-        selector.note_wake_fd(self._ssock.fileno())  # type: ignore[attr-defined]
+        wake_fd: int = self._ssock.fileno()  # type: ignore[attr-defined]
+        selector.watch(wake_fd, lambda: self._threads_running > 0)
 
     def time(self) -> float:
         return self._virtual_clock.now()
+
+    def run_in_executor(
+        self, executor: concurrent.futures.Executor | None, func: Callable[..., T], *args: object
+    ) -> asyncio.Future[T]:
+        future = super().run_in_executor(executor, func, *args)
+        self._threads_running += 1
+        future.add_done_callback(self._thread_finished)
+        return future
+
+    def _thread_finished(self, _future: asyncio.Future[Any]) -> None:
+        self._threads_running -= 1

@@ -54,17 +54,13 @@ MESSAGES = [{"role": "user", "content": "check and mail"}]
 
 
 def openai_client(provider: FakeProvider) -> openai.AsyncOpenAI:
-    client = openai.AsyncOpenAI(api_key="test", base_url=provider.base_url,
-                                http_client=provider.httpx2_client(), max_retries=0)
-    client._platform = openai._base_client.get_platform()
-    return client
+    return openai.AsyncOpenAI(api_key="test", base_url=provider.base_url,
+                              http_client=provider.httpx2_client(), max_retries=0)
 
 
 def anthropic_client(provider: FakeProvider) -> anthropic.AsyncAnthropic:
-    client = anthropic.AsyncAnthropic(api_key="test", base_url=provider.base_url,
-                                      http_client=provider.httpx2_client(), max_retries=0)
-    client._platform = anthropic._base_client.get_platform()
-    return client
+    return anthropic.AsyncAnthropic(api_key="test", base_url=provider.base_url,
+                                    http_client=provider.httpx2_client(), max_retries=0)
 
 
 async def openai_round(provider: FakeProvider) -> dict[str, Any]:

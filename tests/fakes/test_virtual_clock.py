@@ -56,3 +56,14 @@ def test_waiting_forever_is_reported_as_a_deadlock(virtual_clock: VirtualClock) 
 def test_advance_refuses_to_go_backwards(virtual_clock: VirtualClock) -> None:
     with pytest.raises(ValueError, match="backwards"):
         virtual_clock.advance(-1)
+
+
+def test_a_worker_thread_is_waited_for_not_taken_for_a_deadlock(
+    virtual_clock: VirtualClock,
+) -> None:
+    async def ask_a_thread() -> str:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, lambda: "from a thread")
+
+    assert virtual_clock.run(ask_a_thread()) == "from a thread"
+    assert virtual_clock.now() == 0.0
