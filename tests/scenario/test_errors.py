@@ -1,0 +1,314 @@
+"""Every way a scenario file can be wrong gives one exact, located message."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import HarnessError
+from harness.scenario import ScenarioError, load_scenario, load_scenarios, validate_paths
+
+VALID = """\
+name: t
+dialect: openai
+tools:
+  notes: {kind: append}
+model:
+  - turn: 1
+    text: hi
+expect:
+  stop_state: complete
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def assert_error(path: Path, *lines: str) -> ScenarioError:
+    """Loading ``path`` fails with exactly ``lines``, each prefixed by the file name."""
+    __tracebackhide__ = True
+    expected = "\n".join(f"{path}:{line}" for line in lines)
+    with pytest.raises(ScenarioError, match=f"^{re.escape(expected)}$") as caught:
+        load_scenario(path)
+    return caught.value
+
+
+def test_an_unknown_key_suggests_the_close_one_and_lists_the_allowed(tmp_path: Path) -> None:
+    error = assert_error(
+        write(tmp_path, VALID + "descripton: x\n"),
+        "10:1: scenario: unknown key: got 'descripton'; expected one of 'name', 'description', "
+        "'dialect', 'seed', 'tools', 'model', 'faults', 'crash', 'budget', 'expect'. "
+        "Did you mean 'description'?",
+    )
+    assert (error.line, error.column, error.value) == (10, 1, "descripton")
+    assert error.hint == "Did you mean 'description'?"
+    assert isinstance(error, HarnessError)
+
+
+def test_an_unknown_nested_key_names_its_mapping(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID.replace("{kind: append}", "{kind: append, concurency_safe: true}")),
+        "4:25: tools.notes: unknown key: got 'concurency_safe'; expected one of 'kind', "
+        "'concurrency_safe', 'behaviour', 'timeout_seconds'. Did you mean 'concurrency_safe'?",
+    )
+
+
+def test_an_unknown_tool_kind_lists_the_kinds(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID.replace("kind: append", "kind: apend")),
+        "4:17: tools.notes.kind: not an allowed value: got 'apend'; expected one of 'append', "
+        "'send', 'put', 'read', 'inspect'. Did you mean 'append'?",
+    )
+
+
+def test_an_unknown_fault_kind_lists_the_kinds(tmp_path: Path) -> None:
+    error = assert_error(
+        write(tmp_path, VALID + "faults:\n  - {at: {turn: 1}, kind: stal, seconds: 1}\n"),
+        "11:27: faults[0].kind: unknown fault kind: got 'stal'; expected one of 'split_at', "
+        "'byte_at_a_time', 'random_splits', 'split_utf8', 'split_data_prefix', 'split_crlf', "
+        "'line_endings', 'keepalive_comments', 'ping_events', 'stall', 'stall_before_headers', "
+        "'stall_before_first_byte', 'reset', 'no_terminal_event', 'no_usage', "
+        "'truncate_tool_args', 'invalid_tool_json', 'malformed_frame', 'stream_error', "
+        "'http_error', 'empty_body', 'slow_drip'. Did you mean 'stall'?",
+    )
+    assert error.value == "stal"
+
+
+def test_an_unknown_behaviour_kind_lists_the_kinds(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID.replace("{kind: append}", "{kind: append, behaviour: {kind: slo}}")),
+        "4:43: tools.notes.behaviour.kind: unknown behaviour kind: got 'slo'; expected one of "
+        "'slow', 'failing', 'hanging', 'ignores_cancellation', 'subprocess'. Did you mean 'slow'?",
+    )
+
+
+def test_a_wrong_type_says_what_came_and_what_was_expected(tmp_path: Path) -> None:
+    error = assert_error(
+        write(tmp_path, VALID + "seed: seven\n"),
+        "10:7: seed: wrong type: got 'seven' (a string); expected an integer >= 0",
+    )
+    assert (error.value, error.expected) == ("seven", "an integer >= 0")
+
+
+def test_a_quoted_number_is_not_silently_converted(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID + "budget: {max_turns: '8', max_attempts: true}\n"),
+        "10:21: budget.max_turns: wrong type: got '8' (a string); expected an integer >= 1",
+        "10:40: budget.max_attempts: wrong type: got true (a boolean); expected an integer >= 1",
+    )
+
+
+def test_bounds_and_finite_numbers(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID + "budget: {max_turns: 0, deadline_seconds: .inf}\n"),
+        "10:21: budget.max_turns: out of range: got 0; expected an integer >= 1",
+        "10:42: budget.deadline_seconds: not a finite number: got inf; expected a finite number",
+    )
+
+
+def test_missing_keys_point_at_their_mapping_with_an_example(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, "name: Bad_Name\nmodel: []\n"),
+        "1:1: scenario: missing required key 'dialect'; expected one of 'openai', 'anthropic'. "
+        "Add, for example, 'dialect: openai'",
+        "1:1: scenario: missing required key 'expect'; expected a mapping. "
+        "Add, for example, 'expect: {stop_state: complete}'",
+        "1:7: name: badly formed: got 'Bad_Name'; expected lowercase letters, digits and '-', "
+        "such as 'parallel-append-crash'",
+        "2:8: model: too few items: got 0 items; expected at least 1 item",
+    )
+
+
+def test_a_fault_without_kind(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID + "faults:\n  - at: {turn: 1}\n    seconds: 3\n"),
+        "11:5: faults[0]: missing required key 'kind'; expected one of 'split_at', "
+        "'byte_at_a_time', 'random_splits', 'split_utf8', 'split_data_prefix', 'split_crlf', "
+        "'line_endings', 'keepalive_comments', 'ping_events', 'stall', 'stall_before_headers', "
+        "'stall_before_first_byte', 'reset', 'no_terminal_event', 'no_usage', "
+        "'truncate_tool_args', 'invalid_tool_json', 'malformed_frame', 'stream_error', "
+        "'http_error', 'empty_body', 'slow_drip'",
+    )
+
+
+def test_exclusive_fields_need_exactly_one(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID + "faults:\n"
+              "  - {at: {turn: 1}, kind: stall, after_bytes: 1, after_events: 2, seconds: 1}\n"
+              "  - {at: {turn: 1}, kind: stall, after_bytes: 1}\n"
+              "  - {at: {turn: 1}, kind: reset}\n"),
+        "11:50: faults[0]: 'after_bytes' and 'after_events' exclude each other: got both; "
+        "expected exactly one of them",
+        "12:5: faults[1]: missing 'seconds' or 'forever'; expected exactly one of them, such as "
+        "'seconds: 30'",
+        "13:5: faults[2]: missing 'after_bytes' or 'after_events'; expected exactly one of them, "
+        "such as 'after_bytes: 120'",
+    )
+
+
+def test_http_error_status_and_retry_after(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID + "faults:\n"
+              "  - {at: {turn: 1}, kind: http_error, status: 418}\n"
+              "  - {at: {turn: 1}, kind: http_error, status: 429, retry_after: soon}\n"),
+        "11:47: faults[0].status: not an allowed value: got 418; expected one of 400, 401, 403, "
+        "404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 525, 526, 529",
+        "12:65: faults[1].retry_after: retry_after is neither seconds nor an HTTP date: "
+        "got 'soon'; expected whole seconds such as \"60\" or a date such as "
+        "\"Wed, 21 Oct 2015 07:28:00 GMT\"",
+    )
+
+
+def test_cross_field_checks_point_at_the_offending_value(tmp_path: Path) -> None:
+    text = """\
+name: t
+dialect: openai
+tools: {notes: {kind: append}}
+model:
+  - turn: 2
+    calls: [{tool: note}]
+faults:
+  - {at: {turn: 5}, kind: no_usage}
+expect:
+  stop_state: complete
+  side_effects: {mail: 1}
+"""
+    assert_error(
+        write(tmp_path, text),
+        "5:3: model: no reply for turn 1: got replies for turns [2]; expected a reply for every "
+        "turn from 1 to 2",
+        "6:20: model[0].calls[0].tool: tool is not declared: got 'note'; expected a tool under "
+        "'tools': one of 'notes'. Did you mean 'notes'?",
+        "8:17: faults[0].at.turn: turn is never reached by the script: got 5; expected a turn "
+        "from 1 to 2 (the last scripted turn)",
+        "11:18: expect.side_effects: tool is not declared: got 'mail'; expected a tool under "
+        "'tools': one of 'notes'. Declare it under 'tools', such as 'mail: {kind: send}'",
+    )
+
+
+def test_two_default_replies_for_one_turn_are_ambiguous(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID.replace("text: hi\n", "text: hi\n  - turn: 1\n    text: ho\n")),
+        "6:5: model[0]: two replies for the same turn and 'when' leave the choice to chance: "
+        "got another reply for turn 1; expected a different 'when' on one of them",
+    )
+
+
+def test_crash_points_and_classes(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID + "crash: {points: [bad, 'journal:fsync#1'], classes: [lost]}\n"),
+        "10:18: crash.points[0]: badly formed: got 'bad'; expected a point id "
+        "'<role>:<op>#<n>', such as 'journal:fsync#3'",
+        "10:53: crash.classes[0]: not an allowed value: got 'lost'; expected one of "
+        "'unsynced_lost', 'torn_append_short', 'torn_append_zeros', 'torn_append_garbage', "
+        "'missing_dir_fsync', 'eio_on_write', 'eio_on_fsync', 'enospc_on_write'",
+    )
+    assert_error(
+        write(tmp_path, VALID + "crash: {points: 3}\n"),
+        "10:17: crash.points: wrong type: got 3 (an integer); expected one of 'all', 'none' "
+        "or a list",
+    )
+
+
+def test_a_date_in_tool_arguments_is_not_json(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID.replace("text: hi", "text: hi\n    calls: [{tool: notes, args: {d: "
+                                      "2024-01-01}}]")),
+        "8:37: model[0].calls[0].args.d: not a JSON value: got 2024-01-01 (a date); expected "
+        "text, a number, true, false, null, a list or a mapping. Quote dates and times, "
+        "such as '\"2024-01-01\"'",
+    )
+
+
+def test_malformed_yaml_gives_the_parser_position(tmp_path: Path) -> None:
+    assert_error(write(tmp_path, "name: [t,\n"),
+                 "2:1: invalid YAML: expected the node content, but found '<stream end>'")
+    assert_error(
+        write(tmp_path, "name: t\nmodel:\n\t- turn: 1\n"),
+        "3:1: invalid YAML: found character '\\t' that cannot start any token. "
+        "Indent with spaces: YAML does not allow tabs there",
+    )
+
+
+def test_duplicate_keys_are_refused(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, "name: a\nname: b\n"),
+        "2:1: invalid YAML: found duplicate key \"name\" with value \"b\" (original value: "
+        "\"a\"). Each key may appear once per mapping; remove or rename one",
+    )
+
+
+def test_two_documents_in_one_file(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, "name: a\n---\nname: b\n"),
+        "2:1: invalid YAML: but found another document. "
+        "A scenario file holds one YAML document; split it into two files",
+    )
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "---\n"])
+def test_an_empty_file(tmp_path: Path, text: str) -> None:
+    assert_error(write(tmp_path, text),
+                 "1:1: the scenario file is empty; expected a mapping with at least 'name', "
+                 "'dialect', 'model' and 'expect'")
+
+
+def test_a_top_level_that_is_not_a_mapping(tmp_path: Path) -> None:
+    assert_error(write(tmp_path, "- 1\n- 2\n"),
+                 "1:1: the top level is not a mapping: got [1, 2] (a list); expected a mapping "
+                 "with at least 'name', 'dialect', 'model' and 'expect'")
+    assert_error(write(tmp_path, "just text\n"),
+                 "1:1: the top level is not a mapping: got 'just text' (a string); expected a "
+                 "mapping with at least 'name', 'dialect', 'model' and 'expect'")
+
+
+def test_a_file_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_bytes("name: t\ndescription: caf\xe9\n".encode("latin-1"))
+    assert_error(path, "2:17: the file is not valid UTF-8: got byte 0xe9; expected UTF-8 text. "
+                 "Save the file as UTF-8")
+
+
+def test_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yaml"
+    message = f"{path}: cannot read the scenario file: No such file or directory; expected a " \
+        "readable YAML file"
+    with pytest.raises(ScenarioError, match=f"^{re.escape(message)}$") as caught:
+        load_scenario(path)
+    assert (caught.value.line, caught.value.column) == (None, None)
+
+
+def test_validate_paths_collects_every_error_of_every_file(tmp_path: Path) -> None:
+    first = write(tmp_path, VALID + "seed: -1\ndescripton: x\n", "a.yaml")
+    write(tmp_path, VALID, "b.yaml")
+    third = write(tmp_path, "", "c.yaml")
+
+    errors = validate_paths([tmp_path])
+
+    assert [(e.path, e.line, e.column) for e in errors] == [
+        (str(first), 10, 7), (str(first), 11, 1), (str(third), 1, 1)
+    ]
+    with pytest.raises(ScenarioError) as caught:
+        load_scenarios([tmp_path])
+    assert str(caught.value).splitlines() == [e.message for e in errors]
+    assert [e.message for e in caught.value.errors] == [e.message for e in errors]
+
+
+def test_duplicate_names_across_files(tmp_path: Path) -> None:
+    first = write(tmp_path, VALID, "a.yaml")
+    second = write(tmp_path, VALID, "b.yaml")
+    with pytest.raises(ScenarioError, match=f"^{re.escape(str(second))}:1:7: name: scenario name "
+                       f"is already used: got 't'; expected a name unique in the suite "
+                       f"\\({re.escape(str(first))}:1:7 has it\\)$"):
+        load_scenarios([tmp_path])
+
+
+def test_a_folder_without_scenarios(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match=f"^{re.escape(str(tmp_path))}: no scenario files in "
+                       "this folder; expected files ending in .yaml$"):
+        load_scenarios([tmp_path])
