@@ -145,6 +145,13 @@ class _Run:
 
 
 @dataclass
+class _Progress:
+    """How far an attempt got: a 200 stream that began and broke is ``interrupted``."""
+
+    stream_began: bool = False
+
+
+@dataclass
 class _Pending:
     """The next attempt: its id, why it happens, and at which layer."""
 
@@ -350,12 +357,12 @@ class StreamClient:
         accumulator: _Accumulator = (
             OpenAIAccumulator() if self._dialect == "openai" else AnthropicAccumulator()
         )
-        streamed = False
+        progress = _Progress()
         error: ProviderError | None = None
         message: AssistantMessage | None = None
         try:
             async with asyncio.timeout(self._budget.remaining(started)):
-                streamed = await self._stream(body, accumulator)
+                await self._stream(body, accumulator, progress)
                 message = accumulator.finish(pending.attempt_id)
         except StreamFailure as failure:
             error = failure.error
@@ -363,7 +370,7 @@ class StreamClient:
             error = ProviderError("deadline_exceeded", "the shared deadline passed mid-attempt")
         except (httpx.TransportError, OSError) as exc:
             error = _transport_error(exc)
-        status = _status_of(message, error, streamed or bool(accumulator.partial_text))
+        status = _status_of(message, error, progress.stream_began)
         text = message.text if message is not None else accumulator.partial_text
         record = AttemptRecord(
             pending.attempt_id,
@@ -378,8 +385,10 @@ class StreamClient:
         )
         return record, message
 
-    async def _stream(self, body: dict[str, Any], accumulator: _Accumulator) -> bool:
-        """Send the request and feed the accumulator; ``True`` once a 200 stream began."""
+    async def _stream(
+        self, body: dict[str, Any], accumulator: _Accumulator, progress: _Progress
+    ) -> None:
+        """Send the request and feed the accumulator, noting when a 200 stream began."""
         loop = asyncio.get_running_loop()
         decoder = SSEDecoder()
         phase = "first_byte"
@@ -394,6 +403,7 @@ class StreamClient:
                 try:
                     if response.status_code != 200:
                         raise StreamFailure(await _status_error(response))
+                    progress.stream_began = True
                     async for chunk in response.aiter_bytes():
                         phase = "idle"
                         watchdog.reschedule(loop.time() + self._config.idle_timeout)
@@ -411,7 +421,6 @@ class StreamClient:
                 else self._config.idle_timeout
             )
             raise StreamFailure(ProviderError(kind, f"no data for {limit:g}s")) from exc
-        return True
 
     def _streaming_body(self, request_body: Mapping[str, Any]) -> dict[str, Any]:
         body = dict(request_body)
