@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, final
@@ -102,6 +103,7 @@ class WorldTool:
             self._concurrency_safe = concurrency_safe
         self.started = 0
         self.settled = 0
+        self.pids: list[int] = []
 
     @property
     def name(self) -> str:
@@ -119,12 +121,18 @@ class WorldTool:
         self.ledger.incarnations.check(context.incarnation, f"tool {self._name}")
         self.started += 1
         try:
-            await self._behave(context)
-            return self._apply(dict(arguments), context)
+            cancelled = await self._behave(context)
+            result = self._apply(dict(arguments), context)
+            if cancelled:
+                # It finished its work and applied its effect after all; the
+                # caller still sees the cancellation it asked for.
+                raise asyncio.CancelledError
+            return result
         finally:
             self.settled += 1
 
-    async def _behave(self, context: ToolContext) -> None:
+    async def _behave(self, context: ToolContext) -> bool:
+        """Spend the behaviour's time; True if a cancellation was deferred."""
         kind, seconds = self.behaviour.kind, self.behaviour.seconds
         if kind == "slow":
             await context.clock.sleep(seconds)
@@ -133,9 +141,10 @@ class WorldTool:
         elif kind == "hanging":
             await asyncio.Event().wait()
         elif kind == "ignores_cancellation":
-            await _uncancellable(context.clock.sleep(seconds))
+            return await _uncancellable(context.clock.sleep(seconds))
         elif kind == "subprocess":
-            await run_in_process_group(self.behaviour.argv)
+            await run_in_process_group(self.behaviour.argv, self.pids)
+        return False
 
     def _apply(self, arguments: dict[str, Any], context: ToolContext) -> Any:
         world = self.ledger.world
@@ -159,8 +168,8 @@ class WorldTool:
         return {"stored": True, "key": key}
 
 
-async def _uncancellable(work: Any) -> None:
-    """Finish ``work`` even if cancelled meanwhile, then re-raise the cancellation."""
+async def _uncancellable(work: Any) -> bool:
+    """Finish ``work`` even if cancelled meanwhile; return whether a cancel came."""
     task = asyncio.ensure_future(work)
     cancelled = False
     while not task.done():
@@ -168,31 +177,52 @@ async def _uncancellable(work: Any) -> None:
             await asyncio.shield(task)
         except asyncio.CancelledError:
             cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
+    return cancelled
 
 
-async def run_in_process_group(argv: tuple[str, ...]) -> int:
+async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = None) -> int:
     """Run ``argv`` in a new process group; on cancel, kill the whole group (J7).
 
-    Returns the exit status. The pipe on stdout keeps real I/O registered, so
-    the virtual clock knows something outside it is pending.
+    Returns the exit status; appends the process id to ``pids`` if given. The
+    wait is a pidfd registered with the loop, so the virtual clock sees real
+    I/O pending and does not jump past a process that is still running.
     """
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    if pids is not None:
+        pids.append(process.pid)
     try:
-        await process.communicate()
+        await _exited(process)
     except asyncio.CancelledError:
         # Dropping the coroutine would leave the process (and its children)
         # running; kill the group and reap the leader before re-raising.
         _kill_group(process.pid)
-        await process.wait()
+        await _exited(process)
         raise
-    return process.returncode if process.returncode is not None else -1
+    return process.returncode
+
+
+async def _exited(process: subprocess.Popen[bytes]) -> None:
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future[None] = loop.create_future()
+    pidfd = os.pidfd_open(process.pid)
+
+    def mark_exited() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    loop.add_reader(pidfd, mark_exited)
+    try:
+        await exited
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    process.wait()  # already exited: this only reaps it
 
 
 def _kill_group(pid: int) -> None:
