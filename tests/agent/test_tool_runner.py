@@ -1,0 +1,136 @@
+"""The tool runner: timeouts cancel and wait for the tool to settle (J7), on virtual time."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from fakes import Behaviour, CrashDisk, ToolLedger, VirtualClock, WorldTool
+from harness.agent import ToolInvocation, ToolJournal, ToolRunner, settle
+
+
+def _runner(clock: VirtualClock, tools: dict[str, WorldTool], timeout: float = 10.0) -> ToolRunner:
+    journal = ToolJournal.open(CrashDisk().view(), "/s/journal.jsonl", run_id="run", clock=clock)
+    return ToolRunner(journal, tools, clock=clock, incarnation=1, timeout=timeout)
+
+
+def _call(tool: str, n: int = 1) -> ToolInvocation:
+    return ToolInvocation("turn_1", f"call_{n}", tool, {"text": f"line {n}"})
+
+
+def test_a_tool_that_ignores_cancellation_is_waited_for() -> None:
+    clock = VirtualClock()
+    ledger = ToolLedger(clock)
+    tool = WorldTool("append", ledger, behaviour=Behaviour("ignores_cancellation", seconds=30))
+    reply = clock.run(_runner(clock, {"append": tool}).run(_call("append")))
+    assert reply.status == "timeout"
+    assert clock.now() == 30.0  # released only when the tool settled, not at 10 s
+    assert [e.at for e in ledger.effects] == [30.0]
+    assert tool.started == tool.settled == 1
+
+
+def test_a_hanging_tool_times_out_on_virtual_time() -> None:
+    clock = VirtualClock()
+    tool = WorldTool("send", ToolLedger(clock), behaviour=Behaviour("hanging"))
+    started = time.perf_counter()
+    reply = clock.run(_runner(clock, {"send": tool}, timeout=600).run(_call("send")))
+    assert (reply.status, clock.now()) == ("timeout", 600.0)
+    assert reply.content["error"] == "TOOL_TIMEOUT"
+    assert time.perf_counter() - started < 1.0
+    assert tool.settled == 1
+
+
+def test_a_failing_tool_returns_an_error_reply_and_a_returned_record() -> None:
+    clock = VirtualClock()
+    runner = _runner(
+        clock, {"send": WorldTool("send", ToolLedger(clock), behaviour=Behaviour("failing"))}
+    )
+    reply = clock.run(runner.run(_call("send")))
+    assert reply.status == "error"
+    assert reply.content == {"error": "ToolFailure", "message": "send failed (scripted)"}
+    assert runner.journal.executions[0].outcome == "returned"
+
+
+def test_an_unknown_tool_is_rejected_before_execution() -> None:
+    clock = VirtualClock()
+    runner = _runner(clock, {})
+    reply = clock.run(runner.run(_call("nope")))
+    assert reply.status == "not_started"
+    assert runner.journal.executions[0].outcome == "rejected_before_execution"
+
+
+def test_one_sequential_tool_makes_the_batch_sequential() -> None:
+    clock = VirtualClock()
+    ledger = ToolLedger(clock)
+    slow = Behaviour("slow", seconds=2)
+    tools = {
+        "read": WorldTool("read", ledger, behaviour=slow),
+        "append": WorldTool("append", ledger, behaviour=slow),
+    }
+    clock.run(_runner(clock, tools).run_batch([_call("read", 1), _call("append", 2)]))
+    assert clock.now() == 4.0
+    clock2 = VirtualClock()
+    tools2 = {"read": WorldTool("read", ToolLedger(clock2), behaviour=slow)}
+    clock2.run(_runner(clock2, tools2).run_batch([_call("read", 1), _call("read", 2)]))
+    assert clock2.now() == 2.0
+
+
+def test_cancelling_the_runner_still_waits_for_the_tool() -> None:
+    clock = VirtualClock()
+    tool = WorldTool(
+        "append", ToolLedger(clock), behaviour=Behaviour("ignores_cancellation", seconds=5)
+    )
+    runner = _runner(clock, {"append": tool}, timeout=100)
+
+    async def main() -> float:
+        task = asyncio.ensure_future(runner.run(_call("append")))
+        await asyncio.sleep(1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return clock.now()
+
+    assert clock.run(main()) == 5.0
+    assert tool.settled == 1
+
+
+def test_settle_reraises_a_cancellation_once_the_task_is_done() -> None:
+    clock = VirtualClock()
+
+    async def main() -> None:
+        work = asyncio.ensure_future(asyncio.sleep(3))
+        waiter = asyncio.ensure_future(settle(work))
+        await asyncio.sleep(1)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert work.done()
+
+    clock.run(main())
+    assert clock.now() == 3.0
+
+
+def test_a_subprocess_tool_has_its_process_group_killed_on_timeout() -> None:
+    clock = VirtualClock()
+    tool = WorldTool(
+        "append", ToolLedger(clock), behaviour=Behaviour("subprocess", argv=("sleep", "30"))
+    )
+    started = time.perf_counter()
+    reply = clock.run(_runner(clock, {"append": tool}, timeout=1).run(_call("append")))
+    assert reply.status == "timeout"
+    assert time.perf_counter() - started < 10
+    with pytest.raises(ProcessLookupError):
+        os.killpg(tool.pids[0], 0)  # the whole group is gone
+
+
+def test_a_short_subprocess_tool_completes() -> None:
+    clock = VirtualClock()
+    ledger = ToolLedger(clock)
+    tool = WorldTool("append", ledger, behaviour=Behaviour("subprocess", argv=("true",)))
+    from harness.agent import ToolContext
+
+    context = ToolContext(_call("append"), "exec_1", "run", 1, clock)
+    assert clock.run(tool.run({"text": "x"}, context)) == {"appended": True, "lines": 1}

@@ -1,0 +1,186 @@
+"""CrashDisk: the exact durable state each crash class leaves, and refusal after a crash."""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+import pytest
+
+from fakes import CrashDisk, CrashPlan, DeadIncarnationError, SimulatedCrash
+from harness import ConfigError, DiskError
+
+FILE = "/state/journal.jsonl"
+
+
+def _write_two_records(disk: CrashDisk) -> None:
+    """One durable record, then one appended but not fsynced; crash at the fsync."""
+    view = disk.view()
+    view.mkdir("/state")
+    view.fsync_dir("/")
+    with view.open_append(FILE) as f:
+        f.write(b"first\n")
+        f.fsync()
+        view.fsync_dir("/state")
+        f.write(b"second-record\n")
+        f.fsync()
+
+
+def _write_and_sync(view: Any, *, sync_folder: bool = False) -> None:
+    with view.open_append(FILE) as f:
+        f.write(b"data\n")
+        if sync_folder:
+            view.fsync_dir("/state")
+        f.fsync()
+
+
+def _crash(crash_class: str, point: str = "journal:fsync#2", seed: int = 0) -> CrashDisk:
+    disk = CrashDisk(plan=CrashPlan(point, "before", crash_class), seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(SimulatedCrash):
+        _write_two_records(disk)
+    return disk
+
+
+def test_unsynced_data_is_lost() -> None:
+    assert _crash("unsynced_lost").restart().read(FILE) == b"first\n"
+
+
+def test_a_torn_short_append_keeps_a_prefix_of_the_last_write() -> None:
+    data = _crash("torn_append_short").restart().read(FILE)
+    assert data.startswith(b"first\n")
+    assert b"second-record\n".startswith(data[6:])
+    assert 6 < len(data) < len(b"first\nsecond-record\n")
+
+
+def test_a_zero_filled_torn_append_keeps_the_full_length() -> None:
+    data = _crash("torn_append_zeros").restart().read(FILE)
+    assert len(data) == len(b"first\nsecond-record\n")
+    tail = data[6:]
+    cut = len(tail.rstrip(b"\0"))
+    assert b"second-record\n"[:cut] == tail[:cut]
+    assert tail[cut:] == b"\0" * (len(tail) - cut)
+
+
+def test_garbage_is_seeded_so_the_state_is_reproducible() -> None:
+    first = _crash("torn_append_garbage", seed=3).restart().read(FILE)
+    again = _crash("torn_append_garbage", seed=3).restart().read(FILE)
+    assert first == again
+    assert len(first) == len(b"first\nsecond-record\n")
+
+
+def test_a_file_whose_folder_was_never_fsynced_disappears() -> None:
+    disk = CrashDisk(plan=CrashPlan("journal:fsync#1", "after", "missing_dir_fsync"))
+    view = disk.view()
+    view.mkdir("/state")
+    view.fsync_dir("/")
+    with pytest.raises(SimulatedCrash):
+        _write_and_sync(view)
+    assert disk.durable_view() == {}
+    assert not disk.restart().exists(FILE)
+
+
+def test_the_same_crash_under_unsynced_lost_keeps_the_name() -> None:
+    disk = CrashDisk(plan=CrashPlan("journal:fsync#1", "after", "unsynced_lost"))
+    view = disk.view()
+    view.mkdir("/state")
+    with pytest.raises(SimulatedCrash):
+        _write_and_sync(view)
+    assert disk.durable_view() == {FILE: b"data\n"}
+
+
+def test_an_unsynced_folder_takes_its_files_with_it() -> None:
+    disk = CrashDisk(plan=CrashPlan("journal:fsync#1", "after", "missing_dir_fsync"))
+    view = disk.view()
+    view.mkdir("/state")  # "/" never fsynced, so /state itself is not durable
+    with pytest.raises(SimulatedCrash):
+        _write_and_sync(view, sync_folder=True)  # the file's name is durable in /state
+    assert disk.durable_view() == {}
+
+
+@pytest.mark.parametrize(
+    ("crash_class", "point", "code"),
+    [
+        ("eio_on_write", "journal:write#2", errno.EIO),
+        ("enospc_on_write", "journal:write#2", errno.ENOSPC),
+        ("eio_on_fsync", "journal:fsync#2", errno.EIO),
+    ],
+)
+def test_error_classes_raise_a_disk_error_and_do_not_crash(
+    crash_class: str, point: str, code: int
+) -> None:
+    disk = CrashDisk(plan=CrashPlan(point, "before", crash_class))  # type: ignore[arg-type]
+    with pytest.raises(DiskError) as caught:
+        _write_two_records(disk)
+    assert caught.value.errno == code
+    assert isinstance(caught.value.__cause__, OSError)
+    assert not disk.incarnations.crashed
+    disk.view().read(FILE)  # the process lives on
+
+
+def test_error_classes_only_apply_to_their_operations() -> None:
+    with pytest.raises(
+        ConfigError, match=r"^crash_class: got 'eio_on_fsync'; expected a point whose op"
+    ):
+        CrashPlan("journal:write#1", "before", "eio_on_fsync")
+    with pytest.raises(ConfigError, match=r"^point_id: got 'journal'"):
+        CrashPlan("journal")
+
+
+def test_after_the_crash_the_dead_incarnation_is_refused() -> None:
+    disk = _crash("unsynced_lost")
+    old = disk.for_incarnation(1)
+    with pytest.raises(DeadIncarnationError, match="incarnation 1 is dead"):
+        old.read(FILE)
+    new = disk.restart()
+    with pytest.raises(DeadIncarnationError):
+        old.open_append(FILE)
+    assert new.read(FILE) == b"first\n"
+    assert disk.incarnations.refused == [f"read {FILE}", "open /state"]
+
+
+def _write_then_clean_up(view: Any) -> None:
+    try:
+        _write_and_sync(view)
+    finally:
+        view.open_append("/state/cleanup.log")  # refused, raises again
+
+
+def test_a_late_finally_cannot_write_after_the_crash() -> None:
+    disk = CrashDisk(plan=CrashPlan("journal:fsync#1", "before"))
+    view = disk.view()
+    view.mkdir("/state")
+    with pytest.raises(SimulatedCrash):
+        _write_then_clean_up(view)
+    assert disk.incarnations.refused == ["open /state"]
+
+
+def test_point_ids_are_stable_across_runs_and_count_per_role() -> None:
+    def run() -> list[str]:
+        disk = CrashDisk(roles={"/state/journal.jsonl": "tooljournal"})
+        _write_two_records(disk)
+        return [p.id for p in disk.points]
+
+    assert (
+        run()
+        == run()
+        == [
+            "state:mkdir#1",
+            "root:fsync_dir#1",
+            "tooljournal:create#1",
+            "tooljournal:write#1",
+            "tooljournal:fsync#1",
+            "state:fsync_dir#1",
+            "tooljournal:write#2",
+            "tooljournal:fsync#2",
+        ]
+    )
+
+
+def test_a_clean_restart_keeps_everything() -> None:
+    disk = CrashDisk()
+    view = disk.view()
+    view.mkdir("/state")
+    with view.open_append(FILE) as f:
+        f.write(b"unsynced\n")
+    assert disk.restart().read(FILE) == b"unsynced\n"
+    assert disk.incarnations.current == 2
