@@ -35,7 +35,7 @@ DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
 
 # Text that stresses the decoder: multibyte UTF-8 (2, 3 and 4 bytes), newlines
 # and carriage returns inside JSON strings, SSE-looking content.
-_alphabet = st.sampled_from(list("ab z\n\r:é中文🙂\"\\{}") + ["data: ", "[DONE]", "\u2028"])
+_alphabet = st.sampled_from([*list('ab z\n\r:é中文🙂"\\{}'), "data: ", "[DONE]", "\u2028"])
 texts = st.lists(_alphabet, min_size=1, max_size=30).map("".join)
 json_scalars = st.none() | st.booleans() | st.integers(-1000, 1000) | texts
 json_values = st.recursive(
