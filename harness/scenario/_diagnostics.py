@@ -28,10 +28,10 @@ from harness.scenario._problems import (
     Problem,
     ScenarioProblems,
     did_you_mean,
-    kind_of,
     plural,
     quoted,
     show,
+    show_typed,
 )
 from harness.scenario._source import SourceMap
 from harness.scenario._tools import BEHAVIOUR_KINDS
@@ -96,7 +96,9 @@ def _describe_error(detail: ErrorDetails, loc: Loc, where: Loc) -> Problem:
     if kind in ("missing", "union_tag_not_found"):
         return _missing(loc, where, tag=kind == "union_tag_not_found")
     if kind == "union_tag_invalid":
-        return _unknown_kind(loc, where, ctx["tag"])
+        # ctx["tag"] is the tag turned into text; the input holds what was written.
+        tag = value.get("kind", ctx["tag"]) if isinstance(value, dict) else ctx["tag"]
+        return _unknown_kind(loc, where, tag)
     if kind == "literal_error":
         allowed = _literal_values(loc)
         return Problem(where, "not an allowed value", value, show(value), quoted(allowed),
@@ -123,11 +125,11 @@ def _other(detail: ErrorDetails, loc: Loc, where: Loc) -> Problem:
         return Problem((*where, str(value)), "a key is not text", value, show(value),
                        "keys that are plain text", at_key=True)
     if kind == "invalid-json-value":
-        return Problem(where, "not a JSON value", value, f"{show(value)} ({kind_of(value)})",
+        return Problem(where, "not a JSON value", value, show_typed(value),
                        "text, a number, true, false, null, a list or a mapping",
                        "Quote dates and times, such as '\"2024-01-01\"'")
     if kind.endswith(("_type", "_parsing")) or kind == "crash_points":
-        return Problem(where, "wrong type", value, f"{show(value)} ({kind_of(value)})",
+        return Problem(where, "wrong type", value, show_typed(value),
                        describe(*resolve(loc)))
     message = detail["msg"]
     return Problem(where, message[:1].lower() + message[1:], value, show(value))

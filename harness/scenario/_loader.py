@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from harness._errors import ScenarioError
 from harness.scenario._diagnostics import scenario_errors
 from harness.scenario._model import Scenario, attach_source, source_of
-from harness.scenario._problems import Problem, did_you_mean, kind_of, quoted, show
+from harness.scenario._problems import Problem, did_you_mean, quoted, show, show_typed
 from harness.scenario._source import located_error
 from harness.scenario._yaml import read_yaml
 
@@ -35,7 +35,7 @@ def load_scenario(path: StrPath) -> Scenario:
     if not isinstance(data, dict):
         line, column = source.position(())
         raise ScenarioError(str(path), line, column, "the top level is not a mapping",
-                            value=data, got=f"{show(data)} ({kind_of(data)})",
+                            value=data, got=show_typed(data),
                             expected=_REQUIRED_KEYS)
     try:
         scenario = Scenario.model_validate(data)
@@ -136,7 +136,7 @@ _SHOWN_POINTS = 10
 
 def _known_points(known: list[str]) -> str:
     if len(known) <= _SHOWN_POINTS:
-        return quoted(known)
+        return quoted(known, "none (the recorded run reached no persistence point)")
     return f"{quoted(known[:_SHOWN_POINTS])} (and {len(known) - _SHOWN_POINTS} more)"
 
 

@@ -266,7 +266,8 @@ def _undeclared(loc: Loc, name: str, declared: list[str], *, at_key: bool = Fals
     hint = did_you_mean(name, declared) or f"Declare it under 'tools', such as '{name}: " \
         "{kind: send}'"
     return Problem(loc, "tool is not declared", value=name, got=show(name),
-                   expected=f"a tool under 'tools': {quoted(declared)}", hint=hint, at_key=at_key)
+                   expected=f"a tool under 'tools': {quoted(declared, 'none are declared')}",
+                   hint=hint, at_key=at_key)
 
 
 def _fault_turn_problems(scenario: Scenario) -> list[Problem]:

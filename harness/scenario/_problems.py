@@ -7,10 +7,8 @@ validator's error on the whole model. The check therefore raises
 error's context, and the loader turns each :class:`Problem` into a
 ``file:line:col`` error at the exact node::
 
-    >>> raise ScenarioProblems([Problem(("turn",), "turn 0 does not exist", got="0")])
-    Traceback (most recent call last):
-    ...
-    harness.scenario._problems.ScenarioProblems: turn 0 does not exist: got 0
+    >>> str(ScenarioProblems([Problem(("turn",), "turn 0 does not exist", got="0")]))
+    'turn 0 does not exist: got 0'
 """
 
 from __future__ import annotations
@@ -79,10 +77,10 @@ def raise_if_any(problems: Sequence[Problem]) -> None:
         raise ScenarioProblems(problems)
 
 
-def quoted(values: Iterable[object]) -> str:
-    """``one of 'a', 'b'`` for an error message; ``nothing`` for no values at all."""
+def quoted(values: Iterable[object], empty: str = "nothing") -> str:
+    """``one of 'a', 'b'`` for an error message; ``empty`` when there are no values."""
     items = [repr(value) for value in values]
-    return "one of " + ", ".join(items) if items else "nothing (none are declared)"
+    return "one of " + ", ".join(items) if items else empty
 
 
 def did_you_mean(word: object, choices: Iterable[str]) -> str:
@@ -123,6 +121,15 @@ def _flow(value: object, *, top: bool = False) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_flow(item) for item in value) + "]"
     return str(value)
+
+
+def show_typed(value: object) -> str:
+    """:func:`show` with the value's YAML type, for "wrong type" messages.
+
+    >>> show_typed("7"), show_typed(None)
+    ("'7' (a string)", 'null')
+    """
+    return "null" if value is None else f"{show(value)} ({kind_of(value)})"
 
 
 def kind_of(value: object) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 
 from harness._errors import ScenarioError
 from harness.scenario._problems import Loc
@@ -69,16 +70,34 @@ def _parse(path: str, text: str) -> object:
         return yaml.load(text)
     except MarkedYAMLError as exc:
         raise _syntax_error(path, exc) from exc
+    except ReaderError as exc:
+        line, column = _text_position(text, exc.position)
+        raise ScenarioError(path, line, column, f"invalid YAML: {exc.reason}",
+                            got=_character(exc.character),
+                            expected="printable text") from exc
     except (YAMLError, RecursionError, ValueError, TypeError) as exc:
         # Unmarked parser failures (and pathological nesting) still name the file.
-        raise ScenarioError(path, None, None, f"invalid YAML: {exc}",
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ScenarioError(path, None, None, f"invalid YAML: {first_line}",
                             expected="a YAML mapping") from exc
+
+
+def _character(character: object) -> str:
+    if isinstance(character, int):
+        return f"character U+{character:04X}"
+    return f"character {character!r}"
+
+
+def _text_position(text: str, offset: int) -> Position:
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
 
 def _syntax_error(path: str, exc: MarkedYAMLError) -> ScenarioError:
     mark = exc.problem_mark or exc.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
-    problem = (exc.problem or exc.context or "unreadable YAML").strip()
+    # Only the first line: the rest is ruamel's own excerpt of the file.
+    problem = (exc.problem or exc.context or "unreadable YAML").strip().splitlines()[0]
     hint = _SYNTAX_HINTS.get(type(exc).__name__, "")
     if "'\\t'" in problem:
         hint = "Indent with spaces: YAML does not allow tabs there"

@@ -312,3 +312,9 @@ def test_a_folder_without_scenarios(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=f"^{re.escape(str(tmp_path))}: no scenario files in "
                        "this folder; expected files ending in .yaml$"):
         load_scenarios([tmp_path])
+
+
+def test_a_control_character(tmp_path: Path) -> None:
+    assert_error(write(tmp_path, "name: t\nx: a\x01b\n"),
+                 "2:5: invalid YAML: special characters are not allowed: got character U+0001; "
+                 "expected printable text")
