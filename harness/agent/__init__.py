@@ -4,6 +4,19 @@ It touches the world only through the ports in this package; it never imports
 the explorer, the checkers or pytest.
 """
 
+from harness.agent._adapter import (
+    STOP_STATES,
+    Agent,
+    AgentFactory,
+    AgentOutcome,
+    AgentPorts,
+    RecoveryReport,
+    StopState,
+    Task,
+    ToolCallView,
+    ToolSpec,
+    TranscriptMessage,
+)
 from harness.agent._budget import Budget, CostModel
 from harness.agent._classify import (
     ErrorKind,
@@ -63,6 +76,11 @@ from harness.agent._transcript import (
 
 __all__ = [
     "OUTCOMES",
+    "STOP_STATES",
+    "Agent",
+    "AgentFactory",
+    "AgentOutcome",
+    "AgentPorts",
     "AppendFile",
     "AssistantMessage",
     "AssistantTurn",
@@ -85,6 +103,7 @@ __all__ = [
     "ProviderError",
     "RealDisk",
     "RecoveredExecution",
+    "RecoveryReport",
     "ReplyStatus",
     "RetryAction",
     "RetryContext",
@@ -94,18 +113,23 @@ __all__ = [
     "RetryLog",
     "SSEDecoder",
     "SSEEvent",
+    "StopState",
     "StreamClient",
     "StreamConfig",
     "StreamFailure",
+    "Task",
     "Tool",
     "ToolCall",
+    "ToolCallView",
     "ToolContext",
     "ToolInvocation",
     "ToolJournal",
     "ToolReply",
     "ToolRunner",
+    "ToolSpec",
     "Transcript",
     "TranscriptLog",
+    "TranscriptMessage",
     "Usage",
     "UserMessage",
     "backoff_delay",

@@ -1,0 +1,161 @@
+"""The adapter boundary: how any Python agent is run and judged by the harness (DESIGN §4).
+
+The runner builds one :class:`AgentPorts` per incarnation and asks an
+:data:`AgentFactory` for an agent. The agent touches the world only through the
+ports: the HTTP client whose transport is the fake provider, the disk, the
+tools, the clock and the seed. It never imports the runner, the explorer or the
+checkers. A crash (``fakes.SimulatedCrash``) may interrupt any ``await``; the
+agent is then thrown away and a new one is built from the same ports' durable
+state, with the incarnation number one higher.
+
+The reference core (:class:`harness.agent.ReferenceAgent`) is one
+implementation; a second, minimal agent in the tests is another. Example::
+
+    def build(ports: AgentPorts) -> Agent:
+        return MyAgent(http=ports.http, endpoint=ports.endpoint, disk=ports.disk, ...)
+
+    outcome = await build(ports).run(task)
+    assert outcome.stop_state == "complete"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_args
+
+import httpx
+
+from harness.agent._disk import Disk
+from harness.agent._messages import Usage
+from harness.agent._ports import Clock
+from harness.agent._stream_client import Dialect
+from harness.agent._tools import Tool
+
+#: How a run ended (DESIGN L5). An infrastructure failure never ends as ``complete``.
+StopState = Literal[
+    "complete",
+    "blocked",
+    "paused",
+    "infra_paused",
+    "usage_limited",
+    "budget_limited",
+    "failed",
+    "cancelled",
+]
+STOP_STATES: tuple[StopState, ...] = get_args(StopState)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it: name, description, JSON Schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the agent is asked to do, and the budget it may spend doing it (L3, L4, S8)."""
+
+    prompt: str
+    model: str = "fake-model"
+    tools: tuple[ToolSpec, ...] = ()
+    max_turns: int = 8
+    deadline_seconds: float = 900.0
+    max_attempts: int = 30
+    max_output_tokens: int = 1024
+
+
+@dataclass(frozen=True)
+class AgentPorts:
+    """Everything an incarnation may touch. ``state_dir`` is where its durable files live."""
+
+    http: httpx.AsyncClient
+    endpoint: str
+    dialect: Dialect
+    disk: Disk
+    state_dir: str
+    tools: Mapping[str, Tool]
+    clock: Clock
+    seed: int
+    incarnation: int
+    run_id: str
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    """A tool call in an assistant message, as the checkers read it."""
+
+    call_id: str
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    """One message of the agent's trusted transcript, dialect-neutral.
+
+    ``role`` is ``user``, ``assistant`` or ``tool``. Assistant messages carry the
+    ``attempt_id`` they were committed from and their ``tool_calls``; tool
+    messages carry the ``call_id`` they answer, a ``status`` (``ok``, ``error``,
+    ``not_started``, ``unknown``, ``timeout``) and whether the harness of the
+    agent made them up during recovery (``synthetic``).
+    """
+
+    role: Literal["user", "assistant", "tool"]
+    turn_id: str
+    text: str = ""
+    tool_calls: tuple[ToolCallView, ...] = ()
+    attempt_id: str | None = None
+    call_id: str | None = None
+    status: str | None = None
+    synthetic: bool = False
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    """How a run ended, with the evidence the checkers read.
+
+    ``billed_usage`` is the cumulative usage of every attempt, each counted once;
+    ``context_tokens`` is the input size of the last request (L6).
+    ``infra_failure`` says an infrastructure failure was met on the way (I4).
+    """
+
+    stop_state: StopState
+    reason: str
+    transcript: tuple[TranscriptMessage, ...]
+    billed_usage: Usage | None
+    context_tokens: int | None
+    turns: int
+    infra_failure: bool = False
+    attempt_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecoveryReport:
+    """What one call of :meth:`Agent.recover` found and repaired (J4, J5)."""
+
+    not_started: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+    repaired_replies: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.not_started or self.unknown or self.repaired_replies)
+
+
+class Agent(Protocol):
+    """An agent the harness can run, crash, rebuild and judge."""
+
+    async def recover(self) -> RecoveryReport:
+        """Bring durable state to a consistent point; a second call changes nothing (I11)."""
+        ...
+
+    async def run(self, task: Task) -> AgentOutcome:
+        """Recover if needed, then work on ``task`` until a stop state."""
+        ...
+
+
+AgentFactory = Callable[[AgentPorts], Agent]
