@@ -1,0 +1,127 @@
+"""What the runner hands to its users: cases, verdicts and results, as plain data.
+
+A :class:`Case` is one scenario run, with or without one injected crash. Running
+it gives a :class:`CaseResult`: the stop state, one :class:`Verdict` per
+invariant (``pass``, ``fail`` or ``unknown`` — a check whose fault or crash point
+was never reached is never ``pass``), the per-attempt rows a report reads, and
+a digest of the whole trace (the same seed gives the same digest).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+VerdictStatus = Literal["pass", "fail", "unknown"]
+CrashWhen = Literal["before", "after"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One invariant's judgement of a finished run, with the evidence behind it."""
+
+    invariant: str
+    status: VerdictStatus
+    message: str
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CrashSpec:
+    """Where to crash: a persistence point, before or after it, leaving a crash class.
+
+    ``during_recovery`` crashes the second incarnation again at the first point it
+    reaches while recovering.
+
+    >>> CrashSpec("journal:fsync#3", "after", "unsynced_lost").label
+    'journal:fsync#3:after:unsynced_lost'
+    """
+
+    point_id: str
+    when: CrashWhen
+    crash_class: str
+    during_recovery: bool = False
+
+    @property
+    def label(self) -> str:
+        suffix = ":again" if self.during_recovery else ""
+        return f"{self.point_id}:{self.when}:{self.crash_class}{suffix}"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One run of one scenario file, with an optional crash."""
+
+    scenario_name: str
+    source: Path
+    seed: int
+    crash: CrashSpec | None = None
+
+    @property
+    def case_id(self) -> str:
+        """A readable, stable id: ``name`` or ``name[point:when:class]``."""
+        if self.crash is None:
+            return self.scenario_name
+        return f"{self.scenario_name}[{self.crash.label}]"
+
+    @property
+    def replay_command(self) -> str:
+        """One line that re-runs exactly this case."""
+        words = ["harness", "run", str(self.source), "--seed", str(self.seed)]
+        if self.crash is not None:
+            words += ["--crash-at", self.crash.label]
+        return shlex.join(words)
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """One request attempt as the provider saw it; the report issue reads these."""
+
+    scenario: str
+    case_id: str
+    seed: int
+    request_index: int
+    turn: int
+    attempt: int
+    model: str
+    started_at: float
+    first_byte_at: float | None
+    ended_at: float | None
+    outcome: str
+    input_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    output_tokens: int | None
+    cache_miss: str | None = None
+    retry_layer: str | None = None
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The finished run of a :class:`Case`."""
+
+    case: Case
+    stop_state: str | None
+    stop_reason: str
+    verdicts: tuple[Verdict, ...]
+    digest: str
+    crash_reached: bool
+    side_effects: Mapping[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+    retries: int = 0
+    virtual_seconds: float = 0.0
+    attempts: tuple[AttemptRow, ...] = ()
+    error: str | None = None
+
+    @property
+    def failed_verdicts(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.status == "fail")
+
+    @property
+    def passed(self) -> bool:
+        """No invariant failed, no harness error, and the injected crash was reached."""
+        reached = self.case.crash is None or self.crash_reached
+        return self.error is None and reached and not self.failed_verdicts
