@@ -57,6 +57,7 @@ from fakes._tools import (
     WorldTool,
     run_in_process_group,
 )
+from fakes._tokenizer import count_tokens
 from fakes._wire import Emit, Hang, Pause, Reset, Step
 
 __all__ = [
@@ -114,6 +115,7 @@ __all__ = [
     "VirtualClock",
     "WorldState",
     "WorldTool",
+    "count_tokens",
     "crash_class_applies",
     "idempotency_key",
     "run_in_process_group",
