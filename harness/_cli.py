@@ -16,7 +16,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Chaos harness for LLM agents: fake providers, faults, crash recovery checks.",
     )
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo", help="run every streaming fault against the reference stream client"
+    )
+    demo.add_argument("--dialect", choices=["openai", "anthropic"], action="append",
+                      help="limit to one dialect (repeatable; default: both)")
+    demo.add_argument("--seed", type=int, default=0, help="run seed (default: 0)")
     return parser
 
 
@@ -28,7 +34,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return 0
+        return _dispatch(args)
     except HarnessError as error:
         print(f"harness: error: {error}", file=sys.stderr)
         return 2
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "demo":
+        from harness._demo import demo
+
+        return demo(args.dialect or ["openai", "anthropic"], args.seed)
+    raise AssertionError(f"unhandled command {args.command!r}")

@@ -68,7 +68,7 @@ async def _openai_view(provider: FakeProvider) -> dict[str, Any]:
     client = openai.AsyncOpenAI(api_key="test", base_url=provider.base_url,
                                 http_client=provider.httpx2_client(), max_retries=0)
     stream = await client.chat.completions.create(
-        model="fake-model", messages=MESSAGES, stream=True,  # type: ignore[arg-type]
+        model="fake-model", messages=list(MESSAGES), stream=True,  # type: ignore[arg-type]
         stream_options={"include_usage": True},
     )
     text, finish, usage, calls = "", None, None, {}
@@ -99,7 +99,7 @@ async def _anthropic_view(provider: FakeProvider) -> dict[str, Any]:
     client = anthropic.AsyncAnthropic(api_key="test", base_url=provider.base_url,
                                       http_client=provider.httpx2_client(), max_retries=0)
     async with client.messages.stream(
-        model="fake-model", max_tokens=1024, messages=MESSAGES  # type: ignore[arg-type]
+        model="fake-model", max_tokens=1024, messages=list(MESSAGES)  # type: ignore[arg-type]
     ) as stream:
         message = await stream.get_final_message()
     await client.close()
