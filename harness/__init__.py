@@ -3,16 +3,23 @@
 Import from this package (or ``harness.agent``), never from private modules.
 """
 
-from harness._errors import ConfigError, HarnessError, VirtualDeadlockError
+from harness._errors import (
+    ConfigError,
+    DiskError,
+    HarnessError,
+    JournalCorruptError,
+    ScenarioError,
+    VirtualDeadlockError,
+)
 
 __version__ = "0.1.0"
-from harness._errors import DiskError, JournalCorruptError
 
 __all__ = [
     "ConfigError",
     "DiskError",
     "HarnessError",
     "JournalCorruptError",
+    "ScenarioError",
     "VirtualDeadlockError",
     "__version__",
 ]
