@@ -3,6 +3,14 @@
 Import from this package, never from its private modules.
 """
 
+from fakes._cache import (
+    MISS_KINDS,
+    AnthropicCacheRules,
+    CacheConfig,
+    CacheOutcome,
+    OpenAICacheRules,
+    PromptCache,
+)
 from fakes._clock import VirtualClock
 from fakes._crashdisk import (
     CRASH_CLASSES,
@@ -42,6 +50,7 @@ from fakes._faults import (
 )
 from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._ledger import SideEffect, ToolLedger, WorldState, idempotency_key
+from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
 from fakes._provider import (
     FakeProvider,
     IncomingRequest,
@@ -50,6 +59,15 @@ from fakes._provider import (
     ResponsePlan,
 )
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
+from fakes._segments import (
+    COMPACTION_MARKER,
+    INSTRUCTIONS_MARKER,
+    SEGMENTS,
+    PromptBlock,
+    PromptView,
+    prompt_view,
+)
+from fakes._tokenizer import count_tokens
 from fakes._tools import (
     TOOL_KINDS,
     Behaviour,
@@ -57,15 +75,23 @@ from fakes._tools import (
     WorldTool,
     run_in_process_group,
 )
-from fakes._tokenizer import count_tokens
 from fakes._wire import Emit, Hang, Pause, Reset, Step
 
 __all__ = [
+    "COMPACTION_MARKER",
     "CRASH_CLASSES",
     "FAULT_KINDS",
+    "INSTRUCTIONS_MARKER",
+    "MISS_KINDS",
+    "PRICES",
+    "PRICES_AS_OF",
+    "SEGMENTS",
     "TOOL_KINDS",
+    "AnthropicCacheRules",
     "Behaviour",
     "ByteAtATime",
+    "CacheConfig",
+    "CacheOutcome",
     "ConnectionReset",
     "CrashClass",
     "CrashDisk",
@@ -86,10 +112,15 @@ __all__ = [
     "InvalidToolArguments",
     "LineEndings",
     "MalformedFrame",
+    "ModelPrice",
     "NoTerminalEvent",
     "NoUsageChunk",
+    "OpenAICacheRules",
     "Pause",
     "PersistencePoint",
+    "PromptBlock",
+    "PromptCache",
+    "PromptView",
     "ProviderRequest",
     "RandomSplits",
     "Reset",
@@ -112,11 +143,15 @@ __all__ = [
     "ToolLedger",
     "ToolUse",
     "TruncatedToolArguments",
+    "UsageBuckets",
     "VirtualClock",
     "WorldState",
     "WorldTool",
+    "cost",
     "count_tokens",
     "crash_class_applies",
     "idempotency_key",
+    "price_of",
+    "prompt_view",
     "run_in_process_group",
 ]

@@ -1,0 +1,127 @@
+"""A dated price table for the fake models, and the cost of a request's usage.
+
+Prices are USD per million tokens, per bucket. Usage buckets are disjoint
+(DESIGN §7): uncached input, cache read, cache write (5 min / 1 h) and output
+add up to everything billed, so ``cost`` is a plain sum and never double-counts
+the cached tokens OpenAI reports inside ``prompt_tokens``.
+
+The fake model names are modelled on public price lists, so reports show
+realistic ratios (a cache read costs a tenth to a half of fresh input):
+
+- OpenAI, "Pricing" (developers.openai.com/api/docs/pricing), as quoted on
+  2026-11-29: gpt-4.1 $2.00 in / $0.50 cached / $8.00 out; gpt-4o-mini $0.15 /
+  $0.075 / $0.60. OpenAI charges nothing extra to write its automatic cache,
+  so both write prices equal the input price (and the fake reports no writes).
+- Anthropic, "Pricing" and "Prompt caching" (platform.claude.com/docs), as
+  quoted on 2026-11-29: 5-minute cache writes cost 1.25x input, 1-hour writes
+  2x, reads 0.1x. Sonnet 4.5 $3 / $15, Haiku 4.5 $1 / $5, Opus 4.5 $5 / $25.
+
+Example::
+
+    usage = UsageBuckets(uncached_input=1_000_000, output=1_000_000)
+    assert cost("fake-sonnet", usage) == Decimal("18")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from decimal import Decimal
+from types import MappingProxyType
+
+from harness._errors import ConfigError, one_of
+
+_PER_MILLION = Decimal(1_000_000)
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens, one price per usage bucket.
+
+    >>> ModelPrice(Decimal("1"), Decimal("0.1"), Decimal("1.25"), Decimal("2"),
+    ...            Decimal("5")).cache_read
+    Decimal('0.1')
+    """
+
+    uncached_input: Decimal
+    cache_read: Decimal
+    cache_write_5m: Decimal
+    cache_write_1h: Decimal
+    output: Decimal
+
+
+@dataclass(frozen=True)
+class UsageBuckets:
+    """Tokens of one request (or a sum of requests) in disjoint billing buckets.
+
+    >>> UsageBuckets(uncached_input=10, cache_read=90).input_tokens
+    100
+    """
+
+    uncached_input: int = 0
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+    output: int = 0
+
+    @property
+    def input_tokens(self) -> int:
+        """Every prompt token, however billed."""
+        return self.uncached_input + self.cache_read + self.cache_write_5m + self.cache_write_1h
+
+    def __add__(self, other: UsageBuckets) -> UsageBuckets:
+        return UsageBuckets(*(getattr(self, f.name) + getattr(other, f.name)
+                              for f in fields(self)))
+
+
+def _anthropic(base_input: str, base_output: str) -> ModelPrice:
+    # Cache multipliers from Anthropic's prompt caching price table (see module docstring).
+    base = Decimal(base_input)
+    return ModelPrice(base, base * Decimal("0.1"), base * Decimal("1.25"), base * 2,
+                      Decimal(base_output))
+
+
+def _openai(base_input: str, cached: str, base_output: str) -> ModelPrice:
+    base = Decimal(base_input)
+    return ModelPrice(base, Decimal(cached), base, base, Decimal(base_output))
+
+
+PRICES: Mapping[str, ModelPrice] = MappingProxyType({
+    "fake-gpt": _openai("2.00", "0.50", "8.00"),         # modelled on gpt-4.1
+    "fake-gpt-mini": _openai("0.15", "0.075", "0.60"),   # modelled on gpt-4o-mini
+    "fake-opus": _anthropic("5", "25"),                  # modelled on Claude Opus 4.5
+    "fake-sonnet": _anthropic("3", "15"),                # modelled on Claude Sonnet 4.5
+    "fake-haiku": _anthropic("1", "5"),                  # modelled on Claude Haiku 4.5
+})
+PRICES_AS_OF = "2026-11-29"
+
+
+def price_of(model: str, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPrice:
+    """The price of ``model``: an exact name, else the longest name it starts with.
+
+    Dated snapshots therefore price like their family (``fake-sonnet-2026``
+    → ``fake-sonnet``).
+
+    >>> price_of("fake-haiku-20261001").output
+    Decimal('5')
+    """
+    if model in prices:
+        return prices[model]
+    families = [name for name in prices if model.startswith(name + "-")]
+    if not families:
+        raise ConfigError("model", model, one_of(tuple(sorted(prices))),
+                          "Add its prices to the table, or pass your own table")
+    return prices[max(families, key=len)]
+
+
+def cost(model: str, usage: UsageBuckets,
+         prices: Mapping[str, ModelPrice] = PRICES) -> Decimal:
+    """USD cost of ``usage`` on ``model``, exact (``Decimal``).
+
+    >>> cost("fake-gpt", UsageBuckets(uncached_input=1000, cache_read=2000, output=500))
+    Decimal('0.007')
+    """
+    price = price_of(model, prices)
+    total = sum((Decimal(getattr(usage, f.name)) * getattr(price, f.name)
+                 for f in fields(usage)), Decimal(0))
+    return total / _PER_MILLION
