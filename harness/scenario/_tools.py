@@ -1,5 +1,8 @@
 """Tool declarations: what each fake tool does to the world, and how it misbehaves.
 
+Behaviour kinds and fields are exactly those of ``fakes.Behaviour``, so the
+runner builds one with ``fakes.Behaviour(b.kind, **b.fake_fields())``.
+
     >>> ToolSpec(kind="read").is_concurrency_safe
     True
     >>> ToolSpec(kind="append", behaviour={"kind": "slow", "seconds": 2}).behaviour
@@ -8,16 +11,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import Field
 
 from harness.scenario._base import ScenarioModel
-from harness.scenario._faults import Count, Seconds
+from harness.scenario._faults import Seconds, as_fake_fields
 from harness.scenario._names import CONCURRENCY_SAFE_KINDS, ToolKind
 
 
-class SlowBehaviour(ScenarioModel):
+class _BehaviourBase(ScenarioModel):
+    def fake_fields(self) -> dict[str, Any]:
+        """The keyword arguments of ``fakes.Behaviour`` besides ``kind``.
+
+        >>> SlowBehaviour(kind="slow", seconds=2).fake_fields()
+        {'seconds': 2.0}
+        """
+        return as_fake_fields(self.model_dump(exclude={"kind"}))
+
+
+class InstantBehaviour(_BehaviourBase):
+    """The tool answers at once (the default when no behaviour is given)."""
+
+    kind: Literal["instant"]
+
+
+class SlowBehaviour(_BehaviourBase):
     """The tool takes this long (virtual time) before it answers."""
 
     kind: Literal["slow"]
@@ -25,23 +44,19 @@ class SlowBehaviour(ScenarioModel):
     """Virtual seconds the tool runs."""
 
 
-class FailingBehaviour(ScenarioModel):
-    """The tool raises an error, for its first ``times`` calls or always."""
+class FailingBehaviour(_BehaviourBase):
+    """The tool raises an error on every call; the agent sees it as the tool's reply."""
 
     kind: Literal["failing"]
-    message: Annotated[str, Field(min_length=1, max_length=1000)] = "tool failed"
-    """The error text the agent sees."""
-    times: Count | None = None
-    """Fail this many calls, then succeed; null fails every call."""
 
 
-class HangingBehaviour(ScenarioModel):
+class HangingBehaviour(_BehaviourBase):
     """The tool never answers; only a timeout or cancellation ends it (rule J7)."""
 
     kind: Literal["hanging"]
 
 
-class IgnoresCancellationBehaviour(ScenarioModel):
+class IgnoresCancellationBehaviour(_BehaviourBase):
     """The tool swallows cancellation and keeps running for ``seconds`` (rule J7)."""
 
     kind: Literal["ignores_cancellation"]
@@ -49,18 +64,17 @@ class IgnoresCancellationBehaviour(ScenarioModel):
     """Virtual seconds it carries on after being cancelled."""
 
 
-class SubprocessBehaviour(ScenarioModel):
+class SubprocessBehaviour(_BehaviourBase):
     """The tool runs a child process, which a timeout must kill with its group."""
 
     kind: Literal["subprocess"]
     argv: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
-    """The command line of the child."""
-    seconds: Annotated[float, Field(ge=0, le=3600)] = 0
-    """How long the child runs."""
+    """The command line of the child, such as [sleep, "5"]."""
 
 
 Behaviour = Annotated[
-    SlowBehaviour
+    InstantBehaviour
+    | SlowBehaviour
     | FailingBehaviour
     | HangingBehaviour
     | IgnoresCancellationBehaviour
@@ -69,7 +83,7 @@ Behaviour = Annotated[
 ]
 """Any behaviour; ``kind`` picks the model."""
 
-BEHAVIOUR_MODELS: Final[tuple[type[ScenarioModel], ...]] = get_args(get_args(Behaviour)[0])
+BEHAVIOUR_MODELS: Final[tuple[type[_BehaviourBase], ...]] = get_args(get_args(Behaviour)[0])
 BEHAVIOUR_KINDS: Final[tuple[str, ...]] = tuple(
     get_args(model.model_fields["kind"].annotation)[0] for model in BEHAVIOUR_MODELS
 )

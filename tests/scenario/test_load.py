@@ -45,7 +45,7 @@ def test_the_documented_example_loads_with_every_value_typed() -> None:
         kind="stall", at={"turn": 1, "attempt": 1}, after_bytes=120, seconds=120.0
     )
     assert isinstance(scenario.faults[1], HttpErrorFault)
-    assert scenario.faults[1].retry_after == "60"
+    assert scenario.faults[1].retry_after == 60
     assert scenario.crash.points == "all"
     assert scenario.crash.classes == ["unsynced_lost", "torn_append_short"]
     assert scenario.budget.deadline_seconds == 900.0
@@ -94,7 +94,7 @@ def test_retry_after_accepts_whole_seconds_written_as_a_number(tmp_path: Path) -
     path.write_text(text)
     fault = load_scenario(path).faults[1]
     assert isinstance(fault, HttpErrorFault)
-    assert fault.retry_after == "60"
+    assert fault.retry_after == 60
 
 
 def test_scenarios_are_frozen() -> None:
