@@ -29,11 +29,12 @@ import asyncio
 import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, final
 from urllib.parse import urlsplit
 
 from fakes import _wire_anthropic, _wire_openai
+from fakes._cache import CacheConfig, CacheOutcome, PromptCache
 from fakes._faults import (
     ByteFault,
     CutToolArguments,
@@ -47,7 +48,9 @@ from fakes._faults import (
     check_dialect,
     check_faults,
 )
-from fakes._script import ScriptedResponse
+from fakes._script import ScriptedResponse, Text
+from fakes._segments import prompt_view
+from fakes._tokenizer import count_tokens
 from fakes._wire import Dialect, Emit, Frame, Hang, LineEnding, Pause, RenderContext, Reset, Step
 from harness._errors import ConfigError
 from harness.agent._ids import rng_stream
@@ -86,7 +89,8 @@ class ProviderRequest:
 
     ``json`` is the parsed body (``None`` if it was not a JSON object); ``turn``
     and ``attempt`` are 0 for requests that never reached the model (wrong
-    path, unreadable body).
+    path, unreadable body). ``cache`` is what the prompt cache did for it, when
+    the provider has one (see :class:`~fakes.PromptCache`).
     """
 
     method: str
@@ -95,6 +99,7 @@ class ProviderRequest:
     json: Mapping[str, object] | None
     turn: int
     attempt: int
+    cache: CacheOutcome | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,7 @@ class FakeProvider:
         responder: ScriptedResponse | Responder,
         faults: FaultPlan | None = None,
         seed: int = 0,
+        cache: CacheConfig | PromptCache | None = None,
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
         if not isinstance(responder, ScriptedResponse) and not callable(responder):
@@ -141,6 +147,8 @@ class FakeProvider:
         self.seed = seed
         self.requests: list[ProviderRequest] = []
         self._attempts: dict[int, int] = {}
+        # Opt-in: without a cache, usage is the script's, byte for byte as before.
+        self.cache = _prompt_cache(cache, self.dialect, seed)
 
     @property
     def endpoint(self) -> str:
@@ -185,7 +193,25 @@ class FakeProvider:
         http = [fault for fault in faults if isinstance(fault, HttpError)]
         if http:
             return self._error_plan(http[0], request_id, faults, ctx)
+        if self.cache is not None and body is not None:
+            recorded, problem = self._serve_cache(recorded, body)
+            if problem is not None:
+                return self._error_plan(HttpError(400, message=problem), request_id, faults, ctx)
         return self._stream_plan(recorded, request_id, number, faults, ctx)
+
+    def _serve_cache(
+        self, recorded: ProviderRequest, body: Mapping[str, object]
+    ) -> tuple[ProviderRequest, str | None]:
+        """Validate the cache markers and serve the cache; keep the outcome on the record."""
+        assert self.cache is not None
+        view = prompt_view(self.dialect, body)
+        problem = self.cache.check(view)
+        if problem is not None:
+            return recorded, problem
+        recorded = replace(recorded, cache=self.cache.serve(view))
+        # plan() appended this record just now, synchronously: it is the last one.
+        self.requests[-1] = recorded
+        return recorded, None
 
     def _record(
         self, request: IncomingRequest, body: Mapping[str, object] | None, *, turn: int,
@@ -230,6 +256,9 @@ class FakeProvider:
         for fault in faults:
             if isinstance(fault, CutToolArguments):
                 response = fault.apply_response(response)
+        if request.cache is not None:
+            usage = request.cache.usage(_output_tokens(response))
+            response = replace(response, usage=usage)
         frames = self._render(request, response, number)
         for fault in faults:
             if isinstance(fault, FrameFault):
@@ -278,6 +307,30 @@ class FakeProvider:
         from fakes._httpx2_adapter import httpx2_client
 
         return httpx2_client(self)
+
+
+def _prompt_cache(
+    cache: CacheConfig | PromptCache | None, dialect: Dialect, seed: int
+) -> PromptCache | None:
+    if cache is None:
+        return None
+    if isinstance(cache, CacheConfig):
+        return PromptCache(dialect, cache, seed)
+    if not isinstance(cache, PromptCache):
+        raise ConfigError("cache", cache, "a CacheConfig, a PromptCache or None")
+    if cache.dialect != dialect:
+        raise ConfigError("cache", f"PromptCache({cache.dialect!r})",
+                          f"a PromptCache for {dialect!r}", "Each provider needs its own cache")
+    return cache
+
+
+def _output_tokens(response: ScriptedResponse) -> int:
+    """Output tokens of what the script says: its text, tool names and arguments."""
+    return sum(
+        count_tokens(part.text) if isinstance(part, Text)
+        else count_tokens(part.name) + count_tokens(part.argument_text)
+        for part in response.parts
+    )
 
 
 def _check_fault_plan(faults: FaultPlan) -> dict[tuple[int, int], tuple[Fault, ...]]:
