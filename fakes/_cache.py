@@ -23,7 +23,8 @@ label                   decided when
                         the look-back window)
 ``ttl_expired``         a matching prefix was written but has expired
 ``server_miss``         the seeded routing roll missed (``server_miss_rate``)
-(none)                  a full hit: everything still cached was read
+(none)                  a full hit: the longest prefix ever cached for this
+                        request was read
 ======================  =====================================================
 
 The labels are tried in that order; the first that applies wins. A partial hit
