@@ -1,0 +1,178 @@
+"""Write run results to a folder: JSON lines and Parquet, one row per case and per attempt.
+
+The same rows go to both formats so a script can read either. Files:
+
+- ``cases.jsonl`` / ``cases.parquet``: one :class:`~harness.runner.CaseResult` per row,
+  verdicts included (columns: :data:`CASE_COLUMNS`);
+- ``attempts.jsonl`` / ``attempts.parquet``: one request attempt per row
+  (columns: :data:`ATTEMPT_COLUMNS`);
+- ``manifest.json``: what was run (format version, harness version, seed, scenario digests).
+
+A ``suffix`` keeps parallel writers apart: pytest-xdist worker ``gw0`` writes
+``cases-gw0.jsonl`` and never touches ``cases-gw1.jsonl``::
+
+    write_results(Path("results"), results, suffix="-gw0")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import __version__
+from harness.runner._results import AttemptRow, CaseResult
+
+if TYPE_CHECKING:
+    import polars as pl
+
+#: Bumped when a column changes meaning or disappears; readers check it.
+FORMAT_VERSION = 1
+
+CASE_COLUMNS: tuple[str, ...] = (
+    "scenario", "case_id", "source", "seed", "crash_point", "crash_when", "crash_class",
+    "crash_during_recovery", "crash_reached", "passed", "stop_state", "stop_reason", "digest",
+    "duplicates", "retries", "virtual_seconds", "error", "failed_invariants",
+    "unknown_invariants", "side_effects", "verdicts",
+)
+ATTEMPT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(AttemptRow))
+
+
+def case_row(result: CaseResult) -> dict[str, Any]:
+    """One case as a flat-ish mapping of plain values, in :data:`CASE_COLUMNS` order.
+
+    >>> from harness.runner._results import Case
+    >>> row = case_row(CaseResult(Case("s", Path("s.yaml"), 7), "complete", "done", (), "d", True))
+    >>> row["case_id"], row["passed"], row["crash_point"]
+    ('s', True, None)
+    """
+    case, crash = result.case, result.case.crash
+    return {
+        "scenario": case.scenario_name,
+        "case_id": case.case_id,
+        "source": str(case.source),
+        "seed": case.seed,
+        "crash_point": crash.point_id if crash else None,
+        "crash_when": crash.when if crash else None,
+        "crash_class": crash.crash_class if crash else None,
+        "crash_during_recovery": crash.during_recovery if crash else None,
+        "crash_reached": result.crash_reached,
+        "passed": result.passed,
+        "stop_state": result.stop_state,
+        "stop_reason": result.stop_reason,
+        "digest": result.digest,
+        "duplicates": result.duplicates,
+        "retries": result.retries,
+        "virtual_seconds": result.virtual_seconds,
+        "error": result.error,
+        "failed_invariants": [v.invariant for v in result.verdicts if v.status == "fail"],
+        "unknown_invariants": [v.invariant for v in result.verdicts if v.status == "unknown"],
+        # A list of pairs, not a mapping: tool names vary per scenario, and Parquet
+        # columns must not.
+        "side_effects": [{"tool": t, "count": n} for t, n in sorted(result.side_effects.items())],
+        "verdicts": [
+            {"invariant": v.invariant, "status": v.status, "message": v.message,
+             "evidence": list(v.evidence)}
+            for v in result.verdicts
+        ],
+    }
+
+
+def attempt_rows(results: Iterable[CaseResult]) -> list[dict[str, Any]]:
+    """Every attempt of every result, as mappings in :data:`ATTEMPT_COLUMNS` order."""
+    return [dataclasses.asdict(row) for result in results for row in result.attempts]
+
+
+def write_results(folder: Path, results: Sequence[CaseResult], *, suffix: str = "") -> list[Path]:
+    """Write ``cases`` and ``attempts`` as ``.jsonl`` and ``.parquet``; return the paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cases = [case_row(result) for result in results]
+    attempts = attempt_rows(results)
+    written = [
+        _write_jsonl(folder / f"cases{suffix}.jsonl", cases),
+        _write_jsonl(folder / f"attempts{suffix}.jsonl", attempts),
+    ]
+    written.append(folder / f"cases{suffix}.parquet")
+    _frame(cases, _case_schema()).write_parquet(written[-1])
+    written.append(folder / f"attempts{suffix}.parquet")
+    _frame(attempts, _attempt_schema()).write_parquet(written[-1])
+    return written
+
+
+def write_manifest(
+    folder: Path, sources: Sequence[tuple[str, Path, int]], *, seed: int | None, crash: str,
+) -> Path:
+    """Write ``manifest.json``: what ran, so a results folder explains itself.
+
+    ``sources`` are ``(scenario name, file, seed used)``. No wall-clock time is
+    recorded: the same inputs give the same manifest, byte for byte.
+    """
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "harness_version": __version__,
+        "seed_override": seed,
+        "crash": crash,
+        "scenarios": [
+            {"name": name, "path": str(path), "seed": used, "sha256": file_digest(path)}
+            for name, path, used in sources
+        ],
+    }
+    path = folder / "manifest.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    with path.open("w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def _frame(rows: list[dict[str, Any]], schema: pl.Schema) -> pl.DataFrame:
+    import polars as pl
+
+    # An explicit schema keeps the columns and types even when there are no rows
+    # (a run without attempts still writes a readable attempts.parquet).
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _case_schema() -> pl.Schema:
+    import polars as pl
+
+    text, whole, flag = pl.String(), pl.Int64(), pl.Boolean()
+    verdict = pl.Struct({"invariant": text, "status": text, "message": text,
+                         "evidence": pl.List(text)})
+    columns: dict[str, pl.DataType] = {
+        "scenario": text, "case_id": text, "source": text, "seed": whole,
+        "crash_point": text, "crash_when": text, "crash_class": text,
+        "crash_during_recovery": flag, "crash_reached": flag, "passed": flag,
+        "stop_state": text, "stop_reason": text, "digest": text,
+        "duplicates": whole, "retries": whole, "virtual_seconds": pl.Float64(),
+        "error": text, "failed_invariants": pl.List(text), "unknown_invariants": pl.List(text),
+        "side_effects": pl.List(pl.Struct({"tool": text, "count": whole})),
+        "verdicts": pl.List(verdict),
+    }
+    assert tuple(columns) == CASE_COLUMNS  # the JSON lines and the Parquet agree
+    return pl.Schema(columns)
+
+
+def _attempt_schema() -> pl.Schema:
+    import polars as pl
+
+    types: dict[str, pl.DataType] = {"int": pl.Int64(), "float": pl.Float64(),
+                                     "str": pl.String()}
+    schema: dict[str, pl.DataType] = {}
+    for f in dataclasses.fields(AttemptRow):
+        # Annotations are strings ("int | None"); the first word names the type.
+        schema[f.name] = types[str(f.type).split()[0]]
+    return pl.Schema(schema)

@@ -1,0 +1,169 @@
+"""Render a failed case for people: the YAML that matters, the crash, the evidence, the replay.
+
+The pytest plugin and ``harness run`` print the same text, so a CI log and a
+terminal look alike. A report reads top to bottom as: which case, where it
+crashed, the scenario lines involved (numbered, ``>`` on the ones the failure
+points at), every broken invariant with its evidence, and one command that
+re-runs exactly this case::
+
+    print(render_failure(result, scenario))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from harness.runner._results import CaseResult, Verdict
+from harness.scenario import Scenario
+from harness.scenario._model import source_of
+
+# Lines shown around each line a failure points at.
+_CONTEXT = 1
+# The top of a file says what the scenario is; never show fewer lines of it.
+_HEADER_LINES = 3
+# A failure's evidence can be a whole transcript; the report shows its start.
+_MAX_EVIDENCE = 12
+
+# Where in the scenario each invariant's promise is written, beyond the tools it names.
+_INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
+    "I1": (("expect", "side_effects"),),
+    "I4": (("expect", "stop_state"),),
+    "I7": (("faults",),),
+    "I8": (("faults",),),
+    "I9": (("budget",),),
+    "I10": (("expect", "side_effects"),),
+}
+
+
+def render_failure(result: CaseResult, scenario: Scenario | None = None) -> str:
+    """The whole report of a case that did not pass, as text without trailing newline."""
+    case = result.case
+    parts = [_headline(result), _yaml_section(result, scenario), _problems_section(result),
+             f"replay: {case.replay_command}"]
+    return "\n\n".join(part for part in parts if part)
+
+
+def _headline(result: CaseResult) -> str:
+    case = result.case
+    lines = [f"scenario  {case.scenario_name}  ({case.source}, seed {case.seed})"]
+    if case.crash is not None:
+        crash = case.crash
+        again = ", again during recovery" if crash.during_recovery else ""
+        reached = "reached" if result.crash_reached else "NEVER REACHED"
+        lines.append(f"crash     {crash.point_id} {crash.when}, {crash.crash_class}{again}"
+                     f" ({reached})")
+    else:
+        lines.append("crash     none")
+    lines.append(f"stopped   {result.stop_state or '-'}: {result.stop_reason}")
+    return "\n".join(lines)
+
+
+def _problems_section(result: CaseResult) -> str:
+    lines: list[str] = []
+    if result.error is not None:
+        lines += ["harness error", f"  {result.error}"]
+    if result.case.crash is not None and not result.crash_reached:
+        lines += ["the crash point was never reached, so this case proves nothing"]
+    failed = result.failed_verdicts
+    if failed:
+        lines.append("broken invariants")
+        for verdict in failed:
+            lines += _verdict_lines(verdict)
+    return "\n".join(lines)
+
+
+def _verdict_lines(verdict: Verdict) -> list[str]:
+    lines = [f"  {verdict.invariant}: {verdict.message}"]
+    shown = verdict.evidence[:_MAX_EVIDENCE]
+    lines += [f"      | {line}" for line in shown]
+    if len(verdict.evidence) > len(shown):
+        lines.append(f"      | ... ({len(verdict.evidence) - len(shown)} more lines)")
+    return lines
+
+
+def _yaml_section(result: CaseResult, scenario: Scenario | None) -> str:
+    path = Path(result.case.source)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError:
+        return ""
+    lines = text.splitlines()
+    focus = focus_lines(result, scenario) if scenario is not None else set()
+    shown = _shown_lines(lines, focus)
+    return f"{path}\n" + "\n".join(_numbered(lines, shown, focus))
+
+
+def focus_lines(result: CaseResult, scenario: Scenario) -> set[int]:
+    """The 1-based lines of ``scenario`` a failure points at.
+
+    The tools a failed verdict names (its declaration and every call of it), the
+    place each broken invariant's promise is written, and the crash plan when
+    the case crashed.
+    """
+    source = source_of(scenario)
+    if source is None:
+        return set()
+    locs: list[tuple[str | int, ...]] = []
+    failed = result.failed_verdicts
+    for verdict in failed:
+        locs += _INVARIANT_LOCS.get(verdict.invariant, ())
+    for tool in _named_tools(scenario, failed):
+        locs += _tool_locs(scenario, tool)
+    if result.case.crash is not None:
+        locs.append(("crash", "points"))
+    return {source.position(loc)[0] for loc in locs}
+
+
+def _named_tools(scenario: Scenario, verdicts: Iterable[Verdict]) -> list[str]:
+    words = " ".join(" ".join((v.message, *v.evidence)) for v in verdicts)
+    return [tool for tool in scenario.tools
+            if re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", words)]
+
+
+def _tool_locs(scenario: Scenario, tool: str) -> list[tuple[str | int, ...]]:
+    locs: list[tuple[str | int, ...]] = [("tools", tool)]
+    for r, reply in enumerate(scenario.model):
+        locs += [("model", r, "calls", c) for c, call in enumerate(reply.calls)
+                 if call.tool == tool]
+    if tool in scenario.expect.side_effects:
+        locs.append(("expect", "side_effects", tool))
+    return locs
+
+
+def _shown_lines(lines: list[str], focus: set[int]) -> list[int]:
+    """Line numbers to print: the header, the ``expect`` block, and each focus line's context."""
+    shown = set(range(1, min(_HEADER_LINES, len(lines)) + 1))
+    shown |= _block_of(lines, "expect")
+    for line in focus:
+        shown |= set(range(max(1, line - _CONTEXT), min(len(lines), line + _CONTEXT) + 1))
+    return sorted(shown)
+
+
+def _block_of(lines: list[str], key: str) -> set[int]:
+    """The lines of the top-level ``key:`` block, from its key to the next top-level key."""
+    start = next((i for i, line in enumerate(lines, 1) if line.startswith(f"{key}:")), None)
+    if start is None:
+        return set()
+    end = start
+    for number in range(start + 1, len(lines) + 1):
+        line = lines[number - 1]
+        if line and not line[0].isspace() and not line.startswith("#"):
+            break
+        if line.strip():
+            end = number
+    return set(range(start, end + 1))
+
+
+def _numbered(lines: list[str], shown: list[int], focus: set[int]) -> list[str]:
+    width = len(str(len(lines)))
+    out: list[str] = []
+    previous = 0
+    for number in shown:
+        if number > previous + 1:
+            out.append(f"  {'.' * width}")
+        mark = ">" if number in focus else " "
+        out.append(f"{mark} {number:>{width}} | {lines[number - 1]}".rstrip())
+        previous = number
+    return out
