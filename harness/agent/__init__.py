@@ -31,6 +31,7 @@ from harness.agent._classify import (
 )
 from harness.agent._defaults import StreamConfig
 from harness.agent._disk import AppendFile, Disk, RealDisk, ensure_dir
+from harness.agent._guards import GuardLimits, RecoveryCounters
 from harness.agent._ids import IdSource, rng_stream
 from harness.agent._journal import (
     OUTCOMES,
@@ -42,10 +43,14 @@ from harness.agent._journal import (
     ToolJournal,
     sha256_json,
 )
+from harness.agent._loop import ReferenceAgent
 from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
+from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
 from harness.agent._ports import Clock, LoopClock
+from harness.agent._requests import build_request
 from harness.agent._retry_after import parse_retry_after
 from harness.agent._retry_log import MemoryRetryLog, RetryEvent, RetryLog
+from harness.agent._session_log import SessionLog, SessionRecord, StaleEpochError
 from harness.agent._sse import SSEDecoder, SSEEvent
 from harness.agent._stream_client import (
     AttemptRecord,
@@ -94,16 +99,22 @@ __all__ = [
     "DurableLineFile",
     "ErrorKind",
     "Execution",
+    "FileMetrics",
     "FinishReason",
+    "GuardLimits",
     "IdSource",
     "JournalRecord",
     "LoopClock",
+    "MemoryMetrics",
     "MemoryRetryLog",
+    "MetricsSink",
     "Outcome",
     "ProviderError",
     "RealDisk",
     "RecoveredExecution",
+    "RecoveryCounters",
     "RecoveryReport",
+    "ReferenceAgent",
     "ReplyStatus",
     "RetryAction",
     "RetryContext",
@@ -113,6 +124,9 @@ __all__ = [
     "RetryLog",
     "SSEDecoder",
     "SSEEvent",
+    "SessionLog",
+    "SessionRecord",
+    "StaleEpochError",
     "StopState",
     "StreamClient",
     "StreamConfig",
@@ -133,6 +147,7 @@ __all__ = [
     "Usage",
     "UserMessage",
     "backoff_delay",
+    "build_request",
     "classify",
     "continuation_body",
     "drop_images",

@@ -1,0 +1,618 @@
+"""The reference agent loop (DESIGN L1-L7): the model of what recovering correctly means.
+
+:class:`ReferenceAgent` implements :class:`harness.agent.Agent`. Its durable
+state lives under ``ports.state_dir``: the tool journal (``journal.jsonl``,
+J1-J4) and the trusted session log (``session.jsonl``, :mod:`._session_log`).
+Run metrics go to a :class:`MetricsSink` that may drop records (J6).
+
+One turn (seed 002 §19.1 and §19.5; seed 000 §1):
+
+1. ``turn_start`` is written; the request is built from the trusted transcript
+   (:func:`build_request`), so a restarted agent sends what a fresh one would;
+2. the stream client makes the call, drawing on the one shared :class:`Budget`
+   (S8) and writing its retry events into the session log (S7);
+3. every attempt is written with its usage (L6), then the complete assistant
+   message with its attempt id (S2). Only now may tools run (L1);
+4. the calls run through the :class:`ToolRunner` (journal first, parallel only
+   when every tool is concurrency-safe, one failure never aborts the others:
+   L2); the replies are written in the model's order; the guards (L3, L4)
+   look at the transcript and may add a reminder or stop the run;
+5. ``turn_end`` is written; a message without tool calls ends the run.
+
+A truncated message (S6) is recorded with its cut calls, each of which gets a
+structured error reply and none of which runs (I7); the next request therefore
+differs, so it is never a blind re-sample. Stop states (L5) come from
+:func:`failure_stop`; a session-log write failure stops every further side
+effect and ends ``infra_paused`` (J6). The stop record is written last, through
+the epoch check (L7).
+
+Example::
+
+    agent = ReferenceAgent(ports)           # ReferenceAgent is an AgentFactory
+    outcome = await agent.run(Task("Append 'hi' to the notes.", tools=(ToolSpec("append"),)))
+    outcome.stop_state                      # 'complete'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import posixpath
+from dataclasses import dataclass
+from typing import Any, final
+
+from harness._errors import DiskError
+from harness.agent._adapter import (
+    AgentOutcome,
+    AgentPorts,
+    RecoveryReport,
+    StopState,
+    Task,
+    ToolCallView,
+    TranscriptMessage,
+)
+from harness.agent._budget import Budget
+from harness.agent._classify import ProviderError
+from harness.agent._defaults import StreamConfig
+from harness.agent._guards import (
+    FINGERPRINT_REMINDER,
+    REPETITION_REMINDER,
+    TRUNCATED_ARGUMENTS,
+    GuardLimits,
+    RecoveryCounters,
+    argument_repairs,
+    fingerprint_decision,
+    repetition_decision,
+)
+from harness.agent._ids import IdSource
+from harness.agent._journal import ToolJournal
+from harness.agent._messages import AssistantMessage, ToolCall, Usage
+from harness.agent._metrics import MemoryMetrics, MetricsSink
+from harness.agent._requests import Ordered, build_request, model_order, reply_text
+from harness.agent._retry_log import RetryEvent
+from harness.agent._session_log import (
+    AssistantEntry,
+    Entry,
+    ReplyEntry,
+    SessionLog,
+    UserEntry,
+    calls_to_json,
+    usage_to_json,
+)
+from harness.agent._stream_client import AttemptRecord, CompletionResult, StreamClient
+from harness.agent._tool_runner import ToolRunner
+from harness.agent._tools import ToolInvocation, ToolReply, not_started_reply
+from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
+
+SESSION_FILE = "session.jsonl"
+JOURNAL_FILE = "journal.jsonl"
+_TRANSIENT = frozenset(
+    {"idle_timeout", "first_byte_timeout", "connect_error", "reset", "truncated_stream",
+     "stream_error", "malformed_frame"}
+)
+_QUOTA_MARKERS = ("insufficient_quota", "quota", "billing", "balance")
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why the loop ends: a stop state (L5), its reason, and whether infra failed (I4)."""
+
+    state: StopState
+    reason: str
+    infra_failure: bool = False
+
+
+def turn_id_for(seed: int, number: int) -> str:
+    """The id of turn ``number`` (1-based): seed and counter, never random.
+
+    >>> turn_id_for(7, 1) == turn_id_for(7, 1) != turn_id_for(7, 2)
+    True
+    """
+    return IdSource(seed, "turn", start=number - 1).next()
+
+
+def incarnation_seed(seed: int, incarnation: int) -> int:
+    """A seed per incarnation, so a restarted client never reissues an attempt id.
+
+    >>> incarnation_seed(7, 1) != incarnation_seed(7, 2)
+    True
+    """
+    digest = hashlib.sha256(f"{seed}:incarnation:{incarnation}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def failure_stop(result: CompletionResult, budget: Budget, now: float) -> Stop:
+    """The stop state for a call the stream client gave up on (L5; seed 002 §19.2).
+
+    deadline or attempt budget → ``budget_limited``; 401/403 → ``blocked``;
+    429 cap, quota, Retry-After above the cap → ``usage_limited``; transient
+    transport failures, 5xx, 529, TLS → ``infra_paused``; anything else (400,
+    404, 422, context overflow) → ``failed``.
+    """
+    error = result.error or ProviderError("budget_exhausted", result.stop_reason)
+    infra = _is_infra(error)
+    reason = f"{result.stop_reason} (last error: {error.kind} {error.message})"
+    if _budget_ran_out(result, error, budget, now):
+        return Stop("budget_limited", reason, infra)
+    status = error.effective_status
+    if status in (401, 403):
+        return Stop("blocked", reason)
+    if status in (402, 429) or error.mentions(_QUOTA_MARKERS):
+        return Stop("usage_limited", reason)
+    return Stop("infra_paused" if infra else "failed", reason, infra)
+
+
+def _budget_ran_out(
+    result: CompletionResult, error: ProviderError, budget: Budget, now: float
+) -> bool:
+    if error.kind in ("deadline_exceeded", "budget_exhausted"):
+        return True
+    # The client stops before a wait that would pass the deadline; say so plainly.
+    return result.stop_reason.startswith("waiting") or budget.exhausted_reason(now) is not None
+
+
+def _is_infra(error: ProviderError) -> bool:
+    status = error.effective_status
+    if error.kind in _TRANSIENT:
+        return True
+    return status is not None and (status >= 500 or status in (408, 409))
+
+
+class _SessionRetryLog:
+    """The stream client's :class:`RetryLog`, written into the session log (S7)."""
+
+    def __init__(self, log: SessionLog) -> None:
+        self.log = log
+        self.turn_id = ""
+
+    def record(self, event: RetryEvent) -> None:
+        self.log.append("retry", self.turn_id, event=event.to_json())
+
+
+@dataclass
+class _RunState:
+    """What one ``run`` of one incarnation works with."""
+
+    task: Task
+    budget: Budget
+    client: StreamClient
+    retry_log: _SessionRetryLog
+    runner: ToolRunner
+    epoch: int
+
+
+@final
+class ReferenceAgent:
+    """The reference agent core; see the module docstring.
+
+    ``limits`` caps the loop's own recovery classes; ``metrics`` receives the
+    droppable metrics stream (in memory by default, as :attr:`metrics`).
+    """
+
+    def __init__(
+        self,
+        ports: AgentPorts,
+        *,
+        config: StreamConfig | None = None,
+        limits: GuardLimits | None = None,
+        metrics: MetricsSink | None = None,
+    ) -> None:
+        self.ports = ports
+        self.config = config or StreamConfig()
+        self.limits = limits or GuardLimits()
+        self.metrics: MetricsSink = metrics or MemoryMetrics()
+        state_dir = posixpath.normpath(ports.state_dir)
+        self._root = posixpath.dirname(state_dir) or "/"
+        self._session_path = posixpath.join(state_dir, SESSION_FILE)
+        self._journal_path = posixpath.join(state_dir, JOURNAL_FILE)
+        self._log: SessionLog | None = None
+        self._journal: ToolJournal | None = None
+        self._attempts: dict[str, Usage | None] = {}
+
+    # -- recovery (J4, J5, S7, I11) ----------------------------------------------------
+
+    async def recover(self) -> RecoveryReport:
+        """Load both logs, close interrupted calls and turns; a second call changes nothing.
+
+        Raises ``JournalCorruptError`` for a damaged log and ``DiskError`` when a
+        terminal record cannot be written.
+        """
+        log, journal = self._open()
+        recovered = journal.recover()
+        repaired = self._repair_dangling(log, journal)
+        for turn_id in log.open_turns():
+            # Seed 002 §19.1 ③ (dsh): a started turn gets a definite end event.
+            log.append("turn_end", turn_id, reason="interrupted_before_restart")
+        return RecoveryReport(
+            not_started=tuple(
+                r.execution.call_id for r in recovered
+                if r.outcome == "interrupted_before_execution"
+            ),
+            unknown=tuple(
+                r.execution.call_id for r in recovered if r.outcome == "unknown_after_restart"
+            ),
+            repaired_replies=tuple(reply.call_id for reply in repaired),
+        )
+
+    def _open(self) -> tuple[SessionLog, ToolJournal]:
+        ports = self.ports
+        self._log = SessionLog.open(
+            ports.disk, self._session_path, run_id=ports.run_id,
+            incarnation=ports.incarnation, clock=ports.clock, root=self._root,
+        )
+        self._journal = ToolJournal.open(
+            ports.disk, self._journal_path, run_id=ports.run_id, clock=ports.clock,
+            seed=ports.seed, root=self._root,
+        )
+        self._attempts = {a.attempt_id: a.usage for a in self._log.attempts()}
+        return self._log, self._journal
+
+    def _repair_dangling(self, log: SessionLog, journal: ToolJournal) -> list[ToolReply]:
+        """One synthetic reply per call without one, by turn id and call id (J5)."""
+        replies = repair_transcript(_as_transcript(log.entries()), journal.find)
+        for reply in replies:
+            self._append_reply(reply)
+        return replies
+
+    # -- the run -------------------------------------------------------------------------
+
+    async def run(self, task: Task) -> AgentOutcome:
+        """Recover (once per incarnation), then take turns until a stop state."""
+        try:
+            if self._log is None:
+                await self.recover()
+            log = self.log
+            if log.stop_record() is not None:
+                return self._outcome_from_log()
+            stop = await self._loop(self._prepare(task))
+        except DiskError as exc:
+            stop = Stop("infra_paused", f"the session log cannot be written: {exc}", True)
+        except asyncio.CancelledError:
+            self._finish(Stop("cancelled", "the run was cancelled"))
+            raise
+        return self._finish(stop)
+
+    @property
+    def log(self) -> SessionLog:
+        assert self._log is not None, "recover() first"
+        return self._log
+
+    @property
+    def journal(self) -> ToolJournal:
+        assert self._journal is not None, "recover() first"
+        return self._journal
+
+    @property
+    def counters(self) -> RecoveryCounters:
+        """The recovery classes used so far (L4), rebuilt from the session log."""
+        log = self.log
+        guards = log.of_kind("guard")
+        return RecoveryCounters(
+            transport_retry=sum(
+                1 for e in log.retry_events() if e.kind == "retry_scheduled"
+            ),
+            argument_repair=argument_repairs(log.assistants()),
+            verification_rework=0,  # no verifier yet (seed 002 §19.2)
+            repetition=sum(1 for g in guards if g.body["counter"] == "repetition"),
+        )
+
+    def _prepare(self, task: Task) -> _RunState:
+        log, ports = self.log, self.ports
+        if log.header is None:
+            self._start_session(task)
+        budget = self._restore_budget(task)
+        retry_log = _SessionRetryLog(log)
+        client = StreamClient(
+            ports.http, dialect=ports.dialect, endpoint=ports.endpoint, config=self.config,
+            clock=ports.clock, seed=incarnation_seed(ports.seed, ports.incarnation),
+            retry_log=retry_log, budget=budget,
+        )
+        runner = ToolRunner(
+            self.journal, ports.tools, clock=ports.clock, incarnation=ports.incarnation
+        )
+        return _RunState(task, budget, client, retry_log, runner, log.epoch)
+
+    def _start_session(self, task: Task) -> None:
+        ports = self.ports
+        self.log.append(
+            "session", "", epoch=1, seed=ports.seed, dialect=ports.dialect,
+            task=_task_json(task), deadline=ports.clock.now() + task.deadline_seconds,
+        )
+        self.log.append("user", self._turn_id(1), text=task.prompt, source="task")
+
+    def _restore_budget(self, task: Task) -> Budget:
+        """The shared budget as the log left it: a restart buys no time or attempts (S7)."""
+        header = self.log.header
+        assert header is not None
+        fallback = Budget(
+            deadline=float(header.body["deadline"]),
+            max_attempts=task.max_attempts,
+            attempts_used=len(self.log.attempt_ids()),
+        )
+        budget = Budget.restore(self.log.retry_events(), fallback)
+        budget.tokens_used = sum(
+            u.input_tokens + u.output_tokens for u in self._attempts.values() if u is not None
+        )
+        return budget
+
+    async def _loop(self, state: _RunState) -> Stop:
+        while True:
+            stop = self._conclusion() or self._before_turn(state)
+            if stop is None:
+                stop = await self._turn(state)
+            if stop is not None:
+                return stop
+
+    def _conclusion(self) -> Stop | None:
+        """A stop the transcript already implies: the last message is an answer."""
+        entries = self.log.entries()
+        last = entries[-1] if entries else None
+        if not isinstance(last, AssistantEntry) or last.calls:
+            return None
+        if last.finish == "stop":
+            return Stop("complete", "the model answered without tool calls")
+        if last.finish == "length":
+            return Stop("failed", "the answer was cut at the output limit after its continuation")
+        return Stop("failed", f"the model ended with finish {last.finish!r}")
+
+    def _before_turn(self, state: _RunState) -> Stop | None:
+        turns = len(self.log.of_kind("turn_start"))
+        if turns >= state.task.max_turns:
+            return Stop("budget_limited", f"turn cap of {state.task.max_turns} reached (L3)")
+        exhausted = state.budget.exhausted_reason(self.ports.clock.now())
+        return Stop("budget_limited", exhausted) if exhausted else None
+
+    # -- one turn ------------------------------------------------------------------------
+
+    async def _turn(self, state: _RunState) -> Stop | None:
+        number = len(self.log.of_kind("turn_start")) + 1
+        turn_id = self._turn_id(number)
+        self.log.append("turn_start", turn_id, turn=number)
+        body = build_request(self.ports.dialect, state.task, self.log.entries())
+        state.retry_log.turn_id = turn_id
+        started = self.ports.clock.now()
+        result = await state.client.complete(body)
+        self._record_attempts(turn_id, result)
+        stop = await self._settle(state, turn_id, result)
+        self.metrics.emit({"kind": "turn", "runId": self.ports.run_id, "turnId": turn_id,
+                           "seconds": self.ports.clock.now() - started})
+        reason = stop.state if stop is not None else "continue"
+        self.log.append("turn_end", turn_id, reason=reason)
+        return stop
+
+    async def _settle(
+        self, state: _RunState, turn_id: str, result: CompletionResult
+    ) -> Stop | None:
+        if result.outcome == "failed" or result.message is None:
+            return failure_stop(result, state.budget, self.ports.clock.now())
+        if result.rejected_tool_calls:
+            return self._reject_truncated(turn_id, result.message, result.rejected_tool_calls)
+        entry = self._commit(turn_id, result.message, result.message.tool_calls)
+        if not entry.calls:
+            return None  # an answer: _conclusion decides how the run ends
+        return await self._act(state, entry)
+
+    def _commit(
+        self, turn_id: str, message: AssistantMessage, calls: tuple[ToolCall, ...],
+        *, rejected: bool = False,
+    ) -> AssistantEntry:
+        """Write the complete assistant message durably, before any of its tools runs (L1)."""
+        self.log.append(
+            "assistant", turn_id, attemptId=message.attempt_id,
+            continuationOf=message.continuation_of, text=message.text,
+            finish=message.finish, rejected=rejected, calls=calls_to_json(calls),
+        )
+        return AssistantEntry(
+            turn_id, message.attempt_id, message.text, message.finish, calls, rejected,
+            message.continuation_of,
+        )
+
+    def _reject_truncated(
+        self, turn_id: str, message: AssistantMessage, cut: tuple[ToolCall, ...]
+    ) -> Stop | None:
+        """S6: record the cut calls, answer each with a structured error; none runs (I7)."""
+        entry = self._commit(turn_id, message, cut, rejected=True)
+        for call in entry.calls:
+            content = {"error": "ARGUMENTS_TRUNCATED", "message": TRUNCATED_ARGUMENTS}
+            self._append_reply(ToolReply(turn_id, call.call_id, "error", content))
+        return self._repair_cap()
+
+    def _repair_cap(self) -> Stop | None:
+        repairs = argument_repairs(self.log.assistants())
+        if repairs <= self.limits.max_argument_repairs:
+            return None
+        reason = f"argument repair limit of {self.limits.max_argument_repairs} passed (L4)"
+        return self._guard_stop("argument_repair", reason)
+
+    # -- tools (L1, L2) and guards (L3, L4) ----------------------------------------------
+
+    async def _act(self, state: _RunState, entry: AssistantEntry) -> Stop | None:
+        if repetition_decision(self.log.assistants(), self.limits) == "stop":
+            self._answer_unrun(entry, "the same calls were asked for three turns in a row")
+            return self._guard_stop("repetition", "identical tool calls kept repeating (L3)")
+        replies = await self._run_calls(state, entry)
+        for reply in replies:
+            self._append_reply(reply)
+        if state.runner.halted is not None:
+            reason = f"the tool journal cannot be written: {state.runner.halted}"
+            return Stop("infra_paused", reason, True)  # J6: no further side effect
+        return self._after_tools(entry)
+
+    async def _run_calls(self, state: _RunState, entry: AssistantEntry) -> list[ToolReply]:
+        """Run the runnable calls; replies come back in the model's order (L2)."""
+        runnable = [
+            ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments)
+            for c in entry.calls if c.runnable
+        ]
+        try:
+            ran = iter(await state.runner.run_batch(runnable))
+        except asyncio.CancelledError:
+            # Seed 002 §19.5: on abort, calls that never started get a synthetic reply.
+            self._repair_dangling(self.log, self.journal)
+            raise
+        return [next(ran) if c.runnable else _invalid_arguments(entry.turn_id, c)
+                for c in entry.calls]
+
+    def _after_tools(self, entry: AssistantEntry) -> Stop | None:
+        stop = self._repair_cap()
+        if stop is not None:
+            return stop
+        if fingerprint_decision(self.log.entries(), entry.turn_id, self.limits) == "stop":
+            reason = "the same error came back without new evidence (L3)"
+            return self._guard_stop("error_fingerprint", reason)
+        if fingerprint_decision(self.log.entries(), entry.turn_id, self.limits) == "remind":
+            self._remind(entry.turn_id, "error_fingerprint", FINGERPRINT_REMINDER)
+        elif repetition_decision(self.log.assistants(), self.limits) == "remind":
+            self._remind(entry.turn_id, "repetition", REPETITION_REMINDER)
+        return None
+
+    def _answer_unrun(self, entry: AssistantEntry, why: str) -> None:
+        for call in entry.calls:
+            invocation = ToolInvocation(entry.turn_id, call.call_id, call.name, call.arguments)
+            self._append_reply(not_started_reply(invocation, f"not run: {why}"))
+
+    def _remind(self, turn_id: str, counter: str, text: str) -> None:
+        """A reminder the next request carries (a different input, not a re-sample)."""
+        self.log.append("guard", turn_id, counter=counter, action="remind", reason=text)
+        next_turn = self._turn_id(len(self.log.of_kind("turn_start")) + 1)
+        self.log.append("user", next_turn, text=text, source="guard")
+
+    def _guard_stop(self, counter: str, reason: str) -> Stop:
+        turn_id = self.log.records[-1].turn_id
+        self.log.append("guard", turn_id, counter=counter, action="stop", reason=reason)
+        return Stop("failed", reason)
+
+    # -- records -------------------------------------------------------------------------
+
+    def _append_reply(self, reply: ToolReply) -> None:
+        execution = self._journal.find(*reply.key) if self._journal is not None else None
+        self.log.append(
+            "tool_reply", reply.turn_id, callId=reply.call_id,
+            executionId=execution.execution_id if execution is not None else None,
+            status=reply.status, content=reply.content, synthetic=reply.synthetic,
+        )
+
+    def _record_attempts(self, turn_id: str, result: CompletionResult) -> None:
+        """Each attempt once, failed ones included (L6); in memory first, then durably."""
+        for attempt in result.attempts:
+            self._attempts[attempt.attempt_id] = attempt.usage
+        for attempt in result.attempts:
+            self.log.append("attempt", turn_id, **_attempt_json(attempt))
+            self.metrics.emit({
+                "kind": "attempt", "runId": self.ports.run_id, "turnId": turn_id,
+                "attemptId": attempt.attempt_id, "status": attempt.status,
+                "usage": usage_to_json(attempt.usage),
+                "latency": attempt.ended_at - attempt.started_at,
+            })
+
+    def _turn_id(self, number: int) -> str:
+        return turn_id_for(self.ports.seed, number)
+
+    # -- the end -------------------------------------------------------------------------
+
+    def _finish(self, stop: Stop) -> AgentOutcome:
+        """Persist the stop record through the epoch check (L7), then report."""
+        if self._log is not None and self._log.header is not None:
+            try:
+                self._write_stop(stop)
+            except DiskError as exc:
+                # The trusted log does not say how the run ended: never report success.
+                stop = Stop("infra_paused", f"{stop.reason}; stop record not written: {exc}",
+                            True)
+        return self._outcome(stop)
+
+    def _write_stop(self, stop: Stop) -> None:
+        log = self.log
+        turn_id = log.records[-1].turn_id if log.records else ""
+        log.write_back(
+            log.epoch, "stop", turn_id, stopState=stop.state, reason=stop.reason,
+            infraFailure=stop.infra_failure, turns=len(log.of_kind("turn_start")),
+            epoch=log.epoch,
+        )
+
+    def _outcome_from_log(self) -> AgentOutcome:
+        record = self.log.stop_record()
+        assert record is not None
+        body = record.body
+        return self._outcome(Stop(body["stopState"], str(body["reason"]),
+                                  bool(body["infraFailure"])))
+
+    def _outcome(self, stop: Stop) -> AgentOutcome:
+        entries = self._log.entries() if self._log is not None else []
+        ids = self._log.attempt_ids() if self._log is not None else []
+        ids += [attempt_id for attempt_id in self._attempts if attempt_id not in ids]
+        usages = [u for u in self._attempts.values() if u is not None]
+        turns = len(self._log.of_kind("turn_start")) if self._log is not None else 0
+        return AgentOutcome(
+            stop_state=stop.state,
+            reason=stop.reason,
+            transcript=tuple(_message(e) for e in model_order(entries)),
+            billed_usage=Usage.total(usages),
+            context_tokens=usages[-1].input_tokens if usages else None,
+            turns=turns,
+            infra_failure=stop.infra_failure,
+            attempt_ids=tuple(ids),
+        )
+
+
+def _invalid_arguments(turn_id: str, call: ToolCall) -> ToolReply:
+    content = {"error": "INVALID_ARGUMENTS", "message": f"{call.arguments_error}; not run"}
+    return ToolReply(turn_id, call.call_id, "error", content)
+
+
+def _as_transcript(entries: list[Entry]) -> Transcript:
+    converted: list[UserMessage | AssistantTurn | ToolReply] = []
+    for entry in entries:
+        if isinstance(entry, UserEntry):
+            converted.append(UserMessage(entry.text))
+        elif isinstance(entry, ReplyEntry):
+            converted.append(entry.reply)
+        else:
+            calls = tuple(
+                ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments)
+                for c in entry.calls
+            )
+            converted.append(AssistantTurn(entry.turn_id, calls, entry.text))
+    return Transcript(tuple(converted))
+
+
+def _message(entry: Ordered) -> TranscriptMessage:
+    if isinstance(entry, UserEntry):
+        return TranscriptMessage("user", entry.turn_id, entry.text)
+    if isinstance(entry, ToolReply):
+        return TranscriptMessage(
+            "tool", entry.turn_id, reply_text(entry), call_id=entry.call_id,
+            status=entry.status, synthetic=entry.synthetic,
+        )
+    calls = tuple(ToolCallView(c.call_id, c.name, dict(c.arguments)) for c in entry.calls)
+    return TranscriptMessage(
+        "assistant", entry.turn_id, entry.text, calls, attempt_id=entry.attempt_id
+    )
+
+
+def _attempt_json(attempt: AttemptRecord) -> dict[str, Any]:
+    error = attempt.error
+    return {
+        "attemptId": attempt.attempt_id,
+        "attemptKind": attempt.kind,
+        "status": attempt.status,
+        "usage": usage_to_json(attempt.usage),
+        "startedAt": attempt.started_at,
+        "endedAt": attempt.ended_at,
+        "error": None if error is None else {
+            "kind": error.kind, "status": error.status, "message": error.message,
+            "type": error.error_type, "code": error.error_code,
+        },
+    }
+
+
+def _task_json(task: Task) -> dict[str, Any]:
+    return {
+        "prompt": task.prompt,
+        "model": task.model,
+        "tools": [spec.name for spec in task.tools],
+        "maxTurns": task.max_turns,
+        "deadlineSeconds": task.deadline_seconds,
+        "maxAttempts": task.max_attempts,
+        "maxOutputTokens": task.max_output_tokens,
+    }

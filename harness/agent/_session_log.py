@@ -1,0 +1,381 @@
+"""The trusted session log: the one record a restarted agent rebuilds itself from.
+
+Seed 002 §19.6 separates three streams: the *trusted session record* (model
+messages, tool calls and results; used for recovery and audit), run metrics
+(may be sampled or lost) and the security audit. This module is the first one.
+Every line is appended durably (DESIGN J2, through :class:`DurableLineFile`);
+if a line cannot be written, no further side effect may run (J6) — the loop
+sees the :class:`harness.DiskError` and stops ``infra_paused``.
+
+One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
+``at`` (virtual seconds) and ``turnId`` on every line, then per kind:
+
+==============  ==============================================================
+``session``     ``epoch``, ``seed``, ``dialect``, ``task`` (the task's fields),
+                ``deadline`` (absolute virtual time: a restart buys no time)
+``user``        ``text``, ``source`` (``task`` or ``guard``: a loop reminder)
+``turn_start``  ``turn`` (1-based number)
+``retry``       ``event``: a :class:`RetryEvent` (S7), written by the client
+``attempt``     ``attemptId``, ``attemptKind``, ``status``, ``usage``, ``startedAt``,
+                ``endedAt``, ``error`` — one per request attempt (L6)
+``assistant``   ``attemptId``, ``continuationOf``, ``text``, ``finish``, ``rejected``
+                (calls cut by truncation, never run: S6) and ``calls``
+                (``callId``, ``tool``, ``argumentsText``, ``arguments``, ``argumentsError``)
+``tool_reply``  ``callId``, ``executionId``, ``status``, ``content``, ``synthetic``
+``guard``       ``counter``, ``action`` (``remind`` or ``stop``), ``reason``
+``turn_end``    ``reason``
+``stop``        ``stopState``, ``reason``, ``infraFailure``, ``turns``, ``epoch``
+==============  ==============================================================
+
+Session epoch (DESIGN L7; seed 000 §3.1 ``_sessionEpoch``): the ``session``
+line holds the epoch; asynchronous write-back captures it when it starts and
+:meth:`SessionLog.write_back` refuses a record from a stale epoch. Today the
+only write-back is the stop record; compaction and titles will use the same
+check.
+
+Example::
+
+    log = SessionLog.open(disk, "/state/session.jsonl", run_id="run_1",
+                          incarnation=1, clock=clock, root="/")
+    log.append("user", "turn_1", text="hello", source="task")
+    log.user_entries()   # [UserEntry(turn_id='turn_1', text='hello', source='task')]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, final
+
+from harness._errors import HarnessError
+from harness.agent._disk import Disk
+from harness.agent._journal import DurableLineFile
+from harness.agent._messages import ToolCall, Usage
+from harness.agent._ports import Clock
+from harness.agent._retry_log import RetryEvent
+from harness.agent._tools import ToolReply
+
+RecordKind = Literal[
+    "session",
+    "user",
+    "turn_start",
+    "retry",
+    "attempt",
+    "assistant",
+    "tool_reply",
+    "guard",
+    "turn_end",
+    "stop",
+]
+KINDS: tuple[RecordKind, ...] = (
+    "session",
+    "user",
+    "turn_start",
+    "retry",
+    "attempt",
+    "assistant",
+    "tool_reply",
+    "guard",
+    "turn_end",
+    "stop",
+)
+_COMMON = ("seq", "kind", "runId", "incarnation", "at", "turnId")
+
+
+class StaleEpochError(HarnessError):
+    """An asynchronous write-back started under an epoch the session has left (L7)."""
+
+    def __init__(self, started: int, current: int) -> None:
+        self.started = started
+        self.current = current
+        super().__init__(
+            f"write-back started in session epoch {started}, but the session is now at "
+            f"epoch {current}; the result belongs to the old session and is dropped"
+        )
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """One line of the session log: the common fields and the kind's own ``body``."""
+
+    seq: int
+    kind: RecordKind
+    run_id: str
+    incarnation: int
+    at: float
+    turn_id: str
+    body: Mapping[str, Any]
+
+    def to_line(self) -> bytes:
+        fields = {
+            "seq": self.seq,
+            "kind": self.kind,
+            "runId": self.run_id,
+            "incarnation": self.incarnation,
+            "at": self.at,
+            "turnId": self.turn_id,
+            **self.body,
+        }
+        return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+    @classmethod
+    def from_json(cls, fields: Any) -> SessionRecord:
+        """Parse one line; ``ValueError`` says what is wrong (a torn or foreign line)."""
+        if not isinstance(fields, dict):
+            raise ValueError(f"a JSON object, got {type(fields).__name__}")
+        kind = fields.get("kind")
+        if kind not in KINDS:
+            raise ValueError(f"kind one of {KINDS}, got {kind!r}")
+        record = cls(
+            _typed(fields, "seq", int),
+            kind,
+            _typed(fields, "runId", str),
+            _typed(fields, "incarnation", int),
+            float(_typed(fields, "at", int | float)),
+            _typed(fields, "turnId", str),
+            {k: v for k, v in fields.items() if k not in _COMMON},
+        )
+        _decode_body(record)  # validates the kind's own fields now, not mid-recovery
+        return record
+
+
+def _typed(fields: Mapping[str, Any], name: str, kind: Any) -> Any:
+    value = fields.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{name!r} of type {kind}, got {value!r}")
+    return value
+
+
+# -- typed views of the records the loop reads back --------------------------------
+
+
+@dataclass(frozen=True)
+class UserEntry:
+    """User-side input of a turn: the task prompt, or a loop reminder (``source='guard'``)."""
+
+    turn_id: str
+    text: str
+    source: str = "task"
+
+
+@dataclass(frozen=True)
+class AssistantEntry:
+    """A committed assistant message; ``rejected`` calls were cut and never run (S6)."""
+
+    turn_id: str
+    attempt_id: str
+    text: str
+    finish: str
+    calls: tuple[ToolCall, ...]
+    rejected: bool = False
+    continuation_of: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplyEntry:
+    """One tool reply, tied to its call by turn id and call id (J5)."""
+
+    reply: ToolReply
+    execution_id: str | None = None
+
+
+@dataclass(frozen=True)
+class AttemptEntry:
+    """One request attempt and what it cost (L6: each attempt counted once)."""
+
+    turn_id: str
+    attempt_id: str
+    status: str
+    usage: Usage | None
+
+
+Entry = UserEntry | AssistantEntry | ReplyEntry
+
+
+def _decode_body(record: SessionRecord) -> object:
+    body, kind = record.body, record.kind
+    try:
+        if kind == "user":
+            return UserEntry(record.turn_id, str(body["text"]), str(body["source"]))
+        if kind == "assistant":
+            return decode_assistant(record)
+        if kind == "tool_reply":
+            return decode_reply(record)
+        if kind == "attempt":
+            return AttemptEntry(
+                record.turn_id, str(body["attemptId"]), str(body["status"]),
+                usage_from_json(body["usage"]),
+            )
+        if kind == "retry":
+            return RetryEvent.from_json(dict(body["event"]))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"a {kind} record, missing or malformed {exc}") from exc
+    return body
+
+
+def decode_assistant(record: SessionRecord) -> AssistantEntry:
+    body = record.body
+    calls = tuple(
+        ToolCall(
+            str(c["callId"]), str(c["tool"]), str(c["argumentsText"]),
+            dict(c["arguments"]), c.get("argumentsError"),
+        )
+        for c in body["calls"]
+    )
+    return AssistantEntry(
+        record.turn_id, str(body["attemptId"]), str(body["text"]), str(body["finish"]),
+        calls, bool(body["rejected"]), body.get("continuationOf"),
+    )
+
+
+def decode_reply(record: SessionRecord) -> ReplyEntry:
+    body = record.body
+    reply = ToolReply(
+        record.turn_id, str(body["callId"]), body["status"], body["content"],
+        bool(body["synthetic"]),
+    )
+    return ReplyEntry(reply, body.get("executionId"))
+
+
+def usage_to_json(usage: Usage | None) -> dict[str, int | None] | None:
+    """``Usage`` as a JSON object (``None`` stays ``None``: not reported is not zero).
+
+    >>> usage_to_json(Usage(3, 1))
+    {'input': 3, 'output': 1, 'cacheRead': None, 'cacheWrite': None}
+    """
+    if usage is None:
+        return None
+    return {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "cacheRead": usage.cache_read_tokens,
+        "cacheWrite": usage.cache_write_tokens,
+    }
+
+
+def usage_from_json(fields: Any) -> Usage | None:
+    if fields is None:
+        return None
+    return Usage(
+        int(fields["input"]), int(fields["output"]), fields["cacheRead"], fields["cacheWrite"]
+    )
+
+
+def calls_to_json(calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
+    return [
+        {
+            "callId": c.call_id,
+            "tool": c.name,
+            "argumentsText": c.arguments_text,
+            "arguments": dict(c.arguments),
+            "argumentsError": c.arguments_error,
+        }
+        for c in calls
+    ]
+
+
+@final
+class SessionLog:
+    """The session log of one run on ``disk``; see the module docstring."""
+
+    def __init__(
+        self, disk: Disk, path: str, *, run_id: str, incarnation: int, clock: Clock, root: str
+    ) -> None:
+        self.file = DurableLineFile(disk, path, root=root)
+        self.run_id = run_id
+        self.incarnation = incarnation
+        self._clock = clock
+        self.records: list[SessionRecord] = []
+
+    @classmethod
+    def open(
+        cls, disk: Disk, path: str, *, run_id: str, incarnation: int, clock: Clock, root: str
+    ) -> SessionLog:
+        """Load ``path``; a bad line before valid ones raises ``JournalCorruptError``."""
+        log = cls(disk, path, run_id=run_id, incarnation=incarnation, clock=clock, root=root)
+        log.records = log.file.load(SessionRecord.from_json, expected="a session record")
+        return log
+
+    def append(self, kind: RecordKind, turn_id: str, **body: Any) -> SessionRecord:
+        """Write one record durably; only then does it join :attr:`records` (J2, J6)."""
+        seq = self.records[-1].seq + 1 if self.records else 1
+        record = SessionRecord(
+            seq, kind, self.run_id, self.incarnation, self._clock.now(), turn_id, body
+        )
+        self.file.append(record.to_line())
+        self.records.append(record)
+        return record
+
+    def write_back(
+        self, started_epoch: int, kind: RecordKind, turn_id: str, **body: Any
+    ) -> None:
+        """Append a record produced by work that began in ``started_epoch`` (L7)."""
+        if started_epoch != self.epoch:
+            raise StaleEpochError(started_epoch, self.epoch)
+        self.append(kind, turn_id, **body)
+
+    # -- reading back --------------------------------------------------------------
+
+    def of_kind(self, kind: RecordKind) -> list[SessionRecord]:
+        return [r for r in self.records if r.kind == kind]
+
+    @property
+    def header(self) -> SessionRecord | None:
+        """The ``session`` record, or ``None`` for a session that never started."""
+        found = self.of_kind("session")
+        return found[0] if found else None
+
+    @property
+    def epoch(self) -> int:
+        header = self.header
+        return int(header.body["epoch"]) if header is not None else 0
+
+    def entries(self) -> list[Entry]:
+        """User messages, assistant messages and replies, in the order written."""
+        found: list[Entry] = []
+        for record in self.records:
+            if record.kind in ("user", "assistant", "tool_reply"):
+                entry = _decode_body(record)
+                assert isinstance(entry, UserEntry | AssistantEntry | ReplyEntry)
+                found.append(entry)
+        return found
+
+    def assistants(self) -> list[AssistantEntry]:
+        return [decode_assistant(r) for r in self.of_kind("assistant")]
+
+    def replies(self) -> list[ReplyEntry]:
+        return [decode_reply(r) for r in self.of_kind("tool_reply")]
+
+    def retry_events(self) -> list[RetryEvent]:
+        return [RetryEvent.from_json(dict(r.body["event"])) for r in self.of_kind("retry")]
+
+    def attempts(self) -> list[AttemptEntry]:
+        found = [_decode_body(r) for r in self.of_kind("attempt")]
+        return [a for a in found if isinstance(a, AttemptEntry)]
+
+    def stop_record(self) -> SessionRecord | None:
+        found = self.of_kind("stop")
+        return found[-1] if found else None
+
+    def open_turns(self) -> list[str]:
+        """Turns started and never ended (a crash came between), in order."""
+        ended = {r.turn_id for r in self.of_kind("turn_end")}
+        return [r.turn_id for r in self.of_kind("turn_start") if r.turn_id not in ended]
+
+    def attempt_ids(self) -> list[str]:
+        """Every attempt id the log knows, in the order it first appears.
+
+        An attempt cut short by a crash has no ``attempt`` line but may be
+        named by a ``retry`` line written before the crash (S7).
+        """
+        seen: dict[str, None] = {}
+        for record in self.records:
+            if record.kind == "attempt":
+                seen.setdefault(str(record.body["attemptId"]), None)
+            elif record.kind == "retry":
+                event = record.body["event"]
+                for key in ("previous_attempt_id", "attempt_id"):
+                    if event.get(key):
+                        seen.setdefault(str(event[key]), None)
+        return list(seen)
