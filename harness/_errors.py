@@ -9,6 +9,7 @@ and how to fix it::
     ├── ScenarioError          a YAML scenario file that cannot be loaded (file:line:col)
     ├── DiskError              a durable file operation failed (.operation, .path, .errno)
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
+    ├── ReportError            a result folder a report cannot read or compare (.path)
     └── VirtualDeadlockError   every task waits and no virtual timer is set
 """
 
@@ -143,6 +144,18 @@ class JournalCorruptError(HarnessError):
             f"{path}:{line}: expected {expected}, found {found}; valid records follow, so "
             "this is not a torn tail: restore the file or move it aside to start afresh"
         )
+
+
+class ReportError(HarnessError):
+    """A result folder that cannot be read, compared or gated: missing, empty, incompatible.
+
+    ``path`` is the folder or file at fault (``None`` when the problem is between two
+    folders); the message says what was expected and how to get it.
+    """
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(message)
 
 
 def one_of(values: Iterable[object]) -> str:
