@@ -178,7 +178,6 @@ class _RunState:
     client: StreamClient
     retry_log: _SessionRetryLog
     runner: ToolRunner
-    epoch: int
 
 
 @final
@@ -208,6 +207,7 @@ class ReferenceAgent:
         self._log: SessionLog | None = None
         self._journal: ToolJournal | None = None
         self._attempts: dict[str, Usage | None] = {}
+        self._epoch: int | None = None  # the session epoch this run started in (L7)
 
     # -- recovery (J4, J5, S7, I11) ----------------------------------------------------
 
@@ -310,7 +310,8 @@ class ReferenceAgent:
         runner = ToolRunner(
             self.journal, ports.tools, clock=ports.clock, incarnation=ports.incarnation
         )
-        return _RunState(task, budget, client, retry_log, runner, log.epoch)
+        self._epoch = log.epoch
+        return _RunState(task, budget, client, retry_log, runner)
 
     def _start_session(self, task: Task) -> None:
         ports = self.ports
@@ -457,10 +458,11 @@ class ReferenceAgent:
         stop = self._repair_cap()
         if stop is not None:
             return stop
-        if fingerprint_decision(self.log.entries(), entry.turn_id, self.limits) == "stop":
+        errors = fingerprint_decision(self.log.entries(), entry.turn_id, self.limits)
+        if errors == "stop":
             reason = "the same error came back without new evidence (L3)"
             return self._guard_stop("error_fingerprint", reason)
-        if fingerprint_decision(self.log.entries(), entry.turn_id, self.limits) == "remind":
+        if errors == "remind":
             self._remind(entry.turn_id, "error_fingerprint", FINGERPRINT_REMINDER)
         elif repetition_decision(self.log.assistants(), self.limits) == "remind":
             self._remind(entry.turn_id, "repetition", REPETITION_REMINDER)
@@ -524,8 +526,9 @@ class ReferenceAgent:
     def _write_stop(self, stop: Stop) -> None:
         log = self.log
         turn_id = log.records[-1].turn_id if log.records else ""
+        started = self._epoch if self._epoch is not None else log.epoch
         log.write_back(
-            log.epoch, "stop", turn_id, stopState=stop.state, reason=stop.reason,
+            started, "stop", turn_id, stopState=stop.state, reason=stop.reason,
             infraFailure=stop.infra_failure, turns=len(log.of_kind("turn_start")),
             epoch=log.epoch,
         )

@@ -7,6 +7,7 @@ checkers read: the outcome, the ledger, the provider's requests, the session log
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -33,13 +34,17 @@ from fakes import (
     VirtualClock,
     WorldTool,
 )
+from harness import JournalCorruptError
 from harness.agent import (
     AgentOutcome,
     AgentPorts,
     Dialect,
+    FileMetrics,
+    MemoryMetrics,
     RealDisk,
     RecoveryReport,
     ReferenceAgent,
+    StaleEpochError,
     StreamConfig,
     Task,
     ToolSpec,
@@ -505,3 +510,107 @@ def test_every_record_carries_its_correlation_ids() -> None:
     assert all(r["executionId"].startswith("exec_") for r in replies)
     assert records[0]["kind"] == "session"
     assert records[0]["epoch"] == 1
+
+
+# -- restarts, corruption, cancellation, metrics ------------------------------------------
+
+
+def _point_of(world: World, kind: str, op: str = "fsync") -> str:
+    """The session point that makes the first record of ``kind`` durable."""
+    kinds = [r["kind"] for r in world.session()]
+    return f"session:{op}#{kinds.index(kind) + 1}"
+
+
+def test_the_attempt_budget_survives_a_crash_during_backoff() -> None:
+    faults = {(1, 1): (HttpError(503),)}
+    task = Task("go", max_attempts=2, tools=TOOLS)
+    clean = World("openai", TWO_TURNS, faults)
+    assert clean.run(task).stop_state == "budget_limited"  # three attempts needed, two allowed
+    world = World("openai", TWO_TURNS, faults, plan=CrashPlan(_point_of(clean, "retry"), "after"))
+    world.crash(task)
+    outcome = world.run(task)
+    # S7: the failed attempt before the crash still counts after the restart.
+    assert outcome.stop_state == "budget_limited"
+    assert len(outcome.attempt_ids) == 2
+
+
+def test_a_corrupt_session_log_surfaces() -> None:
+    world = World("openai", TWO_TURNS)
+    world.run()
+    view = world.crash_disk.view()
+    data = view.read("/state/session.jsonl").split(b"\n")
+    data[2] = b"{not json"
+    view.truncate("/state/session.jsonl", 0)
+    with view.open_append("/state/session.jsonl") as handle:
+        handle.write(b"\n".join(data))
+    with pytest.raises(JournalCorruptError, match=r"^/state/session.jsonl:3: expected"):
+        world.run()
+
+
+def test_a_recovery_that_cannot_write_ends_infra_paused() -> None:
+    world = World("openai", careful_model, plan=CrashPlan("journal:fsync#2", "after"))
+    world.crash()
+    # The next journal fsync is recovery's terminal record for the started call.
+    world.crash_disk.plan = CrashPlan("journal:fsync#3", "before", "eio_on_fsync")
+    outcome = world.run()
+    assert (outcome.stop_state, outcome.infra_failure) == ("infra_paused", True)
+    assert world.ledger.effects == []
+    assert len(world.provider.requests) == 1
+
+
+def test_a_cancelled_run_answers_its_calls_and_records_the_stop() -> None:
+    model = by_turn(calls(ToolUse("a", "append", {"text": "x"}), ToolUse("b", "send")))
+    world = World("openai", model, behaviours={"append": Behaviour("hanging")})
+
+    async def go() -> None:
+        async with world.provider.httpx_client() as http:
+            task = asyncio.ensure_future(ReferenceAgent(world.ports(http), config=CONFIG).run(TASK))
+            await asyncio.sleep(5)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    world.clock.run(go())
+    records = world.session()
+    replies = [(r["callId"], r["status"], r["synthetic"]) for r in records
+               if r["kind"] == "tool_reply"]
+    assert replies == [("a", "unknown", True), ("b", "not_started", True)]
+    assert records[-1]["stopState"] == "cancelled"
+    assert world.ledger.effects == []
+
+
+def test_a_text_answer_cut_twice_fails_instead_of_completing() -> None:
+    cut = ScriptedResponse((Text("A very long answer"),), "length", USAGE)
+    outcome = World("anthropic", by_turn(cut)).run()
+    assert outcome.stop_state == "failed"
+    assert "output limit" in outcome.reason
+
+
+def test_metrics_record_every_attempt_and_may_drop_records() -> None:
+    world = World("openai", TWO_TURNS, {(1, 1): (HttpError(500),)})
+    world.run()
+    metrics = world.agents[-1].metrics
+    assert isinstance(metrics, MemoryMetrics)
+    attempts = [m for m in metrics.records if m["kind"] == "attempt"]
+    assert [a["status"] for a in attempts] == ["failed", "complete", "complete"]
+    dropping = FileMetrics(CrashDisk().view(), "/missing/metrics.jsonl")
+    dropping.emit({"kind": "attempt"})
+    assert dropping.dropped == 1
+
+
+def test_a_stop_record_from_a_stale_epoch_is_refused() -> None:
+    world = World("openai", TWO_TURNS)
+    world.run()
+    log = world.agents[-1].log
+    with pytest.raises(StaleEpochError):
+        log.write_back(log.epoch + 1, "stop", "t", stopState="complete")
+
+
+def test_the_same_seed_and_crash_give_identical_bytes() -> None:
+    logs = []
+    for _ in range(2):
+        world = World("openai", careful_model, plan=CrashPlan("journal:fsync#2", "after"), seed=3)
+        world.crash()
+        world.run()
+        logs.append(world.crash_disk.files())
+    assert logs[0] == logs[1]
