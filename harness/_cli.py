@@ -1,13 +1,33 @@
-"""The ``harness`` command line: a thin layer over the library."""
+"""The ``harness`` command line: a thin layer over the library.
+
+Commands and exit codes::
+
+    harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
+                        [--jobs N]    0 every case passed, 1 a case failed, 2 bad input
+    harness validate PATH...          0 every file loads, 1 some file has errors
+    harness points SCENARIO           0, or 2 when the scenario does not load
+    harness demo                      0 every streaming fault handled, 1 otherwise
+
+Bad input is one ``harness: error: ...`` line per problem on stderr, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
-from harness._errors import HarnessError
+from harness._errors import ConfigError, HarnessError, ScenarioError
+
+if TYPE_CHECKING:
+    from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
+    from harness.scenario import Scenario
+
+CRASH_AT_FORM = "POINT:WHEN:CLASS[:again], such as 'journal:fsync#3:after:unsynced_lost'"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -17,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_run(commands)
+    validate = commands.add_parser("validate", help="check scenario files; list every error")
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    points = commands.add_parser("points", help="list the persistence points a scenario reaches")
+    points.add_argument("scenario", metavar="SCENARIO", help="one scenario file")
+    points.add_argument("--seed", type=int, help="record with this seed instead of the file's")
     demo = commands.add_parser(
         "demo", help="run every streaming fault against the reference stream client"
     )
@@ -24,6 +50,27 @@ def _parser() -> argparse.ArgumentParser:
                       help="limit to one dialect (repeatable; default: both)")
     demo.add_argument("--seed", type=int, default=0, help="run seed (default: 0)")
     return parser
+
+
+def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser("run", help="run every case of the scenarios and judge them")
+    run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    crash = run.add_mutually_exclusive_group()
+    crash.add_argument("--crash-at", metavar="POINT:WHEN:CLASS",
+                       help=f"run only this crash case ({CRASH_AT_FORM})")
+    crash.add_argument("--no-crash", action="store_true", help="run each scenario once, uncrashed")
+    run.add_argument("--seed", type=int, help="use this seed instead of each scenario's")
+    run.add_argument("--out", type=Path, default=Path("results"),
+                     help="folder for cases/attempts JSONL and Parquet (default: results)")
+    run.add_argument("--jobs", type=_positive, default=1, metavar="N",
+                     help="run cases in N processes (default: 1)")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,13 +83,267 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except HarnessError as error:
-        print(f"harness: error: {error}", file=sys.stderr)
+        print_error(error, sys.stderr)
         return 2
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "demo":
-        from harness._demo import demo
+def print_error(error: HarnessError, out: TextIO) -> None:
+    """Each problem of ``error`` on its own ``harness: error:`` line."""
+    problems = error.errors if isinstance(error, ScenarioError) else [error]
+    for problem in problems:
+        print(f"harness: error: {problem}", file=out)
 
-        return demo(args.dialect or ["openai", "anthropic"], args.seed)
-    raise AssertionError(f"unhandled command {args.command!r}")
+
+def _dispatch(args: argparse.Namespace) -> int:
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "run": _run, "validate": _validate, "points": _points, "demo": _demo,
+    }
+    return commands[args.command](args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from harness._demo import demo
+
+    return demo(args.dialect or ["openai", "anthropic"], args.seed)
+
+
+# --- harness validate ---------------------------------------------------------------
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from harness.scenario import scenario_files, validate_paths
+
+    errors = validate_paths(args.paths)
+    for error in errors:
+        print(error.message)
+    try:
+        count = len(scenario_files(args.paths))
+    except ScenarioError:
+        count = 0
+    if errors:
+        bad = len({error.path for error in errors})
+        print(f"harness: {len(errors)} error(s) in {bad} of {count} file(s)", file=sys.stderr)
+        return 1
+    print(f"{count} scenario file(s) ok", file=sys.stderr)
+    return 0
+
+
+# --- harness points -----------------------------------------------------------------
+
+
+def _points(args: argparse.Namespace) -> int:
+    from harness import runner
+    from harness.scenario import load_scenario
+
+    scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
+    points = runner.record_points(scenario)
+    width = max((len(point) for point in points), default=0)
+    for point in points:
+        role, op = point_parts(point)
+        print(f"{point:<{width}}  op={op:<8}  role={role}")
+    return 0
+
+
+def point_parts(point: str) -> tuple[str, str]:
+    """The role and the operation of a point id.
+
+    >>> point_parts("journal:fsync#3")
+    ('journal', 'fsync')
+    """
+    role, _, rest = point.partition(":")
+    return role, rest.partition("#")[0]
+
+
+# --- harness run --------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness._output import write_manifest, write_results
+
+    crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
+    crash_mode = "none" if args.no_crash else None
+    loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
+    planned = [(case, scenario) for scenario, source in loaded
+               for case in _plan(scenario, source, crash_at)]
+    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr)
+    by_name = {scenario.name: scenario for scenario, _ in loaded}
+    for result in results:
+        if not result.passed:
+            _print_failure(result, by_name[result.case.scenario_name])
+    print(summary_table(results))
+    write_results(args.out, results)
+    write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
+                   seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario")
+    print(f"results written to {args.out}/", file=sys.stderr)
+    return 0 if all(result.passed for result in results) else 1
+
+
+def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
+    """``scenario`` with its seed and crash selection replaced when asked.
+
+    ``crash`` is ``all``, ``none``, ``listed`` (keep only points listed by id; a
+    scenario that says ``all`` runs uncrashed) or ``None`` (as the file says).
+
+    >>> from harness.scenario import Scenario
+    >>> s = Scenario(name="s", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
+    ...              expect={"stop_state": "complete"}, crash={"points": "all"})
+    >>> t = with_overrides(s, crash="listed", seed=9)
+    >>> t.crash.points, t.seed
+    ('none', 9)
+    """
+    update: dict[str, object] = {}
+    if seed is not None:
+        update["seed"] = seed
+    if crash is not None:
+        points = scenario.crash.points
+        if crash != "listed":
+            points = crash  # type: ignore[assignment]
+        elif isinstance(points, str):
+            points = "none"
+        update["crash"] = scenario.crash.model_copy(update={"points": points})
+    # model_copy keeps the private source map, so errors and reports still point into the file.
+    return scenario.model_copy(update=update) if update else scenario
+
+
+def parse_crash_at(text: str) -> CrashSpec:
+    """Read ``--crash-at``: ``POINT:WHEN:CLASS`` with an optional ``:again``.
+
+    >>> parse_crash_at("journal:fsync#3:after:unsynced_lost").label
+    'journal:fsync#3:after:unsynced_lost'
+    """
+    import re
+
+    from harness.runner._results import CrashSpec
+    from harness.scenario import CRASH_CLASSES
+
+    match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"
+                         r"([a-z_]+)(:again)?", text)
+    if match is None:
+        raise ConfigError("--crash-at", text, CRASH_AT_FORM,
+                          "List a scenario's points with 'harness points SCENARIO'")
+    point, when, crash_class, again = match.groups()
+    side: CrashWhen = "before" if when == "before" else "after"
+    if crash_class not in CRASH_CLASSES:
+        raise ConfigError("--crash-at", crash_class, "a crash class, one of "
+                          + ", ".join(CRASH_CLASSES), _did_you_mean(crash_class, CRASH_CLASSES))
+    return CrashSpec(point, side, crash_class, during_recovery=again is not None)
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"Did you mean {close[0]!r}?" if close else ""
+
+
+def _load(paths: Sequence[str], *, crash: str | None,
+          seed: int | None) -> list[tuple[Scenario, Path]]:
+    from harness.scenario import load_scenarios, scenario_files
+
+    files = scenario_files(paths)
+    # load_scenarios keeps file order and raises if any file fails, so the zip lines up.
+    scenarios = load_scenarios(files)
+    return [(with_overrides(s, crash=crash, seed=seed), f) for s, f in zip(scenarios, files,
+                                                                          strict=True)]
+
+
+def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None) -> list[Case]:
+    from harness import runner
+    from harness.runner._results import Case
+
+    if crash_at is None:
+        return list(runner.plan_cases(scenario, source))
+    known = list(runner.record_points(scenario))
+    if crash_at.point_id not in known:
+        shown = ", ".join(repr(point) for point in known) or "none"
+        raise ConfigError("--crash-at", crash_at.point_id,
+                          f"a point the recorded run of {source} reaches: {shown}",
+                          _did_you_mean(crash_at.point_id, known))
+    return [Case(scenario.name, source, scenario.seed, crash_at)]
+
+
+def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
+              progress: TextIO) -> list[CaseResult]:
+    """Run every case, in ``jobs`` processes when more than one; results in plan order."""
+    from harness import runner
+
+    bar = _Progress(len(planned), progress)
+    if jobs == 1:
+        results = []
+        for case, scenario in planned:
+            results.append(runner.run_case(case, scenario=scenario))
+            bar.step(results[-1])
+        return results
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_run_one, case, scenario) for case, scenario in planned]
+        for future in as_completed(futures):
+            bar.step(future.result())
+    return [future.result() for future in futures]
+
+
+def _run_one(case: Case, scenario: Scenario) -> CaseResult:
+    from harness import runner
+
+    return runner.run_case(case, scenario=scenario)
+
+
+class _Progress:
+    """``[12/40] 1 failed  name[point]`` on stderr: redrawn in place on a terminal,
+    every tenth of the run in a log."""
+
+    def __init__(self, total: int, out: TextIO) -> None:
+        self.total, self.out, self.done, self.failed = total, out, 0, 0
+        self.live = out.isatty()
+
+    def step(self, result: CaseResult) -> None:
+        self.done += 1
+        self.failed += not result.passed
+        line = f"[{self.done}/{self.total}] {self.failed} failed  {result.case.case_id}"
+        if self.live:
+            end = "\n" if self.done == self.total else ""
+            self.out.write(f"\r\x1b[K{line}{end}")
+        elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
+            self.out.write(line + "\n")
+        self.out.flush()
+
+
+def _print_failure(result: CaseResult, scenario: Scenario) -> None:
+    from harness._report_text import render_failure
+
+    title = f" FAILED {result.case.case_id} "
+    print(f"{title:_^100}")
+    print(render_failure(result, scenario))
+    print()
+
+
+_COLUMNS = ("scenario", "cases", "passed", "failed", "unknown", "crash runs", "duplicates",
+            "virtual s")
+
+
+def summary_table(results: Sequence[CaseResult]) -> str:
+    """One row per scenario and a total: cases, passed, failed, unknown verdicts, crash runs,
+    duplicate side effects and virtual seconds."""
+    names = list(dict.fromkeys(result.case.scenario_name for result in results))
+    rows = [_summary_row(name, [r for r in results if r.case.scenario_name == name])
+            for name in names]
+    rows.append(_summary_row("total", list(results)))
+    widths = [max(len(str(row[i])) for row in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
+    lines = [_format_row(_COLUMNS, widths)]
+    lines.append("  ".join("-" * width for width in widths))
+    lines += [_format_row(row, widths) for row in rows]
+    return "\n".join(lines)
+
+
+def _summary_row(name: str, results: Sequence[CaseResult]) -> tuple[str, ...]:
+    passed = sum(result.passed for result in results)
+    unknown = sum(v.status == "unknown" for result in results for v in result.verdicts)
+    return (name, str(len(results)), str(passed), str(len(results) - passed), str(unknown),
+            str(sum(result.case.crash is not None for result in results)),
+            str(sum(result.duplicates for result in results)),
+            f"{sum(result.virtual_seconds for result in results):.1f}")
+
+
+def _format_row(row: Sequence[str], widths: Sequence[int]) -> str:
+    cells = [row[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(row[1:], widths[1:],
+                                                                            strict=True)]
+    return "  ".join(cells).rstrip()

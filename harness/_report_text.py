@@ -39,10 +39,21 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
 
 def render_failure(result: CaseResult, scenario: Scenario | None = None) -> str:
     """The whole report of a case that did not pass, as text without trailing newline."""
-    case = result.case
-    parts = [_headline(result), _yaml_section(result, scenario), _problems_section(result),
-             f"replay: {case.replay_command}"]
+    headline = f"{_verdict_line(result)}\n{_headline(result)}"
+    parts = [headline, _yaml_section(result, scenario), _problems_section(result),
+             f"replay: {result.case.replay_command}"]
     return "\n\n".join(part for part in parts if part)
+
+
+def _verdict_line(result: CaseResult) -> str:
+    """One line that says why, first: pytest's short summary shows only this line."""
+    failed = result.failed_verdicts
+    if failed:
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        return f"{failed[0].invariant} broken: {failed[0].message}{more}"
+    if result.error is not None:
+        return f"harness error: {result.error}"
+    return "the crash point was never reached"
 
 
 def _headline(result: CaseResult) -> str:
@@ -162,7 +173,7 @@ def _numbered(lines: list[str], shown: list[int], focus: set[int]) -> list[str]:
     previous = 0
     for number in shown:
         if number > previous + 1:
-            out.append(f"  {'.' * width}")
+            out.append(f"{'...':>{width + 2}}")
         mark = ">" if number in focus else " "
         out.append(f"{mark} {number:>{width}} | {lines[number - 1]}".rstrip())
         previous = number

@@ -1,0 +1,144 @@
+"""A throwaway pytest project per test, with scenario files and, when asked, a broken agent."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+import harness.runner
+
+HELLO = """\
+name: hello
+dialect: anthropic
+model:
+  - turn: 1
+    text: Hello.
+expect:
+  stop_state: complete
+"""
+
+CRASHY = """\
+name: crashy
+dialect: openai
+tools:
+  notes: {kind: append}
+model:
+  - turn: 1
+    calls: [{tool: notes, args: {line: hi}}]
+  - turn: 2
+    text: Done.
+crash:
+  points: all
+  classes: [unsynced_lost]
+expect:
+  stop_state: complete
+  side_effects: {notes: 1}
+"""
+
+BAD = """\
+name: bad
+dialect: anthropic
+seed: seven
+model: [{turn: 1, text: hi}]
+expect: {stop_state: complete}
+"""
+
+# An agent that stops at once as `failed`: invariant I4 must catch it.
+GIVES_UP = """
+from harness.agent import AgentOutcome, RecoveryReport
+
+
+class GivesUp:
+    def __init__(self, ports):
+        self.ports = ports
+
+    async def recover(self):
+        return RecoveryReport()
+
+    async def run(self, task):
+        return AgentOutcome(stop_state="failed", reason="gave up", transcript=(),
+                            billed_usage=None, context_tokens=None, turns=0)
+
+
+def pytest_harness_agent_factory(config, scenario):
+    return GivesUp
+"""
+
+# Stands in for harness.runner until its plan_cases / run_case exist; it follows
+# their contract (deterministic plan, verdicts judged from the agent).
+STANDIN_RUNNER = """
+import harness.runner as _runner
+from harness.runner._results import Case, CaseResult, CrashSpec, Verdict
+
+
+def record_points(scenario):
+    return ["journal:append#1", "journal:fsync#1"] if scenario.tools else []
+
+
+def plan_cases(scenario, source):
+    points = scenario.crash.points
+    if points == "all":
+        points = record_points(scenario)
+    elif points == "none":
+        points = []
+    crashes = [CrashSpec(p, "after", c) for p in points for c in scenario.crash.classes]
+    return [Case(scenario.name, source, scenario.seed)] + [
+        Case(scenario.name, source, scenario.seed, crash) for crash in crashes]
+
+
+def run_case(case, scenario=None, agent_factory=None):
+    if agent_factory is None:
+        verdict = Verdict("I4", "pass", "stopped as expected: complete")
+        stop = "complete"
+    else:
+        verdict = Verdict("I4", "fail", "stop state is 'failed'; expected 'complete'",
+                          ("agent stopped: failed (gave up)",))
+        stop = "failed"
+    return CaseResult(case, stop, "scripted", (verdict,), "d", crash_reached=True,
+                      virtual_seconds=1.5)
+
+
+_NAMES = ("record_points", "plan_cases", "run_case")
+_SAVED = {name: getattr(_runner, name, None) for name in _NAMES}
+for _name in _NAMES:
+    setattr(_runner, _name, globals()[_name])
+
+
+def pytest_unconfigure(config):
+    for name, value in _SAVED.items():
+        if value is None:
+            delattr(_runner, name)
+        else:
+            setattr(_runner, name, value)
+"""
+
+
+SCENARIOS = {"hello": HELLO, "crashy": CRASHY, "bad": BAD}
+
+
+class Project:
+    """A throwaway pytest project with an ini file and a ``scenarios/`` folder."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        pytester.makeini("[pytest]\nfilterwarnings = error\n")
+        pytester.mkdir("scenarios")
+        pytester.makeconftest("" if hasattr(harness.runner, "run_case") else STANDIN_RUNNER)
+
+    def add(self, *names: str, folder: str = "scenarios") -> None:
+        """Write each named scenario of :data:`SCENARIOS` to ``<folder>/<name>.yaml``."""
+        (self.pytester.path / folder).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            path = self.pytester.path / folder / f"{name}.yaml"
+            path.write_text(SCENARIOS[name], encoding="utf-8")
+
+    def break_the_agent(self) -> None:
+        """Run every scenario with :data:`GIVES_UP`, through the agent-factory hook."""
+        conftest = self.pytester.path / "conftest.py"
+        conftest.write_text(conftest.read_text() + textwrap.dedent(GIVES_UP))
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> Project:
+    return Project(pytester)

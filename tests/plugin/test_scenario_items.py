@@ -1,0 +1,98 @@
+"""The plugin end to end, through pytester: collection, verdicts, reports, xdist."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+CRASH_ID = re.compile(
+    r"^scenarios/crashy\.yaml::crashy\[[a-z_]+:[a-z_]+#\d+:(before|after):unsynced_lost\]$")
+
+
+def collected(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if "::" in line]
+
+
+def test_each_case_is_an_item_with_a_readable_id(project) -> None:
+    project.add("hello", "crashy")
+    project.add("hello", folder="tests/data")  # example data elsewhere is not a scenario
+
+    ids = collected(project.pytester.runpytest("--collect-only", "-q"))
+
+    assert ids[:2] == ["scenarios/crashy.yaml::crashy", *ids[1:2]]
+    assert len(ids) > 2
+    assert all(CRASH_ID.match(item) for item in ids[1:-1])
+    assert ids[-1] == "scenarios/hello.yaml::hello"
+
+
+def test_crash_option_narrows_the_plan(project) -> None:
+    project.add("crashy")
+
+    ids = collected(project.pytester.runpytest("--collect-only", "-q", "--harness-crash", "none"))
+
+    assert ids == ["scenarios/crashy.yaml::crashy"]
+
+
+def test_a_scenario_the_agent_handles_passes(project) -> None:
+    project.add("hello")
+
+    project.pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_broken_yaml_file_is_one_failing_item_with_its_location(project) -> None:
+    project.add("bad", "hello")
+
+    result = project.pytester.runpytest()
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*_ scenario file bad.yaml _*",
+        "scenarios/bad.yaml:3:7: seed: wrong type: got 'seven' (a string); "
+        "expected an integer >= 0",
+    ])
+    assert "Traceback" not in result.stdout.str()
+    assert "raise self.error" not in result.stdout.str()
+
+
+def test_a_broken_invariant_reports_yaml_evidence_and_replay(project) -> None:
+    project.add("hello")
+    project.break_the_agent()
+
+    result = project.pytester.runpytest("--harness-seed", "5")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "I4 broken: *",
+        "scenario  hello  (scenarios/hello.yaml, seed 5)",
+        "crash     none",
+        "stopped   failed: *",
+        "scenarios/hello.yaml",
+        "  1 | name: hello",
+        "*",
+        "  6 | expect:",
+        "> 7 |   stop_state: complete",
+        "broken invariants",
+        "  I4: *",
+        "replay: harness run scenarios/hello.yaml --seed 5",
+    ])
+    assert "Traceback" not in result.stdout.str()
+    assert "runtest" not in result.stdout.str()
+
+
+def test_xdist_workers_each_write_their_own_results(project) -> None:
+    project.add("hello", "crashy")
+
+    result = project.pytester.runpytest_subprocess("-n", "2", "--harness-results", "out")
+
+    assert result.ret == 0, result.stdout.str()
+    out = project.pytester.path / "out"
+    names = sorted(path.name for path in out.iterdir())
+    assert {name.split("-")[1] for name in names} == {"gw0.jsonl", "gw0.parquet",
+                                                      "gw1.jsonl", "gw1.parquet"}
+    rows = [json.loads(line) for path in out.glob("cases-*.jsonl")
+            for line in path.read_text().splitlines()]
+    ran = sorted(row["case_id"] for row in rows)
+    assert ran == sorted(item.split("::")[1] for item in collected(
+        project.pytester.runpytest("--collect-only", "-q")))
