@@ -614,3 +614,34 @@ def test_the_same_seed_and_crash_give_identical_bytes() -> None:
         world.run()
         logs.append(world.crash_disk.files())
     assert logs[0] == logs[1]
+
+
+def _durable_points() -> list[str]:
+    world = World("openai", careful_model)
+    world.run()
+    return [p.id for p in world.crash_disk.points if p.op in ("fsync", "fsync_dir")]
+
+
+@pytest.mark.parametrize(
+    ("when", "crash_class"),
+    [("before", "unsynced_lost"), ("after", "unsynced_lost"), ("before", "torn_append_garbage")],
+)
+@pytest.mark.parametrize("point", _durable_points())
+def test_a_crash_at_any_durable_point_keeps_every_invariant(
+    point: str, when: str, crash_class: str
+) -> None:
+    """Seed 002 §19.6: crash before and after every durable write; duplicates stay 0."""
+    plan = CrashPlan(point, when, crash_class)  # type: ignore[arg-type]
+    world = World("openai", careful_model, plan=plan)
+    world.crash()
+    world.recover()
+    recovered = world.crash_disk.files()
+    assert not world.recover().changed  # I11
+    assert world.crash_disk.files() == recovered
+    outcome = world.run()
+    assert outcome.stop_state == "complete"
+    assert world.ledger.duplicates() == {}  # I1
+    assert_well_formed(outcome.transcript)  # I2
+    if any(m.status == "unknown" for m in outcome.transcript):  # I3: inspected, not repeated
+        sends = [c.name for m in outcome.transcript for c in m.tool_calls if c.name == "send"]
+        assert len(sends) == 1
