@@ -68,8 +68,11 @@ class GuardLimits:
     fingerprint_repeats_before_stop: int = 3
 
     def __post_init__(self) -> None:
-        for name in ("max_argument_repairs", "repetitions_before_stop",
-                     "fingerprint_repeats_before_stop"):
+        for name in (
+            "max_argument_repairs",
+            "repetitions_before_stop",
+            "fingerprint_repeats_before_stop",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(name, value, "an integer >= 1")
@@ -199,6 +202,4 @@ def _calls_by_key(entries: Sequence[Entry]) -> dict[tuple[str, str], tuple[str, 
 
 def argument_repairs(assistants: Sequence[AssistantEntry]) -> int:
     """Messages whose calls were rejected (cut by truncation, or unparseable)."""
-    return sum(
-        1 for a in assistants if a.rejected or any(not call.runnable for call in a.calls)
-    )
+    return sum(1 for a in assistants if a.rejected or any(not call.runnable for call in a.calls))

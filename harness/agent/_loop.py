@@ -87,8 +87,15 @@ from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, re
 SESSION_FILE = "session.jsonl"
 JOURNAL_FILE = "journal.jsonl"
 _TRANSIENT = frozenset(
-    {"idle_timeout", "first_byte_timeout", "connect_error", "reset", "truncated_stream",
-     "stream_error", "malformed_frame"}
+    {
+        "idle_timeout",
+        "first_byte_timeout",
+        "connect_error",
+        "reset",
+        "truncated_stream",
+        "stream_error",
+        "malformed_frame",
+    }
 )
 _QUOTA_MARKERS = ("insufficient_quota", "quota", "billing", "balance")
 
@@ -225,7 +232,8 @@ class ReferenceAgent:
             log.append("turn_end", turn_id, reason="interrupted_before_restart")
         return RecoveryReport(
             not_started=tuple(
-                r.execution.call_id for r in recovered
+                r.execution.call_id
+                for r in recovered
                 if r.outcome == "interrupted_before_execution"
             ),
             unknown=tuple(
@@ -237,12 +245,20 @@ class ReferenceAgent:
     def _open(self) -> tuple[SessionLog, ToolJournal]:
         ports = self.ports
         self._log = SessionLog.open(
-            ports.disk, self._session_path, run_id=ports.run_id,
-            incarnation=ports.incarnation, clock=ports.clock, root=self._root,
+            ports.disk,
+            self._session_path,
+            run_id=ports.run_id,
+            incarnation=ports.incarnation,
+            clock=ports.clock,
+            root=self._root,
         )
         self._journal = ToolJournal.open(
-            ports.disk, self._journal_path, run_id=ports.run_id, clock=ports.clock,
-            seed=ports.seed, root=self._root,
+            ports.disk,
+            self._journal_path,
+            run_id=ports.run_id,
+            clock=ports.clock,
+            seed=ports.seed,
+            root=self._root,
         )
         self._attempts = {a.attempt_id: a.usage for a in self._log.attempts()}
         return self._log, self._journal
@@ -288,9 +304,7 @@ class ReferenceAgent:
         log = self.log
         guards = log.of_kind("guard")
         return RecoveryCounters(
-            transport_retry=sum(
-                1 for e in log.retry_events() if e.kind == "retry_scheduled"
-            ),
+            transport_retry=sum(1 for e in log.retry_events() if e.kind == "retry_scheduled"),
             argument_repair=argument_repairs(log.assistants()),
             verification_rework=0,  # no verifier yet (seed 002 §19.2)
             repetition=sum(1 for g in guards if g.body["counter"] == "repetition"),
@@ -303,9 +317,14 @@ class ReferenceAgent:
         budget = self._restore_budget(task)
         retry_log = _SessionRetryLog(log)
         client = StreamClient(
-            ports.http, dialect=ports.dialect, endpoint=ports.endpoint, config=self.config,
-            clock=ports.clock, seed=incarnation_seed(ports.seed, ports.incarnation),
-            retry_log=retry_log, budget=budget,
+            ports.http,
+            dialect=ports.dialect,
+            endpoint=ports.endpoint,
+            config=self.config,
+            clock=ports.clock,
+            seed=incarnation_seed(ports.seed, ports.incarnation),
+            retry_log=retry_log,
+            budget=budget,
         )
         runner = ToolRunner(
             self.journal, ports.tools, clock=ports.clock, incarnation=ports.incarnation
@@ -316,8 +335,13 @@ class ReferenceAgent:
     def _start_session(self, task: Task) -> None:
         ports = self.ports
         self.log.append(
-            "session", "", epoch=1, seed=ports.seed, dialect=ports.dialect,
-            task=_task_json(task), deadline=ports.clock.now() + task.deadline_seconds,
+            "session",
+            "",
+            epoch=1,
+            seed=ports.seed,
+            dialect=ports.dialect,
+            task=_task_json(task),
+            deadline=ports.clock.now() + task.deadline_seconds,
         )
         self.log.append("user", self._turn_id(1), text=task.prompt, source="task")
 
@@ -375,8 +399,14 @@ class ReferenceAgent:
         result = await state.client.complete(body)
         self._record_attempts(turn_id, result)
         stop = await self._settle(state, turn_id, result)
-        self.metrics.emit({"kind": "turn", "runId": self.ports.run_id, "turnId": turn_id,
-                           "seconds": self.ports.clock.now() - started})
+        self.metrics.emit(
+            {
+                "kind": "turn",
+                "runId": self.ports.run_id,
+                "turnId": turn_id,
+                "seconds": self.ports.clock.now() - started,
+            }
+        )
         reason = stop.state if stop is not None else "continue"
         self.log.append("turn_end", turn_id, reason=reason)
         return stop
@@ -394,17 +424,31 @@ class ReferenceAgent:
         return await self._act(state, entry)
 
     def _commit(
-        self, turn_id: str, message: AssistantMessage, calls: tuple[ToolCall, ...],
-        *, rejected: bool = False,
+        self,
+        turn_id: str,
+        message: AssistantMessage,
+        calls: tuple[ToolCall, ...],
+        *,
+        rejected: bool = False,
     ) -> AssistantEntry:
         """Write the complete assistant message durably, before any of its tools runs (L1)."""
         self.log.append(
-            "assistant", turn_id, attemptId=message.attempt_id,
-            continuationOf=message.continuation_of, text=message.text,
-            finish=message.finish, rejected=rejected, calls=calls_to_json(calls),
+            "assistant",
+            turn_id,
+            attemptId=message.attempt_id,
+            continuationOf=message.continuation_of,
+            text=message.text,
+            finish=message.finish,
+            rejected=rejected,
+            calls=calls_to_json(calls),
         )
         return AssistantEntry(
-            turn_id, message.attempt_id, message.text, message.finish, calls, rejected,
+            turn_id,
+            message.attempt_id,
+            message.text,
+            message.finish,
+            calls,
+            rejected,
             message.continuation_of,
         )
 
@@ -443,7 +487,8 @@ class ReferenceAgent:
         """Run the runnable calls; replies come back in the model's order (L2)."""
         runnable = [
             ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments)
-            for c in entry.calls if c.runnable
+            for c in entry.calls
+            if c.runnable
         ]
         try:
             ran = iter(await state.runner.run_batch(runnable))
@@ -451,8 +496,9 @@ class ReferenceAgent:
             # Seed 002 §19.5: on abort, calls that never started get a synthetic reply.
             self._repair_dangling(self.log, self.journal)
             raise
-        return [next(ran) if c.runnable else _invalid_arguments(entry.turn_id, c)
-                for c in entry.calls]
+        return [
+            next(ran) if c.runnable else _invalid_arguments(entry.turn_id, c) for c in entry.calls
+        ]
 
     def _after_tools(self, entry: AssistantEntry) -> Stop | None:
         stop = self._repair_cap()
@@ -489,9 +535,13 @@ class ReferenceAgent:
     def _append_reply(self, reply: ToolReply) -> None:
         execution = self._journal.find(*reply.key) if self._journal is not None else None
         self.log.append(
-            "tool_reply", reply.turn_id, callId=reply.call_id,
+            "tool_reply",
+            reply.turn_id,
+            callId=reply.call_id,
             executionId=execution.execution_id if execution is not None else None,
-            status=reply.status, content=reply.content, synthetic=reply.synthetic,
+            status=reply.status,
+            content=reply.content,
+            synthetic=reply.synthetic,
         )
 
     def _record_attempts(self, turn_id: str, result: CompletionResult) -> None:
@@ -500,12 +550,17 @@ class ReferenceAgent:
             self._attempts[attempt.attempt_id] = attempt.usage
         for attempt in result.attempts:
             self.log.append("attempt", turn_id, **_attempt_json(attempt))
-            self.metrics.emit({
-                "kind": "attempt", "runId": self.ports.run_id, "turnId": turn_id,
-                "attemptId": attempt.attempt_id, "status": attempt.status,
-                "usage": usage_to_json(attempt.usage),
-                "latency": attempt.ended_at - attempt.started_at,
-            })
+            self.metrics.emit(
+                {
+                    "kind": "attempt",
+                    "runId": self.ports.run_id,
+                    "turnId": turn_id,
+                    "attemptId": attempt.attempt_id,
+                    "status": attempt.status,
+                    "usage": usage_to_json(attempt.usage),
+                    "latency": attempt.ended_at - attempt.started_at,
+                }
+            )
 
     def _turn_id(self, number: int) -> str:
         return turn_id_for(self.ports.seed, number)
@@ -519,8 +574,7 @@ class ReferenceAgent:
                 self._write_stop(stop)
             except DiskError as exc:
                 # The trusted log does not say how the run ended: never report success.
-                stop = Stop("infra_paused", f"{stop.reason}; stop record not written: {exc}",
-                            True)
+                stop = Stop("infra_paused", f"{stop.reason}; stop record not written: {exc}", True)
         return self._outcome(stop)
 
     def _write_stop(self, stop: Stop) -> None:
@@ -528,8 +582,13 @@ class ReferenceAgent:
         turn_id = log.records[-1].turn_id if log.records else ""
         started = self._epoch if self._epoch is not None else log.epoch
         log.write_back(
-            started, "stop", turn_id, stopState=stop.state, reason=stop.reason,
-            infraFailure=stop.infra_failure, turns=len(log.of_kind("turn_start")),
+            started,
+            "stop",
+            turn_id,
+            stopState=stop.state,
+            reason=stop.reason,
+            infraFailure=stop.infra_failure,
+            turns=len(log.of_kind("turn_start")),
             epoch=log.epoch,
         )
 
@@ -537,8 +596,9 @@ class ReferenceAgent:
         record = self.log.stop_record()
         assert record is not None
         body = record.body
-        return self._outcome(Stop(body["stopState"], str(body["reason"]),
-                                  bool(body["infraFailure"])))
+        return self._outcome(
+            Stop(body["stopState"], str(body["reason"]), bool(body["infraFailure"]))
+        )
 
     def _outcome(self, stop: Stop) -> AgentOutcome:
         entries = self._log.entries() if self._log is not None else []
@@ -572,8 +632,7 @@ def _as_transcript(entries: list[Entry]) -> Transcript:
             converted.append(entry.reply)
         else:
             calls = tuple(
-                ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments)
-                for c in entry.calls
+                ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments) for c in entry.calls
             )
             converted.append(AssistantTurn(entry.turn_id, calls, entry.text))
     return Transcript(tuple(converted))
@@ -584,8 +643,12 @@ def _message(entry: Ordered) -> TranscriptMessage:
         return TranscriptMessage("user", entry.turn_id, entry.text)
     if isinstance(entry, ToolReply):
         return TranscriptMessage(
-            "tool", entry.turn_id, reply_text(entry), call_id=entry.call_id,
-            status=entry.status, synthetic=entry.synthetic,
+            "tool",
+            entry.turn_id,
+            reply_text(entry),
+            call_id=entry.call_id,
+            status=entry.status,
+            synthetic=entry.synthetic,
         )
     calls = tuple(ToolCallView(c.call_id, c.name, dict(c.arguments)) for c in entry.calls)
     return TranscriptMessage(
@@ -602,9 +665,14 @@ def _attempt_json(attempt: AttemptRecord) -> dict[str, Any]:
         "usage": usage_to_json(attempt.usage),
         "startedAt": attempt.started_at,
         "endedAt": attempt.ended_at,
-        "error": None if error is None else {
-            "kind": error.kind, "status": error.status, "message": error.message,
-            "type": error.error_type, "code": error.error_code,
+        "error": None
+        if error is None
+        else {
+            "kind": error.kind,
+            "status": error.status,
+            "message": error.message,
+            "type": error.error_type,
+            "code": error.error_code,
         },
     }
 

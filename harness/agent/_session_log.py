@@ -204,7 +204,9 @@ def _decode_body(record: SessionRecord) -> object:
             return decode_reply(record)
         if kind == "attempt":
             return AttemptEntry(
-                record.turn_id, str(body["attemptId"]), str(body["status"]),
+                record.turn_id,
+                str(body["attemptId"]),
+                str(body["status"]),
                 usage_from_json(body["usage"]),
             )
         if kind == "retry":
@@ -218,21 +220,32 @@ def decode_assistant(record: SessionRecord) -> AssistantEntry:
     body = record.body
     calls = tuple(
         ToolCall(
-            str(c["callId"]), str(c["tool"]), str(c["argumentsText"]),
-            dict(c["arguments"]), c.get("argumentsError"),
+            str(c["callId"]),
+            str(c["tool"]),
+            str(c["argumentsText"]),
+            dict(c["arguments"]),
+            c.get("argumentsError"),
         )
         for c in body["calls"]
     )
     return AssistantEntry(
-        record.turn_id, str(body["attemptId"]), str(body["text"]), str(body["finish"]),
-        calls, bool(body["rejected"]), body.get("continuationOf"),
+        record.turn_id,
+        str(body["attemptId"]),
+        str(body["text"]),
+        str(body["finish"]),
+        calls,
+        bool(body["rejected"]),
+        body.get("continuationOf"),
     )
 
 
 def decode_reply(record: SessionRecord) -> ReplyEntry:
     body = record.body
     reply = ToolReply(
-        record.turn_id, str(body["callId"]), body["status"], body["content"],
+        record.turn_id,
+        str(body["callId"]),
+        body["status"],
+        body["content"],
         bool(body["synthetic"]),
     )
     return ReplyEntry(reply, body.get("executionId"))
@@ -307,9 +320,7 @@ class SessionLog:
         self.records.append(record)
         return record
 
-    def write_back(
-        self, started_epoch: int, kind: RecordKind, turn_id: str, **body: Any
-    ) -> None:
+    def write_back(self, started_epoch: int, kind: RecordKind, turn_id: str, **body: Any) -> None:
         """Append a record produced by work that began in ``started_epoch`` (L7)."""
         if started_epoch != self.epoch:
             raise StaleEpochError(started_epoch, self.epoch)

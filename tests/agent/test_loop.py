@@ -108,9 +108,16 @@ class World:
     def ports(self, http: Any) -> AgentPorts:
         disk = self.real_disk or self.crash_disk.view()
         return AgentPorts(
-            http, self.provider.endpoint, self.provider.dialect, disk,
+            http,
+            self.provider.endpoint,
+            self.provider.dialect,
+            disk,
             "/state" if self.real_disk is None else str(self.real_disk.root),
-            self.tools, self.clock, self.seed, self.crash_disk.incarnations.current, "run_1",
+            self.tools,
+            self.clock,
+            self.seed,
+            self.crash_disk.incarnations.current,
+            "run_1",
         )
 
     def run(self, task: Task = TASK, **options: Any) -> AgentOutcome:
@@ -178,8 +185,13 @@ def test_a_two_turn_task_completes_and_each_effect_happens_once(dialect: Dialect
     assert (outcome.stop_state, outcome.turns, outcome.infra_failure) == ("complete", 2, False)
     assert [e.tool for e in world.ledger.effects] == ["append", "send"]
     assert world.ledger.duplicates() == {}
-    assert [m.role for m in outcome.transcript] == ["user", "assistant", "tool", "tool",
-                                                     "assistant"]
+    assert [m.role for m in outcome.transcript] == [
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
     assert_well_formed(outcome.transcript)
     assert [m.status for m in outcome.transcript if m.role == "tool"] == ["ok", "ok"]
     assert outcome.transcript[-1].text == "Done."
@@ -201,7 +213,10 @@ def test_the_second_request_carries_the_calls_and_their_replies(dialect: Dialect
         assert [m["role"] for m in messages] == ["user", "assistant", "user"]
         assert [b["type"] for b in messages[2]["content"]] == ["tool_result", "tool_result"]
         assert messages[1]["content"][0] == {
-            "type": "tool_use", "id": "call_1", "name": "append", "input": {"text": "hello"}
+            "type": "tool_use",
+            "id": "call_1",
+            "name": "append",
+            "input": {"text": "hello"},
         }
         assert second["tools"][0]["input_schema"] == {"type": "object"}
         assert second["max_tokens"] == 1024
@@ -213,8 +228,7 @@ def test_concurrency_safe_reads_overlap_and_one_writer_makes_the_batch_sequentia
     world = World("openai", reads, behaviours={"read": slow, "inspect": slow})
     world.run()
     assert world.clock.now() == pytest.approx(5.0)  # both ran in the same 5 s
-    mixed = by_turn(calls(ToolUse("r1", "read"), ToolUse("w1", "append", {"text": "x"})),
-                    answer())
+    mixed = by_turn(calls(ToolUse("r1", "read"), ToolUse("w1", "append", {"text": "x"})), answer())
     world = World("openai", mixed, behaviours={"read": slow, "append": slow})
     world.run()
     assert world.clock.now() == pytest.approx(10.0)
@@ -222,8 +236,11 @@ def test_concurrency_safe_reads_overlap_and_one_writer_makes_the_batch_sequentia
 
 def test_replies_are_committed_in_model_order_and_one_failure_spares_the_other() -> None:
     model = by_turn(calls(ToolUse("a", "read"), ToolUse("b", "inspect")), answer())
-    world = World("openai", model, behaviours={"read": Behaviour("slow", seconds=3),
-                                               "inspect": Behaviour("failing")})
+    world = World(
+        "openai",
+        model,
+        behaviours={"read": Behaviour("slow", seconds=3), "inspect": Behaviour("failing")},
+    )
     outcome = world.run()
     replies = [(m.call_id, m.status) for m in outcome.transcript if m.role == "tool"]
     assert replies == [("a", "ok"), ("b", "error")]  # b finished first, a comes first
@@ -268,7 +285,9 @@ def test_a_crash_after_intent_only_is_not_started_and_may_run_again() -> None:
     world.crash()
     report = world.recover()
     assert (report.not_started, report.unknown, report.repaired_replies) == (
-        ("call_1",), (), ("call_1",)
+        ("call_1",),
+        (),
+        ("call_1",),
     )
     outcome = world.run()
     assert outcome.stop_state == "complete"
@@ -346,8 +365,7 @@ def test_a_stall_is_cut_by_the_watchdog_and_retried() -> None:
         ({(1, 1): (HttpError(401),)}, "blocked", False),
         ({(1, 1): (HttpError(403),)}, "blocked", False),
         ({(1, n): (HttpError(503),) for n in range(1, 10)}, "infra_paused", True),
-        ({(1, n): (ConnectionReset(after_bytes=5),) for n in range(1, 10)}, "infra_paused",
-         True),
+        ({(1, n): (ConnectionReset(after_bytes=5),) for n in range(1, 10)}, "infra_paused", True),
         ({(1, n): (HttpError(429),) for n in range(1, 10)}, "usage_limited", False),
         ({(1, 1): (HttpError(429, retry_after=3600),)}, "usage_limited", False),
         ({(1, 1): (HttpError(400),)}, "failed", False),
@@ -388,8 +406,9 @@ def test_truncated_tool_arguments_run_nothing_and_the_next_turn_proceeds(
     dialect: Dialect,
 ) -> None:
     two_calls = calls(ToolUse("a", "append", {"text": "hello"}), ToolUse("b", "send", {"to": "x"}))
-    world = World(dialect, by_turn(two_calls, two_calls, answer()),
-                  {(1, 1): (TruncatedToolArguments(),)})
+    world = World(
+        dialect, by_turn(two_calls, two_calls, answer()), {(1, 1): (TruncatedToolArguments(),)}
+    )
     outcome = world.run(Task("go", tools=TOOLS, max_turns=4))
     assert outcome.stop_state == "complete"
     cut = outcome.transcript[1]
@@ -426,8 +445,11 @@ def test_the_same_error_without_new_evidence_stops_the_loop() -> None:
         # Alternates arguments so the repetition guard stays quiet; the error is the same.
         return calls(ToolUse(f"c{request.turn}", "send", {"to": "x"}))
 
-    world = World("openai", model, behaviours={"send": Behaviour("failing")},
-                  )
+    world = World(
+        "openai",
+        model,
+        behaviours={"send": Behaviour("failing")},
+    )
     outcome = world.run(Task("go", tools=TOOLS, max_turns=8))
     assert outcome.stop_state == "failed"
     assert outcome.turns == 3
@@ -572,8 +594,9 @@ def test_a_cancelled_run_answers_its_calls_and_records_the_stop() -> None:
 
     world.clock.run(go())
     records = world.session()
-    replies = [(r["callId"], r["status"], r["synthetic"]) for r in records
-               if r["kind"] == "tool_reply"]
+    replies = [
+        (r["callId"], r["status"], r["synthetic"]) for r in records if r["kind"] == "tool_reply"
+    ]
     assert replies == [("a", "unknown", True), ("b", "not_started", True)]
     assert records[-1]["stopState"] == "cancelled"
     assert world.ledger.effects == []

@@ -41,8 +41,10 @@ def test_openai_body() -> None:
     assert body["model"] == "m"
     assert body["max_completion_tokens"] == 1024
     assert body["tools"] == [
-        {"type": "function",
-         "function": {"name": "read", "description": "reads", "parameters": {"type": "object"}}}
+        {
+            "type": "function",
+            "function": {"name": "read", "description": "reads", "parameters": {"type": "object"}},
+        }
     ]
     messages: list[dict[str, Any]] = body["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "tool", "user"]

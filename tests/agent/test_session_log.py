@@ -14,14 +14,29 @@ PATH = "/state/session.jsonl"
 
 def _open(disk: CrashDisk) -> SessionLog:
     return SessionLog.open(
-        disk.view(), PATH, run_id="run_1", incarnation=disk.incarnations.current,
-        clock=VirtualClock(), root="/",
+        disk.view(),
+        PATH,
+        run_id="run_1",
+        incarnation=disk.incarnations.current,
+        clock=VirtualClock(),
+        root="/",
     )
 
 
 def _event(kind: str, attempt: str, previous: str | None) -> RetryEvent:
-    return RetryEvent(kind, "request", "k", attempt, previous, 1, 0.0, 2.0, "503",  # type: ignore[arg-type]
-                      1, 600.0)
+    return RetryEvent(
+        kind,
+        "request",
+        "k",
+        attempt,
+        previous,
+        1,
+        0.0,
+        2.0,
+        "503",  # type: ignore[arg-type]
+        1,
+        600.0,
+    )
 
 
 def test_records_round_trip_through_the_disk() -> None:
@@ -81,8 +96,17 @@ def test_write_back_from_a_stale_epoch_is_refused() -> None:
 
 def test_attempt_ids_include_attempts_known_only_from_retry_events() -> None:
     log = _open(CrashDisk())
-    log.append("attempt", "t1", attemptId="att_1", attemptKind="first", status="failed",
-               usage=None, startedAt=0.0, endedAt=0.0, error=None)
+    log.append(
+        "attempt",
+        "t1",
+        attemptId="att_1",
+        attemptKind="first",
+        status="failed",
+        usage=None,
+        startedAt=0.0,
+        endedAt=0.0,
+        error=None,
+    )
     log.append("retry", "t1", event=_event("retry_scheduled", "att_1", None).to_json())
     log.append("retry", "t1", event=_event("retry_started", "att_2", "att_1").to_json())
     assert log.attempt_ids() == ["att_1", "att_2"]
