@@ -13,20 +13,18 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-VerdictStatus = Literal["pass", "fail", "unknown"]
+# The checkers produce verdicts without depending on the runner; the names live here too.
+from harness.checks._verdict import Verdict, VerdictStatus
+
+if TYPE_CHECKING:
+    from harness.checks import Trace
+
+__all__ = ["AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
+           "VerdictStatus"]
+
 CrashWhen = Literal["before", "after"]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One invariant's judgement of a finished run, with the evidence behind it."""
-
-    invariant: str
-    status: VerdictStatus
-    message: str
-    evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,6 +113,8 @@ class CaseResult:
     virtual_seconds: float = 0.0
     attempts: tuple[AttemptRow, ...] = ()
     error: str | None = None
+    # The evidence behind the verdicts; left out of equality and repr (it is large).
+    trace: Trace | None = field(default=None, compare=False, repr=False)
 
     @property
     def failed_verdicts(self) -> tuple[Verdict, ...]:

@@ -1,0 +1,72 @@
+"""Invariant checkers (DESIGN §6): each reads a finished trace and returns a verdict.
+
+A verdict is ``pass``, ``fail`` (with evidence lines) or ``unknown`` when what
+the invariant is about never happened in the run — never a vacuous pass::
+
+    from harness.checks import check_trace
+    for verdict in check_trace(trace):
+        print(verdict.invariant, verdict.status, verdict.message)
+"""
+
+from harness.checks._invariants import (
+    CHECKS,
+    DISK_FAILURE_STOPS,
+    check_i1,
+    check_i2,
+    check_i3,
+    check_i4,
+    check_i6,
+    check_i7,
+    check_i8,
+    check_i9,
+    check_i10,
+    check_i11,
+    check_side_effects,
+    check_trace,
+)
+from harness.checks._trace import (
+    CrashRecord,
+    EffectRecord,
+    Expectation,
+    IncarnationRecord,
+    InvocationRecord,
+    MessageRecord,
+    OutcomeRecord,
+    RecoveryRecord,
+    RequestRecord,
+    SentCall,
+    SentUsage,
+    Trace,
+)
+from harness.checks._verdict import Verdict, VerdictStatus
+
+__all__ = [
+    "CHECKS",
+    "DISK_FAILURE_STOPS",
+    "CrashRecord",
+    "EffectRecord",
+    "Expectation",
+    "IncarnationRecord",
+    "InvocationRecord",
+    "MessageRecord",
+    "OutcomeRecord",
+    "RecoveryRecord",
+    "RequestRecord",
+    "SentCall",
+    "SentUsage",
+    "Trace",
+    "Verdict",
+    "VerdictStatus",
+    "check_i1",
+    "check_i2",
+    "check_i3",
+    "check_i4",
+    "check_i6",
+    "check_i7",
+    "check_i8",
+    "check_i9",
+    "check_i10",
+    "check_i11",
+    "check_side_effects",
+    "check_trace",
+]

@@ -1,0 +1,510 @@
+"""One small function per invariant (DESIGN §6), each over a finished :class:`Trace`.
+
+Each returns a :class:`Verdict`: ``pass``, ``fail`` with evidence lines
+(ledger rows, requests, transcript excerpts), or ``unknown`` when what the
+invariant is about never happened in this run — a scenario never passes
+vacuously (DESIGN §3). Seed 002 §19.6 names the suite's musts: the transcript
+is well formed, a saved result is read not re-run, an unknown outcome is not
+blindly retried, an external effect is not repeated, an infrastructure failure
+is never marked complete, usage is committed once, half arguments never run, a
+failed attempt is never joined to a retry's output.
+
+Example::
+
+    verdicts = check_trace(trace)
+    failed = [v for v in verdicts if v.status == "fail"]
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+from fakes import idempotency_key
+from harness.checks._trace import MessageRecord, RequestRecord, SentUsage, Trace
+from harness.checks._verdict import Verdict
+
+#: Stop states an agent may end in when the disk itself fails (EIO, ENOSPC):
+#: J6 says no further side effect may run, so it stops without completing.
+DISK_FAILURE_STOPS = frozenset({"infra_paused", "failed", "blocked", "paused"})
+_MAX_EVIDENCE = 12
+
+
+def _pass(invariant: str, message: str, evidence: Iterable[str] = ()) -> Verdict:
+    return Verdict(invariant, "pass", message, tuple(evidence)[:_MAX_EVIDENCE])
+
+
+def _fail(invariant: str, message: str, evidence: Iterable[str] = ()) -> Verdict:
+    return Verdict(invariant, "fail", message, tuple(evidence)[:_MAX_EVIDENCE])
+
+
+def _unknown(invariant: str, message: str) -> Verdict:
+    return Verdict(invariant, "unknown", message)
+
+
+def _no_outcome(invariant: str, trace: Trace) -> Verdict | None:
+    if trace.outcome is None:
+        return _unknown(invariant, f"the run produced no outcome ({trace.error or 'no stop'})")
+    return None
+
+
+def _request_line(r: RequestRecord) -> str:
+    return (f"request #{r.index} turn {r.turn} attempt {r.attempt} incarnation {r.incarnation} "
+            f"at {r.started_at:g}s: {r.delivery}{' truncated' if r.truncated else ''}"
+            f"{' faults ' + ','.join(r.faults) if r.faults else ''}")
+
+
+def _message_line(m: MessageRecord) -> str:
+    if m.role == "tool":
+        return f"tool reply {m.call_id} status={m.status}{' (synthetic)' if m.synthetic else ''}"
+    calls = ", ".join(f"{c[1]}#{c[0]}" for c in m.tool_calls)
+    return f"{m.role} {m.turn_id}: {m.text[:60]!r}" + (f" calls [{calls}]" if calls else "")
+
+
+# ------------------------------------------------------------------------- I1
+
+
+def check_i1(trace: Trace) -> Verdict:
+    """No non-idempotent side effect is applied twice (ledger, by idempotency key)."""
+    effects = [e for e in trace.effects if not e.idempotent]
+    if not effects:
+        return _unknown("I1", "no non-idempotent side effect was applied")
+    counts = Counter(e.key for e in effects)
+    twice = {k for k, n in counts.items() if n > 1}
+    if twice:
+        rows = [f"ledger #{e.seq} {e.tool} key={e.key} incarnation {e.incarnation} at {e.at:g}s"
+                for e in effects if e.key in twice]
+        return _fail("I1", f"{len(twice)} non-idempotent effect(s) applied more than once", rows)
+    return _pass("I1", f"{len(effects)} non-idempotent effect(s), each applied once")
+
+
+# ------------------------------------------------------------------------- I2
+
+
+def check_i2(trace: Trace) -> Verdict:
+    """The transcript is well formed: each call has exactly one reply, right after it, in order."""
+    missing = _no_outcome("I2", trace)
+    if missing:
+        return missing
+    assert trace.outcome is not None
+    messages = trace.outcome.transcript
+    if not any(m.tool_calls for m in messages):
+        return _unknown("I2", "the transcript holds no tool call")
+    problems = _transcript_problems(messages)
+    if problems and _disk_stopped(trace):
+        # J6: when the disk fails the reply of the last call may be unwritable;
+        # the next recovery repairs it (J5), so only earlier gaps count.
+        last = [m for m in messages if m.role == "assistant"][-1]
+        problems = [p for p in problems if not any(f"call {c[0]} has no reply" == p
+                                                   for c in last.tool_calls)]
+    if problems:
+        return _fail("I2", problems[0], [*problems, *(_message_line(m) for m in messages)])
+    calls = sum(len(m.tool_calls) for m in messages)
+    return _pass("I2", f"{calls} tool call(s), each with exactly one reply in order")
+
+
+def _disk_stopped(trace: Trace) -> bool:
+    outcome = trace.outcome
+    return trace.crash.error_class and outcome is not None and \
+        outcome.stop_state in DISK_FAILURE_STOPS
+
+
+def _transcript_problems(messages: tuple[MessageRecord, ...]) -> list[str]:
+    problems: list[str] = []
+    expected: list[str] = []
+    replied: list[str] = []
+    seen: set[str] = set()
+    for m in messages:
+        if m.role == "assistant":
+            problems += _unanswered(expected, replied)
+            expected, replied = [c[0] for c in m.tool_calls], []
+        elif m.role == "tool":
+            cid = m.call_id or ""
+            if cid in seen:
+                problems.append(f"call {cid} has more than one reply")
+            elif cid not in expected:
+                problems.append(f"reply {cid} answers no call of the assistant message before it")
+            seen.add(cid)
+            replied.append(cid)
+    problems += _unanswered(expected, replied)
+    return problems
+
+
+def _unanswered(expected: list[str], replied: list[str]) -> list[str]:
+    problems = [f"call {cid} has no reply" for cid in expected if cid not in replied]
+    in_order = [cid for cid in replied if cid in expected]
+    if not problems and in_order != [cid for cid in expected if cid in in_order]:
+        problems.append(f"replies {in_order} are not in the calls' order {expected}")
+    return problems
+
+
+# ------------------------------------------------------------------------- I3
+
+
+def check_i3(trace: Trace) -> Verdict:
+    """An ``unknown_after_restart`` call is never repeated before the state was inspected.
+
+    Two ways to repeat: the world sees the same call id run again in a later
+    incarnation with no read/inspect in between (a blind re-run in recovery),
+    or the transcript has a later call of the same tool and arguments before
+    any read/inspect call (the model was led to repeat it).
+    """
+    pure = set(trace.expect.pure_tools)
+    reruns = _world_reruns(trace, pure)
+    if reruns:
+        return _fail("I3", "a call whose outcome was unknown ran again before any inspection",
+                     reruns)
+    unknown = _unknown_replies(trace)
+    if not unknown:
+        return _unknown("I3", "no call ended unknown_after_restart in this run")
+    repeats = _transcript_repeats(trace, unknown, pure)
+    if repeats:
+        return _fail("I3", "the model repeated a call of unknown outcome before inspecting",
+                     repeats)
+    return _pass("I3", f"{len(unknown)} unknown call(s), none repeated before an inspection")
+
+
+def _world_reruns(trace: Trace, pure: set[str]) -> list[str]:
+    last_run: dict[str, int] = {}
+    inspected_since: dict[str, bool] = {}
+    found: list[str] = []
+    for inv in trace.invocations:
+        if inv.refused:
+            continue
+        if inv.tool in pure:
+            inspected_since = dict.fromkeys(inspected_since, True)
+            continue
+        before = last_run.get(inv.call_id)
+        if before is not None and before < inv.incarnation and not inspected_since[inv.call_id]:
+            found.append(f"invocation #{inv.seq} {inv.tool} call {inv.call_id} ran again in "
+                         f"incarnation {inv.incarnation} (first in {before})")
+        last_run[inv.call_id] = inv.incarnation
+        inspected_since[inv.call_id] = False
+    return found
+
+
+def _unknown_replies(trace: Trace) -> list[MessageRecord]:
+    if trace.outcome is None:
+        return []
+    return [m for m in trace.outcome.transcript if m.role == "tool" and m.status == "unknown"]
+
+
+def _transcript_repeats(trace: Trace, unknown: list[MessageRecord], pure: set[str]) -> list[str]:
+    assert trace.outcome is not None
+    messages = trace.outcome.transcript
+    calls = {c[0]: (c[1], c[2]) for m in messages for c in m.tool_calls}
+    found = []
+    for reply in unknown:
+        target = calls.get(reply.call_id or "")
+        start = messages.index(reply)
+        for m in messages[start + 1:]:
+            if any(c[1] in pure for c in m.tool_calls):
+                break
+            if target and any((c[1], c[2]) == target for c in m.tool_calls):
+                found.append(f"{_message_line(m)} repeats {reply.call_id} ({target[0]})")
+    return found
+
+
+# ------------------------------------------------------------------------- I4
+
+
+def check_i4(trace: Trace) -> Verdict:
+    """The stop state is the expected one, and never ``complete`` after an infrastructure failure.
+
+    ``complete`` also needs the world's evidence: the run's last request was a
+    whole, untruncated answer without tool calls (the model really finished).
+    Under a disk error class (EIO, ENOSPC) any non-complete stop of
+    :data:`DISK_FAILURE_STOPS` is accepted as well as the expected one.
+    """
+    missing = _no_outcome("I4", trace)
+    if missing:
+        return missing
+    assert trace.outcome is not None
+    stop, expected = trace.outcome.stop_state, trace.expect.stop_state
+    if stop == "complete":
+        failure = _completion_contradiction(trace)
+        if failure:
+            return _fail("I4", f"complete after an infrastructure failure: {failure}",
+                         [_request_line(r) for r in trace.requests[-4:]])
+    if stop == expected or (trace.crash.error_class and stop in DISK_FAILURE_STOPS):
+        return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
+    return _fail("I4", f"stopped {stop!r}, expected {expected!r}",
+                 [f"reason: {trace.outcome.reason}"])
+
+
+def _completion_contradiction(trace: Trace) -> str | None:
+    assert trace.outcome is not None
+    if trace.outcome.infra_failure:
+        return "the agent itself reports an infrastructure failure"
+    live = [r for r in trace.requests if r.delivery != "refused"]
+    if not live:
+        return "no request reached the model"
+    last = live[-1]
+    if not last.complete or last.truncated or last.calls:
+        return f"the last request ended {last.delivery}" + (" truncated" if last.truncated else "")
+    return None
+
+
+# ------------------------------------------------------------------------- I6
+
+
+def check_i6(trace: Trace) -> Verdict:
+    """Each attempt's usage is counted once: the billed usage agrees with the provider's record.
+
+    Decided per token kind (input, output): with L the sum over the usage the
+    FINAL incarnation's attempts received in full (complete streams that carried
+    usage) and U the sum over every attempt of every incarnation that delivered
+    any byte, the billed count must satisfy L <= billed <= U. Below L an
+    attempt was dropped; above U one was counted twice (earlier incarnations'
+    attempts may or may not have been restored from disk, hence the range).
+    ``unknown`` when no attempt reported usage.
+    """
+    missing = _no_outcome("I6", trace)
+    if missing:
+        return missing
+    assert trace.outcome is not None
+    lower = _usage_sum(r for r in trace.requests
+                       if r.usage_reported and r.incarnation == trace.final_incarnation)
+    upper = _usage_sum(r for r in trace.requests if r.delivered_bytes > 0 and r.usage)
+    if upper == (0, 0):
+        return _unknown("I6", "no attempt reported usage")
+    billed = _tokens(trace.outcome.billed_usage)
+    evidence = [f"billed input={billed[0]} output={billed[1]}",
+                f"provider, final incarnation, complete: input={lower[0]} output={lower[1]}",
+                f"provider, every attempt that sent bytes: input={upper[0]} output={upper[1]}"]
+    for kind, b, lo, hi in zip(("input", "output"), billed, lower, upper, strict=True):
+        if b > hi:
+            return _fail("I6", f"{kind} tokens billed {b} exceed the {hi} the provider ever "
+                         "sent: an attempt was counted twice", evidence)
+        if b < lo:
+            return _fail("I6", f"{kind} tokens billed {b} are below the {lo} of complete "
+                         "attempts: an attempt's usage was dropped", evidence)
+    return _pass("I6", "billed usage lies within the provider's record", evidence)
+
+
+def _tokens(usage: SentUsage | None) -> tuple[int, int]:
+    return (0, 0) if usage is None else (usage.input_tokens, usage.output_tokens)
+
+
+def _usage_sum(requests: Iterable[RequestRecord]) -> tuple[int, int]:
+    total_in = total_out = 0
+    for r in requests:
+        assert r.usage is not None
+        total_in += r.usage.input_tokens
+        total_out += r.usage.output_tokens
+    return total_in, total_out
+
+
+# ------------------------------------------------------------------------- I7
+
+
+def check_i7(trace: Trace) -> Verdict:
+    """No tool ran with arguments from a truncated or incomplete attempt.
+
+    Every invocation's call id must come from a whole, untruncated answer whose
+    arguments parse, and the arguments it ran with must equal those.
+    ``unknown`` when no answer with tool calls was truncated or cut short.
+    """
+    risky = [r for r in trace.requests if r.calls and not r.committable]
+    good: dict[str, set[str]] = {}
+    for r in trace.requests:
+        if r.committable:
+            for call in r.calls:
+                parsed = call.arguments()
+                if parsed is not None:
+                    good.setdefault(call.call_id, set()).add(_canonical(parsed))
+    bad = [f"invocation #{inv.seq} {inv.tool} call {inv.call_id} args {_canonical(inv.arguments)}"
+           for inv in trace.invocations
+           if not inv.refused and _canonical(inv.arguments) not in good.get(inv.call_id, set())]
+    if bad:
+        return _fail("I7", "a tool ran with arguments no complete answer sent",
+                     [*bad, *(_request_line(r) for r in risky)])
+    if not risky:
+        return _unknown("I7", "no answer with tool calls was truncated or incomplete")
+    return _pass("I7", f"{len(risky)} truncated or incomplete answer(s); none of their calls ran")
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+# ------------------------------------------------------------------------- I8
+
+
+def check_i8(trace: Trace) -> Verdict:
+    """No committed assistant message joins output from two attempts.
+
+    The k-th assistant message answers turn k; its text must be the whole text
+    of one complete answer of that turn (or a truncated answer's text followed
+    by its continuation's, the one sanctioned merge, S6), and no two committed
+    messages share an attempt id. ``unknown`` when no attempt broke off after
+    sending text (there was nothing to join).
+    """
+    missing = _no_outcome("I8", trace)
+    if missing:
+        return missing
+    assert trace.outcome is not None
+    partial = [r for r in trace.requests if r.delivery in ("partial", "broken") and r.text]
+    bad = _joined_messages(trace)
+    if bad:
+        return _fail("I8", "a committed message is not the text of one attempt",
+                     [*bad, *(_request_line(r) for r in partial)])
+    ids = Counter(m.attempt_id for m in trace.outcome.transcript
+                  if m.role == "assistant" and m.attempt_id)
+    shared = [f"attempt {a} committed {n} times" for a, n in ids.items() if n > 1]
+    if shared:
+        return _fail("I8", "two committed messages share one attempt id", shared)
+    if not partial:
+        return _unknown("I8", "no attempt broke off after sending text")
+    return _pass("I8", f"{len(partial)} broken attempt(s); no committed message joins them")
+
+
+def _joined_messages(trace: Trace) -> list[str]:
+    assert trace.outcome is not None
+    assistants = [m for m in trace.outcome.transcript if m.role == "assistant"]
+    bad = []
+    for turn, message in enumerate(assistants, start=1):
+        answers = [r for r in trace.requests if r.turn >= turn and r.complete]
+        texts = {r.text for r in answers if r.turn == turn}
+        texts |= {a.text + b.text for a in answers if a.turn == turn and a.truncated
+                  for b in answers if b.index > a.index}
+        if message.text and message.text not in texts:
+            bad.append(f"{_message_line(message)} (turn {turn}) matches no complete answer")
+    return bad
+
+
+# ------------------------------------------------------------------------- I9
+
+
+def check_i9(trace: Trace) -> Verdict:
+    """Retries and waits stay inside the shared deadline and attempt budget (S8).
+
+    Every request starts before the deadline (virtual time from the run's start,
+    kept across restarts), and the requests of the whole run, every
+    incarnation included, number at most ``max_attempts``. ``unknown`` when
+    nothing was retried.
+    """
+    live = [r for r in trace.requests if r.delivery != "refused"]
+    deadline, cap = trace.expect.deadline_seconds, trace.expect.max_attempts
+    late = [_request_line(r) for r in live if r.started_at > deadline]
+    if late:
+        return _fail("I9", f"{len(late)} request(s) started after the {deadline:g}s deadline",
+                     late)
+    if len(live) > cap:
+        return _fail("I9", f"{len(live)} requests exceed the budget of {cap} attempts",
+                     [_request_line(r) for r in live[cap:]])
+    if not any(r.attempt > 1 for r in live):
+        return _unknown("I9", "no request was retried")
+    return _pass("I9", f"{len(live)} request(s) by {max(r.started_at for r in live):g}s, "
+                 f"inside {cap} attempts and {deadline:g}s")
+
+
+# ------------------------------------------------------------------------ I10
+
+
+def check_i10(trace: Trace) -> Verdict:
+    """A side effect the model was told is done (an ``ok`` reply) is in the ledger."""
+    missing = _no_outcome("I10", trace)
+    if missing:
+        return missing
+    assert trace.outcome is not None
+    kinds = dict(trace.expect.tool_kinds)
+    transcript = trace.outcome.transcript
+    calls = {c[0]: (c[1], c[2]) for m in transcript for c in m.tool_calls}
+    done = [(m, calls[m.call_id]) for m in transcript
+            if m.role == "tool" and m.status == "ok" and m.call_id in calls
+            and kinds.get(calls[m.call_id][0]) in ("append", "send", "put")]
+    if not done:
+        return _unknown("I10", "no side effect was reported done")
+    keys = {e.key for e in trace.effects}
+    lost = [f"{_message_line(m)}: {tool} {args} not in the ledger"
+            for m, (tool, args) in done if idempotency_key(tool, json.loads(args)) not in keys]
+    if lost:
+        return _fail("I10", "an effect reported done is missing from the ledger", lost)
+    return _pass("I10", f"{len(done)} effect(s) reported done, each in the ledger")
+
+
+# ------------------------------------------------------------------------ I11
+
+
+def check_i11(trace: Trace) -> Verdict:
+    """Recovering twice equals recovering once.
+
+    After the final run, ``recover()`` ran on two fresh incarnations over the same
+    durable state: the second must report nothing to repair, write nothing
+    (the files' digest is unchanged) and neither may call the model or a tool.
+    """
+    if len(trace.recoveries) < 2:
+        return _unknown("I11", "recovery was not run twice")
+    first, second = trace.recoveries[0], trace.recoveries[1]
+    problems = [f"recover #{n} failed: {r.error}" for n, r in enumerate((first, second), 1)
+                if r.error]
+    if second.changed:
+        problems.append(f"the second recover still repaired: unknown={second.unknown} "
+                        f"not_started={second.not_started} replies={second.repaired_replies}")
+    if second.files_sha256 != first.files_sha256:
+        problems.append("the second recover changed the files on disk")
+    problems += [f"recover #{n} made {r.requests_during} request(s), "
+                 f"{r.effects_during} side effect(s)"
+                 for n, r in enumerate((first, second), 1) if r.requests_during or r.effects_during]
+    if problems:
+        return _fail("I11", problems[0], problems)
+    return _pass("I11", "a second recover found nothing to do and wrote nothing")
+
+
+# ------------------------------------------------------------------ side effects
+
+
+def check_side_effects(trace: Trace) -> Verdict | None:
+    """The ledger holds exactly the expected side effects per tool (None: nothing expected).
+
+    A non-idempotent tool counts every effect; an idempotent one (``put``)
+    counts distinct keys, since repeating it is harmless by definition. When a
+    disk error class stopped the run early (J6), fewer effects are allowed,
+    never more.
+    """
+    expected = dict(trace.expect.side_effects)
+    if not expected:
+        return None
+    counts = {tool: _effect_count(trace, tool) for tool in expected}
+    at_most = _disk_stopped(trace)
+    wrong = [f"{tool}: {counts[tool]} effect(s), expected {'at most ' if at_most else ''}{n}"
+             for tool, n in expected.items()
+             if counts[tool] > n or (counts[tool] < n and not at_most)]
+    if wrong:
+        rows = [f"ledger #{e.seq} {e.tool} key={e.key} incarnation {e.incarnation}"
+                for e in trace.effects]
+        return _fail("side_effects", wrong[0], [*wrong, *rows])
+    return _pass("side_effects", ", ".join(f"{t}={n}" for t, n in sorted(counts.items())))
+
+
+def _effect_count(trace: Trace, tool: str) -> int:
+    effects = [e for e in trace.effects if e.tool == tool]
+    if effects and effects[0].idempotent:
+        return len({e.key for e in effects})
+    return len(effects)
+
+
+# ---------------------------------------------------------------------- all
+
+
+CHECKS: dict[str, Callable[[Trace], Verdict]] = {
+    "I1": check_i1, "I2": check_i2, "I3": check_i3, "I4": check_i4, "I6": check_i6,
+    "I7": check_i7, "I8": check_i8, "I9": check_i9, "I10": check_i10, "I11": check_i11,
+}
+"""Every implemented checker by invariant id. I5 (goals) comes with goals."""
+
+
+def check_trace(trace: Trace) -> tuple[Verdict, ...]:
+    """The verdicts of the scenario's invariants, then the side-effect expectation.
+
+    An invariant without a checker yet (I5) is ``unknown``, never ``pass``.
+    """
+    verdicts = [
+        CHECKS[i](trace) if i in CHECKS else _unknown(i, f"{i} has no checker yet")
+        for i in trace.expect.invariants
+    ]
+    effects = check_side_effects(trace)
+    return tuple(verdicts + ([effects] if effects else []))

@@ -1,0 +1,256 @@
+"""The finished trace of one case: what the world saw, as plain data the checkers read.
+
+The runner records it; the checkers only read it (DESIGN §3, STYLE 2). Every
+time is virtual; every list is in the order things happened, so the canonical
+JSON of a trace — and its sha256 :attr:`Trace.digest` — is the same, byte for
+byte, for the same scenario, crash and seed.
+
+Shape (``Trace.to_json()``)::
+
+    {"case": "name[journal:fsync#1:after:unsynced_lost]", "scenario": "name", "seed": 0,
+     "crash": {"planned": "…", "fired": "journal:fsync#1", "second": null, "reached": true},
+     "points": ["state:mkdir#1", …],              # persistence points of the main runs
+     "incarnations": [{"number": 1, "purpose": "run", "crashed_at": "journal:fsync#1",
+                       "stop_state": null, "error": null, "ended_at": 0.0}, …],
+     "requests": [RequestRecord…], "invocations": [InvocationRecord…],
+     "effects": [EffectRecord…], "outcome": {…} | null,
+     "recoveries": [RecoveryRecord, RecoveryRecord], "expect": {…}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: What a request's stream did, as the world saw it.
+#: ``complete``: every planned byte was delivered and the stream is intact;
+#: ``partial``: some bytes, then a reset, a hang cut by the client, or a close;
+#: ``broken``: every byte arrived but the stream itself is faulty (no terminal
+#: event, an error event, a malformed frame, an empty body);
+#: ``http_error``: a non-200 answer; ``refused``: a dead incarnation asked.
+Delivery = str
+
+BROKEN_STREAM_FAULTS = frozenset(
+    {"no_terminal_event", "error_in_stream", "malformed_frame", "empty_body"}
+)
+
+
+@dataclass(frozen=True)
+class SentCall:
+    """A tool call exactly as the provider sent it (arguments as text, maybe cut)."""
+
+    call_id: str
+    name: str
+    arguments_text: str
+
+    def arguments(self) -> dict[str, Any] | None:
+        """The parsed arguments, or ``None`` if the text is not a JSON object.
+
+        >>> SentCall("c", "f", '{"a": 1').arguments() is None
+        True
+        """
+        try:
+            value = json.loads(self.arguments_text) if self.arguments_text.strip() else {}
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True)
+class SentUsage:
+    """Usage the provider put in a stream (``input_tokens`` counts cached tokens too)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request the provider received (or refused), and what it sent back.
+
+    ``text``, ``calls``, ``finish`` and ``usage`` are the scripted answer after
+    response faults (a cut tool call is cut here too); ``usage_reported`` says
+    the usage actually reached the client (a complete stream that carried it).
+    """
+
+    index: int
+    incarnation: int
+    turn: int
+    attempt: int
+    started_at: float
+    first_byte_at: float | None
+    ended_at: float | None
+    status: int
+    faults: tuple[str, ...]
+    planned_bytes: int
+    delivered_bytes: int
+    delivery: Delivery
+    truncated: bool
+    finish: str | None
+    model: str | None
+    text: str
+    calls: tuple[SentCall, ...]
+    usage: SentUsage | None
+    usage_reported: bool
+    unscripted: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return self.delivery == "complete"
+
+    @property
+    def committable(self) -> bool:
+        """A whole, untruncated answer: the only kind whose tool calls may run (S2, S6)."""
+        return self.complete and not self.truncated
+
+
+@dataclass(frozen=True)
+class InvocationRecord:
+    """One tool invocation the world saw (refused ones included)."""
+
+    seq: int
+    tool: str
+    kind: str
+    call_id: str
+    arguments: dict[str, Any]
+    incarnation: int
+    started_at: float
+    ended_at: float | None
+    refused: bool
+    outcome: str
+
+
+@dataclass(frozen=True)
+class EffectRecord:
+    """One side effect in the ledger."""
+
+    seq: int
+    tool: str
+    key: str
+    idempotent: bool
+    incarnation: int
+    at: float
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    """A transcript message of the final outcome (dialect-neutral)."""
+
+    role: str
+    turn_id: str
+    text: str = ""
+    tool_calls: tuple[tuple[str, str, str], ...] = ()  # (call_id, name, canonical args JSON)
+    attempt_id: str | None = None
+    call_id: str | None = None
+    status: str | None = None
+    synthetic: bool = False
+
+
+@dataclass(frozen=True)
+class OutcomeRecord:
+    """The final :class:`~harness.agent.AgentOutcome`, as plain data."""
+
+    stop_state: str
+    reason: str
+    transcript: tuple[MessageRecord, ...]
+    billed_usage: SentUsage | None
+    context_tokens: int | None
+    turns: int
+    infra_failure: bool
+    attempt_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IncarnationRecord:
+    """One agent incarnation: why it ran, where it crashed, how it ended."""
+
+    number: int
+    purpose: str  # "run" or "recover-check"
+    crashed_at: str | None
+    stop_state: str | None
+    error: str | None
+    ended_at: float
+
+
+@dataclass(frozen=True)
+class RecoveryRecord:
+    """One ``recover()`` on a fresh incarnation after the final run (I11)."""
+
+    incarnation: int
+    not_started: tuple[str, ...]
+    unknown: tuple[str, ...]
+    repaired_replies: tuple[str, ...]
+    files_sha256: str
+    requests_during: int
+    effects_during: int
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.not_started or self.unknown or self.repaired_replies)
+
+
+@dataclass(frozen=True)
+class CrashRecord:
+    """The crash the case planned and what happened to it."""
+
+    planned: str | None
+    fired: str | None
+    second: str | None
+    error_class: bool
+
+    @property
+    def reached(self) -> bool:
+        return self.planned is None or self.fired is not None
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the scenario expects, copied so a trace can be judged on its own."""
+
+    stop_state: str
+    invariants: tuple[str, ...]
+    side_effects: tuple[tuple[str, int], ...]
+    deadline_seconds: float
+    max_attempts: int
+    pure_tools: tuple[str, ...]
+    tool_kinds: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Everything one case did; see the module docstring for the JSON shape."""
+
+    case: str
+    scenario: str
+    seed: int
+    crash: CrashRecord
+    points: tuple[str, ...]
+    incarnations: tuple[IncarnationRecord, ...]
+    requests: tuple[RequestRecord, ...]
+    invocations: tuple[InvocationRecord, ...]
+    effects: tuple[EffectRecord, ...]
+    outcome: OutcomeRecord | None
+    recoveries: tuple[RecoveryRecord, ...]
+    expect: Expectation
+    final_incarnation: int = 1
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The trace as JSON-ready data (tuples become lists)."""
+        return asdict(self)
+
+    def canonical_json(self) -> str:
+        """Sorted keys, no spaces, UTF-8 kept: the bytes the digest is taken over."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False, allow_nan=False)
+
+    @property
+    def digest(self) -> str:
+        """sha256 of :meth:`canonical_json`; the same seed gives the same digest."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()

@@ -1,0 +1,66 @@
+"""Run scenarios against an agent, crash it at every persistence point, and judge the runs.
+
+Seed 002 §19.6: a fixed fake model, counting tools, a crash before and after
+every durable write, and three must-pass conditions. The runner plans the cases
+of a scenario, runs each one over a world that survives the crash, and hands
+back plain results::
+
+    from harness.runner import plan_cases, run_case
+    for case in plan_cases(scenario, path):
+        result = run_case(case, scenario)
+        assert result.passed, result.failed_verdicts
+"""
+
+from harness.checks._trace import Trace
+from harness.runner._model import ScriptedModel, call_id, classify_result
+from harness.runner._results import (
+    AttemptRow,
+    Case,
+    CaseResult,
+    CrashSpec,
+    CrashWhen,
+    Verdict,
+    VerdictStatus,
+)
+from harness.runner._run import (
+    ERROR_CLASSES,
+    attempt_rows,
+    case_result,
+    crash_specs,
+    default_agent_factory,
+    plan_cases,
+    record_points,
+    run_case,
+    run_trace,
+)
+from harness.runner._task import TOOL_PARAMETERS, task_for, tool_specs
+from harness.runner._world import STATE_DIR, World, fault_plan
+
+__all__ = [
+    "ERROR_CLASSES",
+    "STATE_DIR",
+    "TOOL_PARAMETERS",
+    "AttemptRow",
+    "Case",
+    "CaseResult",
+    "CrashSpec",
+    "CrashWhen",
+    "ScriptedModel",
+    "Trace",
+    "Verdict",
+    "VerdictStatus",
+    "World",
+    "attempt_rows",
+    "call_id",
+    "case_result",
+    "classify_result",
+    "crash_specs",
+    "default_agent_factory",
+    "fault_plan",
+    "plan_cases",
+    "record_points",
+    "run_case",
+    "run_trace",
+    "task_for",
+    "tool_specs",
+]

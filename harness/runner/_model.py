@@ -1,0 +1,191 @@
+"""The scenario's reactive scripted model: it answers a request from what the request says.
+
+DESIGN §3: a restarted agent re-sends requests the provider already answered,
+so the reply is chosen from the request itself — the turn (1 + the number of
+assistant messages) and the LAST tool results (the replies after the last
+assistant message) — never from a counter. Call ids are derived from the turn
+and the call's index, so a re-sent request gets the same ids.
+
+Choice within a turn: the first reply whose ``when`` matches one of the last
+tool results (tool name and outcome); else the turn's reply without ``when``;
+else the turn's first reply. A turn past the script gets a short ``stop``
+answer marked unscripted.
+
+Example::
+
+    model = ScriptedModel(scenario)
+    provider = FakeProvider(scenario.dialect, model.respond)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
+from harness.scenario import Reply, Scenario
+
+UNSCRIPTED_TEXT = "(the script has no reply for this turn)"
+
+# Markers the agents put in a tool reply, checked in this order; the first that
+# appears decides the outcome the scenario's `when` sees (seed 002 §19.1 names
+# TOOL_NOT_STARTED and TOOL_OUTCOME_UNKNOWN).
+_OUTCOME_MARKERS: tuple[tuple[str, str], ...] = (
+    ("TOOL_OUTCOME_UNKNOWN", "unknown_after_restart"),
+    ("unknown_after_restart", "unknown_after_restart"),
+    ("TOOL_NOT_STARTED", "interrupted_before_execution"),
+    ("interrupted_before_execution", "interrupted_before_execution"),
+    ("TOOL_TIMEOUT", "timeout"),
+    ("TRUNCATED", "truncated"),
+    ("CancelledError", "cancelled"),
+)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool result of a request: which tool, and what happened to it."""
+
+    tool: str
+    outcome: str
+
+
+def call_id(turn: int, index: int) -> str:
+    """The id of the ``index``-th call of ``turn``'s reply.
+
+    >>> call_id(2, 0)
+    'call_t2_0'
+    """
+    return f"call_t{turn}_{index}"
+
+
+def classify_result(content: str, *, is_error: bool = False) -> str:
+    """The scenario outcome a tool reply's content stands for.
+
+    >>> classify_result('{"error": "TOOL_OUTCOME_UNKNOWN", "message": "..."}')
+    'unknown_after_restart'
+    >>> classify_result('{"sent": true}')
+    'ok'
+    """
+    for marker, outcome in _OUTCOME_MARKERS:
+        if marker in content:
+            return outcome
+    if is_error:
+        return "error"
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return "ok"
+    return "error" if isinstance(value, dict) and "error" in value else "ok"
+
+
+def last_tool_results(dialect: str, messages: Sequence[Any]) -> list[ToolResult]:
+    """The tool results after the request's last assistant message, with tool names."""
+    last = max((i for i, m in enumerate(messages) if _role(m) == "assistant"), default=-1)
+    if last < 0:
+        return []
+    names = _call_names(dialect, messages[last])
+    if dialect == "openai":
+        return [_openai_result(m, names) for m in messages[last + 1 :] if _role(m) == "tool"]
+    blocks = [
+        block
+        for m in messages[last + 1 :] if _role(m) == "user" and isinstance(m.get("content"), list)
+        for block in m["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    return [_anthropic_result(block, names) for block in blocks]
+
+
+def _role(message: Any) -> str | None:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def _call_names(dialect: str, message: Mapping[str, Any]) -> dict[str, str]:
+    if dialect == "openai":
+        calls = message.get("tool_calls") or []
+        return {
+            str(c.get("id")): str((c.get("function") or {}).get("name"))
+            for c in calls if isinstance(c, dict)
+        }
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return {
+        str(b.get("id")): str(b.get("name"))
+        for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, sort_keys=True, ensure_ascii=False)
+
+
+def _openai_result(message: Mapping[str, Any], names: Mapping[str, str]) -> ToolResult:
+    name = names.get(str(message.get("tool_call_id")), "")
+    return ToolResult(name, classify_result(_text_of(message.get("content"))))
+
+
+def _anthropic_result(block: Mapping[str, Any], names: Mapping[str, str]) -> ToolResult:
+    name = names.get(str(block.get("tool_use_id")), "")
+    is_error = block.get("is_error") is True
+    return ToolResult(name, classify_result(_text_of(block.get("content")), is_error=is_error))
+
+
+class ScriptedModel:
+    """Chooses and renders the scenario's replies; see the module docstring."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self._by_turn: dict[int, list[Reply]] = {}
+        for reply in scenario.model:
+            self._by_turn.setdefault(reply.turn, []).append(reply)
+
+    def choose(self, turn: int, results: Sequence[ToolResult]) -> Reply | None:
+        """The reply for ``turn`` given the request's last tool results (None: unscripted)."""
+        replies = self._by_turn.get(turn, [])
+        for reply in replies:
+            if reply.when is not None and any(_matches(reply, r) for r in results):
+                return reply
+        default = [reply for reply in replies if reply.when is None]
+        chosen = default or replies
+        return chosen[0] if chosen else None
+
+    def respond(self, request: ProviderRequest) -> ScriptedResponse:
+        """The :data:`fakes.Responder`: pick the reply and render it."""
+        body = request.json or {}
+        messages = body.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        reply = self.choose(request.turn, last_tool_results(self.scenario.dialect, messages))
+        if reply is None:
+            return ScriptedResponse((Text(UNSCRIPTED_TEXT),), "stop", _derived_usage(body, 8))
+        return render(reply, request.turn, body)
+
+
+def _matches(reply: Reply, result: ToolResult) -> bool:
+    when = reply.when
+    assert when is not None
+    tool_ok = when.tool is None or when.tool == result.tool
+    outcome_ok = when.outcome is None or when.outcome == result.outcome
+    return tool_ok and outcome_ok
+
+
+def render(reply: Reply, turn: int, body: Mapping[str, object]) -> ScriptedResponse:
+    """A scripted reply as the fake provider's :class:`~fakes.ScriptedResponse`."""
+    parts: list[Text | ToolUse] = [Text(reply.text)] if reply.text else []
+    parts += [ToolUse(call_id(turn, i), c.tool, dict(c.args)) for i, c in enumerate(reply.calls)]
+    if reply.usage is not None:
+        u = reply.usage
+        usage = ScriptedUsage(u.input_tokens, u.output_tokens, u.cache_read_tokens,
+                              u.cache_write_tokens)
+    else:
+        said = (reply.text or "") + "".join(json.dumps(c.args) for c in reply.calls)
+        usage = _derived_usage(body, len(said))
+    return ScriptedResponse(tuple(parts), reply.finish_reason, usage)
+
+
+def _derived_usage(body: Mapping[str, object], said_chars: int) -> ScriptedUsage:
+    # About four characters a token; only needs to be deterministic and plausible.
+    sent = json.dumps(body.get("messages", []), sort_keys=True, ensure_ascii=False)
+    return ScriptedUsage(max(1, len(sent) // 4), max(1, said_chars // 4))
