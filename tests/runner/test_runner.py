@@ -1,0 +1,137 @@
+"""The runner: recorded points, planned cases, crash and recovery, digests, the minimal agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import mail_scenario
+from minimal_agent import minimal_factory
+
+from harness.runner import Case, CrashSpec, plan_cases, record_points, run_case
+from harness.scenario import ScenarioError
+
+AGENT = minimal_factory()
+SOURCE = Path("scenarios/mail.yaml")
+
+
+def case(crash: CrashSpec | None = None, seed: int = 0) -> Case:
+    return Case("mail", SOURCE, seed, crash)
+
+
+def test_a_crash_free_run_lists_its_persistence_points_in_order() -> None:
+    points = record_points(mail_scenario(), AGENT)
+    assert points[:3] == ["state:mkdir#1", "root:fsync_dir#1", "transcript:create#1"]
+    assert "journal:fsync#2" in points
+    assert len(points) == len(set(points))
+
+
+def test_cases_have_readable_ids_and_put_fsync_points_first() -> None:
+    cases = plan_cases(mail_scenario(crash={"points": "all",
+                                            "classes": ["unsynced_lost", "eio_on_fsync"]}),
+                       SOURCE, AGENT)
+    ids = [c.case_id for c in cases]
+    assert ids[0] == "mail"
+    assert ids[1] == "mail[root:fsync_dir#1:after:unsynced_lost]"
+    assert ids[2] == "mail[root:fsync_dir#1:after:eio_on_fsync]"
+    first_plain = next(i for i, c in enumerate(cases[1:], 1)
+                       if c.crash and "fsync" not in c.crash.point_id)
+    assert all(c.crash and "fsync" in c.crash.point_id for c in cases[1:first_plain])
+    # eio_on_fsync never applies to a write point
+    assert not any(c.crash and c.crash.crash_class == "eio_on_fsync"
+                   and ":write#" in c.crash.point_id for c in cases)
+
+
+def test_crash_points_none_plans_only_the_crash_free_case() -> None:
+    assert plan_cases(mail_scenario(crash={"points": "none"}), SOURCE, AGENT) == [case()]
+
+
+def test_a_listed_point_is_kept_and_a_missing_one_is_a_scenario_error() -> None:
+    chosen = mail_scenario(crash={"points": ["journal:fsync#2"], "classes": ["unsynced_lost"]})
+    ids = [c.case_id for c in plan_cases(chosen, SOURCE, AGENT)]
+    assert ids == ["mail", "mail[journal:fsync#2:after:unsynced_lost]",
+                   "mail[journal:fsync#2:before:unsynced_lost]"]
+    missing = mail_scenario(crash={"points": ["journal:fsync#99"]})
+    with pytest.raises(ScenarioError, match=r"^<scenario mail>: crash\.points\[0\]: crash point "
+                       r"was never reached in the recorded run: got 'journal:fsync#99'"):
+        plan_cases(missing, SOURCE, AGENT)
+
+
+def test_the_crash_free_case_passes_every_reached_invariant() -> None:
+    result = run_case(case(), mail_scenario(), AGENT)
+    assert result.passed, result.failed_verdicts
+    assert result.stop_state == "complete"
+    statuses = {v.invariant: v.status for v in result.verdicts}
+    assert statuses["I1"] == statuses["I2"] == statuses["I10"] == statuses["I11"] == "pass"
+    # nothing was truncated, retried or left unknown: those stay unknown, never pass
+    assert statuses["I3"] == statuses["I7"] == statuses["I8"] == statuses["I9"] == "unknown"
+    assert result.side_effects == {"mail": 1}
+
+
+def test_a_crash_after_the_start_record_recovers_inspects_and_finishes() -> None:
+    spec = CrashSpec("journal:fsync#2", "after", "unsynced_lost")
+    result = run_case(case(spec), mail_scenario(), AGENT)
+    assert result.crash_reached and result.passed, result.failed_verdicts
+    trace = result.trace
+    assert trace is not None
+    assert [i.purpose for i in trace.incarnations] == ["run", "run", "recover-check",
+                                                       "recover-check"]
+    assert trace.incarnations[0].crashed_at == "journal:fsync#2"
+    assert {v.invariant: v.status for v in result.verdicts}["I3"] == "pass"
+    assert [inv.tool for inv in trace.invocations] == ["look"]
+
+
+def test_a_crash_during_recovery_crashes_the_second_incarnation_too() -> None:
+    spec = CrashSpec("journal:fsync#2", "after", "unsynced_lost", during_recovery=True)
+    result = run_case(case(spec), mail_scenario(), AGENT)
+    assert result.trace is not None
+    runs = [i for i in result.trace.incarnations if i.purpose == "run"]
+    assert [i.crashed_at is not None for i in runs] == [True, True, False]
+    assert result.trace.crash.second is not None
+    assert result.passed, result.failed_verdicts
+
+
+def test_the_digest_is_identical_for_one_seed_and_differs_for_another() -> None:
+    spec = CrashSpec("transcript:fsync#3", "before", "torn_append_garbage")
+    first = run_case(case(spec, seed=3), mail_scenario(), AGENT)
+    again = run_case(case(spec, seed=3), mail_scenario(), AGENT)
+    other = run_case(case(spec, seed=4), mail_scenario(), AGENT)
+    assert first.trace is not None and again.trace is not None
+    assert first.trace.canonical_json() == again.trace.canonical_json()
+    assert first.digest == again.digest != other.digest
+
+
+def test_attempt_rows_carry_disjoint_usage_buckets() -> None:
+    scenario = mail_scenario(model=[{"turn": 1, "text": "Hi.", "usage": {
+        "input_tokens": 100, "output_tokens": 5, "cache_read_tokens": 60,
+        "cache_write_tokens": 10}}])
+    (row,) = run_case(case(), scenario, AGENT).attempts
+    assert (row.turn, row.attempt, row.outcome) == (1, 1, "complete")
+    assert (row.input_tokens, row.cache_read_tokens, row.cache_write_tokens,
+            row.output_tokens) == (30, 60, 10, 5)
+
+
+def test_faults_are_keyed_to_turn_and_attempt_and_survive_a_crash() -> None:
+    scenario = mail_scenario(faults=[{"at": {"turn": 1}, "kind": "http_error", "status": 503}])
+    result = run_case(case(), scenario, AGENT)
+    assert result.trace is not None
+    first, second = result.trace.requests[:2]
+    assert (first.turn, first.attempt, first.delivery, first.faults) == (
+        1, 1, "http_error", ("http_error",))
+    assert (second.turn, second.attempt, second.delivery) == (1, 2, "complete")
+    assert result.retries == 1 and result.passed
+
+
+def test_the_minimal_agent_passes_every_crash_case_of_the_scenario() -> None:
+    scenario = mail_scenario(crash={"points": "all", "classes": [
+        "unsynced_lost", "torn_append_garbage", "missing_dir_fsync", "eio_on_write"]})
+    results = [run_case(c, scenario, AGENT) for c in plan_cases(scenario, SOURCE, AGENT)]
+    failed = [(r.case.case_id, r.error, r.failed_verdicts) for r in results if not r.passed]
+    assert not failed
+    assert len(results) > 50
+
+
+def test_anthropic_dialect_runs_the_same_scenario() -> None:
+    scenario = mail_scenario(dialect="anthropic")
+    spec = CrashSpec("journal:fsync#2", "after", "unsynced_lost")
+    assert run_case(case(spec), scenario, AGENT).passed
