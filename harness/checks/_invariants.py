@@ -166,6 +166,36 @@ def check_i3(trace: Trace) -> Verdict:
 
 
 def _world_reruns(trace: Trace, pure: set[str]) -> list[str]:
+    return _same_call_again(trace, pure) + _call_from_a_past_life(trace, pure)
+
+
+def _call_from_a_past_life(trace: Trace, pure: set[str]) -> list[str]:
+    """Invocations of a call the model asked for only in an earlier incarnation.
+
+    Recovery that runs such a call itself, before any read or inspect in its
+    own incarnation, repeats it blindly whatever the journal said.
+    """
+    asked: dict[str, set[int]] = {}
+    for r in trace.requests:
+        if r.committable:
+            for call in r.calls:
+                asked.setdefault(call.call_id, set()).add(r.incarnation)
+    inspected: set[int] = set()
+    found = []
+    for inv in trace.invocations:
+        if inv.refused:
+            continue
+        if inv.tool in pure:
+            inspected.add(inv.incarnation)
+            continue
+        lives = asked.get(inv.call_id, set())
+        if lives and inv.incarnation not in lives and inv.incarnation not in inspected:
+            found.append(f"invocation #{inv.seq} {inv.tool} call {inv.call_id} ran in "
+                         f"incarnation {inv.incarnation}, asked for only in {sorted(lives)}")
+    return found
+
+
+def _same_call_again(trace: Trace, pure: set[str]) -> list[str]:
     last_run: dict[str, int] = {}
     inspected_since: dict[str, bool] = {}
     found: list[str] = []

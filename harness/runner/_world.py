@@ -100,6 +100,7 @@ class _Pending:
     ended_at: float | None = None
     delivered_bytes: int = 0
     ended: str = "open"  # eof, reset, closed, cancelled, refused
+    cut_short: bool = False  # the plan itself ends in a reset or a hang
 
 
 class World:
@@ -176,6 +177,7 @@ class World:
         pending = _Pending(len(self.requests) + 1, incarnation, seen.turn, seen.attempt,
                            self.clock.now(), plan.status, tuple(f.kind for f in faults),
                            len(plan.body), _after_cuts(self._last_response, faults))
+        pending.cut_short = any(isinstance(step, Reset | Hang) for step in plan.steps)
         self.requests.append(pending)
         await _wait(plan.before_headers)
         stream = _RecordedBody(plan.steps, pending, self.clock, request)
@@ -299,7 +301,7 @@ def _delivery(p: _Pending) -> str:
         return "refused"
     if p.status != 200:
         return "http_error"
-    if p.delivered_bytes < p.planned_bytes:
+    if p.cut_short or p.delivered_bytes < p.planned_bytes:
         return "partial"
     if BROKEN_STREAM_FAULTS.intersection(p.faults):
         return "broken"

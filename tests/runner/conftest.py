@@ -8,7 +8,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from harness.scenario import Scenario  # noqa: E402
+from harness.scenario import Scenario
 
 
 def mail_scenario(**overrides: Any) -> Scenario:

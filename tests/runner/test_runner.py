@@ -71,7 +71,8 @@ def test_the_crash_free_case_passes_every_reached_invariant() -> None:
 def test_a_crash_after_the_start_record_recovers_inspects_and_finishes() -> None:
     spec = CrashSpec("journal:fsync#2", "after", "unsynced_lost")
     result = run_case(case(spec), mail_scenario(), AGENT)
-    assert result.crash_reached and result.passed, result.failed_verdicts
+    assert result.crash_reached
+    assert result.passed, result.failed_verdicts
     trace = result.trace
     assert trace is not None
     assert [i.purpose for i in trace.incarnations] == ["run", "run", "recover-check",
@@ -96,7 +97,8 @@ def test_the_digest_is_identical_for_one_seed_and_differs_for_another() -> None:
     first = run_case(case(spec, seed=3), mail_scenario(), AGENT)
     again = run_case(case(spec, seed=3), mail_scenario(), AGENT)
     other = run_case(case(spec, seed=4), mail_scenario(), AGENT)
-    assert first.trace is not None and again.trace is not None
+    assert first.trace is not None
+    assert again.trace is not None
     assert first.trace.canonical_json() == again.trace.canonical_json()
     assert first.digest == again.digest != other.digest
 
@@ -119,7 +121,8 @@ def test_faults_are_keyed_to_turn_and_attempt_and_survive_a_crash() -> None:
     assert (first.turn, first.attempt, first.delivery, first.faults) == (
         1, 1, "http_error", ("http_error",))
     assert (second.turn, second.attempt, second.delivery) == (1, 2, "complete")
-    assert result.retries == 1 and result.passed
+    assert result.retries == 1
+    assert result.passed
 
 
 def test_the_minimal_agent_passes_every_crash_case_of_the_scenario() -> None:

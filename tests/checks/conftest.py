@@ -1,0 +1,8 @@
+"""The checker tests reuse the runner tests' scenarios and minimal agent."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "runner"))
