@@ -247,6 +247,10 @@ def _load(paths: Sequence[str], *, crash: str | None,
                                                                           strict=True)]
 
 
+# A long point list drowns the message; `harness points` shows them all.
+_SHOWN_POINTS = 10
+
+
 def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None) -> list[Case]:
     from harness import runner
     from harness.runner._results import Case
@@ -255,7 +259,9 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None) -> list[
         return list(runner.plan_cases(scenario, source))
     known = list(runner.record_points(scenario))
     if crash_at.point_id not in known:
-        shown = ", ".join(repr(point) for point in known) or "none"
+        shown = ", ".join(repr(point) for point in known[:_SHOWN_POINTS]) or "none"
+        if len(known) > _SHOWN_POINTS:
+            shown += f" (and {len(known) - _SHOWN_POINTS} more)"
         raise ConfigError("--crash-at", crash_at.point_id,
                           f"a point the recorded run of {source} reaches: {shown}",
                           _did_you_mean(crash_at.point_id, known))

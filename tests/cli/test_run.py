@@ -1,0 +1,157 @@
+"""``harness run``: exit codes, the summary, failure reports and the result files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from harness._cli import main, summary_table
+from harness._output import ATTEMPT_COLUMNS, CASE_COLUMNS
+from harness.runner import Case, CaseResult, CrashSpec, Verdict
+
+
+def test_a_passing_suite_exits_0_and_writes_every_file(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("hello", "suite"), write("crashy", "suite")
+    out = tmp_path / "out"
+
+    assert main(["run", str(tmp_path / "suite"), "--out", str(out)]) == 0
+
+    stdout, stderr = capsys.readouterr()
+    assert stdout.splitlines()[0].split() == [
+        "scenario", "cases", "passed", "failed", "unknown", "crash", "runs", "duplicates",
+        "virtual", "s"]
+    assert [line.split()[:4] for line in stdout.splitlines()[2:]] == [
+        ["crashy", "5", "5", "0"], ["hello", "1", "1", "0"], ["total", "6", "6", "0"]]
+    assert "[6/6] 0 failed" in stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "attempts.jsonl", "attempts.parquet", "cases.jsonl", "cases.parquet", "manifest.json"]
+    cases = pl.read_parquet(out / "cases.parquet")
+    assert tuple(cases.columns) == CASE_COLUMNS
+    assert cases["passed"].to_list() == [True] * 6
+    assert tuple(pl.read_parquet(out / "attempts.parquet").columns) == ATTEMPT_COLUMNS
+    lines = (out / "cases.jsonl").read_text().splitlines()
+    assert [json.loads(line)["case_id"] for line in lines] == cases["case_id"].to_list()
+
+
+def test_the_manifest_names_each_scenario_with_its_digest(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hashlib
+
+    path = write("hello")
+    main(["run", str(path), "--out", str(tmp_path / "out"), "--seed", "3"])
+
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["format_version"] == 1
+    assert manifest["seed_override"] == 3
+    assert manifest["scenarios"] == [{
+        "name": "hello", "path": str(path), "seed": 3,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}]
+
+
+def test_a_broken_invariant_exits_1_with_a_report_and_no_traceback(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("expects-blocked")
+
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 1
+
+    stdout = capsys.readouterr().out
+    assert "FAILED expects-blocked" in stdout
+    assert "I4 broken: stopped 'complete', expected 'blocked'" in stdout
+    assert ">  7 |   stop_state: blocked" in stdout or "> 7 |   stop_state: blocked" in stdout
+    assert f"replay: harness run {path} --seed 0" in stdout
+    assert "Traceback" not in stdout
+
+
+def test_crash_at_runs_exactly_that_case(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("crashy")
+    out = tmp_path / "out"
+
+    code = main(["run", str(path), "--out", str(out),
+                 "--crash-at", "journal:fsync#1:after:unsynced_lost"])
+
+    assert code == 0
+    rows = pl.read_parquet(out / "cases.parquet")
+    assert rows.select("case_id", "crash_reached").rows() == [
+        ("crashy[journal:fsync#1:after:unsynced_lost]", True)]
+
+
+def test_no_crash_runs_each_scenario_once(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("crashy")
+
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--no-crash"]) == 0
+
+    assert pl.read_parquet(tmp_path / "out" / "cases.parquet")["case_id"].to_list() == ["crashy"]
+
+
+def test_jobs_give_the_same_results_as_one_process(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("crashy")
+    for jobs in ("1", "2"):
+        main(["run", str(path), "--out", str(tmp_path / jobs), "--jobs", jobs])
+
+    one, two = (pl.read_parquet(tmp_path / jobs / "cases.parquet") for jobs in ("1", "2"))
+    assert one.select("case_id", "digest").equals(two.select("case_id", "digest"))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["missing.yaml"],
+     "harness: error: missing.yaml: cannot read the scenario file: No such file or directory;"
+     " expected a readable YAML file"),
+    (["{malformed}"], "harness: error: {malformed}:3:1: invalid YAML: *"),
+    (["{crashy}", "--crash-at", "journal:fsync#9:after:unsynced_lost"],
+     "harness: error: --crash-at: got 'journal:fsync#9'; expected a point the recorded run of"
+     " {crashy} reaches: 'state:mkdir#1', * (and * more). Did you mean 'journal:fsync#*'?"),
+    (["{crashy}", "--crash-at", "journal:fsync#1:after:unsynced"],
+     "harness: error: --crash-at: got 'unsynced'; expected a crash class, one of *."
+     " Did you mean 'unsynced_lost'?"),
+    (["{crashy}", "--crash-at", "journal"],
+     "harness: error: --crash-at: got 'journal'; expected POINT:WHEN:CLASS[:again], such as"
+     " 'journal:fsync#3:after:unsynced_lost'. List a scenario's points with"
+     " 'harness points SCENARIO'"),
+])
+def test_bad_input_exits_2_with_one_clear_line(
+    args: list[str], message: str, *, write, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    names = {"malformed": str(write("malformed")), "crashy": str(write("crashy"))}
+    args = [arg.format(**names) for arg in args]
+
+    assert main(["run", *args, "--out", str(tmp_path / "out")]) == 2
+
+    stderr = capsys.readouterr().err
+    expected = message.format(**names)
+    assert re.fullmatch(".*".join(map(re.escape, expected.split("*"))), stderr.rstrip("\n")), \
+        stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_summary_counts_unknown_verdicts_crash_runs_and_duplicates() -> None:
+    source = Path("s.yaml")
+    plain = CaseResult(Case("s", source, 0), "complete", "done",
+                       (Verdict("I1", "pass", ""), Verdict("I5", "unknown", "")), "d", True,
+                       virtual_seconds=1.25)
+    crash = CrashSpec("journal:fsync#1", "after", "eio_on_write")
+    crashed = CaseResult(Case("s", source, 0, crash),
+                         "complete", "done", (Verdict("I1", "fail", "twice"),), "d", True,
+                         duplicates=1, virtual_seconds=2.0)
+
+    assert summary_table([plain, crashed]).splitlines() == [
+        "scenario  cases  passed  failed  unknown  crash runs  duplicates  virtual s",
+        "--------  -----  ------  ------  -------  ----------  ----------  ---------",
+        "s             2       1       1        1           1           1        3.2",
+        "total         2       1       1        1           1           1        3.2",
+    ]

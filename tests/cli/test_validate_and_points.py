@@ -1,0 +1,66 @@
+"""``harness validate`` and ``harness points``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+from harness.runner import record_points
+from harness.scenario import load_scenario
+
+
+def test_validate_says_ok_when_every_file_loads(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("hello", "suite"), write("crashy", "suite")
+
+    assert main(["validate", str(tmp_path / "suite")]) == 0
+
+    assert capsys.readouterr() == ("", "2 scenario file(s) ok\n")
+
+
+def test_validate_lists_every_error_of_every_file(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("hello", "suite"), write("malformed", "suite")
+    (tmp_path / "suite" / "typo.yaml").write_text(
+        "name: typo\ndialect: openapi\nseed: -1\nmodel: [{turn: 1, text: hi}]\n"
+        "expect: {stop_state: complete}\n")
+
+    assert main(["validate", str(tmp_path / "suite")]) == 1
+
+    stdout, stderr = capsys.readouterr()
+    suite = tmp_path / "suite"
+    assert [line.split(": ")[0] for line in stdout.splitlines()] == [
+        f"{suite}/malformed.yaml:3:1", f"{suite}/typo.yaml:2:10", f"{suite}/typo.yaml:3:7"]
+    assert stderr == "harness: 3 error(s) in 2 of 3 file(s)\n"
+
+
+def test_validate_of_a_missing_path_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "nowhere.yaml"]) == 1
+
+    assert capsys.readouterr().out.startswith("nowhere.yaml: cannot read the scenario file")
+
+
+def test_points_lists_each_point_with_its_op_and_role(
+    write, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("crashy")
+
+    assert main(["points", str(path)]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    points = record_points(load_scenario(path))
+    assert [line.split()[0] for line in lines] == points
+    fsync = lines[points.index("journal:fsync#1")].split()
+    assert fsync == ["journal:fsync#1", "op=fsync", "role=journal"]
+
+
+def test_points_of_a_broken_file_exits_2(write, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write("malformed")
+
+    assert main(["points", str(path)]) == 2
+
+    assert capsys.readouterr().err.startswith(f"harness: error: {path}:3:1: invalid YAML")
