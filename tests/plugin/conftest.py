@@ -6,8 +6,6 @@ import textwrap
 
 import pytest
 
-import harness.runner
-
 HELLO = """\
 name: hello
 dialect: anthropic
@@ -33,7 +31,6 @@ crash:
   classes: [unsynced_lost]
 expect:
   stop_state: complete
-  side_effects: {notes: 1}
 """
 
 BAD = """\
@@ -65,55 +62,6 @@ def pytest_harness_agent_factory(config, scenario):
     return GivesUp
 """
 
-# Stands in for harness.runner until its plan_cases / run_case exist; it follows
-# their contract (deterministic plan, verdicts judged from the agent).
-STANDIN_RUNNER = """
-import harness.runner as _runner
-from harness.runner._results import Case, CaseResult, CrashSpec, Verdict
-
-
-def record_points(scenario):
-    return ["journal:append#1", "journal:fsync#1"] if scenario.tools else []
-
-
-def plan_cases(scenario, source):
-    points = scenario.crash.points
-    if points == "all":
-        points = record_points(scenario)
-    elif points == "none":
-        points = []
-    crashes = [CrashSpec(p, "after", c) for p in points for c in scenario.crash.classes]
-    return [Case(scenario.name, source, scenario.seed)] + [
-        Case(scenario.name, source, scenario.seed, crash) for crash in crashes]
-
-
-def run_case(case, scenario=None, agent_factory=None):
-    if agent_factory is None:
-        verdict = Verdict("I4", "pass", "stopped as expected: complete")
-        stop = "complete"
-    else:
-        verdict = Verdict("I4", "fail", "stop state is 'failed'; expected 'complete'",
-                          ("agent stopped: failed (gave up)",))
-        stop = "failed"
-    return CaseResult(case, stop, "scripted", (verdict,), "d", crash_reached=True,
-                      virtual_seconds=1.5)
-
-
-_NAMES = ("record_points", "plan_cases", "run_case")
-_SAVED = {name: getattr(_runner, name, None) for name in _NAMES}
-for _name in _NAMES:
-    setattr(_runner, _name, globals()[_name])
-
-
-def pytest_unconfigure(config):
-    for name, value in _SAVED.items():
-        if value is None:
-            delattr(_runner, name)
-        else:
-            setattr(_runner, name, value)
-"""
-
-
 SCENARIOS = {"hello": HELLO, "crashy": CRASHY, "bad": BAD}
 
 
@@ -124,7 +72,7 @@ class Project:
         self.pytester = pytester
         pytester.makeini("[pytest]\nfilterwarnings = error\n")
         pytester.mkdir("scenarios")
-        pytester.makeconftest("" if hasattr(harness.runner, "run_case") else STANDIN_RUNNER)
+        pytester.makeconftest("")
 
     def add(self, *names: str, folder: str = "scenarios") -> None:
         """Write each named scenario of :data:`SCENARIOS` to ``<folder>/<name>.yaml``."""
