@@ -355,7 +355,8 @@ def exactly_one(model: ScenarioModel, fields: tuple[str, str]) -> list[Problem]:
     ...                                  after_events=2), ("after_bytes", "after_events"))
     []
     """
-    given = [name for name in fields if getattr(model, name) not in (None, False)]
+    # ``is`` on purpose: 0 == False, and ``after_bytes: 0`` is a real position.
+    given = [name for name in fields if getattr(model, name) not in _UNSET]
     if len(given) == 1:
         return []
     first, second = fields
@@ -367,6 +368,16 @@ def exactly_one(model: ScenarioModel, fields: tuple[str, str]) -> list[Problem]:
 
 
 _EXAMPLES: Final = {"after_bytes": "120", "seconds": "30"}
+
+
+class _Unset:
+    """Membership by identity: ``0`` and ``0.0`` are values, ``None`` and ``False`` are not."""
+
+    def __contains__(self, value: object) -> bool:
+        return value is None or value is False
+
+
+_UNSET: Final = _Unset()
 
 
 def retry_after_problems(value: int | str | None) -> list[Problem]:

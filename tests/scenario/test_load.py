@@ -142,3 +142,11 @@ def test_crash_points_of_a_scenario_built_in_python_name_the_scenario() -> None:
 def test_every_exported_name_exists() -> None:
     for name in scenario_api.__all__:
         assert hasattr(scenario_api, name), name
+
+
+def test_a_stall_at_byte_zero_is_a_position_not_a_missing_field(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    text = (GOOD / "parallel-append-crash.yaml").read_text()
+    path.write_text(text.replace("after_bytes: 120", "after_bytes: 0"))
+    fault = load_scenario(path).faults[0]
+    assert fault.after_bytes == 0  # type: ignore[union-attr]
