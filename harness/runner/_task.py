@@ -39,7 +39,8 @@ _DESCRIPTIONS: Final = {
 def tool_specs(scenario: Scenario) -> tuple[ToolSpec, ...]:
     """One :class:`~harness.agent.ToolSpec` per declared tool, in declaration order."""
     return tuple(
-        ToolSpec(name, _DESCRIPTIONS[spec.kind], TOOL_PARAMETERS[spec.kind])
+        ToolSpec(name, _DESCRIPTIONS[spec.kind], TOOL_PARAMETERS[spec.kind],
+                 spec.timeout_seconds)
         for name, spec in scenario.tools.items()
     )
 
