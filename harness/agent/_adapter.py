@@ -48,11 +48,15 @@ STOP_STATES: tuple[StopState, ...] = get_args(StopState)
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool as the model sees it: name, description, JSON Schema of its arguments."""
+    """A tool as the model sees it (name, description, JSON Schema of its arguments).
+
+    ``timeout_seconds`` is the agent's own limit for one call of it (J7).
+    """
 
     name: str
     description: str = ""
     parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+    timeout_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -326,8 +326,13 @@ class ReferenceAgent:
             retry_log=retry_log,
             budget=budget,
         )
+        timeouts = {t.name: t.timeout_seconds for t in task.tools if t.timeout_seconds}
         runner = ToolRunner(
-            self.journal, ports.tools, clock=ports.clock, incarnation=ports.incarnation
+            self.journal,
+            ports.tools,
+            clock=ports.clock,
+            incarnation=ports.incarnation,
+            timeouts=timeouts,
         )
         self._epoch = log.epoch
         return _RunState(task, budget, client, retry_log, runner)

@@ -54,12 +54,14 @@ class ToolRunner:
         clock: Clock,
         incarnation: int,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        timeouts: Mapping[str, float] | None = None,
     ) -> None:
         self.journal = journal
         self.tools = dict(tools)
         self.clock = clock
         self.incarnation = incarnation
         self.timeout = timeout
+        self.timeouts = dict(timeouts or {})
         self.halted: DiskError | None = None
 
     async def run_batch(self, calls: Sequence[ToolInvocation]) -> list[ToolReply]:
@@ -123,10 +125,11 @@ class ToolRunner:
     ) -> tuple[ToolReply, Outcome, Any]:
         context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock)
         task = asyncio.ensure_future(tool.run(dict(call.arguments), context))
-        if not await self._finishes_in_time(task):
+        limit = self.timeout_for(call.tool)
+        if not await self._finishes_in_time(task, limit):
             content = {
                 "error": "TOOL_TIMEOUT",
-                "message": f"{call.tool} was cancelled after {self.timeout:g}s and has settled; "
+                "message": f"{call.tool} was cancelled after {limit:g}s and has settled; "
                 "it may have partly taken effect: inspect the real state before repeating",
             }
             return ToolReply(call.turn_id, call.call_id, "timeout", content), "timeout", content
@@ -142,9 +145,13 @@ class ToolRunner:
         content = {"error": type(error).__name__, "message": str(error)}
         return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
 
-    async def _finishes_in_time(self, task: asyncio.Future[Any]) -> bool:
-        """Wait up to the timeout; on expiry cancel ``task`` and wait until it settled."""
-        timer = asyncio.ensure_future(self.clock.sleep(self.timeout))
+    def timeout_for(self, tool: str) -> float:
+        """The tool's own timeout if it declared one, else the runner's default."""
+        return self.timeouts.get(tool, self.timeout)
+
+    async def _finishes_in_time(self, task: asyncio.Future[Any], limit: float) -> bool:
+        """Wait up to ``limit``; on expiry cancel ``task`` and wait until it settled."""
+        timer = asyncio.ensure_future(self.clock.sleep(limit))
         try:
             await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:

@@ -134,3 +134,19 @@ def test_a_short_subprocess_tool_completes() -> None:
 
     context = ToolContext(_call("append"), "exec_1", "run", 1, clock)
     assert clock.run(tool.run({"text": "x"}, context)) == {"appended": True, "lines": 1}
+
+
+def test_a_tool_declared_timeout_overrides_the_runner_default() -> None:
+    clock = VirtualClock()
+    ledger = ToolLedger(clock)
+    tools = {
+        "quick_limit": WorldTool("send", ledger, behaviour=Behaviour("hanging")),
+        "default_limit": WorldTool("send", ledger, behaviour=Behaviour("hanging")),
+    }
+    runner = _runner(clock, tools)
+    runner.timeouts = {"quick_limit": 2.5}
+    reply = clock.run(runner.run(_call("quick_limit")))
+    assert reply.status == "timeout"
+    assert clock.now() == 2.5
+    clock.run(runner.run(_call("default_limit", 2)))
+    assert clock.now() == 12.5  # the default 10 s applies to the tool that declared none
