@@ -137,10 +137,11 @@ def _points(args: argparse.Namespace) -> int:
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
     points = runner.record_points(scenario)
+    parts = [(point, *point_parts(point)) for point in points]
     width = max((len(point) for point in points), default=0)
-    for point in points:
-        role, op = point_parts(point)
-        print(f"{point:<{width}}  op={op:<8}  role={role}")
+    op_width = max((len(op) for _, _, op in parts), default=0)
+    for point, role, op in parts:
+        print(f"{point:<{width}}  op={op:<{op_width}}  role={role}")
     return 0
 
 

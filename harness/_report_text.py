@@ -39,7 +39,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
 
 def render_failure(result: CaseResult, scenario: Scenario | None = None) -> str:
     """The whole report of a case that did not pass, as text without trailing newline."""
-    headline = f"{_verdict_line(result)}\n{_headline(result)}"
+    headline = f"{_verdict_line(result)}\n{_headline(result, scenario)}"
     parts = [headline, _yaml_section(result, scenario), _problems_section(result),
              f"replay: {result.case.replay_command}"]
     return "\n\n".join(part for part in parts if part)
@@ -56,7 +56,7 @@ def _verdict_line(result: CaseResult) -> str:
     return "the crash point was never reached"
 
 
-def _headline(result: CaseResult) -> str:
+def _headline(result: CaseResult, scenario: Scenario | None) -> str:
     case = result.case
     lines = [f"scenario  {case.scenario_name}  ({case.source}, seed {case.seed})"]
     if case.crash is not None:
@@ -68,6 +68,10 @@ def _headline(result: CaseResult) -> str:
     else:
         lines.append("crash     none")
     lines.append(f"stopped   {result.stop_state or '-'}: {result.stop_reason}")
+    tools = sorted({*result.side_effects, *(scenario.tools if scenario else ())})
+    if tools:
+        effects = ", ".join(f"{tool}={result.side_effects.get(tool, 0)}" for tool in tools)
+        lines.append(f"ledger    {effects} side effect(s); {result.duplicates} duplicate(s)")
     return "\n".join(lines)
 
 
@@ -87,10 +91,12 @@ def _problems_section(result: CaseResult) -> str:
 
 def _verdict_lines(verdict: Verdict) -> list[str]:
     lines = [f"  {verdict.invariant}: {verdict.message}"]
-    shown = verdict.evidence[:_MAX_EVIDENCE]
+    # A checker may repeat its message as the first evidence line; say it once.
+    evidence = tuple(line for line in verdict.evidence if line != verdict.message)
+    shown = evidence[:_MAX_EVIDENCE]
     lines += [f"      | {line}" for line in shown]
-    if len(verdict.evidence) > len(shown):
-        lines.append(f"      | ... ({len(verdict.evidence) - len(shown)} more lines)")
+    if len(evidence) > len(shown):
+        lines.append(f"      | ... ({len(evidence) - len(shown)} more lines)")
     return lines
 
 
@@ -119,12 +125,23 @@ def focus_lines(result: CaseResult, scenario: Scenario) -> set[int]:
     locs: list[tuple[str | int, ...]] = []
     failed = result.failed_verdicts
     for verdict in failed:
-        locs += _INVARIANT_LOCS.get(verdict.invariant, ())
+        locs += [loc for loc in _INVARIANT_LOCS.get(verdict.invariant, ())
+                 if _written(scenario, loc)]
     for tool in _named_tools(scenario, failed):
         locs += _tool_locs(scenario, tool)
     if result.case.crash is not None:
         locs.append(("crash", "points"))
     return {source.position(loc)[0] for loc in locs}
+
+
+def _written(scenario: Scenario, loc: tuple[str | int, ...]) -> bool:
+    """Whether the file spells out ``loc`` (a field path); defaults have no line to point at."""
+    node: object = scenario
+    for key in loc:
+        if not isinstance(key, str) or key not in getattr(node, "model_fields_set", ()):
+            return False
+        node = getattr(node, key)
+    return True
 
 
 def _named_tools(scenario: Scenario, verdicts: Iterable[Verdict]) -> list[str]:

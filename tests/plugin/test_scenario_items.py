@@ -56,6 +56,18 @@ def test_a_broken_yaml_file_is_one_failing_item_with_its_location(project) -> No
     assert "raise self.error" not in result.stdout.str()
 
 
+def test_a_crash_point_never_reached_is_one_failing_item(project) -> None:
+    project.add("unreached")
+
+    result = project.pytester.runpytest()
+
+    result.assert_outcomes(failed=1)
+    assert ("\nscenarios/unreached.yaml:11:12: crash.points[0]: crash point was never reached"
+            " in the recorded run: got 'journal:fsync#99'; expected one of 'state:mkdir#1', "
+            in result.stdout.str())
+    assert "Traceback" not in result.stdout.str()
+
+
 def test_a_broken_invariant_reports_yaml_evidence_and_replay(project) -> None:
     project.add("hello")
     project.break_the_agent()
