@@ -1,0 +1,104 @@
+"""Reports over result folders: cache, cost, latency, release comparison and the deploy gate.
+
+Read a folder written by ``harness run --out DIR`` into two polars tables (one
+row per request attempt, one per run; column names follow the OpenTelemetry
+GenAI conventions where one exists), compute seed 002 §19.7's metrics, compare
+two releases with paired bootstrap intervals, and gate a deploy on seed 002
+§19.6's minimum pass conditions::
+
+    from reports import compare, evaluate, load_results, thresholds_from_pyproject
+
+    comparison = compare(load_results(Path("results/main")),
+                         load_results(Path("results/candidate")), seed=0)
+    gate = evaluate(comparison, thresholds_from_pyproject(Path("pyproject.toml")))
+    raise SystemExit(gate.exit_code)
+"""
+
+from harness._errors import ReportError
+from reports._compare import Comparison, MetricDelta, compare, missing_runs, most_regressed
+from reports._gate import (
+    EXIT_CODES,
+    GateResult,
+    RuleResult,
+    check_thresholds,
+    evaluate,
+    parse_threshold,
+    thresholds_from_pyproject,
+)
+from reports._load import ResultSet, attempt_table, load_results, run_table
+from reports._metrics import (
+    METRICS,
+    Metric,
+    cached_input_share,
+    cached_input_share_eligible,
+    cost_per_successful_task,
+    headline,
+    miss_reasons,
+    pass_rate,
+    retries_per_task,
+    stop_state_distribution,
+    ttft_by_model_and_context,
+)
+from reports._render import (
+    parse_formats,
+    render_html,
+    render_json,
+    render_markdown,
+    report_data,
+    verdict_line,
+    write_report,
+)
+from reports._schema import (
+    ATTEMPT_FROM_RUNNER,
+    ATTEMPT_SCHEMA,
+    DERIVED,
+    NOT_REPORTED,
+    PAIR_KEY,
+    RUN_FROM_RUNNER,
+    RUN_SCHEMA,
+)
+
+__all__ = [
+    "ATTEMPT_FROM_RUNNER",
+    "ATTEMPT_SCHEMA",
+    "DERIVED",
+    "EXIT_CODES",
+    "METRICS",
+    "NOT_REPORTED",
+    "PAIR_KEY",
+    "RUN_FROM_RUNNER",
+    "RUN_SCHEMA",
+    "Comparison",
+    "GateResult",
+    "Metric",
+    "MetricDelta",
+    "ReportError",
+    "ResultSet",
+    "RuleResult",
+    "attempt_table",
+    "cached_input_share",
+    "cached_input_share_eligible",
+    "check_thresholds",
+    "compare",
+    "cost_per_successful_task",
+    "evaluate",
+    "headline",
+    "load_results",
+    "miss_reasons",
+    "missing_runs",
+    "most_regressed",
+    "parse_formats",
+    "parse_threshold",
+    "pass_rate",
+    "render_html",
+    "render_json",
+    "render_markdown",
+    "report_data",
+    "retries_per_task",
+    "run_table",
+    "stop_state_distribution",
+    "thresholds_from_pyproject",
+    "ttft_by_model_and_context",
+    "verdict_line",
+    "write_report",
+]

@@ -1,0 +1,186 @@
+"""Compare two releases on the same scenarios: paired runs, deltas, bootstrap intervals.
+
+Runs are paired on scenario + seed + crash label (DESIGN §7). Every metric of
+:data:`~reports._metrics.METRICS` is computed over the paired runs of both
+releases, with the delta (candidate - baseline) and a seeded bootstrap 95%
+interval of that delta. A baseline run with no partner in the candidate, or
+whose partner was skipped, is listed in ``missing``: a reproduction case is
+never dropped silently.
+
+Example::
+
+    comparison = compare(load_results(base), load_results(cand), seed=0)
+    for m in comparison.metrics:
+        print(m.name, m.delta, m.interval)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from harness._errors import ReportError
+from reports import _metrics as mx
+from reports import _schema as s
+from reports._bootstrap import bootstrap_deltas, percentile_interval
+from reports._load import ResultSet
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """One metric of both releases over the paired runs, and the bootstrap interval of the delta."""
+
+    metric: mx.Metric
+    baseline: float | None
+    candidate: float | None
+    interval: tuple[float, float] | None
+
+    @property
+    def name(self) -> str:
+        return self.metric.name
+
+    @property
+    def delta(self) -> float | None:
+        """Candidate - baseline; None when either side is undefined."""
+        if self.baseline is None or self.candidate is None:
+            return None
+        return self.candidate - self.baseline
+
+    def worse_by(self, change: float) -> float:
+        """How much worse a change makes the metric (negative when it is better), in its unit.
+
+        Relative metrics divide by the baseline: +0.10 means 10% worse.
+
+        >>> m = mx.METRICS[3]  # cost per successful task: lower is better, relative
+        >>> MetricDelta(m, 2.0, 2.5, None).worse_by(0.5)
+        0.25
+        """
+        signed = change if self.metric.direction == "lower_is_better" else -change
+        if self.metric.threshold == "relative":
+            return signed / self.baseline if self.baseline else (np.inf if signed > 0 else 0.0)
+        return signed
+
+    def least_worse(self) -> float | None:
+        """The interval's most favourable end, as :meth:`worse_by`; None without an interval.
+
+        A regression "beyond the threshold on the bootstrap bound" means even
+        this end is worse than the threshold.
+        """
+        if self.interval is None:
+            return None
+        return min(self.worse_by(self.interval[0]), self.worse_by(self.interval[1]))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything a report or the gate reads about two releases."""
+
+    baseline: ResultSet
+    candidate: ResultSet
+    paired: pl.DataFrame
+    missing: pl.DataFrame
+    added: pl.DataFrame
+    metrics: tuple[MetricDelta, ...]
+    regressed: pl.DataFrame
+    resamples: int
+    seed: int
+
+    def metric(self, name: str) -> MetricDelta:
+        """The metric called ``name``."""
+        return next(m for m in self.metrics if m.name == name)
+
+
+def _units(results: ResultSet) -> pl.DataFrame:
+    units = mx.unit_sums(results.runs, results.attempts)
+    # One row per key even if a folder holds a key twice (two workers ran the same case).
+    return units.group_by(s.PAIR_KEY, maintain_order=True).agg(pl.all().sum())
+
+
+def _keys(runs: pl.DataFrame) -> pl.DataFrame:
+    return runs.select(*s.PAIR_KEY, s.CASE_ID).unique(s.PAIR_KEY, maintain_order=True)
+
+
+def missing_runs(baseline: ResultSet, candidate: ResultSet) -> pl.DataFrame:
+    """Baseline runs absent from the candidate (``missing``) or skipped there (``skipped``)."""
+    gone = (_keys(baseline.runs).join(_keys(candidate.runs), on=list(s.PAIR_KEY), how="anti",
+                                      nulls_equal=True)
+            .with_columns(pl.lit("missing").alias("why")))
+    skipped = (candidate.runs.filter(pl.col(s.SKIPPED)).pipe(_keys)
+               .join(_keys(baseline.runs).select(s.PAIR_KEY), on=list(s.PAIR_KEY), how="semi",
+                     nulls_equal=True)
+               .with_columns(pl.lit("skipped").alias("why")))
+    return pl.concat([gone, skipped]).sort(s.SCENARIO, s.SEED, s.CRASH_LABEL, nulls_last=False)
+
+
+def _paired_units(baseline: ResultSet, candidate: ResultSet) -> pl.DataFrame:
+    paired = _units(baseline).join(_units(candidate), on=list(s.PAIR_KEY), how="inner",
+                                   nulls_equal=True, suffix="_candidate")
+    if paired.height == 0:
+        raise ReportError(
+            f"{baseline.path} and {candidate.path} share no run (scenario, seed, crash label): "
+            "they are results of different suites or seeds; compare two runs of the same "
+            "scenarios")
+    return paired.sort(s.SCENARIO, s.SEED, s.CRASH_LABEL, nulls_last=False)
+
+
+def _metric_matrix(paired: pl.DataFrame, suffix: str) -> np.ndarray:
+    columns = ([f"{m.numerator}{suffix}" for m in mx.METRICS]
+               + [f"{m.denominator}{suffix}" for m in mx.METRICS])
+    # A column may serve two metrics (passed: pass rate and cost per success): alias each use.
+    return (paired.select(pl.col(c).alias(f"_{i}") for i, c in enumerate(columns))
+            .to_numpy().astype(np.float64))
+
+
+def _side(paired: pl.DataFrame, suffix: str) -> pl.DataFrame:
+    names = {f"{c}{suffix}": c for c in mx.UNIT_COLUMNS}
+    return paired.select(list(names)).rename(names)
+
+
+def compare(baseline: ResultSet, candidate: ResultSet, *, resamples: int = DEFAULT_RESAMPLES,
+            seed: int = DEFAULT_SEED, top: int = 10) -> Comparison:
+    """Pair the runs of two releases and compare every metric; see the module docstring."""
+    if resamples < 1:
+        raise ReportError(f"resamples: got {resamples}; expected a whole number >= 1")
+    paired = _paired_units(baseline, candidate)
+    deltas = bootstrap_deltas(_metric_matrix(paired, ""), _metric_matrix(paired, "_candidate"),
+                              resamples=resamples, seed=seed)
+    intervals = percentile_interval(deltas, CONFIDENCE)
+    base_side, cand_side = _side(paired, ""), _side(paired, "_candidate")
+    metrics = tuple(
+        MetricDelta(m, mx.metric_value(base_side, m), mx.metric_value(cand_side, m), interval)
+        for m, interval in zip(mx.METRICS, intervals, strict=True))
+    added = _keys(candidate.runs).join(_keys(baseline.runs), on=list(s.PAIR_KEY), how="anti",
+                                       nulls_equal=True)
+    return Comparison(baseline, candidate, paired.select(s.PAIR_KEY),
+                      missing_runs(baseline, candidate), added, metrics,
+                      most_regressed(paired, top), resamples, seed)
+
+
+def most_regressed(paired: pl.DataFrame, top: int = 10) -> pl.DataFrame:
+    """The paired runs that got worst: a lost pass first, then the largest cost increase.
+
+    Only runs that got worse in some way are listed (pass, cost, attempts or retries).
+    """
+    worse = paired.select(
+        *s.PAIR_KEY,
+        pl.col("passed").cast(pl.Boolean).alias("baseline_passed"),
+        pl.col("passed_candidate").cast(pl.Boolean).alias("candidate_passed"),
+        pl.col("cost").alias("baseline_cost"), pl.col("cost_candidate").alias("candidate_cost"),
+        (pl.col("attempts_candidate") - pl.col("attempts")).alias("attempts_delta"),
+        (pl.col("retries_candidate") - pl.col("retries")).alias("retries_delta"),
+    ).with_columns(
+        (pl.col("candidate_cost") - pl.col("baseline_cost")).alias("cost_delta"),
+        (pl.col("baseline_passed") & ~pl.col("candidate_passed")).alias("lost_pass"),
+    )
+    got_worse = (pl.col("lost_pass") | (pl.col("cost_delta") > 0)
+                 | (pl.col("attempts_delta") > 0) | (pl.col("retries_delta") > 0))
+    return (worse.filter(got_worse)
+            .sort(["lost_pass", "cost_delta", "attempts_delta", s.SCENARIO],
+                  descending=[True, True, True, False])
+            .head(top))

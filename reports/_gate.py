@@ -1,0 +1,285 @@
+"""The deploy gate: named rules over a comparison, and the exit code they add up to.
+
+Exit codes of ``harness gate`` (the one place they are defined)::
+
+    0  every rule passed (``unknown`` rules are shown, and pass unless --fail-on-unknown)
+    2  bad input: a result folder missing, empty, mismatched or of another format version
+    3  a recovery rule failed in the candidate: recovery_correctness, invariants,
+       repeated_error_stop or long_task_continuity
+    4  a baseline run is missing or skipped in the candidate (no_dropped_cases)
+    5  a metric regressed beyond its threshold on its bootstrap bound (regression:<metric>)
+    6  --fail-on-unknown was given and a recovery rule could not be decided
+
+When several rules fail, the smallest code wins (the most serious failure).
+
+The three minimum pass conditions of seed 002 §19.6 are rules of their own:
+
+- ``recovery_correctness`` (恢复正确性): every crash case of the candidate passes and
+  no run applied a non-idempotent side effect twice (``duplicates == 0``).
+- ``repeated_error_stop`` (重复错误停止率): a repeated identical error always ends in a
+  stop or a change of approach. Evidence: a verdict named ``repeated_error_stop``
+  or ``L3`` (fail or pass), or a run the loop guard stopped (stop reason ending
+  in ``(L3)``). ``unknown`` when no run exercises it.
+- ``long_task_continuity`` (长任务连续性): goal fields equal after N compactions and
+  restarts, from the ``I5`` verdicts; ``unknown`` until scenarios declare goals.
+
+``unknown`` is never ``pass``: it is printed with its reason, and by default does not
+fail the gate (a suite without goal scenarios must still be able to ship), unless
+``fail_on_unknown`` is set.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+import polars as pl
+
+from harness._errors import ReportError
+from reports import _schema as s
+from reports._compare import Comparison, MetricDelta
+from reports._metrics import METRIC_NAMES
+
+RuleStatus = Literal["pass", "fail", "unknown"]
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_RECOVERY = 3
+EXIT_DROPPED = 4
+EXIT_REGRESSION = 5
+EXIT_UNKNOWN = 6
+
+EXIT_CODES: Mapping[int, str] = MappingProxyType({
+    EXIT_OK: "every rule passed",
+    EXIT_BAD_INPUT: "bad input (missing, empty, mismatched or incompatible result folder)",
+    EXIT_RECOVERY: "a recovery rule failed in the candidate",
+    EXIT_DROPPED: "a baseline run is missing or skipped in the candidate",
+    EXIT_REGRESSION: "a metric regressed beyond its threshold on its bootstrap bound",
+    EXIT_UNKNOWN: "a recovery rule is unknown and --fail-on-unknown was given",
+})
+
+RECOVERY_RULES = ("recovery_correctness", "invariants", "repeated_error_stop",
+                  "long_task_continuity")
+REPEATED_ERROR_VERDICTS = frozenset({"repeated_error_stop", "L3"})
+GUARD_STOP_MARK = "(L3)"
+GOAL_VERDICT = "I5"
+_EVIDENCE = 5  # cases named per failed rule; the report lists them all
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One gate rule's judgement: status, a one-line reason, the cases behind it."""
+
+    rule: str
+    status: RuleStatus
+    reason: str
+    exit_code: int
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Every rule, and the exit code they add up to."""
+
+    rules: tuple[RuleResult, ...]
+    fail_on_unknown: bool = False
+
+    @property
+    def failed(self) -> tuple[RuleResult, ...]:
+        return tuple(r for r in self.rules if r.status == "fail")
+
+    @property
+    def unknown(self) -> tuple[RuleResult, ...]:
+        return tuple(r for r in self.rules if r.status == "unknown")
+
+    @property
+    def exit_code(self) -> int:
+        """See the module docstring: the most serious failure's code, else 0."""
+        codes = [r.exit_code for r in self.failed]
+        if self.fail_on_unknown and any(r.rule in RECOVERY_RULES for r in self.unknown):
+            codes.append(EXIT_UNKNOWN)
+        return min(codes, default=EXIT_OK)
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == EXIT_OK
+
+
+def _case_ids(frame: pl.DataFrame) -> tuple[str, ...]:
+    return tuple(frame[s.CASE_ID].to_list())
+
+
+def _listing(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:_EVIDENCE])
+    return shown + (f" and {len(ids) - _EVIDENCE} more" if len(ids) > _EVIDENCE else "")
+
+
+def recovery_correctness(runs: pl.DataFrame) -> RuleResult:
+    """Seed 002 §19.6 恢复正确性: every crash case passes; zero non-idempotent duplicates."""
+    rule = "recovery_correctness"
+    crashed = runs.filter(pl.col(s.CRASH_LABEL).is_not_null())
+    duplicated = runs.filter(pl.col(s.DUPLICATES) > 0)
+    failing = crashed.filter(~pl.col(s.PASSED))
+    if failing.height or duplicated.height:
+        ids = _case_ids(pl.concat([failing, duplicated]).unique(s.CASE_ID, maintain_order=True))
+        parts = []
+        if failing.height:
+            parts.append(f"{failing.height} of {crashed.height} crash cases failed")
+        if duplicated.height:
+            parts.append(f"{duplicated[s.DUPLICATES].sum()} non-idempotent side effects "
+                         f"applied twice in {duplicated.height} runs")
+        return RuleResult(rule, "fail", "; ".join(parts) + f": {_listing(ids)}",
+                          EXIT_RECOVERY, ids)
+    if crashed.height == 0:
+        return RuleResult(rule, "unknown", "no crash case ran, so recovery was never exercised",
+                          EXIT_RECOVERY)
+    return RuleResult(rule, "pass", f"all {crashed.height} crash cases passed, 0 duplicates",
+                      EXIT_RECOVERY)
+
+
+def invariants(runs: pl.DataFrame) -> RuleResult:
+    """Any run of the candidate with a failed invariant or a harness error fails."""
+    bad = runs.filter((pl.col(s.FAILED_INVARIANTS).list.len() > 0) | pl.col(s.ERROR).is_not_null())
+    if bad.height:
+        names = sorted(set(bad[s.FAILED_INVARIANTS].explode().drop_nulls().to_list()))
+        ids = _case_ids(bad)
+        what = ", ".join(names) if names else "harness error"
+        return RuleResult("invariants", "fail", f"{bad.height} runs broke {what}: "
+                          f"{_listing(ids)}", EXIT_RECOVERY, ids)
+    return RuleResult("invariants", "pass", f"no invariant failed in {runs.height} runs",
+                      EXIT_RECOVERY)
+
+
+def _verdicts(runs: pl.DataFrame, names: frozenset[str]) -> pl.DataFrame:
+    """(case id, status) of every verdict whose invariant is in ``names``."""
+    exploded = runs.select(s.CASE_ID, s.VERDICTS).explode(s.VERDICTS).drop_nulls(s.VERDICTS)
+    return (exploded.select(s.CASE_ID, pl.col(s.VERDICTS).struct.field("invariant"),
+                            pl.col(s.VERDICTS).struct.field("status"))
+            .filter(pl.col("invariant").is_in(sorted(names))))
+
+
+def repeated_error_stop(runs: pl.DataFrame) -> RuleResult:
+    """Seed 002 §19.6 重复错误停止率: a repeated identical error always stops or changes course."""
+    rule = "repeated_error_stop"
+    verdicts = _verdicts(runs, REPEATED_ERROR_VERDICTS)
+    failed = verdicts.filter(pl.col("status") == "fail")
+    if failed.height:
+        ids = _case_ids(failed.unique(s.CASE_ID, maintain_order=True))
+        return RuleResult(rule, "fail", f"a repeated identical error did not end in a stop or "
+                          f"a change of approach: {_listing(ids)}", EXIT_RECOVERY, ids)
+    guarded = runs.filter(pl.col(s.STOP_REASON).str.contains(GUARD_STOP_MARK, literal=True))
+    passed = verdicts.filter(pl.col("status") == "pass").height + guarded.height
+    if passed == 0:
+        return RuleResult(rule, "unknown", "no run repeated an identical error (no L3 verdict "
+                          "and no loop-guard stop), so the rule was never exercised",
+                          EXIT_RECOVERY)
+    return RuleResult(rule, "pass", f"{passed} runs with a repeated error stopped or changed "
+                      "approach", EXIT_RECOVERY)
+
+
+def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
+    """Seed 002 §19.6 长任务连续性: goal fields equal after N compactions + restarts (I5)."""
+    rule = "long_task_continuity"
+    verdicts = _verdicts(runs, frozenset({GOAL_VERDICT}))
+    failed = verdicts.filter(pl.col("status") == "fail")
+    if failed.height:
+        ids = _case_ids(failed.unique(s.CASE_ID, maintain_order=True))
+        return RuleResult(rule, "fail", f"goal fields changed across compaction or restart (I5): "
+                          f"{_listing(ids)}", EXIT_RECOVERY, ids)
+    passed = verdicts.filter(pl.col("status") == "pass").height
+    if passed == 0:
+        return RuleResult(rule, "unknown", "no run checked goal fields (I5): no scenario "
+                          "declares a goal yet", EXIT_RECOVERY)
+    return RuleResult(rule, "pass", f"goal fields equal in {passed} runs", EXIT_RECOVERY)
+
+
+def no_dropped_cases(comparison: Comparison) -> RuleResult:
+    """Every baseline run has a partner in the candidate that was not skipped."""
+    missing = comparison.missing
+    if missing.height == 0:
+        return RuleResult("no_dropped_cases", "pass",
+                          f"all {comparison.paired.height} baseline runs ran in the candidate",
+                          EXIT_DROPPED)
+    ids = tuple(f"{cid} ({why})" for cid, why in missing.select(s.CASE_ID, "why").iter_rows())
+    return RuleResult("no_dropped_cases", "fail",
+                      f"{missing.height} baseline runs are missing or skipped in the candidate: "
+                      f"{_listing(ids)}", EXIT_DROPPED, ids)
+
+
+def regression(metric: MetricDelta, threshold: float) -> RuleResult:
+    """Fails when even the interval's most favourable end is worse than ``threshold``."""
+    rule = f"regression:{metric.name}"
+    bound = metric.least_worse()
+    unit = "relative" if metric.metric.threshold == "relative" else "absolute"
+    if bound is None:
+        return RuleResult(rule, "unknown", f"{metric.metric.label} is undefined in one release",
+                          EXIT_REGRESSION)
+    detail = (f"{metric.metric.label}: {_fmt(metric.baseline)} -> {_fmt(metric.candidate)}, "
+              f"worse by {bound:+.4g} ({unit}) at the interval's best end; threshold {threshold:g}")
+    status: RuleStatus = "fail" if bound > threshold else "pass"
+    return RuleResult(rule, status, detail, EXIT_REGRESSION)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
+
+
+def evaluate(comparison: Comparison, thresholds: Mapping[str, float], *,
+             fail_on_unknown: bool = False) -> GateResult:
+    """Every rule over ``comparison``; ``thresholds`` name metrics of :data:`METRIC_NAMES`."""
+    runs = comparison.candidate.runs
+    rules = [recovery_correctness(runs), invariants(runs), repeated_error_stop(runs),
+             long_task_continuity(runs), no_dropped_cases(comparison)]
+    rules += [regression(comparison.metric(name), thresholds[name])
+              for name in METRIC_NAMES if name in thresholds]
+    return GateResult(tuple(rules), fail_on_unknown)
+
+
+def check_thresholds(thresholds: Mapping[str, object], where: str) -> dict[str, float]:
+    """Thresholds as floats, each naming a known metric; :class:`ReportError` otherwise.
+
+    >>> check_thresholds({"pass_rate": 0}, "x")
+    {'pass_rate': 0.0}
+    """
+    checked: dict[str, float] = {}
+    for name, value in thresholds.items():
+        if name not in METRIC_NAMES:
+            raise ReportError(f"{where}: unknown gate metric {name!r}; expected one of "
+                              + ", ".join(METRIC_NAMES))
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ReportError(f"{where}: {name}: got {value!r}; expected a number >= 0")
+        checked[name] = float(value)
+    return checked
+
+
+def thresholds_from_pyproject(path: Path) -> dict[str, float]:
+    """``[tool.harness.gate]`` of a ``pyproject.toml``; empty when the file or table is absent."""
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ReportError(f"{path}: cannot read gate thresholds: {error}", str(path)) from error
+    table = data.get("tool", {}).get("harness", {}).get("gate", {})
+    return check_thresholds(table, f"{path} [tool.harness.gate]")
+
+
+def parse_threshold(text: str) -> tuple[str, float]:
+    """``metric=value`` from the command line.
+
+    >>> parse_threshold("cost_per_successful_task=0.2")
+    ('cost_per_successful_task', 0.2)
+    """
+    name, sep, value = text.partition("=")
+    try:
+        number = float(value) if sep else None
+    except ValueError:
+        number = None
+    if number is None:
+        raise ReportError(f"--threshold: got {text!r}; expected METRIC=NUMBER, such as "
+                          "cost_per_successful_task=0.1")
+    return next(iter(check_thresholds({name.strip(): number}, "--threshold").items()))
