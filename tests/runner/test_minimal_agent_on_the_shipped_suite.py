@@ -1,0 +1,41 @@
+"""A second agent behind the adapter boundary runs the same shipped scenarios (DESIGN §4).
+
+The minimal agent recovers correctly (journal, transcript repair) but maps
+every provider failure to ``infra_paused`` and runs tool calls whose arguments
+did not parse. The suite must tell the difference: its crash scenarios pass,
+and exactly the scenarios that test those finer rules fail, on the invariant
+that names the rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from minimal_agent import minimal_factory
+
+from harness.runner import plan_cases, run_case
+from harness.scenario import load_scenario, scenario_files
+
+SUITE = Path(__file__).resolve().parents[2] / "scenarios"
+# scenario -> the invariants the minimal agent must be caught breaking
+KNOWN_GAPS = {
+    "invalid-tool-json": {"I7"},
+    "overloaded-until-budget": {"I4"},
+    "rate-limited-above-cap": {"I4"},
+    "truncated-tool-arguments": {"I4", "side_effects"},
+    "unauthorized-blocked": {"I4"},
+}
+
+
+@pytest.mark.parametrize("path", sorted(scenario_files([SUITE])), ids=lambda p: p.stem)
+def test_the_minimal_agent_runs_the_shipped_scenario(path: Path) -> None:
+    scenario = load_scenario(path)
+    factory = minimal_factory()
+    cases = plan_cases(scenario, path, factory)
+    broken: set[str] = set()
+    for case in cases[::7]:  # every seventh case keeps the crash scenarios quick
+        result = run_case(case, scenario, factory)
+        assert result.error is None, result.error
+        broken |= {verdict.invariant for verdict in result.failed_verdicts}
+    assert broken == KNOWN_GAPS.get(scenario.name, set())
