@@ -7,6 +7,10 @@ Commands and exit codes::
     harness validate PATH...          0 every file loads, 1 some file has errors
     harness points SCENARIO           0, or 2 when the scenario does not load
     harness demo                      0 every streaming fault handled, 1 otherwise
+    harness compare BASE CAND [--out DIR] [--format md,html,json]
+                                      0 reports written, 2 bad input
+    harness gate BASE CAND [--threshold METRIC=VALUE]...
+                                      0 pass, 2 bad input, 3-6 see reports.EXIT_CODES
 
 Bad input is one ``harness: error: ...`` line per problem on stderr, never a traceback.
 """
@@ -38,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_run(commands)
+    from reports._commands import add_report_commands
+
+    add_report_commands(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
@@ -98,6 +105,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": _run, "validate": _validate, "points": _points, "demo": _demo,
     }
+    if args.command in {"compare", "gate"}:
+        from reports._commands import run_compare, run_gate
+
+        return {"compare": run_compare, "gate": run_gate}[args.command](args)
     return commands[args.command](args)
 
 

@@ -218,7 +218,9 @@ def _priced(frame: pl.DataFrame, prices: Mapping[str, ModelPrice]
     dollars = pl.sum_horizontal([t.fill_null(0) * pl.col(f"_p_{name}")
                                  for t, name in zip(tokens, _BUCKET_PRICES, strict=True)])
     joined = frame.join(table, on=s.MODEL, how="left", maintain_order="left")
-    return joined.with_columns((dollars / 1_000_000).alias(s.COST_USD)), unpriced
+    # sum_horizontal skips nulls; an unpriced model must stay null, not cost 0.
+    priced = pl.when(pl.col("_p_output").is_null()).then(None).otherwise(dollars / 1_000_000)
+    return joined.with_columns(priced.alias(s.COST_USD)), unpriced
 
 
 def run_table(raw: pl.DataFrame, attempts: pl.DataFrame, release: str) -> pl.DataFrame:

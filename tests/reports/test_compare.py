@@ -1,0 +1,75 @@
+"""Pairing, dropped-case detection and the seeded bootstrap."""
+
+import numpy as np
+import pytest
+
+from reports import ReportError, compare, load_results
+from reports._bootstrap import bootstrap_deltas, percentile_interval
+
+CRASH = "journal:fsync#1:after:unsynced_lost"
+
+
+@pytest.fixture
+def pair(write_folder, case, attempt):
+    def build(base_cases, cand_cases):
+        def folder(name, cases):
+            return load_results(write_folder(name, cases, [attempt(c) for c in cases]))
+        return folder("main", base_cases), folder("cand", cand_cases)
+    return build
+
+
+def test_runs_pair_on_scenario_seed_and_crash_label(pair, case):
+    base, cand = pair([case("a"), case("a", crash=CRASH), case("a", seed=2)],
+                      [case("a", seed=2), case("a", crash=CRASH), case("a")])
+    comparison = compare(base, cand, resamples=50)
+    assert comparison.paired.height == 3
+    assert comparison.missing.height == 0
+    assert comparison.added.height == 0
+
+
+def test_a_run_missing_from_the_candidate_is_listed(pair, case):
+    base, cand = pair([case("a"), case("a", crash=CRASH), case("b")], [case("a"), case("c")])
+    comparison = compare(base, cand, resamples=50)
+    assert comparison.missing.select("harness.case_id", "why").rows() == [
+        (f"a[{CRASH}]", "missing"), ("b", "missing")]
+    assert comparison.added["harness.case_id"].to_list() == ["c"]
+
+
+def test_a_skipped_run_in_the_candidate_counts_as_dropped(pair, case):
+    base, cand = pair([case("a"), case("b")], [case("a"), case("b", skipped=True)])
+    assert compare(base, cand, resamples=50).missing.rows(named=True)[0]["why"] == "skipped"
+
+
+def test_folders_without_a_common_run_are_a_clear_error(pair, case):
+    base, cand = pair([case("a")], [case("b")])
+    with pytest.raises(ReportError, match=r"share no run \(scenario, seed, crash label\)"):
+        compare(base, cand)
+
+
+def test_the_same_seed_gives_the_same_interval(pair, case):
+    base, cand = pair([case(f"s{i}", passed=i % 2 == 0) for i in range(20)],
+                      [case(f"s{i}", passed=i % 3 == 0) for i in range(20)])
+    first = compare(base, cand, resamples=200, seed=7).metric("pass_rate").interval
+    again = compare(base, cand, resamples=200, seed=7).metric("pass_rate").interval
+    other = compare(base, cand, resamples=200, seed=8).metric("pass_rate").interval
+    assert first == again
+    assert first != other
+
+
+def test_the_bootstrap_resamples_pairs_together():
+    # Candidate = baseline + 1 in every unit: every paired replicate's delta is exactly 1.
+    base = np.column_stack([np.arange(10.0), np.ones(10)])
+    cand = np.column_stack([np.arange(10.0) + 1, np.ones(10)])
+    deltas = bootstrap_deltas(base, cand, resamples=100, seed=0)
+    assert percentile_interval(deltas) == [(pytest.approx(1.0), pytest.approx(1.0))]
+
+
+def test_an_undefined_metric_has_no_interval():
+    zeros = np.zeros((4, 2))
+    assert percentile_interval(bootstrap_deltas(zeros, zeros, resamples=10, seed=0)) == [None]
+
+
+def test_most_regressed_lists_a_lost_pass_first(pair, case):
+    base, cand = pair([case("a"), case("b")], [case("a", passed=False), case("b")])
+    regressed = compare(base, cand, resamples=20).regressed
+    assert regressed.select("harness.scenario", "lost_pass").rows() == [("a", True)]

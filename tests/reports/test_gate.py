@@ -1,0 +1,172 @@
+"""Each gate rule, its exit code, and the command line around it."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+from reports import EXIT_CODES, ReportError, compare, evaluate, load_results, parse_threshold
+
+CRASH = "journal:fsync#1:after:unsynced_lost"
+
+
+@pytest.fixture
+def folders(write_folder, case, attempt):
+    built = []
+
+    def build(base_cases, cand_cases, cand_attempts=None):
+        built.append(len(built))
+        suffix = "" if len(built) == 1 else str(len(built))
+        base = write_folder(f"main{suffix}", base_cases, [attempt(c) for c in base_cases])
+        cand = write_folder(f"cand{suffix}", cand_cases,
+                            cand_attempts or [attempt(c) for c in cand_cases])
+        return base, cand
+    return build
+
+
+def _gate(base: Path, cand: Path, thresholds=None, **kwargs):
+    comparison = compare(load_results(base), load_results(cand), resamples=100)
+    return evaluate(comparison, thresholds or {}, **kwargs)
+
+
+def _rule(result, name):
+    return next(r for r in result.rules if r.rule == name)
+
+
+def test_a_clean_candidate_passes_with_unknowns_visible(folders, case):
+    result = _gate(*folders([case("a", crash=CRASH)], [case("a", crash=CRASH)]))
+    assert result.exit_code == 0
+    assert _rule(result, "recovery_correctness").status == "pass"
+    assert {r.rule for r in result.unknown} == {"repeated_error_stop", "long_task_continuity"}
+
+
+def test_unknown_fails_only_when_asked(folders, case):
+    base, cand = folders([case("a")], [case("a")])
+    assert _gate(base, cand).exit_code == 0
+    assert _gate(base, cand, fail_on_unknown=True).exit_code == 6
+
+
+def test_a_failing_crash_case_fails_recovery_correctness(folders, case):
+    result = _gate(*folders([case("a", crash=CRASH)],
+                            [case("a", crash=CRASH, passed=False, verdicts=[("I3", "fail")])]))
+    assert _rule(result, "recovery_correctness").status == "fail"
+    assert _rule(result, "invariants").reason == f"1 runs broke I3: a[{CRASH}]"
+    assert result.exit_code == 3
+
+
+def test_a_duplicate_side_effect_fails_recovery_correctness(folders, case):
+    result = _gate(*folders([case("a")], [case("a", duplicates=1)]))
+    rule = _rule(result, "recovery_correctness")
+    assert rule.status == "fail"
+    assert "1 non-idempotent side effects applied twice in 1 runs" in rule.reason
+    assert result.exit_code == 3
+
+
+def test_repeated_error_stop_reads_guard_stops_and_verdicts(folders, case):
+    stopped = case("loop", stop_state="failed",
+                   stop_reason="the same error came back without new evidence (L3)")
+    result = _gate(*folders([stopped], [stopped]))
+    assert _rule(result, "repeated_error_stop").status == "pass"
+    kept_going = case("loop", verdicts=[("repeated_error_stop", "fail")])
+    result = _gate(*folders([case("loop")], [kept_going]))
+    assert _rule(result, "repeated_error_stop").status == "fail"
+    assert result.exit_code == 3
+
+
+def test_long_task_continuity_reads_goal_verdicts(folders, case):
+    result = _gate(*folders([case("goal")], [case("goal", verdicts=[("I5", "pass")])]))
+    assert _rule(result, "long_task_continuity").status == "pass"
+    result = _gate(*folders([case("goal")], [case("goal", verdicts=[("I5", "fail")])]))
+    assert _rule(result, "long_task_continuity").status == "fail"
+
+
+def test_a_dropped_case_exits_4(folders, case):
+    result = _gate(*folders([case("a"), case("repro")], [case("a")]))
+    rule = _rule(result, "no_dropped_cases")
+    assert (rule.status, rule.evidence) == ("fail", ("repro (missing)",))
+    assert result.exit_code == 4
+
+
+def test_a_regression_beyond_the_threshold_exits_5(folders, case, attempt):
+    base_cases = [case(f"s{i}") for i in range(30)]
+    cand_cases = [case(f"s{i}") for i in range(30)]
+    # Every candidate run spends three attempts instead of one.
+    cand_attempts = [attempt(c, k, attempt_no=k + 1) for c in cand_cases for k in range(3)]
+    base, cand = folders(base_cases, cand_cases, cand_attempts)
+    result = _gate(base, cand, {"cost_per_successful_task": 0.5})
+    assert _rule(result, "regression:cost_per_successful_task").status == "fail"
+    assert result.exit_code == 5
+    assert _gate(base, cand, {"cost_per_successful_task": 5.0}).exit_code == 0
+
+
+def test_the_most_serious_failure_sets_the_code(folders, case):
+    result = _gate(*folders([case("a"), case("b")], [case("a", duplicates=2)]))
+    assert {r.exit_code for r in result.failed} == {3, 4}
+    assert result.exit_code == 3
+
+
+def test_every_exit_code_is_documented():
+    assert set(EXIT_CODES) == {0, 2, 3, 4, 5, 6}
+
+
+def test_threshold_parsing_rejects_unknown_metrics():
+    assert parse_threshold("pass_rate=0.1") == ("pass_rate", 0.1)
+    with pytest.raises(ReportError, match=r"^--threshold: unknown gate metric 'speed'"):
+        parse_threshold("speed=1")
+    with pytest.raises(ReportError, match=r"expected METRIC=NUMBER"):
+        parse_threshold("pass_rate")
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def test_gate_prints_each_rule_and_exits_with_its_code(folders, case, capsys, tmp_path):
+    base, cand = folders([case("a"), case("repro")], [case("a")])
+    code = main(["gate", str(base), str(cand), "--config", str(tmp_path / "none.toml"),
+                 "--resamples", "50"])
+    out = capsys.readouterr().out
+    assert code == 4
+    assert "FAIL     no_dropped_cases: 1 baseline runs are missing or skipped in the " \
+           "candidate: repro (missing)" in out
+    assert "UNKNOWN  long_task_continuity" in out
+    assert out.splitlines()[-1].startswith("Gate: FAIL (exit 4): no_dropped_cases")
+
+
+def test_gate_reads_thresholds_from_pyproject(folders, case, attempt, tmp_path, capsys):
+    cases = [case(f"s{i}") for i in range(20)]
+    base, cand = folders(cases, cases,
+                         [attempt(c, k, attempt_no=k + 1) for c in cases for k in range(3)])
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.harness.gate]\nattempts_per_task = 0.5\n", encoding="utf-8")
+    assert main(["gate", str(base), str(cand), "--config", str(config)]) == 5
+    assert main(["gate", str(base), str(cand), "--config", str(config),
+                 "--threshold", "attempts_per_task=3"]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("setup", "message"), [
+    ("missing", r"^harness: error: .*/nope: no such result folder"),
+    ("empty", r"^harness: error: .*/cand_empty: empty run: no cases were recorded"),
+    ("version", r"^harness: error: .*manifest.json: result format version 0 is not supported"),
+    ("mismatch", r"^harness: error: .* share no run \(scenario, seed, crash label\)"),
+    ("threshold", r"^harness: error: --threshold: got 'x'; expected METRIC=NUMBER"),
+])
+def test_bad_input_is_one_clear_line_and_exit_2(folders, write_folder, case, capsys, *, setup,
+                                                message):
+    base, cand = folders([case("a")], [case("b")] if setup == "mismatch" else [case("a")])
+    extra: list[str] = []
+    if setup == "missing":
+        cand = cand.parent / "nope"
+    elif setup == "empty":
+        cand = write_folder("cand_empty", [], [])
+    elif setup == "version":
+        (base / "manifest.json").write_text('{"format_version": 0}', encoding="utf-8")
+    elif setup == "threshold":
+        extra = ["--threshold", "x"]
+    code = main(["gate", str(base), str(cand), *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert re.match(message, err)
+    assert "Traceback" not in err
