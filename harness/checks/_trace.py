@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 #: What a request's stream did, as the world saw it.
@@ -246,11 +246,32 @@ class Trace:
         return asdict(self)
 
     def canonical_json(self) -> str:
-        """Sorted keys, no spaces, UTF-8 kept: the bytes the digest is taken over."""
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False, allow_nan=False)
+        """Sorted keys, no spaces, UTF-8 kept: the bytes the digest is taken over.
+
+        The same text as ``json.dumps(self.to_json(), ...)``, without first
+        copying the whole trace into dicts.
+        """
+        return _CANONICAL.encode(self)
 
     @property
     def digest(self) -> str:
         """sha256 of :meth:`canonical_json`; the same seed gives the same digest."""
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _record_fields(value: object) -> dict[str, Any]:
+    """A trace record as the dict ``asdict`` makes of it, one level deep (the encoder recurses)."""
+    kind = type(value)
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        if not is_dataclass(value) or isinstance(value, type):
+            raise TypeError(f"Object of type {kind.__name__} is not JSON serializable")
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(value))
+    return {name: getattr(value, name) for name in names}
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False, default=_record_fields)
