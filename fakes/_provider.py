@@ -28,7 +28,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, final
 from urllib.parse import urlsplit
@@ -52,7 +53,7 @@ from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._wire import Dialect, Emit, Frame, Hang, LineEnding, Pause, RenderContext, Reset, Step
-from harness._errors import ConfigError
+from harness._errors import ConfigError, FaultError
 from harness.agent._ids import rng_stream
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ class FakeProvider:
         self._attempts: dict[int, int] = {}
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
+        self._check_static_faults()
 
     @property
     def endpoint(self) -> str:
@@ -189,15 +191,32 @@ class FakeProvider:
         attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1
         recorded = self._record(request, body, turn=turn, attempt=attempt)
         faults = tuple(self._faults.get((turn, attempt), ()))
+        with _naming_the_fault(faults, turn, attempt):
+            return self._faulted_plan(recorded, request_id, number, faults)
+
+    def _faulted_plan(
+        self, recorded: ProviderRequest, request_id: str, number: int, faults: tuple[Fault, ...]
+    ) -> ResponsePlan:
+        turn, attempt = recorded.turn, recorded.attempt
         ctx = FaultContext(self.dialect, rng_stream(self.seed, f"fakes.faults:{turn}:{attempt}"))
         http = [fault for fault in faults if isinstance(fault, HttpError)]
         if http:
             return self._error_plan(http[0], request_id, faults, ctx)
-        if self.cache is not None and body is not None:
-            recorded, problem = self._serve_cache(recorded, body)
+        if self.cache is not None and recorded.json is not None:
+            recorded, problem = self._serve_cache(recorded, recorded.json)
             if problem is not None:
                 return self._error_plan(HttpError(400, message=problem), request_id, faults, ctx)
         return self._stream_plan(recorded, request_id, number, faults, ctx)
+
+    def _check_static_faults(self) -> None:
+        """With a fixed reply, a fault that cannot fit it is refused now, not mid-run."""
+        if not isinstance(self._responder, ScriptedResponse):
+            return
+        body = {"messages": [], "stream": True, "stream_options": {"include_usage": True}}
+        for (turn, attempt), faults in self._faults.items():
+            probe = ProviderRequest("POST", self.endpoint, {}, body, turn, attempt)
+            with _naming_the_fault(faults, turn, attempt):
+                self._faulted_plan(probe, "req_check", 0, faults)
 
     def _serve_cache(
         self, recorded: ProviderRequest, body: Mapping[str, object]
@@ -425,3 +444,25 @@ async def play_steps(
         else:
             assert isinstance(step, Reset)
             raise reset_error()
+
+
+@contextmanager
+def _naming_the_fault(faults: tuple[Fault, ...], turn: int, attempt: int) -> Iterator[None]:
+    """Re-raise a fault's :class:`ConfigError` as a :class:`FaultError` saying which fault."""
+    try:
+        yield
+    except FaultError:
+        raise
+    except ConfigError as error:
+        index = _culprit(faults, error.field)
+        if index is None:
+            raise  # not a fault's error (a responder returning the wrong type …)
+        kind = faults[index].kind
+        raise FaultError(error, turn=turn, attempt=attempt, index=index, kind=kind) from error
+
+
+def _culprit(faults: tuple[Fault, ...], field: str) -> int | None:
+    # A fault's errors name its class first ("SplitAt.offsets"); the first fault of
+    # that class in the tuple is the one that was applied and refused.
+    owner = field.split(".", 1)[0]
+    return next((i for i, f in enumerate(faults) if type(f).__name__ == owner), None)

@@ -6,6 +6,7 @@ Import from this package (or ``harness.agent``), never from private modules.
 from harness._errors import (
     ConfigError,
     DiskError,
+    FaultError,
     HarnessError,
     JournalCorruptError,
     ScenarioError,
@@ -17,6 +18,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError",
     "DiskError",
+    "FaultError",
     "HarnessError",
     "JournalCorruptError",
     "ScenarioError",

@@ -6,6 +6,7 @@ and how to fix it::
 
     HarnessError
     ├── ConfigError            a fault, script or setting that cannot be honoured
+    │   └── FaultError         a fault that does not fit the stream it met (.turn, .attempt)
     ├── ScenarioError          a YAML scenario file that cannot be loaded (file:line:col)
     ├── DiskError              a durable file operation failed (.operation, .path, .errno)
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
@@ -161,3 +162,21 @@ class ReportError(HarnessError):
 def one_of(values: Iterable[object]) -> str:
     """Render allowed values for an error message: ``one of 'a', 'b'``."""
     return "one of " + ", ".join(repr(v) for v in values)
+
+
+class FaultError(ConfigError):
+    """A fault that cannot be applied to the stream it met (a split past its end …).
+
+    Raised by the fake provider when a request reaches the fault; ``turn``,
+    ``attempt`` and ``index`` (position among the faults keyed to that turn and
+    attempt) say which declaration it was, so a scenario runner can point at its line.
+    """
+
+    def __init__(self, cause: ConfigError, *, turn: int, attempt: int, index: int,
+                 kind: str) -> None:
+        super().__init__(cause.field, cause.value, cause.allowed)
+        self.turn = turn
+        self.attempt = attempt
+        self.index = index
+        self.kind = kind
+        self.args = (f"fault {kind!r} at turn {turn}, attempt {attempt}: {cause}",)

@@ -190,6 +190,10 @@ class ScenarioItem(pytest.Item):
             from harness._report_text import render_failure
 
             return render_failure(excinfo.value.result, self.scenario)
+        from harness._errors import ScenarioError
+
+        if isinstance(excinfo.value, ScenarioError):  # bad input found mid-run: no traceback
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

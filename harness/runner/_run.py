@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fakes import CRASH_CLASSES, CrashPlan, SimulatedCrash, crash_class_applies
-from harness._errors import HarnessError
+from harness._errors import FaultError, HarnessError
 from harness.agent import (
     Agent,
     AgentFactory,
@@ -54,7 +54,7 @@ from harness.checks._trace import (
 from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec
 from harness.runner._task import task_for
 from harness.runner._world import PURE_KINDS, World
-from harness.scenario import Scenario, check_crash_points, load_scenario
+from harness.scenario import Scenario, check_crash_points, fault_error, load_scenario
 
 T = TypeVar("T")
 
@@ -122,6 +122,8 @@ class _CaseRun:
             record.outcome = self._drive(agent.run(self.task))
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
+        except FaultError as error:  # the scenario asks for what its stream cannot give
+            raise fault_error(self.scenario, error) from error
         except Exception as error:  # the agent's own failure is evidence, not a harness bug
             record.error = f"{type(error).__name__}: {error}"
         record.ended_at = self.world.clock.now()

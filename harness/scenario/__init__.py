@@ -37,6 +37,7 @@ from harness.scenario._faults import (
 )
 from harness.scenario._loader import (
     check_crash_points,
+    fault_error,
     load_scenario,
     load_scenarios,
     scenario_files,
@@ -148,6 +149,7 @@ __all__ = [
     "TruncatedToolArgumentsFault",
     "Usage",
     "check_crash_points",
+    "fault_error",
     "load_scenario",
     "load_scenarios",
     "scenario_files",

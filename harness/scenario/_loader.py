@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from harness._errors import ScenarioError
+from harness._errors import FaultError, ScenarioError
 from harness.scenario._diagnostics import scenario_errors
 from harness.scenario._model import Scenario, attach_source, source_of
 from harness.scenario._problems import Problem, did_you_mean, quoted, show, show_typed
@@ -132,6 +132,26 @@ def check_crash_points(scenario: Scenario, recorded: Iterable[str]) -> None:
 
 
 _SHOWN_POINTS = 10
+
+
+def fault_error(scenario: Scenario, error: FaultError) -> ScenarioError:
+    """The scenario's line for a fault the fake provider refused mid-run (a split past the end …).
+
+    ``error`` says the turn, attempt and position among that key's faults; this
+    finds the declaration and puts the provider's reason on its line.
+    """
+    keyed = [i for i, f in enumerate(scenario.faults)
+             if (f.at.turn, f.at.attempt) == (error.turn, error.attempt)]
+    index = keyed[error.index] if error.index < len(keyed) else 0
+    field = error.field.rpartition(".")[2]
+    fault = scenario.faults[index] if scenario.faults else None
+    loc: tuple[str | int, ...] = ("faults", index)
+    if fault is not None and field in type(fault).model_fields:
+        loc = (*loc, field)
+    problem = Problem(loc, f"the {error.kind!r} fault does not fit the stream it met at turn "
+                      f"{error.turn}, attempt {error.attempt}", error.value, show(error.value),
+                      error.allowed)
+    return _located(scenario, problem)
 
 
 def _known_points(known: list[str]) -> str:

@@ -34,7 +34,7 @@ from fakes import (
     ToolUse,
     TruncatedToolArguments,
 )
-from harness import ConfigError
+from harness import ConfigError, FaultError
 
 USAGE = ScriptedUsage(10, 2)
 ASCII = ScriptedResponse((Text("ok"),), "stop", USAGE)
@@ -130,9 +130,17 @@ def test_bad_faults_are_refused_at_construction(build: Callable[[], object], mes
 
 
 def apply(dialect: str, reply: ScriptedResponse, *faults: Fault) -> None:
-    provider = FakeProvider(dialect, reply, faults={(1, 1): faults})  # type: ignore[arg-type]
-    body = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
+    """Apply ``faults`` to a reactive provider's answer, when the request reaches them."""
+    provider = FakeProvider(dialect, lambda request: reply,  # type: ignore[arg-type]
+                            faults={(1, 1): faults})
+    # asks for the usage chunk, as the reference client does
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}],
+                       "stream_options": {"include_usage": True}}).encode()
     provider.plan(IncomingRequest("POST", provider.endpoint, {}, body))
+
+
+def _naming(fault: Fault, message: str) -> str:
+    return rf"^fault '{fault.kind}' at turn 1, attempt 1: " + message.removeprefix("^")
 
 
 @pytest.mark.parametrize(
@@ -145,7 +153,7 @@ def apply(dialect: str, reply: ScriptedResponse, *faults: Fault) -> None:
          r"^Stall\.after_bytes: got 10000; expected an offset <= \d+ \(the stream is \d+ "
          r"bytes\)$"),
         ("openai", ASCII, ConnectionReset(after_events=99),
-         r"^ConnectionReset\.after_events: got 99; expected at most 4 \(the stream has 4 "
+         r"^ConnectionReset\.after_events: got 99; expected at most 5 \(the stream has 5 "
          r"events\)$"),
         ("openai", ASCII, SplitInsideUtf8(),
          r"^SplitInsideUtf8\.occurrence: got 1; expected at most 0 \(the stream has 0 "
@@ -159,9 +167,9 @@ def apply(dialect: str, reply: ScriptedResponse, *faults: Fault) -> None:
         ("anthropic", ASCII, NoUsageChunk(),
          r"^NoUsageChunk\.dialect: got 'anthropic'; expected 'openai'\. Anthropic carries "
          r"usage inside message_start and message_delta$"),
-        ("openai", ASCII, MalformedFrame(index=4),
-         r"^MalformedFrame\.index: got 4; expected the index of a JSON event, one of "
-         r"\[0, 1, 2\]$"),
+        ("openai", ASCII, MalformedFrame(index=5),
+         r"^MalformedFrame\.index: got 5; expected the index of a JSON event, one of "
+         r"\[0, 1, 2, 3\]$"),
         ("openai", ASCII, TruncatedToolArguments(),
          r"^TruncatedToolArguments\.call_index: got 0; expected an index below 0 \(the "
          r"response has 0 tool calls\)$"),
@@ -179,8 +187,13 @@ def apply(dialect: str, reply: ScriptedResponse, *faults: Fault) -> None:
 def test_faults_the_stream_cannot_honour_are_refused_when_applied(
     dialect: str, reply: ScriptedResponse, fault: Fault, message: str
 ) -> None:
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(FaultError, match=_naming(fault, message)) as refused:
         apply(dialect, reply, fault)
+    assert (refused.value.turn, refused.value.attempt, refused.value.index) == (1, 1, 0)
+    assert isinstance(refused.value.__cause__, ConfigError)
+    # With a fixed reply the provider knows the stream up front: refused at construction.
+    with pytest.raises(FaultError, match=_naming(fault, message)):
+        FakeProvider(dialect, reply, faults={(1, 1): (fault,)})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
