@@ -21,6 +21,7 @@ from harness.checks._invariants import (
     check_i9,
     check_i10,
     check_i11,
+    check_l3,
     check_side_effects,
     check_trace,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "check_i9",
     "check_i10",
     "check_i11",
+    "check_l3",
     "check_side_effects",
     "check_trace",
 ]

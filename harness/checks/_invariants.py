@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from fakes import idempotency_key
+from harness.checks._loop_guard import check_l3
 from harness.checks._trace import MessageRecord, RequestRecord, SentUsage, Trace
 from harness.checks._verdict import Verdict
 
@@ -523,6 +524,7 @@ def _effect_count(trace: Trace, tool: str) -> int:
 CHECKS: dict[str, Callable[[Trace], Verdict]] = {
     "I1": check_i1, "I2": check_i2, "I3": check_i3, "I4": check_i4, "I6": check_i6,
     "I7": check_i7, "I8": check_i8, "I9": check_i9, "I10": check_i10, "I11": check_i11,
+    "L3": check_l3,
 }
 """Every implemented checker by invariant id. I5 (goals) comes with goals."""
 

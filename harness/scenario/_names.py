@@ -72,7 +72,9 @@ StopState = Literal[
 ]
 STOP_STATES: Final[tuple[StopState, ...]] = get_args(StopState)
 
-InvariantId = Literal["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11"]
+# I1 to I11 are DESIGN §6; L3 is the loop rule of DESIGN §5 that seed 002 §19.6 makes a
+# must-pass condition: a repeated identical error ends in a stop or a change of course.
+InvariantId = Literal["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "L3"]
 INVARIANT_IDS: Final[tuple[InvariantId, ...]] = get_args(InvariantId)
 # I5 (goal identity across restarts) needs goals, which arrive in a later step;
 # checking it by default would make every scenario's verdict `unknown`.

@@ -1,10 +1,10 @@
 """A second agent behind the adapter boundary runs the same shipped scenarios (DESIGN §4).
 
 The minimal agent recovers correctly (journal, transcript repair) but maps
-every provider failure to ``infra_paused`` and runs tool calls whose arguments
-did not parse. The suite must tell the difference: its crash scenarios pass,
-and exactly the scenarios that test those finer rules fail, on the invariant
-that names the rule.
+every provider failure to ``infra_paused``, runs tool calls whose arguments
+did not parse and has no guard against repeating a failing call. The suite
+must tell the difference: its crash scenarios pass, and exactly the scenarios
+that test those finer rules fail, on the invariant that names the rule.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ KNOWN_GAPS = {
     "invalid-tool-json": {"I7"},
     "overloaded-until-budget": {"I4"},
     "rate-limited-above-cap": {"I4"},
+    "repeated-error-stops": {"I4", "L3"},
     "truncated-tool-arguments": {"I4", "side_effects"},
     "unauthorized-blocked": {"I4"},
 }
