@@ -28,6 +28,7 @@ from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError
 
 if TYPE_CHECKING:
+    from harness.agent import AgentFactory
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
     from harness.scenario import Scenario
 
@@ -50,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
     points.add_argument("scenario", metavar="SCENARIO", help="one scenario file")
     points.add_argument("--seed", type=int, help="record with this seed instead of the file's")
+    points.add_argument("--agent", metavar="MODULE:FACTORY",
+                        help="record the points of this agent (default: the reference agent)")
     demo = commands.add_parser(
         "demo", help="run every streaming fault against the reference stream client"
     )
@@ -69,6 +72,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--seed", type=int, help="use this seed instead of each scenario's")
     run.add_argument("--out", type=Path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
+    run.add_argument("--agent", metavar="MODULE:FACTORY",
+                     help="the agent to test: a callable from AgentPorts to an Agent "
+                          "(default: the reference agent, harness.agent:ReferenceAgent)")
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
                      help="run cases in N processes (default: 1)")
 
@@ -147,7 +153,7 @@ def _points(args: argparse.Namespace) -> int:
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
-    points = runner.record_points(scenario)
+    points = runner.record_points(scenario, _agent(args.agent))
     parts = [(point, *point_parts(point)) for point in points]
     width = max((len(point) for point in points), default=0)
     op_width = max((len(op) for _, _, op in parts), default=0)
@@ -175,9 +181,10 @@ def _run(args: argparse.Namespace) -> int:
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
     loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
+    factory = _agent(args.agent)
     planned = [(case, scenario) for scenario, source in loaded
-               for case in _plan(scenario, source, crash_at)]
-    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr)
+               for case in _plan(scenario, source, crash_at, factory)]
+    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     for result in results:
         if not result.passed:
@@ -263,13 +270,21 @@ def _load(paths: Sequence[str], *, crash: str | None,
 _SHOWN_POINTS = 10
 
 
-def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None) -> list[Case]:
+def _agent(spec: str | None) -> AgentFactory | None:
+    """The ``--agent`` factory, or ``None`` for the reference agent."""
+    from harness.runner._agents import load_agent_factory
+
+    return load_agent_factory(spec) if spec else None
+
+
+def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
+          factory: AgentFactory | None = None) -> list[Case]:
     from harness import runner
     from harness.runner._results import Case
 
     if crash_at is None:
-        return list(runner.plan_cases(scenario, source))
-    known = list(runner.record_points(scenario))
+        return list(runner.plan_cases(scenario, source, factory))
+    known = list(runner.record_points(scenario, factory))
     if crash_at.point_id not in known:
         shown = ", ".join(repr(point) for point in known[:_SHOWN_POINTS]) or "none"
         if len(known) > _SHOWN_POINTS:
@@ -281,28 +296,29 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None) -> list[
 
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
-              progress: TextIO) -> list[CaseResult]:
-    """Run every case, in ``jobs`` processes when more than one; results in plan order."""
-    from harness import runner
+              progress: TextIO, agent: str | None = None) -> list[CaseResult]:
+    """Run every case, in ``jobs`` processes when more than one; results in plan order.
 
+    ``agent`` is the ``--agent`` spec; each process imports it for itself.
+    """
     bar = _Progress(len(planned), progress)
     if jobs == 1:
         results = []
         for case, scenario in planned:
-            results.append(runner.run_case(case, scenario=scenario))
+            results.append(_run_one(case, scenario, agent))
             bar.step(results[-1])
         return results
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, scenario) for case, scenario in planned]
+        futures = [pool.submit(_run_one, case, scenario, agent) for case, scenario in planned]
         for future in as_completed(futures):
             bar.step(future.result())
     return [future.result() for future in futures]
 
 
-def _run_one(case: Case, scenario: Scenario) -> CaseResult:
+def _run_one(case: Case, scenario: Scenario, agent: str | None = None) -> CaseResult:
     from harness import runner
 
-    return runner.run_case(case, scenario=scenario)
+    return runner.run_case(case, scenario=scenario, agent_factory=_agent(agent))
 
 
 class _Progress:

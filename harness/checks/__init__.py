@@ -21,10 +21,10 @@ from harness.checks._invariants import (
     check_i9,
     check_i10,
     check_i11,
-    check_l3,
     check_side_effects,
     check_trace,
 )
+from harness.checks._loop_guard import check_l3
 from harness.checks._trace import (
     CrashRecord,
     EffectRecord,
