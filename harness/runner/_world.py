@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -154,7 +155,7 @@ class World:
             return await self._serve(request, incarnation)
 
         return httpx.AsyncClient(transport=httpx.MockTransport(handle),
-                                 base_url=self.provider.base_url)
+                                 base_url=_client_base_url(self.provider.base_url))
 
     # -- provider -------------------------------------------------------------
     def _respond(self, request: fakes.ProviderRequest) -> ScriptedResponse:
@@ -199,6 +200,19 @@ class World:
         for path, data in self.disk.files().items():
             digest.update(path.encode() + b"\0" + sha256(data).digest())
         return digest.hexdigest()
+
+
+@functools.cache
+def _client_base_url(base_url: str) -> httpx.URL:
+    """``base_url`` parsed once, ending in ``/`` as httpx would make it for each client.
+
+    Parsing it again for every incarnation's client cost more than the rest of
+    building the client.
+    """
+    url = httpx.URL(base_url)
+    if url.raw_path.endswith(b"/"):
+        return url
+    return url.copy_with(raw_path=url.raw_path + b"/")
 
 
 def _after_cuts(response: ScriptedResponse | None, faults: tuple[fakes.Fault, ...]
