@@ -22,6 +22,9 @@ from typing import Literal, get_args
 
 from harness._errors import ConfigError, one_of
 
+# Built once: json.dumps builds a new encoder per call, and every rendering asks.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 Finish = Literal["stop", "tool_calls", "length"]
 FINISHES: tuple[Finish, ...] = get_args(Finish)
 
@@ -71,7 +74,7 @@ class ToolUse:
         """The arguments exactly as they go on the wire (compact JSON, UTF-8 kept)."""
         if isinstance(self.arguments, str):
             return self.arguments
-        return json.dumps(self.arguments, ensure_ascii=False, separators=(",", ":"))
+        return _COMPACT.encode(self.arguments)
 
 
 def _check_json(arguments: Mapping[str, object]) -> None:

@@ -21,6 +21,9 @@ import random
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+# One encoder for every frame: json.dumps builds a new one per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 Dialect = Literal["openai", "anthropic"]
 DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
 
@@ -124,4 +127,4 @@ class RenderContext:
 
 def compact_json(value: object) -> str:
     """JSON as the providers send it: no spaces, UTF-8 kept (not ``\\u`` escaped)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)

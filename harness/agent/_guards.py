@@ -30,6 +30,9 @@ from harness._errors import ConfigError
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry
 from harness.agent._tools import ToolReply
 
+# Built once: json.dumps builds a new encoder per call, and every call is normalised.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
 GuardDecision = Literal["ok", "remind", "stop"]
 #: Reply statuses that count as the call's own failure (not_started and unknown
 #: are about the harness, not about the call's arguments).
@@ -106,7 +109,7 @@ def normalise_arguments(arguments: Mapping[str, Any]) -> str:
     >>> normalise_arguments({"b": 1, "a": " x "}) == normalise_arguments({"a": " x ", "b": 1})
     True
     """
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(arguments)
 
 
 def call_signature(entry: AssistantEntry) -> tuple[tuple[str, str], ...]:

@@ -36,6 +36,10 @@ from harness.agent._ids import IdSource
 from harness.agent._ports import Clock
 from harness.agent._tools import ToolInvocation
 
+# Shared encoders: json.dumps builds a new one per call, and every record uses one.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
 R = TypeVar("R")
 
 State = Literal["intent", "execution_started", "result"]
@@ -68,7 +72,7 @@ def sha256_json(value: Any) -> str:
     >>> sha256_json({"b": 1, "a": 2}) == sha256_json({"a": 2, "b": 1})
     True
     """
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = _CANONICAL.encode(value)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -108,7 +112,7 @@ class JournalRecord:
         if self.state == "result":
             fields["outcome"] = self.outcome
             fields["resultSha256"] = self.result_sha256
-        return json.dumps(fields, separators=(",", ":")).encode() + b"\n"
+        return _LINE_ENCODER.encode(fields).encode() + b"\n"
 
     @classmethod
     def from_json(cls, fields: Any) -> JournalRecord:

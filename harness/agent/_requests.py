@@ -36,6 +36,9 @@ from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry, UserEn
 from harness.agent._stream_client import Dialect
 from harness.agent._tools import ToolReply
 
+# Built once: json.dumps builds a new encoder per call, and every request renders replies.
+_SORTED = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
 Ordered = UserEntry | AssistantEntry | ToolReply
 
 
@@ -84,7 +87,7 @@ def reply_text(reply: ToolReply) -> str:
     """
     if isinstance(reply.content, str):
         return reply.content
-    return json.dumps(reply.content, sort_keys=True, ensure_ascii=False)
+    return _SORTED.encode(reply.content)
 
 
 def _sent_arguments(call: ToolCall) -> str:

@@ -56,6 +56,9 @@ from harness.agent._ports import Clock
 from harness.agent._retry_log import RetryEvent
 from harness.agent._tools import ToolReply
 
+# One encoder for every line: json.dumps builds a new one per call.
+_LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 RecordKind = Literal[
     "session",
     "user",
@@ -117,7 +120,7 @@ class SessionRecord:
             "turnId": self.turn_id,
             **self.body,
         }
-        return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        return _LINE_ENCODER.encode(fields).encode() + b"\n"
 
     @classmethod
     def from_json(cls, fields: Any) -> SessionRecord:

@@ -27,6 +27,9 @@ from typing import Any
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
 from harness.scenario import Reply, Scenario
 
+# Built once: json.dumps builds a new encoder per call, and every request needs one.
+_SORTED = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
 UNSCRIPTED_TEXT = "(the script has no reply for this turn)"
 
 # Markers the agents put in a tool reply, checked in this order; the first that
@@ -119,7 +122,7 @@ def _call_names(dialect: str, message: Mapping[str, Any]) -> dict[str, str]:
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return json.dumps(content, sort_keys=True, ensure_ascii=False)
+    return _SORTED.encode(content)
 
 
 def _openai_result(message: Mapping[str, Any], names: Mapping[str, str]) -> ToolResult:
@@ -187,5 +190,5 @@ def render(reply: Reply, turn: int, body: Mapping[str, object]) -> ScriptedRespo
 
 def _derived_usage(body: Mapping[str, object], said_chars: int) -> ScriptedUsage:
     # About four characters a token; only needs to be deterministic and plausible.
-    sent = json.dumps(body.get("messages", []), sort_keys=True, ensure_ascii=False)
+    sent = _SORTED.encode(body.get("messages", []))
     return ScriptedUsage(max(1, len(sent) // 4), max(1, said_chars // 4))
