@@ -56,7 +56,7 @@ from types import TracebackType
 from typing import Literal, TypeVar, final
 
 from harness._errors import ConfigError, one_of
-from harness.agent._disk import AppendFile, call_os
+from harness.agent._disk import AppendFile, call_os, dirname, normpath
 from harness.agent._ids import rng_stream
 
 T = TypeVar("T")
@@ -290,10 +290,12 @@ class CrashDisk:
 
     # -- persistence points -------------------------------------------------
     def role_of(self, path: str) -> str:
-        if path in self._roles:
-            return self._roles[path]
-        base = posixpath.basename(path) or "root"
-        return base.split(".", 1)[0]
+        role = self._roles.get(path)
+        if role is None:
+            # Remembered: every persistence point asks, for the same few paths.
+            base = posixpath.basename(path) or "root"
+            role = self._roles[path] = base.split(".", 1)[0]
+        return role
 
     def _op(self, generation: int, op: str, path: str, apply: Callable[[], T]) -> T:
         self.incarnations.check(generation, f"{op} {path}")
@@ -379,7 +381,7 @@ def _torn(inode: _Inode, crash_class: str, rng: random.Random) -> bytes:
 
 def _parent_survives(path: str, names: Mapping[str, int]) -> bool:
     while path != "/":
-        path = posixpath.dirname(path)
+        path = dirname(path)
         if path not in names:
             return False
     return True
@@ -399,7 +401,7 @@ class _CrashDiskView:
 
     def _inode(self, path: str, op: str) -> _Inode:
         self._disk.incarnations.check(self.generation, f"{op} {path}")
-        number = self._disk._names.get(posixpath.normpath(path))
+        number = self._disk._names.get(normpath(path))
         if number is None:
             raise _missing(path)
         return self._disk._inodes[number]
@@ -412,7 +414,7 @@ class _CrashDiskView:
 
     def exists(self, path: str) -> bool:
         self._disk.incarnations.check(self.generation, f"exists {path}")
-        return posixpath.normpath(path) in self._disk._names
+        return normpath(path) in self._disk._names
 
     def size(self, path: str) -> int:
         return len(self._file("size", path).data)
@@ -421,16 +423,16 @@ class _CrashDiskView:
         return bytes(self._file("read", path).data)
 
     def mkdir(self, path: str) -> bool:
-        path = posixpath.normpath(path)
-        self._file("mkdir", posixpath.dirname(path))
+        path = normpath(path)
+        self._file("mkdir", dirname(path))
         if self.exists(path):
             return False
         self._op("mkdir", path, lambda: self._link(path, _Inode(is_dir=True)))
         return True
 
     def open_append(self, path: str) -> AppendFile:
-        path = posixpath.normpath(path)
-        self._file("open", posixpath.dirname(path))
+        path = normpath(path)
+        self._file("open", dirname(path))
         if self.exists(path):
             return _CrashAppendFile(self, path, self._disk._names[path], created=False)
         number = self._op("create", path, lambda: self._link(path, _Inode(is_dir=False)))
@@ -448,20 +450,20 @@ class _CrashDiskView:
         self._op("truncate", path, lambda: inode.data.__delitem__(slice(length, None)))
 
     def fsync_dir(self, path: str) -> None:
-        path = posixpath.normpath(path)
+        path = normpath(path)
         self._file("fsync_dir", path)
         self._op("fsync_dir", path, lambda: self._sync_names(path))
 
     def _sync_names(self, folder: str) -> None:
         names, durable = self._disk._names, self._disk._durable_names
-        for p in [p for p in durable if p != "/" and posixpath.dirname(p) == folder]:
+        for p in [p for p in durable if p != "/" and dirname(p) == folder]:
             del durable[p]
         for p, number in names.items():
-            if p != "/" and posixpath.dirname(p) == folder:
+            if p != "/" and dirname(p) == folder:
                 durable[p] = number
 
     def replace(self, source: str, target: str) -> None:
-        source, target = posixpath.normpath(source), posixpath.normpath(target)
+        source, target = normpath(source), normpath(target)
         self._file("rename", source)
         names = self._disk._names
         self._op("rename", target, lambda: names.__setitem__(target, names.pop(source)))

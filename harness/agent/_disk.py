@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import errno as errno_module
+import functools
 import os
 import posixpath
 from collections.abc import Callable
@@ -91,6 +92,18 @@ class Disk(Protocol):
         ...
 
 
+@functools.lru_cache(maxsize=1024)
+def normpath(path: str) -> str:
+    """``posixpath.normpath``, remembered: the same few paths are normalised on every write."""
+    return posixpath.normpath(path)
+
+
+@functools.lru_cache(maxsize=1024)
+def dirname(path: str) -> str:
+    """``posixpath.dirname``, remembered (see :func:`normpath`)."""
+    return posixpath.dirname(path)
+
+
 def ensure_dir(disk: Disk, path: str, *, root: str) -> list[str]:
     """Create ``path`` and its missing parents below ``root``, fsyncing each parent.
 
@@ -101,14 +114,14 @@ def ensure_dir(disk: Disk, path: str, *, root: str) -> list[str]:
     >>> ensure_dir(CrashDisk().view(), "/a/b", root="/")
     ['/a', '/a/b']
     """
-    path, root = posixpath.normpath(path), posixpath.normpath(root)
+    path, root = normpath(path), normpath(root)
     if path == root or disk.exists(path):
         return []
-    created = ensure_dir(disk, posixpath.dirname(path), root=root)
+    created = ensure_dir(disk, dirname(path), root=root)
     if disk.mkdir(path):
         # The new folder's name lives in its parent: without this fsync a crash
         # may forget the folder and every file in it.
-        disk.fsync_dir(posixpath.dirname(path))
+        disk.fsync_dir(dirname(path))
         created.append(path)
     return created
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
 from harness._errors import HarnessError, JournalCorruptError
-from harness.agent._disk import AppendFile, Disk, ensure_dir
+from harness.agent._disk import AppendFile, Disk, dirname, ensure_dir
 from harness.agent._ids import IdSource
 from harness.agent._ports import Clock
 from harness.agent._tools import ToolInvocation
@@ -228,7 +228,7 @@ class DurableLineFile:
         """Append one complete line durably; on error the line may be cut later."""
         if self._good_size is None:
             raise HarnessError(f"load {self.path!r} before appending to it")
-        folder = posixpath.dirname(self.path)
+        folder = dirname(self.path)
         ensure_dir(self.disk, folder, root=self.root)
         if self.disk.exists(self.path) and self.disk.size(self.path) != self._good_size:
             self.disk.truncate(self.path, self._good_size)
