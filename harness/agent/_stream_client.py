@@ -184,6 +184,7 @@ class StreamClient:
         self._http = http
         self._dialect: Dialect = dialect
         self._endpoint = endpoint
+        self._endpoint_url: httpx.URL | None = None
         self._config = config
         self._clock = clock
         self._retry_log = retry_log
@@ -393,7 +394,7 @@ class StreamClient:
         decoder = SSEDecoder()
         phase = "first_byte"
         request = self._http.build_request(
-            "POST", self._endpoint, json=body, headers={"accept": "text/event-stream"}
+            "POST", self._url(), json=body, headers={"accept": "text/event-stream"}
         )
         try:
             # One timer serves both phases: first byte, then the idle watchdog
@@ -421,6 +422,12 @@ class StreamClient:
                 else self._config.idle_timeout
             )
             raise StreamFailure(ProviderError(kind, f"no data for {limit:g}s")) from exc
+
+    def _url(self) -> httpx.URL:
+        """The endpoint, parsed on the first request (where httpx would reject a bad one)."""
+        if self._endpoint_url is None:
+            self._endpoint_url = httpx.URL(self._endpoint)
+        return self._endpoint_url
 
     def _streaming_body(self, request_body: Mapping[str, Any]) -> dict[str, Any]:
         body = dict(request_body)
