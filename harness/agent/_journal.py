@@ -39,6 +39,7 @@ from harness.agent._tools import ToolInvocation
 # Shared encoders: json.dumps builds a new one per call, and every record uses one.
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))
+_DECODER = json.JSONDecoder()
 
 R = TypeVar("R")
 
@@ -213,7 +214,7 @@ class DurableLineFile:
         for number, line in enumerate(data.split(b"\n")[:-1], start=1):
             offset += len(line) + 1
             try:
-                record = parse(json.loads(line))
+                record = parse(_loads_line(line))
             except ValueError as exc:
                 bad = bad or (number, line, str(exc))
                 continue
@@ -249,6 +250,18 @@ class DurableLineFile:
                 break
             folder = posixpath.dirname(folder)
         self._names_synced = True
+
+
+def _loads_line(line: bytes) -> Any:
+    """``json.loads(line)``, skipping its encoding sniffing for a line that opens an object.
+
+    ``json.loads`` decodes bytes as UTF-8 unless they start with a BOM or a NUL
+    in the first bytes; a line starting ``{`` and then no NUL is UTF-8 to it,
+    so decoding it here gives the same value and the same errors.
+    """
+    if line[:1] == b"{" and line[1:2] != b"\0":
+        return _DECODER.decode(line.decode("utf-8", "surrogatepass"))
+    return json.loads(line)
 
 
 def _show(line: bytes, why: str) -> str:
