@@ -15,6 +15,8 @@ Each chunk is ``data: {json}`` and a blank line::
 
 from __future__ import annotations
 
+import functools
+
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._wire import Frame, FrameRole, RenderContext, compact_json, split_pieces
 
@@ -87,11 +89,12 @@ def _chunk(
     finish: str | None = None,
 ) -> Frame:
     choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-    body = _envelope(response, ctx) | {"choices": [choice]}
-    if ctx.include_usage:
-        # With include_usage every chunk carries "usage": null until the last one.
-        body["usage"] = None
-    return Frame(data=compact_json(body), role=role)
+    # The text of compact_json(_envelope(...) | {"choices": [choice]}), with the
+    # envelope encoded once per response instead of once per chunk. With
+    # include_usage every chunk carries "usage": null until the last one.
+    tail = '],"usage":null}' if ctx.include_usage else "]}"
+    head = _envelope_head(ctx.response_id, ctx.created, response.model)
+    return Frame(data=head + compact_json(choice) + tail, role=role)
 
 
 def _usage_chunk(response: ScriptedResponse, ctx: RenderContext) -> Frame:
@@ -99,12 +102,22 @@ def _usage_chunk(response: ScriptedResponse, ctx: RenderContext) -> Frame:
     return Frame(data=compact_json(body), role="usage")
 
 
+@functools.lru_cache(maxsize=64)
+def _envelope_head(response_id: str, created: int, model: str) -> str:
+    """Every chunk's JSON up to its first choice: ``{"id":…,"choices":[``."""
+    return compact_json(_envelope_fields(response_id, created, model))[:-1] + ',"choices":['
+
+
 def _envelope(response: ScriptedResponse, ctx: RenderContext) -> dict[str, object]:
+    return _envelope_fields(ctx.response_id, ctx.created, response.model)
+
+
+def _envelope_fields(response_id: str, created: int, model: str) -> dict[str, object]:
     return {
-        "id": ctx.response_id,
+        "id": response_id,
         "object": "chat.completion.chunk",
-        "created": ctx.created,
-        "model": response.model,
+        "created": created,
+        "model": model,
         "system_fingerprint": "fp_fake",
     }
 
