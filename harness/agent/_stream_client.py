@@ -35,6 +35,7 @@ Example (see ``tests/agent/test_stream_client.py`` for a respx endpoint)::
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -184,7 +185,6 @@ class StreamClient:
         self._http = http
         self._dialect: Dialect = dialect
         self._endpoint = endpoint
-        self._endpoint_url: httpx.URL | None = None
         self._config = config
         self._clock = clock
         self._retry_log = retry_log
@@ -394,7 +394,8 @@ class StreamClient:
         decoder = SSEDecoder()
         phase = "first_byte"
         request = self._http.build_request(
-            "POST", self._url(), json=body, headers={"accept": "text/event-stream"}
+            "POST", _endpoint_url(self._endpoint), json=body,
+            headers={"accept": "text/event-stream"},
         )
         try:
             # One timer serves both phases: first byte, then the idle watchdog
@@ -423,12 +424,6 @@ class StreamClient:
             )
             raise StreamFailure(ProviderError(kind, f"no data for {limit:g}s")) from exc
 
-    def _url(self) -> httpx.URL:
-        """The endpoint, parsed on the first request (where httpx would reject a bad one)."""
-        if self._endpoint_url is None:
-            self._endpoint_url = httpx.URL(self._endpoint)
-        return self._endpoint_url
-
     def _streaming_body(self, request_body: Mapping[str, Any]) -> dict[str, Any]:
         body = dict(request_body)
         body["stream"] = True
@@ -438,6 +433,16 @@ class StreamClient:
             options["include_usage"] = True
             body["stream_options"] = options
         return body
+
+
+@functools.lru_cache(maxsize=64)
+def _endpoint_url(endpoint: str) -> httpx.URL:
+    """``endpoint`` parsed once per process, at a first request (where httpx would reject it).
+
+    A client lives for one incarnation and sends one or two requests, so the
+    parse is remembered across clients; a bad endpoint raises on every request.
+    """
+    return httpx.URL(endpoint)
 
 
 def _feed_all(accumulator: _Accumulator, events: list[SSEEvent]) -> None:
