@@ -57,6 +57,7 @@ from fakes._provider import (
     ProviderRequest,
     Responder,
     ResponsePlan,
+    output_tokens,
 )
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._segments import (
@@ -151,6 +152,7 @@ __all__ = [
     "count_tokens",
     "crash_class_applies",
     "idempotency_key",
+    "output_tokens",
     "price_of",
     "prompt_view",
     "run_in_process_group",

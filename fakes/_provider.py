@@ -276,7 +276,7 @@ class FakeProvider:
             if isinstance(fault, CutToolArguments):
                 response = fault.apply_response(response)
         if request.cache is not None:
-            usage = request.cache.usage(_output_tokens(response))
+            usage = request.cache.usage(output_tokens(response))
             response = replace(response, usage=usage)
         frames = self._render(request, response, number)
         for fault in faults:
@@ -343,8 +343,15 @@ def _prompt_cache(
     return cache
 
 
-def _output_tokens(response: ScriptedResponse) -> int:
-    """Output tokens of what the script says: its text, tool names and arguments."""
+def output_tokens(response: ScriptedResponse) -> int:
+    """Output tokens of what the script says: its text, tool names and arguments.
+
+    With the prompt cache on, this is the output side of the usage on the wire.
+
+    >>> from fakes import ScriptedUsage
+    >>> output_tokens(ScriptedResponse((Text("Hello there"),), "stop", ScriptedUsage(1, 1)))
+    4
+    """
     return sum(
         count_tokens(part.text) if isinstance(part, Text)
         else count_tokens(part.name) + count_tokens(part.argument_text)

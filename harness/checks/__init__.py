@@ -26,6 +26,7 @@ from harness.checks._invariants import (
 )
 from harness.checks._loop_guard import check_l3
 from harness.checks._trace import (
+    CacheRecord,
     CrashRecord,
     EffectRecord,
     Expectation,
@@ -44,6 +45,7 @@ from harness.checks._verdict import Verdict, VerdictStatus
 __all__ = [
     "CHECKS",
     "DISK_FAILURE_STOPS",
+    "CacheRecord",
     "CrashRecord",
     "EffectRecord",
     "Expectation",

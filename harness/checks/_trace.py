@@ -69,6 +69,20 @@ class SentUsage:
 
 
 @dataclass(frozen=True)
+class CacheRecord:
+    """The prompt cache's verdict on one request (DESIGN §7): its miss label and versions.
+
+    ``miss`` is ``None`` for a full hit; ``versions`` pairs each prompt segment
+    (system, tools, instructions, history, compaction, model) with its version.
+    """
+
+    miss: str | None
+    write_5m_tokens: int
+    write_1h_tokens: int
+    versions: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class RequestRecord:
     """One request the provider received (or refused), and what it sent back.
 
@@ -97,6 +111,7 @@ class RequestRecord:
     usage: SentUsage | None
     usage_reported: bool
     unscripted: bool = False
+    cache: CacheRecord | None = None
 
     @property
     def complete(self) -> bool:
@@ -240,6 +255,7 @@ class Trace:
     final_incarnation: int = 1
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    dialect: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The trace as JSON-ready data (tuples become lists)."""

@@ -76,7 +76,14 @@ class Case:
 
 @dataclass(frozen=True)
 class AttemptRow:
-    """One request attempt as the provider saw it; the report issue reads these."""
+    """One request attempt as the provider saw it; the reports read these (DESIGN §7).
+
+    ``input_tokens`` counts every prompt token, cached ones included (as
+    ``gen_ai.usage.input_tokens`` does); ``cache_read_tokens`` and the cache
+    writes are parts of it. The ``*_version`` fields name the version of each
+    prompt segment when the prompt cache is on, so a cache drop can be traced to
+    the release that changed it; ``None`` means not reported.
+    """
 
     scenario: str
     case_id: str
@@ -95,6 +102,13 @@ class AttemptRow:
     output_tokens: int | None
     cache_miss: str | None = None
     retry_layer: str | None = None
+    provider: str | None = None
+    cache_write_5m_tokens: int | None = None
+    cache_write_1h_tokens: int | None = None
+    prompt_version: str | None = None
+    tool_list_version: str | None = None
+    instructions_version: str | None = None
+    compaction_version: str | None = None
 
 
 @dataclass(frozen=True)

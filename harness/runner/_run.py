@@ -48,6 +48,7 @@ from harness.checks._trace import (
     MessageRecord,
     OutcomeRecord,
     RecoveryRecord,
+    RequestRecord,
     SentUsage,
     Trace,
 )
@@ -170,6 +171,7 @@ class _CaseRun:
         return Trace(
             case=self.case.case_id,
             scenario=self.scenario.name,
+            dialect=self.scenario.dialect,
             seed=self.case.seed,
             crash=CrashRecord(
                 planned=None if crash is None else crash.label,
@@ -334,28 +336,37 @@ def case_result(case: Case, trace: Trace) -> CaseResult:
 
 
 def attempt_rows(case: Case, trace: Trace) -> tuple[AttemptRow, ...]:
-    """One row per request attempt; usage in disjoint buckets (DESIGN §7).
+    """One row per request attempt, usage in the buckets of DESIGN §7.
 
-    ``input_tokens`` is the UNCACHED input (total input minus cache read and
-    write), so the four buckets add up to what the request cost.
+    ``input_tokens`` is every prompt token (cache reads and writes are parts of
+    it); usage is ``None`` where it never reached the client.
     """
-    rows = []
-    for r in trace.requests:
-        usage = r.usage if r.usage_reported else None
-        rows.append(AttemptRow(
-            scenario=trace.scenario, case_id=case.case_id, seed=case.seed,
-            request_index=r.index, turn=r.turn, attempt=r.attempt,
-            model=r.model or "fake-model", started_at=r.started_at,
-            first_byte_at=r.first_byte_at, ended_at=r.ended_at, outcome=_row_outcome(r.delivery,
-                                                                                     r.status,
-                                                                                     r.truncated),
-            input_tokens=None if usage is None else
-            usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens,
-            cache_read_tokens=None if usage is None else usage.cache_read_tokens,
-            cache_write_tokens=None if usage is None else usage.cache_write_tokens,
-            output_tokens=None if usage is None else usage.output_tokens,
-        ))
-    return tuple(rows)
+    return tuple(_attempt_row(case, trace, r) for r in trace.requests)
+
+
+def _attempt_row(case: Case, trace: Trace, r: RequestRecord) -> AttemptRow:
+    usage = r.usage if r.usage_reported else None
+    cache = r.cache
+    versions = dict(cache.versions) if cache is not None else {}
+    return AttemptRow(
+        scenario=trace.scenario, case_id=case.case_id, seed=case.seed,
+        request_index=r.index, turn=r.turn, attempt=r.attempt,
+        model=r.model or "fake-model", started_at=r.started_at,
+        first_byte_at=r.first_byte_at, ended_at=r.ended_at,
+        outcome=_row_outcome(r.delivery, r.status, r.truncated),
+        input_tokens=None if usage is None else usage.input_tokens,
+        cache_read_tokens=None if usage is None else usage.cache_read_tokens,
+        cache_write_tokens=None if usage is None else usage.cache_write_tokens,
+        output_tokens=None if usage is None else usage.output_tokens,
+        cache_miss=cache.miss if cache is not None else None,
+        provider=trace.dialect,
+        cache_write_5m_tokens=None if usage is None or cache is None else cache.write_5m_tokens,
+        cache_write_1h_tokens=None if usage is None or cache is None else cache.write_1h_tokens,
+        prompt_version=versions.get("system"),
+        tool_list_version=versions.get("tools"),
+        instructions_version=versions.get("instructions"),
+        compaction_version=versions.get("compaction"),
+    )
 
 
 def _row_outcome(delivery: str, status: int, truncated: bool) -> str:

@@ -50,6 +50,7 @@ def task_for(scenario: Scenario) -> Task:
     budget = scenario.budget
     return Task(
         prompt=scenario.description or f"Run scenario {scenario.name}.",
+        model=scenario.provider.model,
         tools=tool_specs(scenario),
         max_turns=budget.max_turns,
         deadline_seconds=budget.deadline_seconds,

@@ -30,6 +30,8 @@ import httpx
 
 import fakes
 from fakes import (
+    CacheConfig,
+    CacheOutcome,
     CrashDisk,
     CrashPlan,
     Emit,
@@ -48,6 +50,7 @@ from fakes import (
 from harness.agent import AgentPorts, ToolContext
 from harness.checks._trace import (
     BROKEN_STREAM_FAULTS,
+    CacheRecord,
     InvocationRecord,
     RequestRecord,
     SentCall,
@@ -102,6 +105,8 @@ class _Pending:
     delivered_bytes: int = 0
     ended: str = "open"  # eof, reset, closed, cancelled, refused
     cut_short: bool = False  # the plan itself ends in a reset or a hang
+    model: str | None = None  # as the request named it
+    cache: CacheOutcome | None = None  # the prompt cache's verdict, when it is on
 
 
 class World:
@@ -116,7 +121,8 @@ class World:
         self.ledger = ToolLedger(self.clock, self.incarnations)
         self.model = ScriptedModel(scenario)
         self._faults = fault_plan(scenario)
-        self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed)
+        self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed,
+                                     cache=_cache_config(scenario))
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
         self.requests: list[_Pending] = []
@@ -179,6 +185,8 @@ class World:
                            self.clock.now(), plan.status, tuple(f.kind for f in faults),
                            len(plan.body), _after_cuts(self._last_response, faults))
         pending.cut_short = any(isinstance(step, Reset | Hang) for step in plan.steps)
+        pending.model = _requested_model(seen.json)
+        pending.cache = seen.cache
         self.requests.append(pending)
         await _wait(plan.before_headers)
         stream = _RecordedBody(plan.steps, pending, self.clock, request)
@@ -293,9 +301,7 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         if response else ""
     calls = tuple(SentCall(c.call_id, c.name, c.argument_text)
                   for c in (response.tool_calls if response else ()))
-    usage = None if response is None else SentUsage(
-        response.usage.input_tokens, response.usage.output_tokens,
-        response.usage.cache_read_tokens, response.usage.cache_write_tokens)
+    usage = _sent_usage(p)
     reported = delivery == "complete" and usage is not None and not (
         dialect == "openai" and "no_usage_chunk" in p.faults)
     return RequestRecord(
@@ -305,9 +311,41 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         delivered_bytes=p.delivered_bytes, delivery=delivery,
         truncated=response is not None and response.finish == "length",
         finish=response.finish if response else None,
-        model=response.model if response else None, text=text, calls=calls, usage=usage,
-        usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
+        model=p.model or (response.model if response else None), text=text, calls=calls,
+        usage=usage, usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
+        cache=_cache_record(p.cache),
     )
+
+
+def _sent_usage(p: _Pending) -> SentUsage | None:
+    """What the stream said it cost: the cache's verdict when the cache is on, else the script's."""
+    if p.response is None:
+        return None
+    usage = p.response.usage
+    if p.cache is not None:
+        usage = p.cache.usage(fakes.output_tokens(p.response))
+    return SentUsage(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                     usage.cache_write_tokens)
+
+
+def _cache_record(outcome: CacheOutcome | None) -> CacheRecord | None:
+    if outcome is None:
+        return None
+    return CacheRecord(miss=outcome.miss, write_5m_tokens=outcome.cache_write_5m_tokens,
+                       write_1h_tokens=outcome.cache_write_1h_tokens,
+                       versions=tuple(sorted(outcome.versions.items())))
+
+
+def _cache_config(scenario: Scenario) -> CacheConfig | None:
+    provider = scenario.provider
+    if not provider.prompt_cache:
+        return None
+    return CacheConfig(server_miss_rate=provider.server_miss_rate)
+
+
+def _requested_model(body: Mapping[str, object] | None) -> str | None:
+    model = body.get("model") if body is not None else None
+    return model if isinstance(model, str) else None
 
 
 def _delivery(p: _Pending) -> str:

@@ -161,6 +161,18 @@ class Budget(ScenarioModel):
     """Virtual seconds for the whole run."""
 
 
+class Provider(ScenarioModel):
+    """The fake provider: the model the requests name, and its prompt cache (DESIGN §7)."""
+
+    model: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._:-]+$")] \
+        = "fake-model"
+    """The model name requests carry; it picks the price row and the cache's minimum length."""
+    prompt_cache: bool = False
+    """Simulate the provider's prompt cache: OpenAI's automatic one, Anthropic's cache_control."""
+    server_miss_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """Share of cacheable requests that miss anyway, as routing does (seeded)."""
+
+
 class Expectation(ScenarioModel):
     """What a correct agent ends with."""
 
@@ -193,6 +205,8 @@ class Scenario(ScenarioModel):
     """Crash exploration; absent: no crashes."""
     budget: Budget = Budget()
     """Limits of the run."""
+    provider: Provider = Provider()
+    """The fake provider's model name and prompt cache."""
     expect: Expectation
     """The verdict a correct agent reaches."""
 

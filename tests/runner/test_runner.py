@@ -103,14 +103,17 @@ def test_the_digest_is_identical_for_one_seed_and_differs_for_another() -> None:
     assert first.digest == again.digest != other.digest
 
 
-def test_attempt_rows_carry_disjoint_usage_buckets() -> None:
+def test_attempt_rows_carry_the_input_and_its_cached_parts() -> None:
     scenario = mail_scenario(model=[{"turn": 1, "text": "Hi.", "usage": {
         "input_tokens": 100, "output_tokens": 5, "cache_read_tokens": 60,
         "cache_write_tokens": 10}}])
     (row,) = run_case(case(), scenario, AGENT).attempts
     assert (row.turn, row.attempt, row.outcome) == (1, 1, "complete")
+    # input counts every prompt token, as gen_ai.usage.input_tokens does; reads and
+    # writes are parts of it (the reports derive the uncached 30)
     assert (row.input_tokens, row.cache_read_tokens, row.cache_write_tokens,
-            row.output_tokens) == (30, 60, 10, 5)
+            row.output_tokens) == (100, 60, 10, 5)
+    assert (row.provider, row.cache_miss, row.prompt_version) == ("openai", None, None)
 
 
 def test_faults_are_keyed_to_turn_and_attempt_and_survive_a_crash() -> None:
