@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, final
 
@@ -187,12 +188,19 @@ class _RunState:
     runner: ToolRunner
 
 
+#: A system prompt computed for each request (a release that stamps a volatile value).
+SystemPrompt = Callable[[AgentPorts], str]
+
+
 @final
 class ReferenceAgent:
     """The reference agent core; see the module docstring.
 
     ``limits`` caps the loop's own recovery classes; ``metrics`` receives the
     droppable metrics stream (in memory by default, as :attr:`metrics`).
+    ``system`` is the system prompt, fixed or computed per request;
+    ``cache_breakpoints`` marks Anthropic prompt-cache boundaries (tools, system,
+    newest message).
     """
 
     def __init__(
@@ -202,8 +210,12 @@ class ReferenceAgent:
         config: StreamConfig | None = None,
         limits: GuardLimits | None = None,
         metrics: MetricsSink | None = None,
+        system: str | SystemPrompt | None = None,
+        cache_breakpoints: bool = False,
     ) -> None:
         self.ports = ports
+        self.system = system
+        self.cache_breakpoints = cache_breakpoints
         self.config = config or StreamConfig()
         self.limits = limits or GuardLimits()
         self.metrics: MetricsSink = metrics or MemoryMetrics()
@@ -394,11 +406,18 @@ class ReferenceAgent:
 
     # -- one turn ------------------------------------------------------------------------
 
+    def _system_prompt(self) -> str | None:
+        """The system prompt of the next request; a callable is asked anew for each one."""
+        if self.system is None or isinstance(self.system, str):
+            return self.system
+        return self.system(self.ports)
+
     async def _turn(self, state: _RunState) -> Stop | None:
         number = len(self.log.of_kind("turn_start")) + 1
         turn_id = self._turn_id(number)
         self.log.append("turn_start", turn_id, turn=number)
-        body = build_request(self.ports.dialect, state.task, self.log.entries())
+        body = build_request(self.ports.dialect, state.task, self.log.entries(),
+                             system=self._system_prompt(), cache_breakpoints=self.cache_breakpoints)
         state.retry_log.turn_id = turn_id
         started = self.ports.clock.now()
         result = await state.client.complete(body)

@@ -66,16 +66,26 @@ def model_order(entries: Sequence[Entry]) -> list[Ordered]:
 
 
 def build_request(
-    dialect: Dialect, task: Task, entries: Sequence[Entry], *, system: str | None = None
+    dialect: Dialect,
+    task: Task,
+    entries: Sequence[Entry],
+    *,
+    system: str | None = None,
+    cache_breakpoints: bool = False,
 ) -> dict[str, Any]:
     """The request body for the next turn (without ``stream``: the client adds it).
+
+    ``cache_breakpoints`` marks Anthropic's prompt cache boundaries: the last
+    tool, the system prompt and the newest message (three of the four allowed).
+    OpenAI caches without marks.
 
     >>> build_request("anthropic", Task("hi"), [UserEntry("t1", "hi")])["max_tokens"]
     1024
     """
     ordered = model_order(entries)
     if dialect == "anthropic":
-        return _anthropic_body(task, ordered, system)
+        body = _anthropic_body(task, ordered, system)
+        return _with_breakpoints(body) if cache_breakpoints else body
     return _openai_body(task, ordered, system)
 
 
@@ -193,3 +203,18 @@ def _anthropic_blocks(entry: Ordered) -> list[dict[str, Any]]:
         )
     # An empty assistant message is rejected by the API; say so instead.
     return blocks or [{"type": "text", "text": "(no output)"}]
+
+
+_EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
+
+
+def _with_breakpoints(body: dict[str, Any]) -> dict[str, Any]:
+    """Mark the stable prefix (tools, system) and the newest message for Anthropic's cache."""
+    if body.get("tools"):
+        body["tools"][-1] = {**body["tools"][-1], "cache_control": _EPHEMERAL}
+    if isinstance(body.get("system"), str):
+        body["system"] = [{"type": "text", "text": body["system"], "cache_control": _EPHEMERAL}]
+    if body["messages"]:
+        blocks = body["messages"][-1]["content"]
+        blocks[-1] = {**blocks[-1], "cache_control": _EPHEMERAL}
+    return body

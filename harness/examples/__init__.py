@@ -1,0 +1,1 @@
+"""Ready-made agent configurations used by the demonstrations and the docs."""
