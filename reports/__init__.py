@@ -6,22 +6,24 @@ GenAI conventions where one exists), compute seed 002 §19.7's metrics, compare
 two releases with paired bootstrap intervals, and gate a deploy on seed 002
 §19.6's minimum pass conditions::
 
-    from reports import compare, evaluate, load_results, thresholds_from_pyproject
+    from reports import compare, evaluate, gate_thresholds, load_results
 
     comparison = compare(load_results(Path("results/main")),
                          load_results(Path("results/candidate")), seed=0)
-    gate = evaluate(comparison, thresholds_from_pyproject(Path("pyproject.toml")))
+    gate = evaluate(comparison, gate_thresholds(Path("pyproject.toml")))
     raise SystemExit(gate.exit_code)
 """
 
 from harness._errors import ReportError
 from reports._compare import Comparison, MetricDelta, compare, missing_runs, most_regressed
 from reports._gate import (
+    DEFAULT_THRESHOLDS,
     EXIT_CODES,
     GateResult,
     RuleResult,
     check_thresholds,
     evaluate,
+    gate_thresholds,
     parse_threshold,
     thresholds_from_pyproject,
 )
@@ -61,6 +63,7 @@ from reports._schema import (
 __all__ = [
     "ATTEMPT_FROM_RUNNER",
     "ATTEMPT_SCHEMA",
+    "DEFAULT_THRESHOLDS",
     "DERIVED",
     "EXIT_CODES",
     "METRICS",
@@ -82,6 +85,7 @@ __all__ = [
     "compare",
     "cost_per_successful_task",
     "evaluate",
+    "gate_thresholds",
     "headline",
     "load_results",
     "miss_reasons",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from reports._compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
-from reports._gate import GateResult, evaluate, parse_threshold, thresholds_from_pyproject
+from reports._gate import GateResult, evaluate, gate_thresholds, parse_threshold
 from reports._load import load_results
 from reports._render import FORMATS, parse_formats, verdict_line, write_report
 
@@ -58,7 +58,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _judge(args: argparse.Namespace) -> tuple[Comparison, GateResult]:
-    thresholds = thresholds_from_pyproject(args.config)
+    thresholds = gate_thresholds(args.config)
     thresholds.update(parse_threshold(text) for text in args.threshold)
     comparison = compare(load_results(args.baseline), load_results(args.candidate),
                          resamples=args.resamples, seed=args.seed)

@@ -256,6 +256,25 @@ def check_thresholds(thresholds: Mapping[str, object], where: str) -> dict[str, 
     return checked
 
 
+#: The thresholds a gate applies when ``[tool.harness.gate]`` does not set one. Shares
+#: and rates: absolute change (0.05 = 5 points); costs, times and counts: relative to
+#: the baseline (0.10 = +10 %). Seed 002 §19.7: tune them to your own baseline.
+DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType({
+    "pass_rate": 0.0,
+    "cached_input_share": 0.05,
+    "cached_input_share_eligible": 0.05,
+    "cost_per_successful_task": 0.10,
+    "retries_per_task": 0.25,
+    "attempts_per_task": 0.25,
+    "ttft_mean_seconds": 0.20,
+})
+
+
+def gate_thresholds(path: Path) -> dict[str, float]:
+    """:data:`DEFAULT_THRESHOLDS`, each overridden by ``[tool.harness.gate]`` of ``path``."""
+    return {**DEFAULT_THRESHOLDS, **thresholds_from_pyproject(path)}
+
+
 def thresholds_from_pyproject(path: Path) -> dict[str, float]:
     """``[tool.harness.gate]`` of a ``pyproject.toml``; empty when the file or table is absent."""
     if not path.is_file():

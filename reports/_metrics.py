@@ -181,12 +181,12 @@ def miss_reasons(attempts: Frame) -> pl.DataFrame:
 
     >>> miss_reasons(pl.DataFrame({"harness.cache_miss": [
     ...     "prefix_changed:tools", "cold", None]})).rows()
-    [('cold', None, 1), ('prefix_changed', 'harness.tool_list_version', 1)]
+    [('cold', None, 1), ('prefix_changed:tools', 'harness.tool_list_version', 1)]
     """
     label = pl.col(s.CACHE_MISS)
     segment = label.str.extract(r"^prefix_changed:(.+)$", 1)
     return (_lazy(attempts).filter(label.is_not_null())
-            .select(label.str.extract(r"^([^:]+)", 1).alias("reason"),
+            .select(label.alias("reason"),
                     segment.replace_strict(SEGMENT_DIMENSION, default=segment)
                     .alias("dimension"))
             .group_by("reason", "dimension").agg(pl.len().alias("misses"))

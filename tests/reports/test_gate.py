@@ -138,11 +138,26 @@ def test_gate_reads_thresholds_from_pyproject(folders, case, attempt, tmp_path, 
     base, cand = folders(cases, cases,
                          [attempt(c, k, attempt_no=k + 1) for c in cases for k in range(3)])
     config = tmp_path / "pyproject.toml"
-    config.write_text("[tool.harness.gate]\nattempts_per_task = 0.5\n", encoding="utf-8")
+    # three times the attempts cost three times as much: both metrics regress
+    config.write_text("[tool.harness.gate]\nattempts_per_task = 0.5\n"
+                      "cost_per_successful_task = 2.5\n", encoding="utf-8")
     assert main(["gate", str(base), str(cand), "--config", str(config)]) == 5
+    out = capsys.readouterr().out
+    assert "FAIL     regression:attempts_per_task" in out
+    assert "PASS     regression:cost_per_successful_task" in out  # 2.5 from the file
     assert main(["gate", str(base), str(cand), "--config", str(config),
                  "--threshold", "attempts_per_task=3"]) == 0
-    capsys.readouterr()
+
+
+def test_without_a_config_the_default_thresholds_apply(folders, case, attempt, tmp_path,
+                                                       capsys):
+    cases = [case(f"s{i}") for i in range(20)]
+    base, cand = folders(cases, cases,
+                         [attempt(c, k, attempt_no=k + 1) for c in cases for k in range(3)])
+    assert main(["gate", str(base), str(cand), "--config", str(tmp_path / "absent.toml")]) == 5
+    out = capsys.readouterr().out
+    assert "threshold 0.25" in out  # attempts_per_task's default
+    assert "FAIL     regression:cost_per_successful_task" in out
 
 
 @pytest.mark.parametrize(("setup", "message"), [

@@ -94,6 +94,6 @@ def test_ttft_percentiles_by_model_and_context_bucket(results):
 def test_misses_are_broken_down_by_the_dimension_that_changed(results):
     assert miss_reasons(results.attempts).rows() == [
         ("below_min", None, 1),
-        ("prefix_changed", "harness.prompt_version", 1),
-        ("prefix_changed", "harness.tool_list_version", 1),
+        ("prefix_changed:system", "harness.prompt_version", 1),
+        ("prefix_changed:tools", "harness.tool_list_version", 1),
     ]

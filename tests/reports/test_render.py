@@ -51,7 +51,7 @@ def test_json_sidecar_holds_metrics_rules_and_missing_runs(comparison, tmp_path)
     assert data["missing"] == [{"scenario": "c", "seed": 1, "crash": None, "case_id": "c",
                                 "why": "missing"}]
     assert {(r["reason"], r["dimension"]) for r in data["miss_reasons"]} == {
-        ("cold", None), ("prefix_changed", "harness.tool_list_version")}
+        ("cold", None), ("prefix_changed:tools", "harness.tool_list_version")}
 
 
 def test_the_same_folders_give_the_same_bytes(comparison, tmp_path):
