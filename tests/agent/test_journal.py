@@ -192,3 +192,25 @@ def test_recovery_crashing_midway_still_recovers_once() -> None:
     disk.restart()
     assert [r.execution.call_id for r in _journal(disk).recover()] == ["call_2"]
     assert _journal(disk).recover() == []
+
+
+def _decoded(line: bytes) -> tuple[str, object]:
+    try:
+        return "value", json.loads(line)
+    except ValueError as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("line", [
+    b'{"a":1,"b":[true,null]}', b'{"a":"\xc3\xa9"}', b"{", b'{"a":"\xff"}', b'{"a":"\xed\xa0\x80"}',
+    b"{\x00\x00\x00", b"{\x00a}", b"\xef\xbb\xbf{}", b"\x00\x00\x00{", b"[1]", b"",
+])
+def test_a_log_line_decodes_exactly_as_json_loads_decodes_it(line: bytes) -> None:
+    from harness.agent._journal import _loads_line
+
+    try:
+        got: tuple[str, object] = "value", _loads_line(line)
+    except ValueError as exc:
+        got = type(exc).__name__, str(exc)
+
+    assert got == _decoded(line)

@@ -140,3 +140,11 @@ def test_one_network_read_per_event_without_faults() -> None:
     result = plan("anthropic")
     assert all(isinstance(step, Emit) for step in result.steps)
     assert len(result.steps) == len(sse_events(result.body))
+
+
+def test_every_openai_chunk_is_the_compact_dump_of_envelope_and_choices() -> None:
+    for line in plan("openai", OPENAI_BODY).body.decode().split("\n\n"):
+        data = line.removeprefix("data: ")
+        if data.startswith("{"):
+            assert data == json.dumps(json.loads(data), ensure_ascii=False,
+                                      separators=(",", ":"))
