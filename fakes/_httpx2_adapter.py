@@ -34,7 +34,14 @@ def httpx2_client(provider: FakeProvider) -> httpx2.AsyncClient:
 class FakeHttpx2Transport(httpx2.AsyncBaseTransport):
     """An ``httpx2`` transport that plays the provider's plans.
 
-    >>> transport = FakeHttpx2Transport(provider)  # doctest: +SKIP
+    The official SDKs take it through ``provider.httpx2_client()``; it refuses
+    every host but the provider's, so nothing leaves the process.
+
+    >>> from fakes import FakeProvider, ScriptedResponse, ScriptedUsage, Text
+    >>> provider = FakeProvider("openai", ScriptedResponse((Text("hi"),), "stop",
+    ...                                                    ScriptedUsage(1, 1)))
+    >>> transport = FakeHttpx2Transport(provider)
+    >>> client = httpx2.AsyncClient(transport=transport, base_url=provider.base_url)
     """
 
     def __init__(self, provider: FakeProvider) -> None:

@@ -148,13 +148,22 @@ def ttft_by_model_and_context(attempts: Frame) -> pl.DataFrame:
 
 
 def cost_per_successful_task(runs: Frame, attempts: Frame) -> float | None:
-    """Cost of every attempt (failed ones included) ÷ runs that passed; None if none passed.
+    """Cost of every attempt (failed ones included) ÷ runs that passed.
+
+    None when no run passed, or when an attempt's model has no price: a total
+    that leaves some requests out is not reported as if it were complete.
 
     >>> cost_per_successful_task(pl.DataFrame({"harness.passed": [True, False]}),
     ...                          pl.DataFrame({"harness.cost_usd": [0.25, 0.5, 0.25]}))
     1.0
+    >>> cost_per_successful_task(pl.DataFrame({"harness.passed": [True]}),
+    ...                          pl.DataFrame({"harness.cost_usd": [0.25, None]}))
     """
-    cost = _lazy(attempts).select(pl.col(s.COST_USD).sum()).collect().item()
+    cost, unpriced = _lazy(attempts).select(
+        pl.col(s.COST_USD).sum(), pl.col(s.COST_USD).null_count().alias("unpriced"),
+    ).collect().row(0)
+    if unpriced:
+        return None
     passed = _lazy(runs).select(pl.col(s.PASSED).sum()).collect().item()
     return _ratio(cost, passed)
 

@@ -1,7 +1,11 @@
 """Load scenario files: YAML in, validated :class:`Scenario` out, or located errors.
 
-    >>> load_scenario("scenarios/parallel-append-crash.yaml")  # doctest: +SKIP
-    Scenario(name='parallel-append-crash', ...)
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "hello.yaml"
+    >>> _ = path.write_text("{name: hello, dialect: openai, model: [{turn: 1, text: Hi.}], "
+    ...                     "expect: {stop_state: complete}}")
+    >>> load_scenario(path).model[0].text
+    'Hi.'
 """
 
 from __future__ import annotations
