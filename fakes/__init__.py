@@ -58,6 +58,8 @@ from fakes._provider import (
     Responder,
     ResponsePlan,
     output_tokens,
+    play_steps,
+    wait_before_headers,
 )
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._segments import (
@@ -153,7 +155,9 @@ __all__ = [
     "crash_class_applies",
     "idempotency_key",
     "output_tokens",
+    "play_steps",
     "price_of",
     "prompt_view",
     "run_in_process_group",
+    "wait_before_headers",
 ]

@@ -34,11 +34,9 @@ from fakes import (
     CacheOutcome,
     CrashDisk,
     CrashPlan,
-    Emit,
     FakeProvider,
     Hang,
     IncomingRequest,
-    Pause,
     Reset,
     ScriptedResponse,
     Step,
@@ -46,6 +44,8 @@ from fakes import (
     ToolLedger,
     VirtualClock,
     WorldTool,
+    play_steps,
+    wait_before_headers,
 )
 from harness.agent import AgentPorts, ToolContext
 from harness.checks._trace import (
@@ -188,7 +188,7 @@ class World:
         pending.model = _requested_model(seen.json)
         pending.cache = seen.cache
         self.requests.append(pending)
-        await _wait(plan.before_headers)
+        await wait_before_headers(plan.before_headers)
         stream = _RecordedBody(plan.steps, pending, self.clock, request)
         return httpx.Response(plan.status, headers=list(plan.headers), stream=stream)
 
@@ -234,14 +234,6 @@ def _after_cuts(response: ScriptedResponse | None, faults: tuple[fakes.Fault, ..
     return response
 
 
-async def _wait(steps: tuple[Step, ...]) -> None:
-    for step in steps:
-        if isinstance(step, Pause):
-            await asyncio.sleep(step.seconds)
-        elif isinstance(step, Hang):
-            await asyncio.Event().wait()
-
-
 class _RecordedBody(httpx.AsyncByteStream):
     """Plays a plan's steps and notes how far the client got, on the virtual clock."""
 
@@ -271,19 +263,11 @@ class _RecordedBody(httpx.AsyncByteStream):
             raise
         self._end("eof")
 
-    async def _play(self) -> AsyncIterator[bytes]:
-        for step in self._steps:
-            if isinstance(step, Emit):
-                if step.data:
-                    yield step.data
-            elif isinstance(step, Pause):
-                await asyncio.sleep(step.seconds)
-            elif isinstance(step, Hang):
-                await asyncio.Event().wait()
-            else:
-                assert isinstance(step, Reset)
-                raise httpx.ReadError("[Errno 104] Connection reset by peer",
-                                      request=self._request)
+    def _play(self) -> AsyncIterator[bytes]:
+        return play_steps(self._steps, self._reset)
+
+    def _reset(self) -> Exception:
+        return httpx.ReadError("[Errno 104] Connection reset by peer", request=self._request)
 
     def _end(self, how: str) -> None:
         if self._pending.ended == "open":

@@ -9,6 +9,9 @@ A scenario is plain data; the runner executes it. Load files with
 """
 
 from harness._errors import ScenarioError
+
+# The stop states are the agent core's own (DESIGN L5); a scenario expects one of them.
+from harness.agent import STOP_STATES, StopState
 from harness.scenario._faults import (
     FAULT_KINDS,
     ByteAtATimeFault,
@@ -63,14 +66,12 @@ from harness.scenario._names import (
     HTTP_ERROR_STATUSES,
     INVARIANT_IDS,
     LINE_ENDING_STYLES,
-    STOP_STATES,
     TOOL_KINDS,
     TOOL_OUTCOMES,
     CrashClass,
     Dialect,
     FinishReason,
     InvariantId,
-    StopState,
     ToolKind,
     ToolOutcome,
 )

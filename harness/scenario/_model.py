@@ -17,6 +17,7 @@ from typing import Annotated, Self
 
 from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
 
+from harness.agent import StopState
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Count, Fault, Seconds
 from harness.scenario._names import (
@@ -30,7 +31,6 @@ from harness.scenario._names import (
     Dialect,
     FinishReason,
     InvariantId,
-    StopState,
     ToolOutcome,
 )
 from harness.scenario._problems import Loc, Problem, did_you_mean, quoted, raise_if_any, show

@@ -60,17 +60,6 @@ CRASH_CLASSES: Final[tuple[CrashClass, ...]] = get_args(CrashClass)
 
 CrashPointSelection = Literal["all", "none"]
 
-StopState = Literal[
-    "complete",
-    "blocked",
-    "paused",
-    "infra_paused",
-    "usage_limited",
-    "budget_limited",
-    "failed",
-    "cancelled",
-]
-STOP_STATES: Final[tuple[StopState, ...]] = get_args(StopState)
 
 # I1 to I11 are DESIGN §6; L3 is the loop rule of DESIGN §5 that seed 002 §19.6 makes a
 # must-pass condition: a repeated identical error ends in a stop or a change of course.
