@@ -158,7 +158,8 @@ def attempt_table(raw: pl.DataFrame, release: str, prices: Mapping[str, ModelPri
     frame = frame.with_columns(
         pl.lit(release, pl.String).alias(s.RELEASE),
         _crash_label_of_case_id().alias(s.CRASH_LABEL),
-        pl.format("{}#{}.{}", s.CASE_ID, s.REQUEST_INDEX, s.ATTEMPT).alias(s.ATTEMPT_ID),
+        pl.coalesce(s.ATTEMPT_ID, pl.format("{}#{}.{}", s.CASE_ID, s.REQUEST_INDEX, s.ATTEMPT))
+        .alias(s.ATTEMPT_ID),
         pl.coalesce(s.PROVIDER, _provider_of(pl.col(s.MODEL))).alias(s.PROVIDER),
         pl.coalesce(s.CACHE_WRITE_5M, pl.col(s.CACHE_CREATION)
                     - pl.col(s.CACHE_WRITE_1H).fill_null(0)).alias(s.CACHE_WRITE_5M),

@@ -114,6 +114,7 @@ ATTEMPT_FROM_RUNNER: Mapping[str, str] = MappingProxyType({
     ENDED_AT: "ended_at", OUTCOME: "outcome", INPUT_TOKENS: "input_tokens",
     OUTPUT_TOKENS: "output_tokens", CACHE_READ: "cache_read_tokens",
     CACHE_CREATION: "cache_write_tokens", CACHE_MISS: "cache_miss", RETRY_LAYER: "retry_layer",
+    ATTEMPT_ID: "attempt_id",
     # Not written by the runner yet; picked up as soon as it writes them.
     CACHE_WRITE_5M: "cache_write_5m_tokens", CACHE_WRITE_1H: "cache_write_1h_tokens",
     PROMPT_VERSION: "prompt_version", TOOL_LIST_VERSION: "tool_list_version",
@@ -133,7 +134,7 @@ RUN_FROM_RUNNER: Mapping[str, str] = MappingProxyType({
 DERIVED: Mapping[str, str] = MappingProxyType({
     RELEASE: "manifest 'release', else the result folder's name",
     CRASH_LABEL: "crash_point:crash_when:crash_class[:again], as CrashSpec.label",
-    ATTEMPT_ID: "case_id#request_index.attempt",
+    ATTEMPT_ID: "the agent's x-attempt-id; else case_id#request_index.attempt",
     TTFT: "first_byte_at - started_at (virtual seconds)",
     PROVIDER: "the model's family when the runner gives none (fake-gpt* -> openai)",
     UNCACHED_INPUT: "input - cache read - cache write",
@@ -142,8 +143,7 @@ DERIVED: Mapping[str, str] = MappingProxyType({
     ATTEMPTS: "attempt rows of the run", SKIPPED: "false when the runner gives none",
 })
 
-NOT_REPORTED: tuple[str, ...] = (
-    CACHE_WRITE_1H, PROMPT_VERSION, TOOL_LIST_VERSION, INSTRUCTIONS_VERSION,
-    COMPACTION_VERSION,
-)
-"""Columns the runner does not write yet: null ("not reported"), never 0."""
+NOT_REPORTED: tuple[str, ...] = ()
+"""Columns the runner does not write yet: null ("not reported"), never 0. The cache
+columns (writes by lifetime, segment versions) are null when a scenario runs without the
+prompt cache, and the attempt id and retry layer when the agent does not send them."""

@@ -53,6 +53,8 @@ from harness.agent._retry_log import MemoryRetryLog, RetryEvent, RetryLog
 from harness.agent._session_log import SessionLog, SessionRecord, StaleEpochError
 from harness.agent._sse import SSEDecoder, SSEEvent
 from harness.agent._stream_client import (
+    ATTEMPT_ID_HEADER,
+    RETRY_LAYER_HEADER,
     AttemptRecord,
     CompletionResult,
     Dialect,
@@ -80,7 +82,9 @@ from harness.agent._transcript import (
 )
 
 __all__ = [
+    "ATTEMPT_ID_HEADER",
     "OUTCOMES",
+    "RETRY_LAYER_HEADER",
     "STOP_STATES",
     "Agent",
     "AgentFactory",

@@ -164,6 +164,20 @@ class _Pending:
     delay: float = 0.0
 
 
+#: Request headers that carry the attempt's identity to the provider, so a provider-side
+#: record (and the harness's per-attempt rows) joins the agent's own attempt records
+#: (seed 002 §19.6: every record stream carries the attemptId).
+ATTEMPT_ID_HEADER = "x-attempt-id"
+RETRY_LAYER_HEADER = "x-retry-layer"
+
+
+def _correlation(pending: _Pending) -> dict[str, str]:
+    headers = {ATTEMPT_ID_HEADER: pending.attempt_id}
+    if pending.kind == "retry":
+        headers[RETRY_LAYER_HEADER] = pending.layer
+    return headers
+
+
 @final
 class StreamClient:
     """Streams one assistant message over ``http``; see the module docstring."""
@@ -363,7 +377,7 @@ class StreamClient:
         message: AssistantMessage | None = None
         try:
             async with asyncio.timeout(self._budget.remaining(started)):
-                await self._stream(body, accumulator, progress)
+                await self._stream(body, accumulator, progress, _correlation(pending))
                 message = accumulator.finish(pending.attempt_id)
         except StreamFailure as failure:
             error = failure.error
@@ -387,7 +401,11 @@ class StreamClient:
         return record, message
 
     async def _stream(
-        self, body: dict[str, Any], accumulator: _Accumulator, progress: _Progress
+        self,
+        body: dict[str, Any],
+        accumulator: _Accumulator,
+        progress: _Progress,
+        correlation: Mapping[str, str],
     ) -> None:
         """Send the request and feed the accumulator, noting when a 200 stream began."""
         loop = asyncio.get_running_loop()
@@ -395,7 +413,7 @@ class StreamClient:
         phase = "first_byte"
         request = self._http.build_request(
             "POST", _endpoint_url(self._endpoint), json=body,
-            headers={"accept": "text/event-stream"},
+            headers={"accept": "text/event-stream", **correlation},
         )
         try:
             # One timer serves both phases: first byte, then the idle watchdog

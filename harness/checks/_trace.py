@@ -112,6 +112,8 @@ class RequestRecord:
     usage_reported: bool
     unscripted: bool = False
     cache: CacheRecord | None = None
+    attempt_id: str | None = None  # as the agent named the attempt (x-attempt-id), if it did
+    retry_layer: str | None = None  # the retry layer the agent said it retried at
 
     @property
     def complete(self) -> bool:

@@ -103,6 +103,7 @@ class AttemptRow:
     cache_miss: str | None = None
     retry_layer: str | None = None
     provider: str | None = None
+    attempt_id: str | None = None
     cache_write_5m_tokens: int | None = None
     cache_write_1h_tokens: int | None = None
     prompt_version: str | None = None

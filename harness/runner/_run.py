@@ -359,6 +359,8 @@ def _attempt_row(case: Case, trace: Trace, r: RequestRecord) -> AttemptRow:
         cache_write_tokens=None if usage is None else usage.cache_write_tokens,
         output_tokens=None if usage is None else usage.output_tokens,
         cache_miss=cache.miss if cache is not None else None,
+        retry_layer=r.retry_layer,
+        attempt_id=r.attempt_id,
         provider=trace.dialect,
         cache_write_5m_tokens=None if usage is None or cache is None else cache.write_5m_tokens,
         cache_write_1h_tokens=None if usage is None or cache is None else cache.write_1h_tokens,

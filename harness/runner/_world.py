@@ -47,7 +47,7 @@ from fakes import (
     play_steps,
     wait_before_headers,
 )
-from harness.agent import AgentPorts, ToolContext
+from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, AgentPorts, ToolContext
 from harness.checks._trace import (
     BROKEN_STREAM_FAULTS,
     CacheRecord,
@@ -107,6 +107,8 @@ class _Pending:
     cut_short: bool = False  # the plan itself ends in a reset or a hang
     model: str | None = None  # as the request named it
     cache: CacheOutcome | None = None  # the prompt cache's verdict, when it is on
+    attempt_id: str | None = None  # the agent's own id for the attempt, if it sent one
+    retry_layer: str | None = None
 
 
 class World:
@@ -187,6 +189,8 @@ class World:
         pending.cut_short = any(isinstance(step, Reset | Hang) for step in plan.steps)
         pending.model = _requested_model(seen.json)
         pending.cache = seen.cache
+        pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
+        pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
         self.requests.append(pending)
         await wait_before_headers(plan.before_headers)
         stream = _RecordedBody(plan.steps, pending, self.clock, request)
@@ -297,7 +301,7 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         finish=response.finish if response else None,
         model=p.model or (response.model if response else None), text=text, calls=calls,
         usage=usage, usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
-        cache=_cache_record(p.cache),
+        cache=_cache_record(p.cache), attempt_id=p.attempt_id, retry_layer=p.retry_layer,
     )
 
 

@@ -194,6 +194,11 @@ def test_the_client_commits_retries_and_reports_exactly(dialect: Dialect, row: R
     assert tuple(a.status for a in result.attempts) == row.attempts
     assert len({a.attempt_id for a in result.attempts}) == len(result.attempts)
     assert len(provider.requests) == len(result.attempts)
+    # the provider sees which attempt each request is, and at which layer it was retried
+    assert [r.headers.get("x-attempt-id") for r in provider.requests] == [
+        a.attempt_id for a in result.attempts]
+    assert [r.headers.get("x-retry-layer") for r in provider.requests] == [
+        None, *(e.layer for e in log.events if e.kind == "retry_started")]
     if row.ended_at >= 0:
         assert ended_at == pytest.approx(row.ended_at)
     else:

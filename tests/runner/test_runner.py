@@ -126,6 +126,11 @@ def test_faults_are_keyed_to_turn_and_attempt_and_survive_a_crash() -> None:
     assert (second.turn, second.attempt, second.delivery) == (1, 2, "complete")
     assert result.retries == 1
     assert result.passed
+    rows = result.attempts
+    assert [row.retry_layer for row in rows][:2] == [None, "request"]  # 503: request layer
+    assert rows[0].attempt_id is not None
+    assert rows[0].attempt_id.startswith("att_")
+    assert rows[0].attempt_id != rows[1].attempt_id
 
 
 def test_the_minimal_agent_passes_every_crash_case_of_the_scenario() -> None:
