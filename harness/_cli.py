@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
     points.add_argument("scenario", metavar="SCENARIO", help="one scenario file")
-    points.add_argument("--seed", type=int, help="record with this seed instead of the file's")
+    points.add_argument("--seed", type=parse_seed,
+                        help="record with this seed instead of the file's")
     points.add_argument("--agent", metavar="MODULE:FACTORY",
                         help="record the points of this agent (default: the reference agent)")
     demo = commands.add_parser(
@@ -69,7 +70,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     crash.add_argument("--crash-at", metavar="POINT:WHEN:CLASS",
                        help=f"run only this crash case ({CRASH_AT_FORM})")
     crash.add_argument("--no-crash", action="store_true", help="run each scenario once, uncrashed")
-    run.add_argument("--seed", type=int, help="use this seed instead of each scenario's")
+    run.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
     run.add_argument("--out", type=Path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
     run.add_argument("--agent", metavar="MODULE:FACTORY",
@@ -83,6 +84,26 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+#: The largest seed a scenario file may give (its schema's bound); --seed keeps to it too.
+MAX_SEED = 2**63 - 1
+
+
+def parse_seed(text: str) -> int:
+    """A ``--seed`` value: a whole number from 0 to :data:`MAX_SEED`, as in a scenario file.
+
+    >>> parse_seed("33")
+    33
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; expected a whole number from 0 to {MAX_SEED}")
     return value
 
 

@@ -70,6 +70,8 @@ _SETTINGS = pytest.StashKey[HarnessSettings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from harness._cli import parse_seed
+
     group = parser.getgroup("harness", "chaos harness scenarios")
     group.addoption("--harness-scenarios", action="append", metavar="PATH", default=None,
                     help="folder (or file) of YAML scenarios to collect, relative to the rootdir;"
@@ -77,7 +79,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-crash", choices=CRASH_MODES, default=None,
                     help="crash at every recorded point (all), at none, or only at the points a"
                          " scenario lists by id (listed); default: as each scenario says")
-    group.addoption("--harness-seed", type=int, metavar="N", default=None,
+    group.addoption("--harness-seed", type=parse_seed, metavar="N", default=None,
                     help="run every scenario with this seed instead of its own")
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"

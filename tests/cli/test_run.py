@@ -155,3 +155,21 @@ def test_the_summary_counts_unknown_verdicts_crash_runs_and_duplicates() -> None
         "s             2       1       1        1           1           1        3.2",
         "total         2       1       1        1           1           1        3.2",
     ]
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**63), "99999999999999999999999999"])
+def test_a_seed_the_scenario_format_refuses_is_refused_on_the_command_line(
+    seed: str, *, write, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A scenario's seed is 0..2**63-1; --seed used to bypass that and crash in the
+    # result writer (polars cannot store a 128-bit integer) after every case had run.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(write("crashy")), "--no-crash", "--seed", seed,
+              "--out", str(tmp_path / "out")])
+
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"harness run: error: argument --seed: got {seed!r}; expected a whole "
+                        f"number from 0 to {2**63 - 1}\n")
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -108,3 +108,13 @@ def test_xdist_workers_each_write_their_own_results(project) -> None:
     ran = sorted(row["case_id"] for row in rows)
     assert ran == sorted(item.split("::")[1] for item in collected(
         project.pytester.runpytest("--collect-only", "-q")))
+
+
+def test_a_seed_out_of_the_scenario_range_is_a_usage_error(project) -> None:
+    project.add("hello")
+
+    result = project.pytester.runpytest("--harness-seed", str(2**63))
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*error: argument --harness-seed: got '{2**63}'; expected a "
+                                 f"whole number from 0 to {2**63 - 1}"])
