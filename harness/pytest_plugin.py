@@ -146,9 +146,19 @@ class ScenarioFile(pytest.File):
         settings = self.config.stash[_SETTINGS]
         source = _display_path(self.path)
         scenario = with_overrides(load_scenario(source), crash=settings.crash, seed=settings.seed)
-        # xdist compares the collection of every worker: plan_cases must be a pure
-        # function of the scenario (recording runs included), and it is kept in its order.
-        return scenario, list(runner.plan_cases(scenario, source))
+        # The points to crash at are those the agent under test reaches, as with
+        # `harness run --agent`. xdist compares the collection of every worker:
+        # plan_cases must be a pure function of the scenario and the agent
+        # (recording runs included), and it is kept in its order.
+        return scenario, list(runner.plan_cases(scenario, source, _agent_factory(
+            self.config, scenario)))
+
+
+def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentFactory | None:
+    """The ``pytest_harness_agent_factory`` hook's agent; ``None`` for the reference agent."""
+    factory: AgentFactory | None = config.hook.pytest_harness_agent_factory(
+        config=config, scenario=scenario)
+    return factory
 
 
 def _display_path(path: Path) -> Path:
@@ -177,9 +187,8 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         from harness import runner
 
-        factory = self.config.hook.pytest_harness_agent_factory(
-            config=self.config, scenario=self.scenario)
-        result = runner.run_case(self.case, scenario=self.scenario, agent_factory=factory)
+        result = runner.run_case(self.case, scenario=self.scenario,
+                                 agent_factory=_agent_factory(self.config, self.scenario))
         self.config.stash[_SETTINGS].results.append(result)
         self.user_properties += [(v.invariant, v.status) for v in result.verdicts]
         if not result.passed:

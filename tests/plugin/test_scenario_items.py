@@ -118,3 +118,14 @@ def test_a_seed_out_of_the_scenario_range_is_a_usage_error(project) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*error: argument --harness-seed: got '{2**63}'; expected a "
                                  f"whole number from 0 to {2**63 - 1}"])
+
+
+def test_crash_points_are_those_of_the_agent_under_test(project) -> None:
+    # GivesUp never touches the disk: a crash plan recorded with the reference agent
+    # would give it dozens of cases whose crash point it can never reach.
+    project.add("crashy")
+    project.break_the_agent()
+
+    ids = collected(project.pytester.runpytest("--collect-only", "-q"))
+
+    assert ids == ["scenarios/crashy.yaml::crashy"]
