@@ -235,9 +235,11 @@ class DurableLineFile:
             self.disk.truncate(self.path, self._good_size)
         with self.disk.open_append(self.path) as handle:
             self._write(handle, line)
-        self._good_size += len(line)
         if not self._names_synced:
+            # Until the folders are synced the file's name, and so the line, may not
+            # be durable: a failure here fails the append, and the line is cut.
             self._sync_names(folder)
+        self._good_size += len(line)
 
     def _write(self, handle: AppendFile, line: bytes) -> None:
         handle.write(line)

@@ -214,3 +214,20 @@ def test_a_log_line_decodes_exactly_as_json_loads_decodes_it(line: bytes) -> Non
         got = type(exc).__name__, str(exc)
 
     assert got == _decoded(line)
+
+
+def test_a_line_whose_folder_fsync_failed_is_cut_like_any_failed_append() -> None:
+    # The first append of an incarnation writes and fsyncs the line, then fsyncs the
+    # folders: when that fails the name (and so the line) may not be durable, and the
+    # caller was told the append failed. The line must not count as written: the next
+    # record takes its seq, and the journal must still load.
+    disk = CrashDisk(plan=CrashPlan("state:fsync_dir#1", "before", "eio_on_fsync"))
+    journal = _journal(disk)
+    from harness import DiskError
+
+    with pytest.raises(DiskError):
+        journal.record_intent(_call(1))
+    journal.record_intent(_call(2))
+    assert [(line["seq"], line["callId"]) for line in _lines(disk)] == [(1, "call_2")]
+    assert [e.call_id for e in _journal(disk).executions] == ["call_2"]
+
