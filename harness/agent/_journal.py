@@ -294,7 +294,6 @@ class ToolJournal:
         self._seed = seed
         self._executions: dict[str, Execution] = {}
         self._next_seq = 1
-        self._ids = IdSource(seed, "exec")
 
     @classmethod
     def open(
@@ -316,7 +315,6 @@ class ToolJournal:
             last_seq = record.seq
             self._fold(record)
         self._next_seq = last_seq + 1
-        self._ids = IdSource(self._seed, "exec", start=len(self._executions))
 
     def _fold(self, record: JournalRecord) -> None:
         self._executions[record.execution_id] = Execution(
@@ -348,8 +346,13 @@ class ToolJournal:
         return found
 
     def record_intent(self, call: ToolInvocation) -> str:
-        """Write ``intent`` durably and return the new execution id."""
-        execution_id = self._ids.next()
+        """Write ``intent`` durably and return the new execution id.
+
+        The id counts the executions on disk, as a reload counts them: an intent
+        that failed to append leaves no gap that a later incarnation would fill
+        with an id already in use.
+        """
+        execution_id = IdSource(self._seed, "exec", start=len(self._executions)).next()
         base = Execution(
             execution_id,
             call.call_id,

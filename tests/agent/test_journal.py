@@ -231,3 +231,17 @@ def test_a_line_whose_folder_fsync_failed_is_cut_like_any_failed_append() -> Non
     assert [(line["seq"], line["callId"]) for line in _lines(disk)] == [(1, "call_2")]
     assert [e.call_id for e in _journal(disk).executions] == ["call_2"]
 
+
+def test_a_failed_intent_does_not_let_a_later_incarnation_reuse_an_execution_id() -> None:
+    disk = CrashDisk(plan=CrashPlan("journal:write#1", "before", "eio_on_write"))
+    journal = _journal(disk)
+    from harness import DiskError
+
+    with pytest.raises(DiskError):
+        journal.record_intent(_call(1))
+    first = journal.record_intent(_call(2))
+    disk.restart()
+    again = _journal(disk)
+    second = again.record_intent(_call(3))
+    assert first != second
+    assert [e.call_id for e in _journal(disk).executions] == ["call_2", "call_3"]
