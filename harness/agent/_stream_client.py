@@ -378,13 +378,22 @@ class StreamClient:
         try:
             async with asyncio.timeout(self._budget.remaining(started)):
                 await self._stream(body, accumulator, progress, _correlation(pending))
-                message = accumulator.finish(pending.attempt_id)
         except StreamFailure as failure:
             error = failure.error
         except TimeoutError:
             error = ProviderError("deadline_exceeded", "the shared deadline passed mid-attempt")
         except (httpx.TransportError, OSError) as exc:
             error = _transport_error(exc)
+        if accumulator.done:
+            # S9: the terminal event completed the attempt. The rest of the body is
+            # still read (the provider sees it delivered), but a stall or a reset
+            # after the terminal event cannot undo a complete message.
+            error = None
+        if error is None:
+            try:
+                message = accumulator.finish(pending.attempt_id)
+            except StreamFailure as failure:
+                error = failure.error
         status = _status_of(message, error, progress.stream_began)
         text = message.text if message is not None else accumulator.partial_text
         record = AttemptRecord(

@@ -489,3 +489,37 @@ def test_the_budget_resumes_from_the_retry_log_after_a_restart(virtual_clock: Vi
     restored = Budget.restore(log.events, Budget(deadline=9999.0, max_attempts=20))
     assert restored.attempts_used == 3
     assert restored.deadline == 600.0
+
+
+def test_a_stall_after_done_keeps_the_complete_message(virtual_clock: VirtualClock) -> None:
+    """S9: [DONE] ends the attempt; a connection left open after it is not a stall to retry.
+
+    The client reads on to the end of the body (the watchdog ends that read at t=30),
+    but what happens after the terminal event cannot undo the complete message.
+    """
+    result, endpoint, log = _run(
+        virtual_clock, [lambda: _sse(*_openai_text("All there"), HANG), lambda: _sse(DONE)]
+    )
+    assert result.outcome == "committed"
+    assert result.message is not None
+    assert result.message.text == "All there"
+    assert len(endpoint.seen) == 1
+    assert log.events == []
+    assert [(a.status, a.error, a.ended_at) for a in result.attempts] == [("complete", None, 30.0)]
+
+
+def test_a_reset_after_message_stop_keeps_the_complete_message(
+    virtual_clock: VirtualClock,
+) -> None:
+    """S9: message_stop ends the attempt; a reset while the body closes is not a failure."""
+    after_stop = [*_anthropic_text("Hallo"), httpx.ReadError("connection reset")]
+    result, endpoint, _ = _run(
+        virtual_clock,
+        [lambda: _sse(*after_stop), lambda: _sse(*_anthropic_text("again"))],
+        dialect="anthropic",
+    )
+    assert result.outcome == "committed"
+    assert result.message is not None
+    assert result.message.text == "Hallo"
+    assert [a.status for a in result.attempts] == ["complete"]
+    assert len(endpoint.seen) == 1
