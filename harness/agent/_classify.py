@@ -22,6 +22,8 @@ The rules (seed 002 §19.1 and "自建起步" ⑤):
   the same way; a malformed frame is a deterministic failure;
 * the wait is ``retry-after-ms``, then ``Retry-After``, else exponential backoff
   with seeded jitter; a server wait above the cap is surfaced, not waited for;
+  a zero wait (or a date already past) backs off instead, as the official SDKs
+  do (they only take ``0 < wait <= cap``): retrying at once is how a storm starts;
   too many 429s in a row are surfaced too.
 """
 
@@ -245,7 +247,7 @@ def _wait_decision(
             f"{label}: server asked to wait {server_wait:g}s, above the "
             f"{config.retry_after_cap:g}s cap; surfaced instead of waiting"
         )
-    if server_wait is not None:
+    if server_wait:
         delay, source = server_wait, "server wait"
     else:
         delay, source = backoff_delay(context.retry_number, config, context.jitter), "backoff"

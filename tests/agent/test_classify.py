@@ -98,6 +98,10 @@ TABLE = [
     ("429 at cap", _http(429, {"retry-after": "60"}), RETRY, 60.0),
     ("429 above cap", _http(429, {"retry-after": "61"}), STOP, 0.0),
     ("503 date above cap", _http(503, {"retry-after": "Thu, 01 Jan 2026 01:00:00 GMT"}), STOP, 0.0),
+    # a zero wait (or a date already past) is no wait at all: back off instead of hammering
+    ("503 retry-after 0", _http(503, {"retry-after": "0"}), RETRY, 2.0),
+    ("429 retry-after-ms 0", _http(429, {"retry-after-ms": "0"}), RETRY, 2.0),
+    ("503 past date", _http(503, {"retry-after": "Wed, 31 Dec 2025 23:59:00 GMT"}), RETRY, 2.0),
     # in-stream errors are judged like the status they stand for (S10)
     ("overloaded in stream", _in_stream("overloaded_error"), RETRY, 2.0),
     ("api_error in stream", _in_stream("api_error"), RETRY, 2.0),
