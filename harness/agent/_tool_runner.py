@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,8 @@ from harness.agent._tools import (
 )
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
+# Strict JSON: a NaN is no JSON value, and a provider rejects a body holding one.
+_RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
 class ToolRunner:
@@ -138,8 +141,7 @@ class ToolRunner:
             return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
         error = task.exception()
         if error is None:
-            result = task.result()
-            return ToolReply(call.turn_id, call.call_id, "ok", result), "returned", result
+            return as_json_reply(call, task.result())
         if not isinstance(error, Exception):
             raise error  # a simulated crash or an interrupt is not the tool's answer
         content = {"error": type(error).__name__, "message": str(error)}
@@ -165,6 +167,29 @@ class ToolRunner:
         task.cancel()
         await settle(task)
         return False
+
+
+def as_json_reply(call: ToolInvocation, result: Any) -> tuple[ToolReply, Outcome, Any]:
+    """The reply to a tool that returned ``result``, holding it as the JSON the log keeps.
+
+    The tool ran, so the outcome is ``returned`` either way. A value JSON cannot
+    hold (a set, bytes, NaN) becomes an error reply instead of an exception that
+    would leave the call ``execution_started`` and abandon the rest of the batch;
+    a value JSON changes (tuples, integer keys) is held as it will read back.
+
+    >>> as_json_reply(ToolInvocation("t", "c", "read", {}), {1: (2,)})[0].content
+    {'1': [2]}
+    """
+    try:
+        value = json.loads(_RESULT_ENCODER.encode(result))
+    except (TypeError, ValueError, RecursionError) as exc:
+        content = {
+            "error": "TOOL_RESULT_NOT_JSON",
+            "message": f"{call.tool} ran, but what it returned is not JSON ({exc}); "
+            "inspect the real state before repeating it",
+        }
+        return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
+    return ToolReply(call.turn_id, call.call_id, "ok", value), "returned", value
 
 
 async def settle(task: asyncio.Future[Any]) -> None:

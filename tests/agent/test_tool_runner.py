@@ -150,3 +150,46 @@ def test_a_tool_declared_timeout_overrides_the_runner_default() -> None:
     assert clock.now() == 2.5
     clock.run(runner.run(_call("default_limit", 2)))
     assert clock.now() == 12.5  # the default 10 s applies to the tool that declared none
+
+
+class _OddResult:
+    """A concurrency-safe tool that takes effect, then returns a value JSON cannot hold."""
+
+    name = "odd"
+    concurrency_safe = True
+    idempotent = False
+
+    def __init__(self, result: object) -> None:
+        self.result = result
+        self.ran = 0
+
+    async def run(self, arguments: object, context: object) -> object:
+        self.ran += 1
+        return self.result
+
+
+def test_a_result_that_is_not_json_is_an_error_reply_and_never_escapes_the_batch() -> None:
+    # The tool ran (its effect happened), so the call is closed as returned, and the
+    # model hears what went wrong; a TypeError must not leave execution_started behind
+    # or abandon the other calls of the batch.
+    clock = VirtualClock()
+    odd = _OddResult({"tags": {"a", "b"}})
+    tools = {"odd": odd, "read": WorldTool("read", ToolLedger(clock))}
+    runner = _runner(clock, tools)  # type: ignore[dict-item]
+    replies = clock.run(runner.run_batch([_call("odd", 1), _call("read", 2)]))
+    assert [(r.call_id, r.status) for r in replies] == [("call_1", "error"), ("call_2", "ok")]
+    assert replies[0].content["error"] == "TOOL_RESULT_NOT_JSON"
+    assert odd.ran == 1
+    assert [e.outcome for e in runner.journal.executions] == ["returned", "returned"]
+    assert runner.halted is None
+
+
+def test_a_result_is_held_as_the_json_a_restarted_agent_reads_back() -> None:
+    # Keys of mixed types cannot be sorted for the result's hash; on the way through
+    # the log integer keys become strings and tuples lists. The reply holds that JSON
+    # value already, so the hash works and a restarted agent reads the same reply.
+    clock = VirtualClock()
+    runner = _runner(clock, {"odd": _OddResult({1: ("x", 2), "b": None})})  # type: ignore[dict-item]
+    reply = clock.run(runner.run(_call("odd")))
+    assert (reply.status, reply.content) == ("ok", {"1": ["x", 2], "b": None})
+    assert runner.journal.executions[0].outcome == "returned"
