@@ -254,6 +254,7 @@ def parse_crash_at(text: str) -> CrashSpec:
     import re
 
     from harness.runner._results import CrashSpec
+    from harness.runner._run import ERROR_CLASSES
     from harness.scenario import CRASH_CLASSES
 
     match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"
@@ -266,6 +267,11 @@ def parse_crash_at(text: str) -> CrashSpec:
     if crash_class not in CRASH_CLASSES:
         raise ConfigError("--crash-at", crash_class, "a crash class, one of "
                           + ", ".join(CRASH_CLASSES), _did_you_mean(crash_class, CRASH_CLASSES))
+    if again and crash_class in ERROR_CLASSES:
+        raise ConfigError("--crash-at", f"{crash_class}:again", "':again' only with a class "
+                          f"that kills the process (an error class such as {crash_class!r} "
+                          "raises at the point and the agent carries on: there is no recovery "
+                          "to crash)", "Drop ':again'")
     return CrashSpec(point, side, crash_class, during_recovery=again is not None)
 
 

@@ -222,7 +222,11 @@ class CrashRecord:
 
     @property
     def reached(self) -> bool:
-        return self.planned is None or self.fired is not None
+        """Whether the planned crash happened: both crashes for a ``…:again`` case."""
+        if self.planned is None:
+            return True
+        again = self.planned.endswith(":again")
+        return self.fired is not None and (not again or self.second is not None)
 
 
 @dataclass(frozen=True)

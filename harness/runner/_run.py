@@ -427,4 +427,10 @@ def plan_cases(scenario: Scenario, source: Path | str,
     recorded = list(dict.fromkeys(record_points(scenario, agent_factory)))
     check_crash_points(scenario, recorded)
     points = recorded if selection == "all" else [p for p in recorded if p in selection]
-    return [base] + [replace(base, crash=spec) for spec in crash_specs(scenario, points)]
+    specs = crash_specs(scenario, points)
+    if recorded:
+        # After the last point the run is over and its state durable: a recovery
+        # may have nothing to write, hence no point to crash at again.
+        specs = [s for s in specs if not (s.during_recovery and s.when == "after"
+                                          and s.point_id == recorded[-1])]
+    return [base] + [replace(base, crash=spec) for spec in specs]

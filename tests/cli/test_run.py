@@ -117,6 +117,10 @@ def test_jobs_give_the_same_results_as_one_process(
     (["{crashy}", "--crash-at", "journal:fsync#1:after:unsynced"],
      "harness: error: --crash-at: got 'unsynced'; expected a crash class, one of *."
      " Did you mean 'unsynced_lost'?"),
+    (["{crashy}", "--crash-at", "journal:write#2:after:eio_on_write:again"],
+     "harness: error: --crash-at: got 'eio_on_write:again'; expected ':again' only with a class"
+     " that kills the process (an error class such as 'eio_on_write' raises at the point and"
+     " the agent carries on: there is no recovery to crash). Drop ':again'"),
     (["{crashy}", "--crash-at", "journal"],
      "harness: error: --crash-at: got 'journal'; expected POINT:WHEN:CLASS[:again], such as"
      " 'journal:fsync#3:after:unsynced_lost'. List a scenario's points with"

@@ -92,6 +92,28 @@ def test_a_crash_during_recovery_crashes_the_second_incarnation_too() -> None:
     assert result.passed, result.failed_verdicts
 
 
+def test_a_crash_during_recovery_that_never_fires_is_not_reached() -> None:
+    # After the last point the durable state is whole: the reference agent's
+    # recovery writes nothing, so there is no point to crash it again at.
+    last = record_points(mail_scenario())[-1]
+    spec = CrashSpec(last, "after", "unsynced_lost", during_recovery=True)
+    result = run_case(case(spec), mail_scenario())
+    assert result.trace is not None
+    assert result.trace.crash.second is None
+    assert not result.crash_reached
+    assert not result.passed
+
+
+def test_no_crash_during_recovery_is_planned_after_the_last_point() -> None:
+    scenario = mail_scenario(crash={"points": "all", "classes": ["unsynced_lost"],
+                                    "during_recovery": True})
+    last = record_points(scenario)[-1]
+    labels = [c.crash.label for c in plan_cases(scenario, SOURCE) if c.crash]
+    assert f"{last}:after:unsynced_lost" in labels
+    assert f"{last}:before:unsynced_lost:again" in labels
+    assert f"{last}:after:unsynced_lost:again" not in labels
+
+
 def test_the_digest_is_identical_for_one_seed_and_differs_for_another() -> None:
     spec = CrashSpec("transcript:fsync#3", "before", "torn_append_garbage")
     first = run_case(case(spec, seed=3), mail_scenario(), AGENT)
