@@ -223,6 +223,7 @@ class StreamClient:
             record, message = await self._attempt(run.body, pending)
             self._budget.charge(record.usage)
             if message is not None:
+                run.consecutive_429 = 0  # a complete attempt breaks any run of 429s
                 run.records.append(record)
                 result_or_next = self._settle(run, message)
                 if isinstance(result_or_next, CompletionResult):

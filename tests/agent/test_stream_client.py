@@ -523,3 +523,22 @@ def test_a_reset_after_message_stop_keeps_the_complete_message(
     assert result.message.text == "Hallo"
     assert [a.status for a in result.attempts] == ["complete"]
     assert len(endpoint.seen) == 1
+
+
+def test_a_complete_attempt_ends_a_run_of_429s(virtual_clock: VirtualClock) -> None:
+    """S5: the 429 cap counts 429s *in a row*; the truncated answer between them breaks the row."""
+    rate_limited = lambda: _status(429, {"retry-after": "1"})  # noqa: E731
+    result, endpoint, _ = _run(
+        virtual_clock,
+        [
+            rate_limited,
+            rate_limited,
+            lambda: _sse(*_openai_text("Once upon a", "length")),
+            rate_limited,
+            lambda: _sse(*_openai_text(" time.")),
+        ],
+    )
+    assert (result.outcome, result.stop_reason) == ("committed", "complete")
+    assert result.message is not None
+    assert result.message.text == "Once upon a time."
+    assert len(endpoint.seen) == 5
