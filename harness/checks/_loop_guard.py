@@ -56,7 +56,9 @@ def _longest_streak(turns: list[frozenset[Fingerprint]]) -> tuple[int, Fingerpri
     best: tuple[int, Fingerprint | None] = (0, None)
     running: dict[Fingerprint, int] = {}
     for failing in turns:
-        running = {fp: running.get(fp, 0) + 1 for fp in failing}
+        # Sorted: set order follows string hashing, which differs between processes;
+        # on a tie the streak reached first, then the smallest fingerprint, is named.
+        running = {fp: running.get(fp, 0) + 1 for fp in sorted(failing)}
         for fp, count in running.items():
             best = max(best, (count, fp), key=lambda pair: pair[0])
     return best

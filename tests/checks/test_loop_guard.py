@@ -38,3 +38,34 @@ def test_no_repeated_failure_is_unknown_not_pass() -> None:
     scenario = load_scenario(path)
     (case,) = plan_cases(scenario, path)
     assert check_l3(run_trace(case, scenario)).status == "unknown"
+
+
+_TWO_FAILING_CALLS_EACH_TURN = """
+from types import SimpleNamespace
+from harness.checks import check_l3
+from harness.checks._trace import MessageRecord
+messages = []
+for turn in range(5):
+    calls = tuple((f"c{turn}{tool}", tool, "{}") for tool in ("alpha", "beta", "gamma"))
+    messages.append(MessageRecord("assistant", f"t{turn}", tool_calls=calls))
+    messages += [MessageRecord("tool", f"t{turn}", call_id=c[0], status="error") for c in calls]
+outcome = SimpleNamespace(transcript=tuple(messages), reason="cap", stop_state="failed")
+print(check_l3(SimpleNamespace(outcome=outcome)).message)
+"""
+
+
+def test_the_streak_named_does_not_depend_on_the_hash_seed() -> None:
+    # Three fingerprints tie; the one named came from set iteration order, which
+    # string hashing makes differ between processes (xdist workers, reruns).
+    import os
+    import subprocess
+    import sys
+
+    messages = {
+        subprocess.run([sys.executable, "-c", _TWO_FAILING_CALLS_EACH_TURN], check=True,
+                       capture_output=True, text=True,
+                       env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+        for seed in range(6)
+    }
+    assert messages == {"alpha {} (error) failed 5 turns in a row; expected a stop or a change "
+                        "of course after at most 3\n"}
