@@ -21,7 +21,7 @@ from typing import Any, ClassVar, final
 
 from harness.agent._classify import ProviderError, StreamFailure
 from harness.agent._messages import ANTHROPIC_STOP_REASONS, AssistantMessage, ToolCall, Usage
-from harness.agent._openai_stream import load_frame, stream_error
+from harness.agent._openai_stream import load_frame, stream_error, wrong_shape
 from harness.agent._sse import SSEEvent
 
 
@@ -76,8 +76,13 @@ class AnthropicAccumulator:
         if kind == "error":
             raise StreamFailure(stream_error(frame.get("error", frame)))
         handler = self._HANDLERS.get(kind)
-        if handler is not None:  # unknown event types are tolerated (S3)
+        if handler is None:  # unknown event types are tolerated (S3)
+            return
+        try:
             handler(self, frame)
+        except (AttributeError, TypeError, ValueError) as exc:
+            # Fails this attempt as malformed_frame instead of escaping the client.
+            raise wrong_shape(exc, event.data) from exc
 
     def _message_start(self, frame: dict[str, Any]) -> None:
         message = frame.get("message") or {}

@@ -39,6 +39,16 @@ def load_frame(data: str) -> dict[str, Any]:
     return value
 
 
+def wrong_shape(exc: Exception, data: str) -> StreamFailure:
+    """A frame that is JSON but not the shape its dialect promises (a list for an object…).
+
+    >>> wrong_shape(TypeError("'int' object is not iterable"), '{"choices": 5}').error.kind
+    'malformed_frame'
+    """
+    message = f"frame has the wrong shape ({exc}): {data[:80]!r}"
+    return StreamFailure(ProviderError("malformed_frame", message))
+
+
 def stream_error(body: object) -> ProviderError:
     """Turn a provider error object (either dialect) into a :class:`ProviderError`.
 
@@ -105,6 +115,13 @@ class OpenAIAccumulator:
         chunk = load_frame(event.data)
         if event.event == "error" or chunk.get("error"):
             raise StreamFailure(stream_error(chunk.get("error", chunk)))
+        try:
+            self._take_chunk(chunk)
+        except (AttributeError, TypeError, ValueError) as exc:
+            # Fails this attempt as malformed_frame instead of escaping the client.
+            raise wrong_shape(exc, event.data) from exc
+
+    def _take_chunk(self, chunk: dict[str, Any]) -> None:
         if isinstance(chunk.get("model"), str):
             self._model = chunk["model"]
         for choice in chunk.get("choices") or ():

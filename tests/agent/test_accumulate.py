@@ -285,3 +285,38 @@ def test_anthropic_tool_block_never_stopped_does_not_become_runnable() -> None:
     )
     call = _anthropic(wire).finish("a").tool_calls[0]
     assert not call.runnable
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pytest.param('{"choices": [{"index": 0, "delta": "Hi"}]}', id="delta not an object"),
+        pytest.param('{"choices": 5}', id="choices not a list"),
+        pytest.param(
+            '{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": "f"}]}}]}',
+            id="function not an object",
+        ),
+        pytest.param('{"choices": [], "usage": {"prompt_tokens": "many"}}', id="usage not a int"),
+    ],
+)
+def test_openai_frame_of_the_wrong_shape_is_a_malformed_frame(frame: str) -> None:
+    """S10 / S5: a frame the dialect does not promise fails the attempt, never the caller."""
+    with pytest.raises(StreamFailure) as caught:
+        _openai(f"data: {frame}\n\n")
+    assert caught.value.error.kind == "malformed_frame"
+
+
+@pytest.mark.parametrize(
+    ("event", "payload"),
+    [
+        pytest.param("message_start", {"message": "msg"}, id="message not an object"),
+        pytest.param("content_block_start", {"index": 0, "content_block": "text"}, id="block"),
+        pytest.param("message_delta", {"delta": "end_turn"}, id="delta not an object"),
+    ],
+)
+def test_anthropic_frame_of_the_wrong_shape_is_a_malformed_frame(
+    event: str, payload: dict[str, object]
+) -> None:
+    with pytest.raises(StreamFailure) as caught:
+        _anthropic(_anthropic_event(event, payload))
+    assert caught.value.error.kind == "malformed_frame"
