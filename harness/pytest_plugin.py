@@ -98,6 +98,11 @@ def pytest_configure(config: pytest.Config) -> None:
     rootdir = config.rootpath
     given = config.getoption("harness_scenarios") or config.getini("harness_scenarios")
     results = config.getoption("harness_results")
+    for path in config.getoption("harness_scenarios") or ():
+        if not (rootdir / path).exists():
+            raise pytest.UsageError(f"--harness-scenarios: got {path!r}: no such file or folder "
+                                    f"under {rootdir}; expected a folder or file of YAML "
+                                    "scenarios")
     config.stash[_SETTINGS] = HarnessSettings(
         roots=tuple((rootdir / path).resolve() for path in given),
         named=_named_on_command_line(config),

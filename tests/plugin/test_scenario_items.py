@@ -129,3 +129,14 @@ def test_crash_points_are_those_of_the_agent_under_test(project) -> None:
     ids = collected(project.pytester.runpytest("--collect-only", "-q"))
 
     assert ids == ["scenarios/crashy.yaml::crashy"]
+
+
+def test_a_scenario_folder_given_that_does_not_exist_is_a_usage_error(project) -> None:
+    # A misspelt folder used to collect nothing and let the rest of the suite pass.
+    project.add("hello")
+
+    result = project.pytester.runpytest("--harness-scenarios", "scenarois")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --harness-scenarios: got 'scenarois': no such file or "
+                                 "folder under *; expected a folder or file of YAML scenarios"])
