@@ -5,7 +5,11 @@ Anthropic Messages:
 
 ① the first-byte timeout and the idle watchdog are separate; every chunk
   refreshes the watchdog; on expiry the attempt is aborted as a transient
-  transport error (S1);
+  transport error (S1). A keep-alive comment or an Anthropic ``ping`` is a
+  chunk too: the watchdog detects a dead connection, not a slow model (it is
+  what an HTTP read timeout measures, and servers send keep-alives precisely
+  to stay under it). A stream that only ever keeps alive is ended by the
+  shared deadline (S8), which bounds every attempt;
 ② only a complete attempt is returned as a message; deltas never are (S2);
 ③ SSE frames and UTF-8 are decoded across reads (S3, :mod:`._sse`);
 ④ tool arguments are gathered per index / block, parsed once complete (S4);

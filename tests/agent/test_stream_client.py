@@ -542,3 +542,23 @@ def test_a_complete_attempt_ends_a_run_of_429s(virtual_clock: VirtualClock) -> N
     assert result.message is not None
     assert result.message.text == "Once upon a time."
     assert len(endpoint.seen) == 5
+
+
+def test_keep_alives_refresh_the_watchdog_and_the_deadline_bounds_them(
+    virtual_clock: VirtualClock,
+) -> None:
+    """S1 + S8: a ping every 20 s is a chunk, so the 30 s watchdog never fires; the
+    shared deadline is what ends a stream that only ever sends keep-alives."""
+    pings: list[Step] = [*_anthropic_text("Hal")[:4]]
+    for _ in range(10):
+        pings += [20.0, _anthropic_event("ping", {}), 0.0, b": keep-alive\n\n"]
+    result, endpoint, _ = _run(
+        virtual_clock,
+        [lambda: _sse(*pings, HANG)],
+        dialect="anthropic",
+        budget=Budget(deadline=150.0, max_attempts=20),
+    )
+    assert result.outcome == "failed"
+    assert result.error is not None
+    assert (result.error.kind, virtual_clock.now()) == ("deadline_exceeded", 150.0)
+    assert len(endpoint.seen) == 1
