@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -263,7 +264,10 @@ def unit_sums(runs: Frame, attempts: Frame) -> pl.DataFrame:
         pl.col(s.INPUT_TOKENS).filter(_reports_cache()).sum().alias("cache_input"),
         pl.col(s.CACHE_READ).filter(cache_eligible()).sum().alias("eligible_cache_read"),
         pl.col(s.INPUT_TOKENS).filter(cache_eligible()).sum().alias("eligible_input"),
-        pl.col(s.COST_USD).sum().alias("cost"),
+        # NaN, not 0, when an attempt is unpriced: it carries through every sum and
+        # bootstrap replicate, so the cost metric is "not reported" rather than free.
+        pl.when(pl.col(s.COST_USD).is_null().any()).then(float("nan"))
+        .otherwise(pl.col(s.COST_USD).sum()).alias("cost"),
         pl.col(s.TTFT).sum().alias("ttft_sum"),
         pl.col(s.TTFT).count().alias("ttft_n"),
     ))
@@ -278,8 +282,11 @@ def unit_sums(runs: Frame, attempts: Frame) -> pl.DataFrame:
 
 
 def metric_value(units: pl.DataFrame, metric: Metric) -> float | None:
-    """The metric over ``units``: a ratio of sums, None when its denominator is 0."""
-    return _ratio(float(units[metric.numerator].sum()), float(units[metric.denominator].sum()))
+    """The metric over ``units``: a ratio of sums, None when its denominator is 0 or a
+    numerator was not reported (NaN, such as the cost of an unpriced model)."""
+    numerator = float(units[metric.numerator].sum())
+    return None if math.isnan(numerator) else _ratio(
+        numerator, float(units[metric.denominator].sum()))
 
 
 def headline(runs: Frame, attempts: Frame, names: Iterable[str] = METRIC_NAMES

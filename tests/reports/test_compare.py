@@ -73,3 +73,18 @@ def test_most_regressed_lists_a_lost_pass_first(pair, case):
     base, cand = pair([case("a"), case("b")], [case("a", passed=False), case("b")])
     regressed = compare(base, cand, resamples=20).regressed
     assert regressed.select("harness.scenario", "lost_pass").rows() == [("a", True)]
+
+
+def test_an_unpriced_model_leaves_the_cost_unreported_not_zero(write_folder, case, attempt):
+    from reports import evaluate
+
+    row = case("s")
+    folders = [write_folder(name, [row], [attempt(row, model="mystery-1")])
+               for name in ("base", "cand")]
+    comparison = compare(*(load_results(f) for f in folders), resamples=20)
+
+    cost = comparison.metric("cost_per_successful_task")
+    assert (cost.baseline, cost.candidate, cost.interval) == (None, None, None)
+    (rule,) = [r for r in evaluate(comparison, {"cost_per_successful_task": 0.1}).rules
+               if r.rule == "regression:cost_per_successful_task"]
+    assert rule.status == "unknown"
