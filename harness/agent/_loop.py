@@ -76,6 +76,7 @@ from harness.agent._session_log import (
     Entry,
     ReplyEntry,
     SessionLog,
+    SessionRecord,
     UserEntry,
     calls_to_json,
     usage_to_json,
@@ -378,6 +379,9 @@ class ReferenceAgent:
         return budget
 
     async def _loop(self, state: _RunState) -> Stop:
+        stop = self._resume_guards()
+        if stop is not None:
+            return stop
         while True:
             stop = self._conclusion() or self._before_turn(state)
             if stop is None:
@@ -536,6 +540,41 @@ class ReferenceAgent:
             self._remind(entry.turn_id, "error_fingerprint", FINGERPRINT_REMINDER)
         elif repetition_decision(self.log.assistants(), self.limits) == "remind":
             self._remind(entry.turn_id, "repetition", REPETITION_REMINDER)
+        return None
+
+    def _resume_guards(self) -> Stop | None:
+        """What the guards decided for the last turn, if a crash cut the turn short (L3).
+
+        A guard ``stop`` stays a stop though its stop record was lost; a reminder
+        whose user message was lost is written again; a turn cut before its
+        guards ran is judged now. The guards are pure functions of the log, so
+        this is the decision the dead incarnation made or was about to make;
+        without it, a call that kept failing without new evidence runs again.
+        """
+        log = self.log
+        starts = log.of_kind("turn_start")
+        if not starts:
+            return None
+        turn_id = starts[-1].turn_id
+        guards = [g for g in log.of_kind("guard") if g.turn_id == turn_id]
+        if guards:
+            return self._resume_guard(guards[-1])
+        ends = [e for e in log.of_kind("turn_end") if e.turn_id == turn_id]
+        if not ends or ends[-1].body.get("reason") != "interrupted_before_restart":
+            return None  # the turn ended normally: its guards ran and said "ok"
+        entry = next((a for a in reversed(log.assistants()) if a.turn_id == turn_id), None)
+        if entry is None or not entry.calls or entry.rejected:
+            return None
+        return self._after_tools(entry)
+
+    def _resume_guard(self, guard: SessionRecord) -> Stop | None:
+        log = self.log
+        if guard.body["action"] == "stop":
+            return Stop("failed", str(guard.body["reason"]))
+        after = log.records[log.records.index(guard) + 1 :]
+        if not any(r.kind == "user" for r in after):
+            next_turn = self._turn_id(len(log.of_kind("turn_start")) + 1)
+            log.append("user", next_turn, text=str(guard.body["reason"]), source="guard")
         return None
 
     def _answer_unrun(self, entry: AssistantEntry, why: str) -> None:

@@ -668,3 +668,59 @@ def test_a_crash_at_any_durable_point_keeps_every_invariant(
     if any(m.status == "unknown" for m in outcome.transcript):  # I3: inspected, not repeated
         sends = [c.name for m in outcome.transcript for c in m.tool_calls if c.name == "send"]
         assert len(sends) == 1
+
+
+def test_a_guard_stop_lost_in_a_crash_is_decided_again_before_more_tools_run() -> None:
+    # L3 after a restart: the third identical failure was durable, the guard's stop
+    # record was not. The restarted loop must reach the same decision from the log
+    # instead of running the failing call a fourth time.
+    def model(request: ProviderRequest) -> ScriptedResponse:
+        # A read with new arguments each turn keeps the repetition guard quiet; the
+        # state it returns never changes, so it is no new evidence.
+        turn = request.turn
+        return calls(ToolUse(f"r{turn}", "read", {"n": turn}), ToolUse(f"c{turn}", "send", {}))
+
+    task = Task("go", tools=TOOLS, max_turns=8)
+    failing = {"send": Behaviour("failing")}
+    clean = World("openai", model, behaviours=failing)
+    assert clean.run(task).stop_state == "failed"
+    assert clean.tools["send"].started == 3
+    kinds = [r["kind"] for r in clean.session()]
+    last_reply = len(kinds) - kinds[::-1].index("tool_reply")
+    world = World(
+        "openai", model, behaviours=failing, plan=CrashPlan(f"session:fsync#{last_reply}", "after")
+    )
+    world.crash(task)
+    outcome = world.run(task)
+    assert outcome.stop_state == "failed"
+    assert "without new evidence" in outcome.reason
+    assert world.tools["send"].started == 3
+
+
+def test_a_guard_stop_whose_stop_record_was_lost_is_not_taken_back() -> None:
+    model = by_turn(calls(ToolUse("c", "read", {"path": "x"})))
+    task = Task("go", tools=TOOLS, max_turns=8)
+    clean = World("openai", model)
+    assert (clean.run(task).stop_state, len(clean.provider.requests)) == ("failed", 3)
+    world = World("openai", model, plan=CrashPlan(_point_of(clean, "stop"), "before"))
+    world.crash(task)
+    outcome = world.run(task)
+    assert (outcome.stop_state, outcome.turns) == ("failed", 3)
+    assert "repeating" in outcome.reason
+    assert len(world.provider.requests) == 3  # no fourth turn after the restart
+
+
+def test_a_reminder_lost_in_a_crash_is_delivered_once_after_the_restart() -> None:
+    model = by_turn(calls(ToolUse("c", "read", {"path": "x"})))
+    task = Task("go", tools=TOOLS, max_turns=8)
+    clean = World("openai", model)
+    clean.run(task)
+    world = World("openai", model, plan=CrashPlan(_point_of(clean, "guard"), "after"))
+    world.crash(task)
+    outcome = world.run(task)
+    reminders = [m.text for m in outcome.transcript if m.role == "user"][1:]
+    assert len(reminders) == 1
+    assert "exactly the same tool calls" in reminders[0]
+    third = world.provider.requests[-1].json
+    assert third is not None
+    assert "exactly the same" in str(third["messages"][-1]["content"])
