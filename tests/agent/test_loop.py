@@ -442,8 +442,10 @@ def test_identical_calls_get_a_reminder_then_a_stop() -> None:
 
 def test_the_same_error_without_new_evidence_stops_the_loop() -> None:
     def model(request: ProviderRequest) -> ScriptedResponse:
-        # Alternates arguments so the repetition guard stays quiet; the error is the same.
-        return calls(ToolUse(f"c{request.turn}", "send", {"to": "x"}))
+        # Alternates arguments so no two consecutive turns are identical and the
+        # repetition guard stays quiet; each set of arguments fails the same way.
+        recipient = "x" if request.turn % 2 else "y"
+        return calls(ToolUse(f"c{request.turn}", "send", {"to": recipient}))
 
     world = World(
         "openai",
@@ -452,7 +454,9 @@ def test_the_same_error_without_new_evidence_stops_the_loop() -> None:
     )
     outcome = world.run(Task("go", tools=TOOLS, max_turns=8))
     assert outcome.stop_state == "failed"
-    assert outcome.turns == 3
+    # "to: x" failed in turns 1, 3 and 5 with nothing learned in between: the third is the cap
+    assert outcome.turns == 5
+    assert outcome.reason == "the same error came back without new evidence (L3)"
 
 
 def test_the_turn_cap_ends_the_run_budget_limited() -> None:
