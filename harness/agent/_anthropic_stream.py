@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, final
 
 from harness.agent._classify import ProviderError, StreamFailure
-from harness.agent._messages import ANTHROPIC_STOP_REASONS, AssistantMessage, ToolCall, Usage
+from harness.agent._messages import (
+    ANTHROPIC_STOP_REASONS,
+    AssistantMessage,
+    ToolCall,
+    Usage,
+    with_call_ids,
+)
 from harness.agent._openai_stream import load_frame, stream_error, wrong_shape
 from harness.agent._sse import SSEEvent
 
@@ -151,9 +157,9 @@ class AnthropicAccumulator:
             )
         reason = self._stop_reason or "end_turn"
         finish = ANTHROPIC_STOP_REASONS.get(reason, reason)
-        calls = tuple(
+        calls = with_call_ids(tuple(
             _tool_call(b) for _, b in sorted(self._blocks.items()) if b.kind == "tool_use"
-        )
+        ), attempt_id)
         return AssistantMessage(
             self.partial_text, calls, finish, self.usage, attempt_id, self._model
         )

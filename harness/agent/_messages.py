@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 #: Why the model stopped, in OpenAI's vocabulary (Anthropic's is mapped onto it).
@@ -149,3 +149,19 @@ class AssistantMessage:
     attempt_id: str
     model: str | None
     continuation_of: str | None = field(default=None)
+
+
+def with_call_ids(calls: tuple[ToolCall, ...], attempt_id: str) -> tuple[ToolCall, ...]:
+    """``calls`` with an id for each call the provider sent without one.
+
+    Replies are matched to calls by id (J5); two id-less calls would collide, so
+    each gets one derived from the attempt and its position, stable on replay.
+
+    >>> calls = (ToolCall("", "a", "{}", {}), ToolCall("c2", "b", "{}", {}))
+    >>> [c.call_id for c in with_call_ids(calls, "att_1")]
+    ['att_1_call_0', 'c2']
+    """
+    return tuple(
+        call if call.call_id else replace(call, call_id=f"{attempt_id}_call_{index}")
+        for index, call in enumerate(calls)
+    )

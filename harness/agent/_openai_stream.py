@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, final
 
 from harness.agent._classify import ProviderError, StreamFailure
-from harness.agent._messages import AssistantMessage, ToolCall, Usage
+from harness.agent._messages import AssistantMessage, ToolCall, Usage, with_call_ids
 from harness.agent._sse import SSEEvent
 
 
@@ -162,10 +162,10 @@ class OpenAIAccumulator:
             raise StreamFailure(
                 ProviderError("truncated_stream", f"stream ended without {missing}")
             )
-        calls = tuple(
+        calls = with_call_ids(tuple(
             ToolCall.parse(parts.call_id, parts.name, parts.arguments)
             for _, parts in sorted(self._calls.items())
-        )
+        ), attempt_id)
         finish = "tool_calls" if self._finish == "function_call" else self._finish
         return AssistantMessage(
             self.partial_text, calls, finish, self._usage, attempt_id, self._model

@@ -320,3 +320,29 @@ def test_anthropic_frame_of_the_wrong_shape_is_a_malformed_frame(
     with pytest.raises(StreamFailure) as caught:
         _anthropic(_anthropic_event(event, payload))
     assert caught.value.error.kind == "malformed_frame"
+
+
+def test_openai_tool_calls_sent_without_ids_get_distinct_derived_ids() -> None:
+    # A nonconforming provider: two calls, neither with an id. Replies are matched by
+    # call id (J5), so the two must not share the empty id.
+    unnamed = {"index": 0, "function": {"name": "search", "arguments": "{}"}}
+    wire = (
+        _openai_frame({"role": "assistant", "content": ""})
+        + _openai_frame({"tool_calls": [unnamed]})
+        + _openai_frame({"tool_calls": [{**unnamed, "index": 1}]})
+        + _openai_frame({}, finish="tool_calls")
+        + "data: [DONE]\n\n"
+    )
+    calls = _openai(wire).finish("att_7").tool_calls
+    assert [c.call_id for c in calls] == ["att_7_call_0", "att_7_call_1"]
+    assert all(c.runnable for c in calls)
+
+
+def test_anthropic_tool_use_without_an_id_gets_a_derived_id() -> None:
+    wire = (
+        _message_start({"input_tokens": 5, "output_tokens": 1})
+        + _tool_start(0, "", "now")
+        + _anthropic_event("content_block_stop", {"index": 0})
+        + _message_end("tool_use", {"output_tokens": 3})
+    )
+    assert [c.call_id for c in _anthropic(wire).finish("att_2").tool_calls] == ["att_2_call_0"]
