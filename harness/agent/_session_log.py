@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, final
+from typing import Any, Literal, final, get_args
 
 from harness._errors import HarnessError
 from harness.agent._disk import Disk
@@ -71,18 +71,7 @@ RecordKind = Literal[
     "turn_end",
     "stop",
 ]
-KINDS: tuple[RecordKind, ...] = (
-    "session",
-    "user",
-    "turn_start",
-    "retry",
-    "attempt",
-    "assistant",
-    "tool_reply",
-    "guard",
-    "turn_end",
-    "stop",
-)
+KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 _COMMON = ("seq", "kind", "runId", "incarnation", "at", "turnId")
 
 
