@@ -53,7 +53,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Literal, TypeVar, final
+from typing import Literal, TypeVar, final, get_args
 
 from harness._errors import ConfigError, one_of
 from harness.agent._disk import AppendFile, call_os, dirname, normpath
@@ -71,16 +71,7 @@ CrashClass = Literal[
     "eio_on_fsync",
     "enospc_on_write",
 ]
-CRASH_CLASSES: tuple[CrashClass, ...] = (
-    "unsynced_lost",
-    "torn_append_short",
-    "torn_append_zeros",
-    "torn_append_garbage",
-    "missing_dir_fsync",
-    "eio_on_write",
-    "eio_on_fsync",
-    "enospc_on_write",
-)
+CRASH_CLASSES: tuple[CrashClass, ...] = get_args(CrashClass)
 # Classes that raise an OSError at the point instead of stopping the process,
 # with the operations they can hit.
 _ERROR_CLASSES: dict[str, tuple[int, frozenset[str]]] = {

@@ -57,8 +57,12 @@ from harness._errors import ConfigError, one_of
 Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
 LAYERS: tuple[Layer, ...] = get_args(Layer)
 
-HTTP_ERROR_STATUSES = (400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 525,
-                       526, 529)
+# The statuses a fake provider can be told to answer with: the ones the retry
+# classifier (rule S5) has an opinion about, so every one of them is tested.
+HttpErrorStatus = Literal[
+    400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 525, 526, 529
+]
+HTTP_ERROR_STATUSES: tuple[HttpErrorStatus, ...] = get_args(HttpErrorStatus)
 
 
 @dataclass(frozen=True)

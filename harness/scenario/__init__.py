@@ -8,9 +8,10 @@ A scenario is plain data; the runner executes it. Load files with
     scenarios = load_scenarios(["scenarios/"])
 """
 
+# Crash classes and HTTP statuses are the fakes' vocabulary, stop states the agent core's
+# own (DESIGN L5); the scenario format names them as they do.
+from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, CrashClass
 from harness._errors import ScenarioError
-
-# The stop states are the agent core's own (DESIGN L5); a scenario expects one of them.
 from harness.agent import STOP_STATES, StopState
 from harness.scenario._faults import (
     FAULT_KINDS,
@@ -59,16 +60,13 @@ from harness.scenario._model import (
 )
 from harness.scenario._names import (
     CONCURRENCY_SAFE_KINDS,
-    CRASH_CLASSES,
     DEFAULT_INVARIANTS,
     DIALECTS,
     FINISH_REASONS,
-    HTTP_ERROR_STATUSES,
     INVARIANT_IDS,
     LINE_ENDING_STYLES,
     TOOL_KINDS,
     TOOL_OUTCOMES,
-    CrashClass,
     Dialect,
     FinishReason,
     InvariantId,

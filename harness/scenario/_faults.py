@@ -18,8 +18,9 @@ from typing import Annotated, Any, Final, Literal, Self, get_args
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from fakes import HttpErrorStatus
 from harness.scenario._base import ScenarioModel
-from harness.scenario._names import HttpErrorStatus, LineEndingStyle
+from harness.scenario._names import LineEndingStyle
 from harness.scenario._problems import Problem, raise_if_any
 
 # Bounds keep a typo (an extra zero) from turning a fast test into a slow one.

@@ -17,16 +17,15 @@ from typing import Annotated, Self
 
 from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
 
+from fakes import CRASH_CLASSES, CrashClass
 from harness.agent import StopState
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Count, Fault, Seconds
 from harness.scenario._names import (
-    CRASH_CLASSES,
     CRASH_POINT_PATTERN,
     DEFAULT_INVARIANTS,
     SCENARIO_NAME_PATTERN,
     TOOL_NAME_PATTERN,
-    CrashClass,
     CrashPointSelection,
     Dialect,
     FinishReason,

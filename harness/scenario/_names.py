@@ -4,7 +4,7 @@ The ``Literal`` aliases type the model fields; the tuples beside them are the sa
 values for error messages, the fakes and the runner. Changing a name here changes
 the JSON Schema, the loader's "did you mean" lists and every consumer at once::
 
-    >>> "unsynced_lost" in CRASH_CLASSES
+    >>> "anthropic" in DIALECTS
     True
 """
 
@@ -38,25 +38,8 @@ FINISH_REASONS: Final[tuple[FinishReason, ...]] = get_args(FinishReason)
 LineEndingStyle = Literal["lf", "cr", "crlf"]
 LINE_ENDING_STYLES: Final[tuple[LineEndingStyle, ...]] = get_args(LineEndingStyle)
 
-# The statuses a fake provider can be told to answer with: the ones the retry
-# classifier (rule S5) has an opinion about, so every one of them is tested.
-HttpErrorStatus = Literal[
-    400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 525, 526, 529
-]
-HTTP_ERROR_STATUSES: Final[tuple[HttpErrorStatus, ...]] = get_args(HttpErrorStatus)
-
-# Named after ALICE and CrashMonkey's crash states (DESIGN §3).
-CrashClass = Literal[
-    "unsynced_lost",
-    "torn_append_short",
-    "torn_append_zeros",
-    "torn_append_garbage",
-    "missing_dir_fsync",
-    "eio_on_write",
-    "eio_on_fsync",
-    "enospc_on_write",
-]
-CRASH_CLASSES: Final[tuple[CrashClass, ...]] = get_args(CrashClass)
+# HTTP statuses and crash classes are the fakes' own vocabulary (fakes.HttpErrorStatus,
+# fakes.CrashClass); the scenario format takes them from there.
 
 CrashPointSelection = Literal["all", "none"]
 
