@@ -51,6 +51,7 @@ from fakes._faults import (
     TruncatedToolArguments,
 )
 from fakes._httpx2_adapter import FakeHttpx2Transport
+from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState, idempotency_key
 from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
 from fakes._provider import (
@@ -117,6 +118,7 @@ __all__ = [
     "InjectComments",
     "InjectPings",
     "InvalidToolArguments",
+    "Latency",
     "LineEndings",
     "MalformedFrame",
     "ModelPrice",

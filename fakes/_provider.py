@@ -49,6 +49,7 @@ from fakes._faults import (
     check_dialect,
     check_faults,
 )
+from fakes._latency import Latency
 from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
@@ -136,7 +137,9 @@ class FakeProvider:
         responder: ScriptedResponse | Responder,
         faults: FaultPlan | None = None,
         seed: int = 0,
+        *,
         cache: CacheConfig | PromptCache | None = None,
+        latency: Latency | None = None,
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
         if not isinstance(responder, ScriptedResponse) and not callable(responder):
@@ -150,6 +153,8 @@ class FakeProvider:
         self._attempts: dict[int, int] = {}
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
+        # Opt-in too: without it the first byte leaves at once, as the timing tests expect.
+        self.latency = latency
         self._check_static_faults()
 
     @property
@@ -288,7 +293,20 @@ class FakeProvider:
             ("cache-control", "no-cache"),
             (_REQUEST_ID_HEADER[self.dialect], request_id),
         )
-        return _finish_plan(200, headers, timeline, faults, ctx)
+        plan = _finish_plan(200, headers, timeline, faults, ctx)
+        wait = self._first_token_wait(request)
+        return replace(plan, steps=(Pause(wait), *plan.steps)) if wait else plan
+
+    def _first_token_wait(self, request: ProviderRequest) -> float:
+        """The modelled prefill wait before the first byte (0 without a latency model)."""
+        if self.latency is None:
+            return 0.0
+        if request.cache is not None:
+            uncached = request.cache.uncached_input_tokens
+            cached = request.cache.cache_read_tokens
+        else:
+            uncached, cached = prompt_view(self.dialect, request.json or {}).tokens, 0
+        return self.latency.first_token_seconds(uncached_tokens=uncached, cached_tokens=cached)
 
     def _respond(self, request: ProviderRequest) -> ScriptedResponse:
         if isinstance(self._responder, ScriptedResponse):

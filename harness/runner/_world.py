@@ -37,6 +37,7 @@ from fakes import (
     FakeProvider,
     Hang,
     IncomingRequest,
+    Latency,
     Reset,
     ScriptedResponse,
     Step,
@@ -124,7 +125,8 @@ class World:
         self.model = ScriptedModel(scenario)
         self._faults = fault_plan(scenario)
         self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed,
-                                     cache=_cache_config(scenario))
+                                     cache=_cache_config(scenario),
+                                     latency=Latency() if scenario.provider.latency else None)
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
         self.requests: list[_Pending] = []

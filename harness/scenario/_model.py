@@ -170,6 +170,8 @@ class Provider(ScenarioModel):
     """Simulate the provider's prompt cache: OpenAI's automatic one, Anthropic's cache_control."""
     server_miss_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
     """Share of cacheable requests that miss anyway, as routing does (seeded)."""
+    latency: bool = False
+    """Model time to first token: a base wait plus prefill of the uncached prompt tokens."""
 
 
 class Expectation(ScenarioModel):

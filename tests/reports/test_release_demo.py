@@ -62,6 +62,14 @@ def test_the_cost_per_successful_task_rises(compared: tuple[Path, dict[str, obje
     assert cost["interval"][0] > 0
 
 
+def test_the_first_token_comes_later_without_the_cache(
+    compared: tuple[Path, dict[str, object]],
+) -> None:
+    # every prompt token is prefilled again when nothing is cached (fakes.Latency)
+    ttft = _metric(compared[1], "ttft_mean_seconds")
+    assert ttft["candidate"] > 1.3 * ttft["baseline"] > 0
+
+
 def test_the_gate_fails_on_the_regression(
     compared: tuple[Path, dict[str, object]], capsys: pytest.CaptureFixture[str]
 ) -> None:
