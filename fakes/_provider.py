@@ -319,10 +319,23 @@ class FakeProvider:
     def _render(
         self, request: ProviderRequest, response: ScriptedResponse, number: int
     ) -> tuple[Frame, ...]:
+        include_usage = self.dialect == "openai" and _wants_usage(request.json)
+        key = (self.dialect, self.seed, request.turn, request.attempt, number, include_usage,
+               _wire_key(response))
+        frames = _RENDERED.get(key)
+        if frames is None:
+            frames = self._render_fresh(request, response, number, include_usage)
+            _remember_render(key, frames)
+        return frames
+
+    def _render_fresh(
+        self, request: ProviderRequest, response: ScriptedResponse, number: int,
+        include_usage: bool,
+    ) -> tuple[Frame, ...]:
         rng = rng_stream(self.seed, f"fakes.deltas:{request.turn}:{request.attempt}")
         if self.dialect == "openai":
             response_id = _derived_id("chatcmpl-", self.seed, "response", number)
-            ctx = RenderContext(response_id, _CREATED, rng, _wants_usage(request.json))
+            ctx = RenderContext(response_id, _CREATED, rng, include_usage)
             return _wire_openai.render(response, ctx)
         response_id = _derived_id("msg_", self.seed, "response", number)
         return _wire_anthropic.render(response, RenderContext(response_id, _CREATED, rng))
@@ -408,6 +421,29 @@ def _finish_plan(
             timeline = fault.apply_timeline(timeline, ctx)
     before = tuple(f.step() for f in faults if isinstance(f, StallBeforeHeaders))
     return ResponsePlan(status, headers, timeline.steps, before)
+
+
+# Rendered frames by everything a rendering reads: a crash exploration re-sends
+# the same requests case after case, and a rendering is a pure function of these.
+# Frames are frozen and the tuple immutable, so a remembered one is safe to share.
+_RENDERED: dict[tuple[object, ...], tuple[Frame, ...]] = {}
+_RENDERED_MAX = 4096
+
+
+def _wire_key(response: ScriptedResponse) -> tuple[object, ...]:
+    """What of ``response`` reaches the wire: the renderers read nothing else."""
+    parts = tuple(
+        ("text", part.text) if isinstance(part, Text)
+        else ("tool", part.call_id, part.name, part.argument_text)
+        for part in response.parts
+    )
+    return (parts, response.finish, response.usage, response.model)
+
+
+def _remember_render(key: tuple[object, ...], frames: tuple[Frame, ...]) -> None:
+    if len(_RENDERED) >= _RENDERED_MAX:
+        del _RENDERED[next(iter(_RENDERED))]  # the oldest
+    _RENDERED[key] = frames
 
 
 def _line_ending(faults: tuple[Fault, ...]) -> LineEnding:
