@@ -207,6 +207,10 @@ class DurableLineFile:
         next append. A bad line *before* a valid record raises
         :class:`JournalCorruptError` with its line number.
         """
+        return self.load_lines(lambda line: parse(_loads_line(line)), expected)
+
+    def load_lines(self, parse_line: Callable[[bytes], R], expected: str = "a record") -> list[R]:
+        """:meth:`load` with a parser that takes each line's bytes (without its newline)."""
         data = self.disk.read(self.path) if self.disk.exists(self.path) else b""
         records: list[R] = []
         bad: tuple[int, bytes, str] | None = None
@@ -214,7 +218,7 @@ class DurableLineFile:
         for number, line in enumerate(data.split(b"\n")[:-1], start=1):
             offset += len(line) + 1
             try:
-                record = parse(_loads_line(line))
+                record = parse_line(line)
             except ValueError as exc:
                 bad = bad or (number, line, str(exc))
                 continue
@@ -266,6 +270,31 @@ def _loads_line(line: bytes) -> Any:
     return json.loads(line)
 
 
+# Parsed journal lines by their bytes: every incarnation, and every case of a
+# crash exploration, reloads the same lines. A JournalRecord is frozen; one whose
+# fields are all str, int, float or None is safe to share (from_json leaves the
+# optional fields of a foreign line unchecked, so those are not remembered). A
+# line that fails to parse is not remembered: it raises the same error each time.
+_PARSED: dict[bytes, JournalRecord] = {}
+_PARSED_MAX = 8192
+
+
+def parse_journal_line(line: bytes) -> JournalRecord:
+    """``JournalRecord.from_json(json.loads(line))``, remembered by the line's bytes."""
+    record = _PARSED.get(line)
+    if record is None:
+        record = JournalRecord.from_json(_loads_line(line))
+        if _all_scalar(record.outcome, record.result_sha256):
+            if len(_PARSED) >= _PARSED_MAX:
+                del _PARSED[next(iter(_PARSED))]  # the oldest
+            _PARSED[line] = record
+    return record
+
+
+def _all_scalar(*values: object) -> bool:
+    return all(value is None or isinstance(value, str) for value in values)
+
+
 def _show(line: bytes, why: str) -> str:
     text = line[:60].decode("utf-8", "backslashreplace")
     more = "…" if len(line) > 60 else ""
@@ -305,7 +334,7 @@ class ToolJournal:
         return journal
 
     def load(self) -> None:
-        records = self.file.load(JournalRecord.from_json, expected="a journal record")
+        records = self.file.load_lines(parse_journal_line, expected="a journal record")
         self._executions = {}
         last_seq = 0
         for number, record in enumerate(records, start=1):
