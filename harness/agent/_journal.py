@@ -28,7 +28,7 @@ import json
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from harness._errors import HarnessError, JournalCorruptError
 from harness.agent._disk import AppendFile, Disk, dirname, ensure_dir
@@ -52,15 +52,8 @@ Outcome = Literal[
     "unknown_after_restart",
     "timeout",
 ]
-STATES: tuple[State, ...] = ("intent", "execution_started", "result")
-OUTCOMES: tuple[Outcome, ...] = (
-    "returned",
-    "rejected_before_execution",
-    "blocked_before_execution",
-    "interrupted_before_execution",
-    "unknown_after_restart",
-    "timeout",
-)
+STATES: tuple[State, ...] = get_args(State)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 #: Outcomes after which the tool certainly had no effect.
 NOT_STARTED_OUTCOMES = frozenset(
     {"rejected_before_execution", "blocked_before_execution", "interrupted_before_execution"}
@@ -120,34 +113,43 @@ class JournalRecord:
         """Build a record from a parsed line; ``ValueError`` says what is wrong."""
         if not isinstance(fields, dict):
             raise ValueError(f"a JSON object, got {type(fields).__name__}")
-        state = _field(fields, "state", str)
+        state = typed_field(fields, "state", str)
         if state not in STATES:
             raise ValueError(f"state one of {STATES}, got {state!r}")
         outcome = fields.get("outcome")
         if state == "result" and outcome not in OUTCOMES:
             raise ValueError(f"outcome one of {OUTCOMES}, got {outcome!r}")
-        at = fields.get("at")
-        if not isinstance(at, int | float):
-            raise ValueError(f"'at' a number, got {at!r}")
+        at = typed_field(fields, "at", (int, float))
         return cls(
             state=state,
-            execution_id=_field(fields, "executionId", str),
-            seq=_field(fields, "seq", int),
-            call_id=_field(fields, "callId", str),
-            turn_id=_field(fields, "turnId", str),
-            tool=_field(fields, "tool", str),
-            run_id=_field(fields, "runId", str),
+            execution_id=typed_field(fields, "executionId", str),
+            seq=typed_field(fields, "seq", int),
+            call_id=typed_field(fields, "callId", str),
+            turn_id=typed_field(fields, "turnId", str),
+            tool=typed_field(fields, "tool", str),
+            run_id=typed_field(fields, "runId", str),
             at=float(at),
-            args_sha256=_field(fields, "argsSha256", str),
+            args_sha256=typed_field(fields, "argsSha256", str),
             result_sha256=fields.get("resultSha256"),
             outcome=outcome,
         )
 
 
-def _field(fields: Mapping[str, Any], name: str, kind: type[R]) -> R:
+def typed_field(
+    fields: Mapping[str, Any], name: str, kind: type[R] | tuple[type[R], ...]
+) -> R:
+    """``fields[name]`` if it has the type ``kind`` (never a bool), else ``ValueError``.
+
+    >>> typed_field({"seq": 3}, "seq", int)
+    3
+    >>> typed_field({"at": True}, "at", (int, float))
+    Traceback (most recent call last):
+    ValueError: 'at' of type int or float, got True
+    """
     value = fields.get(name)
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"{name!r} of type {kind.__name__}, got {value!r}")
+        shown = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise ValueError(f"{name!r} of type {shown}, got {value!r}")
     return value
 
 

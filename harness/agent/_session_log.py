@@ -50,7 +50,7 @@ from typing import Any, Literal, final, get_args
 
 from harness._errors import HarnessError
 from harness.agent._disk import Disk
-from harness.agent._journal import DurableLineFile
+from harness.agent._journal import DurableLineFile, typed_field
 from harness.agent._messages import ToolCall, Usage
 from harness.agent._ports import Clock
 from harness.agent._retry_log import RetryEvent
@@ -120,23 +120,16 @@ class SessionRecord:
         if kind not in KINDS:
             raise ValueError(f"kind one of {KINDS}, got {kind!r}")
         record = cls(
-            _typed(fields, "seq", int),
+            typed_field(fields, "seq", int),
             kind,
-            _typed(fields, "runId", str),
-            _typed(fields, "incarnation", int),
-            float(_typed(fields, "at", int | float)),
-            _typed(fields, "turnId", str),
+            typed_field(fields, "runId", str),
+            typed_field(fields, "incarnation", int),
+            float(typed_field(fields, "at", (int, float))),
+            typed_field(fields, "turnId", str),
             {k: v for k, v in fields.items() if k not in _COMMON},
         )
         _decode_body(record)  # validates the kind's own fields now, not mid-recovery
         return record
-
-
-def _typed(fields: Mapping[str, Any], name: str, kind: Any) -> Any:
-    value = fields.get(name)
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"{name!r} of type {kind}, got {value!r}")
-    return value
 
 
 # -- typed views of the records the loop reads back --------------------------------
