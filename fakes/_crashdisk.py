@@ -312,6 +312,22 @@ class CrashDisk:
         self.incarnations.crash()
         raise SimulatedCrash(point.id, plan.crash_class, point.generation)
 
+    def crash_at_event(self, event: str, crash_class: CrashClass) -> SimulatedCrash:
+        """Kill the living incarnation at a world event that is not a disk operation.
+
+        The disk is left in the crash state of ``crash_class`` (an error class,
+        which needs an operation to fail, is refused), and the crash to raise is
+        returned so that the caller raises it where the event happened.
+        """
+        if crash_class in _ERROR_CLASSES:
+            raise ConfigError("crash_class", crash_class,
+                              "a crash class that kills the process, not an I/O error",
+                              hint=f"{event} is a world event, not a disk operation")
+        generation = self.incarnations.current
+        self._after_crash = self._crash_state(crash_class, event)
+        self.incarnations.crash()
+        return SimulatedCrash(event, crash_class, generation)
+
     # -- crash states -------------------------------------------------------
     def _crash_state(self, crash_class: str, salt: str) -> _Snapshot:
         names = self._durable_names if crash_class == "missing_dir_fsync" else self._names

@@ -21,6 +21,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -28,11 +29,12 @@ from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError
 
 if TYPE_CHECKING:
-    from harness.agent import AgentFactory
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
+    from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
-CRASH_AT_FORM = "POINT:WHEN:CLASS[:again], such as 'journal:fsync#3:after:unsynced_lost'"
+CRASH_AT_FORM = ("POINT:WHEN:CLASS[:again], such as 'journal:fsync#3:after:unsynced_lost' "
+                 "or 'after_tool:mail#1:at:unsynced_lost'")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -203,19 +205,26 @@ def _run(args: argparse.Namespace) -> int:
     crash_mode = "none" if args.no_crash else None
     loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
     factory = _agent(args.agent)
-    planned = [(case, scenario) for scenario, source in loaded
+    planned = [(replace(case, agent=args.agent), scenario) for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
     results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     for result in results:
-        if not result.passed:
+        if result.status == "fail":
             _print_failure(result, by_name[result.case.scenario_name])
+        elif result.status == "unknown":
+            print(f"UNKNOWN {result.case.case_id}: {_unknown_reason(result)}", file=sys.stderr)
     print(summary_table(results))
     write_results(args.out, results)
     write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
                    seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario")
     print(f"results written to {args.out}/", file=sys.stderr)
-    return 0 if all(result.passed for result in results) else 1
+    return 1 if any(result.status == "fail" for result in results) else 0
+
+
+def _unknown_reason(result: CaseResult) -> str:
+    crash = [v for v in result.verdicts if v.invariant == "crash"]
+    return crash[0].message if crash else "the case's crash point was never reached"
 
 
 def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
@@ -253,17 +262,22 @@ def parse_crash_at(text: str) -> CrashSpec:
     """
     import re
 
+    from harness.runner._points import WORLD_POINT_PATTERN
     from harness.runner._results import CrashSpec
     from harness.runner._run import ERROR_CLASSES
     from harness.scenario import CRASH_CLASSES
 
     match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"
-                         r"([a-z_]+)(:again)?", text)
+                         r"([a-z_]+)(:again)?", text) or re.fullmatch(
+        rf"({WORLD_POINT_PATTERN}):(at):([a-z_]+)()", text)
     if match is None:
         raise ConfigError("--crash-at", text, CRASH_AT_FORM,
                           "List a scenario's points with 'harness points SCENARIO'")
     point, when, crash_class, again = match.groups()
-    side: CrashWhen = "before" if when == "before" else "after"
+    side: CrashWhen = "before" if when == "before" else "at" if when == "at" else "after"
+    if side == "at" and crash_class in ERROR_CLASSES:
+        raise ConfigError("--crash-at", crash_class, "a class that kills the process at a "
+                          "world event (an error class needs a disk operation to fail)")
     if crash_class not in CRASH_CLASSES:
         raise ConfigError("--crash-at", crash_class, "a crash class, one of "
                           + ", ".join(CRASH_CLASSES), _did_you_mean(crash_class, CRASH_CLASSES))
@@ -272,7 +286,7 @@ def parse_crash_at(text: str) -> CrashSpec:
                           f"that kills the process (an error class such as {crash_class!r} "
                           "raises at the point and the agent carries on: there is no recovery "
                           "to crash)", "Drop ':again'")
-    return CrashSpec(point, side, crash_class, during_recovery=again is not None)
+    return CrashSpec(point, side, crash_class, during_recovery=bool(again))
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
@@ -297,7 +311,7 @@ def _load(paths: Sequence[str], *, crash: str | None,
 _SHOWN_POINTS = 10
 
 
-def _agent(spec: str | None) -> AgentFactory | None:
+def _agent(spec: str | None) -> AgentUnderTest | None:
     """The ``--agent`` factory, or ``None`` for the reference agent."""
     from harness.runner._agents import load_agent_factory
 
@@ -305,12 +319,16 @@ def _agent(spec: str | None) -> AgentFactory | None:
 
 
 def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
-          factory: AgentFactory | None = None) -> list[Case]:
+          factory: AgentUnderTest | None = None) -> list[Case]:
     from harness import runner
     from harness.runner._results import Case
 
     if crash_at is None:
         return list(runner.plan_cases(scenario, source, factory))
+    from harness.runner._points import is_world_point
+
+    if is_world_point(crash_at.point_id):  # reached or not, the case says so itself
+        return [Case(scenario.name, source, scenario.seed, crash_at)]
     known = list(runner.record_points(scenario, factory))
     if crash_at.point_id not in known:
         shown = ", ".join(repr(point) for point in known[:_SHOWN_POINTS]) or "none"

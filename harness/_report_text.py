@@ -12,6 +12,7 @@ re-runs exactly this case::
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -37,11 +38,17 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
 }
 
 
-def render_failure(result: CaseResult, scenario: Scenario | None = None) -> str:
-    """The whole report of a case that did not pass, as text without trailing newline."""
+def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
+                   node_id: str | None = None) -> str:
+    """The whole report of a case that did not pass, as text without trailing newline.
+
+    Under pytest, ``node_id`` adds the command that re-runs just this item.
+    """
     headline = f"{_verdict_line(result)}\n{_headline(result, scenario)}"
-    parts = [headline, _yaml_section(result, scenario), _problems_section(result),
-             f"replay: {result.case.replay_command}"]
+    replay = f"replay: {result.case.replay_command}"
+    if node_id is not None:
+        replay += f"\n    or: pytest {shlex.quote(node_id)}"
+    parts = [headline, _yaml_section(result, scenario), _problems_section(result), replay]
     return "\n\n".join(part for part in parts if part)
 
 
@@ -81,6 +88,14 @@ def _problems_section(result: CaseResult) -> str:
         lines += ["harness error", f"  {result.error}"]
     if result.case.crash is not None and not result.crash_reached:
         lines += ["the crash point was never reached, so this case proves nothing"]
+    traceback = result.trace.extra.get("agent_traceback") if result.trace else None
+    if traceback:
+        lines += ["the agent's own exception (its code, not the harness)",
+                  *(f"  {line}" for line in traceback.splitlines())]
+    foreign = result.trace.extra.get("foreign_requests") if result.trace else None
+    if foreign:
+        lines += ["requests to hosts that are not a fake provider (refused: no network in a case)",
+                  *(f"  {line}" for line in foreign[:_MAX_EVIDENCE])]
     failed = result.failed_verdicts
     if failed:
         lines.append("broken invariants")

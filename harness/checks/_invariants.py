@@ -300,6 +300,9 @@ def check_i6(trace: Trace) -> Verdict:
     upper = _usage_sum(r for r in trace.requests if r.delivered_bytes > 0 and r.usage)
     if upper == (0, 0):
         return _unknown("I6", "no attempt reported usage")
+    if trace.outcome.billed_usage is None:
+        return _unknown("I6", "the agent reports no usage: return an AgentOutcome with "
+                        "billed_usage to have each attempt's usage checked")
     billed = _tokens(trace.outcome.billed_usage)
     evidence = [f"billed input={billed[0]} output={billed[1]}",
                 f"provider, final incarnation, complete: input={lower[0]} output={lower[1]}",
@@ -467,6 +470,9 @@ def check_i11(trace: Trace) -> Verdict:
     durable state: the second must report nothing to repair, write nothing
     (the files' digest is unchanged) and neither may call the model or a tool.
     """
+    if trace.extra.get("agent") == "plain":
+        return _unknown("I11", "a plain main(prompt) recovers inside its run: there is no "
+                        "recover() to call twice (implement the Agent protocol to have it checked)")
     if len(trace.recoveries) < 2:
         return _unknown("I11", "recovery was not run twice")
     first, second = trace.recoveries[0], trace.recoveries[1]
@@ -529,6 +535,16 @@ CHECKS: dict[str, Callable[[Trace], Verdict]] = {
 """Every implemented checker by invariant id. I5 (goals) comes with goals."""
 
 
+def check_network(trace: Trace) -> Verdict | None:
+    """A case has no network: a request to a host that is no fake provider fails the case."""
+    foreign = trace.extra.get("foreign_requests") or []
+    if not foreign:
+        return None
+    return _fail("network", f"the agent sent {len(foreign)} request(s) to hosts that are not a "
+                 "fake provider: point its clients at the base URL in the environment "
+                 "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL) instead of a fixed one", foreign)
+
+
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:
     """The verdicts of the scenario's invariants, then the side-effect expectation.
 
@@ -538,5 +554,5 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
         CHECKS[i](trace) if i in CHECKS else _unknown(i, f"{i} has no checker yet")
         for i in trace.expect.invariants
     ]
-    effects = check_side_effects(trace)
-    return tuple(verdicts + ([effects] if effects else []))
+    extra = [check_side_effects(trace), check_network(trace)]
+    return tuple(verdicts + [v for v in extra if v is not None])

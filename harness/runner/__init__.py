@@ -12,7 +12,9 @@ back plain results::
 """
 
 from harness.checks._trace import Trace
+from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
 from harness.runner._model import ScriptedModel, call_id, classify_result
+from harness.runner._points import WORLD_POINT_KINDS, WorldPoint, parse_world_point
 from harness.runner._results import (
     AttemptRow,
     Case,
@@ -24,6 +26,7 @@ from harness.runner._results import (
 )
 from harness.runner._run import (
     ERROR_CLASSES,
+    AgentUnderTest,
     attempt_rows,
     case_result,
     crash_specs,
@@ -40,6 +43,8 @@ __all__ = [
     "ERROR_CLASSES",
     "STATE_DIR",
     "TOOL_PARAMETERS",
+    "WORLD_POINT_KINDS",
+    "AgentUnderTest",
     "AttemptRow",
     "Case",
     "CaseResult",
@@ -50,13 +55,18 @@ __all__ = [
     "Verdict",
     "VerdictStatus",
     "World",
+    "WorldPoint",
+    "agent_under_test",
     "attempt_rows",
     "call_id",
     "case_result",
     "classify_result",
     "crash_specs",
     "default_agent_factory",
+    "dialect_skip",
     "fault_plan",
+    "load_agent_factory",
+    "parse_world_point",
     "plan_cases",
     "record_points",
     "run_case",

@@ -55,9 +55,19 @@ DEFAULT_INVARIANTS: Final[tuple[InvariantId, ...]] = tuple(i for i in INVARIANT_
 # Patterns, each with the words an error message uses to explain it.
 SCENARIO_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9-]*$"
 TOOL_NAME_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
-CRASH_POINT_PATTERN: Final = r"^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*$"
+TARGET_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$"
+# An agent's own persistence point, or a world event (harness.runner._points).
+CRASH_POINT_PATTERN: Final = (
+    r"^(?:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*"
+    r"|after_tool:[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
+    r"|(?:before_request|mid_stream|after_response):[1-9][0-9]*)$"
+)
 PATTERN_MEANINGS: Final[dict[str, str]] = {
     SCENARIO_NAME_PATTERN: "lowercase letters, digits and '-', such as 'parallel-append-crash'",
     TOOL_NAME_PATTERN: "1 to 64 letters, digits, '_' or '-', such as 'send_mail'",
-    CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>', such as 'journal:fsync#3'",
+    TARGET_PATTERN: "a function of the agent's code, 'module:function', such as "
+                    "'mypackage.tools:send_mail'",
+    CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>', such as 'journal:fsync#3', or a world "
+                         "event: 'after_tool:<tool>#<k>', 'before_request:<turn>', "
+                         "'mid_stream:<turn>', 'after_response:<turn>'",
 }

@@ -1,0 +1,44 @@
+"""Run a user's agent unchanged: interception instead of ports (DESIGN §4, depth 1).
+
+The harness hands an unchanged agent nothing; it intercepts what the agent
+touches instead: HTTP (:func:`intercepted_network`), time (:func:`virtual_time`),
+its own files (:class:`AgentFiles`) and the tool functions a scenario names
+(:func:`replaced_targets`). :class:`PlainEntry` and :class:`PlainAgent` put them
+together around a plain ``main(prompt) -> str``.
+"""
+
+from harness.intercept._files import AgentFiles
+from harness.intercept._network import ForeverStalled, Route, Served, intercepted_network
+from harness.intercept._plain import (
+    FAKE_API_KEY,
+    PROVIDER_ENVIRONMENT,
+    CaseWorld,
+    PlainAgent,
+    PlainEntry,
+    outcome_of_error,
+    outcome_of_value,
+    stop_state_for,
+)
+from harness.intercept._targets import Target, replaced_targets, stand_in
+from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
+
+__all__ = [
+    "FAKE_API_KEY",
+    "PROVIDER_ENVIRONMENT",
+    "VIRTUAL_EPOCH",
+    "AgentFiles",
+    "CaseWorld",
+    "ForeverStalled",
+    "PlainAgent",
+    "PlainEntry",
+    "Route",
+    "Served",
+    "Target",
+    "intercepted_network",
+    "outcome_of_error",
+    "outcome_of_value",
+    "replaced_targets",
+    "stand_in",
+    "stop_state_for",
+    "virtual_time",
+]
