@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -283,6 +284,9 @@ class FakeProvider:
         if request.cache is not None:
             usage = request.cache.usage(output_tokens(response))
             response = replace(response, usage=usage)
+        if not _wants_stream(request.json):
+            return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
+                                   number=number)
         frames = self._render(request, response, number)
         for fault in faults:
             if isinstance(fault, FrameFault):
@@ -296,6 +300,40 @@ class FakeProvider:
         plan = _finish_plan(200, headers, timeline, faults, ctx)
         wait = self._first_token_wait(request)
         return replace(plan, steps=(Pause(wait), *plan.steps)) if wait else plan
+
+    def _json_plan(
+        self,
+        request: ProviderRequest,
+        request_id: str,
+        response: ScriptedResponse,
+        *,
+        faults: tuple[Fault, ...],
+        ctx: FaultContext,
+        number: int,
+    ) -> ResponsePlan:
+        """A request that did not ask to stream gets the whole answer as one JSON object.
+
+        Faults on the bytes (stalls, resets, slow drips) and on the response
+        (cut tool arguments) still apply; faults on SSE frames have no frames to
+        act on and leave the body as it is.
+        """
+        body = self._render_json(response, number)
+        timeline = Timeline((Emit(body),), (len(body),))
+        headers = (("content-type", "application/json"),
+                   (_REQUEST_ID_HEADER[self.dialect], request_id))
+        plan = _finish_plan(200, headers, timeline, faults, ctx)
+        wait = self._first_token_wait(request)
+        return replace(plan, before_headers=(Pause(wait), *plan.before_headers)) if wait \
+            else plan
+
+    def _render_json(self, response: ScriptedResponse, number: int) -> bytes:
+        if self.dialect == "openai":
+            response_id = _derived_id("chatcmpl-", self.seed, "response", number)
+            ctx = RenderContext(response_id, _CREATED, random.Random(0), False)
+            return _wire_openai.render_json(response, ctx)
+        response_id = _derived_id("msg_", self.seed, "response", number)
+        return _wire_anthropic.render_json(response, RenderContext(response_id, _CREATED,
+                                                                   random.Random(0)))
 
     def _first_token_wait(self, request: ProviderRequest) -> float:
         """The modelled prefill wait before the first byte (0 without a latency model)."""
@@ -468,6 +506,11 @@ def _parse_json(body: bytes) -> Mapping[str, object] | None:
     except (ValueError, UnicodeDecodeError):
         return None
     return parsed if isinstance(parsed, dict) else None
+
+
+def _wants_stream(body: Mapping[str, object] | None) -> bool:
+    """Whether the request asked for a stream (``"stream": true``), as both APIs read it."""
+    return body is not None and body.get("stream") is True
 
 
 def _wants_usage(body: Mapping[str, object] | None) -> bool:

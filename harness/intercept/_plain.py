@@ -219,11 +219,40 @@ def outcome_of_value(value: object) -> AgentOutcome:
 def outcome_of_error(error: BaseException, incarnation: int) -> AgentOutcome:
     """An exception that ended ``main``, as a stop state with the agent's own traceback."""
     stop = stop_state_for(error)
-    text = "".join(traceback.format_exception(error)).rstrip()
+    text = agent_traceback(error)
     reason = f"the agent raised {type(error).__name__}: {error}"
     return AgentOutcome(stop, reason, (), None, None, 0,
                         infra_failure=stop == "infra_paused",
                         agent_traceback=f"incarnation {incarnation} (the agent's code):\n{text}")
+
+
+# The harness's own code: its frames in an agent's traceback are interception machinery.
+_HARNESS_DIRS: Final = (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+    os.path.dirname(os.path.abspath(sys.modules["fakes"].__file__ or "")) + os.sep,
+)
+
+
+def agent_traceback(error: BaseException) -> str:
+    """The traceback of ``error`` without the harness's own frames (interception machinery).
+
+    What is left is the agent's code and the libraries it called, so the
+    report points at the line of the agent that failed.
+    """
+    shown = traceback.TracebackException.from_exception(error)
+    for part in _chain(shown):
+        part.stack = traceback.StackSummary.from_list(
+            [frame for frame in part.stack if not frame.filename.startswith(_HARNESS_DIRS)])
+    return "".join(shown.format()).rstrip()
+
+
+def _chain(exception: traceback.TracebackException) -> Iterator[traceback.TracebackException]:
+    seen: set[int] = set()
+    current: traceback.TracebackException | None = exception
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 _AUTH: Final = frozenset({"AuthenticationError", "PermissionDeniedError"})

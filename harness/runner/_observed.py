@@ -15,10 +15,8 @@ A reply's status is read from its content with the scripted model's rules
 ...         {"id": "call_t1_0", "type": "function",
 ...          "function": {"name": "mail", "arguments": "{\\"to\\": \\"cfo\\"}"}}]},
 ...     {"role": "tool", "tool_call_id": "call_t1_0", "content": "{\\"sent\\": true}"}]}
->>> [(m.role, m.call_id, m.status) for m in observed_transcript("openai", body, "Done.")]
-... # doctest: +NORMALIZE_WHITESPACE
-[('user', None, None), ('assistant', None, None), ('tool', 'call_t1_0', 'ok'),
- ('assistant', None, None)]
+>>> [(m.role, m.call_id, m.status) for m in observed_transcript("openai", body)]
+[('user', None, None), ('assistant', None, None), ('tool', 'call_t1_0', 'ok')]
 """
 
 from __future__ import annotations
@@ -38,15 +36,11 @@ _STATUS = {
 }
 
 
-def observed_transcript(dialect: str, body: Mapping[str, Any] | None,
-                        final_text: str | None) -> tuple[TranscriptMessage, ...]:
-    """The conversation in ``body`` (a request's JSON), then the final answer if any."""
+def observed_transcript(dialect: str, body: Mapping[str, Any] | None
+                        ) -> tuple[TranscriptMessage, ...]:
+    """The conversation in ``body`` (a request's JSON)."""
     messages = body.get("messages") if body is not None else None
-    history = list(_messages(dialect, messages if isinstance(messages, list) else []))
-    if final_text is not None:
-        turn = 1 + sum(1 for m in history if m.role == "assistant")
-        history.append(TranscriptMessage("assistant", f"turn_{turn}", final_text))
-    return tuple(history)
+    return tuple(_messages(dialect, messages if isinstance(messages, list) else []))
 
 
 def _messages(dialect: str, messages: list[Any]) -> Iterator[TranscriptMessage]:

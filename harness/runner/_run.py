@@ -226,7 +226,7 @@ class _CaseRun:
         assert outcome is not None
         if not outcome.transcript:
             body = self.world.last_request_body(final.number)
-            observed = observed_transcript(self.scenario.dialect, body, outcome.final_text)
+            observed = observed_transcript(self.scenario.dialect, body)
             outcome = replace(outcome, transcript=observed)
         return outcome_record(outcome)
 
@@ -237,6 +237,8 @@ class _CaseRun:
             extra["agent"] = "plain"
         if self.world.foreign:
             extra["foreign_requests"] = list(self.world.foreign)
+        if final.outcome is not None and final.outcome.final_text is not None:
+            extra["final_answer"] = final.outcome.final_text
         traceback = final.outcome.agent_traceback if final.outcome else None
         if traceback:
             extra["agent_traceback"] = traceback

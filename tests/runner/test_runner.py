@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from conftest import mail_scenario
 from minimal_agent import minimal_factory
 
 from harness.runner import Case, CrashSpec, plan_cases, record_points, run_case
-from harness.scenario import ScenarioError
 
 AGENT = minimal_factory()
 SOURCE = Path("scenarios/mail.yaml")
