@@ -67,6 +67,7 @@ class HarnessSettings:
     results_dir: Path | None
     agent: str | None = None
     dialects: tuple[str, ...] = ()
+    targets: tuple[tuple[str, str], ...] = ()
     results: list[CaseResult] = field(default_factory=list)
 
     def collects(self, path: Path) -> bool:
@@ -102,6 +103,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          " in another dialect are skipped")
     parser.addini("harness_scenarios", type="args", default=["scenarios"],
                   help="folders of YAML scenarios, relative to the rootdir")
+    group.addoption("--harness-target", action="append", metavar="TOOL=MODULE:FUNCTION",
+                    default=None, help="the agent's own function that scenario tool TOOL stands"
+                                       " for (default: ini harness_targets); repeatable")
+    parser.addini("harness_targets", type="args", default=[],
+                  help="TOOL=MODULE:FUNCTION pairs (see --harness-target)")
     parser.addini("harness_agent", default="",
                   help="the agent under test, MODULE:CALLABLE (see --harness-agent)")
     parser.addini("harness_dialects", type="args", default=[],
@@ -131,7 +137,19 @@ def pytest_configure(config: pytest.Config) -> None:
         results_dir=None if results is None else (rootdir / results).resolve(),
         agent=config.getoption("harness_agent") or config.getini("harness_agent") or None,
         dialects=tuple(config.getoption("harness_dialect") or config.getini("harness_dialects")),
+        targets=_targets(config.getoption("harness_target") or config.getini("harness_targets")),
     )
+
+
+def _targets(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    import argparse
+
+    from harness._cli import parse_target
+
+    try:
+        return tuple(parse_target(pair) for pair in pairs)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"--harness-target / harness_targets: {error}") from error
 
 
 def _named_on_command_line(config: pytest.Config) -> frozenset[Path]:
@@ -187,13 +205,19 @@ class ScenarioFile(pytest.File):
 
 def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest | None:
     """The hook's agent, else ``harness_agent``; ``None`` for the reference agent."""
+    from harness.intercept import PlainEntry
     from harness.runner._agents import agent_under_test, load_agent_factory
 
+    settings = config.stash[_SETTINGS]
     hooked = config.hook.pytest_harness_agent_factory(config=config, scenario=scenario)
+    agent: AgentUnderTest | None
     if hooked is not None:
-        return agent_under_test(hooked)
-    spec = config.stash[_SETTINGS].agent
-    return load_agent_factory(spec) if spec else None
+        agent = agent_under_test(hooked)
+    else:
+        agent = load_agent_factory(settings.agent) if settings.agent else None
+    if isinstance(agent, PlainEntry):
+        return agent.with_tool_map(settings.targets)
+    return agent
 
 
 def _dialect_skip(config: pytest.Config, scenario: Scenario) -> str | None:

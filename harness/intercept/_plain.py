@@ -86,6 +86,8 @@ class PlainEntry:
 
     spec: str
     targets: tuple[Target, ...] = ()
+    tool_map: tuple[tuple[str, str], ...] = ()
+    """``--target`` pairs (scenario tool, ``module:function``): they win over the scenario's."""
 
     @property
     def module(self) -> str:
@@ -96,7 +98,13 @@ class PlainEntry:
         return self.spec.partition(":")[2]
 
     def with_targets(self, targets: tuple[Target, ...]) -> PlainEntry:
-        return PlainEntry(self.spec, targets)
+        """This entry with a case's tool targets, the ``tool_map`` overriding them."""
+        mapped = dict(self.tool_map)
+        chosen = {t.tool: Target(t.tool, mapped.get(t.tool, t.spec)) for t in targets}
+        return PlainEntry(self.spec, tuple(chosen.values()), self.tool_map)
+
+    def with_tool_map(self, tool_map: tuple[tuple[str, str], ...]) -> PlainEntry:
+        return PlainEntry(self.spec, self.targets, tool_map)
 
     def load(self) -> Callable[..., Any]:
         """Import the entry's module and return ``main``."""

@@ -33,6 +33,7 @@ from harness.runner._run import (
     default_agent_factory,
     plan_cases,
     record_points,
+    record_run,
     run_case,
     run_trace,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "parse_world_point",
     "plan_cases",
     "record_points",
+    "record_run",
     "run_case",
     "run_trace",
     "task_for",

@@ -278,8 +278,10 @@ def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFac
     """The factory of a case: a plain entry is bound to the case's world and tool targets."""
     if not isinstance(factory, PlainEntry):
         return factory
-    entry = factory.with_targets(tuple(Target(name, spec.target)
-                                       for name, spec in scenario.tools.items() if spec.target))
+    mapped = dict(factory.tool_map)
+    entry = factory.with_targets(tuple(Target(name, spec.target or mapped[name])
+                                       for name, spec in scenario.tools.items()
+                                       if spec.target or name in mapped))
 
     def build(ports: AgentPorts) -> Agent:
         agent: Agent = PlainAgent(entry, world, ports.incarnation)
@@ -476,11 +478,17 @@ def _row_outcome(delivery: str, status: int, truncated: bool) -> str:
 def record_points(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
                   seed: int | None = None) -> list[str]:
     """Every persistence point a crash-free run reaches, in order (no recovery checks)."""
+    return record_run(scenario, agent_factory, seed)[0]
+
+
+def record_run(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
+               seed: int | None = None) -> tuple[list[str], list[str]]:
+    """The agent's own persistence points and the world events of a crash-free run, in order."""
     case = Case(scenario.name, Path(f"<scenario {scenario.name}>"),
                 scenario.seed if seed is None else seed)
     run = _CaseRun(case, scenario, agent_factory or default_agent_factory)
     run._run_to_stop()
-    return [p.id for p in run.world.disk.points]
+    return [p.id for p in run.world.disk.points], list(run.world.events)
 
 
 def _is_fsync(point: str) -> bool:

@@ -14,6 +14,10 @@ def send_mail(to: str, body: str) -> dict:
     raise RuntimeError("the real mail server must never be reached in a test")
 
 
+def append_note(text: str) -> dict:
+    raise RuntimeError("the real notes service must never be reached in a test")
+
+
 def read_outbox() -> dict:
     raise RuntimeError("the real outbox must never be reached in a test")
 '''
@@ -24,11 +28,13 @@ import json
 
 from openai import AsyncOpenAI
 
-from {package}.tools import send_mail
+from {package}.tools import append_note, read_outbox, send_mail
 
 STRING = {{"type": "string"}}
-TOOLS = [{{"type": "function", "function": {{"name": "mail", "parameters": {{
-    "type": "object", "properties": {{"to": STRING, "body": STRING}}}}}}}}]
+FUNCTIONS = {{"mail": send_mail, "notes": append_note, "outbox": read_outbox}}
+TOOLS = [{{"type": "function", "function": {{"name": name, "parameters": {{
+    "type": "object", "properties": {{"to": STRING, "body": STRING, "text": STRING}}}}}}}}
+    for name in FUNCTIONS]
 SENT_THIS_PROCESS = []
 
 
@@ -58,7 +64,7 @@ async def main(prompt: str) -> str:
               "function": {{"name": c["name"], "arguments": c["args"]}}}}
             for c in calls.values()]}})
         for call in calls.values():
-            result = send_mail(**json.loads(call["args"]))
+            result = FUNCTIONS[call["name"]](**json.loads(call["args"]))
             SENT_THIS_PROCESS.append(call["id"])
             messages.append({{"role": "tool", "tool_call_id": call["id"],
                              "content": json.dumps(result)}})
