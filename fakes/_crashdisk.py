@@ -8,7 +8,8 @@ before and after every write to durable records"):
   folder ``fsync`` made durable). A new file whose folder was never fsynced is
   not durable, however often its data was;
 * every mutating operation (``mkdir``, ``create``, ``write``, ``fsync``,
-  ``fsync_dir``, ``truncate``, ``rename``) is a :class:`PersistencePoint` with a
+  ``fsync_dir``, ``truncate``, ``rename``, ``unlink``, ``rmdir``) is a
+  :class:`PersistencePoint` with a
   stable id ``<role>:<op>#<n>``: ``journal:fsync#3`` is the third fsync of the
   file whose role is ``journal``. Reads are not points. ``n`` counts over the
   whole world, across incarnations, so the same program reaches the same ids;
@@ -21,7 +22,11 @@ before and after every write to durable records"):
   ``torn_append_zeros``  … its full length survives, the end zero-filled
   ``torn_append_garbage`` … its full length survives, the end seeded garbage
   ``missing_dir_fsync``  as ``unsynced_lost``, and names never made durable by
-                         a folder fsync disappear (with what is inside them)
+                         a folder fsync disappear (with what is inside them);
+                         a removal never made durable by one is undone
+  ``process_killed``     SIGKILL, not power loss: everything handed to the OS
+                         survives, data and names; only what sat in the
+                         process's own buffers (never written) is lost
   ``eio_on_write``       no crash: the ``write`` raises ``EIO``
   ``eio_on_fsync``       no crash: the ``fsync``/``fsync_dir`` raises ``EIO``
   ``enospc_on_write``    no crash: the ``write`` raises ``ENOSPC``
@@ -48,6 +53,7 @@ Example::
 from __future__ import annotations
 
 import errno
+import os
 import posixpath
 import random
 from collections.abc import Callable, Mapping
@@ -67,6 +73,7 @@ CrashClass = Literal[
     "torn_append_zeros",
     "torn_append_garbage",
     "missing_dir_fsync",
+    "process_killed",
     "eio_on_write",
     "eio_on_fsync",
     "enospc_on_write",
@@ -79,7 +86,17 @@ _ERROR_CLASSES: dict[str, tuple[int, frozenset[str]]] = {
     "eio_on_fsync": (errno.EIO, frozenset({"fsync", "fsync_dir"})),
     "enospc_on_write": (errno.ENOSPC, frozenset({"write"})),
 }
-POINT_OPS = ("mkdir", "create", "write", "fsync", "fsync_dir", "truncate", "rename")
+POINT_OPS = (
+    "mkdir",
+    "create",
+    "write",
+    "fsync",
+    "fsync_dir",
+    "truncate",
+    "rename",
+    "unlink",
+    "rmdir",
+)
 When = Literal["before", "after"]
 
 
@@ -279,6 +296,30 @@ class CrashDisk:
             if not self._inodes[i].is_dir
         }
 
+    def folders(self) -> list[str]:
+        """Every folder's path (the root included), sorted: parents before children."""
+        return sorted(p for p, i in self._names.items() if self._inodes[i].is_dir)
+
+    def make_durable_folders(self, path: str) -> None:
+        """Create ``path`` and its missing parents, durable at once and without points.
+
+        The world's own setup (an agent's working folder that exists before it
+        starts), not an operation of the agent: no persistence point, no crash.
+
+        >>> disk = CrashDisk()
+        >>> disk.make_durable_folders("/home/agent")
+        >>> disk.folders(), disk.points
+        (['/', '/home', '/home/agent'], [])
+        """
+        path = normpath(path)
+        if path == "/" or path in self._names:
+            return
+        self.make_durable_folders(dirname(path))
+        number = self._next_inode
+        self._next_inode += 1
+        self._inodes[number] = _Inode(is_dir=True)
+        self._names[path] = self._durable_names[path] = number
+
     # -- persistence points -------------------------------------------------
     def role_of(self, path: str) -> str:
         role = self._roles.get(path)
@@ -334,10 +375,14 @@ class CrashDisk:
         names = {p: i for p, i in names.items() if _parent_survives(p, names)}
         torn = self._torn_inode() if crash_class.startswith("torn_append") else None
         rng = rng_stream(self._seed, f"crash:{salt}:{crash_class}")
+        # A killed process leaves the OS running: its page cache still holds
+        # every byte the process wrote, fsynced or not.
+        keeps_page_cache = crash_class == "process_killed"
         survivors: dict[int, _Inode] = {}
         for i in sorted(set(names.values())):
             inode = self._inodes[i]
-            content = bytes(inode.data) if inode.is_dir else inode.durable
+            volatile = inode.is_dir or keeps_page_cache
+            content = bytes(inode.data) if volatile else inode.durable
             if i == torn:
                 content = _torn(inode, crash_class, rng)
             survivors[i] = _Inode(inode.is_dir, bytearray(content), content)
@@ -474,6 +519,34 @@ class _CrashDiskView:
         self._file("rename", source)
         names = self._disk._names
         self._op("rename", target, lambda: names.__setitem__(target, names.pop(source)))
+
+    def is_dir(self, path: str) -> bool:
+        """Whether ``path`` names a folder (False if it names a file or nothing)."""
+        self._disk.incarnations.check(self.generation, f"is_dir {path}")
+        number = self._disk._names.get(normpath(path))
+        return number is not None and self._disk._inodes[number].is_dir
+
+    def unlink(self, path: str) -> None:
+        """Remove the file ``path``; like a rename, durable only after a folder fsync."""
+        path = normpath(path)
+        call_os("unlink", path, lambda: self._expect_kind("unlink", path, folder=False))
+        self._op("unlink", path, lambda: self._disk._names.pop(path))
+
+    def rmdir(self, path: str) -> None:
+        """Remove the empty folder ``path``; durable only after its parent's fsync."""
+        path = normpath(path)
+        call_os("rmdir", path, lambda: self._expect_empty_folder(path))
+        self._op("rmdir", path, lambda: self._disk._names.pop(path))
+
+    def _expect_kind(self, op: str, path: str, *, folder: bool) -> None:
+        if self._inode(path, op).is_dir != folder:
+            code = errno.ENOTDIR if folder else errno.EISDIR
+            raise OSError(code, os.strerror(code), path)
+
+    def _expect_empty_folder(self, path: str) -> None:
+        self._expect_kind("rmdir", path, folder=True)
+        if any(p != "/" and dirname(p) == path for p in self._disk._names):
+            raise OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), path)
 
 
 @final

@@ -7,7 +7,7 @@ its own files (:class:`AgentFiles`) and the tool functions a scenario names
 together around a plain ``main(prompt) -> str``.
 """
 
-from harness.intercept._files import AgentFiles
+from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
 from harness.intercept._network import ForeverStalled, Route, Served, intercepted_network
 from harness.intercept._plain import (
     FAKE_API_KEY,
@@ -25,6 +25,7 @@ from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 __all__ = [
     "FAKE_API_KEY",
     "PROVIDER_ENVIRONMENT",
+    "REAL_FS_PACKAGES",
     "VIRTUAL_EPOCH",
     "AgentFiles",
     "CaseWorld",

@@ -1,14 +1,597 @@
-"""Placeholder until the pyfakefs layer lands."""
+"""The agent's own file I/O, through pyfakefs, onto a :class:`fakes.CrashDisk`.
+
+An unchanged agent calls ``open``, ``os.write``, ``os.fsync``, ``os.replace``,
+``pathlib`` and ``tempfile`` as it would on a real machine. While
+:meth:`AgentFiles.active` runs, pyfakefs answers those calls from a fake file
+system, and every operation that changes it is mirrored onto the crash disk,
+which stays the only judge of durability:
+
+===========================================  =====================================
+what the agent does                          what the crash disk sees
+===========================================  =====================================
+creates a file (``open(p, "w")``, ``x``, …)  ``create``
+hands bytes to the OS (flush, close,         ``write`` of what extends the file;
+``os.write``)                                ``truncate`` first if it changed
+                                             bytes already there
+``open(p, "w")`` on a non-empty file,        ``truncate``
+``os.truncate``, ``f.truncate()``
+``os.fsync``/``os.fdatasync`` (file, folder)  ``fsync`` / ``fsync_dir``
+``os.replace``/``os.rename``/``Path.rename``  ``rename``
+``os.mkdir``/``os.makedirs``/``Path.mkdir``   ``mkdir`` (one per folder made)
+``os.unlink``/``os.remove``/``os.rmdir``      ``unlink`` / ``rmdir``
+===========================================  =====================================
+
+Bytes still in the process's own buffers (a ``BufferedWriter`` or text wrapper
+that was not flushed) never reach the crash disk: a crash loses them in every
+class, ``process_killed`` included. ``EIO``/``ENOSPC`` reach the agent as the
+``OSError`` the real call raises. A :class:`fakes.SimulatedCrash` propagates out
+of the agent's call.
+
+Code of the packages in :data:`REAL_FS_PACKAGES` (the harness, the HTTP stack,
+the SDKs, the test tools, ``importlib``) keeps the real file system, and so does
+the import system.
+
+Example::
+
+    disk = CrashDisk(plan=CrashPlan("state:truncate#1", "after", "unsynced_lost"))
+    files = AgentFiles(disk)
+    with files.active(generation=1):
+        json.dump({"step": 1}, open("state.json", "w"))   # no fsync: a bug
+        ...                                                # crashes at the second save
+    disk.restart()
+    with files.active(generation=2):
+        open("state.json").read()                          # '' : the torn state file
+"""
+
 from __future__ import annotations
 
-from contextlib import nullcontext
-from typing import Any
+import contextlib
+import errno
+import functools
+import os
+import pathlib
+import posixpath
+import random
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from types import FrameType, ModuleType
+from typing import Any, ClassVar, cast, final
+
+from pyfakefs import fake_io, fake_open, fake_os, fake_path, fake_pathlib
+from pyfakefs.fake_file import FakeDirectory, FakeDirWrapper, FakeFile, FakeFileWrapper
+from pyfakefs.fake_filesystem import FakeFilesystem
+from pyfakefs.fake_filesystem_unittest import Patcher
+from pyfakefs.fake_os import FakeOsModule, handle_original_call
+
+from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
+from harness._errors import DiskError
+from harness.agent._ids import rng_stream
+
+REAL_FS_PACKAGES: tuple[str, ...] = (
+    "harness",
+    "fakes",
+    "reports",
+    "httpx",
+    "httpcore",
+    "httpx2",
+    "httpcore2",
+    "openai",
+    "anthropic",
+    "pydantic",
+    "pydantic_core",
+    "pydantic_ai",
+    "certifi",
+    "ssl",
+    "anyio",
+    "sniffio",
+    "h11",
+    "h2",
+    "jiter",
+    "distro",
+    "importlib",
+    "pytest",
+    "_pytest",
+    "pluggy",
+    "xdist",
+    "execnet",
+    "hypothesis",
+    "respx",
+    "ruamel",
+    "polars",
+    "jinja2",
+    "numpy",
+    "coverage",
+)
+"""Packages whose code keeps the real file system while an agent runs.
+
+Extend it for a library of yours: ``AgentFiles(disk, real_fs_packages=REAL_FS_PACKAGES
++ ("mylib",))``. A package covers its submodules (``httpx`` covers ``httpx._client``).
+"""
+
+# pyfakefs asks this of each call it intercepts; its own answer walks a formatted
+# stack and matches file names, which misses submodules of a skipped package.
+_SKIP_CHECK = "is_called_from_skipped_module"
+_SKIP_CHECK_USERS: tuple[ModuleType, ...] = (fake_os, fake_open, fake_io, fake_path, fake_pathlib)
+_STDLIB = frozenset(sys.stdlib_module_names)
 
 
+@final
+class _LibraryCallers:
+    """pyfakefs's skip check, by module name: is the nearest caller library code?
+
+    Frames of the standard library, of pyfakefs and of this package are looked
+    through, unless they belong to a listed package (``importlib``): the answer
+    is the nearest frame that is either listed (real file system) or neither
+    (the agent's). Off while the patcher itself sets up or tears down, since
+    pyfakefs's own attribute lookups then ask it too.
+    """
+
+    def __init__(self, packages: tuple[str, ...]) -> None:
+        self._names = frozenset(packages)
+        self._prefixes = tuple(p + "." for p in packages)
+        self.enabled = False
+
+    def __call__(self, *_args: object, **_kwargs: object) -> bool:
+        frame: FrameType | None = sys._getframe(1)
+        while self.enabled and frame is not None:
+            module = frame.f_globals.get("__name__", "")
+            frame = frame.f_back
+            if module.startswith(_THIS_PACKAGE):
+                continue
+            listed = module in self._names or module.startswith(self._prefixes)
+            if listed or not _is_plumbing(module):
+                return listed
+        return False
+
+
+_THIS_PACKAGE = __name__.rpartition(".")[0]
+
+
+def _is_plumbing(module: str) -> bool:
+    top = module.partition(".")[0]
+    return top in _STDLIB or top == "pyfakefs"
+
+
+@contextmanager
+def _skip_check(check: Callable[..., bool]) -> Iterator[None]:
+    saved = [(m, getattr(m, _SKIP_CHECK)) for m in _SKIP_CHECK_USERS]
+    for module, _ in saved:
+        setattr(module, _SKIP_CHECK, check)
+    try:
+        yield
+    finally:
+        for module, original in saved:
+            setattr(module, _SKIP_CHECK, original)
+
+
+def _os_error(exc: DiskError) -> OSError:
+    """The ``OSError`` the real call raises, from the disk's wrapped error."""
+    code = exc.errno if exc.errno is not None else errno.EIO
+    return OSError(code, os.strerror(code), exc.path)
+
+
+@final
+class _Mirror:
+    """One incarnation's operations, replayed onto the crash disk's path API."""
+
+    def __init__(self, disk: CrashDisk, generation: int) -> None:
+        self._disk = disk
+        self._view = disk.for_incarnation(generation)
+        self.generation = generation
+
+    def _alive(self, what: str) -> None:
+        # The `with` block around a crashed write closes its file while the crash
+        # unwinds; the world refuses that flush, and the crash itself travels on.
+        in_flight = sys.exc_info()[1]
+        try:
+            self._disk.incarnations.check(self.generation, what)
+        except DeadIncarnationError:
+            if isinstance(in_flight, SimulatedCrash):
+                raise in_flight from None
+            raise
+
+    @contextmanager
+    def _os_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except DiskError as exc:
+            raise _os_error(exc) from None
+
+    def created(self, path: str) -> None:
+        self._alive(f"create {path}")
+        with self._os_errors():
+            self._view.open_append(path)
+
+    def content(self, path: str, new: bytes) -> None:
+        """The file now holds ``new`` in the OS: write what changed."""
+        self._alive(f"write {path}")
+        old = self._view.read(path)
+        if new == old:
+            return
+        keep = len(old) if new.startswith(old) else _common_prefix(old, new)
+        with self._os_errors():
+            if keep < len(old):
+                self._view.truncate(path, keep)
+            if len(new) > keep:
+                self._view.open_append(path).write(new[keep:])
+
+    def durable_content(self, path: str) -> bytes:
+        return self._view.read(path)
+
+    def fsync(self, path: str, *, folder: bool) -> None:
+        self._alive(f"fsync {path}")
+        with self._os_errors():
+            if folder:
+                self._view.fsync_dir(path)
+            else:
+                self._view.open_append(path).fsync()
+
+    def mkdir(self, path: str) -> None:
+        self._alive(f"mkdir {path}")
+        with self._os_errors():
+            self._view.mkdir(path)
+
+    def rename(self, source: str, target: str) -> None:
+        self._alive(f"rename {source}")
+        with self._os_errors():
+            self._view.replace(source, target)
+
+    def remove(self, path: str) -> None:
+        """``path`` is gone, with whatever was inside it (deepest first)."""
+        self._alive(f"remove {path}")
+        inside = [p for p in self._disk.files() if p.startswith(path + "/")]
+        inside += [p for p in self._disk.folders() if p.startswith(path + "/")]
+        with self._os_errors():
+            for p in sorted(inside, key=lambda p: (-p.count("/"), p)):
+                self._remove_one(p)
+            self._remove_one(path)
+
+    def _remove_one(self, path: str) -> None:
+        if self._view.is_dir(path):
+            self._view.rmdir(path)
+        else:
+            self._view.unlink(path)
+
+
+def _common_prefix(old: bytes, new: bytes) -> int:
+    n = 0
+    for a, b in zip(old, new, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+def _text(path: Any) -> str:
+    return os.fsdecode(os.fspath(path))
+
+
+class _MirroredFilesystem(FakeFilesystem):
+    """A pyfakefs file system whose changes are mirrored (set on a built one)."""
+
+    mirror: _Mirror
+    _renaming = False
+
+    def _mirrored(self, file: FakeFile) -> str | None:
+        """The path of ``file`` if the agent can still reach it by name.
+
+        Walks the parents instead of resolving the path: pyfakefs's resolution
+        costs more than the write it would guard.
+        """
+        names: list[str] = []
+        node = file
+        while node is not self.root:
+            parent = node.parent_dir() if node.parent_dir is not None else None
+            name = _text(node.name)
+            if not isinstance(parent, FakeDirectory) or parent.entries.get(name) is not node:
+                return None
+            names.append(name)
+            node = parent
+        return "/" + "/".join(reversed(names))
+
+    def contents_changed(self, file: FakeFile) -> None:
+        """pyfakefs's side effect: the OS now holds new bytes for ``file``."""
+        path = self._mirrored(file)
+        if path is None:
+            return
+        try:
+            self.mirror.content(path, file.byte_contents or b"")
+        except OSError:
+            # A failed write leaves what the disk holds; the agent sees the same.
+            file.set_initial_contents(self.mirror.durable_content(path))
+            raise
+
+    def create_file_internally(self, *args: Any, **kwargs: Any) -> FakeFile:
+        kwargs["side_effect"] = self.contents_changed
+        file = super().create_file_internally(*args, **kwargs)
+        self.mirror.created(_text(file.path))
+        return file
+
+    def makedir(self, dir_path: Any, mode: int = 0o777) -> None:
+        super().makedir(dir_path, mode)
+        self.mirror.mkdir(self.absnormpath(_text(dir_path).rstrip("/")))
+
+    def create_dir(self, directory_path: Any, *args: Any, **kwargs: Any) -> Any:
+        path = self.absnormpath(_text(directory_path))
+        missing = self._missing_folders(path)
+        created = super().create_dir(directory_path, *args, **kwargs)
+        for folder in missing:
+            self.mirror.mkdir(folder)
+        return created
+
+    def _missing_folders(self, path: str) -> list[str]:
+        missing: list[str] = []
+        while path != "/" and not self.exists(path):
+            missing.insert(0, path)
+            path = posixpath.dirname(path)
+        return missing
+
+    def rename(self, old_file_path: Any, new_file_path: Any, force_replace: bool = False) -> None:
+        source = self.absnormpath(_text(old_file_path))
+        target = self.absnormpath(_text(new_file_path))
+        # Replacing an existing target removes it inside pyfakefs; on a real
+        # disk that is one atomic rename, never an unlink first.
+        self._renaming = True
+        try:
+            super().rename(old_file_path, new_file_path, force_replace)
+        finally:
+            self._renaming = False
+        if source != target and not self.exists(source, check_link=True):
+            self.mirror.rename(source, target)
+
+    def remove_object(self, file_path: Any) -> None:
+        path = self.absnormpath(_text(file_path))
+        super().remove_object(file_path)
+        if not self._renaming:
+            self.mirror.remove(path)
+
+
+def _mirrored_fs(os_module: FakeOsModule) -> _MirroredFilesystem:
+    fs = os_module.filesystem
+    assert isinstance(fs, _MirroredFilesystem)
+    return fs
+
+
+class _MirroredOs(FakeOsModule):
+    """pyfakefs's ``os`` whose fsyncs and truncations reach the crash disk."""
+
+    @handle_original_call
+    def fsync(self, fd: int) -> None:
+        super().fsync(fd)
+        self._sync(fd)
+
+    @handle_original_call
+    def fdatasync(self, fd: int) -> None:
+        super().fdatasync(fd)
+        self._sync(fd)
+
+    def _sync(self, fd: int) -> None:
+        fs = _mirrored_fs(self)
+        handle = fs.get_open_file(fd)
+        if isinstance(handle, FakeDirWrapper | FakeFileWrapper):
+            target = handle.get_object()
+            path = fs._mirrored(target)
+            if path is not None:
+                fs.mirror.fsync(path, folder=isinstance(handle, FakeDirWrapper))
+
+    @handle_original_call
+    def truncate(self, path: Any, length: int) -> None:
+        super().truncate(path, length)
+        fs = _mirrored_fs(self)
+        fs.contents_changed(fs.resolve(path, allow_fd=True))
+
+    @handle_original_call
+    def ftruncate(self, fd: int, length: int) -> None:
+        super().ftruncate(fd, length)
+        fs = _mirrored_fs(self)
+        handle = fs.get_open_file(fd)
+        if isinstance(handle, FakeFileWrapper):
+            fs.contents_changed(handle.get_object())
+
+
+class _SeededNames:
+    """``tempfile``'s name sequence from a seeded stream: the same names every run.
+
+    The names become file names and so roles in point ids; ``tempfile``'s own
+    sequence is seeded from the OS.
+    """
+
+    characters = "abcdefghijklmnopqrstuvwxyz0123456789_"
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def __iter__(self) -> _SeededNames:
+        return self
+
+    def __next__(self) -> str:
+        return "".join(self.rng.choice(self.characters) for _ in range(8))
+
+
+@contextmanager
+def _seeded_tempfile_names(rng: random.Random) -> Iterator[None]:
+    saved = getattr(tempfile, "_name_sequence", None)
+    tempfile._name_sequence = _SeededNames(rng)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        tempfile._name_sequence = saved  # type: ignore[attr-defined]
+
+
+def _loaded_modules_of(packages: tuple[str, ...]) -> set[str]:
+    prefixes = tuple(p + "." for p in packages)
+    return {name for name in list(sys.modules) if name in packages or name.startswith(prefixes)}
+
+
+class _AgentPatcher(Patcher):
+    """pyfakefs's patcher with its own singleton and module cache.
+
+    Our ``os`` replaces pyfakefs's, and library modules loaded while the agent
+    runs stay loaded (pyfakefs would drop them from ``sys.modules``).
+    """
+
+    PATCHER: ClassVar[Patcher | None] = None  # type: ignore[misc]
+
+
+@final
 class AgentFiles:
-    def __init__(self, disk: Any, workdir: str = "/agent") -> None:
-        self.disk = disk
-        self.workdir = workdir
+    """The agent's own file I/O, through pyfakefs, onto a :class:`fakes.CrashDisk`.
 
-    def active(self, generation: int) -> Any:
-        return nullcontext(generation)
+    ``workdir`` is the agent's current folder, created empty (and durable) on the
+    disk; it survives restarts. ``real_fs_packages`` lists the packages whose
+    code keeps the real file system (see :data:`REAL_FS_PACKAGES`). ``seed``
+    drives ``tempfile``'s names.
+
+    Example (not a doctest: code of this package keeps the real file system)::
+
+        disk = CrashDisk()
+        files = AgentFiles(disk)
+        with files.active(generation=1):
+            pathlib.Path("notes.txt").write_text("hello")   # the agent's code
+        disk.files()["/agent/notes.txt"]                    # b'hello'
+    """
+
+    _active: ClassVar[AgentFiles | None] = None
+
+    def __init__(
+        self,
+        disk: CrashDisk,
+        workdir: str = "/agent",
+        *,
+        real_fs_packages: Iterable[str] = REAL_FS_PACKAGES,
+        seed: int = 0,
+    ) -> None:
+        self.disk = disk
+        self.workdir = posixpath.normpath(workdir)
+        self._packages = tuple(real_fs_packages)
+        self._seed = seed
+        self._temp = tempfile.gettempdir()
+        disk.make_durable_folders(self.workdir)
+        disk.make_durable_folders(self._temp)
+        self._library_callers = _LibraryCallers(self._packages)
+        self._patcher = self._new_patcher()
+
+    def _new_patcher(self) -> _AgentPatcher:
+        skip = sorted(_loaded_modules_of(self._packages) | set(self._packages))
+        patcher = _AgentPatcher(
+            additional_skip_names=list(skip),
+            # pyfakefs takes fake module classes here (its stubs say modules).
+            modules_to_patch={"os": _MirroredOs},  # type: ignore[dict-item]
+            use_cache=True,
+        )
+        patcher.cleanup_handlers = _KeepLibraryModules(
+            patcher.cleanup_handlers, self._packages, patcher.fake_modules
+        )
+        return patcher
+
+    @contextmanager
+    def active(self, generation: int) -> Iterator[None]:
+        """Patch ``open``/``os``/``io``/``pathlib``/``shutil``/``tempfile`` while incarnation
+        ``generation`` runs.
+
+        The fake file system holds the disk's files and folders as that
+        incarnation sees them (after a crash and ``disk.restart()``: the crash
+        state); the current folder is ``workdir``.
+        """
+        self.disk.incarnations.check(generation, f"start incarnation {generation}")
+        if AgentFiles._active is not None:
+            raise RuntimeError("an agent's files are already active; one incarnation at a time")
+        AgentFiles._active = self
+        rng = rng_stream(self._seed, f"tempfile:{generation}")
+        try:
+            with _skip_check(self._library_callers), _seeded_tempfile_names(rng):
+                self._patcher.setUp()
+                try:
+                    self._load(self._fake_fs(), generation)
+                    self._library_callers.enabled = True
+                    yield
+                finally:
+                    self._close_leftovers(self._fake_fs(), generation)
+                    self._library_callers.enabled = False
+                    self._patcher.tearDown()
+        finally:
+            AgentFiles._active = None
+
+    def _fake_fs(self) -> FakeFilesystem:
+        fs = self._patcher.fs
+        assert fs is not None
+        return fs
+
+    def _close_leftovers(self, fs: FakeFilesystem, generation: int) -> None:
+        """Close what the incarnation left open, as its process's end would.
+
+        A clean end flushes Python's buffers (errors ignored, as at exit); a
+        crashed process never does, and its files must not flush later from a
+        finalizer, into a world that has moved on.
+        """
+        lives = self.disk.incarnations
+        for fd, handles in enumerate(fs.open_files):
+            if fd < 3 or not handles:
+                continue
+            for handle in list(handles):
+                if lives.current == generation and not lives.crashed:
+                    with contextlib.suppress(OSError):
+                        handle.close()
+                handle.filedes = None
+            fs.open_files[fd] = None
+
+    def _load(self, fs: FakeFilesystem, generation: int) -> None:
+        """Fill the fresh fake file system from the disk, then start mirroring."""
+        for folder in self.disk.folders():
+            if not fs.exists(folder):
+                fs.create_dir(folder)
+        # Bound by hand: the class becomes _MirroredFilesystem only once loaded.
+        changed = functools.partial(
+            _MirroredFilesystem.contents_changed, cast(_MirroredFilesystem, fs)
+        )
+        for path, data in self.disk.files().items():
+            fs.create_file(path, contents=data, side_effect=changed)
+        fs.cwd = self.workdir
+        fs.__class__ = _MirroredFilesystem
+        assert isinstance(fs, _MirroredFilesystem)
+        fs.mirror = _Mirror(self.disk, generation)
+
+
+class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
+    """Cleanup handlers that keep library modules imported while the agent ran.
+
+    pyfakefs drops every module imported during a patch from ``sys.modules``;
+    for the agent's modules that is welcome (the next incarnation imports them
+    afresh), for a library's lazily imported backend it would make a second
+    copy of its classes. A kept module gets the real ``os``, ``io`` … back in
+    place of the fakes it imported.
+    """
+
+    def __init__(
+        self,
+        handlers: dict[str, Callable[[str], bool]],
+        packages: tuple[str, ...],
+        fakes: dict[str, Any],
+    ) -> None:
+        super().__init__(handlers)
+        self._packages = packages
+        self._prefixes = tuple(p + "." for p in packages)
+        self._fakes = fakes
+
+    def _is_library(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._packages or name.startswith(self._prefixes))
+
+    def __contains__(self, name: object) -> bool:
+        return self._is_library(name) or super().__contains__(name)
+
+    def __missing__(self, name: str) -> Callable[[str], bool]:
+        return self._keep
+
+    def _keep(self, name: str) -> bool:
+        module = sys.modules.get(name)
+        reals = {id(fake): _real_module(key) for key, fake in self._fakes.items()}
+        for attr, value in list(vars(module).items() if module is not None else ()):
+            if id(value) in reals:
+                setattr(module, attr, reals[id(value)])
+        return True
+
+
+def _real_module(name: str) -> object:
+    return pathlib.Path if name == "Path" else sys.modules.get(name)

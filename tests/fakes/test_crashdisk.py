@@ -184,3 +184,67 @@ def test_a_clean_restart_keeps_everything() -> None:
         f.write(b"unsynced\n")
     assert disk.restart().read(FILE) == b"unsynced\n"
     assert disk.incarnations.current == 2
+
+
+def test_a_killed_process_keeps_everything_it_handed_to_the_os() -> None:
+    disk = CrashDisk(plan=CrashPlan("journal:write#2", "after", "process_killed"))
+    view = disk.view()
+    view.mkdir("/state")  # never fsynced: the page cache still holds the name
+    f = view.open_append(FILE)
+    f.write(b"first\n")
+    with pytest.raises(SimulatedCrash):
+        f.write(b"second\n")
+    assert disk.restart().read(FILE) == b"first\nsecond\n"
+
+
+def _unlink_synced_file(disk: CrashDisk, *, sync_removal: bool) -> None:
+    view = disk.view()
+    view.mkdir("/state")
+    view.fsync_dir("/")
+    with view.open_append(FILE) as f:
+        f.write(b"kept\n")
+        f.fsync()
+    view.fsync_dir("/state")
+    view.unlink(FILE)
+    if sync_removal:
+        view.fsync_dir("/state")
+    view.mkdir("/state/after")  # the crash point
+
+
+@pytest.mark.parametrize(("sync_removal", "survives"), [(False, True), (True, False)])
+def test_an_unlink_is_durable_only_after_a_folder_fsync(
+    sync_removal: bool, survives: bool
+) -> None:
+    disk = CrashDisk(plan=CrashPlan("after:mkdir#1", "before", "missing_dir_fsync"))
+    with pytest.raises(SimulatedCrash):
+        _unlink_synced_file(disk, sync_removal=sync_removal)
+    assert "journal:unlink#1" in [p.id for p in disk.points]
+    assert disk.restart().exists(FILE) is survives
+
+
+def test_rmdir_removes_an_empty_folder_and_refuses_a_full_one() -> None:
+    disk = CrashDisk()
+    view = disk.view()
+    view.mkdir("/state")
+    view.mkdir("/state/old")
+    with view.open_append(FILE):
+        pass
+    with pytest.raises(DiskError) as caught:
+        view.rmdir("/state")
+    assert caught.value.errno == errno.ENOTEMPTY
+    with pytest.raises(DiskError) as caught:
+        view.unlink("/state/old")
+    assert caught.value.errno == errno.EISDIR
+    view.rmdir("/state/old")
+    assert disk.folders() == ["/", "/state"]
+    assert [p.id for p in disk.points][-1] == "old:rmdir#1"
+
+
+def test_durable_folders_are_set_up_without_points() -> None:
+    disk = CrashDisk(plan=CrashPlan("x:mkdir#1", "before", "missing_dir_fsync"))
+    disk.make_durable_folders("/home/agent")
+    view = disk.view()
+    with pytest.raises(SimulatedCrash):
+        view.mkdir("/home/agent/x")
+    assert disk.points[0].id == "x:mkdir#1"
+    assert disk.restart().is_dir("/home/agent")

@@ -209,7 +209,8 @@ def test_crash_points_and_classes(tmp_path: Path) -> None:
         "'after_response:<turn>'",
         "10:53: crash.classes[0]: not an allowed value: got 'lost'; expected one of "
         "'unsynced_lost', 'torn_append_short', 'torn_append_zeros', 'torn_append_garbage', "
-        "'missing_dir_fsync', 'eio_on_write', 'eio_on_fsync', 'enospc_on_write'",
+        "'missing_dir_fsync', 'process_killed', 'eio_on_write', 'eio_on_fsync', "
+        "'enospc_on_write'",
     )
     assert_error(
         write(tmp_path, VALID + "crash: {points: 3}\n"),

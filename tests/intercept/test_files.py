@@ -1,0 +1,499 @@
+"""AgentFiles: an unchanged agent's file I/O reaches the crash disk as persistence points."""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import harness.intercept
+from fakes import CrashDisk, CrashPlan, DeadIncarnationError, SimulatedCrash
+from harness.agent import RealDisk
+from harness.intercept import REAL_FS_PACKAGES, AgentFiles
+
+Program = Callable[[], object]
+
+
+def points_of(program: Program, disk: CrashDisk | None = None) -> list[str]:
+    """Run ``program`` as incarnation 1 of a fresh world; the points it reached."""
+    disk = disk or CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        program()
+    return [p.id for p in disk.points]
+
+
+def crash_and_restart(program: Program, plan: CrashPlan) -> CrashDisk:
+    """Run ``program`` until ``plan`` crashes it, then start the next incarnation."""
+    disk = CrashDisk(plan=plan)
+    with pytest.raises(SimulatedCrash), AgentFiles(disk).active(generation=1):
+        program()
+    disk.restart()
+    return disk
+
+
+def read_after_restart(disk: CrashDisk, path: str) -> str | None:
+    """What incarnation 2 reads at ``path`` (None: no such file)."""
+    with AgentFiles(disk).active(generation=2):
+        return pathlib.Path(path).read_text() if os.path.exists(path) else None
+
+
+# -- what a person writes ------------------------------------------------------
+
+
+def save_naively(state: dict[str, Any]) -> None:
+    with open("state.json", "w") as f:
+        json.dump(state, f)
+
+
+def save_atomically(path: str, state: dict[str, Any]) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False) as tmp:
+        json.dump(state, tmp)
+        tmp.flush()
+        os.fsync(tmp.fileno())
+    os.replace(tmp.name, path)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- the points of each pattern --------------------------------------------------
+
+
+def test_a_naive_json_save_creates_then_truncates_and_rewrites() -> None:
+    def program() -> None:
+        save_naively({"step": 1})
+        save_naively({"step": 2})
+
+    assert points_of(program) == [
+        "state:create#1",
+        "state:write#1",
+        "state:truncate#1",
+        "state:write#2",
+    ]
+
+
+def test_bytes_reach_the_disk_only_when_python_flushes_them() -> None:
+    def program() -> None:
+        f = open("log.txt", "a")  # noqa: SIM115 - flushed by hand, as the test is about
+        f.write("one\n")
+        f.write("two\n")  # both still in Python's buffer
+        f.flush()
+        f.write("three\n")
+        f.close()
+        with open("log.txt", "ab") as g:
+            g.write(b"four\n")
+
+    disk = CrashDisk()
+    assert points_of(program, disk) == [
+        "log:create#1",
+        "log:write#1",
+        "log:write#2",
+        "log:write#3",
+    ]
+    assert disk.files()["/agent/log.txt"] == b"one\ntwo\nthree\nfour\n"
+
+
+def test_binary_exclusive_and_update_modes() -> None:
+    def program() -> None:
+        with open("blob.bin", "xb") as f:
+            f.write(b"0123456789")
+        with open("blob.bin", "r+b") as f:
+            f.seek(4)
+            f.write(b"XY")
+        with open("blob.bin", "wb") as f:
+            f.write(b"new")
+
+    disk = CrashDisk()
+    assert points_of(program, disk) == [
+        "blob:create#1",
+        "blob:write#1",
+        "blob:truncate#1",  # r+ changed bytes in the middle: cut, then rewrite
+        "blob:write#2",
+        "blob:truncate#2",
+        "blob:write#3",
+    ]
+    assert disk.files()["/agent/blob.bin"] == b"new"
+
+
+def test_raw_descriptors_write_at_once_and_fsync_files_and_folders() -> None:
+    def program() -> None:
+        fd = os.open("journal.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.write(fd, b"intent\n")
+        os.fsync(fd)
+        os.write(fd, b"done\n")
+        os.fdatasync(fd)
+        os.close(fd)
+        folder = os.open(".", os.O_RDONLY)
+        os.fsync(folder)
+        os.close(folder)
+
+    assert points_of(program) == [
+        "journal:create#1",
+        "journal:write#1",
+        "journal:fsync#1",
+        "journal:write#2",
+        "journal:fsync#2",
+        "agent:fsync_dir#1",
+    ]
+
+
+def test_folders_renames_and_removals() -> None:
+    def program() -> None:
+        os.makedirs("runs/2024", exist_ok=True)
+        os.mkdir("cache")
+        pathlib.Path("runs/2024/a.txt").write_text("a")
+        os.rename("runs/2024/a.txt", "runs/2024/b.txt")
+        os.remove("runs/2024/b.txt")
+        os.rmdir("cache")
+
+    disk = CrashDisk()
+    assert points_of(program, disk) == [
+        "runs:mkdir#1",
+        "2024:mkdir#1",
+        "cache:mkdir#1",
+        "a:create#1",
+        "a:write#1",
+        "b:rename#1",
+        "b:unlink#1",
+        "cache:rmdir#1",
+    ]
+    assert disk.folders() == ["/", "/agent", "/agent/runs", "/agent/runs/2024", "/tmp"]
+
+
+def test_pathlib_reads_what_it_wrote_and_lists_folders() -> None:
+    seen: dict[str, object] = {}
+
+    def program() -> None:
+        notes = pathlib.Path("notes")
+        notes.mkdir()
+        (notes / "a.md").write_text("alpha")
+        (notes / "b.bin").write_bytes(b"\x00\x01")
+        (notes / "a.md").replace(notes / "c.md")
+        (notes / "b.bin").rename(notes / "d.bin")
+        (notes / "d.bin").unlink()
+        seen["names"] = sorted(p.name for p in notes.iterdir())
+        seen["text"] = (notes / "c.md").read_text()
+        seen["gone"] = (notes / "d.bin").exists()
+
+    assert points_of(program) == [
+        "notes:mkdir#1",
+        "a:create#1",
+        "a:write#1",
+        "b:create#1",
+        "b:write#1",
+        "c:rename#1",
+        "d:rename#1",
+        "d:unlink#1",
+    ]
+    assert seen == {"names": ["c.md"], "text": "alpha", "gone": False}
+
+
+def test_shutil_copies_moves_and_removes_trees() -> None:
+    def program() -> None:
+        os.makedirs("src/inner")
+        pathlib.Path("src/inner/x.txt").write_text("x")
+        shutil.copyfile("src/inner/x.txt", "src/y.txt")
+        shutil.move("src/y.txt", "z.txt")
+        shutil.rmtree("src")
+
+    disk = CrashDisk()
+    ids = points_of(program, disk)
+    assert ids[:6] == ["src:mkdir#1", "inner:mkdir#1", "x:create#1", "x:write#1", "y:create#1",
+                       "y:write#1"]
+    assert ids[6:] == ["z:rename#1", "x:unlink#1", "inner:rmdir#1", "src:rmdir#1"]
+    assert disk.files() == {"/agent/z.txt": b"x"}
+
+
+def test_the_atomic_write_pattern_reaches_its_points_in_order() -> None:
+    ids = points_of(lambda: save_atomically("state.json", {"v": 1}))
+    tmp_role = ids[0].partition(":")[0]
+    assert tmp_role.startswith("tmp")
+    assert ids == [
+        f"{tmp_role}:create#1",
+        f"{tmp_role}:write#1",
+        f"{tmp_role}:fsync#1",
+        "state:rename#1",
+        "agent:fsync_dir#1",
+    ]
+
+
+def test_the_same_program_reaches_the_same_points_every_run() -> None:
+    def program() -> None:
+        save_atomically("state.json", {"v": 1})
+        save_atomically("state.json", {"v": 2})
+
+    assert points_of(program) == points_of(program)
+
+
+# -- crash states ------------------------------------------------------------------
+
+
+def test_a_naive_save_killed_after_its_truncate_leaves_an_empty_state_file() -> None:
+    def program() -> None:
+        save_naively({"step": 1})
+        save_naively({"step": 2})
+
+    disk = crash_and_restart(program, CrashPlan("state:truncate#1", "after", "process_killed"))
+    assert read_after_restart(disk, "state.json") == ""
+    with AgentFiles(disk).active(generation=2), open("state.json") as f:  # noqa: SIM117
+        with pytest.raises(json.JSONDecodeError):
+            json.load(f)
+
+
+def test_killed_just_before_the_truncate_the_old_state_is_intact() -> None:
+    def program() -> None:
+        save_naively({"step": 1})
+        save_naively({"step": 2})
+
+    disk = crash_and_restart(program, CrashPlan("state:truncate#1", "before", "process_killed"))
+    assert read_after_restart(disk, "state.json") == '{"step": 1}'
+
+
+def _two_atomic_saves() -> None:
+    save_atomically("state.json", {"v": 1})
+    save_atomically("state.json", {"v": 2})
+
+
+def _crash_plans_of_two_atomic_saves() -> Iterator[tuple[CrashPlan, bool]]:
+    """Every point x before/after x class, and whether the first save had returned."""
+    ids = points_of(_two_atomic_saves)
+    first_save_done = len(points_of(lambda: save_atomically("state.json", {"v": 1})))
+    for index, point in enumerate(ids):
+        for when in ("before", "after"):
+            for crash_class in ("unsynced_lost", "missing_dir_fsync"):
+                last_of_first = index == first_save_done - 1
+                done = index >= first_save_done or (last_of_first and when == "after")
+                yield CrashPlan(point, when, crash_class), done  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("plan", "first_save_done"), list(_crash_plans_of_two_atomic_saves()))
+def test_the_atomic_pattern_survives_every_crash_with_old_or_new_content(
+    plan: CrashPlan, first_save_done: bool
+) -> None:
+    disk = crash_and_restart(_two_atomic_saves, plan)
+    content = read_after_restart(disk, "state.json")
+    allowed = {'{"v": 1}', '{"v": 2}'} if first_save_done else {None, '{"v": 1}'}
+    assert content in allowed
+
+
+def test_a_killed_process_keeps_flushed_bytes_and_loses_buffered_ones() -> None:
+    def program() -> None:
+        log = open("log.txt", "a")  # noqa: SIM115 - left open: the crash comes first
+        log.write("flushed\n")
+        log.flush()
+        log.write("buffered\n")
+        open("marker", "w").close()  # the crash point; log.txt is never closed
+
+    plan = CrashPlan("marker:create#1", "before", "process_killed")
+    assert read_after_restart(crash_and_restart(program, plan), "log.txt") == "flushed\n"
+    plan = CrashPlan("marker:create#1", "before", "unsynced_lost")
+    assert read_after_restart(crash_and_restart(program, plan), "log.txt") == ""
+
+
+def test_the_next_incarnation_starts_in_the_surviving_workdir() -> None:
+    def program() -> None:
+        pathlib.Path("a.txt").write_text("unsynced name")
+        pathlib.Path("b.txt").write_text("never created")
+
+    disk = CrashDisk(plan=CrashPlan("b:create#1", "before", "missing_dir_fsync"))
+    files = AgentFiles(disk, workdir="/home/agent")
+    with pytest.raises(SimulatedCrash), files.active(generation=1):
+        program()
+    disk.restart()
+    with files.active(generation=2):
+        assert os.getcwd() == "/home/agent"
+        assert os.listdir(".") == []
+        pathlib.Path("c.txt").write_text("after the restart")
+    assert disk.files() == {"/home/agent/c.txt": b"after the restart"}
+
+
+def test_files_that_survived_a_restart_are_mirrored_too() -> None:
+    def program() -> None:
+        save_atomically("state.json", {"v": 1})
+        save_naively({"v": 2})
+
+    disk = crash_and_restart(program, CrashPlan("state:truncate#1", "before", "unsynced_lost"))
+    mark = len(disk.points)
+    with AgentFiles(disk).active(generation=2):
+        with open("state.json", "a") as f:
+            f.write("\n")
+        os.truncate("state.json", 3)
+        with open("state.json", "r+") as f:
+            f.truncate(1)
+    assert [p.id for p in disk.points[mark:]] == [
+        "state:write#1",
+        "state:truncate#2",
+        "state:truncate#3",
+    ]
+    assert disk.files()["/agent/state.json"] == b"{"
+
+
+# -- the dead incarnation -------------------------------------------------------------
+
+
+def test_a_late_write_of_the_dead_incarnation_is_refused() -> None:
+    disk = CrashDisk(plan=CrashPlan("crash:create#1", "before", "unsynced_lost"))
+    with AgentFiles(disk).active(generation=1):
+        late = open("late.txt", "w")  # noqa: SIM115 - held by a task that outlives the crash
+        with pytest.raises(SimulatedCrash):
+            pathlib.Path("crash.txt").touch()
+        late.write("written after the crash")
+        with pytest.raises(DeadIncarnationError, match="incarnation 1 is dead"):
+            late.flush()
+    assert disk.incarnations.refused == ["write /agent/late.txt"]
+
+
+def test_files_left_open_by_a_crashed_incarnation_never_flush_later() -> None:
+    left_open = []
+
+    def program() -> None:
+        log = open("log.txt", "w")  # noqa: SIM115 - left open: the crash comes first
+        left_open.append(log)
+        log.write("buffered")
+        pathlib.Path("crash.txt").touch()
+
+    disk = CrashDisk(plan=CrashPlan("crash:create#1", "before", "process_killed"))
+    with pytest.raises(SimulatedCrash), AgentFiles(disk).active(generation=1):
+        program()
+    left_open[0].close()  # as a finalizer would, after the world moved on
+    assert disk.durable_view() == {"/agent/log.txt": b""}
+    assert disk.incarnations.refused == []
+
+
+def test_files_left_open_by_a_clean_incarnation_are_flushed_at_its_end() -> None:
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        open("log.txt", "w").write("flushed at the end")  # noqa: SIM115 - never closed
+    assert disk.files() == {"/agent/log.txt": b"flushed at the end"}
+
+
+def test_a_finally_that_writes_during_the_crash_lets_the_crash_through() -> None:
+    def program() -> None:
+        try:
+            save_naively({"step": 1})
+        finally:
+            pathlib.Path("cleanup.log").write_text("cleaning up")
+
+    disk = CrashDisk(plan=CrashPlan("state:write#1", "before", "unsynced_lost"))
+    with pytest.raises(SimulatedCrash) as caught, AgentFiles(disk).active(generation=1):
+        program()
+    assert type(caught.value) is SimulatedCrash
+    assert caught.value.point_id == "state:write#1"
+    assert disk.incarnations.refused == ["create /agent/cleanup.log"]
+
+
+def test_a_dead_incarnation_cannot_start_again() -> None:
+    disk = crash_and_restart(lambda: save_naively({}), CrashPlan("state:create#1"))
+    with pytest.raises(DeadIncarnationError), AgentFiles(disk).active(generation=1):
+        pass
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("crash_class", "code"), [("eio_on_write", errno.EIO), ("enospc_on_write", errno.ENOSPC)]
+)
+def test_a_failed_write_raises_the_oserror_of_the_real_call(crash_class: str, code: int) -> None:
+    disk = CrashDisk(plan=CrashPlan("state:write#1", "before", crash_class))  # type: ignore[arg-type]
+    with AgentFiles(disk).active(generation=1):
+        with pytest.raises(OSError, match=os.strerror(code)) as caught:
+            save_naively({"step": 1})
+        assert caught.value.errno == code
+        assert os.path.getsize("state.json") == 0  # the agent sees what the disk holds
+    assert not disk.incarnations.crashed
+
+
+def test_a_failed_fsync_raises_eio() -> None:
+    disk = CrashDisk(plan=CrashPlan("state:fsync#1", "before", "eio_on_fsync"))
+    with AgentFiles(disk).active(generation=1), open("state.json", "w") as f:
+        f.write("{}")
+        f.flush()
+        with pytest.raises(OSError, match=r"^\[Errno 5\] Input/output error") as caught:
+            os.fsync(f.fileno())
+    assert caught.value.errno == errno.EIO
+    assert caught.value.strerror == os.strerror(errno.EIO)
+
+
+# -- what keeps the real file system ------------------------------------------------------
+
+
+@pytest.fixture
+def real_package(tmp_path: Path) -> Iterator[Path]:
+    """A package ``probe_pkg.reader`` on the real disk that reads files."""
+    (tmp_path / "probe_pkg").mkdir()
+    (tmp_path / "probe_pkg" / "__init__.py").write_text("")
+    (tmp_path / "probe_pkg" / "reader.py").write_text(
+        "import os\n"
+        "def read(path):\n"
+        "    with open(path) as f:\n"
+        "        return f.read(), os.path.exists(path)\n"
+    )
+    (tmp_path / "probe_pkg" / "late.py").write_text("import os\nHERE = os.getcwd()\n")
+    (tmp_path / "real.txt").write_text("on the real disk")
+    sys.path.insert(0, str(tmp_path))
+    yield tmp_path
+    sys.path.remove(str(tmp_path))
+    for name in ("probe_pkg", "probe_pkg.reader", "probe_pkg.late"):
+        sys.modules.pop(name, None)
+
+
+def test_listed_packages_keep_the_real_file_system(real_package: Path) -> None:
+    reader = importlib.import_module("probe_pkg.reader")
+    real = str(real_package / "real.txt")
+    files = AgentFiles(CrashDisk(), real_fs_packages=(*REAL_FS_PACKAGES, "probe_pkg"))
+    with files.active(generation=1):
+        assert not os.path.exists(real)  # the agent's view
+        assert reader.read(real) == ("on the real disk", True)  # the library's view
+        assert RealDisk().read(real) == b"on the real disk"  # the harness's own code
+
+
+def test_an_unlisted_package_sees_the_agents_files(real_package: Path) -> None:
+    reader = importlib.import_module("probe_pkg.reader")
+    with AgentFiles(CrashDisk()).active(generation=1):
+        pathlib.Path("mine.txt").write_text("fake")
+        assert reader.read("mine.txt") == ("fake", True)
+
+
+def test_a_module_imported_while_active_loads_from_the_real_disk(real_package: Path) -> None:
+    with AgentFiles(CrashDisk()).active(generation=1):
+        late = importlib.import_module("probe_pkg.late")
+    assert late.HERE == "/agent"  # its code runs in the agent's world
+    assert "probe_pkg.late" not in sys.modules  # the next incarnation imports it afresh
+
+
+def test_a_library_imported_while_active_stays_imported(real_package: Path) -> None:
+    files = AgentFiles(CrashDisk(), real_fs_packages=(*REAL_FS_PACKAGES, "probe_pkg"))
+    with files.active(generation=1):
+        late = importlib.import_module("probe_pkg.late")
+    assert sys.modules["probe_pkg.late"] is late
+    assert late.os is os  # not the fake it imported while the agent ran
+    assert os.getcwd() == late.HERE  # a library's code saw the real current folder
+
+
+def test_an_http_client_builds_its_tls_context_from_the_real_certificates() -> None:
+    import httpx
+
+    with AgentFiles(CrashDisk()).active(generation=1):
+        client = httpx.Client()
+        client.close()
+
+
+def test_the_public_face_exports_exactly_its_public_names() -> None:
+    public = {name for name in vars(harness.intercept) if not name.startswith("_")}
+    public -= {"annotations"}
+    public = {n for n in public if not isinstance(getattr(harness.intercept, n), type(sys))}
+    assert public == set(harness.intercept.__all__) == {"REAL_FS_PACKAGES", "AgentFiles"}
