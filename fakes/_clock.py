@@ -63,6 +63,10 @@ class VirtualClock:
     def _jump_to(self, when: float) -> None:
         self._now = max(self._now, when)
 
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        """A new event loop driven by this clock (for code that runs its own loop)."""
+        return _VirtualEventLoop(self)
+
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` to completion on a fresh loop driven by this clock."""
         loop = _VirtualEventLoop(self)

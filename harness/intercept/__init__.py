@@ -19,7 +19,7 @@ from harness.intercept._plain import (
     outcome_of_value,
     stop_state_for,
 )
-from harness.intercept._targets import Target, replaced_targets, stand_in
+from harness.intercept._targets import Target, missing_function, replaced_targets, stand_in
 from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "Served",
     "Target",
     "intercepted_network",
+    "missing_function",
     "outcome_of_error",
     "outcome_of_value",
     "replaced_targets",

@@ -43,7 +43,7 @@ from harness._errors import AgentEntryError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, intercepted_network
 from harness.intercept._targets import Target, replaced_targets
-from harness.intercept._time import virtual_time
+from harness.intercept._time import virtual_event_loops, virtual_time
 
 #: Environment the agent sees: the SDKs read their base URL and key from here.
 FAKE_API_KEY: Final = "sk-harness-fake-key"
@@ -169,6 +169,8 @@ class PlainAgent:
         with ExitStack() as stack:
             stack.enter_context(_environment(PROVIDER_ENVIRONMENT))
             stack.enter_context(virtual_time(world.clock))
+            if self.blocking:
+                stack.enter_context(virtual_event_loops(world.clock))
             stack.enter_context(intercepted_network(world.route(number)))
             stack.enter_context(_fresh_packages(self._entry.packages()))
             stack.enter_context(replaced_targets(

@@ -69,6 +69,15 @@ def replaced_targets(targets: tuple[Target, ...], call: ToolCaller,
             setattr(owner, name, original)
 
 
+def missing_function(spec: str) -> str | None:
+    """Why ``module:function`` cannot be had (imported and found callable), or None."""
+    try:
+        _resolve(Target("?", spec))
+    except AgentEntryError as error:
+        return str(error).partition(": ")[2].partition(": ")[2]
+    return None
+
+
 def _resolve(target: Target) -> tuple[Any, str, Any]:
     try:
         owner: Any = importlib.import_module(target.module)

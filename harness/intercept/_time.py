@@ -18,6 +18,10 @@ the real function: the agent's own modules are imported afresh inside the case
 (see :mod:`harness.intercept._plain`), so theirs are virtual. ``datetime.now()``
 is not patched.
 
+A blocking ``main`` that runs its own event loop (``asyncio.run``, pydantic-ai's
+``run_sync``) gets one driven by the same clock: :func:`virtual_event_loops`
+makes every new loop a virtual one.
+
 ``time.time()`` starts at :data:`VIRTUAL_EPOCH` (2025-01-01T00:00:00Z), the
 same instant the fake provider stamps on its responses, so an HTTP-date in a
 ``Retry-After`` header means a fixed offset from the start of the case.
@@ -33,6 +37,7 @@ same instant the fake provider stamps on its responses, so an HTTP-date in a
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -81,3 +86,23 @@ def _replacements(clock: VirtualClock) -> dict[str, Callable[..., Any]]:
         "monotonic_ns": monotonic_ns, "perf_counter": monotonic,
         "perf_counter_ns": monotonic_ns, "sleep": sleep,
     }
+
+
+@contextmanager
+def virtual_event_loops(clock: VirtualClock) -> Iterator[None]:
+    """Make every event loop created meanwhile (``asyncio.run`` …) run on ``clock``."""
+    saved = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(_VirtualLoopPolicy(clock))
+    try:
+        yield
+    finally:
+        asyncio.set_event_loop_policy(saved)
+
+
+class _VirtualLoopPolicy(asyncio.DefaultEventLoopPolicy):
+    def __init__(self, clock: VirtualClock) -> None:
+        super().__init__()
+        self._clock = clock
+
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        return self._clock.new_event_loop()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from fakes import CRASH_CLASSES, CrashPlan, SimulatedCrash, crash_class_applies
-from harness._errors import AgentEntryError, FaultError, HarnessError
+from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError
 from harness.agent import (
     Agent,
     AgentFactory,
@@ -53,13 +53,13 @@ from harness.checks._trace import (
     SentUsage,
     Trace,
 )
-from harness.intercept import PlainAgent, PlainEntry, Target
+from harness.intercept import PlainAgent, PlainEntry, Target, missing_function
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
 from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
 from harness.runner._task import task_for
 from harness.runner._world import PURE_KINDS, World, WorldCrash
-from harness.scenario import Scenario, fault_error, load_scenario
+from harness.scenario import Scenario, check_targets, fault_error, load_scenario
 
 T = TypeVar("T")
 
@@ -272,6 +272,16 @@ def _world_crash(crash: CrashSpec | None) -> WorldCrash | None:
     if crash is None or not is_world_point(crash.point_id):
         return None
     return WorldCrash(crash.point_id, _crash_class(crash.crash_class))
+
+
+def _check_functions(scenario: Scenario, entry: PlainEntry) -> None:
+    """Refuse a target or ``--target`` that names no function, before any case runs."""
+    check_targets(scenario, missing_function)
+    for tool, spec in entry.tool_map:
+        why = missing_function(spec)
+        if why is not None:
+            raise ConfigError("--target", f"{tool}={spec}", "TOOL=MODULE:FUNCTION naming a "
+                              "function of the agent's code", why)
 
 
 def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFactory:
@@ -531,6 +541,8 @@ def plan_cases(scenario: Scenario, source: Path | str,
     """
     source = Path(source)
     base = Case(scenario.name, source, scenario.seed)
+    if isinstance(agent_factory, PlainEntry):
+        _check_functions(scenario, agent_factory)
     selection = scenario.crash.points
     if selection == "none":
         return [base]

@@ -41,6 +41,7 @@ from harness.scenario._faults import (
 )
 from harness.scenario._loader import (
     check_crash_points,
+    check_targets,
     fault_error,
     load_scenario,
     load_scenarios,
@@ -150,6 +151,7 @@ __all__ = [
     "TruncatedToolArgumentsFault",
     "Usage",
     "check_crash_points",
+    "check_targets",
     "fault_error",
     "load_scenario",
     "load_scenarios",

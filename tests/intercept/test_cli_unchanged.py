@@ -95,3 +95,22 @@ def test_pytest_runs_a_plain_agent_named_in_the_ini_file(
         "SKIPPED * this scenario speaks anthropic; the agent speaks openai only",
         "SKIPPED * unknown: the agent never reached journal:fsync#2, so this case proves *",
     ], consecutive=False)
+
+
+def test_a_target_naming_no_function_is_refused_at_its_line_before_any_case_runs(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    package = openai_agent()
+    scenario = tmp_path / "typo.yaml"
+    scenario.write_text(WORLD_EVENTS.read_text().replace(
+        "  mail: {kind: send}", f'  mail: {{kind: send, target: "{package}.tools:send_mial"}}'))
+
+    code = main(["run", str(scenario), "--agent", f"{package}.agent:main",
+                 "--out", str(tmp_path / "out")])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert (f"{scenario}:13:30: tools.mail.target: the target cannot be used: got "
+            f"'{package}.tools:send_mial'; expected 'module:function' naming a function of the "
+            f"agent's code. '{package}.tools' has no function 'send_mial'") in err
+    assert not (tmp_path / "out").exists()
