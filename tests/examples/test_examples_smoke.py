@@ -212,3 +212,61 @@ def test_cut_tool_arguments_crash_the_naive_agent(world: Callable[..., World]) -
     with pytest.raises(json.JSONDecodeError):
         run(main)
     assert w.mails == []
+
+
+# The careful agent does the same task and has none of those bugs.
+
+
+def test_careful_openai_agent_sends_once_and_answers(world: Callable[..., World]) -> None:
+    from examples.openai_careful import main
+
+    w = world("openai", tool_modules=("examples.openai_agent.tools",))
+    assert run(main) == ANSWER
+    assert w.mails == [MAIL]
+    assert w.answered_turns() == [1, 2]
+    assert sorted(p.name for p in Path.cwd().iterdir()) == ["state.json"]
+
+
+def test_after_a_crash_after_the_send_the_careful_agent_asks_the_model(
+        world: Callable[..., World]) -> None:
+    from examples.openai_careful import main
+
+    w = world("openai", tool_modules=("examples.openai_agent.tools",))
+    w.crash_after_send = True
+    with pytest.raises(ProcessDied):
+        run(main)
+    assert run(main) == ANSWER
+    assert w.mails == [MAIL]
+    reply = w.body(1)["messages"][-1]
+    assert reply["role"] == "tool"
+    assert "may or may not have happened" in reply["content"]
+
+
+def test_the_careful_agent_retries_a_reset_after_the_headers(
+        world: Callable[..., World], monkeypatch: pytest.MonkeyPatch) -> None:
+    from examples.openai_careful import main
+
+    naps: list[float] = []
+    sleep = asyncio.sleep
+
+    async def nap(seconds: float) -> None:
+        naps.append(seconds)
+        await sleep(0)
+
+    monkeypatch.setattr(asyncio, "sleep", nap)
+    w = world("openai", RESET_MID_STREAM, tool_modules=("examples.openai_agent.tools",))
+    assert run(main) == ANSWER
+    assert w.answered_turns() == [1, 1, 2]
+    assert w.mails == [MAIL]
+    assert [nap for nap in naps if nap > 0] == naps[-1:]
+    assert 1.0 <= naps[-1] <= 2.0
+
+
+def test_the_careful_agent_runs_nothing_from_cut_arguments(world: Callable[..., World]) -> None:
+    from examples.openai_careful import main
+
+    w = world("openai", CUT_ARGUMENTS, tool_modules=("examples.openai_agent.tools",))
+    assert run(main) == ANSWER
+    assert w.mails == []
+    request = w.body(1)
+    assert "output limit" in request["messages"][-1]["content"]
