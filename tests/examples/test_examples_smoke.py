@@ -270,3 +270,26 @@ def test_the_careful_agent_runs_nothing_from_cut_arguments(world: Callable[..., 
     assert w.mails == []
     request = w.body(1)
     assert "output limit" in request["messages"][-1]["content"]
+
+
+def test_anthropic_agent_sends_once_and_answers(world: Callable[..., World]) -> None:
+    from examples.anthropic_agent import main
+
+    w = world("anthropic", tool_modules=("examples.anthropic_agent.tools",))
+    assert run(main) == ANSWER
+    assert w.mails == [MAIL]
+    assert w.answered_turns() == [1, 2]
+    request = w.body(1)
+    assert request["stream"] is True
+    assert [m["role"] for m in request["messages"]] == ["user", "assistant", "user"]
+
+
+def test_the_anthropic_agent_calls_a_tool_with_cut_arguments(
+        world: Callable[..., World]) -> None:
+    from examples.anthropic_agent import main
+
+    w = world("anthropic", CUT_ARGUMENTS, tool_modules=("examples.anthropic_agent.tools",))
+    # The SDK hands over what it could parse of the cut JSON: the body is missing.
+    with pytest.raises(TypeError, match="body"):
+        run(main)
+    assert w.mails == []
