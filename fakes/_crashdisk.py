@@ -56,6 +56,7 @@ import errno
 import os
 import posixpath
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -109,6 +110,23 @@ class PersistencePoint:
     op: str
     path: str
     generation: int
+
+
+_ROLE_WORD = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def role_for_path(path: str) -> str:
+    """The role a path's persistence points are named by: the first word of its file name.
+
+    Point ids must be writable in a scenario (``<role>:<op>#<n>``), so a hidden
+    file or a temporary one gets the word its name starts with.
+
+    >>> [role_for_path(p) for p in ("/state/journal.jsonl", "/a/.state-k3x9.json", "/", "/a/42")]
+    ['journal', 'state', 'root', 'file']
+    """
+    base = posixpath.basename(path).lower() or "root"
+    word = _ROLE_WORD.search(base.split(".", 1)[0] or base.lstrip("."))
+    return word.group() if word else "file"
 
 
 def crash_class_applies(crash_class: str, point_id: str) -> bool:
@@ -325,8 +343,7 @@ class CrashDisk:
         role = self._roles.get(path)
         if role is None:
             # Remembered: every persistence point asks, for the same few paths.
-            base = posixpath.basename(path) or "root"
-            role = self._roles[path] = base.split(".", 1)[0]
+            role = self._roles[path] = role_for_path(path)
         return role
 
     def _op(self, generation: int, op: str, path: str, apply: Callable[[], T]) -> T:

@@ -42,6 +42,7 @@ from fakes import CrashDisk, SimulatedCrash, VirtualClock
 from harness._errors import AgentEntryError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, intercepted_network
+from harness.intercept._seeded import seeded_randomness
 from harness.intercept._targets import Target, replaced_targets
 from harness.intercept._time import virtual_event_loops, virtual_time
 
@@ -62,6 +63,7 @@ class CaseWorld(Protocol):
 
     clock: VirtualClock
     disk: CrashDisk
+    seed: int
 
     def route(self, incarnation: int) -> Route: ...
 
@@ -169,6 +171,7 @@ class PlainAgent:
         with ExitStack() as stack:
             stack.enter_context(_environment(PROVIDER_ENVIRONMENT))
             stack.enter_context(virtual_time(world.clock))
+            stack.enter_context(seeded_randomness(world.seed, incarnation=number))
             if self.blocking:
                 stack.enter_context(virtual_event_loops(world.clock))
             stack.enter_context(intercepted_network(world.route(number)))
