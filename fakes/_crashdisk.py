@@ -122,11 +122,15 @@ def role_for_path(path: str) -> str:
     file or a temporary one gets the word its name starts with.
 
     >>> [role_for_path(p) for p in ("/state/journal.jsonl", "/a/.state-k3x9.json", "/", "/a/42")]
-    ['journal', 'state', 'root', 'file']
+    ['journal', 'state', 'root', 'n42']
     """
     base = posixpath.basename(path).lower() or "root"
-    word = _ROLE_WORD.search(base.split(".", 1)[0] or base.lstrip("."))
-    return word.group() if word else "file"
+    stem = base.split(".", 1)[0] or base.lstrip(".")
+    word = _ROLE_WORD.search(stem)
+    if word:
+        return word.group()
+    digits = "".join(c for c in stem if c.isalnum() or c == "_")
+    return f"n{digits}" if digits else "file"
 
 
 def crash_class_applies(crash_class: str, point_id: str) -> bool:

@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -80,22 +81,49 @@ class _Silence(Exception):
 @contextmanager
 def intercepted_network(route: Route) -> Iterator[None]:
     """Send every default-transport request of httpx and httpx2 to ``route``."""
-    saved: list[tuple[type, str, Any]] = []
+    saved: list[tuple[Any, str, Any]] = []
     try:
         for lib in LIBRARIES:
             saved += _patch(lib.HTTPTransport, "handle_request", _sync_handler(lib, route))
             saved += _patch(lib.AsyncHTTPTransport, "handle_async_request",
                             _async_handler(lib, route))
+            defaults = sys.modules[f"{lib.__name__}._transports.default"]
+            saved += _patch(defaults, "create_ssl_context",
+                            _shared_ssl_context(defaults.create_ssl_context))
         yield
     finally:
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
 
 
-def _patch(owner: type, name: str, replacement: Callable[..., Any]) -> list[tuple[type, str, Any]]:
-    original = owner.__dict__[name]
+def _patch(owner: Any, name: str, replacement: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
+    original = vars(owner)[name]
     setattr(owner, name, replacement)
     return [(owner, name, original)]
+
+
+def _shared_ssl_context(create: Callable[..., Any]) -> Callable[..., Any]:
+    """``create_ssl_context`` that builds the default context once.
+
+    Every SDK client builds a transport, and every transport loads the CA bundle
+    (tens of milliseconds); an intercepted transport never opens a connection, so
+    one default context serves them all. Any other setting is built as asked.
+    """
+
+    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True,
+                           **rest: Any) -> Any:
+        if verify is not True or cert is not None or rest:
+            return create(verify=verify, cert=cert, trust_env=trust_env, **rest)
+        key = (create, trust_env)
+        context = _SSL_CONTEXTS.get(key)
+        if context is None:
+            context = _SSL_CONTEXTS[key] = create(verify=verify, cert=cert, trust_env=trust_env)
+        return context
+
+    return create_ssl_context
+
+
+_SSL_CONTEXTS: dict[tuple[Any, bool], Any] = {}
 
 
 def _incoming(request: Any) -> IncomingRequest:

@@ -11,7 +11,7 @@ Two kinds of callable are accepted:
     >>> load_agent_factory("harness.agent:ReferenceAgent").__name__
     'ReferenceAgent'
     >>> load_agent_factory("harness.intercept._plain:outcome_of_value")
-    PlainEntry(spec='harness.intercept._plain:outcome_of_value', targets=())
+    PlainEntry(spec='harness.intercept._plain:outcome_of_value', targets=(), tool_map=())
 """
 
 from __future__ import annotations

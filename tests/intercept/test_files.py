@@ -162,7 +162,7 @@ def test_folders_renames_and_removals() -> None:
     disk = CrashDisk()
     assert points_of(program, disk) == [
         "runs:mkdir#1",
-        "2024:mkdir#1",
+        "n2024:mkdir#1",
         "cache:mkdir#1",
         "a:create#1",
         "a:write#1",
