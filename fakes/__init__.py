@@ -52,7 +52,7 @@ from fakes._faults import (
 )
 from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._latency import Latency
-from fakes._ledger import SideEffect, ToolLedger, WorldState, idempotency_key
+from fakes._ledger import SideEffect, ToolLedger, WorldState
 from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
 from fakes._provider import (
     FakeProvider,
@@ -82,6 +82,7 @@ from fakes._tools import (
     run_in_process_group,
 )
 from fakes._wire import Emit, Hang, Pause, Reset, Step
+from harness.ports import idempotency_key
 
 __all__ = [
     "COMPACTION_MARKER",

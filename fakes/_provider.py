@@ -55,7 +55,7 @@ from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._wire import Dialect, Emit, Frame, Hang, LineEnding, Pause, RenderContext, Reset, Step
 from harness._errors import ConfigError, FaultError
-from harness.agent._ids import rng_stream
+from harness.ports._ids import rng_stream
 
 if TYPE_CHECKING:
     import httpx

@@ -35,9 +35,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, final
 
-from fakes._ledger import ToolLedger, idempotency_key
+from fakes._ledger import ToolLedger
 from harness._errors import ConfigError, one_of
-from harness.agent._tools import ToolContext
+from harness.ports._hashing import idempotency_key
+from harness.ports._tools import ToolContext
 
 ToolKind = Literal["append", "send", "put", "read", "inspect"]
 BehaviourKind = Literal[

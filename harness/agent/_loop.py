@@ -65,7 +65,6 @@ from harness.agent._guards import (
     fingerprint_decision,
     repetition_decision,
 )
-from harness.agent._ids import IdSource
 from harness.agent._journal import ToolJournal
 from harness.agent._messages import AssistantMessage, ToolCall, Usage
 from harness.agent._metrics import MemoryMetrics, MetricsSink
@@ -83,8 +82,10 @@ from harness.agent._session_log import (
 )
 from harness.agent._stream_client import AttemptRecord, CompletionResult, StreamClient
 from harness.agent._tool_runner import ToolRunner
-from harness.agent._tools import ToolInvocation, ToolReply, not_started_reply
+from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
+from harness.ports._ids import IdSource
+from harness.ports._tools import ToolInvocation
 
 SESSION_FILE = "session.jsonl"
 JOURNAL_FILE = "journal.jsonl"
