@@ -54,16 +54,7 @@ from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState
 from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
-from fakes._provider import (
-    FakeProvider,
-    IncomingRequest,
-    ProviderRequest,
-    Responder,
-    ResponsePlan,
-    output_tokens,
-    play_steps,
-    wait_before_headers,
-)
+from fakes._provider import FakeProvider, ProviderRequest, Responder, output_tokens
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._segments import (
     COMPACTION_MARKER,
@@ -81,6 +72,7 @@ from fakes._tools import (
     WorldTool,
     run_in_process_group,
 )
+from fakes._transport import IncomingRequest, ResponsePlan, play_steps, wait_before_headers
 from fakes._wire import Emit, Hang, Pause, Reset, Step
 from harness.ports import idempotency_key
 
