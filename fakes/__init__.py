@@ -24,6 +24,7 @@ from fakes._crashdisk import (
     crash_class_applies,
 )
 from fakes._faults import (
+    BROKEN_STREAM_FAULTS,
     FAULT_KINDS,
     HTTP_ERROR_STATUSES,
     ByteAtATime,
@@ -77,6 +78,7 @@ from fakes._wire import Emit, Hang, Pause, Reset, Step
 from harness.ports import idempotency_key
 
 __all__ = [
+    "BROKEN_STREAM_FAULTS",
     "COMPACTION_MARKER",
     "CRASH_CLASSES",
     "FAULT_KINDS",

@@ -30,6 +30,7 @@ import httpx
 
 import fakes
 from fakes import (
+    BROKEN_STREAM_FAULTS,
     CacheConfig,
     CacheOutcome,
     CrashDisk,
@@ -50,7 +51,6 @@ from fakes import (
 )
 from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, AgentPorts, ToolContext
 from harness.checks._trace import (
-    BROKEN_STREAM_FAULTS,
     CacheRecord,
     InvocationRecord,
     RequestRecord,
