@@ -67,9 +67,14 @@ from fakes._segments import (
 )
 from fakes._tokenizer import count_tokens
 from fakes._tools import (
+    CONCURRENCY_SAFE_TOOL_KINDS,
+    PURE_TOOL_KINDS,
+    TOOL_KIND_TRAITS,
     TOOL_KINDS,
     Behaviour,
     ToolFailure,
+    ToolKind,
+    ToolKindTraits,
     WorldTool,
     run_in_process_group,
 )
@@ -80,6 +85,7 @@ from harness.ports import idempotency_key
 __all__ = [
     "BROKEN_STREAM_FAULTS",
     "COMPACTION_MARKER",
+    "CONCURRENCY_SAFE_TOOL_KINDS",
     "CRASH_CLASSES",
     "FAULT_KINDS",
     "HTTP_ERROR_STATUSES",
@@ -87,8 +93,10 @@ __all__ = [
     "MISS_KINDS",
     "PRICES",
     "PRICES_AS_OF",
+    "PURE_TOOL_KINDS",
     "SEGMENTS",
     "TOOL_KINDS",
+    "TOOL_KIND_TRAITS",
     "AnthropicCacheRules",
     "Behaviour",
     "ByteAtATime",
@@ -144,6 +152,8 @@ __all__ = [
     "Step",
     "Text",
     "ToolFailure",
+    "ToolKind",
+    "ToolKindTraits",
     "ToolLedger",
     "ToolUse",
     "TruncatedToolArguments",

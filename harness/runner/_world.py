@@ -62,7 +62,7 @@ from harness.scenario import Scenario
 from harness.scenario import ToolSpec as ScenarioTool
 
 STATE_DIR = "/state"
-PURE_KINDS = frozenset({"read", "inspect"})
+PURE_KINDS = fakes.PURE_TOOL_KINDS
 
 
 def fault_plan(scenario: Scenario) -> dict[tuple[int, int], tuple[fakes.Fault, ...]]:

@@ -8,9 +8,9 @@ A scenario is plain data; the runner executes it. Load files with
     scenarios = load_scenarios(["scenarios/"])
 """
 
-# Crash classes and HTTP statuses are the fakes' vocabulary, stop states the agent core's
-# own (DESIGN L5); the scenario format names them as they do.
-from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, CrashClass
+# Crash classes, HTTP statuses and tool kinds are the fakes' vocabulary, stop states the
+# agent core's own (DESIGN L5); the scenario format names them as they do.
+from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
 from harness._errors import ScenarioError
 from harness.agent import STOP_STATES, StopState
 from harness.scenario._faults import FAULT_KINDS, Fault, FaultAt, FaultModel
@@ -41,12 +41,10 @@ from harness.scenario._names import (
     FINISH_REASONS,
     INVARIANT_IDS,
     LINE_ENDING_STYLES,
-    TOOL_KINDS,
     TOOL_OUTCOMES,
     Dialect,
     FinishReason,
     InvariantId,
-    ToolKind,
     ToolOutcome,
 )
 from harness.scenario._schema import SCHEMA_PATH, scenario_json_schema
