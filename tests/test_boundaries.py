@@ -99,3 +99,15 @@ def test_modules_import_one_another_without_a_circle(package: str) -> None:
     graph = _graph(package)
     cycles = [c for c in (_cycle_from(graph, name) for name in sorted(graph)) if c]
     assert cycles == []
+
+
+def test_the_runner_reaches_the_checkers_only_through_their_public_face() -> None:
+    # The runner writes the trace and owns its types (harness.trace); the checkers'
+    # private modules are theirs alone.
+    found = [
+        f"{name} imports {target}"
+        for name, path in package_modules("harness.runner").items()
+        for target in imported_modules(path)
+        if target.startswith("harness.checks._")
+    ]
+    assert found == []

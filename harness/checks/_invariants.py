@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 
 from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
 from harness.checks._loop_guard import check_l3
-from harness.checks._trace import MessageRecord, RequestRecord, SentUsage, Trace
 from harness.checks._verdict import Verdict
+from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
 #: Stop states an agent may end in when the disk itself fails (EIO, ENOSPC):
 #: J6 says no further side effect may run, so it stops without completing.

@@ -40,7 +40,11 @@ from harness.agent import (
     TranscriptMessage,
 )
 from harness.checks import check_trace
-from harness.checks._trace import (
+from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec
+from harness.runner._task import task_for
+from harness.runner._world import PURE_KINDS, World
+from harness.scenario import Scenario, check_crash_points, fault_error, load_scenario
+from harness.trace import (
     CrashRecord,
     EffectRecord,
     Expectation,
@@ -52,10 +56,6 @@ from harness.checks._trace import (
     SentUsage,
     Trace,
 )
-from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec
-from harness.runner._task import task_for
-from harness.runner._world import PURE_KINDS, World
-from harness.scenario import Scenario, check_crash_points, fault_error, load_scenario
 
 T = TypeVar("T")
 

@@ -50,16 +50,16 @@ from fakes import (
     wait_before_headers,
 )
 from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, AgentPorts, ToolContext
-from harness.checks._trace import (
+from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
+from harness.scenario import Scenario
+from harness.scenario import ToolSpec as ScenarioTool
+from harness.trace import (
     CacheRecord,
     InvocationRecord,
     RequestRecord,
     SentCall,
     SentUsage,
 )
-from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
-from harness.scenario import Scenario
-from harness.scenario import ToolSpec as ScenarioTool
 
 STATE_DIR = "/state"
 PURE_KINDS = fakes.PURE_TOOL_KINDS
