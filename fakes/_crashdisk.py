@@ -63,8 +63,8 @@ from types import TracebackType
 from typing import Literal, TypeVar, final, get_args
 
 from harness._errors import ConfigError, one_of
-from harness.agent._disk import AppendFile, call_os, dirname, normpath
-from harness.agent._ids import rng_stream
+from harness.ports._disk import AppendFile, call_os, dirname, normpath
+from harness.ports._ids import rng_stream
 
 T = TypeVar("T")
 

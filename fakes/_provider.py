@@ -25,11 +25,10 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import random
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, final
@@ -54,9 +53,10 @@ from fakes._latency import Latency
 from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
-from fakes._wire import Dialect, Emit, Frame, Hang, LineEnding, Pause, RenderContext, Reset, Step
+from fakes._transport import IncomingRequest, ResponsePlan
+from fakes._wire import Dialect, Emit, Frame, LineEnding, Pause, RenderContext
 from harness._errors import ConfigError, FaultError
-from harness.agent._ids import rng_stream
+from harness.ports._ids import rng_stream
 
 if TYPE_CHECKING:
     import httpx
@@ -70,20 +70,6 @@ _PATHS: dict[Dialect, str] = {"openai": "/v1/chat/completions", "anthropic": "/v
 _REQUEST_ID_HEADER: dict[Dialect, str] = {"openai": "x-request-id", "anthropic": "request-id"}
 # A fixed `created` keeps bytes identical across runs; nothing reads it as a clock.
 _CREATED = 1_735_689_600
-
-
-@dataclass(frozen=True)
-class IncomingRequest:
-    """An HTTP request as any transport sees it.
-
-    >>> IncomingRequest("POST", "https://openai.fake.test/v1/chat/completions", {}, b"{}").method
-    'POST'
-    """
-
-    method: str
-    url: str
-    headers: Mapping[str, str]
-    body: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -103,25 +89,6 @@ class ProviderRequest:
     turn: int
     attempt: int
     cache: CacheOutcome | None = None
-
-
-@dataclass(frozen=True)
-class ResponsePlan:
-    """What the connection does: wait, send the status and headers, then play ``steps``.
-
-    ``before_headers`` holds :class:`Pause` / :class:`Hang` steps taken before
-    the response headers are sent.
-    """
-
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    steps: tuple[Step, ...]
-    before_headers: tuple[Step, ...] = ()
-
-    @property
-    def body(self) -> bytes:
-        """Every byte the client can receive."""
-        return b"".join(step.data for step in self.steps if isinstance(step, Emit))
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -521,33 +488,6 @@ def _wants_usage(body: Mapping[str, object] | None) -> bool:
 def _derived_id(prefix: str, seed: int, name: str, number: int) -> str:
     digest = hashlib.sha256(f"{seed}:{name}:{number}".encode()).hexdigest()
     return f"{prefix}{digest[:24]}"
-
-
-async def wait_before_headers(steps: tuple[Step, ...]) -> None:
-    """Take the plan's pre-header pauses (virtual under a VirtualClock)."""
-    for step in steps:
-        if isinstance(step, Pause):
-            await asyncio.sleep(step.seconds)
-        elif isinstance(step, Hang):
-            await asyncio.Event().wait()
-
-
-async def play_steps(
-    steps: tuple[Step, ...], reset_error: Callable[[], Exception]
-) -> AsyncIterator[bytes]:
-    """Yield the plan's bytes, sleeping on pauses, forever on a hang, raising on a reset."""
-    for step in steps:
-        if isinstance(step, Emit):
-            if step.data:
-                yield step.data
-        elif isinstance(step, Pause):
-            await asyncio.sleep(step.seconds)
-        elif isinstance(step, Hang):
-            # An Event nobody sets: the connection stays open and silent.
-            await asyncio.Event().wait()
-        else:
-            assert isinstance(step, Reset)
-            raise reset_error()
 
 
 @contextmanager

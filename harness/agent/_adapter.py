@@ -26,11 +26,11 @@ from typing import Any, Literal, Protocol, get_args
 
 import httpx
 
-from harness.agent._disk import Disk
 from harness.agent._messages import Usage
-from harness.agent._ports import Clock
 from harness.agent._stream_client import Dialect
-from harness.agent._tools import Tool
+from harness.ports._clock import Clock
+from harness.ports._disk import Disk
+from harness.ports._tools import Tool
 
 #: How a run ended (DESIGN L5). An infrastructure failure never ends as ``complete``.
 StopState = Literal[

@@ -21,10 +21,10 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from fakes import idempotency_key
+from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
 from harness.checks._loop_guard import check_l3
-from harness.checks._trace import MessageRecord, RequestRecord, SentUsage, Trace
 from harness.checks._verdict import Verdict
+from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
 #: Stop states an agent may end in when the disk itself fails (EIO, ENOSPC):
 #: J6 says no further side effect may run, so it stops without completing.
@@ -454,7 +454,7 @@ def check_i10(trace: Trace) -> Verdict:
     calls = {c[0]: (c[1], c[2]) for m in transcript for c in m.tool_calls}
     done = [(m, calls[m.call_id]) for m in transcript
             if m.role == "tool" and m.status == "ok" and m.call_id in calls
-            and kinds.get(calls[m.call_id][0]) in ("append", "send", "put")]
+            and _changes_the_world(kinds.get(calls[m.call_id][0]))]
     if not done:
         return _unknown("I10", "no side effect was reported done")
     keys = {e.key for e in trace.effects}
@@ -463,6 +463,11 @@ def check_i10(trace: Trace) -> Verdict:
     if lost:
         return _fail("I10", "an effect reported done is missing from the ledger", lost)
     return _pass("I10", f"{len(done)} effect(s) reported done, each in the ledger")
+
+
+def _changes_the_world(kind: str | None) -> bool:
+    # An undeclared tool, or a pure one (read, inspect), leaves nothing in the ledger.
+    return kind in TOOL_KIND_TRAITS and kind not in PURE_TOOL_KINDS
 
 
 # ------------------------------------------------------------------------ I11

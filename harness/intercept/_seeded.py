@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from harness.agent._ids import rng_stream
+from harness.ports import rng_stream
 
 
 @contextmanager

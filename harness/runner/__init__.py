@@ -11,7 +11,6 @@ back plain results::
         assert result.passed, result.failed_verdicts
 """
 
-from harness.checks._trace import Trace
 from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
 from harness.runner._model import ScriptedModel, call_id, classify_result
 from harness.runner._points import WORLD_POINT_KINDS, WorldPoint, parse_world_point
@@ -39,6 +38,7 @@ from harness.runner._run import (
 )
 from harness.runner._task import TOOL_PARAMETERS, task_for, tool_specs
 from harness.runner._world import STATE_DIR, World, fault_plan
+from harness.trace import Trace
 
 __all__ = [
     "ERROR_CLASSES",

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 # The checkers produce verdicts without depending on the runner; the names live here too.
-from harness.checks._verdict import Verdict, VerdictStatus
+from harness.checks import Verdict, VerdictStatus
 
 if TYPE_CHECKING:
-    from harness.checks import Trace
+    from harness.trace import Trace
 
 __all__ = ["AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
            "VerdictStatus"]

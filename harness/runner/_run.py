@@ -41,7 +41,14 @@ from harness.agent import (
     TranscriptMessage,
 )
 from harness.checks import check_trace
-from harness.checks._trace import (
+from harness.intercept import PlainAgent, PlainEntry, Target, missing_function
+from harness.runner._observed import observed_transcript
+from harness.runner._points import is_world_point
+from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
+from harness.runner._task import task_for
+from harness.runner._world import PURE_KINDS, World, WorldCrash
+from harness.scenario import Scenario, check_targets, fault_error, load_scenario
+from harness.trace import (
     CrashRecord,
     EffectRecord,
     Expectation,
@@ -53,13 +60,6 @@ from harness.checks._trace import (
     SentUsage,
     Trace,
 )
-from harness.intercept import PlainAgent, PlainEntry, Target, missing_function
-from harness.runner._observed import observed_transcript
-from harness.runner._points import is_world_point
-from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
-from harness.runner._task import task_for
-from harness.runner._world import PURE_KINDS, World, WorldCrash
-from harness.scenario import Scenario, check_targets, fault_error, load_scenario
 
 T = TypeVar("T")
 

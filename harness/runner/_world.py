@@ -30,6 +30,7 @@ import httpx
 
 import fakes
 from fakes import (
+    BROKEN_STREAM_FAULTS,
     CacheConfig,
     CacheOutcome,
     CrashClass,
@@ -59,21 +60,20 @@ from harness.agent import (
     ToolContext,
     ToolInvocation,
 )
-from harness.checks._trace import (
-    BROKEN_STREAM_FAULTS,
+from harness.intercept._network import Served
+from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
+from harness.scenario import Scenario
+from harness.scenario import ToolSpec as ScenarioTool
+from harness.trace import (
     CacheRecord,
     InvocationRecord,
     RequestRecord,
     SentCall,
     SentUsage,
 )
-from harness.intercept._network import Served
-from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
-from harness.scenario import Scenario
-from harness.scenario import ToolSpec as ScenarioTool
 
 STATE_DIR = "/state"
-PURE_KINDS = frozenset({"read", "inspect"})
+PURE_KINDS = fakes.PURE_TOOL_KINDS
 
 
 def fault_plan(scenario: Scenario) -> dict[tuple[int, int], tuple[fakes.Fault, ...]]:

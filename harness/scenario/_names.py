@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from fakes import CONCURRENCY_SAFE_TOOL_KINDS
+
 Dialect = Literal["openai", "anthropic"]
 DIALECTS: Final[tuple[Dialect, ...]] = get_args(Dialect)
 
-ToolKind = Literal["append", "send", "put", "read", "inspect"]
-TOOL_KINDS: Final[tuple[ToolKind, ...]] = get_args(ToolKind)
+# Tool kinds are the fakes' (one description per kind: fakes.TOOL_KIND_TRAITS).
 # Reading and inspecting change nothing, so they may overlap with other calls by
 # default; every other kind writes a resource and runs alone unless declared safe.
-CONCURRENCY_SAFE_KINDS: Final[frozenset[ToolKind]] = frozenset({"read", "inspect"})
+CONCURRENCY_SAFE_KINDS: Final = CONCURRENCY_SAFE_TOOL_KINDS
 
 ToolOutcome = Literal[
     "ok",
