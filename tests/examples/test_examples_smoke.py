@@ -293,3 +293,15 @@ def test_the_anthropic_agent_calls_a_tool_with_cut_arguments(
     with pytest.raises(TypeError, match="body"):
         run(main)
     assert w.mails == []
+
+
+def test_pydantic_ai_agent_sends_once_and_answers(world: Callable[..., World]) -> None:
+    w = world("openai", tool_modules=("examples.pydantic_ai_agent.tools",))
+    # The agent builds its model client at import, from the environment.
+    from examples.pydantic_ai_agent import main
+
+    assert run(main) == ANSWER
+    assert w.mails == [MAIL]
+    assert w.answered_turns() == [1, 2]
+    request = w.body(0)
+    assert request["stream"] is True
