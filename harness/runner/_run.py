@@ -535,7 +535,8 @@ def plan_cases(scenario: Scenario, source: Path | str,
 
     ``crash.points``: ``none`` (only the no-crash case), ``all`` (every point of
     the agent's own files that a recorded run reaches), or a list of ids: the
-    agent's own points and world events (:mod:`harness.runner._points`). A
+    agent's own points and world events (:mod:`harness.runner._points`), with
+    ``all`` among them for every point of the agent's own files as well. A
     listed point the agent under test never reaches still gets its cases; they
     end ``unknown`` with the reason, so one agent's file layout never stops a run.
     """
@@ -546,14 +547,12 @@ def plan_cases(scenario: Scenario, source: Path | str,
     selection = scenario.crash.points
     if selection == "none":
         return [base]
-    listed = [] if selection == "all" else list(dict.fromkeys(selection))
-    needs_record = selection == "all" or any(not is_world_point(p) for p in listed)
+    listed = ["all"] if selection == "all" else list(dict.fromkeys(selection))
+    needs_record = any(not is_world_point(p) for p in listed)
     recorded = list(dict.fromkeys(record_points(scenario, agent_factory))) if needs_record else []
-    if selection == "all":
-        points = recorded
-    else:
-        reached = [p for p in recorded if p in listed]
-        points = reached + [p for p in listed if p not in reached]
+    wanted = [p for p in listed if p != "all"]
+    reached = [p for p in recorded if "all" in listed or p in wanted]
+    points = reached + [p for p in wanted if p not in reached]
     specs = crash_specs(scenario, points)
     if recorded:
         # After the last point the run is over and its state durable: a recovery

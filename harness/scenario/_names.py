@@ -61,7 +61,8 @@ TARGET_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$"
 CRASH_POINT_PATTERN: Final = (
     r"^(?:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*"
     r"|after_tool:[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
-    r"|(?:before_request|mid_stream|after_response):[1-9][0-9]*)$"
+    r"|(?:before_request|mid_stream|after_response):[1-9][0-9]*"
+    r"|all)$"
 )
 PATTERN_MEANINGS: Final[dict[str, str]] = {
     SCENARIO_NAME_PATTERN: "lowercase letters, digits and '-', such as 'parallel-append-crash'",
@@ -70,5 +71,6 @@ PATTERN_MEANINGS: Final[dict[str, str]] = {
                     "'mypackage.tools:send_mail'",
     CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>', such as 'journal:fsync#3', or a world "
                          "event: 'after_tool:<tool>#<k>', 'before_request:<turn>', "
-                         "'mid_stream:<turn>', 'after_response:<turn>'",
+                         "'mid_stream:<turn>', 'after_response:<turn>'; 'all' in a list adds "
+                         "every point of the agent's own files",
 }
