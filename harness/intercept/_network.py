@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import httpx
 import httpx2
 
-from fakes import Emit, Hang, IncomingRequest, Pause, Reset, Step, VirtualClock
+from fakes import Emit, IncomingRequest, Pause, Reset, Step, VirtualClock
 
 #: The HTTP libraries whose default transports are intercepted.
 LIBRARIES: tuple[ModuleType, ...] = (httpx, httpx2)
@@ -260,8 +260,8 @@ def _sync_body(lib: ModuleType) -> type:
     return body
 
 
-class _AsyncBody:
-    """Plays the world's steps to an async client, with its read timeout in virtual time."""
+class _Reading:
+    """What both bodies share: the record of what the client got, and the errors it meets."""
 
     _lib: ModuleType
 
@@ -269,9 +269,38 @@ class _AsyncBody:
         self._served = served
         self._timeout = timeout
         self._request = request
+        self._first = True
+
+    def _delivering(self, data: bytes) -> bytes:
+        if self._served.record is not None:
+            self._served.record.on_chunk(len(data))
+        return data
+
+    def _delivered(self) -> None:
+        if self._first and self._served.record is not None:
+            self._served.record.after_first_chunk()
+        self._first = False
+
+    def _reset(self) -> Exception:
+        _end(self._served, "reset")
+        error: Exception = self._lib.ReadError("[Errno 104] Connection reset by peer",
+                                               request=self._request)
+        return error
+
+    def _timed_out(self) -> Exception:
+        _end(self._served, "timeout")
+        error: Exception = self._lib.ReadTimeout("timed out reading the stream",
+                                                 request=self._request)
+        return error
+
+    def _eof(self) -> None:
+        _end(self._served, "eof")
+
+
+class _AsyncBody(_Reading):
+    """Plays the world's steps to an async client, with its read timeout in virtual time."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        record = self._served.record
         try:
             async for chunk in self._play():
                 yield chunk
@@ -281,82 +310,52 @@ class _AsyncBody:
         except GeneratorExit:
             _end(self._served, "closed")
             raise
-        if record is not None:
-            record.on_end("eof")
+        self._eof()
 
     async def _play(self) -> AsyncIterator[bytes]:
-        record, silent, first = self._served.record, 0.0, True
+        silent = 0.0
         for step in self._served.steps:
             if isinstance(step, Emit):
-                if not step.data:
-                    continue
-                silent = 0.0
-                if record is not None:
-                    record.on_chunk(len(step.data))
-                yield step.data
-                if first and record is not None:
-                    record.after_first_chunk()
-                first = False
+                if step.data:
+                    silent = 0.0
+                    yield self._delivering(step.data)
+                    self._delivered()
             elif isinstance(step, Reset):
-                _end(self._served, "reset")
-                raise self._lib.ReadError("[Errno 104] Connection reset by peer",
-                                          request=self._request)
+                raise self._reset()
             else:
-                silent = await self._pause(step, silent)
-
-    async def _pause(self, step: Pause | Hang, silent: float) -> float:
-        try:
-            return await _pause_async(step, silent, self._timeout)
-        except _Silence:
-            _end(self._served, "timeout")
-            raise self._lib.ReadTimeout("timed out reading the stream",
-                                        request=self._request) from None
+                try:
+                    silent = await _pause_async(step, silent, self._timeout)
+                except _Silence:
+                    raise self._timed_out() from None
 
     async def aclose(self) -> None:
         _end(self._served, "closed")
 
 
-class _SyncBody:
+class _SyncBody(_Reading):
     """The same for a blocking client: waits move the virtual clock directly."""
-
-    _lib: ModuleType
 
     def __init__(self, served: Served, timeout: float | None, request: Any,
                  clock: VirtualClock) -> None:
-        self._served = served
-        self._timeout = timeout
-        self._request = request
+        super().__init__(served, timeout, request)
         self._clock = clock
 
     def __iter__(self) -> Iterator[bytes]:
-        record, silent, first = self._served.record, 0.0, True
+        silent = 0.0
         for step in self._served.steps:
             if isinstance(step, Emit):
-                if not step.data:
-                    continue
-                silent = 0.0
-                if record is not None:
-                    record.on_chunk(len(step.data))
-                yield step.data
-                if first and record is not None:
-                    record.after_first_chunk()
-                first = False
+                if step.data:
+                    silent = 0.0
+                    yield self._delivering(step.data)
+                    self._delivered()
             elif isinstance(step, Reset):
-                _end(self._served, "reset")
-                raise self._lib.ReadError("[Errno 104] Connection reset by peer",
-                                          request=self._request)
+                raise self._reset()
             else:
-                silent = self._pause(step, silent)
-        if record is not None:
-            record.on_end("eof")
-
-    def _pause(self, step: Pause | Hang, silent: float) -> float:
-        try:
-            return _pause_sync(self._clock, step, silent, self._timeout)
-        except _Silence:
-            _end(self._served, "timeout")
-            raise self._lib.ReadTimeout("timed out reading the stream",
-                                        request=self._request) from None
+                try:
+                    silent = _pause_sync(self._clock, step, silent, self._timeout)
+                except _Silence:
+                    raise self._timed_out() from None
+        self._eof()
 
     def close(self) -> None:
         _end(self._served, "closed")

@@ -43,7 +43,7 @@ from harness._errors import AgentEntryError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, intercepted_network
 from harness.intercept._seeded import seeded_randomness
-from harness.intercept._targets import Target, replaced_targets
+from harness.intercept._targets import NamedByModule, Target, replaced_targets
 from harness.intercept._time import virtual_event_loops, virtual_time
 
 #: Environment the agent sees: the SDKs read their base URL and key from here.
@@ -83,21 +83,13 @@ class FileSystem(Protocol):
 
 
 @dataclass(frozen=True)
-class PlainEntry:
+class PlainEntry(NamedByModule):
     """``MODULE:CALLABLE`` naming a plain ``main(prompt) -> str``, sync or async."""
 
     spec: str
     targets: tuple[Target, ...] = ()
     tool_map: tuple[tuple[str, str], ...] = ()
     """``--target`` pairs (scenario tool, ``module:function``): they win over the scenario's."""
-
-    @property
-    def module(self) -> str:
-        return self.spec.partition(":")[0]
-
-    @property
-    def attribute(self) -> str:
-        return self.spec.partition(":")[2]
 
     def with_targets(self, targets: tuple[Target, ...]) -> PlainEntry:
         """This entry with a case's tool targets, the ``tool_map`` overriding them."""

@@ -37,11 +37,9 @@ BlockingToolCaller = Callable[[str, dict[str, Any]], Any]
 """The same, for a stand-in called from blocking code."""
 
 
-@dataclass(frozen=True)
-class Target:
-    """A scenario tool and the user's function it replaces: ``module:attribute``."""
+class NamedByModule:
+    """Something named ``module:attribute`` by its ``spec``."""
 
-    tool: str
     spec: str
 
     @property
@@ -51,6 +49,14 @@ class Target:
     @property
     def attribute(self) -> str:
         return self.spec.partition(":")[2]
+
+
+@dataclass(frozen=True)
+class Target(NamedByModule):
+    """A scenario tool and the user's function it replaces: ``module:attribute``."""
+
+    tool: str
+    spec: str
 
 
 @contextmanager
