@@ -17,6 +17,7 @@ from harness.intercept._plain import (
     PlainEntry,
     outcome_of_error,
     outcome_of_value,
+    provider_environment,
     stop_state_for,
 )
 from harness.intercept._targets import Target, missing_function, replaced_targets, stand_in
@@ -39,6 +40,7 @@ __all__ = [
     "missing_function",
     "outcome_of_error",
     "outcome_of_value",
+    "provider_environment",
     "replaced_targets",
     "stand_in",
     "stop_state_for",

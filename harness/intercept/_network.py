@@ -270,6 +270,16 @@ class _Reading:
         self._timeout = timeout
         self._request = request
         self._first = True
+        self._started = False
+
+    def _once(self) -> bool:
+        """Whether this is the first read: a body off the wire cannot be read twice.
+
+        A client that iterates a finished response again (to drain it before
+        closing) gets nothing more, as from a socket.
+        """
+        first, self._started = not self._started, True
+        return first
 
     def _delivering(self, data: bytes) -> bytes:
         if self._served.record is not None:
@@ -301,6 +311,8 @@ class _AsyncBody(_Reading):
     """Plays the world's steps to an async client, with its read timeout in virtual time."""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        if not self._once():
+            return
         try:
             async for chunk in self._play():
                 yield chunk
@@ -341,6 +353,8 @@ class _SyncBody(_Reading):
         self._clock = clock
 
     def __iter__(self) -> Iterator[bytes]:
+        if not self._once():
+            return
         silent = 0.0
         for step in self._served.steps:
             if isinstance(step, Emit):

@@ -33,18 +33,18 @@ import inspect
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from fakes import CrashDisk, SimulatedCrash, VirtualClock
-from harness._errors import AgentEntryError
+from harness._errors import AgentEntryError, HarnessError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, intercepted_network
 from harness.intercept._seeded import seeded_randomness
 from harness.intercept._targets import NamedByModule, Target, replaced_targets
-from harness.intercept._time import virtual_event_loops, virtual_time
+from harness.intercept._time import threads_the_clock_sees, virtual_event_loops, virtual_time
 
 #: Environment the agent sees: the SDKs read their base URL and key from here.
 FAKE_API_KEY: Final = "sk-harness-fake-key"
@@ -110,11 +110,6 @@ class PlainEntry(NamedByModule):
                                   f"{self.attribute!r}")
         return owner  # type: ignore[no-any-return]
 
-    @property
-    def blocking(self) -> bool:
-        """Whether ``main`` is a plain function (called outside the event loop)."""
-        return not inspect.iscoroutinefunction(self.load())
-
     def packages(self) -> frozenset[str]:
         """The top-level packages imported afresh for each incarnation."""
         names = {self.module.split(".")[0]} | {t.module.split(".")[0] for t in self.targets}
@@ -122,19 +117,26 @@ class PlainEntry(NamedByModule):
 
 
 class PlainAgent:
-    """One incarnation of an unchanged agent; see the module docstring."""
+    """One incarnation of an unchanged agent; see the module docstring.
+
+    The runner calls :meth:`run_with`: the case's interception is entered with no
+    event loop running, the agent's modules are imported inside it (module-level
+    code included), and an async ``main`` is then driven on the world's clock
+    while a blocking one runs as it is (and may start loops of its own, which
+    run on the same clock).
+    """
 
     def __init__(self, entry: PlainEntry, world: CaseWorld, incarnation: int) -> None:
         self._entry = entry
         self._world = world
         self._incarnation = incarnation
-        self.blocking = entry.blocking
 
     async def recover(self) -> RecoveryReport:
         """A plain agent recovers inside ``main``; there is nothing to call separately."""
         return RecoveryReport()
 
     async def run(self, task: Task) -> AgentOutcome:
+        """The :class:`~harness.agent.Agent` form, for an async ``main`` under a running loop."""
         with self._inside() as main:
             try:
                 value = main(task.prompt)
@@ -146,13 +148,16 @@ class PlainAgent:
                 return outcome_of_error(error, self._incarnation)
         return outcome_of_value(value)
 
-    def run_blocking(self, task: Task) -> AgentOutcome:
-        """Run a sync ``main`` with no event loop running (it may start its own)."""
+    def run_with(self, task: Task, drive: Callable[[Coroutine[Any, Any, Any]], Any]
+                 ) -> AgentOutcome:
+        """Run ``main`` once; ``drive`` runs a coroutine to its end on the world's clock."""
         with self._inside() as main:
             try:
                 value = main(task.prompt)
-            except SimulatedCrash:
-                raise
+                if inspect.iscoroutine(value):
+                    value = drive(value)
+            except (SimulatedCrash, HarnessError):
+                raise  # the crash of the case, or the harness's own guard
             except (Exception, SystemExit) as error:
                 return outcome_of_error(error, self._incarnation)
         return outcome_of_value(value)
@@ -164,17 +169,24 @@ class PlainAgent:
             stack.enter_context(_environment(PROVIDER_ENVIRONMENT))
             stack.enter_context(virtual_time(world.clock))
             stack.enter_context(seeded_randomness(world.seed, incarnation=number))
-            if self.blocking:
-                stack.enter_context(virtual_event_loops(world.clock))
+            stack.enter_context(virtual_event_loops(world.clock))
+            stack.enter_context(threads_the_clock_sees())
             stack.enter_context(intercepted_network(world.route(number)))
             stack.enter_context(_fresh_packages(self._entry.packages()))
             stack.enter_context(replaced_targets(
                 self._entry.targets,
                 lambda tool, args: world.call_tool(tool, args, number),
                 lambda tool, args: world.call_tool_blocking(tool, args, number)))
+            # Imported before the agent's files are swapped in: the import system
+            # (an editable install's finder among it) reads the real disk.
             main = self._entry.load()
             stack.enter_context(world.files().active(number))
             yield main
+
+
+def provider_environment() -> Any:
+    """The environment an agent sees in a case, for importing its code outside one."""
+    return _environment(PROVIDER_ENVIRONMENT)
 
 
 @contextmanager

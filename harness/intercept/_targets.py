@@ -87,9 +87,9 @@ def missing_function(spec: str) -> str | None:
 def _resolve(target: Target) -> tuple[Any, str, Any]:
     try:
         owner: Any = importlib.import_module(target.module)
-    except ImportError as error:
+    except Exception as error:  # whatever the module does at import time
         raise AgentEntryError(f"tool {target.tool!r}: target {target.spec!r}: cannot import "
-                          f"{target.module!r} ({error})") from error
+                              f"{target.module!r} ({type(error).__name__}: {error})") from error
     *path, name = target.attribute.split(".")
     for part in path:
         owner = getattr(owner, part)

@@ -38,6 +38,8 @@ same instant the fake provider stamps on its responses, so an HTTP-date in a
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -106,3 +108,31 @@ class _VirtualLoopPolicy(asyncio.DefaultEventLoopPolicy):
 
     def new_event_loop(self) -> asyncio.AbstractEventLoop:
         return self._clock.new_event_loop()
+
+
+@contextmanager
+def threads_the_clock_sees() -> Iterator[None]:
+    """Run anyio's worker threads through the loop's executor, which the virtual clock watches.
+
+    The SDKs probe the platform, and pydantic-ai runs a plain tool function, in an
+    anyio worker thread. The virtual clock waits for the loop's own executor
+    threads before it lets time pass; anyio's threads report back behind its back,
+    so without this a slow thread would let the clock jump to the next timer.
+    """
+    from anyio._backends import _asyncio as backend
+
+    owner = backend.AsyncIOBackend
+    saved = owner.__dict__["run_sync_in_worker_thread"]
+
+    async def run_sync_in_worker_thread(
+        _cls: type, /, func: Callable[..., Any], args: tuple[Any, ...], **_options: Any,
+    ) -> Any:
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(context.run, func, *args))
+
+    setattr(owner, "run_sync_in_worker_thread", classmethod(run_sync_in_worker_thread))  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(owner, "run_sync_in_worker_thread", saved)  # noqa: B010

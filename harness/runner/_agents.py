@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from harness._errors import ConfigError
 from harness.agent import AgentFactory
-from harness.intercept import PlainEntry
+from harness.intercept import PlainEntry, provider_environment
 from harness.scenario import Scenario
 
 AGENT_SPEC_FORM = ("MODULE:ATTRIBUTE, such as 'mypackage.agent:main' (a plain main(prompt)) "
@@ -36,10 +36,15 @@ def load_agent_factory(spec: str) -> AgentFactory | PlainEntry:
     if not module_name or not attribute:
         raise ConfigError("--agent", spec, AGENT_SPEC_FORM)
     try:
-        module = importlib.import_module(module_name)
+        with provider_environment():  # an agent may build its SDK client at import time
+            module = importlib.import_module(module_name)
     except ImportError as error:
         raise ConfigError("--agent", spec, AGENT_SPEC_FORM,
                           f"Module {module_name!r} cannot be imported: {error}") from error
+    except Exception as error:  # whatever the agent's module does at import time
+        raise ConfigError("--agent", spec, AGENT_SPEC_FORM,
+                          f"Importing {module_name!r} raised {type(error).__name__}: "
+                          f"{error}") from error
     found: Any = module
     for part in attribute.split("."):
         found = getattr(found, part, None)
@@ -98,7 +103,11 @@ def dialect_skip(scenario: Scenario, agent: AgentFactory | PlainEntry | None,
 def _declared_dialects(agent: AgentFactory | PlainEntry | None) -> tuple[str, ...]:
     if agent is None:
         return ()
-    found = getattr(agent.load() if isinstance(agent, PlainEntry) else agent, "dialects", ())
+    if isinstance(agent, PlainEntry):
+        with provider_environment():
+            found = getattr(agent.load(), "dialects", ())
+    else:
+        found = getattr(agent, "dialects", ())
     if isinstance(found, str):
         return (found,)
     return tuple(str(d) for d in found) if isinstance(found, list | tuple | set | frozenset) else ()

@@ -41,7 +41,13 @@ from harness.agent import (
     TranscriptMessage,
 )
 from harness.checks import check_trace
-from harness.intercept import PlainAgent, PlainEntry, Target, missing_function
+from harness.intercept import (
+    PlainAgent,
+    PlainEntry,
+    Target,
+    missing_function,
+    provider_environment,
+)
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
 from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
@@ -147,9 +153,10 @@ class _CaseRun:
         return record
 
     def _run_agent(self, agent: Agent) -> AgentOutcome:
-        if isinstance(agent, PlainAgent) and agent.blocking:
-            # A blocking main runs with no loop of ours around it: it may start its own.
-            return agent.run_blocking(self.task)
+        if isinstance(agent, PlainAgent):
+            # Its interception is entered with no loop of ours running: a blocking
+            # main may start its own loops, an async one is driven on the clock.
+            return agent.run_with(self.task, self._drive)
         return self._drive(agent.run(self.task))
 
     def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -543,7 +550,8 @@ def plan_cases(scenario: Scenario, source: Path | str,
     source = Path(source)
     base = Case(scenario.name, source, scenario.seed)
     if isinstance(agent_factory, PlainEntry):
-        _check_functions(scenario, agent_factory)
+        with provider_environment():  # the agent's modules may build clients at import
+            _check_functions(scenario, agent_factory)
     selection = scenario.crash.points
     if selection == "none":
         return [base]

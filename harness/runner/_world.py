@@ -610,7 +610,9 @@ class _StreamRecord:
             return
         pending.ended = how
         pending.ended_at = self._world.clock.now()
-        if how == "eof":
+        if how in ("eof", "closed"):
+            # An SDK closes the stream once it read the terminal event, without
+            # asking for an end it knows is there: the whole answer is in its hands.
             self._world.stream_event(pending, "after_response")
 
 

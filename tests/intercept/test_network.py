@@ -190,3 +190,19 @@ def test_the_wrong_dialect_gets_a_404_that_says_so() -> None:
         w.clock.run(ask())
     assert ("this scenario speaks anthropic; the agent called /v1/chat/completions"
             in str(raised.value))
+
+
+@pytest.mark.usefixtures("provider_env")
+def test_a_body_read_again_after_the_end_gives_nothing_more() -> None:
+    # The SDK drains a finished stream before closing it; the bytes count once.
+    w = world()
+
+    async def ask() -> str:
+        stream = await openai.AsyncOpenAI().chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+        return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+    with intercepted_network(w.route(1)):
+        assert w.clock.run(ask()) == "Hello there."
+    assert [p.delivered_bytes for p in w.requests] == [w.requests[0].planned_bytes]
+    assert [r.delivery for r in w.request_records()] == ["complete"]

@@ -89,7 +89,8 @@ def test_targets_are_replaced_for_the_duration_then_restored(
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("no_such_module_at_all:send", r"^tool 'mail': target 'no_such_module_at_all:send': cannot "
-                                   r"import 'no_such_module_at_all' \(No module named "),
+                                   r"import 'no_such_module_at_all' \(ModuleNotFoundError: "
+                                   r"No module named "),
     ("json:no_such_function", r"^tool 'mail': target 'json:no_such_function': 'json' has no "
                               r"function 'no_such_function'$"),
 ])

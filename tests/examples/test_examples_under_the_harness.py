@@ -1,0 +1,123 @@
+"""The shipped example agents, unchanged, under the harness: their real bugs, found and explained.
+
+Each test runs one case the way ``harness run --agent examples.…:main`` does and reads
+the verdicts and the failure report a stranger would read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness._report_text import render_failure
+from harness.intercept import PlainEntry
+from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
+from harness.scenario import Scenario, load_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TOOLS = "examples.openai_agent.tools"
+
+
+def send_then_note(**changes: Any) -> Scenario:
+    """The openai examples' task with the send first, so a crash can land right after it."""
+    fields: dict[str, Any] = {
+        "name": "send-then-note", "dialect": "openai", "seed": 8,
+        "description": "Mail the CFO the invoice, then note it.",
+        "tools": {"send_mail": {"kind": "send", "target": f"{TOOLS}:send_mail"},
+                  "append_note": {"kind": "append", "target": f"{TOOLS}:append_note"},
+                  "read_outbox": {"kind": "inspect", "target": f"{TOOLS}:read_outbox"}},
+        "model": [
+            {"turn": 1, "calls": [{"tool": "send_mail",
+                                   "args": {"to": "cfo@example.com", "body": "invoice 7"}}]},
+            {"turn": 2, "calls": [{"tool": "append_note", "args": {"text": "invoice 7 sent"}}]},
+            {"turn": 3, "text": "Sent and noted."},
+        ],
+        "expect": {"stop_state": "complete", "side_effects": {"send_mail": 1}},
+    }
+    fields.update(changes)
+    return Scenario(**fields)
+
+
+def run(entry: str, scenario: Scenario, crash: CrashSpec | None = None) -> CaseResult:
+    case = Case(scenario.name, Path("scenario.yaml"), scenario.seed, crash, agent=entry)
+    return run_case(case, scenario, PlainEntry(entry))
+
+
+def report(result: CaseResult) -> str:
+    return render_failure(result)
+
+
+def test_the_naive_agent_sends_the_mail_twice_after_a_crash_right_after_the_send() -> None:
+    result = run("examples.openai_agent:main", send_then_note(),
+                 CrashSpec("after_tool:send_mail#1", "at", "process_killed"))
+
+    assert result.status == "fail"
+    assert {v.invariant for v in result.failed_verdicts} >= {"I1", "side_effects"}
+    text = report(result)
+    assert "I1 broken: 1 non-idempotent effect(s) applied more than once" in text
+    assert ("send_mail ran 2 times with the same arguments (incarnations 1, 2): the crash at "
+            "after_tool:send_mail#1 came after the side effect and before the agent recorded "
+            "it") in text
+
+
+def test_a_torn_state_file_breaks_the_naive_agents_restart() -> None:
+    result = run("examples.openai_agent:main", send_then_note(),
+                 CrashSpec("state:truncate#1", "after", "process_killed"))
+
+    assert (result.status, result.stop_state) == ("fail", "failed")
+    assert result.stop_reason.startswith("the agent raised JSONDecodeError: Expecting value")
+    text = report(result)
+    assert "in load_state" in text  # the agent's own traceback, pointing at its code
+    assert ("the agent failed after restarting from the crash at state:truncate#1 "
+            "(process_killed): it could not read what the crash left of its 'state' file"
+            in text)
+
+
+def test_the_naive_agent_does_not_retry_a_stream_reset_after_its_headers() -> None:
+    scenario = send_then_note(faults=[{"at": {"turn": 1, "attempt": 1},
+                                       "kind": "connection_reset", "after_events": 2}])
+    result = run("examples.openai_agent:main", scenario)
+
+    assert (result.status, result.stop_state) == ("fail", "infra_paused")
+    assert ("the stream of turn 1 (request #1) broke after its response began "
+            "(connection_reset)" in report(result))
+
+
+def test_the_naive_agent_crashes_on_tool_arguments_cut_at_the_output_limit() -> None:
+    scenario = send_then_note(faults=[{"at": {"turn": 1, "attempt": 1},
+                                       "kind": "truncated_tool_arguments", "fraction": 0.5}])
+    result = run("examples.openai_agent:main", scenario)
+
+    assert (result.status, result.stop_state) == ("fail", "failed")
+    assert "JSONDecodeError" in result.stop_reason
+    assert ("turn 1's answer was cut at the output limit (finish reason 'length') in the "
+            "middle of a tool call's arguments, and the agent used them anyway"
+            in report(result))
+
+
+def test_the_pydantic_ai_agent_sends_twice_after_a_crash_right_after_the_send() -> None:
+    path = EXAMPLES / "scenarios/pydantic-ai-agent.yaml"
+    scenario = load_scenario(path)
+    entry = "examples.pydantic_ai_agent:main"
+    cases = [c for c in plan_cases(scenario, path, PlainEntry(entry)) if c.crash]
+    result = run_case(cases[0], scenario, PlainEntry(entry))
+
+    assert result.status == "fail"
+    assert result.duplicates == 1
+    assert "I1" in {v.invariant for v in result.failed_verdicts}
+
+
+@pytest.mark.parametrize("example", ["openai_agent", "anthropic_agent", "pydantic_ai_agent"])
+def test_each_example_completes_when_nothing_goes_wrong(example: str) -> None:
+    dialect = "anthropic" if example == "anthropic_agent" else "openai"
+    tools = f"examples.{example}.tools"
+    scenario = send_then_note(dialect=dialect, tools={
+        "send_mail": {"kind": "send", "target": f"{tools}:send_mail"},
+        "append_note": {"kind": "append", "target": f"{tools}:append_note"},
+        "read_outbox": {"kind": "inspect", "target": f"{tools}:read_outbox"}})
+    result = run(f"examples.{example}:main", scenario)
+
+    assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
+    assert result.side_effects == {"append_note": 1, "send_mail": 1}
