@@ -66,7 +66,7 @@ from pyfakefs.fake_filesystem_unittest import Patcher
 from pyfakefs.fake_os import FakeOsModule, handle_original_call
 
 from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
-from harness._errors import DiskError
+from harness._errors import DiskError, HarnessError
 from harness.agent._ids import rng_stream
 
 REAL_FS_PACKAGES: tuple[str, ...] = (
@@ -235,6 +235,13 @@ class _Mirror:
 
     def rename(self, source: str, target: str) -> None:
         self._alive(f"rename {source}")
+        if any(p.startswith(source + "/") for p in self._disk.files()):
+            # The crash disk names files by path; moving a tree would need it
+            # to re-key every durable name below the folder.
+            raise HarnessError(
+                f"renaming the folder {source!r} with files inside is not modelled by "
+                "the crash disk; rename its files one by one, or an empty folder"
+            )
         with self._os_errors():
             self._view.replace(source, target)
 
@@ -304,6 +311,8 @@ class _MirroredFilesystem(FakeFilesystem):
             raise
 
     def create_file_internally(self, *args: Any, **kwargs: Any) -> FakeFile:
+        if kwargs.get("read_from_real_fs"):  # a read-only real folder, read lazily
+            return super().create_file_internally(*args, **kwargs)
         kwargs["side_effect"] = self.contents_changed
         file = super().create_file_internally(*args, **kwargs)
         self.mirror.created(_text(file.path))
@@ -441,7 +450,9 @@ class AgentFiles:
 
     ``workdir`` is the agent's current folder, created empty (and durable) on the
     disk; it survives restarts. ``real_fs_packages`` lists the packages whose
-    code keeps the real file system (see :data:`REAL_FS_PACKAGES`). ``seed``
+    code keeps the real file system (see :data:`REAL_FS_PACKAGES`).
+    ``read_only_folders`` are real folders the agent's own code may read (its
+    package's prompts and data), shown read-only and never mirrored. ``seed``
     drives ``tempfile``'s names.
 
     Example (not a doctest: code of this package keeps the real file system)::
@@ -461,11 +472,13 @@ class AgentFiles:
         workdir: str = "/agent",
         *,
         real_fs_packages: Iterable[str] = REAL_FS_PACKAGES,
+        read_only_folders: Iterable[str] = (),
         seed: int = 0,
     ) -> None:
         self.disk = disk
         self.workdir = posixpath.normpath(workdir)
         self._packages = tuple(real_fs_packages)
+        self._read_only = tuple(os.path.abspath(f) for f in read_only_folders)
         self._seed = seed
         self._temp = tempfile.gettempdir()
         disk.make_durable_folders(self.workdir)
@@ -497,7 +510,10 @@ class AgentFiles:
         """
         self.disk.incarnations.check(generation, f"start incarnation {generation}")
         if AgentFiles._active is not None:
-            raise RuntimeError("an agent's files are already active; one incarnation at a time")
+            raise HarnessError(
+                "AgentFiles.active() entered twice: one incarnation's files at a time "
+                "(leave the running incarnation's block before starting the next)"
+            )
         AgentFiles._active = self
         rng = rng_stream(self._seed, f"tempfile:{generation}")
         try:
@@ -506,9 +522,12 @@ class AgentFiles:
                 try:
                     self._load(self._fake_fs(), generation)
                     self._library_callers.enabled = True
-                    yield
+                    try:
+                        yield
+                    finally:
+                        # A point reached by this last flush may still crash.
+                        self._close_leftovers(self._fake_fs(), generation)
                 finally:
-                    self._close_leftovers(self._fake_fs(), generation)
                     self._library_callers.enabled = False
                     self._patcher.tearDown()
         finally:
@@ -548,6 +567,8 @@ class AgentFiles:
         )
         for path, data in self.disk.files().items():
             fs.create_file(path, contents=data, side_effect=changed)
+        for folder in self._read_only:
+            fs.add_real_directory(folder, read_only=True, lazy_read=True)
         fs.cwd = self.workdir
         fs.__class__ = _MirroredFilesystem
         assert isinstance(fs, _MirroredFilesystem)

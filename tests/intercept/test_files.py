@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import json
@@ -18,6 +19,7 @@ import pytest
 
 import harness.intercept
 from fakes import CrashDisk, CrashPlan, DeadIncarnationError, SimulatedCrash
+from harness import HarnessError
 from harness.agent import RealDisk
 from harness.intercept import REAL_FS_PACKAGES, AgentFiles
 
@@ -341,6 +343,34 @@ def test_files_that_survived_a_restart_are_mirrored_too() -> None:
     assert disk.files()["/agent/state.json"] == b"{"
 
 
+def test_a_crash_at_the_last_flush_of_a_clean_end_still_restores_the_real_world() -> None:
+    def program() -> None:
+        open("log.txt", "w").write("flushed at the end")  # noqa: SIM115 - never closed
+
+    disk = CrashDisk(plan=CrashPlan("log:write#1", "before", "unsynced_lost"))
+    with pytest.raises(SimulatedCrash), AgentFiles(disk).active(generation=1):
+        program()
+    assert open.__module__ == "io"  # the real builtin, not pyfakefs's
+    assert os.path.isdir(os.path.dirname(__file__))
+
+
+def test_renaming_a_folder_with_files_is_refused_with_the_way_out() -> None:
+    def program() -> None:
+        os.makedirs("old")
+        pathlib.Path("old/x.txt").write_text("x")
+        os.rename("old", "new")
+
+    with pytest.raises(HarnessError, match=r"^renaming the folder '/agent/old' with files"):
+        points_of(program)
+
+
+def test_one_incarnation_at_a_time() -> None:
+    first, second = AgentFiles(CrashDisk()), AgentFiles(CrashDisk())
+    with first.active(generation=1), pytest.raises(HarnessError, match="entered twice"):  # noqa: SIM117
+        with second.active(generation=1):
+            pass
+
+
 # -- the dead incarnation -------------------------------------------------------------
 
 
@@ -482,6 +512,20 @@ def test_a_library_imported_while_active_stays_imported(real_package: Path) -> N
     assert sys.modules["probe_pkg.late"] is late
     assert late.os is os  # not the fake it imported while the agent ran
     assert os.getcwd() == late.HERE  # a library's code saw the real current folder
+
+
+def test_read_only_folders_show_the_agents_own_data_and_keep_it_unchanged(
+    real_package: Path,
+) -> None:
+    prompts = str(real_package / "probe_pkg")
+    disk = CrashDisk()
+    with AgentFiles(disk, read_only_folders=[prompts]).active(generation=1):
+        assert pathlib.Path(prompts, "late.py").read_text().startswith("import os")
+        # Refused for a normal user; root may write, but only in the fake file system.
+        with contextlib.suppress(PermissionError):
+            pathlib.Path(prompts, "late.py").write_text("changed")
+    assert disk.points == []
+    assert (real_package / "probe_pkg" / "late.py").read_text().startswith("import os")
 
 
 def test_an_http_client_builds_its_tls_context_from_the_real_certificates() -> None:
