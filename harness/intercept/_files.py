@@ -429,11 +429,6 @@ def _seeded_tempfile_names(rng: random.Random) -> Iterator[None]:
         tempfile._name_sequence = saved  # type: ignore[attr-defined]
 
 
-def _loaded_modules_of(packages: tuple[str, ...]) -> set[str]:
-    prefixes = tuple(p + "." for p in packages)
-    return {name for name in list(sys.modules) if name in packages or name.startswith(prefixes)}
-
-
 class _AgentPatcher(Patcher):
     """pyfakefs's patcher with its own singleton and module cache.
 
@@ -442,6 +437,26 @@ class _AgentPatcher(Patcher):
     """
 
     PATCHER: ClassVar[Patcher | None] = None  # type: ignore[misc]
+    # (the cache's identity, how many modules were loaded) when last passed over
+    _passed_over: ClassVar[tuple[int, int]] = (0, 0)
+
+    def pass_over_libraries(self, packages: tuple[str, ...]) -> None:
+        """Let pyfakefs's scan skip every loaded module of ``packages``.
+
+        Their code keeps the real file system anyway, so their globals need no
+        patch; marking them as already scanned saves most of the first scan
+        (the SDKs alone bring thousands of modules).
+        """
+        state = (id(self.CACHED_MODULES), len(sys.modules))
+        if state == _AgentPatcher._passed_over:
+            return
+        _AgentPatcher._passed_over = state
+        prefixes = tuple(p + "." for p in packages)
+        self.CACHED_MODULES.update(
+            module
+            for name, module in list(sys.modules.items())
+            if name in packages or name.startswith(prefixes)
+        )
 
 
 @final
@@ -487,9 +502,11 @@ class AgentFiles:
         self._patcher = self._new_patcher()
 
     def _new_patcher(self) -> _AgentPatcher:
-        skip = sorted(_loaded_modules_of(self._packages) | set(self._packages))
+        # Only the package names: a longer list (every loaded submodule) makes
+        # pyfakefs's scan quadratic and invalidates its cache whenever a module
+        # is imported. Submodules are told apart at call time by _LibraryCallers.
         patcher = _AgentPatcher(
-            additional_skip_names=list(skip),
+            additional_skip_names=list(self._packages),
             # pyfakefs takes fake module classes here (its stubs say modules).
             modules_to_patch={"os": _MirroredOs},  # type: ignore[dict-item]
             use_cache=True,
@@ -518,6 +535,7 @@ class AgentFiles:
         rng = rng_stream(self._seed, f"tempfile:{generation}")
         try:
             with _skip_check(self._library_callers), _seeded_tempfile_names(rng):
+                self._patcher.pass_over_libraries(self._packages)
                 self._patcher.setUp()
                 try:
                     self._load(self._fake_fs(), generation)

@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 import harness.intercept
-from fakes import CrashDisk, CrashPlan, DeadIncarnationError, SimulatedCrash
+from fakes import (
+    CRASH_CLASSES,
+    CrashDisk,
+    CrashPlan,
+    DeadIncarnationError,
+    SimulatedCrash,
+    crash_class_applies,
+)
 from harness import HarnessError
 from harness.agent import RealDisk
 from harness.intercept import REAL_FS_PACKAGES, AgentFiles
@@ -303,6 +310,62 @@ def test_a_killed_process_keeps_flushed_bytes_and_loses_buffered_ones() -> None:
     assert read_after_restart(crash_and_restart(program, plan), "log.txt") == "flushed\n"
     plan = CrashPlan("marker:create#1", "before", "unsynced_lost")
     assert read_after_restart(crash_and_restart(program, plan), "log.txt") == ""
+
+
+def _journal_then_truncating_rewrite() -> None:
+    os.makedirs("state", exist_ok=True)
+    with open("state/journal.jsonl", "a") as journal:
+        for n in range(3):
+            journal.write(json.dumps({"seq": n}) + "\n")
+            journal.flush()
+            if n < 2:
+                os.fsync(journal.fileno())
+    fd = os.open("state/summary.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, b"three records")
+    os.close(fd)
+    fd = os.open("state/summary.txt", os.O_WRONLY | os.O_TRUNC)
+    os.write(fd, b"rewritten")
+    os.close(fd)
+
+
+def _every_crash_of_the_journal_program() -> Iterator[CrashPlan]:
+    for point in points_of(_journal_then_truncating_rewrite):
+        for crash_class in CRASH_CLASSES:
+            if crash_class_applies(crash_class, point):
+                yield CrashPlan(point, "after", crash_class)
+
+
+@pytest.mark.parametrize("plan", list(_every_crash_of_the_journal_program()), ids=str)
+def test_the_next_incarnation_sees_exactly_the_crash_state(plan: CrashPlan) -> None:
+    disk = CrashDisk(plan=plan, seed=7)
+    files = AgentFiles(disk)
+    with contextlib.suppress(SimulatedCrash, OSError), files.active(generation=1):
+        _journal_then_truncating_rewrite()
+    crashed = disk.incarnations.crashed
+    expected = disk.durable_view() if crashed else disk.files()
+    disk.restart()
+    seen: dict[str, bytes] = {}
+    with files.active(generation=2):
+        for folder, _, names in os.walk("/"):
+            for name in names:
+                seen[os.path.join(folder, name)] = pathlib.Path(folder, name).read_bytes()
+    assert seen == expected
+
+
+def test_appends_and_o_trunc_reach_their_points() -> None:
+    assert points_of(_journal_then_truncating_rewrite) == [
+        "state:mkdir#1",
+        "journal:create#1",
+        "journal:write#1",
+        "journal:fsync#1",
+        "journal:write#2",
+        "journal:fsync#2",
+        "journal:write#3",
+        "summary:create#1",
+        "summary:write#1",
+        "summary:truncate#1",
+        "summary:write#2",
+    ]
 
 
 def test_the_next_incarnation_starts_in_the_surviving_workdir() -> None:
