@@ -138,7 +138,7 @@ class _LibraryCallers:
         while self.enabled and frame is not None:
             module = frame.f_globals.get("__name__", "")
             frame = frame.f_back
-            if module.startswith(_THIS_PACKAGE):
+            if module.startswith(_THIS_PACKAGE) or module.startswith(_ON_BEHALF_OF_CALLER):
                 continue
             listed = module in self._names or module.startswith(self._prefixes)
             if listed or not _is_plumbing(module):
@@ -147,11 +147,14 @@ class _LibraryCallers:
 
 
 _THIS_PACKAGE = __name__.rpartition(".")[0]
+# Library modules that run a callable for their caller (anyio's worker threads,
+# anyio.Path, anyio.open_file): what they run is the caller's I/O, not theirs.
+_ON_BEHALF_OF_CALLER = ("anyio._backends.", "anyio._core._fileio", "anyio.to_thread")
 
 
 def _is_plumbing(module: str) -> bool:
     top = module.partition(".")[0]
-    return top in _STDLIB or top == "pyfakefs"
+    return top in _STDLIB or top == "pyfakefs" or module.startswith(_ON_BEHALF_OF_CALLER)
 
 
 @contextmanager
@@ -452,11 +455,24 @@ class _AgentPatcher(Patcher):
             return
         _AgentPatcher._passed_over = state
         prefixes = tuple(p + "." for p in packages)
-        self.CACHED_MODULES.update(
-            module
-            for name, module in list(sys.modules.items())
-            if name in packages or name.startswith(prefixes)
-        )
+        for name, module in list(sys.modules.items()):
+            if (name in packages or name.startswith(prefixes)) and (
+                module not in self.CACHED_MODULES
+            ):
+                self._keep_real_pathlib(module)
+                self.CACHED_MODULES.add(module)
+
+    def _keep_real_pathlib(self, module: ModuleType) -> None:
+        """What pyfakefs does for a module it skips: its ``pathlib``/``Path`` stay real.
+
+        pyfakefs patches ``pathlib``'s own globals, so a bare reference to the
+        real class would break; it hands skipped modules a real-behaving
+        stand-in, and so must a module marked as scanned.
+        """
+        for attr, value in list(vars(module).items()):
+            if value is pathlib or value is pathlib.Path:
+                key = "pathlib" if value is pathlib else "Path"
+                self.SKIPPED_FS_MODULES.setdefault(attr, set()).add((module, key))
 
 
 @final

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import importlib
@@ -531,9 +532,12 @@ def real_package(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "probe_pkg" / "__init__.py").write_text("")
     (tmp_path / "probe_pkg" / "reader.py").write_text(
         "import os\n"
+        "from pathlib import Path\n"
         "def read(path):\n"
         "    with open(path) as f:\n"
         "        return f.read(), os.path.exists(path)\n"
+        "def read_path(path):\n"
+        "    return Path(path).read_text()\n"
     )
     (tmp_path / "probe_pkg" / "late.py").write_text("import os\nHERE = os.getcwd()\n")
     (tmp_path / "real.txt").write_text("on the real disk")
@@ -551,6 +555,7 @@ def test_listed_packages_keep_the_real_file_system(real_package: Path) -> None:
     with files.active(generation=1):
         assert not os.path.exists(real)  # the agent's view
         assert reader.read(real) == ("on the real disk", True)  # the library's view
+        assert reader.read_path(real) == "on the real disk"
         assert RealDisk().read(real) == b"on the real disk"  # the harness's own code
 
 
@@ -589,6 +594,25 @@ def test_read_only_folders_show_the_agents_own_data_and_keep_it_unchanged(
             pathlib.Path(prompts, "late.py").write_text("changed")
     assert disk.points == []
     assert (real_package / "probe_pkg" / "late.py").read_text().startswith("import os")
+
+
+def test_async_file_helpers_write_the_agents_files(tmp_path: Path) -> None:
+    import anyio
+
+    async def agent() -> None:
+        await anyio.Path("a.txt").write_text("via anyio.Path")
+        async with await anyio.open_file("b.txt", "w") as f:
+            await f.write("via anyio.open_file")
+        await asyncio.to_thread(pathlib.Path("c.txt").write_text, "via a worker thread")
+
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        anyio.run(agent)
+    assert disk.files() == {
+        "/agent/a.txt": b"via anyio.Path",
+        "/agent/b.txt": b"via anyio.open_file",
+        "/agent/c.txt": b"via a worker thread",
+    }
 
 
 def test_an_http_client_builds_its_tls_context_from_the_real_certificates() -> None:
