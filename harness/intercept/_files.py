@@ -31,16 +31,20 @@ Code of the packages in :data:`REAL_FS_PACKAGES` (the harness, the HTTP stack,
 the SDKs, the test tools, ``importlib``) keeps the real file system, and so does
 the import system.
 
-Example::
+Example (the torn-state-file bug a naive save has)::
 
-    disk = CrashDisk(plan=CrashPlan("state:truncate#1", "after", "unsynced_lost"))
+    def save(state):                       # the agent's code, unchanged
+        with open("state.json", "w") as f:
+            json.dump(state, f)
+
+    disk = CrashDisk(plan=CrashPlan("state:truncate#1", "after", "process_killed"))
     files = AgentFiles(disk)
-    with files.active(generation=1):
-        json.dump({"step": 1}, open("state.json", "w"))   # no fsync: a bug
-        ...                                                # crashes at the second save
+    with files.active(generation=1):       # raises SimulatedCrash in the second save
+        save({"step": 1})
+        save({"step": 2})
     disk.restart()
     with files.active(generation=2):
-        open("state.json").read()                          # '' : the torn state file
+        open("state.json").read()          # '' : json.load fails on restart
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ from pyfakefs.fake_os import FakeOsModule, handle_original_call
 
 from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
 from harness._errors import DiskError, HarnessError
-from harness.agent._ids import rng_stream
+from harness.agent import rng_stream
 
 REAL_FS_PACKAGES: tuple[str, ...] = (
     "harness",
@@ -353,11 +357,24 @@ class _MirroredFilesystem(FakeFilesystem):
         if source != target and not self.exists(source, check_link=True):
             self.mirror.rename(source, target)
 
+    def create_symlink(self, file_path: Any, *_target: Any, **_options: Any) -> Any:
+        raise _not_modelled(f"the symbolic link {_text(file_path)!r}")
+
+    def link(self, *paths: Any, **_options: Any) -> Any:
+        raise _not_modelled(f"the hard link {_text(paths[1])!r}")
+
     def remove_object(self, file_path: Any) -> None:
         path = self.absnormpath(_text(file_path))
         super().remove_object(file_path)
         if not self._renaming:
             self.mirror.remove(path)
+
+
+def _not_modelled(what: str) -> HarnessError:
+    return HarnessError(
+        f"{what}: links are not modelled by the crash disk (it names files by path); "
+        "copy the file, or keep links out of the agent's state"
+    )
 
 
 def _mirrored_fs(os_module: FakeOsModule) -> _MirroredFilesystem:

@@ -428,6 +428,16 @@ def test_renaming_a_folder_with_files_is_refused_with_the_way_out() -> None:
         points_of(program)
 
 
+@pytest.mark.parametrize("kind", ["symlink", "link"])
+def test_links_are_refused_with_the_way_out(kind: str) -> None:
+    def program() -> None:
+        pathlib.Path("state.json").write_text("{}")
+        getattr(os, kind)("state.json", "current.json")  # looked up while active
+
+    with pytest.raises(HarnessError, match=r"^.*'current.json'.*: links are not modelled"):
+        points_of(program)
+
+
 def test_one_incarnation_at_a_time() -> None:
     first, second = AgentFiles(CrashDisk()), AgentFiles(CrashDisk())
     with first.active(generation=1), pytest.raises(HarnessError, match="entered twice"):  # noqa: SIM117
