@@ -119,6 +119,10 @@ Extend it for a library of yours: ``AgentFiles(disk, real_fs_packages=REAL_FS_PA
 _SKIP_CHECK = "is_called_from_skipped_module"
 _SKIP_CHECK_USERS: tuple[ModuleType, ...] = (fake_os, fake_open, fake_io, fake_path, fake_pathlib)
 _STDLIB = frozenset(sys.stdlib_module_names)
+_THIS_PACKAGE = __name__.rpartition(".")[0]
+# Library modules that run a callable for their caller (anyio's worker threads,
+# anyio.Path, anyio.open_file): what they run is the caller's I/O, not theirs.
+_ON_BEHALF_OF_CALLER = ("anyio._backends.", "anyio._core._fileio", "anyio.to_thread")
 
 
 @final
@@ -148,12 +152,6 @@ class _LibraryCallers:
             if listed or not _is_plumbing(module):
                 return listed
         return False
-
-
-_THIS_PACKAGE = __name__.rpartition(".")[0]
-# Library modules that run a callable for their caller (anyio's worker threads,
-# anyio.Path, anyio.open_file): what they run is the caller's I/O, not theirs.
-_ON_BEHALF_OF_CALLER = ("anyio._backends.", "anyio._core._fileio", "anyio.to_thread")
 
 
 def _is_plumbing(module: str) -> bool:
@@ -214,17 +212,18 @@ class _Mirror:
     def content(self, path: str, new: bytes) -> None:
         """The file now holds ``new`` in the OS: write what changed."""
         self._alive(f"write {path}")
-        old = self._view.read(path)
-        if new == old:
-            return
-        keep = len(old) if new.startswith(old) else _common_prefix(old, new)
         with self._os_errors():
+            old = self._view.read(path)
+            if new == old:
+                return
+            keep = len(old) if new.startswith(old) else _common_prefix(old, new)
             if keep < len(old):
                 self._view.truncate(path, keep)
             if len(new) > keep:
                 self._view.open_append(path).write(new[keep:])
 
-    def durable_content(self, path: str) -> bytes:
+    def disk_content(self, path: str) -> bytes:
+        """What the crash disk holds for ``path`` (what the OS holds, synced or not)."""
         return self._view.read(path)
 
     def fsync(self, path: str, *, folder: bool) -> None:
@@ -242,11 +241,11 @@ class _Mirror:
 
     def rename(self, source: str, target: str) -> None:
         self._alive(f"rename {source}")
-        if any(p.startswith(source + "/") for p in self._disk.files()):
+        if any(p.startswith(source + "/") for p in [*self._disk.files(), *self._disk.folders()]):
             # The crash disk names files by path; moving a tree would need it
             # to re-key every durable name below the folder.
             raise HarnessError(
-                f"renaming the folder {source!r} with files inside is not modelled by "
+                f"renaming the folder {source!r} with anything inside is not modelled by "
                 "the crash disk; rename its files one by one, or an empty folder"
             )
         with self._os_errors():
@@ -314,7 +313,7 @@ class _MirroredFilesystem(FakeFilesystem):
             self.mirror.content(path, file.byte_contents or b"")
         except OSError:
             # A failed write leaves what the disk holds; the agent sees the same.
-            file.set_initial_contents(self.mirror.durable_content(path))
+            file.set_initial_contents(self.mirror.disk_content(path))
             raise
 
     def create_file_internally(self, *args: Any, **kwargs: Any) -> FakeFile:

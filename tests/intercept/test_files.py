@@ -418,13 +418,28 @@ def test_a_crash_at_the_last_flush_of_a_clean_end_still_restores_the_real_world(
     assert os.path.isdir(os.path.dirname(__file__))
 
 
-def test_renaming_a_folder_with_files_is_refused_with_the_way_out() -> None:
+def test_renaming_an_empty_folder_is_a_rename_point() -> None:
     def program() -> None:
-        os.makedirs("old")
-        pathlib.Path("old/x.txt").write_text("x")
+        os.mkdir("old")
         os.rename("old", "new")
 
-    with pytest.raises(HarnessError, match=r"^renaming the folder '/agent/old' with files"):
+    disk = CrashDisk()
+    assert points_of(program, disk) == [
+        "old:mkdir#1",
+        "new:rename#1",
+    ]
+    assert "/agent/new" in disk.folders()
+
+
+@pytest.mark.parametrize("inside", ["old/x.txt", "old/sub/"])
+def test_renaming_a_folder_with_anything_inside_is_refused_with_the_way_out(inside: str) -> None:
+    def program() -> None:
+        os.makedirs("old/sub")
+        if not inside.endswith("/"):
+            pathlib.Path(inside).write_text("x")
+        os.rename("old", "new")
+
+    with pytest.raises(HarnessError, match=r"^renaming the folder '/agent/old' with anything"):
         points_of(program)
 
 
