@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import harness.intercept
 from fakes import (
@@ -653,3 +655,92 @@ def test_the_public_face_exports_exactly_its_public_names() -> None:
     public -= {"annotations"}
     public = {n for n in public if not isinstance(getattr(harness.intercept, n), type(sys))}
     assert public == set(harness.intercept.__all__) == {"REAL_FS_PACKAGES", "AgentFiles"}
+
+
+# -- the mirror never drifts ---------------------------------------------------------------
+
+NAMES = ["a.txt", "b.txt", "d/c.txt"]
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["write", "append", "buffer", "flush", "fsync", "replace", "unlink", "mkdir",
+             "rmdir", "truncate"]
+        ),
+        st.sampled_from(NAMES),
+        st.sampled_from(NAMES),
+        st.binary(max_size=12),
+    ),
+    max_size=14,
+)
+
+
+class _AgentProgram:
+    """Random file work in an agent's own words; OS errors are the agent's to ignore."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Any] = {}
+
+    def run(self, op: str, name: str, other: str, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            getattr(self, op)(name, other, data)
+
+    def write(self, name: str, _other: str, data: bytes) -> None:
+        with open(name, "wb") as f:
+            f.write(data)
+
+    def append(self, name: str, _other: str, data: bytes) -> None:
+        with open(name, "ab") as f:
+            f.write(data)
+
+    def buffer(self, name: str, _other: str, data: bytes) -> None:
+        if name not in self.held:
+            self.held[name] = open(name, "ab")  # noqa: SIM115 - held open across steps
+        self.held[name].write(data)
+
+    def flush(self, name: str, _other: str, _data: bytes) -> None:
+        if name in self.held:
+            self.held[name].flush()
+
+    def fsync(self, name: str, _other: str, _data: bytes) -> None:
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def replace(self, name: str, other: str, _data: bytes) -> None:
+        os.replace(name, other)
+
+    def unlink(self, name: str, _other: str, _data: bytes) -> None:
+        os.unlink(name)
+
+    def mkdir(self, _name: str, _other: str, _data: bytes) -> None:
+        os.mkdir("d")
+
+    def rmdir(self, _name: str, _other: str, _data: bytes) -> None:
+        os.rmdir("d")
+
+    def truncate(self, name: str, _other: str, data: bytes) -> None:
+        os.truncate(name, len(data))
+
+
+def _what_the_agent_sees() -> dict[str, bytes]:
+    seen = {}
+    for folder, _, names in os.walk("/"):
+        for name in names:
+            seen[os.path.join(folder, name)] = pathlib.Path(folder, name).read_bytes()
+    return seen
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=operations)
+def test_the_crash_disk_holds_what_the_agent_handed_to_the_os_after_every_step(
+    ops: list[tuple[str, str, str, bytes]],
+) -> None:
+    disk = CrashDisk()
+    program = _AgentProgram()
+    with AgentFiles(disk).active(generation=1):
+        for op in ops:
+            program.run(*op)
+            assert _what_the_agent_sees() == disk.files()
+            assert sorted(d for d, _, _ in os.walk("/")) == disk.folders()
