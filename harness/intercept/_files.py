@@ -241,7 +241,7 @@ class _Mirror:
 
     def rename(self, source: str, target: str) -> None:
         self._alive(f"rename {source}")
-        if any(p.startswith(source + "/") for p in [*self._disk.files(), *self._disk.folders()]):
+        if self._view.is_dir(source) and self._inside(source):
             # The crash disk names files by path; moving a tree would need it
             # to re-key every durable name below the folder.
             raise HarnessError(
@@ -254,12 +254,16 @@ class _Mirror:
     def remove(self, path: str) -> None:
         """``path`` is gone, with whatever was inside it (deepest first)."""
         self._alive(f"remove {path}")
-        inside = [p for p in self._disk.files() if p.startswith(path + "/")]
-        inside += [p for p in self._disk.folders() if p.startswith(path + "/")]
+        inside = self._inside(path) if self._view.is_dir(path) else []
         with self._os_errors():
             for p in sorted(inside, key=lambda p: (-p.count("/"), p)):
                 self._remove_one(p)
             self._remove_one(path)
+
+    def _inside(self, folder: str) -> list[str]:
+        """Every file and folder below ``folder`` on the disk."""
+        below = folder + "/"
+        return [p for p in [*self._disk.files(), *self._disk.folders()] if p.startswith(below)]
 
     def _remove_one(self, path: str) -> None:
         if self._view.is_dir(path):
@@ -353,7 +357,7 @@ class _MirroredFilesystem(FakeFilesystem):
             super().rename(old_file_path, new_file_path, force_replace)
         finally:
             self._renaming = False
-        if source != target and not self.exists(source, check_link=True):
+        if source != target:  # pyfakefs renames a name onto itself as a no-op
             self.mirror.rename(source, target)
 
     def create_symlink(self, file_path: Any, *_target: Any, **_options: Any) -> Any:
@@ -626,12 +630,13 @@ class AgentFiles:
 
 
 class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
-    """Cleanup handlers that keep library modules imported while the agent ran.
+    """Cleanup handlers that keep library and standard modules imported while the agent ran.
 
     pyfakefs drops every module imported during a patch from ``sys.modules``;
     for the agent's modules that is welcome (the next incarnation imports them
-    afresh), for a library's lazily imported backend it would make a second
-    copy of its classes. A kept module gets the real ``os``, ``io`` … back in
+    afresh), for a library's lazily imported backend, or a standard module such
+    as ``concurrent.futures.thread``, it would make a second copy of its
+    classes and state. A kept module gets the real ``os``, ``io`` … back in
     place of the fakes it imported.
     """
 
@@ -647,7 +652,10 @@ class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
         self._fakes = fakes
 
     def _is_library(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self._packages or name.startswith(self._prefixes))
+        if not isinstance(name, str):
+            return False
+        listed = name in self._packages or name.startswith(self._prefixes)
+        return listed or name.partition(".")[0] in _STDLIB
 
     def __contains__(self, name: object) -> bool:
         return self._is_library(name) or super().__contains__(name)

@@ -600,6 +600,18 @@ def test_a_module_imported_while_active_loads_from_the_real_disk(real_package: P
     assert "probe_pkg.late" not in sys.modules  # the next incarnation imports it afresh
 
 
+def test_a_standard_module_imported_while_active_stays_imported_with_the_real_os() -> None:
+    name = "filecmp"  # a standard module that imports os, and nothing here before
+    assert name not in sys.modules
+    try:
+        with AgentFiles(CrashDisk()).active(generation=1):
+            module = importlib.import_module(name)
+        assert sys.modules[name] is module
+        assert module.os is os
+    finally:
+        sys.modules.pop(name, None)
+
+
 def test_a_library_imported_while_active_stays_imported(real_package: Path) -> None:
     files = AgentFiles(CrashDisk(), real_fs_packages=(*REAL_FS_PACKAGES, "probe_pkg"))
     with files.active(generation=1):
