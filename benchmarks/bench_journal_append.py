@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from harness.agent import RealDisk, ToolInvocation, ToolJournal
-from harness.agent._ports import LoopClock
+from harness.ports import LoopClock
 
 CALLS = 300
 

@@ -24,6 +24,7 @@ from fakes._crashdisk import (
     crash_class_applies,
 )
 from fakes._faults import (
+    BROKEN_STREAM_FAULTS,
     FAULT_KINDS,
     HTTP_ERROR_STATUSES,
     ByteAtATime,
@@ -52,18 +53,9 @@ from fakes._faults import (
 )
 from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._latency import Latency
-from fakes._ledger import SideEffect, ToolLedger, WorldState, idempotency_key
+from fakes._ledger import SideEffect, ToolLedger, WorldState
 from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
-from fakes._provider import (
-    FakeProvider,
-    IncomingRequest,
-    ProviderRequest,
-    Responder,
-    ResponsePlan,
-    output_tokens,
-    play_steps,
-    wait_before_headers,
-)
+from fakes._provider import FakeProvider, ProviderRequest, Responder, output_tokens
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._segments import (
     COMPACTION_MARKER,
@@ -75,16 +67,25 @@ from fakes._segments import (
 )
 from fakes._tokenizer import count_tokens
 from fakes._tools import (
+    CONCURRENCY_SAFE_TOOL_KINDS,
+    PURE_TOOL_KINDS,
+    TOOL_KIND_TRAITS,
     TOOL_KINDS,
     Behaviour,
     ToolFailure,
+    ToolKind,
+    ToolKindTraits,
     WorldTool,
     run_in_process_group,
 )
+from fakes._transport import IncomingRequest, ResponsePlan, play_steps, wait_before_headers
 from fakes._wire import Emit, Hang, Pause, Reset, Step
+from harness.ports import idempotency_key
 
 __all__ = [
+    "BROKEN_STREAM_FAULTS",
     "COMPACTION_MARKER",
+    "CONCURRENCY_SAFE_TOOL_KINDS",
     "CRASH_CLASSES",
     "FAULT_KINDS",
     "HTTP_ERROR_STATUSES",
@@ -92,8 +93,10 @@ __all__ = [
     "MISS_KINDS",
     "PRICES",
     "PRICES_AS_OF",
+    "PURE_TOOL_KINDS",
     "SEGMENTS",
     "TOOL_KINDS",
+    "TOOL_KIND_TRAITS",
     "AnthropicCacheRules",
     "Behaviour",
     "ByteAtATime",
@@ -149,6 +152,8 @@ __all__ = [
     "Step",
     "Text",
     "ToolFailure",
+    "ToolKind",
+    "ToolKindTraits",
     "ToolLedger",
     "ToolUse",
     "TruncatedToolArguments",

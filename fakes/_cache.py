@@ -53,7 +53,7 @@ from fakes._script import ScriptedUsage
 from fakes._segments import SEGMENTS, CacheTtl, PromptView, Segment
 from fakes._wire import Dialect
 from harness._errors import ConfigError
-from harness.agent._ids import rng_stream
+from harness.ports._ids import rng_stream
 
 MISS_KINDS: tuple[str, ...] = (
     "no_breakpoint", "below_min", "cold", "prefix_changed", "ttl_expired", "server_miss",

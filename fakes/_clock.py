@@ -63,6 +63,10 @@ class VirtualClock:
     def _jump_to(self, when: float) -> None:
         self._now = max(self._now, when)
 
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        """A new event loop driven by this clock (for code that runs its own loop)."""
+        return _VirtualEventLoop(self)
+
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` to completion on a fresh loop driven by this clock."""
         loop = _VirtualEventLoop(self)
@@ -104,6 +108,13 @@ class _VirtualSelector(selectors.DefaultSelector):
         ready = super().select(0)
         if ready or timeout == 0:
             return ready
+        if self._threads_busy():
+            # A worker thread (``run_in_executor``: the SDKs probe the platform there)
+            # is part of the program, not of the outside world: however long it takes
+            # in wall time, no virtual time passes until it reports back through the
+            # self-pipe. Jumping to the next timer meanwhile would let a slow machine
+            # fire a timeout that a fast one never sees.
+            return super().select(None)
         if self._has_real_io():
             ready = super().select(_REAL_IO_GRACE_SECONDS)
             if ready:
@@ -116,10 +127,6 @@ class _VirtualSelector(selectors.DefaultSelector):
         return []
 
     def _has_real_io(self) -> bool:
-        # A worker thread (``run_in_executor``: the SDKs probe the platform there)
-        # reports back through the self-pipe, so it counts as real I/O to wait for.
-        if self._threads_busy():
-            return True
         return any(key.fd != self._wake_fd for key in self.get_map().values())
 
 

@@ -56,14 +56,15 @@ import errno
 import os
 import posixpath
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Literal, TypeVar, final, get_args
 
 from harness._errors import ConfigError, one_of
-from harness.agent._disk import AppendFile, call_os, dirname, normpath
-from harness.agent._ids import rng_stream
+from harness.ports._disk import AppendFile, call_os, dirname, normpath
+from harness.ports._ids import rng_stream
 
 T = TypeVar("T")
 
@@ -109,6 +110,27 @@ class PersistencePoint:
     op: str
     path: str
     generation: int
+
+
+_ROLE_WORD = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def role_for_path(path: str) -> str:
+    """The role a path's persistence points are named by: the first word of its file name.
+
+    Point ids must be writable in a scenario (``<role>:<op>#<n>``), so a hidden
+    file or a temporary one gets the word its name starts with.
+
+    >>> [role_for_path(p) for p in ("/state/journal.jsonl", "/a/.state-k3x9.json", "/", "/a/42")]
+    ['journal', 'state', 'root', 'n42']
+    """
+    base = posixpath.basename(path).lower() or "root"
+    stem = base.split(".", 1)[0] or base.lstrip(".")
+    word = _ROLE_WORD.search(stem)
+    if word:
+        return word.group()
+    digits = "".join(c for c in stem if c.isalnum() or c == "_")
+    return f"n{digits}" if digits else "file"
 
 
 def crash_class_applies(crash_class: str, point_id: str) -> bool:
@@ -325,8 +347,7 @@ class CrashDisk:
         role = self._roles.get(path)
         if role is None:
             # Remembered: every persistence point asks, for the same few paths.
-            base = posixpath.basename(path) or "root"
-            role = self._roles[path] = base.split(".", 1)[0]
+            role = self._roles[path] = role_for_path(path)
         return role
 
     def _op(self, generation: int, op: str, path: str, apply: Callable[[], T]) -> T:
@@ -352,6 +373,22 @@ class CrashDisk:
         self._after_crash = self._crash_state(plan.crash_class, point.id)
         self.incarnations.crash()
         raise SimulatedCrash(point.id, plan.crash_class, point.generation)
+
+    def crash_at_event(self, event: str, crash_class: CrashClass) -> SimulatedCrash:
+        """Kill the living incarnation at a world event that is not a disk operation.
+
+        The disk is left in the crash state of ``crash_class`` (an error class,
+        which needs an operation to fail, is refused), and the crash to raise is
+        returned so that the caller raises it where the event happened.
+        """
+        if crash_class in _ERROR_CLASSES:
+            raise ConfigError("crash_class", crash_class,
+                              "a crash class that kills the process, not an I/O error",
+                              hint=f"{event} is a world event, not a disk operation")
+        generation = self.incarnations.current
+        self._after_crash = self._crash_state(crash_class, event)
+        self.incarnations.crash()
+        return SimulatedCrash(event, crash_class, generation)
 
     # -- crash states -------------------------------------------------------
     def _crash_state(self, crash_class: str, salt: str) -> _Snapshot:

@@ -20,6 +20,12 @@ bytes       :class:`SplitAt`, :class:`ByteAtATime`, :class:`RandomSplits`,
 headers     :class:`StallBeforeHeaders`
 ==========  ==============================================================
 
+Each class is the one declaration of its kind: its fields' annotations carry
+their limits and meaning (see :mod:`fakes._limits`), ``summary`` says what it
+does and ``breaks_stream`` whether a stream it bent is faulty even when every
+byte arrived. The scenario models, their JSON Schema and the checkers derive
+from it.
+
 A fault that only the stream can judge (a split offset past the end, a ping in
 an OpenAI stream) raises :class:`~harness.ConfigError` when it is applied, with
 the stream's length or dialect in the message.
@@ -36,9 +42,22 @@ import email.utils
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, get_args
+from typing import Annotated, ClassVar, Literal, get_args
+
+from annotated_types import Ge, Gt, Le, Lt, MinLen
 
 from fakes import _wire_anthropic, _wire_openai
+from fakes._limits import (
+    MAX_COUNT,
+    Count,
+    Doc,
+    Index,
+    LineText,
+    PauseSeconds,
+    Rate,
+    ShortText,
+    Text,
+)
 from fakes._script import ScriptedResponse, ToolUse
 from fakes._wire import (
     DIALECTS,
@@ -91,10 +110,17 @@ class Timeline:
 
 
 class Fault:
-    """Base of every fault; ``kind`` names it in a scenario, ``layer`` says where it acts."""
+    """Base of every fault; ``kind`` names it in a scenario, ``layer`` says where it acts.
+
+    ``summary`` is what a scenario's reader is told the fault does; ``breaks_stream``
+    says that every byte may arrive and the stream is still faulty (a checker must not
+    call it complete).
+    """
 
     kind: ClassVar[str]
     layer: ClassVar[Layer]
+    summary: ClassVar[str]
+    breaks_stream: ClassVar[bool] = False
 
 
 # --------------------------------------------------------------------- validation
@@ -111,6 +137,17 @@ def _seconds(field: str, value: object, *, forever: bool) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
         allowed = "a number of seconds >= 0" + (", or None to stall forever" if forever else "")
         raise ConfigError(field, value, allowed)
+
+
+# Where Stall and ConnectionReset strike: exactly one of the two is given.
+AfterBytes = Annotated[
+    Index | None,
+    Doc("Strike after this many body bytes were sent (exclusive with after_events)."),
+]
+AfterEvents = Annotated[
+    Index | None,
+    Doc("Strike after this many SSE events were sent (exclusive with after_bytes)."),
+]
 
 
 def _one_position(cls: str, after_bytes: int | None, after_events: int | None) -> None:
@@ -140,12 +177,25 @@ class HttpError(Fault):
 
     kind: ClassVar[str] = "http_error"
     layer: ClassVar[Layer] = "http"
+    summary: ClassVar[str] = "Answer with an HTTP error status instead of a stream (rule S5)."
 
-    status: int
-    retry_after: int | str | None = None
-    retry_after_ms: int | None = None
-    should_retry: bool | None = None
-    message: str | None = None
+    status: Annotated[
+        HttpErrorStatus, Doc("The status code; one the retry classifier has a rule for.")
+    ]
+    retry_after: Annotated[
+        Annotated[int, Ge(0), Le(MAX_COUNT)] | ShortText | None,
+        Doc("The Retry-After header: whole seconds (60) or an HTTP date."),
+    ] = None
+    retry_after_ms: Annotated[
+        Annotated[int, Ge(0), Le(MAX_COUNT * 1000)] | None,
+        Doc("The retry-after-ms header, in milliseconds."),
+    ] = None
+    should_retry: Annotated[
+        bool | None, Doc("The x-should-retry header; absent when null.")
+    ] = None
+    message: Annotated[
+        Text | None, Doc("The error message in the JSON body; absent: the dialect's usual text.")
+    ] = None
 
     def __post_init__(self) -> None:
         if self.status not in HTTP_ERROR_STATUSES or isinstance(self.status, bool):
@@ -198,9 +248,15 @@ class CutToolArguments(Fault):
     layer: ClassVar[Layer] = "response"
     finish: ClassVar[Literal["length", "tool_calls"]]
 
-    fraction: float | None = None
-    offset: int | None = None
-    call_index: int = 0
+    fraction: Annotated[
+        Annotated[float, Gt(0), Lt(1)] | None,
+        Doc("Cut at this fraction of the arguments' text (exclusive with offset); absent: 0.5."),
+    ] = None
+    offset: Annotated[
+        Index | None,
+        Doc("Cut after this many characters of the arguments' text (exclusive with fraction)."),
+    ] = None
+    call_index: Annotated[Index, Doc("Which call of the reply, from 0.")] = 0
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -257,6 +313,9 @@ class TruncatedToolArguments(CutToolArguments):
     """
 
     kind: ClassVar[str] = "truncated_tool_arguments"
+    summary: ClassVar[str] = (
+        "The model hits max_tokens inside a call's arguments; finish ``length`` (rule S6)."
+    )
     finish: ClassVar[Literal["length", "tool_calls"]] = "length"
 
 
@@ -269,6 +328,9 @@ class InvalidToolArguments(CutToolArguments):
     """
 
     kind: ClassVar[str] = "invalid_tool_arguments"
+    summary: ClassVar[str] = (
+        "A buggy provider: finish ``tool_calls`` with cut, invalid JSON arguments."
+    )
     finish: ClassVar[Literal["length", "tool_calls"]] = "tool_calls"
 
 
@@ -300,9 +362,10 @@ class InjectComments(FrameFault):
     """
 
     kind: ClassVar[str] = "inject_comments"
+    summary: ClassVar[str] = "An SSE comment line (``: keep-alive``) after every few events."
 
-    every: int = 1
-    text: str = "keep-alive"
+    every: Annotated[Count, Doc("Events between two comments.")] = 1
+    text: Annotated[LineText, Doc("The comment's text.")] = "keep-alive"
 
     def __post_init__(self) -> None:
         _int_at_least("InjectComments.every", self.every, 1)
@@ -322,8 +385,9 @@ class InjectPings(FrameFault):
     """
 
     kind: ClassVar[str] = "inject_pings"
+    summary: ClassVar[str] = "An Anthropic ``ping`` event after every few events (Anthropic only)."
 
-    every: int = 1
+    every: Annotated[Count, Doc("Events between two pings.")] = 1
 
     def __post_init__(self) -> None:
         _int_at_least("InjectPings.every", self.every, 1)
@@ -347,8 +411,10 @@ class MalformedFrame(FrameFault):
     """
 
     kind: ClassVar[str] = "malformed_frame"
+    summary: ClassVar[str] = "Cut one JSON event's data in half, so it is not valid JSON."
+    breaks_stream: ClassVar[bool] = True
 
-    index: int = 1
+    index: Annotated[Index, Doc("Which event, from 0; it must carry JSON.")] = 1
 
     def __post_init__(self) -> None:
         _int_at_least("MalformedFrame.index", self.index, 0)
@@ -385,10 +451,15 @@ class ErrorInStream(FrameFault):
     """
 
     kind: ClassVar[str] = "error_in_stream"
+    summary: ClassVar[str] = "An error event ends the 200 stream after some events (rule S10)."
+    breaks_stream: ClassVar[bool] = True
 
-    after_events: int = 1
-    message: str = "Overloaded"
-    error_type: str | None = None
+    after_events: Annotated[Index, Doc("Events sent before the error.")] = 1
+    message: Annotated[Text, Doc("The error's message.")] = "Overloaded"
+    error_type: Annotated[
+        ShortText | None,
+        Doc("The provider's error type; absent: server_error (OpenAI) or overloaded_error."),
+    ] = None
 
     def __post_init__(self) -> None:
         _int_at_least("ErrorInStream.after_events", self.after_events, 0)
@@ -421,6 +492,10 @@ class NoTerminalEvent(FrameFault):
     """
 
     kind: ClassVar[str] = "no_terminal_event"
+    summary: ClassVar[str] = (
+        "Close the stream cleanly but leave out ``[DONE]`` / ``message_stop`` (rule S9)."
+    )
+    breaks_stream: ClassVar[bool] = True
 
     def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         return _drop_role(frames, "terminal")
@@ -435,6 +510,7 @@ class NoUsageChunk(FrameFault):
     """
 
     kind: ClassVar[str] = "no_usage_chunk"
+    summary: ClassVar[str] = "Leave out OpenAI's include_usage chunk (OpenAI only)."
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _require_dialect(
@@ -453,6 +529,8 @@ class EmptyBody(FrameFault):
     """
 
     kind: ClassVar[str] = "empty_body"
+    summary: ClassVar[str] = "Answer 200 with stream headers and an empty body."
+    breaks_stream: ClassVar[bool] = True
 
     def apply_frames(self, _frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         return ()
@@ -471,8 +549,9 @@ class LineEndings(Fault):
 
     kind: ClassVar[str] = "line_endings"
     layer: ClassVar[Layer] = "encoding"
+    summary: ClassVar[str] = "Frame SSE with these line endings instead of LF."
 
-    style: LineEnding = "crlf"
+    style: Annotated[LineEnding, Doc("lf, cr or crlf.")] = "crlf"
 
     def __post_init__(self) -> None:
         if self.style not in LINE_ENDINGS:
@@ -551,8 +630,13 @@ class SplitAt(ByteFault):
     """
 
     kind: ClassVar[str] = "split_at"
+    summary: ClassVar[str] = "Cut the body into network reads at these byte offsets."
 
-    offsets: tuple[int, ...]
+    offsets: Annotated[
+        tuple[Count, ...],
+        MinLen(1),
+        Doc("Byte offsets (from 1) where a read ends, in increasing order."),
+    ]
 
     def __post_init__(self) -> None:
         if not isinstance(self.offsets, tuple) or not self.offsets:
@@ -573,6 +657,7 @@ class ByteAtATime(ByteFault):
     """
 
     kind: ClassVar[str] = "byte_at_a_time"
+    summary: ClassVar[str] = "Deliver the body one byte per network read."
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         steps: list[Step] = []
@@ -593,8 +678,9 @@ class RandomSplits(ByteFault):
     """
 
     kind: ClassVar[str] = "random_splits"
+    summary: ClassVar[str] = "Cut the body at ``count`` offsets drawn from the scenario's seed."
 
-    count: int = 10
+    count: Annotated[Count, Doc("How many cuts to make.")] = 10
 
     def __post_init__(self) -> None:
         _int_at_least("RandomSplits.count", self.count, 1)
@@ -619,8 +705,9 @@ class SplitInsideUtf8(ByteFault):
     """
 
     kind: ClassVar[str] = "split_inside_utf8"
+    summary: ClassVar[str] = "Cut right after the lead byte of the n-th multi-byte UTF-8 character."
 
-    occurrence: int = 1
+    occurrence: Annotated[Count, Doc("Which multi-byte character, from 1.")] = 1
 
     def __post_init__(self) -> None:
         _int_at_least("SplitInsideUtf8.occurrence", self.occurrence, 1)
@@ -643,8 +730,9 @@ class SplitInsideDataField(ByteFault):
     """
 
     kind: ClassVar[str] = "split_inside_data_field"
+    summary: ClassVar[str] = "Cut the n-th ``data:`` field name between ``da`` and ``ta:``."
 
-    occurrence: int = 1
+    occurrence: Annotated[Count, Doc("Which data line, from 1.")] = 1
 
     def __post_init__(self) -> None:
         _int_at_least("SplitInsideDataField.occurrence", self.occurrence, 1)
@@ -666,8 +754,11 @@ class SplitBetweenCrLf(ByteFault):
     """
 
     kind: ClassVar[str] = "split_between_cr_lf"
+    summary: ClassVar[str] = (
+        "Cut the n-th CRLF between its CR and its LF (needs line_endings crlf)."
+    )
 
-    occurrence: int = 1
+    occurrence: Annotated[Count, Doc("Which CRLF, from 1.")] = 1
 
     def __post_init__(self) -> None:
         _int_at_least("SplitBetweenCrLf.occurrence", self.occurrence, 1)
@@ -716,10 +807,17 @@ class Stall(ByteFault):
     """
 
     kind: ClassVar[str] = "stall"
+    summary: ClassVar[str] = (
+        "Keep the connection open and send nothing, for a while or for ever.\n\n"
+        "``after_bytes: 0`` stalls after the headers, before the first body byte."
+    )
 
-    after_bytes: int | None = None
-    after_events: int | None = None
-    seconds: float | None = None
+    after_bytes: AfterBytes = None
+    after_events: AfterEvents = None
+    seconds: Annotated[
+        PauseSeconds | None,
+        Doc("Virtual seconds of silence; absent: for ever (only the idle watchdog ends it)."),
+    ] = None
 
     def __post_init__(self) -> None:
         _one_position("Stall", self.after_bytes, self.after_events)
@@ -740,9 +838,10 @@ class ConnectionReset(ByteFault):
     """
 
     kind: ClassVar[str] = "connection_reset"
+    summary: ClassVar[str] = "Drop the connection mid-body (a transport error on the reading side)."
 
-    after_bytes: int | None = None
-    after_events: int | None = None
+    after_bytes: AfterBytes = None
+    after_events: AfterEvents = None
 
     def __post_init__(self) -> None:
         _one_position("ConnectionReset", self.after_bytes, self.after_events)
@@ -763,8 +862,9 @@ class SlowDrip(ByteFault):
     """
 
     kind: ClassVar[str] = "slow_drip"
+    summary: ClassVar[str] = "Send the body at a steady, slow rate."
 
-    tokens_per_second: float = 10.0
+    tokens_per_second: Annotated[Rate, Doc("Virtual-time pace of the drip.")] = 10.0
 
     def __post_init__(self) -> None:
         rate = self.tokens_per_second
@@ -794,8 +894,11 @@ class StallBeforeHeaders(Fault):
 
     kind: ClassVar[str] = "stall_before_headers"
     layer: ClassVar[Layer] = "headers"
+    summary: ClassVar[str] = "Accept the connection and wait before sending the response headers."
 
-    seconds: float | None = None
+    seconds: Annotated[
+        PauseSeconds | None, Doc("Virtual seconds before the headers; absent: for ever.")
+    ] = None
 
     def __post_init__(self) -> None:
         _seconds("StallBeforeHeaders.seconds", self.seconds, forever=True)
@@ -815,6 +918,11 @@ FAULT_TYPES: tuple[type[Fault], ...] = (
 )
 FAULT_KINDS: dict[str, type[Fault]] = {cls.kind: cls for cls in FAULT_TYPES}
 """Every fault class by the ``kind`` a scenario names it with."""
+
+BROKEN_STREAM_FAULTS: frozenset[str] = frozenset(
+    cls.kind for cls in FAULT_TYPES if cls.breaks_stream
+)
+"""The kinds after which a stream is faulty even when every byte arrived."""
 
 
 def check_faults(faults: Sequence[Fault]) -> None:

@@ -14,18 +14,15 @@ host other than the provider's fails with ``httpx2.ConnectError``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, final
+from typing import final
 
 import httpx2
 
-from fakes._provider import IncomingRequest, play_steps, wait_before_headers
+from fakes._transport import IncomingRequest, Planner, play_steps, wait_before_headers
 from fakes._wire import Step
 
-if TYPE_CHECKING:
-    from fakes._provider import FakeProvider
 
-
-def httpx2_client(provider: FakeProvider) -> httpx2.AsyncClient:
+def httpx2_client(provider: Planner) -> httpx2.AsyncClient:
     """An ``httpx2.AsyncClient`` whose transport is the provider."""
     return httpx2.AsyncClient(transport=FakeHttpx2Transport(provider), base_url=provider.base_url)
 
@@ -44,7 +41,7 @@ class FakeHttpx2Transport(httpx2.AsyncBaseTransport):
     >>> client = httpx2.AsyncClient(transport=transport, base_url=provider.base_url)
     """
 
-    def __init__(self, provider: FakeProvider) -> None:
+    def __init__(self, provider: Planner) -> None:
         self._provider = provider
         self._host = httpx2.URL(provider.origin).host
 

@@ -20,22 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from fakes._crashdisk import Incarnations
-from harness.agent._journal import sha256_json
-from harness.agent._ports import Clock
-
-
-def idempotency_key(tool: str, arguments: dict[str, Any]) -> str:
-    """``arguments["idempotency_key"]`` if given, else a hash of tool and arguments.
-
-    >>> idempotency_key("send", {"idempotency_key": "order-7"})
-    'order-7'
-    >>> idempotency_key("send", {"a": 1}) == idempotency_key("send", {"a": 1})
-    True
-    """
-    given = arguments.get("idempotency_key")
-    if isinstance(given, str):
-        return given
-    return f"{tool}:{sha256_json(arguments)[:16]}"
+from harness.ports._clock import Clock
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,10 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, final
@@ -53,9 +53,10 @@ from fakes._latency import Latency
 from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
-from fakes._wire import Dialect, Emit, Frame, Hang, LineEnding, Pause, RenderContext, Reset, Step
+from fakes._transport import IncomingRequest, ResponsePlan
+from fakes._wire import Dialect, Emit, Frame, LineEnding, Pause, RenderContext
 from harness._errors import ConfigError, FaultError
-from harness.agent._ids import rng_stream
+from harness.ports._ids import rng_stream
 
 if TYPE_CHECKING:
     import httpx
@@ -69,20 +70,6 @@ _PATHS: dict[Dialect, str] = {"openai": "/v1/chat/completions", "anthropic": "/v
 _REQUEST_ID_HEADER: dict[Dialect, str] = {"openai": "x-request-id", "anthropic": "request-id"}
 # A fixed `created` keeps bytes identical across runs; nothing reads it as a clock.
 _CREATED = 1_735_689_600
-
-
-@dataclass(frozen=True)
-class IncomingRequest:
-    """An HTTP request as any transport sees it.
-
-    >>> IncomingRequest("POST", "https://openai.fake.test/v1/chat/completions", {}, b"{}").method
-    'POST'
-    """
-
-    method: str
-    url: str
-    headers: Mapping[str, str]
-    body: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -102,25 +89,6 @@ class ProviderRequest:
     turn: int
     attempt: int
     cache: CacheOutcome | None = None
-
-
-@dataclass(frozen=True)
-class ResponsePlan:
-    """What the connection does: wait, send the status and headers, then play ``steps``.
-
-    ``before_headers`` holds :class:`Pause` / :class:`Hang` steps taken before
-    the response headers are sent.
-    """
-
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    steps: tuple[Step, ...]
-    before_headers: tuple[Step, ...] = ()
-
-    @property
-    def body(self) -> bytes:
-        """Every byte the client can receive."""
-        return b"".join(step.data for step in self.steps if isinstance(step, Emit))
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -283,6 +251,9 @@ class FakeProvider:
         if request.cache is not None:
             usage = request.cache.usage(output_tokens(response))
             response = replace(response, usage=usage)
+        if not _wants_stream(request.json):
+            return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
+                                   number=number)
         frames = self._render(request, response, number)
         for fault in faults:
             if isinstance(fault, FrameFault):
@@ -296,6 +267,40 @@ class FakeProvider:
         plan = _finish_plan(200, headers, timeline, faults, ctx)
         wait = self._first_token_wait(request)
         return replace(plan, steps=(Pause(wait), *plan.steps)) if wait else plan
+
+    def _json_plan(
+        self,
+        request: ProviderRequest,
+        request_id: str,
+        response: ScriptedResponse,
+        *,
+        faults: tuple[Fault, ...],
+        ctx: FaultContext,
+        number: int,
+    ) -> ResponsePlan:
+        """A request that did not ask to stream gets the whole answer as one JSON object.
+
+        Faults on the bytes (stalls, resets, slow drips) and on the response
+        (cut tool arguments) still apply; faults on SSE frames have no frames to
+        act on and leave the body as it is.
+        """
+        body = self._render_json(response, number)
+        timeline = Timeline((Emit(body),), (len(body),))
+        headers = (("content-type", "application/json"),
+                   (_REQUEST_ID_HEADER[self.dialect], request_id))
+        plan = _finish_plan(200, headers, timeline, faults, ctx)
+        wait = self._first_token_wait(request)
+        return replace(plan, before_headers=(Pause(wait), *plan.before_headers)) if wait \
+            else plan
+
+    def _render_json(self, response: ScriptedResponse, number: int) -> bytes:
+        if self.dialect == "openai":
+            response_id = _derived_id("chatcmpl-", self.seed, "response", number)
+            ctx = RenderContext(response_id, _CREATED, random.Random(0), False)
+            return _wire_openai.render_json(response, ctx)
+        response_id = _derived_id("msg_", self.seed, "response", number)
+        return _wire_anthropic.render_json(response, RenderContext(response_id, _CREATED,
+                                                                   random.Random(0)))
 
     def _first_token_wait(self, request: ProviderRequest) -> float:
         """The modelled prefill wait before the first byte (0 without a latency model)."""
@@ -470,6 +475,11 @@ def _parse_json(body: bytes) -> Mapping[str, object] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
+def _wants_stream(body: Mapping[str, object] | None) -> bool:
+    """Whether the request asked for a stream (``"stream": true``), as both APIs read it."""
+    return body is not None and body.get("stream") is True
+
+
 def _wants_usage(body: Mapping[str, object] | None) -> bool:
     options = body.get("stream_options") if body is not None else None
     return isinstance(options, dict) and options.get("include_usage") is True
@@ -478,33 +488,6 @@ def _wants_usage(body: Mapping[str, object] | None) -> bool:
 def _derived_id(prefix: str, seed: int, name: str, number: int) -> str:
     digest = hashlib.sha256(f"{seed}:{name}:{number}".encode()).hexdigest()
     return f"{prefix}{digest[:24]}"
-
-
-async def wait_before_headers(steps: tuple[Step, ...]) -> None:
-    """Take the plan's pre-header pauses (virtual under a VirtualClock)."""
-    for step in steps:
-        if isinstance(step, Pause):
-            await asyncio.sleep(step.seconds)
-        elif isinstance(step, Hang):
-            await asyncio.Event().wait()
-
-
-async def play_steps(
-    steps: tuple[Step, ...], reset_error: Callable[[], Exception]
-) -> AsyncIterator[bytes]:
-    """Yield the plan's bytes, sleeping on pauses, forever on a hang, raising on a reset."""
-    for step in steps:
-        if isinstance(step, Emit):
-            if step.data:
-                yield step.data
-        elif isinstance(step, Pause):
-            await asyncio.sleep(step.seconds)
-        elif isinstance(step, Hang):
-            # An Event nobody sets: the connection stays open and silent.
-            await asyncio.Event().wait()
-        else:
-            assert isinstance(step, Reset)
-            raise reset_error()
 
 
 @contextmanager

@@ -14,19 +14,16 @@ request to any other host fails loudly instead of touching the network.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import respx
 
-from fakes._provider import IncomingRequest, play_steps, wait_before_headers
+from fakes._transport import IncomingRequest, Planner, play_steps, wait_before_headers
 from fakes._wire import Step
 
-if TYPE_CHECKING:
-    from fakes._provider import FakeProvider
 
-
-def httpx_client(provider: FakeProvider) -> httpx.AsyncClient:
+def httpx_client(provider: Planner) -> httpx.AsyncClient:
     """A client whose ``base_url`` is the provider's and whose transport is a respx router."""
     router = respx.MockRouter(assert_all_mocked=True, assert_all_called=False)
     mount(provider, router)
@@ -34,7 +31,7 @@ def httpx_client(provider: FakeProvider) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=transport, base_url=provider.base_url)
 
 
-def mount(provider: FakeProvider, router: Any) -> Any:
+def mount(provider: Planner, router: Any) -> Any:
     """Route every request to the provider's origin through it; return the respx route."""
     host = httpx.URL(provider.origin).host
 

@@ -33,17 +33,18 @@ import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, final
+from typing import Any, Literal, NamedTuple, final, get_args
 
-from fakes._ledger import ToolLedger, idempotency_key
+from fakes._ledger import ToolLedger
 from harness._errors import ConfigError, one_of
-from harness.agent._tools import ToolContext
+from harness.ports._hashing import idempotency_key
+from harness.ports._tools import ToolContext
 
 ToolKind = Literal["append", "send", "put", "read", "inspect"]
 BehaviourKind = Literal[
     "instant", "slow", "failing", "hanging", "ignores_cancellation", "subprocess"
 ]
-TOOL_KINDS: tuple[ToolKind, ...] = ("append", "send", "put", "read", "inspect")
+TOOL_KINDS: tuple[ToolKind, ...] = get_args(ToolKind)
 BEHAVIOURS: tuple[BehaviourKind, ...] = (
     "instant",
     "slow",
@@ -52,7 +53,35 @@ BEHAVIOURS: tuple[BehaviourKind, ...] = (
     "ignores_cancellation",
     "subprocess",
 )
-_IDEMPOTENT = {"append": False, "send": False, "put": True, "read": True, "inspect": True}
+
+
+class ToolKindTraits(NamedTuple):
+    """What a tool kind is, for every reader: the fakes, the scenario, the runner, the checks.
+
+    ``idempotent``: repeating it is harmless (I1 counts its keys, not its effects);
+    ``pure``: it changes nothing (no side effect to find in the ledger, I10);
+    ``concurrency_safe``: it may run beside other calls unless declared otherwise (L2).
+    """
+
+    idempotent: bool
+    pure: bool
+    concurrency_safe: bool
+
+
+#: The one description of each tool kind.
+TOOL_KIND_TRAITS: Mapping[ToolKind, ToolKindTraits] = {
+    "append": ToolKindTraits(idempotent=False, pure=False, concurrency_safe=False),
+    "send": ToolKindTraits(idempotent=False, pure=False, concurrency_safe=False),
+    "put": ToolKindTraits(idempotent=True, pure=False, concurrency_safe=False),
+    "read": ToolKindTraits(idempotent=True, pure=True, concurrency_safe=True),
+    "inspect": ToolKindTraits(idempotent=True, pure=True, concurrency_safe=True),
+}
+PURE_TOOL_KINDS: frozenset[ToolKind] = frozenset(
+    kind for kind, traits in TOOL_KIND_TRAITS.items() if traits.pure
+)
+CONCURRENCY_SAFE_TOOL_KINDS: frozenset[ToolKind] = frozenset(
+    kind for kind, traits in TOOL_KIND_TRAITS.items() if traits.concurrency_safe
+)
 
 
 class ToolFailure(Exception):
@@ -98,7 +127,7 @@ class WorldTool:
         self.behaviour = behaviour or Behaviour()
         self._name = name or kind
         # Pure tools may run beside others; writers queue behind each other (L2).
-        self._concurrency_safe = _IDEMPOTENT[kind] and kind != "put"
+        self._concurrency_safe = TOOL_KIND_TRAITS[kind].concurrency_safe
         if concurrency_safe is not None:
             self._concurrency_safe = concurrency_safe
         self.started = 0
@@ -115,7 +144,7 @@ class WorldTool:
 
     @property
     def idempotent(self) -> bool:
-        return _IDEMPOTENT[self.kind]
+        return TOOL_KIND_TRAITS[self.kind].idempotent
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         self.ledger.incarnations.check(context.incarnation, f"tool {self._name}")

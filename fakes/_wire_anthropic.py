@@ -17,6 +17,7 @@ Each event is ``event: <type>``, ``data: {json}`` and a blank line::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from fakes._script import Finish, ScriptedResponse, ScriptedUsage, Text, ToolUse
@@ -142,3 +143,33 @@ def http_error_body(status: int, message: str | None, request_id: str) -> bytes:
     body = {"type": "error", "error": {"type": error_type, "message": message or default_message},
             "request_id": request_id}
     return compact_json(body).encode()
+
+
+def render_json(response: ScriptedResponse, ctx: RenderContext) -> bytes:
+    """The whole message as one JSON object, for a request that did not ask to stream."""
+    content = [{"type": "text", "text": part.text} if isinstance(part, Text)
+               else {"type": "tool_use", "id": part.call_id, "name": part.name,
+                     "input": _input_object(part)}
+               for part in response.parts]
+    message = {
+        "id": ctx.response_id, "type": "message", "role": "assistant",
+        "model": response.model, "content": content,
+        "stop_reason": STOP_REASONS[response.finish], "stop_sequence": None,
+        "usage": usage_object(response.usage, output_tokens=response.usage.output_tokens),
+    }
+    return compact_json(message).encode()
+
+
+def _input_object(call: ToolUse) -> object:
+    """A call's input as an object; arguments that do not parse (a cut) come as ``{}``.
+
+    The Messages API parses tool input before it answers a request that does not
+    stream, so a broken object never reaches such a client.
+    """
+    if not isinstance(call.arguments, str):
+        return dict(call.arguments)
+    try:
+        parsed = json.loads(call.arguments)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}

@@ -153,3 +153,20 @@ def http_error_body(status: int, message: str | None) -> bytes:
     error = {"message": message or default_message, "type": error_type, "param": None,
              "code": code}
     return compact_json({"error": error}).encode()
+
+
+def render_json(response: ScriptedResponse, ctx: RenderContext) -> bytes:
+    """The whole completion as one JSON object, for a request that did not ask to stream."""
+    calls = [{"id": part.call_id, "type": "function",
+              "function": {"name": part.name, "arguments": part.argument_text}}
+             for part in response.parts if isinstance(part, ToolUse)]
+    text = "".join(part.text for part in response.parts if isinstance(part, Text))
+    message: dict[str, object] = {"role": "assistant", "content": text or None,
+                                  "refusal": None}
+    if calls:
+        message["tool_calls"] = calls
+    choice = {"index": 0, "message": message, "logprobs": None,
+              "finish_reason": response.finish}
+    body = _envelope(response, ctx) | {"object": "chat.completion", "choices": [choice],
+                                       "usage": usage_object(response.usage)}
+    return compact_json(body).encode()

@@ -4,6 +4,7 @@ Import from this package (or ``harness.agent``), never from private modules.
 """
 
 from harness._errors import (
+    AgentEntryError,
     ConfigError,
     DiskError,
     FaultError,
@@ -16,6 +17,7 @@ from harness._errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentEntryError",
     "ConfigError",
     "DiskError",
     "FaultError",

@@ -21,6 +21,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -28,11 +29,12 @@ from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError
 
 if TYPE_CHECKING:
-    from harness.agent import AgentFactory
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
+    from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
-CRASH_AT_FORM = "POINT:WHEN:CLASS[:again], such as 'journal:fsync#3:after:unsynced_lost'"
+CRASH_AT_FORM = ("POINT:WHEN:CLASS[:again], such as 'journal:fsync#3:after:unsynced_lost' "
+                 "or 'after_tool:mail#1:at:unsynced_lost'")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,8 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     points.add_argument("scenario", metavar="SCENARIO", help="one scenario file")
     points.add_argument("--seed", type=parse_seed,
                         help="record with this seed instead of the file's")
-    points.add_argument("--agent", metavar="MODULE:FACTORY",
+    points.add_argument("--agent", metavar="MODULE:CALLABLE",
                         help="record the points of this agent (default: the reference agent)")
+    _add_target_option(points)
     demo = commands.add_parser(
         "demo", help="run every streaming fault against the reference stream client"
     )
@@ -73,9 +76,13 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
     run.add_argument("--out", type=Path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
-    run.add_argument("--agent", metavar="MODULE:FACTORY",
-                     help="the agent to test: a callable from AgentPorts to an Agent "
-                          "(default: the reference agent, harness.agent:ReferenceAgent)")
+    run.add_argument("--agent", metavar="MODULE:CALLABLE",
+                     help="the agent to test: a plain main(prompt) -> str run unchanged, or a "
+                          "factory from AgentPorts to an Agent (default: the reference agent)")
+    _add_target_option(run)
+    run.add_argument("--dialect", action="append", choices=DIALECT_CHOICES, metavar="DIALECT",
+                     help="a dialect the agent speaks (openai, anthropic); repeatable; "
+                          "scenarios in another dialect are skipped")
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
                      help="run cases in N processes (default: 1)")
 
@@ -169,13 +176,43 @@ def _validate(args: argparse.Namespace) -> int:
 # --- harness points -----------------------------------------------------------------
 
 
+DIALECT_CHOICES = ("openai", "anthropic")
+
+
+def _add_target_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--target", action="append", type=parse_target, default=[],
+                         metavar="TOOL=MODULE:FUNCTION",
+                         help="the agent's own function that scenario tool TOOL stands for "
+                              "(replaced by the counting tool during a case); repeatable")
+
+
+def parse_target(text: str) -> tuple[str, str]:
+    """Read ``--target``: ``TOOL=MODULE:FUNCTION``.
+
+    >>> parse_target("mail=mypackage.tools:send_mail")
+    ('mail', 'mypackage.tools:send_mail')
+    """
+    import re
+
+    from harness.scenario._names import TARGET_PATTERN, TOOL_NAME_PATTERN
+
+    tool, _, spec = text.partition("=")
+    if not re.fullmatch(TOOL_NAME_PATTERN, tool) or not re.fullmatch(TARGET_PATTERN, spec):
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; expected TOOL=MODULE:FUNCTION, such as "
+            "'mail=mypackage.tools:send_mail'")
+    return tool, spec
+
+
 def _points(args: argparse.Namespace) -> int:
     from harness import runner
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
-    points = runner.record_points(scenario, _agent(args.agent))
+    points, events = runner.record_run(scenario, _agent(args.agent, args.target))
     parts = [(point, *point_parts(point)) for point in points]
+    parts += [(event, "world", event.partition(":")[0]) for event in events]
+    points = [point for point, _, _ in parts]
     width = max((len(point) for point in points), default=0)
     op_width = max((len(op) for _, _, op in parts), default=0)
     for point, role, op in parts:
@@ -202,20 +239,44 @@ def _run(args: argparse.Namespace) -> int:
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
     loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
-    factory = _agent(args.agent)
-    planned = [(case, scenario) for scenario, source in loaded
+    factory = _agent(args.agent, args.target)
+    loaded = _speaking(loaded, factory, args.dialect or ())
+    planned = [(replace(case, agent=args.agent), scenario) for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
-    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent)
+    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
+                        targets=tuple(args.target))
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     for result in results:
-        if not result.passed:
+        if result.status == "fail":
             _print_failure(result, by_name[result.case.scenario_name])
+        elif result.status == "unknown":
+            print(f"UNKNOWN {result.case.case_id}: {_unknown_reason(result)}", file=sys.stderr)
     print(summary_table(results))
     write_results(args.out, results)
     write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
                    seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario")
     print(f"results written to {args.out}/", file=sys.stderr)
-    return 0 if all(result.passed for result in results) else 1
+    return 1 if any(result.status == "fail" for result in results) else 0
+
+
+def _speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
+              dialects: Sequence[str]) -> list[tuple[Scenario, Path]]:
+    """The scenarios the agent speaks the dialect of; a line on stderr for each one skipped."""
+    from harness.runner import dialect_skip
+
+    kept = []
+    for scenario, source in loaded:
+        reason = dialect_skip(scenario, agent, dialects)
+        if reason is None:
+            kept.append((scenario, source))
+        else:
+            print(f"SKIPPED {source}: {reason}", file=sys.stderr)
+    return kept
+
+
+def _unknown_reason(result: CaseResult) -> str:
+    crash = [v for v in result.verdicts if v.invariant == "crash"]
+    return crash[0].message if crash else "the case's crash point was never reached"
 
 
 def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
@@ -253,17 +314,22 @@ def parse_crash_at(text: str) -> CrashSpec:
     """
     import re
 
+    from harness.runner._points import WORLD_POINT_PATTERN
     from harness.runner._results import CrashSpec
     from harness.runner._run import ERROR_CLASSES
     from harness.scenario import CRASH_CLASSES
 
     match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"
-                         r"([a-z_]+)(:again)?", text)
+                         r"([a-z_]+)(:again)?", text) or re.fullmatch(
+        rf"({WORLD_POINT_PATTERN}):(at):([a-z_]+)()", text)
     if match is None:
         raise ConfigError("--crash-at", text, CRASH_AT_FORM,
                           "List a scenario's points with 'harness points SCENARIO'")
     point, when, crash_class, again = match.groups()
-    side: CrashWhen = "before" if when == "before" else "after"
+    side: CrashWhen = "before" if when == "before" else "at" if when == "at" else "after"
+    if side == "at" and crash_class in ERROR_CLASSES:
+        raise ConfigError("--crash-at", crash_class, "a class that kills the process at a "
+                          "world event (an error class needs a disk operation to fail)")
     if crash_class not in CRASH_CLASSES:
         raise ConfigError("--crash-at", crash_class, "a crash class, one of "
                           + ", ".join(CRASH_CLASSES), _did_you_mean(crash_class, CRASH_CLASSES))
@@ -272,7 +338,7 @@ def parse_crash_at(text: str) -> CrashSpec:
                           f"that kills the process (an error class such as {crash_class!r} "
                           "raises at the point and the agent carries on: there is no recovery "
                           "to crash)", "Drop ':again'")
-    return CrashSpec(point, side, crash_class, during_recovery=again is not None)
+    return CrashSpec(point, side, crash_class, during_recovery=bool(again))
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> str:
@@ -297,20 +363,29 @@ def _load(paths: Sequence[str], *, crash: str | None,
 _SHOWN_POINTS = 10
 
 
-def _agent(spec: str | None) -> AgentFactory | None:
-    """The ``--agent`` factory, or ``None`` for the reference agent."""
+def _agent(spec: str | None, targets: Sequence[tuple[str, str]] = ()
+           ) -> AgentUnderTest | None:
+    """The ``--agent`` agent (with the ``--target`` tool functions), or ``None``: the reference."""
+    from harness.intercept import PlainEntry
     from harness.runner._agents import load_agent_factory
 
-    return load_agent_factory(spec) if spec else None
+    agent = load_agent_factory(spec) if spec else None
+    if isinstance(agent, PlainEntry):
+        return agent.with_tool_map(tuple(targets))
+    return agent
 
 
 def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
-          factory: AgentFactory | None = None) -> list[Case]:
+          factory: AgentUnderTest | None = None) -> list[Case]:
     from harness import runner
     from harness.runner._results import Case
 
     if crash_at is None:
         return list(runner.plan_cases(scenario, source, factory))
+    from harness.runner._points import is_world_point
+
+    if is_world_point(crash_at.point_id):  # reached or not, the case says so itself
+        return [Case(scenario.name, source, scenario.seed, crash_at)]
     known = list(runner.record_points(scenario, factory))
     if crash_at.point_id not in known:
         shown = ", ".join(repr(point) for point in known[:_SHOWN_POINTS]) or "none"
@@ -323,29 +398,33 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
-              progress: TextIO, agent: str | None = None) -> list[CaseResult]:
+              progress: TextIO, agent: str | None = None,
+              targets: tuple[tuple[str, str], ...] = ()) -> list[CaseResult]:
     """Run every case, in ``jobs`` processes when more than one; results in plan order.
 
-    ``agent`` is the ``--agent`` spec; each process imports it for itself.
+    ``agent`` is the ``--agent`` spec and ``targets`` its ``--target`` tool
+    functions; each process imports the agent for itself.
     """
     bar = _Progress(len(planned), progress)
     if jobs == 1:
         results = []
         for case, scenario in planned:
-            results.append(_run_one(case, scenario, agent))
+            results.append(_run_one(case, scenario, agent, targets))
             bar.step(results[-1])
         return results
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, scenario, agent) for case, scenario in planned]
+        futures = [pool.submit(_run_one, case, scenario, agent, targets)
+                   for case, scenario in planned]
         for future in as_completed(futures):
             bar.step(future.result())
     return [future.result() for future in futures]
 
 
-def _run_one(case: Case, scenario: Scenario, agent: str | None = None) -> CaseResult:
+def _run_one(case: Case, scenario: Scenario, agent: str | None = None,
+             targets: tuple[tuple[str, str], ...] = ()) -> CaseResult:
     from harness import runner
 
-    return runner.run_case(case, scenario=scenario, agent_factory=_agent(agent))
+    return runner.run_case(case, scenario=scenario, agent_factory=_agent(agent, targets))
 
 
 class _Progress:

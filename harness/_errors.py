@@ -11,6 +11,7 @@ and how to fix it::
     ├── DiskError              a durable file operation failed (.operation, .path, .errno)
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
     ├── ReportError            a result folder a report cannot read or compare (.path)
+    ├── AgentEntryError        an --agent or a tool target that cannot be imported or used
     └── VirtualDeadlockError   every task waits and no virtual timer is set
 """
 
@@ -21,6 +22,14 @@ from collections.abc import Iterable, Sequence
 
 class HarnessError(Exception):
     """Root of every error raised by ``harness`` and ``fakes``."""
+
+
+class AgentEntryError(HarnessError):
+    """The agent under test (``--agent MODULE:CALLABLE``) or a tool's ``target`` is unusable.
+
+    Raised before any case runs where possible; the message names the spec, what
+    was found and how to fix it.
+    """
 
 
 class ConfigError(HarnessError, ValueError):

@@ -12,12 +12,16 @@ re-runs exactly this case::
 from __future__ import annotations
 
 import re
+import shlex
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.runner._points import is_world_point
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario
 from harness.scenario._model import source_of
+from harness.trace import Trace
 
 # Lines shown around each line a failure points at.
 _CONTEXT = 1
@@ -37,11 +41,17 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
 }
 
 
-def render_failure(result: CaseResult, scenario: Scenario | None = None) -> str:
-    """The whole report of a case that did not pass, as text without trailing newline."""
+def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
+                   node_id: str | None = None) -> str:
+    """The whole report of a case that did not pass, as text without trailing newline.
+
+    Under pytest, ``node_id`` adds the command that re-runs just this item.
+    """
     headline = f"{_verdict_line(result)}\n{_headline(result, scenario)}"
-    parts = [headline, _yaml_section(result, scenario), _problems_section(result),
-             f"replay: {result.case.replay_command}"]
+    replay = f"replay: {result.case.replay_command}"
+    if node_id is not None:
+        replay += f"\n    or: pytest {shlex.quote(node_id)}"
+    parts = [headline, _yaml_section(result, scenario), _problems_section(result), replay]
     return "\n\n".join(part for part in parts if part)
 
 
@@ -81,11 +91,23 @@ def _problems_section(result: CaseResult) -> str:
         lines += ["harness error", f"  {result.error}"]
     if result.case.crash is not None and not result.crash_reached:
         lines += ["the crash point was never reached, so this case proves nothing"]
+    traceback = result.trace.extra.get("agent_traceback") if result.trace else None
+    if traceback:
+        lines += ["the agent's own exception (its code, not the harness)",
+                  *(f"  {line}" for line in traceback.splitlines())]
+    foreign = result.trace.extra.get("foreign_requests") if result.trace else None
+    if foreign:
+        lines += ["requests to hosts that are not a fake provider (refused: no network in a case)",
+                  *(f"  {line}" for line in foreign[:_MAX_EVIDENCE])]
     failed = result.failed_verdicts
     if failed:
         lines.append("broken invariants")
         for verdict in failed:
             lines += _verdict_lines(verdict)
+    explained = diagnosis(result)
+    if explained:
+        lines.append("what this most likely means")
+        lines += [f"  - {line}" for line in explained]
     return "\n".join(lines)
 
 
@@ -195,3 +217,88 @@ def _numbered(lines: list[str], shown: list[int], focus: set[int]) -> list[str]:
         out.append(f"{mark} {number:>{width}} | {lines[number - 1]}".rstrip())
         previous = number
     return out
+
+
+# ------------------------------------------------------------------ diagnosis
+
+
+def diagnosis(result: CaseResult) -> list[str]:
+    """What a failure most likely means, in words for someone who did not write the harness.
+
+    Each rule reads the world's record (ledger, requests, incarnations) and
+    names the bug class and the usual fix; a failure no rule explains gets none.
+    """
+    trace = result.trace
+    if trace is None or result.status != "fail":
+        return []
+    rules = (_done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever)
+    return [line for rule in rules for line in rule(result, trace)]
+
+
+def _done_twice(result: CaseResult, trace: Trace) -> list[str]:
+    keys = Counter(e.key for e in trace.effects if not e.idempotent)
+    repeated = [e for e in trace.effects if keys[e.key] > 1]
+    if not repeated:
+        return []
+    tool = repeated[0].tool
+    lives = sorted({e.incarnation for e in repeated})
+    crash = result.case.crash.point_id if result.case.crash else "the restart"
+    return [f"{tool} ran {keys[repeated[0].key]} times with the same arguments (incarnations "
+            f"{', '.join(map(str, lives))}): the crash at {crash} came after the side effect "
+            "and before the agent recorded it, and the restarted agent did it again. Record "
+            "that a call started before running it, and after a restart check the real state "
+            "instead of repeating the call."]
+
+
+def _broken_restart(result: CaseResult, trace: Trace) -> list[str]:
+    crash = result.case.crash
+    if crash is None or is_world_point(crash.point_id):
+        return []
+    failed_after = [i for i in trace.incarnations if i.purpose == "run" and i.number > 1
+                    and (i.stop_state == "failed" or i.error)]
+    if not failed_after or "agent_traceback" not in trace.extra:
+        return []
+    role, _, rest = crash.point_id.partition(":")
+    op = rest.partition("#")[0]
+    return [f"the agent failed after restarting from the crash at {crash.point_id} "
+            f"({crash.crash_class}): it could not read what the crash left of its '{role}' "
+            f"file. A file written in place, without fsync and an atomic rename, is empty, "
+            f"cut or missing after a crash at its {op}: write it to a temporary file, fsync "
+            "it, os.replace it over the old one and fsync the folder."]
+
+
+def _stream_cut(_result: CaseResult, trace: Trace) -> list[str]:
+    outcome = trace.outcome
+    if outcome is None or outcome.stop_state == "complete":
+        return []
+    cut = [r for r in trace.requests if r.status == 200 and r.delivery in ("partial", "broken")
+           and set(r.faults) & {"connection_reset", "no_terminal_event", "error_in_stream"}]
+    if not cut or trace.requests[-1] is not cut[-1]:
+        return []
+    r = cut[-1]
+    return [f"the stream of turn {r.turn} (request #{r.index}) broke after its response began "
+            f"({', '.join(r.faults)}), and the run ended there: an SDK retries a request that "
+            "failed before its response, not a stream cut in the middle. Retry the whole "
+            "attempt yourself, keeping nothing of the cut one."]
+
+
+def _cut_arguments(_result: CaseResult, trace: Trace) -> list[str]:
+    cut = [r for r in trace.requests if r.truncated and r.calls and r.complete]
+    if not cut:
+        return []
+    ran = {i.call_id for i in trace.invocations if not i.refused}
+    crashed = "agent_traceback" in trace.extra
+    if not crashed and not ran & {c.call_id for r in cut for c in r.calls}:
+        return []
+    r = cut[0]
+    return [f"turn {r.turn}'s answer was cut at the output limit (finish reason 'length') in "
+            "the middle of a tool call's arguments, and the agent used them anyway. Check "
+            "finish_reason (stop_reason) before parsing or running tool calls."]
+
+
+def _stalled_forever(_result: CaseResult, trace: Trace) -> list[str]:
+    error = trace.error or ""
+    if "still running after" not in error and "no read timeout" not in error:
+        return []
+    return ["the run never ended: a stream stalled with the connection open and nothing gave "
+            "up on it. Configure a read timeout on the client (or an idle watchdog)."]

@@ -12,17 +12,24 @@ test item per planned case::
     scenarios/x.yaml::parallel-append-crash[journal:fsync#3:after:unsynced_lost]
 
 A file that does not load is one failing item whose report is the located
-error. A user's own agent plugs in through the ``pytest_harness_agent_factory``
-hook, in a ``conftest.py``::
+error. A user's own agent plugs in with the ini option ``harness_agent =
+mypackage.agent:main`` (or ``--harness-agent``), or through the
+``pytest_harness_agent_factory`` hook, in a ``conftest.py``::
 
     def pytest_harness_agent_factory(config, scenario):
-        return lambda ports: MyAgent(ports)
+        return mypackage.agent.main              # a plain main(prompt), run unchanged
+        # or: return lambda ports: MyAgent(ports)   # the full Agent protocol
+
+A case whose crash point the agent never reached is skipped with the reason
+(its verdict is ``unknown``), and so is a scenario in a dialect the agent does
+not speak (ini ``harness_dialects``, ``--harness-dialect``, or a ``dialects``
+attribute on the agent).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,8 +38,8 @@ import pytest
 
 if TYPE_CHECKING:
     from fakes import VirtualClock
-    from harness.agent import AgentFactory
     from harness.runner._results import Case, CaseResult
+    from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
 CRASH_MODES = ("all", "none", "listed")
@@ -44,8 +51,9 @@ class HarnessHookSpecs:
     @pytest.hookspec(firstresult=True)
     def pytest_harness_agent_factory(
         self, config: pytest.Config, scenario: Scenario
-    ) -> AgentFactory | None:
-        """The agent to run ``scenario`` with; ``None`` (the default) runs the reference agent."""
+    ) -> Callable[..., Any] | None:
+        """The agent to run ``scenario`` with: a plain ``main(prompt)`` or a factory over the
+        ports; ``None`` (the default) runs ``harness_agent``, else the reference agent."""
 
 
 @dataclass
@@ -57,6 +65,9 @@ class HarnessSettings:
     crash: str | None
     seed: int | None
     results_dir: Path | None
+    agent: str | None = None
+    dialects: tuple[str, ...] = ()
+    targets: tuple[tuple[str, str], ...] = ()
     results: list[CaseResult] = field(default_factory=list)
 
     def collects(self, path: Path) -> bool:
@@ -84,8 +95,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
+    group.addoption("--harness-agent", metavar="MODULE:CALLABLE", default=None,
+                    help="the agent under test: a plain main(prompt) run unchanged, or a factory"
+                         " over the ports (default: ini harness_agent, else the reference agent)")
+    group.addoption("--harness-dialect", action="append", metavar="DIALECT", default=None,
+                    help="a dialect the agent speaks (openai, anthropic); repeatable; scenarios"
+                         " in another dialect are skipped")
     parser.addini("harness_scenarios", type="args", default=["scenarios"],
                   help="folders of YAML scenarios, relative to the rootdir")
+    group.addoption("--harness-target", action="append", metavar="TOOL=MODULE:FUNCTION",
+                    default=None, help="the agent's own function that scenario tool TOOL stands"
+                                       " for (default: ini harness_targets); repeatable")
+    parser.addini("harness_targets", type="args", default=[],
+                  help="TOOL=MODULE:FUNCTION pairs (see --harness-target)")
+    parser.addini("harness_agent", default="",
+                  help="the agent under test, MODULE:CALLABLE (see --harness-agent)")
+    parser.addini("harness_dialects", type="args", default=[],
+                  help="the dialects the agent speaks (see --harness-dialect)")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -109,7 +135,21 @@ def pytest_configure(config: pytest.Config) -> None:
         crash=config.getoption("harness_crash"),
         seed=config.getoption("harness_seed"),
         results_dir=None if results is None else (rootdir / results).resolve(),
+        agent=config.getoption("harness_agent") or config.getini("harness_agent") or None,
+        dialects=tuple(config.getoption("harness_dialect") or config.getini("harness_dialects")),
+        targets=_targets(config.getoption("harness_target") or config.getini("harness_targets")),
     )
+
+
+def _targets(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    import argparse
+
+    from harness._cli import parse_target
+
+    try:
+        return tuple(parse_target(pair) for pair in pairs)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"--harness-target / harness_targets: {error}") from error
 
 
 def _named_on_command_line(config: pytest.Config) -> frozenset[Path]:
@@ -140,6 +180,10 @@ class ScenarioFile(pytest.File):
         except HarnessError as error:
             yield ScenarioErrorItem.from_parent(self, name=self.path.name, error=error)
             return
+        skip = _dialect_skip(self.config, scenario)
+        if skip is not None:
+            yield ScenarioSkipItem.from_parent(self, name=scenario.name, reason=skip)
+            return
         for case in cases:
             yield ScenarioItem.from_parent(self, name=case.case_id, case=case, scenario=scenario)
 
@@ -159,11 +203,42 @@ class ScenarioFile(pytest.File):
             self.config, scenario)))
 
 
-def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentFactory | None:
-    """The ``pytest_harness_agent_factory`` hook's agent; ``None`` for the reference agent."""
-    factory: AgentFactory | None = config.hook.pytest_harness_agent_factory(
-        config=config, scenario=scenario)
-    return factory
+def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest | None:
+    """The hook's agent, else ``harness_agent``; ``None`` for the reference agent."""
+    from harness.intercept import PlainEntry
+    from harness.runner._agents import agent_under_test, load_agent_factory
+
+    settings = config.stash[_SETTINGS]
+    hooked = config.hook.pytest_harness_agent_factory(config=config, scenario=scenario)
+    agent: AgentUnderTest | None
+    if hooked is not None:
+        agent = agent_under_test(hooked)
+    else:
+        agent = load_agent_factory(settings.agent) if settings.agent else None
+    if isinstance(agent, PlainEntry):
+        return agent.with_tool_map(settings.targets)
+    return agent
+
+
+def _dialect_skip(config: pytest.Config, scenario: Scenario) -> str | None:
+    from harness.runner import dialect_skip
+
+    agent = _agent_factory(config, scenario)
+    return dialect_skip(scenario, agent, config.stash[_SETTINGS].dialects)
+
+
+class ScenarioSkipItem(pytest.Item):
+    """A scenario the agent under test cannot take part in (another dialect)."""
+
+    def __init__(self, *, reason: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reason = reason
+
+    def runtest(self) -> None:
+        pytest.skip(self.reason)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"scenario {self.name}"
 
 
 def _display_path(path: Path) -> Path:
@@ -196,8 +271,11 @@ class ScenarioItem(pytest.Item):
                                  agent_factory=_agent_factory(self.config, self.scenario))
         self.config.stash[_SETTINGS].results.append(result)
         self.user_properties += [(v.invariant, v.status) for v in result.verdicts]
-        if not result.passed:
+        if result.status == "fail":
             raise CaseFailed(result)
+        if result.status == "unknown":
+            unknown = [v.message for v in result.verdicts if v.invariant == "crash"]
+            pytest.skip(f"unknown: {unknown[0] if unknown else 'the crash was never reached'}")
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None,
@@ -205,7 +283,7 @@ class ScenarioItem(pytest.Item):
         if isinstance(excinfo.value, CaseFailed):
             from harness._report_text import render_failure
 
-            return render_failure(excinfo.value.result, self.scenario)
+            return render_failure(excinfo.value.result, self.scenario, node_id=self.nodeid)
         from harness._errors import ScenarioError
 
         if isinstance(excinfo.value, ScenarioError):  # bad input found mid-run: no traceback

@@ -30,9 +30,8 @@ from harness.agent._classify import (
     classify,
 )
 from harness.agent._defaults import StreamConfig
-from harness.agent._disk import AppendFile, Disk, RealDisk, ensure_dir
+from harness.agent._disk import RealDisk, ensure_dir
 from harness.agent._guards import GuardLimits, RecoveryCounters
-from harness.agent._ids import IdSource, rng_stream
 from harness.agent._journal import (
     OUTCOMES,
     DurableLineFile,
@@ -41,12 +40,10 @@ from harness.agent._journal import (
     Outcome,
     RecoveredExecution,
     ToolJournal,
-    sha256_json,
 )
 from harness.agent._loop import ReferenceAgent
 from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
 from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
-from harness.agent._ports import Clock, LoopClock
 from harness.agent._requests import build_request
 from harness.agent._retry_after import parse_retry_after
 from harness.agent._retry_log import MemoryRetryLog, RetryEvent, RetryLog
@@ -63,15 +60,7 @@ from harness.agent._stream_client import (
     drop_images,
 )
 from harness.agent._tool_runner import ToolRunner, settle
-from harness.agent._tools import (
-    ReplyStatus,
-    Tool,
-    ToolContext,
-    ToolInvocation,
-    ToolReply,
-    not_started_reply,
-    unknown_reply,
-)
+from harness.agent._tools import ReplyStatus, ToolReply, not_started_reply, unknown_reply
 from harness.agent._transcript import (
     AssistantTurn,
     Transcript,
@@ -79,6 +68,18 @@ from harness.agent._transcript import (
     UserMessage,
     repair_transcript,
     synthetic_reply,
+)
+from harness.ports import (
+    AppendFile,
+    Clock,
+    Disk,
+    IdSource,
+    LoopClock,
+    Tool,
+    ToolContext,
+    ToolInvocation,
+    rng_stream,
+    sha256_json,
 )
 
 __all__ = [

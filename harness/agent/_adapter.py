@@ -26,11 +26,11 @@ from typing import Any, Literal, Protocol, get_args
 
 import httpx
 
-from harness.agent._disk import Disk
 from harness.agent._messages import Usage
-from harness.agent._ports import Clock
 from harness.agent._stream_client import Dialect
-from harness.agent._tools import Tool
+from harness.ports._clock import Clock
+from harness.ports._disk import Disk
+from harness.ports._tools import Tool
 
 #: How a run ended (DESIGN L5). An infrastructure failure never ends as ``complete``.
 StopState = Literal[
@@ -125,6 +125,9 @@ class AgentOutcome:
     ``billed_usage`` is the cumulative usage of every attempt, each counted once;
     ``context_tokens`` is the input size of the last request (L6).
     ``infra_failure`` says an infrastructure failure was met on the way (I4).
+    An agent that reports no ``transcript`` is judged on the one the world saw
+    (its requests), followed by ``final_text``, its answer. ``agent_traceback``
+    is the agent's own traceback when an exception of its code ended the run.
     """
 
     stop_state: StopState
@@ -135,6 +138,8 @@ class AgentOutcome:
     turns: int
     infra_failure: bool = False
     attempt_ids: tuple[str, ...] = ()
+    final_text: str | None = None
+    agent_traceback: str | None = None
 
 
 @dataclass(frozen=True)

@@ -52,11 +52,45 @@ ErrorKind: TypeAlias = Literal[
 RetryAction: TypeAlias = Literal["retry", "do_not_retry", "modify_and_retry"]
 RetryLayer: TypeAlias = Literal["transport", "request", "tool", "task"]
 
-_TRANSIENT_KINDS = frozenset(
+# ------------------------------------------------------------------------ the table
+# One table of failure classes: the classifier decides retries from it (S5), and the
+# agent loop names its stop states from it (L5, I4). Each class is one fact:
+#
+#   transient  transport failures a retry may cure        retry (transport layer)
+#   infra      transient, or a stream the provider broke  never a ``complete`` stop
+#   auth       the caller is not allowed                  no retry; stop ``blocked``
+#   quota      the account ran out                        no retry; stop ``usage_limited``
+#   fatal      anything else not retryable (400, 404, …)  no retry; stop ``failed``
+
+TRANSIENT_KINDS: frozenset[ErrorKind] = frozenset(
     {"idle_timeout", "first_byte_timeout", "connect_error", "reset", "truncated_stream"}
 )
-_RETRYABLE_STATUSES = frozenset({408, 409, 429, 529})
-_TLS_STATUSES = frozenset({525, 526})  # Cloudflare TLS handshake / invalid certificate
+#: An error event (S10) or a malformed frame is the provider's failure, so the run
+#: pauses on infrastructure; but neither is retried blindly (see :func:`classify`).
+INFRA_KINDS: frozenset[ErrorKind] = TRANSIENT_KINDS | {"stream_error", "malformed_frame"}
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 529})  # and every other 5xx but TLS
+TLS_STATUSES = frozenset({525, 526})  # Cloudflare TLS handshake / invalid certificate
+AUTH_STATUSES = frozenset({401, 403})
+#: The phrases that veto a retry: precise, since a false match gives up on a request.
+QUOTA_MARKERS = (
+    "insufficient_quota",
+    "billing",
+    "insufficient balance",
+    "insufficient_balance",
+    "credit balance",
+    "exceeded your current quota",
+)
+#: A stop names ``usage_limited`` on a 402 or 429, or on any mention of a quota or a
+#: balance: broader than :data:`QUOTA_MARKERS`, since no retry is at stake any more.
+USAGE_STATUSES = frozenset({402, 429})
+USAGE_MARKERS = (*QUOTA_MARKERS, "quota", "balance")
+OVERFLOW_MARKERS = (
+    "context_length_exceeded",
+    "prompt is too long",
+    "maximum context length",
+    "context window",
+)
+
 
 # In-stream error types (both dialects) → the HTTP status they stand for.
 _STATUS_OF_TYPE: Mapping[str, int] = {
@@ -76,22 +110,6 @@ _STATUS_OF_TYPE: Mapping[str, int] = {
     "timeout_error": 504,
     "overloaded_error": 529,
 }
-_QUOTA_MARKERS = (
-    "insufficient_quota",
-    "billing",
-    "insufficient balance",
-    "insufficient_balance",
-    "credit balance",
-    "exceeded your current quota",
-)
-_OVERFLOW_MARKERS = (
-    "context_length_exceeded",
-    "prompt is too long",
-    "maximum context length",
-    "context window",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class ProviderError:
     """What went wrong in one attempt, as plain data.
@@ -183,7 +201,7 @@ def classify(error: ProviderError, context: RetryContext, config: StreamConfig) 
     RetryDecision(action='do_not_retry', reason='400 is not retryable', delay=0.0, \
 layer='request', modification=None)
     """
-    if error.kind in _TRANSIENT_KINDS:
+    if error.kind in TRANSIENT_KINDS:
         delay = backoff_delay(context.retry_number, config, context.jitter)
         return RetryDecision("retry", f"transient {error.kind}", delay, "transport")
     if error.kind == "malformed_frame":
@@ -201,9 +219,9 @@ def _classify_status(
     advice = error.headers.get("x-should-retry", "").strip().lower()
     if advice == "false":
         return _stop("server vetoed the retry (x-should-retry: false)")
-    if error.mentions(_QUOTA_MARKERS):
+    if error.mentions(QUOTA_MARKERS):
         return _stop("quota or balance exhausted; retrying cannot help")
-    if error.mentions(_OVERFLOW_MARKERS):
+    if error.mentions(OVERFLOW_MARKERS):
         return _stop("context overflow; compact the input instead of retrying")
     status = error.effective_status
     if status == 413:
@@ -219,9 +237,9 @@ def _retryable_status(status: int | None, kind: ErrorKind) -> bool:
         # An in-stream error of an unknown type is a stream error, transient
         # in every implementation seed 002 §19.1 compares.
         return kind == "stream_error"
-    if status in _TLS_STATUSES:
+    if status in TLS_STATUSES:
         return False
-    return status in _RETRYABLE_STATUSES or 500 <= status <= 599
+    return status in RETRYABLE_STATUSES or 500 <= status <= 599
 
 
 def _request_too_large(context: RetryContext, config: StreamConfig) -> RetryDecision:
@@ -253,6 +271,18 @@ def _wait_decision(
         delay, source = backoff_delay(context.retry_number, config, context.jitter), "backoff"
     advised = " (server advised retry)" if error.headers.get("x-should-retry") == "true" else ""
     return RetryDecision("retry", f"{label}, {source} {delay:g}s{advised}", delay, "request")
+
+
+def is_infra_failure(error: ProviderError) -> bool:
+    """Whether ``error`` is the infrastructure's failure, not the request's (I4).
+
+    >>> is_infra_failure(ProviderError("http_status", "overloaded", status=529))
+    True
+    """
+    status = error.effective_status
+    if error.kind in INFRA_KINDS:
+        return True
+    return status is not None and (status >= 500 or status in (408, 409))
 
 
 def _stop(reason: str) -> RetryDecision:

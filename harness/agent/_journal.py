@@ -23,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
 from collections.abc import Callable, Mapping
@@ -31,13 +30,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar, get_args
 
 from harness._errors import HarnessError, JournalCorruptError
-from harness.agent._disk import AppendFile, Disk, dirname, ensure_dir
-from harness.agent._ids import IdSource
-from harness.agent._ports import Clock
-from harness.agent._tools import ToolInvocation
+from harness.agent._disk import ensure_dir
+from harness.ports._clock import Clock
+from harness.ports._disk import AppendFile, Disk, dirname
+from harness.ports._hashing import sha256_json
+from harness.ports._ids import IdSource
+from harness.ports._tools import ToolInvocation
 
 # Shared encoders: json.dumps builds a new one per call, and every record uses one.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))
 _DECODER = json.JSONDecoder()
 
@@ -58,16 +58,6 @@ OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 NOT_STARTED_OUTCOMES = frozenset(
     {"rejected_before_execution", "blocked_before_execution", "interrupted_before_execution"}
 )
-
-
-def sha256_json(value: Any) -> str:
-    """SHA-256 of ``value`` as canonical JSON (sorted keys, no spaces).
-
-    >>> sha256_json({"b": 1, "a": 2}) == sha256_json({"a": 2, "b": 1})
-    True
-    """
-    text = _CANONICAL.encode(value)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

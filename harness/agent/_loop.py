@@ -53,7 +53,13 @@ from harness.agent._adapter import (
     TranscriptMessage,
 )
 from harness.agent._budget import Budget
-from harness.agent._classify import ProviderError
+from harness.agent._classify import (
+    AUTH_STATUSES,
+    USAGE_MARKERS,
+    USAGE_STATUSES,
+    ProviderError,
+    is_infra_failure,
+)
 from harness.agent._defaults import StreamConfig
 from harness.agent._guards import (
     FINGERPRINT_REMINDER,
@@ -65,7 +71,6 @@ from harness.agent._guards import (
     fingerprint_decision,
     repetition_decision,
 )
-from harness.agent._ids import IdSource
 from harness.agent._journal import ToolJournal
 from harness.agent._messages import AssistantMessage, ToolCall, Usage
 from harness.agent._metrics import MemoryMetrics, MetricsSink
@@ -83,23 +88,13 @@ from harness.agent._session_log import (
 )
 from harness.agent._stream_client import AttemptRecord, CompletionResult, StreamClient
 from harness.agent._tool_runner import ToolRunner
-from harness.agent._tools import ToolInvocation, ToolReply, not_started_reply
+from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
+from harness.ports._ids import IdSource
+from harness.ports._tools import ToolInvocation
 
 SESSION_FILE = "session.jsonl"
 JOURNAL_FILE = "journal.jsonl"
-_TRANSIENT = frozenset(
-    {
-        "idle_timeout",
-        "first_byte_timeout",
-        "connect_error",
-        "reset",
-        "truncated_stream",
-        "stream_error",
-        "malformed_frame",
-    }
-)
-_QUOTA_MARKERS = ("insufficient_quota", "quota", "billing", "balance")
 
 
 @dataclass(frozen=True)
@@ -139,14 +134,14 @@ def failure_stop(result: CompletionResult, budget: Budget, now: float) -> Stop:
     404, 422, context overflow) → ``failed``.
     """
     error = result.error or ProviderError("budget_exhausted", result.stop_reason)
-    infra = _is_infra(error)
+    infra = is_infra_failure(error)
     reason = f"{result.stop_reason} (last error: {error.kind} {error.message})"
     if _budget_ran_out(result, error, budget, now):
         return Stop("budget_limited", reason, infra)
     status = error.effective_status
-    if status in (401, 403):
+    if status in AUTH_STATUSES:
         return Stop("blocked", reason)
-    if status in (402, 429) or error.mentions(_QUOTA_MARKERS):
+    if status in USAGE_STATUSES or error.mentions(USAGE_MARKERS):
         return Stop("usage_limited", reason)
     return Stop("infra_paused" if infra else "failed", reason, infra)
 
@@ -158,13 +153,6 @@ def _budget_ran_out(
         return True
     # The client stops before a wait that would pass the deadline; say so plainly.
     return result.stop_reason.startswith("waiting") or budget.exhausted_reason(now) is not None
-
-
-def _is_infra(error: ProviderError) -> bool:
-    status = error.effective_status
-    if error.kind in _TRANSIENT:
-        return True
-    return status is not None and (status >= 500 or status in (408, 409))
 
 
 class _SessionRetryLog:

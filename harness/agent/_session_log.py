@@ -49,12 +49,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, final, get_args
 
 from harness._errors import HarnessError
-from harness.agent._disk import Disk
 from harness.agent._journal import DurableLineFile, typed_field
 from harness.agent._messages import ToolCall, Usage
-from harness.agent._ports import Clock
 from harness.agent._retry_log import RetryEvent
 from harness.agent._tools import ToolReply
+from harness.ports._clock import Clock
+from harness.ports._disk import Disk
 
 # One encoder for every line: json.dumps builds a new one per call.
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)

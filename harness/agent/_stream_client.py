@@ -59,12 +59,12 @@ from harness.agent._classify import (
     classify,
 )
 from harness.agent._defaults import StreamConfig
-from harness.agent._ids import IdSource, rng_stream
 from harness.agent._messages import AssistantMessage, ToolCall, Usage
 from harness.agent._openai_stream import OpenAIAccumulator
-from harness.agent._ports import Clock
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
 from harness.agent._sse import SSEDecoder, SSEEvent
+from harness.ports._clock import Clock
+from harness.ports._ids import IdSource, rng_stream
 
 Dialect: TypeAlias = Literal["openai", "anthropic"]
 Outcome: TypeAlias = Literal["committed", "truncated", "failed"]

@@ -31,15 +31,9 @@ from typing import Any
 
 from harness._errors import DiskError
 from harness.agent._journal import Outcome, ToolJournal
-from harness.agent._ports import Clock
-from harness.agent._tools import (
-    Tool,
-    ToolContext,
-    ToolInvocation,
-    ToolReply,
-    not_started_reply,
-    unknown_reply,
-)
+from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
+from harness.ports._clock import Clock
+from harness.ports._tools import Tool, ToolContext, ToolInvocation
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 # Strict JSON: a NaN is no JSON value, and a provider rejects a body holding one.

@@ -1,28 +1,15 @@
-"""The tool port: what a tool declares, what it receives, and what the model gets back.
+"""What the model gets back for a tool call, and the two replies recovery writes.
 
-A tool declares whether it may run beside others (``concurrency_safe``, DESIGN
-L2) and whether repeating it is harmless (``idempotent``). The runner hands it
-a :class:`ToolContext` that names the incarnation, so the outside world can
-refuse a call from a process that already crashed (DESIGN §3).
-
-Example::
-
-    class Echo:
-        name = "echo"
-        concurrency_safe = True
-        idempotent = True
-
-        async def run(self, arguments, context):
-            return {"echo": arguments["text"]}
+The tool port itself (:class:`harness.ports.Tool`, its invocation and context)
+lives in :mod:`harness.ports`, where the fakes read it too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from harness.agent._ports import Clock
+from harness.ports._tools import ToolInvocation
 
 #: How a reply tells the model what happened (seed 002 §19.1 names the two that matter:
 #: ``not_started`` is TOOL_NOT_STARTED, ``unknown`` is TOOL_OUTCOME_UNKNOWN).
@@ -30,51 +17,6 @@ ReplyStatus = Literal["ok", "error", "not_started", "unknown", "timeout"]
 
 NOT_STARTED = "TOOL_NOT_STARTED"
 OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
-
-
-@dataclass(frozen=True)
-class ToolInvocation:
-    """One tool call of one assistant turn, as the model asked for it.
-
-    >>> ToolInvocation("turn_1", "call_1", "append", {"text": "hi"}).key
-    ('turn_1', 'call_1')
-    """
-
-    turn_id: str
-    call_id: str
-    tool: str
-    arguments: Mapping[str, Any]
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """The stable identity a reply is matched by (turn id AND call id, J5)."""
-        return (self.turn_id, self.call_id)
-
-
-@dataclass(frozen=True)
-class ToolContext:
-    """What a running tool may know about its call."""
-
-    invocation: ToolInvocation
-    execution_id: str
-    run_id: str
-    incarnation: int
-    clock: Clock
-
-
-class Tool(Protocol):
-    """A tool the agent can call. ``run`` returns a JSON value or raises."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def concurrency_safe(self) -> bool: ...
-
-    @property
-    def idempotent(self) -> bool: ...
-
-    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any: ...
 
 
 @dataclass(frozen=True)

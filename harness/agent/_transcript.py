@@ -31,14 +31,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.agent._disk import Disk
 from harness.agent._journal import NOT_STARTED_OUTCOMES, DurableLineFile, Execution
-from harness.agent._tools import (
-    ToolInvocation,
-    ToolReply,
-    not_started_reply,
-    unknown_reply,
-)
+from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
+from harness.ports._disk import Disk
+from harness.ports._tools import ToolInvocation
 
 
 @dataclass(frozen=True)

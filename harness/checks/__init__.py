@@ -25,7 +25,8 @@ from harness.checks._invariants import (
     check_trace,
 )
 from harness.checks._loop_guard import check_l3
-from harness.checks._trace import (
+from harness.checks._verdict import Verdict, VerdictStatus
+from harness.trace import (
     CacheRecord,
     CrashRecord,
     EffectRecord,
@@ -40,7 +41,6 @@ from harness.checks._trace import (
     SentUsage,
     Trace,
 )
-from harness.checks._verdict import Verdict, VerdictStatus
 
 __all__ = [
     "CHECKS",

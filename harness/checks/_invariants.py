@@ -21,10 +21,10 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from fakes import idempotency_key
+from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
 from harness.checks._loop_guard import check_l3
-from harness.checks._trace import MessageRecord, RequestRecord, SentUsage, Trace
 from harness.checks._verdict import Verdict
+from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
 #: Stop states an agent may end in when the disk itself fails (EIO, ENOSPC):
 #: J6 says no further side effect may run, so it stops without completing.
@@ -167,6 +167,11 @@ def check_i3(trace: Trace) -> Verdict:
 
 
 def _world_reruns(trace: Trace, pure: set[str]) -> list[str]:
+    if trace.extra.get("agent") == "plain":
+        # A plain agent keeps its own records: a call it asked for before a crash and
+        # runs after it may be one it knows never started. Only a call the world saw
+        # run before is, from the outside, a repeat.
+        return _same_call_again(trace, pure)
     return _same_call_again(trace, pure) + _call_from_a_past_life(trace, pure)
 
 
@@ -300,6 +305,9 @@ def check_i6(trace: Trace) -> Verdict:
     upper = _usage_sum(r for r in trace.requests if r.delivered_bytes > 0 and r.usage)
     if upper == (0, 0):
         return _unknown("I6", "no attempt reported usage")
+    if trace.outcome.billed_usage is None:
+        return _unknown("I6", "the agent reports no usage: return an AgentOutcome with "
+                        "billed_usage to have each attempt's usage checked")
     billed = _tokens(trace.outcome.billed_usage)
     evidence = [f"billed input={billed[0]} output={billed[1]}",
                 f"provider, final incarnation, complete: input={lower[0]} output={lower[1]}",
@@ -446,7 +454,7 @@ def check_i10(trace: Trace) -> Verdict:
     calls = {c[0]: (c[1], c[2]) for m in transcript for c in m.tool_calls}
     done = [(m, calls[m.call_id]) for m in transcript
             if m.role == "tool" and m.status == "ok" and m.call_id in calls
-            and kinds.get(calls[m.call_id][0]) in ("append", "send", "put")]
+            and _changes_the_world(kinds.get(calls[m.call_id][0]))]
     if not done:
         return _unknown("I10", "no side effect was reported done")
     keys = {e.key for e in trace.effects}
@@ -455,6 +463,11 @@ def check_i10(trace: Trace) -> Verdict:
     if lost:
         return _fail("I10", "an effect reported done is missing from the ledger", lost)
     return _pass("I10", f"{len(done)} effect(s) reported done, each in the ledger")
+
+
+def _changes_the_world(kind: str | None) -> bool:
+    # An undeclared tool, or a pure one (read, inspect), leaves nothing in the ledger.
+    return kind in TOOL_KIND_TRAITS and kind not in PURE_TOOL_KINDS
 
 
 # ------------------------------------------------------------------------ I11
@@ -467,6 +480,9 @@ def check_i11(trace: Trace) -> Verdict:
     durable state: the second must report nothing to repair, write nothing
     (the files' digest is unchanged) and neither may call the model or a tool.
     """
+    if trace.extra.get("agent") == "plain":
+        return _unknown("I11", "a plain main(prompt) recovers inside its run: there is no "
+                        "recover() to call twice (implement the Agent protocol to have it checked)")
     if len(trace.recoveries) < 2:
         return _unknown("I11", "recovery was not run twice")
     first, second = trace.recoveries[0], trace.recoveries[1]
@@ -529,6 +545,16 @@ CHECKS: dict[str, Callable[[Trace], Verdict]] = {
 """Every implemented checker by invariant id. I5 (goals) comes with goals."""
 
 
+def check_network(trace: Trace) -> Verdict | None:
+    """A case has no network: a request to a host that is no fake provider fails the case."""
+    foreign = trace.extra.get("foreign_requests") or []
+    if not foreign:
+        return None
+    return _fail("network", f"the agent sent {len(foreign)} request(s) to hosts that are not a "
+                 "fake provider: point its clients at the base URL in the environment "
+                 "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL) instead of a fixed one", foreign)
+
+
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:
     """The verdicts of the scenario's invariants, then the side-effect expectation.
 
@@ -538,5 +564,5 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
         CHECKS[i](trace) if i in CHECKS else _unknown(i, f"{i} has no checker yet")
         for i in trace.expect.invariants
     ]
-    effects = check_side_effects(trace)
-    return tuple(verdicts + ([effects] if effects else []))
+    extra = [check_side_effects(trace), check_network(trace)]
+    return tuple(verdicts + [v for v in extra if v is not None])

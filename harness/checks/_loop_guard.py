@@ -13,8 +13,8 @@ Example::
 
 from __future__ import annotations
 
-from harness.checks._trace import MessageRecord, Trace
 from harness.checks._verdict import Verdict
+from harness.trace import MessageRecord, Trace
 
 #: How many times in a row one failing call may be sent before the agent must
 #: have stopped or changed course: a first try, one retry after new evidence

@@ -1,14 +1,46 @@
-"""Interception of an unchanged agent's calls into the world.
+"""Run a user's agent unchanged: interception instead of ports (DESIGN §4, depth 1).
 
-Import from this package, never from its private modules.
-
-Example::
-
-    files = AgentFiles(CrashDisk())
-    with files.active(generation=1):
-        agent_main("summarise the inbox")     # its open/os/pathlib go to the crash disk
+The harness hands an unchanged agent nothing; it intercepts what the agent
+touches instead: HTTP (:func:`intercepted_network`), time (:func:`virtual_time`),
+its own files (:class:`AgentFiles`) and the tool functions a scenario names
+(:func:`replaced_targets`). :class:`PlainEntry` and :class:`PlainAgent` put them
+together around a plain ``main(prompt) -> str``.
 """
 
 from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
+from harness.intercept._network import ForeverStalled, Route, Served, intercepted_network
+from harness.intercept._plain import (
+    FAKE_API_KEY,
+    PROVIDER_ENVIRONMENT,
+    CaseWorld,
+    PlainAgent,
+    PlainEntry,
+    outcome_of_error,
+    outcome_of_value,
+    stop_state_for,
+)
+from harness.intercept._targets import Target, missing_function, replaced_targets, stand_in
+from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 
-__all__ = ["REAL_FS_PACKAGES", "AgentFiles"]
+__all__ = [
+    "FAKE_API_KEY",
+    "PROVIDER_ENVIRONMENT",
+    "REAL_FS_PACKAGES",
+    "VIRTUAL_EPOCH",
+    "AgentFiles",
+    "CaseWorld",
+    "ForeverStalled",
+    "PlainAgent",
+    "PlainEntry",
+    "Route",
+    "Served",
+    "Target",
+    "intercepted_network",
+    "missing_function",
+    "outcome_of_error",
+    "outcome_of_value",
+    "replaced_targets",
+    "stand_in",
+    "stop_state_for",
+    "virtual_time",
+]

@@ -71,7 +71,7 @@ from pyfakefs.fake_os import FakeOsModule, handle_original_call
 
 from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
 from harness._errors import DiskError, HarnessError
-from harness.agent import rng_stream
+from harness.ports import rng_stream
 
 REAL_FS_PACKAGES: tuple[str, ...] = (
     "harness",

@@ -11,8 +11,9 @@ back plain results::
         assert result.passed, result.failed_verdicts
 """
 
-from harness.checks._trace import Trace
+from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
 from harness.runner._model import ScriptedModel, call_id, classify_result
+from harness.runner._points import WORLD_POINT_KINDS, WorldPoint, parse_world_point
 from harness.runner._results import (
     AttemptRow,
     Case,
@@ -24,22 +25,27 @@ from harness.runner._results import (
 )
 from harness.runner._run import (
     ERROR_CLASSES,
+    AgentUnderTest,
     attempt_rows,
     case_result,
     crash_specs,
     default_agent_factory,
     plan_cases,
     record_points,
+    record_run,
     run_case,
     run_trace,
 )
 from harness.runner._task import TOOL_PARAMETERS, task_for, tool_specs
 from harness.runner._world import STATE_DIR, World, fault_plan
+from harness.trace import Trace
 
 __all__ = [
     "ERROR_CLASSES",
     "STATE_DIR",
     "TOOL_PARAMETERS",
+    "WORLD_POINT_KINDS",
+    "AgentUnderTest",
     "AttemptRow",
     "Case",
     "CaseResult",
@@ -50,15 +56,21 @@ __all__ = [
     "Verdict",
     "VerdictStatus",
     "World",
+    "WorldPoint",
+    "agent_under_test",
     "attempt_rows",
     "call_id",
     "case_result",
     "classify_result",
     "crash_specs",
     "default_agent_factory",
+    "dialect_skip",
     "fault_plan",
+    "load_agent_factory",
+    "parse_world_point",
     "plan_cases",
     "record_points",
+    "record_run",
     "run_case",
     "run_trace",
     "task_for",

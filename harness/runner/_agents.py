@@ -1,22 +1,37 @@
-"""Find a user's agent factory from a ``MODULE:ATTRIBUTE`` spec, as ``--agent`` names it.
+"""Find the agent under test from a ``MODULE:ATTRIBUTE`` spec, as ``--agent`` names it.
+
+Two kinds of callable are accepted:
+
+* an **agent factory**, a class or a callable whose first parameter is named
+  ``ports`` or annotated ``AgentPorts``: it is given the ports and returns an
+  :class:`~harness.agent.Agent` (the full protocol);
+* anything else is a **plain entry point**, ``main(prompt: str) -> str`` (sync
+  or async), run unchanged by :mod:`harness.intercept`.
 
     >>> load_agent_factory("harness.agent:ReferenceAgent").__name__
     'ReferenceAgent'
+    >>> load_agent_factory("harness.intercept._plain:outcome_of_value")
+    PlainEntry(spec='harness.intercept._plain:outcome_of_value', targets=(), tool_map=())
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import cast
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from harness._errors import ConfigError
 from harness.agent import AgentFactory
+from harness.intercept import PlainEntry
+from harness.scenario import Scenario
 
-AGENT_SPEC_FORM = "MODULE:ATTRIBUTE, such as 'harness.agent:ReferenceAgent'"
+AGENT_SPEC_FORM = ("MODULE:ATTRIBUTE, such as 'mypackage.agent:main' (a plain main(prompt)) "
+                   "or 'harness.agent:ReferenceAgent' (a factory over the ports)")
 
 
-def load_agent_factory(spec: str) -> AgentFactory:
-    """Import ``MODULE`` and return its ``ATTRIBUTE``, a callable from ports to an agent."""
+def load_agent_factory(spec: str) -> AgentFactory | PlainEntry:
+    """Import ``MODULE`` and return its ``ATTRIBUTE`` as a factory or a plain entry point."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ConfigError("--agent", spec, AGENT_SPEC_FORM)
@@ -25,10 +40,65 @@ def load_agent_factory(spec: str) -> AgentFactory:
     except ImportError as error:
         raise ConfigError("--agent", spec, AGENT_SPEC_FORM,
                           f"Module {module_name!r} cannot be imported: {error}") from error
-    factory = getattr(module, attribute, None)
-    if not callable(factory):
+    found: Any = module
+    for part in attribute.split("."):
+        found = getattr(found, part, None)
+    if not callable(found):
         public = sorted(name for name in vars(module) if not name.startswith("_"))
         raise ConfigError("--agent", spec, AGENT_SPEC_FORM,
                           f"{module_name} has no callable {attribute!r}; it has: "
                           + ", ".join(public[:12]))
-    return cast(AgentFactory, factory)
+    if is_factory(found):
+        return cast(AgentFactory, found)
+    return PlainEntry(spec)
+
+
+def agent_under_test(agent: Callable[..., Any]) -> AgentFactory | PlainEntry:
+    """A callable given in Python (the pytest hook): a factory, or a plain entry by its name.
+
+    A plain entry is imported afresh by name for each incarnation, so a lambda
+    or a function defined inside another one can only be a factory.
+    """
+    if is_factory(agent) or "<" in agent.__qualname__:
+        return cast(AgentFactory, agent)
+    return PlainEntry(f"{agent.__module__}:{agent.__qualname__}")
+
+
+def is_factory(agent: Callable[..., Any]) -> bool:
+    """Whether ``agent`` takes the ports (a class, or first parameter ``ports: AgentPorts``)."""
+    if inspect.isclass(agent):
+        return True
+    try:
+        parameters = list(inspect.signature(agent).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not parameters:
+        return False
+    first = parameters[0]
+    annotation = first.annotation
+    named = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return first.name == "ports" or named.endswith("AgentPorts")
+
+
+def dialect_skip(scenario: Scenario, agent: AgentFactory | PlainEntry | None,
+                 declared: Sequence[str] = ()) -> str | None:
+    """Why ``scenario`` is skipped for ``agent``, or None when the agent speaks its dialect.
+
+    The dialects come from ``declared`` (``--dialect``, ini ``harness_dialects``),
+    else from a ``dialects`` attribute on the agent's callable; an agent that
+    declares none is run on every scenario.
+    """
+    dialects = tuple(declared) or _declared_dialects(agent)
+    if not dialects or scenario.dialect in dialects:
+        return None
+    return (f"this scenario speaks {scenario.dialect}; the agent speaks "
+            f"{', '.join(dialects)} only")
+
+
+def _declared_dialects(agent: AgentFactory | PlainEntry | None) -> tuple[str, ...]:
+    if agent is None:
+        return ()
+    found = getattr(agent.load() if isinstance(agent, PlainEntry) else agent, "dialects", ())
+    if isinstance(found, str):
+        return (found,)
+    return tuple(str(d) for d in found) if isinstance(found, list | tuple | set | frozenset) else ()

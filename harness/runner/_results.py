@@ -16,15 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 # The checkers produce verdicts without depending on the runner; the names live here too.
-from harness.checks._verdict import Verdict, VerdictStatus
+from harness.checks import Verdict, VerdictStatus
 
 if TYPE_CHECKING:
-    from harness.checks import Trace
+    from harness.trace import Trace
 
 __all__ = ["AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
            "VerdictStatus"]
 
-CrashWhen = Literal["before", "after"]
+CrashWhen = Literal["before", "after", "at"]
+"""Before or after an agent's own persistence point; ``at`` a world event."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Case:
     source: Path
     seed: int
     crash: CrashSpec | None = None
+    agent: str | None = None
+    """The ``--agent`` spec the case ran with (None: the reference agent), for its replay."""
 
     @property
     def case_id(self) -> str:
@@ -69,6 +72,8 @@ class Case:
     def replay_command(self) -> str:
         """One line that re-runs exactly this case."""
         words = ["harness", "run", str(self.source), "--seed", str(self.seed)]
+        if self.agent is not None:
+            words += ["--agent", self.agent]
         if self.crash is not None:
             words += ["--crash-at", self.crash.label]
         return shlex.join(words)
@@ -138,5 +143,14 @@ class CaseResult:
     @property
     def passed(self) -> bool:
         """No invariant failed, no harness error, and the injected crash was reached."""
-        reached = self.case.crash is None or self.crash_reached
-        return self.error is None and reached and not self.failed_verdicts
+        return self.status == "pass"
+
+    @property
+    def status(self) -> VerdictStatus:
+        """``fail`` (a verdict or the harness failed), ``unknown`` (the crash point was
+        never reached: the case proves nothing), else ``pass``."""
+        if self.error is not None or self.failed_verdicts:
+            return "fail"
+        if self.case.crash is not None and not self.crash_reached:
+            return "unknown"
+        return "pass"

@@ -22,15 +22,16 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 from collections import Counter
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fakes import CRASH_CLASSES, CrashPlan, SimulatedCrash, crash_class_applies
-from harness._errors import FaultError, HarnessError
+from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError
 from harness.agent import (
     Agent,
     AgentFactory,
@@ -40,7 +41,14 @@ from harness.agent import (
     TranscriptMessage,
 )
 from harness.checks import check_trace
-from harness.checks._trace import (
+from harness.intercept import PlainAgent, PlainEntry, Target, missing_function
+from harness.runner._observed import observed_transcript
+from harness.runner._points import is_world_point
+from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
+from harness.runner._task import task_for
+from harness.runner._world import PURE_KINDS, World, WorldCrash
+from harness.scenario import Scenario, check_targets, fault_error, load_scenario
+from harness.trace import (
     CrashRecord,
     EffectRecord,
     Expectation,
@@ -52,12 +60,11 @@ from harness.checks._trace import (
     SentUsage,
     Trace,
 )
-from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec
-from harness.runner._task import task_for
-from harness.runner._world import PURE_KINDS, World
-from harness.scenario import Scenario, check_crash_points, fault_error, load_scenario
 
 T = TypeVar("T")
+
+AgentUnderTest = AgentFactory | PlainEntry
+"""An agent factory over the ports, or a user's plain ``main(prompt)``."""
 
 # Classes that raise an OSError at the point instead of killing the process.
 ERROR_CLASSES = frozenset({"eio_on_write", "eio_on_fsync", "enospc_on_write"})
@@ -86,13 +93,15 @@ class _Incarnation:
 class _CaseRun:
     """The mutable state of one case while it runs."""
 
-    def __init__(self, case: Case, scenario: Scenario, factory: AgentFactory,
+    def __init__(self, case: Case, scenario: Scenario, factory: AgentUnderTest,
                  second: CrashPlan | None = None) -> None:
         self.case = case
         self.scenario = scenario
-        self.factory = factory
         self.task = task_for(scenario)
-        self.world = World(scenario, seed=case.seed, plan=_first_plan(case.crash))
+        self.world = World(scenario, seed=case.seed, plan=_first_plan(case.crash),
+                           world_crash=_world_crash(case.crash))
+        self.plain = isinstance(factory, PlainEntry)
+        self.factory = _bind(factory, scenario, self.world)
         self.second = second
         self.incarnations: list[_Incarnation] = []
         self.recoveries: list[RecoveryRecord] = []
@@ -120,15 +129,28 @@ class _CaseRun:
         fired_before = self.world.disk.fired
         try:
             agent = self.factory(self.world.ports(number))
-            record.outcome = self._drive(agent.run(self.task))
+            record.outcome = self._run_agent(agent)
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
         except FaultError as error:  # the scenario asks for what its stream cannot give
             raise fault_error(self.scenario, error) from error
+        except AgentEntryError:
+            raise
         except Exception as error:  # the agent's own failure is evidence, not a harness bug
             record.error = f"{type(error).__name__}: {error}"
+        if record.crashed_at is None and self.world.incarnations.crashed:
+            # The agent swallowed the crash (``except BaseException``) and went on:
+            # the process is dead all the same, and whatever it returned never counted.
+            record.crashed_at = self.world.crashed_at or _fired_id(self.world, fired_before)
+            record.outcome = None
         record.ended_at = self.world.clock.now()
         return record
+
+    def _run_agent(self, agent: Agent) -> AgentOutcome:
+        if isinstance(agent, PlainAgent) and agent.blocking:
+            # A blocking main runs with no loop of ours around it: it may start its own.
+            return agent.run_blocking(self.task)
+        return self._drive(agent.run(self.task))
 
     def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
         limit = self.task.deadline_seconds + _GUARD_EXTRA_SECONDS
@@ -136,6 +158,8 @@ class _CaseRun:
 
     # -- I11: recover twice -------------------------------------------------------
     def _check_recovery_twice(self) -> None:
+        if self.plain:
+            return  # a plain main recovers inside its run; there is no recover() to call
         # Both recoveries share one event loop: a loop per incarnation costs more
         # than the recovery itself, and nothing of the first outlives it.
         self._drive(self._recover_twice())
@@ -188,12 +212,39 @@ class _CaseRun:
             invocations=tuple(sorted(world.invocations, key=lambda r: r.seq)),
             effects=tuple(EffectRecord(e.seq, e.tool, e.key, e.idempotent, e.incarnation, e.at)
                           for e in world.ledger.effects),
-            outcome=None if final.outcome is None else outcome_record(final.outcome),
+            outcome=None if final.outcome is None else self._outcome_record(final),
             recoveries=tuple(self.recoveries),
             expect=expectation(self.scenario),
             final_incarnation=final.number,
             error=final.error,
+            extra=self._extra(final),
         )
+
+    def _outcome_record(self, final: _Incarnation) -> OutcomeRecord:
+        """The agent's outcome; its transcript as the world saw it when it reported none."""
+        outcome = final.outcome
+        assert outcome is not None
+        if not outcome.transcript:
+            body = self.world.last_request_body(final.number)
+            observed = observed_transcript(self.scenario.dialect, body)
+            outcome = replace(outcome, transcript=observed)
+        return outcome_record(outcome)
+
+    def _extra(self, final: _Incarnation) -> dict[str, Any]:
+        """What the checkers and the failure report need beyond the records."""
+        extra: dict[str, Any] = {}
+        if self.plain:
+            extra["agent"] = "plain"
+        if self.world.foreign:
+            extra["foreign_requests"] = list(self.world.foreign)
+        if final.outcome is not None and final.outcome.final_text is not None:
+            extra["final_answer"] = final.outcome.final_text
+        traceback = final.outcome.agent_traceback if final.outcome else None
+        if traceback:
+            extra["agent_traceback"] = traceback
+        if self.world.events:
+            extra["world_events"] = list(self.world.events)
+        return extra
 
 
 async def _guarded(coro: Coroutine[Any, Any, T], limit: float) -> T:
@@ -205,9 +256,48 @@ async def _guarded(coro: Coroutine[Any, Any, T], limit: float) -> T:
 
 
 def _first_plan(crash: CrashSpec | None) -> CrashPlan | None:
-    if crash is None:
+    if crash is None or is_world_point(crash.point_id):
         return None
-    return CrashPlan(crash.point_id, crash.when, _crash_class(crash.crash_class))
+    return CrashPlan(crash.point_id, _disk_when(crash), _crash_class(crash.crash_class))
+
+
+def _disk_when(crash: CrashSpec) -> Literal["before", "after"]:
+    if crash.when == "at":
+        raise HarnessError(f"{crash.point_id} is a persistence point: crash 'before' or "
+                           "'after' it ('at' is for world events)")
+    return crash.when
+
+
+def _world_crash(crash: CrashSpec | None) -> WorldCrash | None:
+    if crash is None or not is_world_point(crash.point_id):
+        return None
+    return WorldCrash(crash.point_id, _crash_class(crash.crash_class))
+
+
+def _check_functions(scenario: Scenario, entry: PlainEntry) -> None:
+    """Refuse a target or ``--target`` that names no function, before any case runs."""
+    check_targets(scenario, missing_function)
+    for tool, spec in entry.tool_map:
+        why = missing_function(spec)
+        if why is not None:
+            raise ConfigError("--target", f"{tool}={spec}", "TOOL=MODULE:FUNCTION naming a "
+                              "function of the agent's code", why)
+
+
+def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFactory:
+    """The factory of a case: a plain entry is bound to the case's world and tool targets."""
+    if not isinstance(factory, PlainEntry):
+        return factory
+    mapped = dict(factory.tool_map)
+    entry = factory.with_targets(tuple(Target(name, spec.target or mapped[name])
+                                       for name, spec in scenario.tools.items()
+                                       if spec.target or name in mapped))
+
+    def build(ports: AgentPorts) -> Agent:
+        agent: Agent = PlainAgent(entry, world, ports.incarnation)
+        return agent
+
+    return build
 
 
 def _crash_class(name: str) -> Any:
@@ -269,7 +359,7 @@ def expectation(scenario: Scenario) -> Expectation:
 
 
 def run_trace(case: Case, scenario: Scenario | None = None,
-              agent_factory: AgentFactory | None = None) -> Trace:
+              agent_factory: AgentUnderTest | None = None) -> Trace:
     """Run ``case`` and return its trace, unjudged (see :func:`run_case`)."""
     scenario = scenario if scenario is not None else load_scenario(case.source)
     factory = agent_factory or default_agent_factory
@@ -277,7 +367,7 @@ def run_trace(case: Case, scenario: Scenario | None = None,
     return _CaseRun(case, scenario, factory, second).run()
 
 
-def _second_plan(case: Case, scenario: Scenario, factory: AgentFactory) -> CrashPlan | None:
+def _second_plan(case: Case, scenario: Scenario, factory: AgentUnderTest) -> CrashPlan | None:
     """Where incarnation 2 first touches the disk, found by a run that does not crash it.
 
     Point ids are counted over the whole world, so the first point of the
@@ -295,11 +385,11 @@ def _second_plan(case: Case, scenario: Scenario, factory: AgentFactory) -> Crash
     point = later[0]
     crash_class = crash.crash_class if crash_class_applies(crash.crash_class, point) \
         else "unsynced_lost"
-    return CrashPlan(point, crash.when, _crash_class(crash_class))
+    return CrashPlan(point, _disk_when(crash), _crash_class(crash_class))
 
 
 def run_case(case: Case, scenario: Scenario | None = None,
-             agent_factory: AgentFactory | None = None) -> CaseResult:
+             agent_factory: AgentUnderTest | None = None) -> CaseResult:
     """Run one case and judge it.
 
     ``scenario`` defaults to loading ``case.source``; ``agent_factory`` to the
@@ -317,11 +407,14 @@ def case_result(case: Case, trace: Trace) -> CaseResult:
     counts = Counter(e.tool for e in trace.effects)
     keys = Counter(e.key for e in trace.effects if not e.idempotent)
     outcome = trace.outcome
+    verdicts = check_trace(trace)
+    if case.crash is not None and not trace.crash.reached:
+        verdicts += (unreached_verdict(case.crash, trace),)
     return CaseResult(
         case=case,
         stop_state=outcome.stop_state if outcome else None,
         stop_reason=outcome.reason if outcome else (trace.error or "no outcome"),
-        verdicts=check_trace(trace),
+        verdicts=verdicts,
         digest=trace.digest,
         crash_reached=trace.crash.reached,
         side_effects=dict(sorted(counts.items())),
@@ -333,6 +426,19 @@ def case_result(case: Case, trace: Trace) -> CaseResult:
         error=trace.error,
         trace=trace,
     )
+
+
+def unreached_verdict(crash: CrashSpec, trace: Trace) -> Verdict:
+    """``unknown``: the agent under test never reached the case's crash point."""
+    reached = [*trace.points, *trace.extra.get("world_events", ())]
+    close = difflib.get_close_matches(crash.point_id, reached, n=1, cutoff=0.6)
+    shown = ", ".join(reached[:8]) + (f" (and {len(reached) - 8} more)" if len(reached) > 8
+                                       else "")
+    message = (f"the agent never reached {crash.point_id}, so this case proves nothing; "
+               f"it reached: {shown or 'no point at all'}")
+    if close:
+        message += f". Did you mean {close[0]!r}?"
+    return Verdict("crash", "unknown", message)
 
 
 def attempt_rows(case: Case, trace: Trace) -> tuple[AttemptRow, ...]:
@@ -379,14 +485,20 @@ def _row_outcome(delivery: str, status: int, truncated: bool) -> str:
     return delivery
 
 
-def record_points(scenario: Scenario, agent_factory: AgentFactory | None = None,
+def record_points(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
                   seed: int | None = None) -> list[str]:
     """Every persistence point a crash-free run reaches, in order (no recovery checks)."""
+    return record_run(scenario, agent_factory, seed)[0]
+
+
+def record_run(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
+               seed: int | None = None) -> tuple[list[str], list[str]]:
+    """The agent's own persistence points and the world events of a crash-free run, in order."""
     case = Case(scenario.name, Path(f"<scenario {scenario.name}>"),
                 scenario.seed if seed is None else seed)
     run = _CaseRun(case, scenario, agent_factory or default_agent_factory)
     run._run_to_stop()
-    return [p.id for p in run.world.disk.points]
+    return [p.id for p in run.world.disk.points], list(run.world.events)
 
 
 def _is_fsync(point: str) -> bool:
@@ -398,8 +510,12 @@ def crash_specs(scenario: Scenario, points: Sequence[str]) -> list[CrashSpec]:
     """The crashes to try at ``points``: fsync points first, ``after`` before ``before``.
 
     DESIGN §3: "crash after each fsync first: that is where real bugs live".
+    A world event (``after_tool:mail#1``…) is crashed ``at``, in every class
+    that kills the process; it is never crashed again during recovery.
     """
-    ordered = [p for p in points if _is_fsync(p)] + [p for p in points if not _is_fsync(p)]
+    world = [p for p in points if is_world_point(p)]
+    disk = [p for p in points if not is_world_point(p)]
+    ordered = [p for p in disk if _is_fsync(p)] + [p for p in disk if not _is_fsync(p)]
     specs: list[CrashSpec] = []
     for point in ordered:
         for when in ("after", "before") if _is_fsync(point) else ("before", "after"):
@@ -408,25 +524,35 @@ def crash_specs(scenario: Scenario, points: Sequence[str]) -> list[CrashSpec]:
     if scenario.crash.during_recovery:
         specs += [replace(s, during_recovery=True) for s in list(specs)
                   if s.crash_class not in ERROR_CLASSES]
+    specs += [CrashSpec(point, "at", c) for point in world for c in scenario.crash.classes
+              if c not in ERROR_CLASSES]
     return specs
 
 
 def plan_cases(scenario: Scenario, source: Path | str,
-               agent_factory: AgentFactory | None = None) -> list[Case]:
+               agent_factory: AgentUnderTest | None = None) -> list[Case]:
     """The no-crash case, then one case per selected point x when x applicable class.
 
-    ``crash.points``: ``none`` (only the no-crash case), ``all``, or a list of
-    ids checked against a recorded run (an unknown id is a
-    :class:`~harness.ScenarioError` located in the file).
+    ``crash.points``: ``none`` (only the no-crash case), ``all`` (every point of
+    the agent's own files that a recorded run reaches), or a list of ids: the
+    agent's own points and world events (:mod:`harness.runner._points`), with
+    ``all`` among them for every point of the agent's own files as well. A
+    listed point the agent under test never reaches still gets its cases; they
+    end ``unknown`` with the reason, so one agent's file layout never stops a run.
     """
     source = Path(source)
     base = Case(scenario.name, source, scenario.seed)
+    if isinstance(agent_factory, PlainEntry):
+        _check_functions(scenario, agent_factory)
     selection = scenario.crash.points
     if selection == "none":
         return [base]
-    recorded = list(dict.fromkeys(record_points(scenario, agent_factory)))
-    check_crash_points(scenario, recorded)
-    points = recorded if selection == "all" else [p for p in recorded if p in selection]
+    listed = ["all"] if selection == "all" else list(dict.fromkeys(selection))
+    needs_record = any(not is_world_point(p) for p in listed)
+    recorded = list(dict.fromkeys(record_points(scenario, agent_factory))) if needs_record else []
+    wanted = [p for p in listed if p != "all"]
+    reached = [p for p in recorded if "all" in listed or p in wanted]
+    points = reached + [p for p in wanted if p not in reached]
     specs = crash_specs(scenario, points)
     if recorded:
         # After the last point the run is over and its state durable: a recovery

@@ -22,23 +22,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
 import fakes
 from fakes import (
+    BROKEN_STREAM_FAULTS,
     CacheConfig,
     CacheOutcome,
+    CrashClass,
     CrashDisk,
     CrashPlan,
+    DeadIncarnationError,
     FakeProvider,
     Hang,
     IncomingRequest,
     Latency,
     Reset,
+    ResponsePlan,
     ScriptedResponse,
     Step,
     Text,
@@ -48,21 +52,28 @@ from fakes import (
     play_steps,
     wait_before_headers,
 )
-from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, AgentPorts, ToolContext
-from harness.checks._trace import (
-    BROKEN_STREAM_FAULTS,
+from harness._errors import AgentEntryError
+from harness.agent import (
+    ATTEMPT_ID_HEADER,
+    RETRY_LAYER_HEADER,
+    AgentPorts,
+    ToolContext,
+    ToolInvocation,
+)
+from harness.intercept._network import Served
+from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
+from harness.scenario import Scenario
+from harness.scenario import ToolSpec as ScenarioTool
+from harness.trace import (
     CacheRecord,
     InvocationRecord,
     RequestRecord,
     SentCall,
     SentUsage,
 )
-from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
-from harness.scenario import Scenario
-from harness.scenario import ToolSpec as ScenarioTool
 
 STATE_DIR = "/state"
-PURE_KINDS = frozenset({"read", "inspect"})
+PURE_KINDS = fakes.PURE_TOOL_KINDS
 
 
 def fault_plan(scenario: Scenario) -> dict[tuple[int, int], tuple[fakes.Fault, ...]]:
@@ -88,6 +99,17 @@ def world_tool(name: str, spec: ScenarioTool, ledger: ToolLedger) -> WorldTool:
                      concurrency_safe=spec.concurrency_safe)
 
 
+StreamEvent = Literal["mid_stream", "after_response"]
+
+
+@dataclass(frozen=True)
+class WorldCrash:
+    """Crash the agent at a world event (see :mod:`harness.runner._points`)."""
+
+    point_id: str
+    crash_class: CrashClass
+
+
 @dataclass
 class _Pending:
     """A request in flight: the fields the stream fills in as it is played."""
@@ -104,18 +126,28 @@ class _Pending:
     first_byte_at: float | None = None
     ended_at: float | None = None
     delivered_bytes: int = 0
-    ended: str = "open"  # eof, reset, closed, cancelled, refused
+    ended: str = "open"  # eof, reset, closed, cancelled, refused, timeout
     cut_short: bool = False  # the plan itself ends in a reset or a hang
     model: str | None = None  # as the request named it
     cache: CacheOutcome | None = None  # the prompt cache's verdict, when it is on
     attempt_id: str | None = None  # the agent's own id for the attempt, if it sent one
     retry_layer: str | None = None
+    body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A request the world took: the provider's plan, and the record the stream fills in."""
+
+    plan: ResponsePlan
+    pending: _Pending
 
 
 class World:
     """Everything that outlives the agent; see the module docstring."""
 
-    def __init__(self, scenario: Scenario, *, seed: int, plan: CrashPlan | None = None) -> None:
+    def __init__(self, scenario: Scenario, *, seed: int, plan: CrashPlan | None = None,
+                 world_crash: WorldCrash | None = None) -> None:
         self.scenario = scenario
         self.seed = seed
         self.clock = VirtualClock()
@@ -133,6 +165,14 @@ class World:
         self.invocations: list[InvocationRecord] = []
         self._last_response: ScriptedResponse | None = None
         self._invocation_seq = 0
+        # World events in the order first reached (the agent-neutral crash points).
+        self.events: list[str] = []
+        self._events_seen: set[str] = set()
+        self._world_crash = world_crash
+        self.crashed_at: str | None = None
+        # Requests to hosts that are not a fake provider (refused, reported).
+        self.foreign: list[str] = []
+        self._files: Any = None
 
     def next_invocation_seq(self) -> int:
         """Numbers invocations in the order they started (they may end out of order)."""
@@ -175,12 +215,26 @@ class World:
 
     async def _serve(self, request: httpx.Request, incarnation: int) -> httpx.Response:
         await request.aread()
+        incoming = IncomingRequest(request.method, str(request.url), dict(request.headers),
+                                   request.content)
+        accepted = self.accept(incoming, incarnation)
+        if accepted is None:
+            return httpx.Response(599, content=b"dead incarnation")
+        await wait_before_headers(accepted.plan.before_headers)
+        stream = _RecordedBody(accepted.plan.steps, accepted.pending, self, request)
+        return httpx.Response(accepted.plan.status, headers=list(accepted.plan.headers),
+                              stream=stream)
+
+    def accept(self, incoming: IncomingRequest, incarnation: int) -> Accepted | None:
+        """Record ``incoming`` and plan its answer; None when a dead incarnation sent it.
+
+        Any transport (the ports' client, the intercepted httpx and httpx2 ones)
+        serves a request through here, so the record is the same whoever sent it.
+        """
         if incarnation != self.incarnations.current or self.incarnations.crashed:
             # A request from a dead process never reaches the model (DESIGN §3).
             self._refuse(incarnation)
-            return httpx.Response(599, content=b"dead incarnation")
-        incoming = IncomingRequest(request.method, str(request.url), dict(request.headers),
-                                   request.content)
+            return None
         self._last_response = None
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
@@ -193,10 +247,101 @@ class World:
         pending.cache = seen.cache
         pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
         pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
+        pending.body = seen.json
         self.requests.append(pending)
-        await wait_before_headers(plan.before_headers)
-        stream = _RecordedBody(plan.steps, pending, self.clock, request)
-        return httpx.Response(plan.status, headers=list(plan.headers), stream=stream)
+        if seen.turn > 0:
+            self.reach(f"before_request:{seen.turn}")
+        return Accepted(plan, pending)
+
+    # -- world events and their crash points ------------------------------------
+    def reach(self, event: str) -> None:
+        """Note that the world reached ``event``; crash here if the case says so.
+
+        Only the first time counts: the crash is one-shot, and a restarted agent
+        that reaches the same event again is not crashed twice.
+        """
+        if event in self._events_seen:
+            return
+        self._events_seen.add(event)
+        self.events.append(event)
+        plan = self._world_crash
+        if plan is None or plan.point_id != event:
+            return
+        self._world_crash = None
+        self.crashed_at = event
+        raise self.disk.crash_at_event(event, plan.crash_class)
+
+    def stream_event(self, pending: _Pending, event: StreamEvent) -> None:
+        """A 200 stream's first event arrived, or the whole of it did."""
+        if pending.status != 200 or pending.turn <= 0:
+            return
+        if event == "after_response" and pending.delivered_bytes < pending.planned_bytes:
+            return
+        self.reach(f"{event}:{pending.turn}")
+
+    def effect_applied(self, tool: str) -> None:
+        """A side effect of ``tool`` is in the ledger (the K-th of that tool)."""
+        count = sum(1 for e in self.ledger.effects if e.tool == tool)
+        if count:
+            self.reach(f"after_tool:{tool}#{count}")
+
+    # -- an unchanged agent's tools and files --------------------------------------
+    async def call_tool(self, tool: str, arguments: dict[str, Any], incarnation: int) -> Any:
+        """Run scenario tool ``tool`` for an agent that called its target function."""
+        recording, context = self._tool_call(tool, arguments, incarnation, self.clock)
+        return await recording.run(arguments, context)
+
+    def call_tool_blocking(self, tool: str, arguments: dict[str, Any], incarnation: int) -> Any:
+        """The same from blocking code: the tool's own waits move the clock directly."""
+        recording, context = self._tool_call(tool, arguments, incarnation, _JumpClock(self.clock))
+        return _finish_without_loop(recording.run(arguments, context), tool)
+
+    def _tool_call(self, tool: str, arguments: dict[str, Any], incarnation: int,
+                   clock: Any) -> tuple[_RecordingTool, ToolContext]:
+        call_id, turn = self.match_call(tool, arguments, incarnation)
+        invocation = ToolInvocation(f"turn_{turn}", call_id, tool, arguments)
+        context = ToolContext(invocation, f"exec_{self._invocation_seq + 1}", self.run_id,
+                              incarnation, clock)
+        return _RecordingTool(self, self.tools[tool]), context
+
+    def match_call(self, tool: str, arguments: Mapping[str, Any], incarnation: int
+                   ) -> tuple[str, int]:
+        """The model's call an invocation answers: the harness matches it, not the agent.
+
+        The newest call of ``tool`` with exactly these arguments that this
+        incarnation has not run yet; else the newest such call with other
+        arguments (I7 then says the arguments differ); else an unmatched id.
+        """
+        wanted = _canonical(dict(arguments))
+        used = {i.call_id for i in self.invocations if i.incarnation == incarnation}
+        candidates = [(call, p.turn) for p in reversed(self.requests) if p.response is not None
+                      for call in p.response.tool_calls
+                      if call.name == tool and call.call_id not in used]
+        for call, turn in candidates:
+            if _canonical(_parsed(call.argument_text)) == wanted:
+                return call.call_id, turn
+        if candidates:
+            return candidates[0][0].call_id, candidates[0][1]
+        return f"unmatched_{len(self.invocations) + 1}", 0
+
+    def files(self) -> Any:
+        """The agent's own files on this world's crash disk (one working folder per case)."""
+        if self._files is None:
+            from harness.intercept import AgentFiles
+
+            self._files = AgentFiles(self.disk)
+        return self._files
+
+    def last_request_body(self, incarnation: int) -> Mapping[str, object] | None:
+        """The JSON of the newest request ``incarnation`` got answered (its conversation)."""
+        for pending in reversed(self.requests):
+            if pending.incarnation == incarnation and pending.body is not None:
+                return pending.body
+        return None
+
+    def route(self, incarnation: int) -> WorldRoute:
+        """Where ``incarnation``'s intercepted HTTP requests go (see :mod:`harness.intercept`)."""
+        return WorldRoute(self, incarnation)
 
     def _refuse(self, incarnation: int) -> None:
         now = self.clock.now()
@@ -243,21 +388,25 @@ def _after_cuts(response: ScriptedResponse | None, faults: tuple[fakes.Fault, ..
 class _RecordedBody(httpx.AsyncByteStream):
     """Plays a plan's steps and notes how far the client got, on the virtual clock."""
 
-    def __init__(self, steps: tuple[Step, ...], pending: _Pending, clock: VirtualClock,
+    def __init__(self, steps: tuple[Step, ...], pending: _Pending, world: World,
                  request: httpx.Request) -> None:
         self._steps = steps
         self._pending = pending
-        self._clock = clock
+        self._world = world
+        self._clock = world.clock
         self._request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        pending = self._pending
+        pending, world = self._pending, self._world
         try:
             async for chunk in self._play():
-                if pending.first_byte_at is None:
+                first = pending.first_byte_at is None
+                if first:
                     pending.first_byte_at = self._clock.now()
                 pending.delivered_bytes += len(chunk)
                 yield chunk
+                if first:
+                    world.stream_event(pending, "mid_stream")
         except asyncio.CancelledError:
             self._end("cancelled")
             raise
@@ -268,6 +417,7 @@ class _RecordedBody(httpx.AsyncByteStream):
             self._end("closed")
             raise
         self._end("eof")
+        world.stream_event(pending, "after_response")
 
     def _play(self) -> AsyncIterator[bytes]:
         return play_steps(self._steps, self._reset)
@@ -380,6 +530,8 @@ class _RecordingTool:
         try:
             result = await self._tool.run(arguments, context)
             outcome = "ok"
+            if self._tool.kind not in PURE_KINDS:
+                world.effect_applied(self._tool.name)
             return result
         except asyncio.CancelledError:
             outcome = "cancelled"
@@ -392,3 +544,109 @@ class _RecordingTool:
                 seq, self._tool.name, self._tool.kind, context.invocation.call_id, args,
                 context.incarnation, started, world.clock.now(), not alive,
                 outcome if alive else "refused"))
+
+
+_FAKE_ORIGINS: dict[str, str] = {
+    httpx.URL(FakeProvider(dialect, ScriptedResponse((), "stop", fakes.ScriptedUsage(0, 0)))
+              .origin).host: dialect
+    for dialect in ("openai", "anthropic")
+}
+
+
+class WorldRoute:
+    """An incarnation's intercepted HTTP requests, served by the world (any transport)."""
+
+    def __init__(self, world: World, incarnation: int) -> None:
+        self._world = world
+        self._incarnation = incarnation
+        self.clock = world.clock
+
+    def serve(self, request: IncomingRequest) -> Served | None:
+        world = self._world
+        host = httpx.URL(request.url).host
+        dialect = _FAKE_ORIGINS.get(host)
+        if dialect is None:
+            world.foreign.append(f"{request.method} {request.url}")
+            return None
+        if dialect != world.scenario.dialect:
+            return _wrong_dialect(world.scenario.dialect, request)
+        accepted = world.accept(request, self._incarnation)
+        if accepted is None:  # a dead incarnation: the process is gone, so is its request
+            raise DeadIncarnationError(f"request {request.url}", self._incarnation,
+                                       world.incarnations.current)
+        plan = accepted.plan
+        return Served(plan.status, plan.headers, plan.before_headers, plan.steps,
+                      _StreamRecord(world, accepted.pending))
+
+
+def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:
+    path = httpx.URL(request.url).path
+    message = (f"this scenario speaks {dialect}; the agent called {path} "
+               f"(declare the dialects the agent speaks to skip such scenarios)")
+    body = json.dumps({"error": {"type": "not_found_error", "message": message}}).encode()
+    headers = (("content-type", "application/json"),)
+    return Served(404, headers, (), (fakes.Emit(body),), None)
+
+
+class _StreamRecord:
+    """Notes how far the client read a served stream, and reaches the stream's world events."""
+
+    def __init__(self, world: World, pending: _Pending) -> None:
+        self._world = world
+        self._pending = pending
+
+    def on_chunk(self, size: int) -> None:
+        pending = self._pending
+        if pending.first_byte_at is None:
+            pending.first_byte_at = self._world.clock.now()
+        pending.delivered_bytes += size
+
+    def after_first_chunk(self) -> None:
+        self._world.stream_event(self._pending, "mid_stream")
+
+    def on_end(self, how: str) -> None:
+        pending = self._pending
+        if pending.ended != "open":
+            return
+        pending.ended = how
+        pending.ended_at = self._world.clock.now()
+        if how == "eof":
+            self._world.stream_event(pending, "after_response")
+
+
+class _JumpClock:
+    """The world clock for tools called from blocking code: a wait moves time at once."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self._clock = clock
+
+    def now(self) -> float:
+        return self._clock.now()
+
+    async def sleep(self, seconds: float) -> None:
+        self._clock.advance(seconds)
+
+
+def _finish_without_loop(coro: Coroutine[Any, Any, Any], tool: str) -> Any:
+    """Run a tool that never suspends (instant, slow, failing) to its end, with no loop."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise AgentEntryError(
+        f"tool {tool!r} waits on the event loop (a hanging, subprocess or "
+        "ignores_cancellation behaviour), but its target is a plain function called "
+        "from blocking code: make the target async, or give the tool another behaviour")
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+def _parsed(text: str) -> object:
+    try:
+        return json.loads(text) if text.strip() else {}
+    except ValueError:
+        return None

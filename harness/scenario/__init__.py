@@ -8,39 +8,16 @@ A scenario is plain data; the runner executes it. Load files with
     scenarios = load_scenarios(["scenarios/"])
 """
 
-# Crash classes and HTTP statuses are the fakes' vocabulary, stop states the agent core's
-# own (DESIGN L5); the scenario format names them as they do.
-from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, CrashClass
+# Crash classes, HTTP statuses and tool kinds are the fakes' vocabulary, stop states the
+# agent core's own (DESIGN L5); the scenario format names them as they do.
+from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
 from harness._errors import ScenarioError
 from harness.agent import STOP_STATES, StopState
-from harness.scenario._faults import (
-    FAULT_KINDS,
-    ByteAtATimeFault,
-    ConnectionResetFault,
-    EmptyBodyFault,
-    ErrorInStreamFault,
-    Fault,
-    FaultAt,
-    HttpErrorFault,
-    InjectCommentsFault,
-    InjectPingsFault,
-    InvalidToolArgumentsFault,
-    LineEndingsFault,
-    MalformedFrameFault,
-    NoTerminalEventFault,
-    NoUsageChunkFault,
-    RandomSplitsFault,
-    SlowDripFault,
-    SplitAtFault,
-    SplitBetweenCrLfFault,
-    SplitInsideDataFieldFault,
-    SplitInsideUtf8Fault,
-    StallBeforeHeadersFault,
-    StallFault,
-    TruncatedToolArgumentsFault,
-)
+from harness.scenario._faults import FAULT_KINDS, Fault, FaultAt, FaultModel
+from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
 from harness.scenario._loader import (
     check_crash_points,
+    check_targets,
     fault_error,
     load_scenario,
     load_scenarios,
@@ -65,12 +42,10 @@ from harness.scenario._names import (
     FINISH_REASONS,
     INVARIANT_IDS,
     LINE_ENDING_STYLES,
-    TOOL_KINDS,
     TOOL_OUTCOMES,
     Dialect,
     FinishReason,
     InvariantId,
-    ToolKind,
     ToolOutcome,
 )
 from harness.scenario._schema import SCHEMA_PATH, scenario_json_schema
@@ -85,6 +60,9 @@ from harness.scenario._tools import (
     SubprocessBehaviour,
     ToolSpec,
 )
+
+# One model per fault kind, derived from the fakes' declaration (HttpErrorFault, StallFault, …).
+globals().update(_FAULT_MODELS)
 
 __all__ = [
     "BEHAVIOUR_KINDS",
@@ -103,53 +81,34 @@ __all__ = [
     "TOOL_OUTCOMES",
     "Behaviour",
     "Budget",
-    "ByteAtATimeFault",
-    "ConnectionResetFault",
     "CrashClass",
     "CrashPlan",
     "Dialect",
-    "EmptyBodyFault",
-    "ErrorInStreamFault",
     "Expectation",
     "FailingBehaviour",
     "Fault",
     "FaultAt",
+    "FaultModel",
     "FinishReason",
     "HangingBehaviour",
-    "HttpErrorFault",
     "IgnoresCancellationBehaviour",
-    "InjectCommentsFault",
-    "InjectPingsFault",
     "InstantBehaviour",
-    "InvalidToolArgumentsFault",
     "InvariantId",
-    "LineEndingsFault",
-    "MalformedFrameFault",
-    "NoTerminalEventFault",
-    "NoUsageChunkFault",
     "Provider",
-    "RandomSplitsFault",
     "Reply",
     "ReplyCondition",
     "Scenario",
     "ScenarioError",
     "SlowBehaviour",
-    "SlowDripFault",
-    "SplitAtFault",
-    "SplitBetweenCrLfFault",
-    "SplitInsideDataFieldFault",
-    "SplitInsideUtf8Fault",
-    "StallBeforeHeadersFault",
-    "StallFault",
     "StopState",
     "SubprocessBehaviour",
     "ToolCall",
     "ToolKind",
     "ToolOutcome",
     "ToolSpec",
-    "TruncatedToolArgumentsFault",
     "Usage",
     "check_crash_points",
+    "check_targets",
     "fault_error",
     "load_scenario",
     "load_scenarios",
@@ -157,3 +116,4 @@ __all__ = [
     "scenario_json_schema",
     "validate_paths",
 ]
+__all__ += list(_FAULT_MODELS)

@@ -1,12 +1,15 @@
 """Fault declarations: what the fake provider does wrong, keyed to (turn, attempt).
 
-Each fault kind is its own model, told apart by ``kind``. The kinds and their
-fields are exactly those of :data:`fakes.FAULT_KINDS`, in the same order, so
-the runner turns a declaration into the fake's value with
-``fakes.FAULT_KINDS[fault.kind](**fault.fake_fields())`` — no table of
-renamings to drift (a test compares both lists). :data:`Fault` is their union
-and :data:`FAULT_KINDS` their names. A fault only describes; the fakes decide
-how to apply it::
+Each fault kind is declared once, by the fakes (:data:`fakes.FAULT_KINDS`): its
+``kind``, its fields with their limits and what they mean. This module derives
+one strict model per kind from that declaration, named after the fake class
+(``fakes.Stall`` becomes :class:`StallFault`), so the JSON Schema, the loader's
+messages and the fakes cannot drift apart, and the runner turns a declaration
+into the fake's value with ``fakes.FAULT_KINDS[fault.kind](**fault.fake_fields())``.
+Only the rules that join two fields (exactly one strike point, increasing
+offsets) are the scenario's own, so that they report the scenario's line.
+:data:`Fault` is the models' union and :data:`FAULT_KINDS` their names. A fault
+only describes; the fakes decide how to apply it::
 
     >>> StallFault(kind="stall", at=FaultAt(turn=1), after_bytes=120, seconds=120).at.attempt
     1
@@ -14,25 +17,29 @@ how to apply it::
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal, Self, get_args
+import dataclasses
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    Self,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, create_model, model_validator
 
-from fakes import HttpErrorStatus
+import fakes
+from fakes._limits import MAX_COUNT, MAX_SECONDS, Doc, OneLine
 from harness.scenario._base import ScenarioModel
-from harness.scenario._names import LineEndingStyle
 from harness.scenario._problems import Problem, raise_if_any
 
-# Bounds keep a typo (an extra zero) from turning a fast test into a slow one.
-_MAX_COUNT: Final = 1_000_000
-_MAX_SECONDS: Final = 7 * 24 * 3600.0
-
-Count = Annotated[int, Field(ge=1, le=_MAX_COUNT)]
-Index = Annotated[int, Field(ge=0, le=_MAX_COUNT)]
-Seconds = Annotated[float, Field(gt=0, le=_MAX_SECONDS)]
-# A stall of zero seconds is legal in the fakes (a read boundary and nothing else).
-Pause = Annotated[float, Field(ge=0, le=_MAX_SECONDS)]
-OneLine = Annotated[str, Field(min_length=1, max_length=1000, pattern=r"^[^\r\n]*$")]
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
 
 
 class FaultAt(ScenarioModel):
@@ -48,9 +55,14 @@ class FaultAt(ScenarioModel):
     """The attempt of that turn, from 1; retries after a failure are attempts 2, 3, …"""
 
 
-class _FaultBase(ScenarioModel):
+class FaultModel(ScenarioModel):
+    """The base of every derived fault model: where it strikes, and the fake's fields."""
+
     at: FaultAt
     """The request this fault applies to."""
+
+    if TYPE_CHECKING:
+        kind: str
 
     def fake_fields(self) -> dict[str, Any]:
         """The keyword arguments of the fake fault class of the same ``kind``.
@@ -62,13 +74,11 @@ class _FaultBase(ScenarioModel):
         return as_fake_fields(self.model_dump(exclude={"kind", "at"}))
 
 
-class _AfterPoint(_FaultBase):
-    """A fault that strikes part-way through the body: after bytes or after events."""
+# --------------------------------------------------- rules that join two fields
 
-    after_bytes: Index | None = None
-    """Strike after this many body bytes were sent (exclusive with after_events)."""
-    after_events: Index | None = None
-    """Strike after this many SSE events were sent (exclusive with after_bytes)."""
+
+class _AfterPoint(FaultModel):
+    """A fault that strikes part-way through the body: after bytes or after events."""
 
     @model_validator(mode="after")
     def _one_strike_point(self) -> Self:
@@ -76,52 +86,12 @@ class _AfterPoint(_FaultBase):
         return self
 
 
-# ------------------------------------------------------------------------ http
+class _CutArguments(FaultModel):
+    """A cut of one call's arguments: at a fraction or at an offset, not both."""
 
-
-def _digits_as_seconds(value: object) -> object:
-    # People quote header values ("60"); the fakes want whole seconds as an int.
-    return int(value) if isinstance(value, str) and value.isdigit() else value
-
-
-RetryAfter = Annotated[
-    Annotated[int, Field(ge=0, le=_MAX_COUNT)]
-    | Annotated[str, Field(min_length=1, max_length=100)],
-    BeforeValidator(_digits_as_seconds),
-]
-
-
-class HttpErrorFault(_FaultBase):
-    """Answer with an HTTP error status instead of a stream (rule S5)."""
-
-    kind: Literal["http_error"]
-    status: HttpErrorStatus
-    """The status code; one the retry classifier has a rule for."""
-    retry_after: RetryAfter | None = None
-    """The Retry-After header: whole seconds (60) or an HTTP date."""
-    retry_after_ms: Annotated[int, Field(ge=0, le=_MAX_COUNT * 1000)] | None = None
-    """The retry-after-ms header, in milliseconds."""
-    should_retry: bool | None = None
-    """The x-should-retry header; absent when null."""
-    message: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
-    """The error message in the JSON body; absent: the dialect's usual text."""
-
-    @model_validator(mode="after")
-    def _retry_after_shape(self) -> Self:
-        raise_if_any(retry_after_problems(self.retry_after))
-        return self
-
-
-# -------------------------------------------------------------------- response
-
-
-class _CutArguments(_FaultBase):
-    call_index: Index = 0
-    """Which call of the reply, from 0."""
-    fraction: Annotated[float, Field(gt=0, lt=1)] | None = None
-    """Cut at this fraction of the arguments' text (exclusive with offset); absent: 0.5."""
-    offset: Index | None = None
-    """Cut after this many characters of the arguments' text (exclusive with fraction)."""
+    if TYPE_CHECKING:
+        fraction: float | None
+        offset: int | None
 
     @model_validator(mode="after")
     def _one_cut(self) -> Self:
@@ -131,97 +101,23 @@ class _CutArguments(_FaultBase):
         return self
 
 
-class TruncatedToolArgumentsFault(_CutArguments):
-    """The model hits max_tokens inside a call's arguments; finish ``length`` (rule S6)."""
+class _RetryAfter(FaultModel):
+    """An error response whose Retry-After must be whole seconds or an HTTP date."""
 
-    kind: Literal["truncated_tool_arguments"]
+    if TYPE_CHECKING:
+        retry_after: int | str | None
 
-
-class InvalidToolArgumentsFault(_CutArguments):
-    """A buggy provider: finish ``tool_calls`` with cut, invalid JSON arguments."""
-
-    kind: Literal["invalid_tool_arguments"]
-
-
-# ---------------------------------------------------------------------- frames
+    @model_validator(mode="after")
+    def _retry_after_shape(self) -> Self:
+        raise_if_any(retry_after_problems(self.retry_after))
+        return self
 
 
-class InjectCommentsFault(_FaultBase):
-    """An SSE comment line (``: keep-alive``) after every few events."""
+class _IncreasingOffsets(FaultModel):
+    """Read boundaries, each after the one before."""
 
-    kind: Literal["inject_comments"]
-    every: Count = 1
-    """Events between two comments."""
-    text: OneLine = "keep-alive"
-    """The comment's text."""
-
-
-class InjectPingsFault(_FaultBase):
-    """An Anthropic ``ping`` event after every few events (Anthropic only)."""
-
-    kind: Literal["inject_pings"]
-    every: Count = 1
-    """Events between two pings."""
-
-
-class MalformedFrameFault(_FaultBase):
-    """Cut one JSON event's data in half, so it is not valid JSON."""
-
-    kind: Literal["malformed_frame"]
-    index: Index = 1
-    """Which event, from 0; it must carry JSON."""
-
-
-class ErrorInStreamFault(_FaultBase):
-    """An error event ends the 200 stream after some events (rule S10)."""
-
-    kind: Literal["error_in_stream"]
-    after_events: Index = 1
-    """Events sent before the error."""
-    message: Annotated[str, Field(min_length=1, max_length=1000)] = "Overloaded"
-    """The error's message."""
-    error_type: Annotated[str, Field(min_length=1, max_length=100)] | None = None
-    """The provider's error type; absent: server_error (OpenAI) or overloaded_error."""
-
-
-class NoTerminalEventFault(_FaultBase):
-    """Close the stream cleanly but leave out ``[DONE]`` / ``message_stop`` (rule S9)."""
-
-    kind: Literal["no_terminal_event"]
-
-
-class NoUsageChunkFault(_FaultBase):
-    """Leave out OpenAI's include_usage chunk (OpenAI only)."""
-
-    kind: Literal["no_usage_chunk"]
-
-
-class EmptyBodyFault(_FaultBase):
-    """Answer 200 with stream headers and an empty body."""
-
-    kind: Literal["empty_body"]
-
-
-# -------------------------------------------------------------------- encoding
-
-
-class LineEndingsFault(_FaultBase):
-    """Frame SSE with these line endings instead of LF."""
-
-    kind: Literal["line_endings"]
-    style: LineEndingStyle = "crlf"
-    """lf, cr or crlf."""
-
-
-# ----------------------------------------------------------------------- bytes
-
-
-class SplitAtFault(_FaultBase):
-    """Cut the body into network reads at these byte offsets."""
-
-    kind: Literal["split_at"]
-    offsets: Annotated[list[Count], Field(min_length=1)]
-    """Byte offsets (from 1) where a read ends, in increasing order."""
+    if TYPE_CHECKING:
+        offsets: list[int]
 
     @model_validator(mode="after")
     def _increasing(self) -> Self:
@@ -234,110 +130,104 @@ class SplitAtFault(_FaultBase):
         return self
 
 
-class ByteAtATimeFault(_FaultBase):
-    """Deliver the body one byte per network read."""
-
-    kind: Literal["byte_at_a_time"]
-
-
-class RandomSplitsFault(_FaultBase):
-    """Cut the body at ``count`` offsets drawn from the scenario's seed."""
-
-    kind: Literal["random_splits"]
-    count: Count = 10
-    """How many cuts to make."""
-
-
-class SplitInsideUtf8Fault(_FaultBase):
-    """Cut right after the lead byte of the n-th multi-byte UTF-8 character."""
-
-    kind: Literal["split_inside_utf8"]
-    occurrence: Count = 1
-    """Which multi-byte character, from 1."""
-
-
-class SplitInsideDataFieldFault(_FaultBase):
-    """Cut the n-th ``data:`` field name between ``da`` and ``ta:``."""
-
-    kind: Literal["split_inside_data_field"]
-    occurrence: Count = 1
-    """Which data line, from 1."""
-
-
-class SplitBetweenCrLfFault(_FaultBase):
-    """Cut the n-th CRLF between its CR and its LF (needs line_endings crlf)."""
-
-    kind: Literal["split_between_cr_lf"]
-    occurrence: Count = 1
-    """Which CRLF, from 1."""
-
-
-class StallFault(_AfterPoint):
-    """Keep the connection open and send nothing, for a while or for ever.
-
-    ``after_bytes: 0`` stalls after the headers, before the first body byte.
-    """
-
-    kind: Literal["stall"]
-    seconds: Pause | None = None
-    """Virtual seconds of silence; absent: for ever (only the idle watchdog ends it)."""
-
-
-class ConnectionResetFault(_AfterPoint):
-    """Drop the connection mid-body (a transport error on the reading side)."""
-
-    kind: Literal["connection_reset"]
-
-
-class SlowDripFault(_FaultBase):
-    """Send the body at a steady, slow rate."""
-
-    kind: Literal["slow_drip"]
-    tokens_per_second: Annotated[float, Field(gt=0, le=_MAX_COUNT)] = 10.0
-    """Virtual-time pace of the drip."""
-
-
-# --------------------------------------------------------------------- headers
-
-
-class StallBeforeHeadersFault(_FaultBase):
-    """Accept the connection and wait before sending the response headers."""
-
-    kind: Literal["stall_before_headers"]
-    seconds: Pause | None = None
-    """Virtual seconds before the headers; absent: for ever."""
-
-
-Fault = Annotated[
-    HttpErrorFault
-    | TruncatedToolArgumentsFault
-    | InvalidToolArgumentsFault
-    | InjectCommentsFault
-    | InjectPingsFault
-    | MalformedFrameFault
-    | ErrorInStreamFault
-    | NoTerminalEventFault
-    | NoUsageChunkFault
-    | EmptyBodyFault
-    | LineEndingsFault
-    | SplitAtFault
-    | ByteAtATimeFault
-    | RandomSplitsFault
-    | SplitInsideUtf8Fault
-    | SplitInsideDataFieldFault
-    | SplitBetweenCrLfFault
-    | StallFault
-    | ConnectionResetFault
-    | SlowDripFault
-    | StallBeforeHeadersFault,
-    Field(discriminator="kind"),
-]
-"""Any fault; ``kind`` picks the model."""
-
-FAULT_MODELS: Final[tuple[type[_FaultBase], ...]] = get_args(get_args(Fault)[0])
-FAULT_KINDS: Final[tuple[str, ...]] = tuple(
-    get_args(model.model_fields["kind"].annotation)[0] for model in FAULT_MODELS
+# Each rule applies to every fault with the fields it reads, whatever its kind.
+_JOINT_RULES: Final[tuple[tuple[type[FaultModel], frozenset[str]], ...]] = (
+    (_AfterPoint, frozenset({"after_bytes", "after_events"})),
+    (_CutArguments, frozenset({"fraction", "offset"})),
+    (_RetryAfter, frozenset({"retry_after"})),
+    (_IncreasingOffsets, frozenset({"offsets"})),
 )
+
+
+def _digits_as_seconds(value: object) -> object:
+    # People quote header values ("60"); the fakes want whole seconds as an int.
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+# What YAML brings that the fake's type does not take as it is, by field name.
+_BEFORE: Final = {"retry_after": BeforeValidator(_digits_as_seconds)}
+_ONE_LINE: Final = Field(pattern=r"^[^\r\n]*$")
+
+
+# ----------------------------------------------------------------- derivation
+
+
+def _scenario_type(hint: Any) -> Any:
+    """The fake's field type as a strict model reads YAML: lists for tuples, limits kept.
+
+    >>> _scenario_type(tuple[int, ...])
+    list[int]
+    """
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Annotated:
+        metadata = [_ONE_LINE if isinstance(m, OneLine) else m
+                    for m in hint.__metadata__ if not isinstance(m, Doc)]
+        base = _scenario_type(args[0])
+        return Annotated[(base, *metadata)] if metadata else base
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return list[_scenario_type(args[0])]  # type: ignore[misc]
+    if args and origin is not None and _is_union(hint):
+        return Union[tuple(_scenario_type(a) for a in args)]  # noqa: UP007
+    return hint
+
+
+def _is_union(hint: Any) -> bool:
+    return get_origin(hint) is Union or type(hint).__name__ == "UnionType"
+
+
+def _doc(hint: Any) -> str | None:
+    metadata = getattr(hint, "__metadata__", ())
+    return next((m.text for m in metadata if isinstance(m, Doc)), None)
+
+
+def _model_field(name: str, hint: Any, default: Any) -> tuple[Any, Any]:
+    field_type = _scenario_type(hint)
+    if name in _BEFORE:
+        field_type = Annotated[field_type, _BEFORE[name]]
+    return field_type, Field(default, description=_doc(hint))
+
+
+def _kind_type(kind: str) -> Any:
+    return Literal[kind]
+
+
+def _base(names: set[str]) -> type[FaultModel]:
+    return next((rule for rule, needs in _JOINT_RULES if needs <= names), FaultModel)
+
+
+def fault_model(fake: type[fakes.Fault]) -> type[FaultModel]:
+    """The strict scenario model of one fake fault class (``kind`` picks it in a union)."""
+    hints = get_type_hints(fake, include_extras=True)
+    fields = {
+        f.name: _model_field(f.name, hints[f.name],
+                             ... if f.default is dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(fake)  # type: ignore[arg-type]
+    }
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        f"{fake.__name__}Fault",
+        __base__=_base(set(fields)),
+        __module__=__name__,
+        __doc__=fake.summary,
+        kind=(_kind_type(fake.kind), Field(...)),
+        **fields,
+    )
+
+
+FAULT_MODELS: Final[tuple[type[FaultModel], ...]] = tuple(
+    fault_model(fake) for fake in fakes.FAULT_KINDS.values()
+)
+"""One model per fake fault class, in the fakes' order."""
+FAULT_KINDS: Final[tuple[str, ...]] = tuple(fakes.FAULT_KINDS)
+FAULT_MODELS_BY_NAME: Final[dict[str, type[FaultModel]]] = {
+    model.__name__: model for model in FAULT_MODELS
+}
+
+if TYPE_CHECKING:
+    Fault = FaultModel
+else:
+    Fault = Annotated[Union[FAULT_MODELS], Field(discriminator="kind")]  # noqa: UP007
+    """Any fault; ``kind`` picks the model."""
+    globals().update(FAULT_MODELS_BY_NAME)
 
 
 def as_fake_fields(fields: dict[str, Any]) -> dict[str, Any]:

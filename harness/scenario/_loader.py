@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from os import PathLike
 from pathlib import Path
 
@@ -131,6 +131,24 @@ def check_crash_points(scenario: Scenario, recorded: Iterable[str]) -> None:
         for index, point in enumerate(points)
         if point not in known
     ]
+    if problems:
+        raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
+
+
+def check_targets(scenario: Scenario, missing: Callable[[str], str | None]) -> None:
+    """Raise :class:`ScenarioError` for each tool ``target`` that ``missing`` says is unusable.
+
+    ``missing(spec)`` returns why the function cannot be had, or None; the
+    error is placed on the target's line, so a typo is found before a case runs.
+    """
+    problems = []
+    for name, tool in scenario.tools.items():
+        why = missing(tool.target) if tool.target else None
+        if why is not None:
+            problems.append(Problem(("tools", name, "target"), "the target cannot be used",
+                                    tool.target, show(tool.target),
+                                    "'module:function' naming a function of the agent's code",
+                                    why))
     if problems:
         raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
 

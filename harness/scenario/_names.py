@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from fakes import CONCURRENCY_SAFE_TOOL_KINDS
+
 Dialect = Literal["openai", "anthropic"]
 DIALECTS: Final[tuple[Dialect, ...]] = get_args(Dialect)
 
-ToolKind = Literal["append", "send", "put", "read", "inspect"]
-TOOL_KINDS: Final[tuple[ToolKind, ...]] = get_args(ToolKind)
+# Tool kinds are the fakes' (one description per kind: fakes.TOOL_KIND_TRAITS).
 # Reading and inspecting change nothing, so they may overlap with other calls by
 # default; every other kind writes a resource and runs alone unless declared safe.
-CONCURRENCY_SAFE_KINDS: Final[frozenset[ToolKind]] = frozenset({"read", "inspect"})
+CONCURRENCY_SAFE_KINDS: Final = CONCURRENCY_SAFE_TOOL_KINDS
 
 ToolOutcome = Literal[
     "ok",
@@ -55,9 +56,21 @@ DEFAULT_INVARIANTS: Final[tuple[InvariantId, ...]] = tuple(i for i in INVARIANT_
 # Patterns, each with the words an error message uses to explain it.
 SCENARIO_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9-]*$"
 TOOL_NAME_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
-CRASH_POINT_PATTERN: Final = r"^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*$"
+TARGET_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$"
+# An agent's own persistence point, or a world event (harness.runner._points).
+CRASH_POINT_PATTERN: Final = (
+    r"^(?:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*"
+    r"|after_tool:[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
+    r"|(?:before_request|mid_stream|after_response):[1-9][0-9]*"
+    r"|all)$"
+)
 PATTERN_MEANINGS: Final[dict[str, str]] = {
     SCENARIO_NAME_PATTERN: "lowercase letters, digits and '-', such as 'parallel-append-crash'",
     TOOL_NAME_PATTERN: "1 to 64 letters, digits, '_' or '-', such as 'send_mail'",
-    CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>', such as 'journal:fsync#3'",
+    TARGET_PATTERN: "a function of the agent's code, 'module:function', such as "
+                    "'mypackage.tools:send_mail'",
+    CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>', such as 'journal:fsync#3', or a world "
+                         "event: 'after_tool:<tool>#<k>', 'before_request:<turn>', "
+                         "'mid_stream:<turn>', 'after_response:<turn>'; 'all' in a list adds "
+                         "every point of the agent's own files",
 }

@@ -15,9 +15,10 @@ from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import Field
 
+from fakes import ToolKind
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Seconds, as_fake_fields
-from harness.scenario._names import CONCURRENCY_SAFE_KINDS, ToolKind
+from harness.scenario._names import CONCURRENCY_SAFE_KINDS, TARGET_PATTERN
 
 
 class _BehaviourBase(ScenarioModel):
@@ -100,6 +101,8 @@ class ToolSpec(ScenarioModel):
     """How the tool misbehaves; absent: it answers at once."""
     timeout_seconds: Seconds | None = None
     """The agent's timeout for this tool; absent: the agent's default."""
+    target: Annotated[str, Field(pattern=TARGET_PATTERN)] | None = None
+    """The agent's own function this tool stands for, 'module:function'; replaced during a case."""
 
     @property
     def is_concurrency_safe(self) -> bool:

@@ -12,7 +12,7 @@ from pyfakefs.fake_filesystem_unittest import Patcher
 
 from harness import DiskError
 from harness.agent import RealDisk, ToolInvocation, ToolJournal, ensure_dir
-from harness.agent._ports import LoopClock
+from harness.ports import LoopClock
 
 
 class _Clock(LoopClock):

@@ -43,8 +43,8 @@ from harness.agent import (
     ToolRunner,
     TranscriptLog,
 )
-from harness.agent._disk import AppendFile
 from harness.agent._journal import DurableLineFile
+from harness.ports import AppendFile
 
 JOURNAL = "/state/journal.jsonl"
 TRANSCRIPT = "/state/transcript.jsonl"

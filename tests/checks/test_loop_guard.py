@@ -43,7 +43,7 @@ def test_no_repeated_failure_is_unknown_not_pass() -> None:
 _TWO_FAILING_CALLS_EACH_TURN = """
 from types import SimpleNamespace
 from harness.checks import check_l3
-from harness.checks._trace import MessageRecord
+from harness.trace import MessageRecord
 messages = []
 for turn in range(5):
     calls = tuple((f"c{turn}{tool}", tool, "{}") for tool in ("alpha", "beta", "gamma"))

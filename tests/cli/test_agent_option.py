@@ -44,7 +44,8 @@ def test_the_named_agent_runs_and_is_judged(
     ("spec", "message"),
     [
         ("no_colon", r"^--agent: got 'no_colon'; expected MODULE:ATTRIBUTE, such as "
-                     r"'harness\.agent:ReferenceAgent'$"),
+                     r"'mypackage\.agent:main' \(a plain main\(prompt\)\) or "
+                     r"'harness\.agent:ReferenceAgent' \(a factory over the ports\)$"),
         ("no_such_module_here:f", r"^--agent: got 'no_such_module_here:f'; expected "
                                   r"MODULE:ATTRIBUTE.*\. Module 'no_such_module_here' cannot be "
                                   r"imported: No module named 'no_such_module_here'$"),

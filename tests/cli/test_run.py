@@ -123,7 +123,8 @@ def test_jobs_give_the_same_results_as_one_process(
      " the agent carries on: there is no recovery to crash). Drop ':again'"),
     (["{crashy}", "--crash-at", "journal"],
      "harness: error: --crash-at: got 'journal'; expected POINT:WHEN:CLASS[:again], such as"
-     " 'journal:fsync#3:after:unsynced_lost'. List a scenario's points with"
+     " 'journal:fsync#3:after:unsynced_lost' or 'after_tool:mail#1:at:unsynced_lost'."
+     " List a scenario's points with"
      " 'harness points SCENARIO'"),
 ])
 def test_bad_input_exits_2_with_one_clear_line(

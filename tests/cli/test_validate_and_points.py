@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness._cli import main
-from harness.runner import record_points
+from harness.runner import record_run
 from harness.scenario import load_scenario
 
 
@@ -52,10 +52,12 @@ def test_points_lists_each_point_with_its_op_and_role(
     assert main(["points", str(path)]) == 0
 
     lines = capsys.readouterr().out.splitlines()
-    points = record_points(load_scenario(path))
-    assert [line.split()[0] for line in lines] == points
+    points, events = record_run(load_scenario(path))
+    assert [line.split()[0] for line in lines] == points + events
     fsync = lines[points.index("journal:fsync#1")].split()
     assert fsync == ["journal:fsync#1", "op=fsync", "role=journal"]
+    # Then the world events the run reached, the crash points every agent has.
+    assert lines[len(points)].split() == ["before_request:1", "op=before_request", "role=world"]
 
 
 def test_points_of_a_broken_file_exits_2(write, capsys: pytest.CaptureFixture[str]) -> None:

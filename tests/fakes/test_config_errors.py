@@ -134,7 +134,7 @@ def apply(dialect: str, reply: ScriptedResponse, *faults: Fault) -> None:
     provider = FakeProvider(dialect, lambda request: reply,  # type: ignore[arg-type]
                             faults={(1, 1): faults})
     # asks for the usage chunk, as the reference client does
-    body = json.dumps({"messages": [{"role": "user", "content": "hi"}],
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": True,
                        "stream_options": {"include_usage": True}}).encode()
     provider.plan(IncomingRequest("POST", provider.endpoint, {}, body))
 

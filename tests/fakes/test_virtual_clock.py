@@ -67,3 +67,25 @@ def test_a_worker_thread_is_waited_for_not_taken_for_a_deadlock(
 
     assert virtual_clock.run(ask_a_thread()) == "from a thread"
     assert virtual_clock.now() == 0.0
+
+
+def test_a_slow_worker_thread_lets_no_virtual_time_pass() -> None:
+    # An SDK probes the platform in a thread before its first request; on a loaded
+    # machine that takes long in wall time, and a pending timer must not fire meanwhile.
+    import threading
+
+    clock = VirtualClock()
+    release = threading.Event()
+
+    def slow_probe() -> float:
+        release.wait(timeout=5)  # held until the timer below would long have fired
+        return clock.now()
+
+    async def main() -> tuple[float, bool]:
+        loop = asyncio.get_running_loop()
+        timer = asyncio.ensure_future(asyncio.sleep(1))
+        threading.Timer(0.05, release.set).start()
+        seen = await loop.run_in_executor(None, slow_probe)
+        return seen, timer.done()
+
+    assert clock.run(main()) == (0.0, False)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from conftest import mail_scenario
 from minimal_agent import minimal_factory
 
 from harness.runner import Case, CrashSpec, plan_cases, record_points, run_case
-from harness.scenario import ScenarioError
 
 AGENT = minimal_factory()
 SOURCE = Path("scenarios/mail.yaml")
@@ -46,15 +44,23 @@ def test_crash_points_none_plans_only_the_crash_free_case() -> None:
     assert plan_cases(mail_scenario(crash={"points": "none"}), SOURCE, AGENT) == [case()]
 
 
-def test_a_listed_point_is_kept_and_a_missing_one_is_a_scenario_error() -> None:
+def test_a_listed_point_is_kept_and_a_missing_one_is_an_unknown_case() -> None:
     chosen = mail_scenario(crash={"points": ["journal:fsync#2"], "classes": ["unsynced_lost"]})
     ids = [c.case_id for c in plan_cases(chosen, SOURCE, AGENT)]
     assert ids == ["mail", "mail[journal:fsync#2:after:unsynced_lost]",
                    "mail[journal:fsync#2:before:unsynced_lost]"]
-    missing = mail_scenario(crash={"points": ["journal:fsync#99"]})
-    with pytest.raises(ScenarioError, match=r"^<scenario mail>: crash\.points\[0\]: crash point "
-                       r"was never reached in the recorded run: got 'journal:fsync#99'"):
-        plan_cases(missing, SOURCE, AGENT)
+    missing = mail_scenario(crash={"points": ["journal:fsync#99"], "classes": ["unsynced_lost"]})
+    planned = plan_cases(missing, SOURCE, AGENT)
+    assert [c.case_id for c in planned] == [
+        "mail", "mail[journal:fsync#99:after:unsynced_lost]",
+        "mail[journal:fsync#99:before:unsynced_lost]"]
+    result = run_case(planned[1], missing, AGENT)
+    assert (result.status, result.passed) == ("unknown", False)
+    crash = [v for v in result.verdicts if v.invariant == "crash"]
+    assert crash[0].status == "unknown"
+    assert crash[0].message.startswith("the agent never reached journal:fsync#99, so this case "
+                                       "proves nothing; it reached: ")
+    assert crash[0].message.endswith("Did you mean 'journal:fsync#3'?")
 
 
 def test_the_crash_free_case_passes_every_reached_invariant() -> None:

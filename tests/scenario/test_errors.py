@@ -54,7 +54,8 @@ def test_an_unknown_nested_key_names_its_mapping(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, VALID.replace("{kind: append}", "{kind: append, concurency_safe: true}")),
         "4:25: tools.notes: unknown key: got 'concurency_safe'; expected one of 'kind', "
-        "'concurrency_safe', 'behaviour', 'timeout_seconds'. Did you mean 'concurrency_safe'?",
+        "'concurrency_safe', 'behaviour', 'timeout_seconds', 'target'. "
+        "Did you mean 'concurrency_safe'?",
     )
 
 
@@ -203,7 +204,9 @@ def test_crash_points_and_classes(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, VALID + "crash: {points: [bad, 'journal:fsync#1'], classes: [lost]}\n"),
         "10:18: crash.points[0]: badly formed: got 'bad'; expected a point id "
-        "'<role>:<op>#<n>', such as 'journal:fsync#3'",
+        "'<role>:<op>#<n>', such as 'journal:fsync#3', or a world event: "
+        "'after_tool:<tool>#<k>', 'before_request:<turn>', 'mid_stream:<turn>', "
+        "'after_response:<turn>'; 'all' in a list adds every point of the agent's own files",
         "10:53: crash.classes[0]: not an allowed value: got 'lost'; expected one of "
         "'unsynced_lost', 'torn_append_short', 'torn_append_zeros', 'torn_append_garbage', "
         "'missing_dir_fsync', 'process_killed', 'eio_on_write', 'eio_on_fsync', "

@@ -1,7 +1,7 @@
-"""The ports through which the agent core touches the world.
+"""The clock port: where an agent reads time and waits, and the event loop's clock.
 
-Each port is a small ``Protocol``; the fakes and the real implementations both
-satisfy it. The agent core imports nothing else from the outside world.
+Like every port in :mod:`harness.ports`, it is a small ``Protocol``; the fakes
+(:class:`fakes.VirtualClock`) and the real implementation both satisfy it.
 """
 
 from __future__ import annotations

@@ -28,13 +28,10 @@ from typing import Any
 #: ``complete``: every planned byte was delivered and the stream is intact;
 #: ``partial``: some bytes, then a reset, a hang cut by the client, or a close;
 #: ``broken``: every byte arrived but the stream itself is faulty (no terminal
-#: event, an error event, a malformed frame, an empty body);
+#: event, an error event, a malformed frame, an empty body: the faults the fakes
+#: declare with ``breaks_stream``, see :data:`fakes.BROKEN_STREAM_FAULTS`);
 #: ``http_error``: a non-200 answer; ``refused``: a dead incarnation asked.
 Delivery = str
-
-BROKEN_STREAM_FAULTS = frozenset(
-    {"no_terminal_event", "error_in_stream", "malformed_frame", "empty_body"}
-)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,72 @@
+"""Crash runs per second of an unchanged agent, beside the reference agent's, on one core.
+
+The same two-tool scenario (a mail, then a note) is crashed at every world event
+and, for each agent, at every point of its own files, in two classes. Each run
+is a whole case: the first incarnation until the crash, the restart to a stop
+state, every invariant checked. The unchanged agent is
+``examples.openai_careful`` on the official ``openai`` SDK: its HTTP, time, files
+and tool functions are intercepted for every incarnation (modules imported
+afresh, pyfakefs patched in and out), which the reference agent, built on the
+ports, never pays.
+
+    .venv/bin/python benchmarks/bench_unchanged_agent.py
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+from harness.intercept import PlainEntry
+from harness.runner import AgentUnderTest, plan_cases, run_case
+from harness.scenario import Scenario
+
+TOOLS = "examples.openai_agent.tools"
+SCENARIO = Scenario.model_validate({
+    "name": "bench-unchanged",
+    "dialect": "openai",
+    "seed": 21,
+    "description": "Mail the CFO the invoice, then note it.",
+    "tools": {"send_mail": {"kind": "send", "target": f"{TOOLS}:send_mail"},
+              "append_note": {"kind": "append", "target": f"{TOOLS}:append_note"},
+              "read_outbox": {"kind": "inspect", "target": f"{TOOLS}:read_outbox"}},
+    "model": [
+        {"turn": 1, "calls": [{"tool": "send_mail",
+                               "args": {"to": "cfo@example.com", "body": "invoice 7"}}]},
+        {"turn": 2, "calls": [{"tool": "append_note", "args": {"text": "invoice 7 sent"}}]},
+        {"turn": 3, "text": "Sent and noted."},
+    ],
+    "crash": {"points": "all", "classes": ["unsynced_lost", "process_killed"]},
+    "expect": {"stop_state": "complete"},
+})
+WORLD_POINTS = ["before_request:1", "mid_stream:1", "after_response:1", "after_tool:send_mail#1",
+                "before_request:2", "after_tool:append_note#1", "after_response:3"]
+
+
+def measure(label: str, agent: AgentUnderTest | None) -> float:
+    own = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), agent) if c.crash]
+    world = SCENARIO.model_copy(update={"crash": SCENARIO.crash.model_copy(
+        update={"points": WORLD_POINTS})})
+    cases = own + [c for c in plan_cases(world, Path("bench.yaml"), agent) if c.crash]
+    started = time.perf_counter()
+    outcomes: Counter[str] = Counter()
+    for case in cases:
+        outcomes[run_case(case, SCENARIO, agent).status] += 1
+    elapsed = time.perf_counter() - started
+    rate = len(cases) / elapsed
+    print(f"{label:<42} {len(cases):>4} crash runs in {elapsed:6.2f}s: {rate:7.1f} runs/s "
+          f"{dict(outcomes)}")
+    return rate
+
+
+def main() -> None:
+    reference = measure("reference agent (ports)", None)
+    unchanged = measure("unchanged agent (openai SDK, intercepted)",
+                        PlainEntry("examples.openai_careful.agent:main"))
+    print(f"the unchanged agent runs at {unchanged / reference:.2f}x the reference agent's rate "
+          f"({reference / unchanged:.1f}x slower per crash run)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+"""Every httpx and httpx2 client the agent builds reaches the fake provider (DESIGN §4).
+
+While an incarnation of an unchanged agent runs, :func:`intercepted_network`
+replaces the request method of the default transports of both libraries
+(``HTTPTransport.handle_request`` and ``AsyncHTTPTransport.handle_async_request``),
+as respx does for httpx. A client the agent builds anywhere — ``AsyncOpenAI()``,
+``AsyncAnthropic()``, a pydantic-ai model — therefore talks to the world's fake
+provider without a line of harness code in the agent. Nothing opens a socket: a
+request to any other host fails with the library's ``ConnectError`` and is
+recorded in ``World.foreign``.
+
+**Client timeouts are honoured in virtual time.** httpcore raises ``ReadTimeout``
+when one read waits longer than the client's read timeout; here the silence
+before the headers and between two chunks is measured on the virtual clock, and
+the same ``ReadTimeout`` is raised once it exceeds ``timeout["read"]``. A stall
+that never ends with no read timeout configured waits forever, as it would in
+production (the case's own guard then ends it). The SDKs' ``max_retries`` and
+``Retry-After`` handling run on top, unchanged.
+
+Example::
+
+    with intercepted_network(route):
+        client = openai.AsyncOpenAI()      # base URL and key from the environment
+        ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol
+
+import httpx
+import httpx2
+
+from fakes import Emit, Hang, IncomingRequest, Pause, Reset, Step, VirtualClock
+
+#: The HTTP libraries whose default transports are intercepted.
+LIBRARIES: tuple[ModuleType, ...] = (httpx, httpx2)
+
+
+class StreamRecord(Protocol):
+    """What a served stream reports back to the world as the client reads it."""
+
+    def on_chunk(self, size: int) -> None: ...
+
+    def after_first_chunk(self) -> None: ...
+
+    def on_end(self, how: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Served:
+    """The world's answer to one request: status, headers, waits and the stream's steps."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    before_headers: tuple[Step, ...]
+    steps: tuple[Step, ...]
+    record: StreamRecord | None
+
+
+class Route(Protocol):
+    """Where intercepted requests go: the world of the running case."""
+
+    clock: VirtualClock
+
+    def serve(self, request: IncomingRequest) -> Served | None:
+        """The answer, or None when the host is not a fake provider (refused)."""
+        ...
+
+
+class _Silence(Exception):
+    """The peer stayed silent longer than the read timeout."""
+
+
+@contextmanager
+def intercepted_network(route: Route) -> Iterator[None]:
+    """Send every default-transport request of httpx and httpx2 to ``route``."""
+    saved: list[tuple[Any, str, Any]] = []
+    try:
+        for lib in LIBRARIES:
+            saved += _patch(lib.HTTPTransport, "handle_request", _sync_handler(lib, route))
+            saved += _patch(lib.AsyncHTTPTransport, "handle_async_request",
+                            _async_handler(lib, route))
+            defaults = sys.modules[f"{lib.__name__}._transports.default"]
+            saved += _patch(defaults, "create_ssl_context",
+                            _shared_ssl_context(defaults.create_ssl_context))
+        yield
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+
+
+def _patch(owner: Any, name: str, replacement: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
+    original = vars(owner)[name]
+    setattr(owner, name, replacement)
+    return [(owner, name, original)]
+
+
+def _shared_ssl_context(create: Callable[..., Any]) -> Callable[..., Any]:
+    """``create_ssl_context`` that builds the default context once.
+
+    Every SDK client builds a transport, and every transport loads the CA bundle
+    (tens of milliseconds); an intercepted transport never opens a connection, so
+    one default context serves them all. Any other setting is built as asked.
+    """
+
+    def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True,
+                           **rest: Any) -> Any:
+        if verify is not True or cert is not None or rest:
+            return create(verify=verify, cert=cert, trust_env=trust_env, **rest)
+        key = (create, trust_env)
+        context = _SSL_CONTEXTS.get(key)
+        if context is None:
+            context = _SSL_CONTEXTS[key] = create(verify=verify, cert=cert, trust_env=trust_env)
+        return context
+
+    return create_ssl_context
+
+
+_SSL_CONTEXTS: dict[tuple[Any, bool], Any] = {}
+
+
+def _incoming(request: Any) -> IncomingRequest:
+    return IncomingRequest(request.method, str(request.url), dict(request.headers),
+                           request.content)
+
+
+def _read_timeout(request: Any) -> float | None:
+    timeout = request.extensions.get("timeout") or {}
+    value = timeout.get("read")
+    return None if value is None else float(value)
+
+
+def _refused(lib: ModuleType, request: Any) -> Exception:
+    host = request.url.host
+    error: Exception = lib.ConnectError(
+        f"no network inside a harness case: {host!r} is not a fake provider "
+        "(point the client at the base URL from the environment)", request=request)
+    return error
+
+
+def _async_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
+    async def handle_async_request(_transport: Any, request: Any) -> Any:
+        await request.aread()
+        served = route.serve(_incoming(request))
+        if served is None:
+            raise _refused(lib, request)
+        timeout = _read_timeout(request)
+        try:
+            await _wait_async(served.before_headers, timeout)
+        except _Silence:
+            _end(served, "timeout")
+            raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
+        body = _async_body(lib)(served, timeout, request)
+        return lib.Response(served.status, headers=list(served.headers), stream=body,
+                            request=request)
+
+    return handle_async_request
+
+
+def _sync_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
+    def handle_request(_transport: Any, request: Any) -> Any:
+        request.read()
+        served = route.serve(_incoming(request))
+        if served is None:
+            raise _refused(lib, request)
+        timeout = _read_timeout(request)
+        try:
+            _wait_sync(route.clock, served.before_headers, timeout)
+        except _Silence:
+            _end(served, "timeout")
+            raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
+        body = _sync_body(lib)(served, timeout, request, route.clock)
+        return lib.Response(served.status, headers=list(served.headers), stream=body,
+                            request=request)
+
+    return handle_request
+
+
+def _end(served: Served, how: str) -> None:
+    if served.record is not None:
+        served.record.on_end(how)
+
+
+# --------------------------------------------------------------- waiting in virtual time
+
+
+async def _wait_async(steps: tuple[Step, ...], timeout: float | None) -> None:
+    silent = 0.0
+    for step in steps:
+        silent = await _pause_async(step, silent, timeout)
+
+
+async def _pause_async(step: Step, silent: float, timeout: float | None) -> float:
+    """Wait out a Pause or Hang; raise :class:`_Silence` past the read timeout."""
+    seconds = step.seconds if isinstance(step, Pause) else None
+    left = None if timeout is None else timeout - silent
+    if left is not None and (seconds is None or seconds > left):
+        await asyncio.sleep(max(left, 0.0))
+        raise _Silence
+    if seconds is None:
+        await asyncio.Event().wait()  # a hang with no read timeout: as long as the peer
+        return silent
+    await asyncio.sleep(seconds)
+    return silent + seconds
+
+
+def _wait_sync(clock: VirtualClock, steps: tuple[Step, ...], timeout: float | None) -> None:
+    silent = 0.0
+    for step in steps:
+        silent = _pause_sync(clock, step, silent, timeout)
+
+
+def _pause_sync(clock: VirtualClock, step: Step, silent: float, timeout: float | None) -> float:
+    seconds = step.seconds if isinstance(step, Pause) else None
+    left = None if timeout is None else timeout - silent
+    if left is not None and (seconds is None or seconds > left):
+        clock.advance(max(left, 0.0))
+        raise _Silence
+    if seconds is None:
+        raise ForeverStalled
+    clock.advance(seconds)
+    return silent + seconds
+
+
+class ForeverStalled(Exception):
+    """A blocking client waits on a stalled stream with no read timeout: it would wait forever."""
+
+    def __init__(self) -> None:
+        super().__init__("the agent waits on a stalled stream with no read timeout: in "
+                         "production it would hang forever (configure a client timeout)")
+
+
+# ----------------------------------------------------------------------- bodies
+
+
+_ASYNC_BODIES: dict[str, type] = {}
+_SYNC_BODIES: dict[str, type] = {}
+
+
+def _async_body(lib: ModuleType) -> type:
+    body = _ASYNC_BODIES.get(lib.__name__)
+    if body is None:
+        body = _ASYNC_BODIES[lib.__name__] = type(
+            "InterceptedAsyncBody", (_AsyncBody, lib.AsyncByteStream), {"_lib": lib})
+    return body
+
+
+def _sync_body(lib: ModuleType) -> type:
+    body = _SYNC_BODIES.get(lib.__name__)
+    if body is None:
+        body = _SYNC_BODIES[lib.__name__] = type(
+            "InterceptedSyncBody", (_SyncBody, lib.SyncByteStream), {"_lib": lib})
+    return body
+
+
+class _AsyncBody:
+    """Plays the world's steps to an async client, with its read timeout in virtual time."""
+
+    _lib: ModuleType
+
+    def __init__(self, served: Served, timeout: float | None, request: Any) -> None:
+        self._served = served
+        self._timeout = timeout
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        record = self._served.record
+        try:
+            async for chunk in self._play():
+                yield chunk
+        except asyncio.CancelledError:
+            _end(self._served, "cancelled")
+            raise
+        except GeneratorExit:
+            _end(self._served, "closed")
+            raise
+        if record is not None:
+            record.on_end("eof")
+
+    async def _play(self) -> AsyncIterator[bytes]:
+        record, silent, first = self._served.record, 0.0, True
+        for step in self._served.steps:
+            if isinstance(step, Emit):
+                if not step.data:
+                    continue
+                silent = 0.0
+                if record is not None:
+                    record.on_chunk(len(step.data))
+                yield step.data
+                if first and record is not None:
+                    record.after_first_chunk()
+                first = False
+            elif isinstance(step, Reset):
+                _end(self._served, "reset")
+                raise self._lib.ReadError("[Errno 104] Connection reset by peer",
+                                          request=self._request)
+            else:
+                silent = await self._pause(step, silent)
+
+    async def _pause(self, step: Pause | Hang, silent: float) -> float:
+        try:
+            return await _pause_async(step, silent, self._timeout)
+        except _Silence:
+            _end(self._served, "timeout")
+            raise self._lib.ReadTimeout("timed out reading the stream",
+                                        request=self._request) from None
+
+    async def aclose(self) -> None:
+        _end(self._served, "closed")
+
+
+class _SyncBody:
+    """The same for a blocking client: waits move the virtual clock directly."""
+
+    _lib: ModuleType
+
+    def __init__(self, served: Served, timeout: float | None, request: Any,
+                 clock: VirtualClock) -> None:
+        self._served = served
+        self._timeout = timeout
+        self._request = request
+        self._clock = clock
+
+    def __iter__(self) -> Iterator[bytes]:
+        record, silent, first = self._served.record, 0.0, True
+        for step in self._served.steps:
+            if isinstance(step, Emit):
+                if not step.data:
+                    continue
+                silent = 0.0
+                if record is not None:
+                    record.on_chunk(len(step.data))
+                yield step.data
+                if first and record is not None:
+                    record.after_first_chunk()
+                first = False
+            elif isinstance(step, Reset):
+                _end(self._served, "reset")
+                raise self._lib.ReadError("[Errno 104] Connection reset by peer",
+                                          request=self._request)
+            else:
+                silent = self._pause(step, silent)
+        if record is not None:
+            record.on_end("eof")
+
+    def _pause(self, step: Pause | Hang, silent: float) -> float:
+        try:
+            return _pause_sync(self._clock, step, silent, self._timeout)
+        except _Silence:
+            _end(self._served, "timeout")
+            raise self._lib.ReadTimeout("timed out reading the stream",
+                                        request=self._request) from None
+
+    def close(self) -> None:
+        _end(self._served, "closed")

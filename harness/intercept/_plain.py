@@ -1,0 +1,314 @@
+"""A user's unchanged ``main(prompt)`` as an agent the harness can crash and judge (DESIGN §4).
+
+The agent is a plain function that knows nothing of the harness::
+
+    async def main(prompt: str) -> str      # or: def main(prompt: str) -> str
+
+Each incarnation (the first run, and each restart after a simulated crash)
+calls it afresh, inside a case where
+
+* the packages of the entry point and of the scenario's tool targets are
+  imported afresh, so module-level state does not survive a crash (a crash
+  kills the process; a restart imports the code again);
+* every ``httpx``/``httpx2`` client with its default transport reaches the fake
+  provider, and ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL`` and
+  ``ANTHROPIC_API_KEY`` name it (:mod:`harness.intercept._network`);
+* the agent's own file I/O goes to a fake file system on the crash disk, in a
+  working folder that survives restarts (:mod:`harness.intercept._files`);
+* ``time`` follows the virtual clock (:mod:`harness.intercept._time`);
+* the functions named by tool targets are counting tools
+  (:mod:`harness.intercept._targets`).
+
+What ``main`` returns is the final answer (``complete``); returning an
+:class:`~harness.agent.AgentOutcome` reports more and takes precedence. An
+exception ends the run; :func:`stop_state_for` maps the official SDKs' errors
+to stop states (auth → ``blocked``, rate limit or quota → ``usage_limited``,
+connection, timeout or 5xx → ``infra_paused``, anything else → ``failed``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from fakes import CrashDisk, SimulatedCrash, VirtualClock
+from harness._errors import AgentEntryError
+from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
+from harness.intercept._network import Route, intercepted_network
+from harness.intercept._seeded import seeded_randomness
+from harness.intercept._targets import Target, replaced_targets
+from harness.intercept._time import virtual_event_loops, virtual_time
+
+#: Environment the agent sees: the SDKs read their base URL and key from here.
+FAKE_API_KEY: Final = "sk-harness-fake-key"
+PROVIDER_ENVIRONMENT: Final[dict[str, str]] = {
+    "OPENAI_BASE_URL": "https://openai.fake.test/v1",
+    "OPENAI_API_KEY": FAKE_API_KEY,
+    "ANTHROPIC_BASE_URL": "https://anthropic.fake.test",
+    "ANTHROPIC_API_KEY": FAKE_API_KEY,
+}
+#: Packages never imported afresh: the harness itself and the standard library.
+_NEVER_RELOADED: Final = frozenset({"harness", "fakes", "reports"}) | sys.stdlib_module_names
+
+
+class CaseWorld(Protocol):
+    """What an unchanged agent's incarnation needs of the case's world."""
+
+    clock: VirtualClock
+    disk: CrashDisk
+    seed: int
+
+    def route(self, incarnation: int) -> Route: ...
+
+    def call_tool(self, tool: str, arguments: dict[str, Any], incarnation: int
+                  ) -> Awaitable[Any]: ...
+
+    def call_tool_blocking(self, tool: str, arguments: dict[str, Any], incarnation: int
+                           ) -> Any: ...
+
+    def files(self) -> FileSystem: ...
+
+
+class FileSystem(Protocol):
+    """The agent's own files (see :mod:`harness.intercept._files`)."""
+
+    def active(self, generation: int) -> Any: ...
+
+
+@dataclass(frozen=True)
+class PlainEntry:
+    """``MODULE:CALLABLE`` naming a plain ``main(prompt) -> str``, sync or async."""
+
+    spec: str
+    targets: tuple[Target, ...] = ()
+    tool_map: tuple[tuple[str, str], ...] = ()
+    """``--target`` pairs (scenario tool, ``module:function``): they win over the scenario's."""
+
+    @property
+    def module(self) -> str:
+        return self.spec.partition(":")[0]
+
+    @property
+    def attribute(self) -> str:
+        return self.spec.partition(":")[2]
+
+    def with_targets(self, targets: tuple[Target, ...]) -> PlainEntry:
+        """This entry with a case's tool targets, the ``tool_map`` overriding them."""
+        mapped = dict(self.tool_map)
+        chosen = {t.tool: Target(t.tool, mapped.get(t.tool, t.spec)) for t in targets}
+        return PlainEntry(self.spec, tuple(chosen.values()), self.tool_map)
+
+    def with_tool_map(self, tool_map: tuple[tuple[str, str], ...]) -> PlainEntry:
+        return PlainEntry(self.spec, self.targets, tool_map)
+
+    def load(self) -> Callable[..., Any]:
+        """Import the entry's module and return ``main``."""
+        owner: Any = importlib.import_module(self.module)
+        for part in self.attribute.split("."):
+            owner = getattr(owner, part, None)
+        if not callable(owner):
+            raise AgentEntryError(f"--agent {self.spec}: {self.module} has no callable "
+                                  f"{self.attribute!r}")
+        return owner  # type: ignore[no-any-return]
+
+    @property
+    def blocking(self) -> bool:
+        """Whether ``main`` is a plain function (called outside the event loop)."""
+        return not inspect.iscoroutinefunction(self.load())
+
+    def packages(self) -> frozenset[str]:
+        """The top-level packages imported afresh for each incarnation."""
+        names = {self.module.split(".")[0]} | {t.module.split(".")[0] for t in self.targets}
+        return frozenset(n for n in names if n not in _NEVER_RELOADED)
+
+
+class PlainAgent:
+    """One incarnation of an unchanged agent; see the module docstring."""
+
+    def __init__(self, entry: PlainEntry, world: CaseWorld, incarnation: int) -> None:
+        self._entry = entry
+        self._world = world
+        self._incarnation = incarnation
+        self.blocking = entry.blocking
+
+    async def recover(self) -> RecoveryReport:
+        """A plain agent recovers inside ``main``; there is nothing to call separately."""
+        return RecoveryReport()
+
+    async def run(self, task: Task) -> AgentOutcome:
+        with self._inside() as main:
+            try:
+                value = main(task.prompt)
+                if inspect.isawaitable(value):
+                    value = await value
+            except SimulatedCrash:
+                raise
+            except (Exception, SystemExit) as error:
+                return outcome_of_error(error, self._incarnation)
+        return outcome_of_value(value)
+
+    def run_blocking(self, task: Task) -> AgentOutcome:
+        """Run a sync ``main`` with no event loop running (it may start its own)."""
+        with self._inside() as main:
+            try:
+                value = main(task.prompt)
+            except SimulatedCrash:
+                raise
+            except (Exception, SystemExit) as error:
+                return outcome_of_error(error, self._incarnation)
+        return outcome_of_value(value)
+
+    @contextmanager
+    def _inside(self) -> Iterator[Callable[..., Any]]:
+        world, number = self._world, self._incarnation
+        with ExitStack() as stack:
+            stack.enter_context(_environment(PROVIDER_ENVIRONMENT))
+            stack.enter_context(virtual_time(world.clock))
+            stack.enter_context(seeded_randomness(world.seed, incarnation=number))
+            if self.blocking:
+                stack.enter_context(virtual_event_loops(world.clock))
+            stack.enter_context(intercepted_network(world.route(number)))
+            stack.enter_context(_fresh_packages(self._entry.packages()))
+            stack.enter_context(replaced_targets(
+                self._entry.targets,
+                lambda tool, args: world.call_tool(tool, args, number),
+                lambda tool, args: world.call_tool_blocking(tool, args, number)))
+            main = self._entry.load()
+            stack.enter_context(world.files().active(number))
+            yield main
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextmanager
+def _fresh_packages(packages: frozenset[str]) -> Iterator[None]:
+    """Forget ``packages`` before and after, so each incarnation imports them anew."""
+    _forget(packages)
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        _forget(packages)
+
+
+def _forget(packages: frozenset[str]) -> None:
+    for name in [n for n in sys.modules if n.split(".")[0] in packages]:
+        del sys.modules[name]
+
+
+# ------------------------------------------------------------------ outcomes
+
+
+def outcome_of_value(value: object) -> AgentOutcome:
+    """``main``'s return value as an outcome: a str is the final answer."""
+    if isinstance(value, AgentOutcome):
+        return value
+    if isinstance(value, str):
+        return AgentOutcome("complete", "main returned its final answer", (), None, None, 0,
+                            final_text=value)
+    return AgentOutcome("failed", f"main returned {type(value).__name__}, not the final answer "
+                        "(a str) or an AgentOutcome", (), None, None, 0)
+
+
+def outcome_of_error(error: BaseException, incarnation: int) -> AgentOutcome:
+    """An exception that ended ``main``, as a stop state with the agent's own traceback."""
+    stop = stop_state_for(error)
+    text = agent_traceback(error)
+    reason = f"the agent raised {type(error).__name__}: {error}"
+    return AgentOutcome(stop, reason, (), None, None, 0,
+                        infra_failure=stop == "infra_paused",
+                        agent_traceback=f"incarnation {incarnation} (the agent's code):\n{text}")
+
+
+# The harness's own code: its frames in an agent's traceback are interception machinery.
+_HARNESS_DIRS: Final = (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+    os.path.dirname(os.path.abspath(sys.modules["fakes"].__file__ or "")) + os.sep,
+)
+
+
+def agent_traceback(error: BaseException) -> str:
+    """The traceback of ``error`` without the harness's own frames (interception machinery).
+
+    What is left is the agent's code and the libraries it called, so the
+    report points at the line of the agent that failed.
+    """
+    shown = traceback.TracebackException.from_exception(error)
+    for part in _chain(shown):
+        part.stack = traceback.StackSummary.from_list(
+            [frame for frame in part.stack if not frame.filename.startswith(_HARNESS_DIRS)])
+    return "".join(shown.format()).rstrip()
+
+
+def _chain(exception: traceback.TracebackException) -> Iterator[traceback.TracebackException]:
+    seen: set[int] = set()
+    current: traceback.TracebackException | None = exception
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+_AUTH: Final = frozenset({"AuthenticationError", "PermissionDeniedError"})
+_LIMITED: Final = frozenset({"RateLimitError"})
+_INFRA: Final = frozenset({
+    "APIConnectionError", "APITimeoutError", "InternalServerError", "OverloadedError",
+    "ServiceUnavailableError", "TransportError", "TimeoutException", "TimeoutError",
+    "ConnectionError",
+})
+
+
+def stop_state_for(error: BaseException) -> StopState:
+    """The stop state an exception from the agent (or the SDK under it) stands for.
+
+    The error, then its causes, are tried in turn: the first that is an auth,
+    rate-limit or infrastructure error by class name (``openai``, ``anthropic``,
+    ``httpx``, ``httpx2`` and pydantic-ai share these names) or by HTTP status
+    decides; otherwise ``failed``.
+
+    >>> stop_state_for(TimeoutError())
+    'infra_paused'
+    >>> stop_state_for(ValueError("bad json"))
+    'failed'
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        decided = _stop_state_of_one(current)
+        if decided is not None:
+            return decided
+        current = current.__cause__ or current.__context__
+    return "failed"
+
+
+def _stop_state_of_one(error: BaseException) -> StopState | None:
+    names = {cls.__name__ for cls in type(error).__mro__}
+    status = getattr(error, "status_code", None)
+    status = status if isinstance(status, int) else None
+    if names & _AUTH or status in (401, 403):
+        return "blocked"
+    if names & _LIMITED or status == 429:
+        return "usage_limited"
+    if names & _INFRA or (status is not None and status >= 500):
+        return "infra_paused"
+    return None

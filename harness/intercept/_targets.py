@@ -1,0 +1,146 @@
+"""The user's tool functions, replaced by the scenario's counting tools (DESIGN §4).
+
+A scenario tool may name the function of the agent's code that it stands for::
+
+    tools:
+      mail: {kind: send, target: "mypackage.tools:send_mail"}
+
+While an incarnation runs, ``mypackage.tools.send_mail`` is a stand-in with the
+same signature (sync or async, like the original) that runs the counting tool
+``mail``: the ledger records the side effect, the scenario's behaviour (slow,
+failing, hanging…) applies, and the user's real function is never called. The
+stand-in returns the counting tool's result (a JSON object).
+
+The module is patched before the agent's own modules are imported afresh, so
+``from mypackage.tools import send_mail`` in the agent binds the stand-in too.
+
+The call's arguments are the parameters the agent passed, by name (positional
+ones are named from the original's signature, defaults are not filled in), so
+the scenario's scripted calls should use the function's parameter names.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from harness._errors import AgentEntryError
+
+ToolCaller = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Runs the scenario tool ``name`` with the given arguments (async)."""
+BlockingToolCaller = Callable[[str, dict[str, Any]], Any]
+"""The same, for a stand-in called from blocking code."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A scenario tool and the user's function it replaces: ``module:attribute``."""
+
+    tool: str
+    spec: str
+
+    @property
+    def module(self) -> str:
+        return self.spec.partition(":")[0]
+
+    @property
+    def attribute(self) -> str:
+        return self.spec.partition(":")[2]
+
+
+@contextmanager
+def replaced_targets(targets: tuple[Target, ...], call: ToolCaller,
+                     call_blocking: BlockingToolCaller) -> Iterator[None]:
+    """Replace every target by its counting stand-in for the duration."""
+    saved: list[tuple[Any, str, Any]] = []
+    try:
+        for target in targets:
+            owner, name, original = _resolve(target)
+            saved.append((owner, name, original))
+            setattr(owner, name, stand_in(target.tool, original, call, call_blocking))
+        yield
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+
+
+def missing_function(spec: str) -> str | None:
+    """Why ``module:function`` cannot be had (imported and found callable), or None."""
+    try:
+        _resolve(Target("?", spec))
+    except AgentEntryError as error:
+        return str(error).partition(": ")[2].partition(": ")[2]
+    return None
+
+
+def _resolve(target: Target) -> tuple[Any, str, Any]:
+    try:
+        owner: Any = importlib.import_module(target.module)
+    except ImportError as error:
+        raise AgentEntryError(f"tool {target.tool!r}: target {target.spec!r}: cannot import "
+                          f"{target.module!r} ({error})") from error
+    *path, name = target.attribute.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    original = getattr(owner, name, None)
+    if not callable(original):
+        raise AgentEntryError(f"tool {target.tool!r}: target {target.spec!r}: {target.module!r} "
+                          f"has no function {target.attribute!r}")
+    return owner, name, original
+
+
+def stand_in(tool: str, original: Callable[..., Any], call: ToolCaller,
+             call_blocking: BlockingToolCaller) -> Callable[..., Any]:
+    """A function shaped like ``original`` that runs the counting tool ``tool`` instead."""
+    signature = _signature(original)
+
+    def arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        return _named_arguments(signature, args, kwargs)
+
+    if inspect.iscoroutinefunction(original):
+        @functools.wraps(original)
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            return await call(tool, arguments(args, kwargs))
+
+        return counted
+
+    @functools.wraps(original)
+    def counted_blocking(*args: Any, **kwargs: Any) -> Any:
+        return call_blocking(tool, arguments(args, kwargs))
+
+    return counted_blocking
+
+
+def _signature(function: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+
+
+def _named_arguments(signature: inspect.Signature | None, args: tuple[Any, ...],
+                     kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The call's arguments by parameter name; ``**kwargs`` are spread out.
+
+    >>> def send(to, body, **extra): ...
+    >>> _named_arguments(inspect.signature(send), ("a@b",), {"body": "hi", "cc": "c"})
+    {'to': 'a@b', 'body': 'hi', 'cc': 'c'}
+    """
+    if signature is None:
+        return dict(kwargs)
+    bound = signature.bind_partial(*args, **kwargs)
+    named: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            named[name] = list(value)
+        else:
+            named[name] = value
+    return named

@@ -1,0 +1,33 @@
+"""The ports between an agent and its world, and what both sides compute alike.
+
+The agent core (:mod:`harness.agent`) talks to the world only through these
+small protocols, and the fakes (:mod:`fakes`) implement them; neither side
+imports the other's internals (DESIGN §4). Besides the ports (:class:`Disk`,
+:class:`AppendFile`, :class:`Clock`, :class:`Tool`), this package holds the
+helpers both sides must compute identically: the seeded random streams and ids,
+the hashes of arguments and side effects, the remembered path helpers and the
+mapping of ``OSError`` to :class:`harness.DiskError`.
+"""
+
+from harness.ports._clock import Clock, LoopClock
+from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
+from harness.ports._hashing import idempotency_key, sha256_json
+from harness.ports._ids import IdSource, rng_stream
+from harness.ports._tools import Tool, ToolContext, ToolInvocation
+
+__all__ = [
+    "AppendFile",
+    "Clock",
+    "Disk",
+    "IdSource",
+    "LoopClock",
+    "Tool",
+    "ToolContext",
+    "ToolInvocation",
+    "call_os",
+    "dirname",
+    "idempotency_key",
+    "normpath",
+    "rng_stream",
+    "sha256_json",
+]

@@ -1,0 +1,70 @@
+"""The tool port: what a tool declares and what it receives.
+
+A tool declares whether it may run beside others (``concurrency_safe``, DESIGN
+L2) and whether repeating it is harmless (``idempotent``). The runner hands it
+a :class:`ToolContext` that names the incarnation, so the outside world can
+refuse a call from a process that already crashed (DESIGN §3).
+
+Example::
+
+    class Echo:
+        name = "echo"
+        concurrency_safe = True
+        idempotent = True
+
+        async def run(self, arguments, context):
+            return {"echo": arguments["text"]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from harness.ports._clock import Clock
+
+
+@dataclass(frozen=True)
+class ToolInvocation:
+    """One tool call of one assistant turn, as the model asked for it.
+
+    >>> ToolInvocation("turn_1", "call_1", "append", {"text": "hi"}).key
+    ('turn_1', 'call_1')
+    """
+
+    turn_id: str
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The stable identity a reply is matched by (turn id AND call id, J5)."""
+        return (self.turn_id, self.call_id)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may know about its call."""
+
+    invocation: ToolInvocation
+    execution_id: str
+    run_id: str
+    incarnation: int
+    clock: Clock
+
+
+class Tool(Protocol):
+    """A tool the agent can call. ``run`` returns a JSON value or raises."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def concurrency_safe(self) -> bool: ...
+
+    @property
+    def idempotent(self) -> bool: ...
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any: ...

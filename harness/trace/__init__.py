@@ -1,0 +1,41 @@
+"""The trace of one case: what the world saw, as plain records.
+
+The runner writes a trace; the checkers only read it (DESIGN §3, STYLE 14). Its
+types live here, apart from both, so the writer owns them and neither side
+imports the other's internals::
+
+    from harness.trace import Trace
+    print(trace.digest)            # the same scenario, crash and seed: the same digest
+"""
+
+from harness.trace._records import (
+    CacheRecord,
+    CrashRecord,
+    EffectRecord,
+    Expectation,
+    IncarnationRecord,
+    InvocationRecord,
+    MessageRecord,
+    OutcomeRecord,
+    RecoveryRecord,
+    RequestRecord,
+    SentCall,
+    SentUsage,
+    Trace,
+)
+
+__all__ = [
+    "CacheRecord",
+    "CrashRecord",
+    "EffectRecord",
+    "Expectation",
+    "IncarnationRecord",
+    "InvocationRecord",
+    "MessageRecord",
+    "OutcomeRecord",
+    "RecoveryRecord",
+    "RequestRecord",
+    "SentCall",
+    "SentUsage",
+    "Trace",
+]

@@ -1,0 +1,116 @@
+"""The unchanged agent from the command line and from pytest: one flag, nothing in the agent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+
+SHIPPED = Path(__file__).resolve().parents[2] / "scenarios"
+WORLD_EVENTS = SHIPPED / "crash/mail-at-every-world-event.yaml"
+
+
+
+def test_one_flag_runs_the_shipped_world_event_scenario_and_finds_the_double_send(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # The shipped scenario names no target: --target maps its tools onto the agent's.
+    package = openai_agent()
+    code = main(["run", str(WORLD_EVENTS), "--agent", f"{package}.agent:main",
+                 "--target", f"mail={package}.tools:send_mail",
+                 "--target", f"notes={package}.tools:append_note",
+                 "--crash-at", "after_tool:mail#1:at:unsynced_lost", "--out", str(tmp_path)])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    # It starts over: the note and the mail both go out a second time.
+    assert "I1 broken: 2 non-idempotent effect(s) applied more than once" in out
+    assert (f"replay: harness run {WORLD_EVENTS} --seed 35 --agent {package}.agent:main "
+            "--crash-at 'after_tool:mail#1:at:unsynced_lost'") in out
+
+
+def test_a_scenario_in_a_dialect_the_agent_does_not_speak_is_skipped(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    package = openai_agent()
+    anthropic = SHIPPED / "crash/mail-at-every-world-event-anthropic.yaml"
+    code = main(["run", str(anthropic), "--agent", f"{package}.agent:main", "--dialect", "openai",
+                 "--no-crash", "--out", str(tmp_path)])
+
+    assert code == 0
+    assert (f"SKIPPED {anthropic}: this scenario speaks anthropic; the agent speaks openai only"
+            in capsys.readouterr().err)
+
+
+def test_a_bad_target_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", str(WORLD_EVENTS), "--target", "mail:send_mail"])
+    assert exited.value.code == 2
+    assert ("argument --target: got 'mail:send_mail'; expected TOOL=MODULE:FUNCTION, such as "
+            "'mail=mypackage.tools:send_mail'") in capsys.readouterr().err
+
+
+def test_points_lists_the_world_events_an_agent_reaches(
+        openai_agent: Callable[..., str], capsys: pytest.CaptureFixture[str]) -> None:
+    package = openai_agent()
+    assert main(["points", str(WORLD_EVENTS), "--agent", f"{package}.agent:main",
+                 "--target", f"mail={package}.tools:send_mail",
+                 "--target", f"notes={package}.tools:append_note"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines][:4] == [
+        "before_request:1", "mid_stream:1", "after_response:1", "after_tool:notes#1"]
+    assert all("role=world" in line for line in lines)  # this agent keeps no files
+
+
+def test_pytest_runs_a_plain_agent_named_in_the_ini_file(
+        openai_agent: Callable[..., str], pytester: pytest.Pytester) -> None:
+    package = openai_agent()
+    pytester.makeini(f"""
+        [pytest]
+        filterwarnings = error
+        harness_agent = {package}.agent:main
+        harness_dialects = openai
+        harness_targets = mail={package}.tools:send_mail
+    """)
+    pytester.mkdir("scenarios")
+    scenario = (SHIPPED / "crash/unknown-send-is-inspected.yaml").read_text()
+    (pytester.path / "scenarios/send.yaml").write_text(scenario)
+    anthropic = (SHIPPED / "crash/mail-at-every-world-event-anthropic.yaml").read_text()
+    (pytester.path / "scenarios/other.yaml").write_text(anthropic)
+
+    result = pytester.runpytest("-rs", "-p", "no:cacheprovider")
+
+    # The crash right after the send makes the naive agent send twice; the journal
+    # points of the reference agent's layout are not this agent's: unknown, skipped.
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] >= 1
+    result.stdout.fnmatch_lines([
+        "*I1 broken: 1 non-idempotent effect(s) applied more than once*",
+        "*or: pytest 'scenarios/send.yaml::unknown-send-is-inspected[after_tool:mail#1:at:*",
+    ])
+    result.stdout.fnmatch_lines([
+        "SKIPPED * this scenario speaks anthropic; the agent speaks openai only",
+        "SKIPPED * unknown: the agent never reached journal:fsync#2, so this case proves *",
+    ], consecutive=False)
+
+
+def test_a_target_naming_no_function_is_refused_at_its_line_before_any_case_runs(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    package = openai_agent()
+    scenario = tmp_path / "typo.yaml"
+    scenario.write_text(WORLD_EVENTS.read_text().replace(
+        "  mail: {kind: send}", f'  mail: {{kind: send, target: "{package}.tools:send_mial"}}'))
+
+    code = main(["run", str(scenario), "--agent", f"{package}.agent:main",
+                 "--out", str(tmp_path / "out")])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert (f"{scenario}:13:30: tools.mail.target: the target cannot be used: got "
+            f"'{package}.tools:send_mial'; expected 'module:function' naming a function of the "
+            f"agent's code. '{package}.tools' has no function 'send_mial'") in err
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,226 @@
+"""A plain main(prompt), unchanged, run, crashed at world events and judged from the outside."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.intercept import PlainEntry
+from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
+from harness.scenario import Scenario
+
+from .conftest import AgentPackages
+
+SOURCE = Path("scenarios/mail.yaml")
+
+
+def mail_scenario(package: str, **changes: Any) -> Scenario:
+    fields: dict[str, Any] = {
+        "name": "mail", "dialect": "openai", "seed": 4,
+        "description": "Mail the CFO the invoice.",
+        "tools": {"mail": {"kind": "send", "target": f"{package}.tools:send_mail"}},
+        "model": [{"turn": 1, "calls": [{"tool": "mail",
+                                         "args": {"to": "cfo@example.com", "body": "inv 7"}}]},
+                  {"turn": 2, "text": "Sent."}],
+        "expect": {"stop_state": "complete", "side_effects": {"mail": 1}},
+    }
+    fields.update(changes)
+    return Scenario(**fields)
+
+
+def run(package: str, scenario: Scenario, crash: CrashSpec | None = None,
+        attribute: str = "main") -> CaseResult:
+    case = Case(scenario.name, SOURCE, scenario.seed, crash, agent=f"{package}.agent:{attribute}")
+    return run_case(case, scenario, PlainEntry(f"{package}.agent:{attribute}"))
+
+
+def verdicts(result: CaseResult) -> dict[str, str]:
+    return {v.invariant: v.status for v in result.verdicts}
+
+
+def message(result: CaseResult, invariant: str) -> str:
+    return next(v.message for v in result.verdicts if v.invariant == invariant)
+
+
+def test_an_unchanged_agent_passes_and_is_judged_from_what_the_world_saw(
+        openai_agent: Callable[..., str]) -> None:
+    package = openai_agent()
+    result = run(package, mail_scenario(package))
+
+    assert result.status == "pass", result.failed_verdicts
+    assert result.side_effects == {"mail": 1}
+    statuses = verdicts(result)
+    # The transcript was read from the requests; the ledger counted the stand-in's call.
+    assert statuses["I1"] == statuses["I2"] == statuses["I10"] == "pass"
+    # What the agent never reported is unknown, with the reason, never a failure.
+    assert statuses["I6"] == statuses["I11"] == "unknown"
+    assert message(result, "I6").startswith("the agent reports no usage")
+    assert message(result, "I11").startswith("a plain main(prompt) recovers inside its run")
+    assert result.trace is not None
+    assert result.trace.extra["final_answer"] == "Sent. (sent 1 in this process)"
+
+
+def test_the_users_real_tool_function_is_never_called(openai_agent: Callable[..., str]) -> None:
+    package = openai_agent()
+    result = run(package, mail_scenario(package))
+    # The real send_mail raises; the stand-in answered instead.
+    assert result.trace is not None
+    assert [i.outcome for i in result.trace.invocations] == ["ok"]
+    assert [i.call_id for i in result.trace.invocations] == ["call_t1_0"]
+
+
+def test_a_crash_right_after_the_send_makes_the_naive_agent_send_twice(
+        openai_agent: Callable[..., str]) -> None:
+    package = openai_agent()
+    result = run(package, mail_scenario(package),
+                 CrashSpec("after_tool:mail#1", "at", "unsynced_lost"))
+
+    assert result.crash_reached
+    assert result.status == "fail"
+    failed = {v.invariant for v in result.failed_verdicts}
+    assert {"I1", "side_effects"} <= failed
+    assert result.duplicates == 1
+
+
+def test_module_state_does_not_survive_a_crash(openai_agent: Callable[..., str]) -> None:
+    package = openai_agent()
+    result = run(package, mail_scenario(package),
+                 CrashSpec("after_tool:mail#1", "at", "unsynced_lost"))
+    # Incarnation 1 sent once and died; incarnation 2 re-imported the module, so its
+    # list started empty, and it counts only its own send.
+    assert result.trace is not None
+    assert result.trace.extra["final_answer"] == "Sent. (sent 1 in this process)"
+    assert [i.incarnation for i in result.trace.invocations] == [1, 2]
+
+
+@pytest.mark.parametrize("point", ["before_request:1", "mid_stream:1", "after_response:1",
+                                   "before_request:2", "mid_stream:2", "after_response:2"])
+def test_every_world_event_is_reached_and_the_agent_restarts(
+        openai_agent: Callable[..., str], point: str) -> None:
+    package = openai_agent()
+    result = run(package, mail_scenario(package), CrashSpec(point, "at", "unsynced_lost"))
+    assert result.crash_reached
+    assert result.trace is not None
+    assert [i.crashed_at for i in result.trace.incarnations][:2] == [point, None]
+    assert result.stop_state == "complete"
+
+
+def test_a_world_point_the_agent_never_reaches_is_an_unknown_case(
+        openai_agent: Callable[..., str]) -> None:
+    package = openai_agent()
+    result = run(package, mail_scenario(package),
+                 CrashSpec("after_tool:mail#2", "at", "unsynced_lost"))
+    assert (result.status, result.crash_reached) == ("unknown", False)
+    assert message(result, "crash").startswith(
+        "the agent never reached after_tool:mail#2, so this case proves nothing; it reached: ")
+    assert "after_tool:mail#1" in message(result, "crash")
+
+
+def test_listed_world_points_are_planned_without_a_recording_run(
+        openai_agent: Callable[..., str]) -> None:
+    package = openai_agent()
+    scenario = mail_scenario(package, crash={"points": ["after_tool:mail#1", "mid_stream:2"],
+                                             "classes": ["unsynced_lost", "eio_on_write"]})
+    cases = plan_cases(scenario, SOURCE, PlainEntry(f"{package}.agent:main"))
+    assert [c.case_id for c in cases] == [
+        "mail", "mail[after_tool:mail#1:at:unsynced_lost]", "mail[mid_stream:2:at:unsynced_lost]"]
+
+
+def test_the_replay_command_names_the_agent(openai_agent: Callable[..., str]) -> None:
+    package = openai_agent()
+    crash = CrashSpec("after_tool:mail#1", "at", "unsynced_lost")
+    case = Case("mail", SOURCE, 4, crash, agent=f"{package}.agent:main")
+    assert case.replay_command == (f"harness run scenarios/mail.yaml --seed 4 --agent "
+                                   f"{package}.agent:main --crash-at "
+                                   "'after_tool:mail#1:at:unsynced_lost'")
+
+
+AGENT_THAT_FAILS = '''
+import json
+
+
+async def main(prompt: str) -> str:
+    return parse_the_plan("{not json")
+
+
+def parse_the_plan(text):
+    return json.loads(text)
+'''
+
+
+def test_an_exception_of_the_agent_fails_the_run_with_the_agents_own_traceback(
+        agent_packages: AgentPackages) -> None:
+    package = agent_packages.write({"agent": AGENT_THAT_FAILS, "tools": "def send_mail(): ..."})
+    result = run(package, mail_scenario(package))
+
+    assert result.stop_state == "failed"
+    assert result.stop_reason.startswith("the agent raised JSONDecodeError: Expecting "
+                                         "property name enclosed in double quotes")
+    assert result.trace is not None
+    traceback = result.trace.extra["agent_traceback"]
+    assert traceback.startswith("incarnation 1 (the agent's code):\nTraceback")
+    assert f"{package}/agent.py\", line 10, in parse_the_plan" in traceback
+    assert "harness/intercept" not in traceback
+
+
+SYNC_AGENT = '''
+import time
+
+from openai import OpenAI
+
+from {package}.tools import send_mail
+
+
+def main(prompt: str) -> str:
+    client = OpenAI(timeout=30.0, max_retries=0)
+    started = time.monotonic()
+    messages = [{"role": "user", "content": prompt}]
+    reply = client.chat.completions.create(model="m", messages=messages)
+    call = reply.choices[0].message.tool_calls[0]
+    send_mail(to="cfo@example.com", body="inv 7")
+    time.sleep(90)  # a blocking wait: virtual, and it costs nothing
+    messages += [reply.choices[0].message.model_dump(exclude_none=True),
+                 {"role": "tool", "tool_call_id": call.id, "content": "{\\"sent\\": true}"}]
+    answer = client.chat.completions.create(model="m", messages=messages)
+    return f"{answer.choices[0].message.content} after {time.monotonic() - started:g}s"
+'''
+
+
+def test_a_blocking_main_on_the_sync_sdk_runs_on_virtual_time(
+        agent_packages: AgentPackages) -> None:
+    from .conftest import TOOLS
+
+    package = agent_packages.write({"tools": TOOLS,
+                                    "agent": SYNC_AGENT.replace("{package}", "{{package}}")
+                                    .replace("{", "{{").replace("}", "}}")
+                                    .replace("{{{{package}}}}", "{package}")})
+    result = run(package, mail_scenario(package))
+    assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
+    assert result.trace is not None
+    assert result.trace.extra["final_answer"] == "Sent. after 90s"
+
+
+AGENT_CALLING_OUT = '''
+import httpx
+
+
+async def main(prompt: str) -> str:
+    async with httpx.AsyncClient() as client:
+        await client.get("https://api.openai.com/v1/models")
+    return "done"
+'''
+
+
+def test_a_request_to_a_real_host_is_refused_and_fails_the_case(
+        agent_packages: AgentPackages) -> None:
+    package = agent_packages.write({"agent": AGENT_CALLING_OUT, "tools": "def send_mail(): ..."})
+    result = run(package, mail_scenario(package))
+
+    assert result.status == "fail"
+    network = next(v for v in result.verdicts if v.invariant == "network")
+    assert network.status == "fail"
+    assert network.evidence == ("GET https://api.openai.com/v1/models",)
+    assert result.stop_state == "infra_paused"  # the ConnectError, as the agent met it
