@@ -31,16 +31,20 @@ Code of the packages in :data:`REAL_FS_PACKAGES` (the harness, the HTTP stack,
 the SDKs, the test tools, ``importlib``) keeps the real file system, and so does
 the import system.
 
-Example::
+Example (the torn-state-file bug a naive save has)::
 
-    disk = CrashDisk(plan=CrashPlan("state:truncate#1", "after", "unsynced_lost"))
+    def save(state):                       # the agent's code, unchanged
+        with open("state.json", "w") as f:
+            json.dump(state, f)
+
+    disk = CrashDisk(plan=CrashPlan("state:truncate#1", "after", "process_killed"))
     files = AgentFiles(disk)
-    with files.active(generation=1):
-        json.dump({"step": 1}, open("state.json", "w"))   # no fsync: a bug
-        ...                                                # crashes at the second save
+    with files.active(generation=1):       # raises SimulatedCrash in the second save
+        save({"step": 1})
+        save({"step": 2})
     disk.restart()
     with files.active(generation=2):
-        open("state.json").read()                          # '' : the torn state file
+        open("state.json").read()          # '' : json.load fails on restart
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ from pyfakefs.fake_filesystem_unittest import Patcher
 from pyfakefs.fake_os import FakeOsModule, handle_original_call
 
 from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
-from harness._errors import DiskError
+from harness._errors import DiskError, HarnessError
 from harness.ports import rng_stream
 
 REAL_FS_PACKAGES: tuple[str, ...] = (
@@ -115,6 +119,10 @@ Extend it for a library of yours: ``AgentFiles(disk, real_fs_packages=REAL_FS_PA
 _SKIP_CHECK = "is_called_from_skipped_module"
 _SKIP_CHECK_USERS: tuple[ModuleType, ...] = (fake_os, fake_open, fake_io, fake_path, fake_pathlib)
 _STDLIB = frozenset(sys.stdlib_module_names)
+_THIS_PACKAGE = __name__.rpartition(".")[0]
+# Library modules that run a callable for their caller (anyio's worker threads,
+# anyio.Path, anyio.open_file): what they run is the caller's I/O, not theirs.
+_ON_BEHALF_OF_CALLER = ("anyio._backends.", "anyio._core._fileio", "anyio.to_thread")
 
 
 @final
@@ -138,7 +146,7 @@ class _LibraryCallers:
         while self.enabled and frame is not None:
             module = frame.f_globals.get("__name__", "")
             frame = frame.f_back
-            if module.startswith(_THIS_PACKAGE):
+            if module.startswith(_THIS_PACKAGE) or module.startswith(_ON_BEHALF_OF_CALLER):
                 continue
             listed = module in self._names or module.startswith(self._prefixes)
             if listed or not _is_plumbing(module):
@@ -146,12 +154,9 @@ class _LibraryCallers:
         return False
 
 
-_THIS_PACKAGE = __name__.rpartition(".")[0]
-
-
 def _is_plumbing(module: str) -> bool:
     top = module.partition(".")[0]
-    return top in _STDLIB or top == "pyfakefs"
+    return top in _STDLIB or top == "pyfakefs" or module.startswith(_ON_BEHALF_OF_CALLER)
 
 
 @contextmanager
@@ -207,17 +212,18 @@ class _Mirror:
     def content(self, path: str, new: bytes) -> None:
         """The file now holds ``new`` in the OS: write what changed."""
         self._alive(f"write {path}")
-        old = self._view.read(path)
-        if new == old:
-            return
-        keep = len(old) if new.startswith(old) else _common_prefix(old, new)
         with self._os_errors():
+            old = self._view.read(path)
+            if new == old:
+                return
+            keep = len(old) if new.startswith(old) else _common_prefix(old, new)
             if keep < len(old):
                 self._view.truncate(path, keep)
             if len(new) > keep:
                 self._view.open_append(path).write(new[keep:])
 
-    def durable_content(self, path: str) -> bytes:
+    def disk_content(self, path: str) -> bytes:
+        """What the crash disk holds for ``path`` (what the OS holds, synced or not)."""
         return self._view.read(path)
 
     def fsync(self, path: str, *, folder: bool) -> None:
@@ -235,18 +241,29 @@ class _Mirror:
 
     def rename(self, source: str, target: str) -> None:
         self._alive(f"rename {source}")
+        if self._view.is_dir(source) and self._inside(source):
+            # The crash disk names files by path; moving a tree would need it
+            # to re-key every durable name below the folder.
+            raise HarnessError(
+                f"renaming the folder {source!r} with anything inside is not modelled by "
+                "the crash disk; rename its files one by one, or an empty folder"
+            )
         with self._os_errors():
             self._view.replace(source, target)
 
     def remove(self, path: str) -> None:
         """``path`` is gone, with whatever was inside it (deepest first)."""
         self._alive(f"remove {path}")
-        inside = [p for p in self._disk.files() if p.startswith(path + "/")]
-        inside += [p for p in self._disk.folders() if p.startswith(path + "/")]
+        inside = self._inside(path) if self._view.is_dir(path) else []
         with self._os_errors():
             for p in sorted(inside, key=lambda p: (-p.count("/"), p)):
                 self._remove_one(p)
             self._remove_one(path)
+
+    def _inside(self, folder: str) -> list[str]:
+        """Every file and folder below ``folder`` on the disk."""
+        below = folder + "/"
+        return [p for p in [*self._disk.files(), *self._disk.folders()] if p.startswith(below)]
 
     def _remove_one(self, path: str) -> None:
         if self._view.is_dir(path):
@@ -300,10 +317,12 @@ class _MirroredFilesystem(FakeFilesystem):
             self.mirror.content(path, file.byte_contents or b"")
         except OSError:
             # A failed write leaves what the disk holds; the agent sees the same.
-            file.set_initial_contents(self.mirror.durable_content(path))
+            file.set_initial_contents(self.mirror.disk_content(path))
             raise
 
     def create_file_internally(self, *args: Any, **kwargs: Any) -> FakeFile:
+        if kwargs.get("read_from_real_fs"):  # a read-only real folder, read lazily
+            return super().create_file_internally(*args, **kwargs)
         kwargs["side_effect"] = self.contents_changed
         file = super().create_file_internally(*args, **kwargs)
         self.mirror.created(_text(file.path))
@@ -338,14 +357,27 @@ class _MirroredFilesystem(FakeFilesystem):
             super().rename(old_file_path, new_file_path, force_replace)
         finally:
             self._renaming = False
-        if source != target and not self.exists(source, check_link=True):
+        if source != target:  # pyfakefs renames a name onto itself as a no-op
             self.mirror.rename(source, target)
+
+    def create_symlink(self, file_path: Any, *_target: Any, **_options: Any) -> Any:
+        raise _not_modelled(f"the symbolic link {_text(file_path)!r}")
+
+    def link(self, *paths: Any, **_options: Any) -> Any:
+        raise _not_modelled(f"the hard link {_text(paths[1])!r}")
 
     def remove_object(self, file_path: Any) -> None:
         path = self.absnormpath(_text(file_path))
         super().remove_object(file_path)
         if not self._renaming:
             self.mirror.remove(path)
+
+
+def _not_modelled(what: str) -> HarnessError:
+    return HarnessError(
+        f"{what}: links are not modelled by the crash disk (it names files by path); "
+        "copy the file, or keep links out of the agent's state"
+    )
 
 
 def _mirrored_fs(os_module: FakeOsModule) -> _MirroredFilesystem:
@@ -420,11 +452,6 @@ def _seeded_tempfile_names(rng: random.Random) -> Iterator[None]:
         tempfile._name_sequence = saved  # type: ignore[attr-defined]
 
 
-def _loaded_modules_of(packages: tuple[str, ...]) -> set[str]:
-    prefixes = tuple(p + "." for p in packages)
-    return {name for name in list(sys.modules) if name in packages or name.startswith(prefixes)}
-
-
 class _AgentPatcher(Patcher):
     """pyfakefs's patcher with its own singleton and module cache.
 
@@ -433,6 +460,39 @@ class _AgentPatcher(Patcher):
     """
 
     PATCHER: ClassVar[Patcher | None] = None  # type: ignore[misc]
+    # (the cache's identity, how many modules were loaded) when last passed over
+    _passed_over: ClassVar[tuple[int, int]] = (0, 0)
+
+    def pass_over_libraries(self, packages: tuple[str, ...]) -> None:
+        """Let pyfakefs's scan skip every loaded module of ``packages``.
+
+        Their code keeps the real file system anyway, so their globals need no
+        patch; marking them as already scanned saves most of the first scan
+        (the SDKs alone bring thousands of modules).
+        """
+        state = (id(self.CACHED_MODULES), len(sys.modules))
+        if state == _AgentPatcher._passed_over:
+            return
+        _AgentPatcher._passed_over = state
+        prefixes = tuple(p + "." for p in packages)
+        for name, module in list(sys.modules.items()):
+            if (name in packages or name.startswith(prefixes)) and (
+                module not in self.CACHED_MODULES
+            ):
+                self._keep_real_pathlib(module)
+                self.CACHED_MODULES.add(module)
+
+    def _keep_real_pathlib(self, module: ModuleType) -> None:
+        """What pyfakefs does for a module it skips: its ``pathlib``/``Path`` stay real.
+
+        pyfakefs patches ``pathlib``'s own globals, so a bare reference to the
+        real class would break; it hands skipped modules a real-behaving
+        stand-in, and so must a module marked as scanned.
+        """
+        for attr, value in list(vars(module).items()):
+            if value is pathlib or value is pathlib.Path:
+                key = "pathlib" if value is pathlib else "Path"
+                self.SKIPPED_FS_MODULES.setdefault(attr, set()).add((module, key))
 
 
 @final
@@ -441,7 +501,9 @@ class AgentFiles:
 
     ``workdir`` is the agent's current folder, created empty (and durable) on the
     disk; it survives restarts. ``real_fs_packages`` lists the packages whose
-    code keeps the real file system (see :data:`REAL_FS_PACKAGES`). ``seed``
+    code keeps the real file system (see :data:`REAL_FS_PACKAGES`).
+    ``read_only_folders`` are real folders the agent's own code may read (its
+    package's prompts and data), shown read-only and never mirrored. ``seed``
     drives ``tempfile``'s names.
 
     Example (not a doctest: code of this package keeps the real file system)::
@@ -461,11 +523,13 @@ class AgentFiles:
         workdir: str = "/agent",
         *,
         real_fs_packages: Iterable[str] = REAL_FS_PACKAGES,
+        read_only_folders: Iterable[str] = (),
         seed: int = 0,
     ) -> None:
         self.disk = disk
         self.workdir = posixpath.normpath(workdir)
         self._packages = tuple(real_fs_packages)
+        self._read_only = tuple(os.path.abspath(f) for f in read_only_folders)
         self._seed = seed
         self._temp = tempfile.gettempdir()
         disk.make_durable_folders(self.workdir)
@@ -474,9 +538,11 @@ class AgentFiles:
         self._patcher = self._new_patcher()
 
     def _new_patcher(self) -> _AgentPatcher:
-        skip = sorted(_loaded_modules_of(self._packages) | set(self._packages))
+        # Only the package names: a longer list (every loaded submodule) makes
+        # pyfakefs's scan quadratic and invalidates its cache whenever a module
+        # is imported. Submodules are told apart at call time by _LibraryCallers.
         patcher = _AgentPatcher(
-            additional_skip_names=list(skip),
+            additional_skip_names=list(self._packages),
             # pyfakefs takes fake module classes here (its stubs say modules).
             modules_to_patch={"os": _MirroredOs},  # type: ignore[dict-item]
             use_cache=True,
@@ -497,18 +563,25 @@ class AgentFiles:
         """
         self.disk.incarnations.check(generation, f"start incarnation {generation}")
         if AgentFiles._active is not None:
-            raise RuntimeError("an agent's files are already active; one incarnation at a time")
+            raise HarnessError(
+                "AgentFiles.active() entered twice: one incarnation's files at a time "
+                "(leave the running incarnation's block before starting the next)"
+            )
         AgentFiles._active = self
         rng = rng_stream(self._seed, f"tempfile:{generation}")
         try:
             with _skip_check(self._library_callers), _seeded_tempfile_names(rng):
+                self._patcher.pass_over_libraries(self._packages)
                 self._patcher.setUp()
                 try:
                     self._load(self._fake_fs(), generation)
                     self._library_callers.enabled = True
-                    yield
+                    try:
+                        yield
+                    finally:
+                        # A point reached by this last flush may still crash.
+                        self._close_leftovers(self._fake_fs(), generation)
                 finally:
-                    self._close_leftovers(self._fake_fs(), generation)
                     self._library_callers.enabled = False
                     self._patcher.tearDown()
         finally:
@@ -548,6 +621,8 @@ class AgentFiles:
         )
         for path, data in self.disk.files().items():
             fs.create_file(path, contents=data, side_effect=changed)
+        for folder in self._read_only:
+            fs.add_real_directory(folder, read_only=True, lazy_read=True)
         fs.cwd = self.workdir
         fs.__class__ = _MirroredFilesystem
         assert isinstance(fs, _MirroredFilesystem)
@@ -555,12 +630,13 @@ class AgentFiles:
 
 
 class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
-    """Cleanup handlers that keep library modules imported while the agent ran.
+    """Cleanup handlers that keep library and standard modules imported while the agent ran.
 
     pyfakefs drops every module imported during a patch from ``sys.modules``;
     for the agent's modules that is welcome (the next incarnation imports them
-    afresh), for a library's lazily imported backend it would make a second
-    copy of its classes. A kept module gets the real ``os``, ``io`` … back in
+    afresh), for a library's lazily imported backend, or a standard module such
+    as ``concurrent.futures.thread``, it would make a second copy of its
+    classes and state. A kept module gets the real ``os``, ``io`` … back in
     place of the fakes it imported.
     """
 
@@ -576,7 +652,10 @@ class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
         self._fakes = fakes
 
     def _is_library(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self._packages or name.startswith(self._prefixes))
+        if not isinstance(name, str):
+            return False
+        listed = name in self._packages or name.startswith(self._prefixes)
+        return listed or name.partition(".")[0] in _STDLIB
 
     def __contains__(self, name: object) -> bool:
         return self._is_library(name) or super().__contains__(name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import errno
 import importlib
 import json
@@ -15,9 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import harness.intercept
-from fakes import CrashDisk, CrashPlan, DeadIncarnationError, SimulatedCrash
+from fakes import (
+    CRASH_CLASSES,
+    CrashDisk,
+    CrashPlan,
+    DeadIncarnationError,
+    SimulatedCrash,
+    crash_class_applies,
+)
+from harness import HarnessError
 from harness.agent import RealDisk
 from harness.intercept import REAL_FS_PACKAGES, AgentFiles
 
@@ -303,6 +315,62 @@ def test_a_killed_process_keeps_flushed_bytes_and_loses_buffered_ones() -> None:
     assert read_after_restart(crash_and_restart(program, plan), "log.txt") == ""
 
 
+def _journal_then_truncating_rewrite() -> None:
+    os.makedirs("state", exist_ok=True)
+    with open("state/journal.jsonl", "a") as journal:
+        for n in range(3):
+            journal.write(json.dumps({"seq": n}) + "\n")
+            journal.flush()
+            if n < 2:
+                os.fsync(journal.fileno())
+    fd = os.open("state/summary.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, b"three records")
+    os.close(fd)
+    fd = os.open("state/summary.txt", os.O_WRONLY | os.O_TRUNC)
+    os.write(fd, b"rewritten")
+    os.close(fd)
+
+
+def _every_crash_of_the_journal_program() -> Iterator[CrashPlan]:
+    for point in points_of(_journal_then_truncating_rewrite):
+        for crash_class in CRASH_CLASSES:
+            if crash_class_applies(crash_class, point):
+                yield CrashPlan(point, "after", crash_class)
+
+
+@pytest.mark.parametrize("plan", list(_every_crash_of_the_journal_program()), ids=str)
+def test_the_next_incarnation_sees_exactly_the_crash_state(plan: CrashPlan) -> None:
+    disk = CrashDisk(plan=plan, seed=7)
+    files = AgentFiles(disk)
+    with contextlib.suppress(SimulatedCrash, OSError), files.active(generation=1):
+        _journal_then_truncating_rewrite()
+    crashed = disk.incarnations.crashed
+    expected = disk.durable_view() if crashed else disk.files()
+    disk.restart()
+    seen: dict[str, bytes] = {}
+    with files.active(generation=2):
+        for folder, _, names in os.walk("/"):
+            for name in names:
+                seen[os.path.join(folder, name)] = pathlib.Path(folder, name).read_bytes()
+    assert seen == expected
+
+
+def test_appends_and_o_trunc_reach_their_points() -> None:
+    assert points_of(_journal_then_truncating_rewrite) == [
+        "state:mkdir#1",
+        "journal:create#1",
+        "journal:write#1",
+        "journal:fsync#1",
+        "journal:write#2",
+        "journal:fsync#2",
+        "journal:write#3",
+        "summary:create#1",
+        "summary:write#1",
+        "summary:truncate#1",
+        "summary:write#2",
+    ]
+
+
 def test_the_next_incarnation_starts_in_the_surviving_workdir() -> None:
     def program() -> None:
         pathlib.Path("a.txt").write_text("unsynced name")
@@ -339,6 +407,59 @@ def test_files_that_survived_a_restart_are_mirrored_too() -> None:
         "state:truncate#3",
     ]
     assert disk.files()["/agent/state.json"] == b"{"
+
+
+def test_a_crash_at_the_last_flush_of_a_clean_end_still_restores_the_real_world() -> None:
+    def program() -> None:
+        open("log.txt", "w").write("flushed at the end")  # noqa: SIM115 - never closed
+
+    disk = CrashDisk(plan=CrashPlan("log:write#1", "before", "unsynced_lost"))
+    with pytest.raises(SimulatedCrash), AgentFiles(disk).active(generation=1):
+        program()
+    assert open.__module__ == "io"  # the real builtin, not pyfakefs's
+    assert os.path.isdir(os.path.dirname(__file__))
+
+
+def test_renaming_an_empty_folder_is_a_rename_point() -> None:
+    def program() -> None:
+        os.mkdir("old")
+        os.rename("old", "new")
+
+    disk = CrashDisk()
+    assert points_of(program, disk) == [
+        "old:mkdir#1",
+        "new:rename#1",
+    ]
+    assert "/agent/new" in disk.folders()
+
+
+@pytest.mark.parametrize("inside", ["old/x.txt", "old/sub/"])
+def test_renaming_a_folder_with_anything_inside_is_refused_with_the_way_out(inside: str) -> None:
+    def program() -> None:
+        os.makedirs("old/sub")
+        if not inside.endswith("/"):
+            pathlib.Path(inside).write_text("x")
+        os.rename("old", "new")
+
+    with pytest.raises(HarnessError, match=r"^renaming the folder '/agent/old' with anything"):
+        points_of(program)
+
+
+@pytest.mark.parametrize("kind", ["symlink", "link"])
+def test_links_are_refused_with_the_way_out(kind: str) -> None:
+    def program() -> None:
+        pathlib.Path("state.json").write_text("{}")
+        getattr(os, kind)("state.json", "current.json")  # looked up while active
+
+    with pytest.raises(HarnessError, match=r"^.*'current.json'.*: links are not modelled"):
+        points_of(program)
+
+
+def test_one_incarnation_at_a_time() -> None:
+    first, second = AgentFiles(CrashDisk()), AgentFiles(CrashDisk())
+    with first.active(generation=1), pytest.raises(HarnessError, match="entered twice"):  # noqa: SIM117
+        with second.active(generation=1):
+            pass
 
 
 # -- the dead incarnation -------------------------------------------------------------
@@ -438,9 +559,12 @@ def real_package(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "probe_pkg" / "__init__.py").write_text("")
     (tmp_path / "probe_pkg" / "reader.py").write_text(
         "import os\n"
+        "from pathlib import Path\n"
         "def read(path):\n"
         "    with open(path) as f:\n"
         "        return f.read(), os.path.exists(path)\n"
+        "def read_path(path):\n"
+        "    return Path(path).read_text()\n"
     )
     (tmp_path / "probe_pkg" / "late.py").write_text("import os\nHERE = os.getcwd()\n")
     (tmp_path / "real.txt").write_text("on the real disk")
@@ -458,6 +582,7 @@ def test_listed_packages_keep_the_real_file_system(real_package: Path) -> None:
     with files.active(generation=1):
         assert not os.path.exists(real)  # the agent's view
         assert reader.read(real) == ("on the real disk", True)  # the library's view
+        assert reader.read_path(real) == "on the real disk"
         assert RealDisk().read(real) == b"on the real disk"  # the harness's own code
 
 
@@ -475,6 +600,18 @@ def test_a_module_imported_while_active_loads_from_the_real_disk(real_package: P
     assert "probe_pkg.late" not in sys.modules  # the next incarnation imports it afresh
 
 
+def test_a_standard_module_imported_while_active_stays_imported_with_the_real_os() -> None:
+    name = "filecmp"  # a standard module that imports os, and nothing here before
+    assert name not in sys.modules
+    try:
+        with AgentFiles(CrashDisk()).active(generation=1):
+            module = importlib.import_module(name)
+        assert sys.modules[name] is module
+        assert module.os is os
+    finally:
+        sys.modules.pop(name, None)
+
+
 def test_a_library_imported_while_active_stays_imported(real_package: Path) -> None:
     files = AgentFiles(CrashDisk(), real_fs_packages=(*REAL_FS_PACKAGES, "probe_pkg"))
     with files.active(generation=1):
@@ -482,6 +619,39 @@ def test_a_library_imported_while_active_stays_imported(real_package: Path) -> N
     assert sys.modules["probe_pkg.late"] is late
     assert late.os is os  # not the fake it imported while the agent ran
     assert os.getcwd() == late.HERE  # a library's code saw the real current folder
+
+
+def test_read_only_folders_show_the_agents_own_data_and_keep_it_unchanged(
+    real_package: Path,
+) -> None:
+    prompts = str(real_package / "probe_pkg")
+    disk = CrashDisk()
+    with AgentFiles(disk, read_only_folders=[prompts]).active(generation=1):
+        assert pathlib.Path(prompts, "late.py").read_text().startswith("import os")
+        # Refused for a normal user; root may write, but only in the fake file system.
+        with contextlib.suppress(PermissionError):
+            pathlib.Path(prompts, "late.py").write_text("changed")
+    assert disk.points == []
+    assert (real_package / "probe_pkg" / "late.py").read_text().startswith("import os")
+
+
+def test_async_file_helpers_write_the_agents_files(tmp_path: Path) -> None:
+    import anyio
+
+    async def agent() -> None:
+        await anyio.Path("a.txt").write_text("via anyio.Path")
+        async with await anyio.open_file("b.txt", "w") as f:
+            await f.write("via anyio.open_file")
+        await asyncio.to_thread(pathlib.Path("c.txt").write_text, "via a worker thread")
+
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        anyio.run(agent)
+    assert disk.files() == {
+        "/agent/a.txt": b"via anyio.Path",
+        "/agent/b.txt": b"via anyio.open_file",
+        "/agent/c.txt": b"via a worker thread",
+    }
 
 
 def test_an_http_client_builds_its_tls_context_from_the_real_certificates() -> None:
@@ -498,3 +668,92 @@ def test_the_public_face_exports_exactly_its_public_names() -> None:
     public = {n for n in public if not isinstance(getattr(harness.intercept, n), type(sys))}
     assert public == set(harness.intercept.__all__)
     assert {"REAL_FS_PACKAGES", "AgentFiles"} <= public
+
+
+# -- the mirror never drifts ---------------------------------------------------------------
+
+NAMES = ["a.txt", "b.txt", "d/c.txt"]
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["write", "append", "buffer", "flush", "fsync", "replace", "unlink", "mkdir",
+             "rmdir", "truncate"]
+        ),
+        st.sampled_from(NAMES),
+        st.sampled_from(NAMES),
+        st.binary(max_size=12),
+    ),
+    max_size=14,
+)
+
+
+class _AgentProgram:
+    """Random file work in an agent's own words; OS errors are the agent's to ignore."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Any] = {}
+
+    def run(self, op: str, name: str, other: str, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            getattr(self, op)(name, other, data)
+
+    def write(self, name: str, _other: str, data: bytes) -> None:
+        with open(name, "wb") as f:
+            f.write(data)
+
+    def append(self, name: str, _other: str, data: bytes) -> None:
+        with open(name, "ab") as f:
+            f.write(data)
+
+    def buffer(self, name: str, _other: str, data: bytes) -> None:
+        if name not in self.held:
+            self.held[name] = open(name, "ab")  # noqa: SIM115 - held open across steps
+        self.held[name].write(data)
+
+    def flush(self, name: str, _other: str, _data: bytes) -> None:
+        if name in self.held:
+            self.held[name].flush()
+
+    def fsync(self, name: str, _other: str, _data: bytes) -> None:
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def replace(self, name: str, other: str, _data: bytes) -> None:
+        os.replace(name, other)
+
+    def unlink(self, name: str, _other: str, _data: bytes) -> None:
+        os.unlink(name)
+
+    def mkdir(self, _name: str, _other: str, _data: bytes) -> None:
+        os.mkdir("d")
+
+    def rmdir(self, _name: str, _other: str, _data: bytes) -> None:
+        os.rmdir("d")
+
+    def truncate(self, name: str, _other: str, data: bytes) -> None:
+        os.truncate(name, len(data))
+
+
+def _what_the_agent_sees() -> dict[str, bytes]:
+    seen = {}
+    for folder, _, names in os.walk("/"):
+        for name in names:
+            seen[os.path.join(folder, name)] = pathlib.Path(folder, name).read_bytes()
+    return seen
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=operations)
+def test_the_crash_disk_holds_what_the_agent_handed_to_the_os_after_every_step(
+    ops: list[tuple[str, str, str, bytes]],
+) -> None:
+    disk = CrashDisk()
+    program = _AgentProgram()
+    with AgentFiles(disk).active(generation=1):
+        for op in ops:
+            program.run(*op)
+            assert _what_the_agent_sees() == disk.files()
+            assert sorted(d for d, _, _ in os.walk("/")) == disk.folders()

@@ -206,7 +206,7 @@ def test_crash_points_and_classes(tmp_path: Path) -> None:
         "10:18: crash.points[0]: badly formed: got 'bad'; expected a point id "
         "'<role>:<op>#<n>', such as 'journal:fsync#3', or a world event: "
         "'after_tool:<tool>#<k>', 'before_request:<turn>', 'mid_stream:<turn>', "
-        "'after_response:<turn>'",
+        "'after_response:<turn>'; 'all' in a list adds every point of the agent's own files",
         "10:53: crash.classes[0]: not an allowed value: got 'lost'; expected one of "
         "'unsynced_lost', 'torn_append_short', 'torn_append_zeros', 'torn_append_garbage', "
         "'missing_dir_fsync', 'process_killed', 'eio_on_write', 'eio_on_fsync', "
