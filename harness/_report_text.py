@@ -53,6 +53,8 @@ def _verdict_line(result: CaseResult) -> str:
         return f"{failed[0].invariant} broken: {failed[0].message}{more}"
     if result.error is not None:
         return f"harness error: {result.error}"
+    if result.unreached_faults:
+        return f"the fault {result.unreached_faults[0]} was never reached"
     return "the crash point was never reached"
 
 
@@ -81,6 +83,8 @@ def _problems_section(result: CaseResult) -> str:
         lines += ["harness error", f"  {result.error}"]
     if result.case.crash is not None and not result.crash_reached:
         lines += ["the crash point was never reached, so this case proves nothing"]
+    lines += [f"the fault {fault} was never reached, so this case proves nothing about it"
+              for fault in result.unreached_faults]
     failed = result.failed_verdicts
     if failed:
         lines.append("broken invariants")

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from fakes import idempotency_key
+from harness.checks._always import always_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._trace import MessageRecord, RequestRecord, SentUsage, Trace
 from harness.checks._verdict import Verdict
@@ -530,7 +531,8 @@ CHECKS: dict[str, Callable[[Trace], Verdict]] = {
 
 
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:
-    """The verdicts of the scenario's invariants, then the side-effect expectation.
+    """The verdicts of the scenario's invariants, the side-effect expectation, then the
+    checks every case gets (:mod:`._always`).
 
     An invariant without a checker yet (I5) is ``unknown``, never ``pass``.
     """
@@ -539,4 +541,4 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
         for i in trace.expect.invariants
     ]
     effects = check_side_effects(trace)
-    return tuple(verdicts + ([effects] if effects else []))
+    return tuple(verdicts + ([effects] if effects else []) + always_verdicts(trace))

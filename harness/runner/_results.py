@@ -136,7 +136,14 @@ class CaseResult:
         return tuple(v for v in self.verdicts if v.status == "fail")
 
     @property
+    def unreached_faults(self) -> tuple[str, ...]:
+        """The scripted faults no request met: the case proves nothing about them."""
+        return tuple(line.removeprefix("never reached: ") for v in self.verdicts
+                     if v.invariant == "faults" and v.status == "unknown" for line in v.evidence)
+
+    @property
     def passed(self) -> bool:
-        """No invariant failed, no harness error, and the injected crash was reached."""
+        """No invariant failed, no harness error, the injected crash and every fault reached."""
         reached = self.case.crash is None or self.crash_reached
-        return self.error is None and reached and not self.failed_verdicts
+        return self.error is None and reached and not self.failed_verdicts \
+            and not self.unreached_faults

@@ -120,7 +120,7 @@ class _CaseRun:
         fired_before = self.world.disk.fired
         try:
             agent = self.factory(self.world.ports(number))
-            record.outcome = self._drive(agent.run(self.task))
+            record.outcome = checked_outcome(self._drive(agent.run(self.task)))
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
         except FaultError as error:  # the scenario asks for what its stream cannot give
@@ -221,6 +221,22 @@ def _fired_id(world: World, before: object) -> str:
     return fired.id if fired is not None and fired is not before else "unknown"
 
 
+class MalformedOutcome(Exception):
+    """``run()`` returned something that is not an :class:`~harness.agent.AgentOutcome`."""
+
+
+def checked_outcome(value: object) -> AgentOutcome:
+    """``value`` if it is an :class:`~harness.agent.AgentOutcome`; else :class:`MalformedOutcome`.
+
+    Without an outcome there is no stop state to judge, and every check that
+    reads one would say ``unknown``: the run would pass without proving anything.
+    """
+    if isinstance(value, AgentOutcome):
+        return value
+    raise MalformedOutcome(f"run() returned {type(value).__name__} {value!r:.60}; expected an "
+                           "AgentOutcome (harness.agent.AgentOutcome) with the run's stop state")
+
+
 def outcome_record(outcome: AgentOutcome) -> OutcomeRecord:
     """The agent's outcome as plain trace data."""
     usage = outcome.billed_usage
@@ -262,6 +278,11 @@ def expectation(scenario: Scenario) -> Expectation:
         max_attempts=scenario.budget.max_attempts,
         pure_tools=tuple(sorted(n for n, s in tools.items() if s.kind in PURE_KINDS)),
         tool_kinds=tuple(sorted((n, s.kind) for n, s in tools.items())),
+        faults=tuple((f.at.turn, f.at.attempt, f.kind) for f in scenario.faults),
+        unsafe_tools=tuple(sorted(n for n, s in tools.items() if not s.is_concurrency_safe)),
+        idle_bound_seconds=scenario.expect.idle_bound_seconds,
+        retry_after_cap_seconds=scenario.expect.retry_after_cap_seconds,
+        max_consecutive_429=scenario.expect.max_consecutive_429,
     )
 
 

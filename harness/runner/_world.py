@@ -48,7 +48,14 @@ from fakes import (
     play_steps,
     wait_before_headers,
 )
-from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, AgentPorts, ToolContext
+from harness.agent import (
+    ATTEMPT_ID_HEADER,
+    RETRY_LAYER_HEADER,
+    AgentPorts,
+    StreamConfig,
+    ToolContext,
+    parse_retry_after,
+)
 from harness.checks._trace import (
     BROKEN_STREAM_FAULTS,
     CacheRecord,
@@ -62,6 +69,8 @@ from harness.scenario import Scenario
 from harness.scenario import ToolSpec as ScenarioTool
 
 STATE_DIR = "/state"
+# Unix time of virtual t=0, the fakes' calendar origin, to read an HTTP-date Retry-After.
+_CALENDAR_ORIGIN = StreamConfig().clock_epoch_unix
 PURE_KINDS = frozenset({"read", "inspect"})
 
 
@@ -110,6 +119,9 @@ class _Pending:
     cache: CacheOutcome | None = None  # the prompt cache's verdict, when it is on
     attempt_id: str | None = None  # the agent's own id for the attempt, if it sent one
     retry_layer: str | None = None
+    retry_after: float | None = None  # the wait the answer asked for, in seconds
+    last_chunk_at: float | None = None
+    longest_silence: float = 0.0
 
 
 class World:
@@ -193,6 +205,7 @@ class World:
         pending.cache = seen.cache
         pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
         pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
+        pending.retry_after = asked_wait(plan.headers, self.clock.now())
         self.requests.append(pending)
         await wait_before_headers(plan.before_headers)
         stream = _RecordedBody(plan.steps, pending, self.clock, request)
@@ -256,6 +269,7 @@ class _RecordedBody(httpx.AsyncByteStream):
             async for chunk in self._play():
                 if pending.first_byte_at is None:
                     pending.first_byte_at = self._clock.now()
+                self._note_silence()
                 pending.delivered_bytes += len(chunk)
                 yield chunk
         except asyncio.CancelledError:
@@ -277,8 +291,17 @@ class _RecordedBody(httpx.AsyncByteStream):
 
     def _end(self, how: str) -> None:
         if self._pending.ended == "open":
+            self._note_silence()
             self._pending.ended = how
             self._pending.ended_at = self._clock.now()
+
+    def _note_silence(self) -> None:
+        """Measure the gap since the last chunk: what an idle watchdog must bound (S1)."""
+        pending, now = self._pending, self._clock.now()
+        if pending.last_chunk_at is not None:
+            pending.longest_silence = max(pending.longest_silence, now - pending.last_chunk_at)
+        if pending.first_byte_at is not None:
+            pending.last_chunk_at = now
 
     async def aclose(self) -> None:
         self._end("closed")
@@ -304,7 +327,17 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         model=p.model or (response.model if response else None), text=text, calls=calls,
         usage=usage, usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
         cache=_cache_record(p.cache), attempt_id=p.attempt_id, retry_layer=p.retry_layer,
+        retry_after=p.retry_after, longest_silence=p.longest_silence,
     )
+
+
+def asked_wait(headers: tuple[tuple[str, str], ...], now: float) -> float | None:
+    """The wait in seconds an answer's retry headers ask for (``None``: none asked).
+
+    >>> asked_wait((("retry-after", "20"),), now=0.0)
+    20.0
+    """
+    return parse_retry_after(dict(headers), now_unix=_CALENDAR_ORIGIN + now)
 
 
 def _sent_usage(p: _Pending) -> SentUsage | None:
@@ -377,6 +410,17 @@ class _RecordingTool:
             world.incarnations.crashed
         args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
         outcome = "refused"
+
+        def record(ended_at: float | None, outcome: str) -> InvocationRecord:
+            return InvocationRecord(seq, self._tool.name, self._tool.kind,
+                                    context.invocation.call_id, args, context.incarnation,
+                                    started, ended_at, not alive,
+                                    outcome if alive else "refused")
+
+        # Noted at the start, so a call the agent walked away from and that never
+        # settles is still seen running (J7); replaced when it ends.
+        slot = len(world.invocations)
+        world.invocations.append(record(None, "running"))
         try:
             result = await self._tool.run(arguments, context)
             outcome = "ok"
@@ -388,7 +432,4 @@ class _RecordingTool:
             outcome = "error"
             raise
         finally:
-            world.invocations.append(InvocationRecord(
-                seq, self._tool.name, self._tool.kind, context.invocation.call_id, args,
-                context.incarnation, started, world.clock.now(), not alive,
-                outcome if alive else "refused"))
+            world.invocations[slot] = record(world.clock.now(), outcome)

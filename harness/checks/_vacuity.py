@@ -1,0 +1,63 @@
+"""No vacuous pass: a case proves something only if its run ended and met its faults.
+
+DESIGN §3: "A check whose fault or crash point was never reached is unknown,
+never pass: a scenario cannot pass vacuously." Two checks hold a case to it:
+
+- ``outcome``: the final incarnation ended with an :class:`~harness.agent.AgentOutcome`
+  (a stop state to judge); an agent whose ``run()`` returns ``None`` or raises
+  fails, instead of every stop-state check quietly saying ``unknown``;
+- ``faults``: every fault the scenario scripts met a request (or was scripted
+  for a later attempt of the turn the run gave up on); a fault never reached
+  leaves the case ``unknown``, naming the fault.
+
+Example::
+
+    check_faults_reached(trace)   # unknown: "turn 2 attempt 1 http_error was never reached"
+"""
+
+from __future__ import annotations
+
+from harness.checks._trace import RequestRecord, Trace
+from harness.checks._verdict import Verdict
+
+
+def check_outcome(trace: Trace) -> Verdict:
+    """Fail when the final incarnation ended without an outcome though nothing crashed it."""
+    if trace.outcome is not None:
+        return Verdict("outcome", "pass", f"the run ended {trace.outcome.stop_state!r}")
+    final = [i for i in trace.incarnations if i.number == trace.final_incarnation]
+    if final and final[0].crashed_at is not None:
+        return Verdict("outcome", "unknown", "the last incarnation was crashed by the case at "
+                       f"{final[0].crashed_at}, so it could not report how it stopped")
+    why = trace.error or "run() returned without an outcome"
+    return Verdict("outcome", "fail", f"the run gave no stop state to judge: {why}",
+                   ("an agent's run() must return an AgentOutcome naming its stop state",))
+
+
+def check_faults_reached(trace: Trace) -> Verdict | None:
+    """``unknown`` naming every scripted fault no request met; ``None``: none scripted."""
+    faults = trace.expect.faults
+    if not faults:
+        return None
+    live = [r for r in trace.requests if r.delivery != "refused"]
+    met = {(r.turn, r.attempt) for r in live}
+    last = live[-1] if live else None
+    missed = [f"turn {turn} attempt {attempt} {kind}" for turn, attempt, kind in faults
+              if (turn, attempt) not in met and not _past_the_stop(last, turn, attempt)]
+    if missed:
+        return Verdict("faults", "unknown",
+                       f"{missed[0]} was never reached, so the case proves nothing about it",
+                       tuple(f"never reached: {m}" for m in missed))
+    return Verdict("faults", "pass", f"all {len(faults)} scripted fault(s) were reached")
+
+
+def _past_the_stop(last: RequestRecord | None, turn: int, attempt: int) -> bool:
+    """A fault scripted for a later attempt of the turn the run gave up on.
+
+    Scenarios script a failure for "every attempt" of a turn so that an agent
+    retrying too often still meets one; the run that stops earlier (its own
+    retry cap, the shared budget) leaves the rest unused, and the stop state
+    check judges whether stopping there was right.
+    """
+    return last is not None and last.turn == turn and last.attempt < attempt \
+        and not last.committable

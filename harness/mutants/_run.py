@@ -1,0 +1,76 @@
+"""Run mutants against cases, and the kill matrix of the whole catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal, cast
+
+from harness.agent import AgentFactory
+from harness.mutants._catalogue import Kill, Mutant
+from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
+from harness.scenario import Scenario, load_scenario
+
+
+def crash_spec(label: str) -> CrashSpec:
+    """The crash of a case label such as ``journal:fsync#2:after:unsynced_lost[:again]``.
+
+    >>> crash_spec("journal:fsync#2:after:unsynced_lost").point_id
+    'journal:fsync#2'
+    """
+    parts = label.split(":")
+    again = parts[-1] == "again"
+    if again:
+        parts = parts[:-1]
+    point, when, crash_class = ":".join(parts[:-2]), parts[-2], parts[-1]
+    return CrashSpec(point, cast(Literal["before", "after"], when), crash_class, again)
+
+
+def run_kill(kill: Kill, factory: AgentFactory, root: Path = Path(".")) -> CaseResult:
+    """Run the case ``kill`` names with the agent ``factory`` builds."""
+    source = root / kill.scenario
+    scenario = load_scenario(source)
+    crash = None if kill.crash is None else crash_spec(kill.crash)
+    return run_case(Case(scenario.name, source, scenario.seed, crash), scenario, factory)
+
+
+def killed_by(result: CaseResult, check: str) -> bool:
+    """Whether ``check`` failed in ``result``."""
+    return any(v.invariant == check and v.status == "fail" for v in result.verdicts)
+
+
+def matrix(mutants: Sequence[Mutant], scenarios: Iterable[tuple[Scenario, Path]], *,
+           crashes: bool) -> dict[str, dict[str, list[str]]]:
+    """For each mutant, each scenario that kills it and the checks that failed there.
+
+    A case kills a mutant when it does not pass; the checks listed are those that
+    failed (``error`` for a harness error, ``unreached`` for a crash or fault the
+    mutant never reached).
+    """
+    loaded = list(scenarios)
+    found: dict[str, dict[str, list[str]]] = {}
+    for mutant in mutants:
+        kills: dict[str, list[str]] = {}
+        for scenario, source in loaded:
+            checks = _scenario_kills(mutant.factory, scenario, source, crashes=crashes)
+            if checks:
+                kills[str(source)] = checks
+        found[mutant.name] = kills
+    return found
+
+
+def _scenario_kills(factory: AgentFactory, scenario: Scenario, source: Path, *,
+                    crashes: bool) -> list[str]:
+    cases = plan_cases(scenario, source, factory) if crashes \
+        else [Case(scenario.name, source, scenario.seed)]
+    checks: set[str] = set()
+    for case in cases:
+        result = run_case(case, scenario, factory)
+        if result.passed:
+            continue
+        checks |= {v.invariant for v in result.failed_verdicts}
+        if result.error is not None:
+            checks.add("error")
+        if not result.failed_verdicts and result.error is None:
+            checks.add("unreached")
+    return sorted(checks)
