@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness.checks._timing import (
+    check_429_cap,
+    check_idle_watchdog,
+    check_overlap,
+    check_retry_after,
+    check_settle,
+)
 from harness.checks._trace import Trace
 from harness.checks._vacuity import check_faults_reached, check_outcome
 from harness.checks._verdict import Verdict
@@ -17,6 +24,11 @@ from harness.checks._verdict import Verdict
 ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_outcome,
     check_faults_reached,
+    check_idle_watchdog,
+    check_retry_after,
+    check_429_cap,
+    check_settle,
+    check_overlap,
 )
 
 

@@ -143,6 +143,8 @@ class InvocationRecord:
     started_at: float
     ended_at: float | None
     refused: bool
+    # ok, error, cancelled, refused; "running" while in flight; "abandoned" when
+    # still in flight after the agent's run() returned (``ended_at`` is then None).
     outcome: str
 
 

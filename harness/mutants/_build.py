@@ -8,7 +8,7 @@ survives refactors of the core.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -144,5 +144,5 @@ class ToolWrapper:
     def idempotent(self) -> bool:
         return self.inner.idempotent
 
-    def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Awaitable[Any]:
-        return self.inner.run(arguments, context)
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        return await self.inner.run(arguments, context)

@@ -8,11 +8,29 @@ check exists only with the broken agent it catches; this table is that pairing.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.agent import AgentFactory, AgentOutcome, AgentPorts, RecoveryReport, Task
-from harness.mutants._build import reference, rewriting
+import httpx
+
+from harness.agent import (
+    AgentFactory,
+    AgentOutcome,
+    AgentPorts,
+    RecoveryReport,
+    StreamConfig,
+    Task,
+    ToolContext,
+)
+from harness.mutants._build import (
+    ToolWrapper,
+    reference,
+    rewriting,
+    with_responses,
+    with_tools,
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +70,36 @@ def _none(*_: object) -> Any:
     return None
 
 
+def _without_retry_after(response: httpx.Response) -> httpx.Response:
+    # As an HTTP layer that keeps only the status and body of an error answer.
+    for name in ("retry-after", "retry-after-ms"):
+        response.headers.pop(name, None)
+    return response
+
+
+class _WalksAway(ToolWrapper):
+    """On a timeout, asks the call to stop and returns at once (Promise.race)."""
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        work = asyncio.ensure_future(self.inner.run(arguments, context))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            work.cancel()  # asked to stop, never waited for
+            raise
+
+
+class _ClaimsSafe(ToolWrapper):
+    """Declares every tool safe to run beside others."""
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return True
+
+
 _STALL = "scenarios/streaming/stall-then-429.yaml"
+_SETTLE = "scenarios/tools/timeouts-settle.yaml"
+_WRITERS = "scenarios/tools/writers-take-turns.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -61,5 +108,17 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("L5-no-outcome", "seed 002 §19.2 (不要用一个 error 覆盖所有可恢复状态)",
            "does the work but its run() returns None instead of a stop state",
            rewriting(reference(), _none), (Kill(_STALL, "outcome"),)),
+    Mutant("S1-no-idle-watchdog", "seed 002 §19.1 ② and 自建起步 ① (空闲超时监视器)",
+           "only a read timeout of an hour: a stalled stream is waited out",
+           reference(config=StreamConfig(idle_timeout=3600.0)), (Kill(_STALL, "S1"),)),
+    Mutant("S5-ignores-retry-after", "seed 002 §19.1 (尊重服务端 Retry-After)",
+           "drops the Retry-After headers and retries on its own backoff",
+           with_responses(reference(), _without_retry_after), (Kill(_STALL, "S5"),)),
+    Mutant("J7-walks-away-from-timed-out-tool", "seed 002 §19.1 (工具超时为什么不能直接 "
+           "Promise.race)", "a timed-out call is told to stop but never waited for",
+           with_tools(reference(), _WalksAway), (Kill(_SETTLE, "J7"),)),
+    Mutant("L2-runs-writers-in-parallel", "seed 002 §19.5 (isConcurrencySafe)",
+           "treats every tool as concurrency-safe, so writers run side by side",
+           with_tools(reference(), _ClaimsSafe), (Kill(_WRITERS, "L2"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -120,7 +120,8 @@ class _CaseRun:
         fired_before = self.world.disk.fired
         try:
             agent = self.factory(self.world.ports(number))
-            record.outcome = checked_outcome(self._drive(agent.run(self.task)))
+            self.world.returned = False
+            record.outcome = checked_outcome(self._drive(self._returning(agent.run(self.task))))
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
         except FaultError as error:  # the scenario asks for what its stream cannot give
@@ -129,6 +130,16 @@ class _CaseRun:
             record.error = f"{type(error).__name__}: {error}"
         record.ended_at = self.world.clock.now()
         return record
+
+    async def _returning(self, coro: Coroutine[Any, Any, T]) -> T:
+        """``coro``'s result, noting in the world that the agent's run is over.
+
+        A tool call still in flight then was left behind by the agent, not cut
+        by a crash: the world records it as never settled (J7).
+        """
+        result = await coro
+        self.world.returned = True
+        return result
 
     def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
         limit = self.task.deadline_seconds + _GUARD_EXTRA_SECONDS
@@ -148,6 +159,7 @@ class _CaseRun:
     async def _recover_once(self, number: int) -> RecoveryRecord:
         world = self.world
         requests, effects = len(world.requests), len(world.ledger.effects)
+        world.returned = False
         report, error = RecoveryReport(), None
         try:
             report = await self.factory(world.ports(number)).recover()

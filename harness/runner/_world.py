@@ -145,6 +145,7 @@ class World:
         self.invocations: list[InvocationRecord] = []
         self._last_response: ScriptedResponse | None = None
         self._invocation_seq = 0
+        self.returned = False  # the current incarnation's run() has returned
 
     def next_invocation_seq(self) -> int:
         """Numbers invocations in the order they started (they may end out of order)."""
@@ -432,4 +433,7 @@ class _RecordingTool:
             outcome = "error"
             raise
         finally:
-            world.invocations[slot] = record(world.clock.now(), outcome)
+            # Ended only by the loop's teardown after run() returned: left running.
+            left = world.returned
+            world.invocations[slot] = record(None if left else world.clock.now(),
+                                             "abandoned" if left else outcome)
