@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -27,6 +27,7 @@ from harness.agent import (
 from harness.mutants._build import (
     ToolWrapper,
     reference,
+    retasking,
     rewriting,
     with_responses,
     with_tools,
@@ -97,9 +98,16 @@ class _ClaimsSafe(ToolWrapper):
         return True
 
 
+def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
+    # As an agent whose attempt limit is per process: every restart grants it anew.
+    return replace(task, max_attempts=task.max_attempts * ports.incarnation)
+
+
 _STALL = "scenarios/streaming/stall-then-429.yaml"
 _SETTLE = "scenarios/tools/timeouts-settle.yaml"
 _WRITERS = "scenarios/tools/writers-take-turns.yaml"
+_429S = "scenarios/streaming/rate-limited-in-a-row.yaml"
+_BUDGET = "scenarios/crash/budget-spent-at-a-crash.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -120,5 +128,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("L2-runs-writers-in-parallel", "seed 002 §19.5 (isConcurrencySafe)",
            "treats every tool as concurrency-safe, so writers run side by side",
            with_tools(reference(), _ClaimsSafe), (Kill(_WRITERS, "L2"),)),
+    Mutant("S5-no-429-cap", "seed 002 自建起步 ⑤ (限制连续 429 次数)",
+           "waits out rate limits without a cap on how many come in a row",
+           reference(config=StreamConfig(max_consecutive_429=100)),
+           (Kill(_429S, "S5:429"), Kill(_429S, "I4"))),
+    Mutant("S8-budget-resets-after-restart", "seed 002 §19.1 (dsh: 进程恢复后延续原计数)",
+           "a restart grants the attempt budget anew on top of what was spent",
+           retasking(reference(), _budget_per_restart),
+           (Kill(_BUDGET, "I9", "session:fsync#5:after:unsynced_lost"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""
