@@ -18,6 +18,7 @@ from harness.checks._timing import (
     check_settle,
 )
 from harness.checks._trace import Trace
+from harness.checks._usage import check_context_tokens
 from harness.checks._vacuity import check_faults_reached, check_outcome
 from harness.checks._verdict import Verdict
 
@@ -29,6 +30,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_429_cap,
     check_settle,
     check_overlap,
+    check_context_tokens,
 )
 
 

@@ -19,6 +19,8 @@ from harness.agent import (
     AgentFactory,
     AgentOutcome,
     AgentPorts,
+    AppendFile,
+    Disk,
     GuardLimits,
     RecoveryReport,
     ReferenceAgent,
@@ -146,3 +148,67 @@ class ToolWrapper:
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         return await self.inner.run(arguments, context)
+
+
+class AppendWrapper:
+    """An open append file as another: override what a mutant changes."""
+
+    def __init__(self, inner: AppendFile, path: str) -> None:
+        self.inner = inner
+        self.path = path
+
+    @property
+    def created(self) -> bool:
+        return self.inner.created
+
+    def write(self, data: bytes) -> None:
+        self.inner.write(data)
+
+    def fsync(self) -> None:
+        self.inner.fsync()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> AppendWrapper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class DiskWrapper:
+    """A disk as another: every operation passes through unless a mutant overrides it."""
+
+    def __init__(self, inner: Disk, files: Callable[[AppendFile, str], AppendFile]) -> None:
+        self.inner = inner
+        self._files = files
+
+    def exists(self, path: str) -> bool:
+        return self.inner.exists(path)
+
+    def size(self, path: str) -> int:
+        return self.inner.size(path)
+
+    def read(self, path: str) -> bytes:
+        return self.inner.read(path)
+
+    def mkdir(self, path: str) -> bool:
+        return self.inner.mkdir(path)
+
+    def open_append(self, path: str) -> AppendFile:
+        return self._files(self.inner.open_append(path), path)
+
+    def truncate(self, path: str, length: int) -> None:
+        self.inner.truncate(path, length)
+
+    def fsync_dir(self, path: str) -> None:
+        self.inner.fsync_dir(path)
+
+    def replace(self, source: str, target: str) -> None:
+        self.inner.replace(source, target)
+
+
+def with_files(inner: AgentFactory, files: Callable[[AppendFile, str], AppendFile]) -> AgentFactory:
+    """``inner`` whose every opened file is ``files(file, path)``."""
+    return with_ports(inner, lambda ports: replace(ports, disk=DiskWrapper(ports.disk, files)))

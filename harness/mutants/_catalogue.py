@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -19,16 +19,23 @@ from harness.agent import (
     AgentFactory,
     AgentOutcome,
     AgentPorts,
+    GuardLimits,
     RecoveryReport,
+    StopState,
     StreamConfig,
     Task,
     ToolContext,
+    TranscriptMessage,
+    Usage,
 )
 from harness.mutants._build import (
+    AppendWrapper,
+    OutcomeRewrite,
     ToolWrapper,
     reference,
     retasking,
     rewriting,
+    with_files,
     with_responses,
     with_tools,
 )
@@ -98,6 +105,61 @@ class _ClaimsSafe(ToolWrapper):
         return True
 
 
+def _stop_as(wrong: dict[str, str]) -> OutcomeRewrite:
+    """Report some stop states as others (a stop-state mapping with a wrong row)."""
+
+    def rewrite(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+        state = wrong.get(outcome.stop_state, outcome.stop_state)
+        return replace(outcome, stop_state=cast(StopState, state))
+
+    return rewrite
+
+
+def _context_is_total(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    billed = outcome.billed_usage
+    return replace(outcome, context_tokens=billed.input_tokens if billed else None)
+
+
+def _billed_twice(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    billed = outcome.billed_usage
+    return replace(outcome, billed_usage=Usage.total([billed, billed]) if billed else None)
+
+
+def _billed_nothing(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    return replace(outcome, billed_usage=None)
+
+
+def _last_reply_dropped(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    replies = [i for i, m in enumerate(outcome.transcript) if m.role == "tool"]
+    if not replies:
+        return outcome
+    kept = tuple(m for i, m in enumerate(outcome.transcript) if i != replies[-1])
+    return replace(outcome, transcript=kept)
+
+
+def _unsure_said_done(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    # As recovery that closes every dangling call with a plain "ok".
+    def fixed(m: TranscriptMessage) -> TranscriptMessage:
+        return replace(m, status="ok") if m.synthetic else m
+
+    return replace(outcome, transcript=tuple(fixed(m) for m in outcome.transcript))
+
+
+class _UnsyncedFile(AppendWrapper):
+    """Writes but never fsyncs: durable only by luck."""
+
+    def fsync(self) -> None:
+        """Skipped: the bug."""
+
+
+class _NoStartRecord(AppendWrapper):
+    """Drops the journal's execution_started lines: a tool runs with only its intent durable."""
+
+    def write(self, data: bytes) -> None:
+        if b'"execution_started"' not in data:
+            self.inner.write(data)
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -108,6 +170,15 @@ _SETTLE = "scenarios/tools/timeouts-settle.yaml"
 _WRITERS = "scenarios/tools/writers-take-turns.yaml"
 _429S = "scenarios/streaming/rate-limited-in-a-row.yaml"
 _BUDGET = "scenarios/crash/budget-spent-at-a-crash.yaml"
+_OUTAGE = "scenarios/streaming/overloaded-infra-paused.yaml"
+_SPENT = "scenarios/streaming/overloaded-until-budget.yaml"
+_ABOVE_CAP = "scenarios/streaming/rate-limited-above-cap.yaml"
+_UNAUTHORIZED = "scenarios/streaming/unauthorized-blocked.yaml"
+_FOREVER = "scenarios/streaming/stall-forever-anthropic.yaml"
+_REPEATS = "scenarios/tools/repeated-error-stops.yaml"
+_PARALLEL = "scenarios/tools/parallel-reads-and-a-writer.yaml"
+_INSPECTED = "scenarios/crash/unknown-send-is-inspected.yaml"
+_EVERYWHERE = "scenarios/crash/notes-and-mail-everywhere.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -136,5 +207,56 @@ MUTANTS: tuple[Mutant, ...] = (
            "a restart grants the attempt budget anew on top of what was spent",
            retasking(reference(), _budget_per_restart),
            (Kill(_BUDGET, "I9", "session:fsync#5:after:unsynced_lost"),)),
+    Mutant("L6-context-is-billed-total", "seed 000 §5 (累计账单 token / 上下文 token)",
+           "reports the run's billed input as the context size",
+           rewriting(reference(), _context_is_total), (Kill(_WRITERS, "L6"),)),
+    Mutant("L6-bills-every-attempt-twice", "seed 002 §19.6 (usage 只提交一次)",
+           "adds each attempt's usage twice to the bill",
+           rewriting(reference(), _billed_twice), (Kill(_STALL, "I6"),)),
+    Mutant("L6-bills-nothing", "seed 002 §19.6 (usage 只提交一次)",
+           "never adds up usage: the bill is empty",
+           rewriting(reference(), _billed_nothing), (Kill(_STALL, "I6"),)),
+    Mutant("L5-complete-after-outage", "seed 002 §19.2 (不会把基础设施故障标成 complete)",
+           "an outage that stops the run is reported as complete",
+           rewriting(reference(), _stop_as({"infra_paused": "complete"})), (Kill(_OUTAGE, "I4"),)),
+    Mutant("L5-budget-limit-as-failure", "seed 002 §19.2 (budget_limited)",
+           "a spent budget is reported as failed",
+           rewriting(reference(), _stop_as({"budget_limited": "failed"})), (Kill(_SPENT, "I4"),)),
+    Mutant("L5-rate-limit-as-outage", "seed 002 §19.2 (usage_limited)",
+           "a rate limit is reported as an infrastructure pause",
+           rewriting(reference(), _stop_as({"usage_limited": "infra_paused"})),
+           (Kill(_ABOVE_CAP, "I4"),)),
+    Mutant("L5-auth-failure-as-failed", "seed 002 §19.1 (认证/配额/余额: 立即上报用户)",
+           "a refused credential is reported as failed, not blocked",
+           rewriting(reference(), _stop_as({"blocked": "failed"})), (Kill(_UNAUTHORIZED, "I4"),)),
+    Mutant("S5-waits-out-any-retry-after", "seed 002 §19.1 (pi: 超过 60 秒直接上抛)",
+           "waits for any Retry-After, an hour included",
+           reference(config=StreamConfig(retry_after_cap=7200.0)), (Kill(_ABOVE_CAP, "I4"),)),
+    Mutant("S5-never-retries", "seed 002 §19.1 (429/部分 5xx/断流: 退避重试)",
+           "gives up on the first transient failure",
+           reference(config=StreamConfig(max_attempts=1)), (Kill(_STALL, "I4"),)),
+    Mutant("S1-no-first-byte-timeout", "seed 002 自建起步 ① (连接超时与空闲看门狗是两回事)",
+           "waits an hour for the first byte of an answer",
+           reference(config=StreamConfig(first_byte_timeout=3600.0)), (Kill(_FOREVER, "I4"),)),
+    Mutant("L3-no-repetition-guard", "seed 002 §19.1 ③ (相同指纹连续出现且没有新证据)",
+           "lets the same failing call repeat without a reminder or a stop",
+           reference(limits=GuardLimits(repetitions_before_stop=100,
+                                        fingerprint_repeats_before_stop=100)),
+           (Kill(_REPEATS, "L3"),)),
+    Mutant("I2-last-reply-dropped", "seed 000 §2.2 (需要有对应的工具回复)",
+           "the last tool reply of the run never reaches the transcript",
+           rewriting(reference(), _last_reply_dropped), (Kill(_PARALLEL, "I2"),)),
+    Mutant("J5-unsure-reply-says-done", "seed 000 §2.2 (结果未知: 先检查现状)",
+           "recovery closes a dangling call with an ok reply",
+           rewriting(reference(), _unsure_said_done),
+           (Kill(_INSPECTED, "I10", "journal:fsync#2:after:unsynced_lost"),)),
+    Mutant("J2-no-fsync", "seed 000 §1.2 (fsyncSync() 请求把数据同步到底层存储)",
+           "writes its journal and session log without fsync",
+           with_files(reference(), _UnsyncedFile),
+           (Kill(_EVERYWHERE, "I1", "journal:write#3:before:unsynced_lost"),)),
+    Mutant("J1-start-record-never-written", "seed 000 §1.1 (开始记录写入失败时不运行)",
+           "runs a tool with only its intent durable, no execution_started line",
+           with_files(reference(), _NoStartRecord),
+           (Kill(_EVERYWHERE, "I1", "journal:fsync#3:before:unsynced_lost"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

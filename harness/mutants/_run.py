@@ -9,7 +9,7 @@ from typing import Literal, cast
 from harness.agent import AgentFactory
 from harness.mutants._catalogue import Kill, Mutant
 from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
-from harness.scenario import Scenario, load_scenario
+from harness.scenario import Scenario, ScenarioError, load_scenario
 
 
 def crash_spec(label: str) -> CrashSpec:
@@ -61,8 +61,11 @@ def matrix(mutants: Sequence[Mutant], scenarios: Iterable[tuple[Scenario, Path]]
 
 def _scenario_kills(factory: AgentFactory, scenario: Scenario, source: Path, *,
                     crashes: bool) -> list[str]:
-    cases = plan_cases(scenario, source, factory) if crashes \
-        else [Case(scenario.name, source, scenario.seed)]
+    try:
+        cases = plan_cases(scenario, source, factory) if crashes \
+            else [Case(scenario.name, source, scenario.seed)]
+    except ScenarioError:
+        return ["unreached"]  # the mutant never reaches a crash point the scenario lists
     checks: set[str] = set()
     for case in cases:
         result = run_case(case, scenario, factory)
@@ -74,3 +77,14 @@ def _scenario_kills(factory: AgentFactory, scenario: Scenario, source: Path, *,
         if not result.failed_verdicts and result.error is None:
             checks.add("unreached")
     return sorted(checks)
+
+
+def markdown_table(mutants: Sequence[Mutant]) -> str:
+    """The catalogue as a Markdown table: mutant, seed section, bug, the cases that kill it."""
+    rows = ["| mutant | seed | bug | killed by (scenario [crash case]: check) |",
+            "|---|---|---|---|"]
+    for m in mutants:
+        kills = "<br>".join(f"`{Path(k.scenario).stem}`{f' [{k.crash}]' if k.crash else ''}: "
+                            f"{k.check}" for k in m.kills)
+        rows.append(f"| `{m.name}` | {m.seed} | {m.bug} | {kills} |")
+    return "\n".join(rows)

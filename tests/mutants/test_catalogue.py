@@ -29,3 +29,13 @@ def test_every_mutant_is_named_after_a_rule_and_has_a_killer() -> None:
     for mutant in MUTANTS:
         assert mutant.kills, mutant.name
         assert mutant.name.split("-", 1)[0][:1] in "SJLI", mutant.name
+
+
+def test_the_readme_table_is_the_catalogue() -> None:
+    from pathlib import Path
+
+    from harness.mutants._run import markdown_table
+
+    readme = Path("harness/mutants/README.md").read_text(encoding="utf-8")
+    assert readme.rstrip().endswith(markdown_table(MUTANTS)), \
+        "regenerate the table with: python -m harness.mutants --table"

@@ -1,0 +1,29 @@
+"""L6: the context size an agent reports is the last request's input, not the bill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.mutants import MUTANTS
+from harness.runner import Case, CaseResult, run_case
+from harness.scenario import load_scenario
+
+SOURCE = Path("scenarios/tools/writers-take-turns.yaml")
+
+
+def run(mutant: str | None = None) -> CaseResult:
+    scenario = load_scenario(SOURCE)
+    factory = next(m.factory for m in MUTANTS if m.name == mutant) if mutant else None
+    return run_case(Case(scenario.name, SOURCE, scenario.seed), scenario, factory)
+
+
+def test_l6_passes_the_last_requests_input_and_fails_the_billed_total() -> None:
+    good = next(v for v in run().verdicts if v.invariant == "L6")
+    assert good.status == "pass"
+    bad_result = run("L6-context-is-billed-total")
+    bad = next(v for v in bad_result.verdicts if v.invariant == "L6")
+    assert bad.status == "fail"
+    assert bad_result.trace is not None
+    last = [r for r in bad_result.trace.requests if r.usage_reported][-1]
+    assert last.usage is not None
+    assert bad.message.endswith(f"is not the last request's input ({last.usage.input_tokens})")
