@@ -6,9 +6,8 @@ never pass: a scenario cannot pass vacuously." Two checks hold a case to it:
 - ``outcome``: the final incarnation ended with an :class:`~harness.agent.AgentOutcome`
   (a stop state to judge); an agent whose ``run()`` returns ``None`` or raises
   fails, instead of every stop-state check quietly saying ``unknown``;
-- ``faults``: every fault the scenario scripts met a request (or was scripted
-  for a later attempt of the turn the run gave up on); a fault never reached
-  leaves the case ``unknown``, naming the fault.
+- ``faults``: every turn the scenario scripts a fault for was reached; a fault
+  of a turn never reached leaves the case ``unknown``, naming the fault.
 
 Example::
 
@@ -17,7 +16,7 @@ Example::
 
 from __future__ import annotations
 
-from harness.checks._trace import RequestRecord, Trace
+from harness.checks._trace import Trace
 from harness.checks._verdict import Verdict
 
 
@@ -35,29 +34,23 @@ def check_outcome(trace: Trace) -> Verdict:
 
 
 def check_faults_reached(trace: Trace) -> Verdict | None:
-    """``unknown`` naming every scripted fault no request met; ``None``: none scripted."""
+    """``unknown`` naming every fault of a turn no request reached; ``None``: none scripted.
+
+    A fault for a later attempt of a turn the run did reach counts as met:
+    scenarios script a failure for "every attempt" so that an agent retrying
+    too often, or re-sending a cut answer blindly, still meets one; an agent
+    that needed fewer attempts (it moved on, or gave up and the stop-state
+    check judges that) never asks for the rest.
+    """
     faults = trace.expect.faults
     if not faults:
         return None
-    live = [r for r in trace.requests if r.delivery != "refused"]
-    met = {(r.turn, r.attempt) for r in live}
-    last = live[-1] if live else None
+    turns = {r.turn for r in trace.requests if r.delivery != "refused"}
     missed = [f"turn {turn} attempt {attempt} {kind}" for turn, attempt, kind in faults
-              if (turn, attempt) not in met and not _past_the_stop(last, turn, attempt)]
+              if turn not in turns]
     if missed:
         return Verdict("faults", "unknown",
                        f"{missed[0]} was never reached, so the case proves nothing about it",
                        tuple(f"never reached: {m}" for m in missed))
     return Verdict("faults", "pass", f"all {len(faults)} scripted fault(s) were reached")
 
-
-def _past_the_stop(last: RequestRecord | None, turn: int, attempt: int) -> bool:
-    """A fault scripted for a later attempt of the turn the run gave up on.
-
-    Scenarios script a failure for "every attempt" of a turn so that an agent
-    retrying too often still meets one; the run that stops earlier (its own
-    retry cap, the shared budget) leaves the rest unused, and the stop state
-    check judges whether stopping there was right.
-    """
-    return last is not None and last.turn == turn and last.attempt < attempt \
-        and not last.committable

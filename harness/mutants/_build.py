@@ -8,7 +8,7 @@ survives refactors of the core.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -56,7 +56,7 @@ def with_tools(inner: AgentFactory, wrap: Callable[[Tool], Tool]) -> AgentFactor
         ports, tools={name: wrap(tool) for name, tool in ports.tools.items()}))
 
 
-ResponseHook = Callable[[httpx.Response], httpx.Response]
+ResponseHook = Callable[[httpx.Response], Awaitable[httpx.Response]]
 
 
 def with_responses(inner: AgentFactory, hook: ResponseHook) -> AgentFactory:
@@ -77,7 +77,7 @@ class _HookedTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self._client.send(request, stream=True)
-        return self._hook(response)
+        return await self._hook(response)
 
 
 OutcomeRewrite = Callable[[AgentOutcome, Task, AgentPorts], Any]

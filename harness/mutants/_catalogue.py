@@ -30,12 +30,14 @@ from harness.agent import (
 )
 from harness.mutants._build import (
     AppendWrapper,
+    DiskWrapper,
     OutcomeRewrite,
     ToolWrapper,
     reference,
     retasking,
     rewriting,
     with_files,
+    with_ports,
     with_responses,
     with_tools,
 )
@@ -78,11 +80,33 @@ def _none(*_: object) -> Any:
     return None
 
 
-def _without_retry_after(response: httpx.Response) -> httpx.Response:
+async def _without_retry_after(response: httpx.Response) -> httpx.Response:
     # As an HTTP layer that keeps only the status and body of an error answer.
     for name in ("retry-after", "retry-after-ms"):
         response.headers.pop(name, None)
     return response
+
+
+_LENGTH = (b'"finish_reason":"length"', b'"stop_reason":"max_tokens"')
+
+
+async def _length_resent(response: httpx.Response) -> httpx.Response:
+    # As a client that treats a cut answer like a dropped stream: same request again.
+    body = await response.aread()
+    if any(marker in body for marker in _LENGTH):
+        return httpx.Response(500, json={"error": {"message": "cut"}}, request=response.request)
+    return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
+
+
+async def _length_as_done(response: httpx.Response) -> httpx.Response:
+    # As a client that reads only whether the stream ended, not why it ended.
+    body = await response.aread()
+    for marker, done in zip(_LENGTH, (b'"finish_reason":"tool_calls"',
+                                      b'"stop_reason":"tool_use"'), strict=True):
+        body = body.replace(marker, done)
+    return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
 
 
 class _WalksAway(ToolWrapper):
@@ -160,6 +184,49 @@ class _NoStartRecord(AppendWrapper):
             self.inner.write(data)
 
 
+class _StartedReadAsIntent(DiskWrapper):
+    """Reads every execution_started line of the journal back as an intent.
+
+    As recovery that asks only "was there a result?": a call that started and
+    may have run is taken for one that never started, and is sent again.
+    """
+
+    def read(self, path: str) -> bytes:
+        data = self.inner.read(path)
+        # Same length, so the journal's idea of its size stays right.
+        return data.replace(b'"execution_started"', b'"intent"' + b" " * 11)
+
+
+def _started_read_as_intent(ports: AgentPorts) -> AgentPorts:
+    return replace(ports, disk=_StartedReadAsIntent(ports.disk, lambda f, _: f))
+
+
+def _one_attempt_id(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    # As an agent that names attempts after the run instead of giving each its own id.
+    def renamed(m: TranscriptMessage) -> TranscriptMessage:
+        return replace(m, attempt_id="attempt") if m.role == "assistant" else m
+
+    return replace(outcome, transcript=tuple(renamed(m) for m in outcome.transcript))
+
+
+class _MarksEveryRecovery:
+    """Appends a "recovered" line on every recover(): recovering twice is not once."""
+
+    def __init__(self, ports: AgentPorts) -> None:
+        self._inner = reference()(ports)
+        self._ports = ports
+
+    async def recover(self) -> RecoveryReport:
+        report = await self._inner.recover()
+        with self._ports.disk.open_append(f"{self._ports.state_dir}/recovered.log") as marker:
+            marker.write(b"recovered\n")
+            marker.fsync()
+        return report
+
+    async def run(self, task: Task) -> AgentOutcome:
+        return await self._inner.run(task)
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -179,6 +246,9 @@ _REPEATS = "scenarios/tools/repeated-error-stops.yaml"
 _PARALLEL = "scenarios/tools/parallel-reads-and-a-writer.yaml"
 _INSPECTED = "scenarios/crash/unknown-send-is-inspected.yaml"
 _EVERYWHERE = "scenarios/crash/notes-and-mail-everywhere.yaml"
+_AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
+_CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
+_CUT_ALWAYS = "scenarios/streaming/truncated-on-every-attempt.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -258,5 +328,24 @@ MUTANTS: tuple[Mutant, ...] = (
            "runs a tool with only its intent durable, no execution_started line",
            with_files(reference(), _NoStartRecord),
            (Kill(_EVERYWHERE, "I1", "journal:fsync#3:before:unsynced_lost"),)),
+    Mutant("J4-unknown-as-not-started", "seed 000 §2.1 (最后状态仍是 execution_started … 直接重跑"
+           "追加命令可能产生重复内容)", "recovery takes a started call for one that never started",
+           with_ports(reference(), _started_read_as_intent),
+           (Kill(_AFTER_SEND, "I1", "journal:write#3:before:unsynced_lost"),)),
+    Mutant("S6-resends-truncated-answer", "seed 002 §19.1 ① (重采样同样的 max_tokens 只会再截断)",
+           "re-sends the same request when an answer is cut at max_tokens",
+           with_responses(reference(), _length_resent), (Kill(_CUT_ALWAYS, "I4"),)),
+    Mutant("S6-ignores-length-finish", "seed 002 §19.1 ① (pi: length 全部工具调用都标记失败)",
+           "takes an answer cut at max_tokens for a finished one",
+           with_responses(reference(), _length_as_done), (Kill(_CUT_ONCE, "side_effects"),)),
+    Mutant("S2-one-attempt-id-per-run", "seed 002 §19.1 (每个 attempt 有独立 ID)",
+           "commits every message under one attempt id",
+           rewriting(reference(), _one_attempt_id), (Kill(_WRITERS, "I8"),)),
+    Mutant("L3-guard-stop-as-complete", "seed 002 §19.2 (不要把\"本轮停止\"写成\"目标完成\")",
+           "a run the repetition guard stopped is reported complete",
+           rewriting(reference(), _stop_as({"failed": "complete"})), (Kill(_REPEATS, "I4"),)),
+    Mutant("I11-recovery-writes-every-time", "seed 000 §2.1 (再次载入同一份记录,不会再恢复一遍)",
+           "every recover() writes a marker line, so recovering twice differs from once",
+           _MarksEveryRecovery, (Kill(_STALL, "I11"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -26,6 +26,7 @@ KNOWN_GAPS = {
     "rate-limited-above-cap": {"I4"},
     "rate-limited-in-a-row": {"I4"},
     "repeated-error-stops": {"I4", "L3"},
+    "truncated-on-every-attempt": {"I4", "side_effects"},
     "truncated-tool-arguments": {"I4", "side_effects"},
     "unauthorized-blocked": {"I4"},
 }
