@@ -76,6 +76,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--agent", metavar="MODULE:FACTORY",
                      help="the agent to test: a callable from AgentPorts to an Agent "
                           "(default: the reference agent, harness.agent:ReferenceAgent)")
+    run.add_argument("--check-determinism", action="store_true",
+                     help="run each case twice; a case whose trace digests differ fails with "
+                          "the first differing event")
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
                      help="run cases in N processes (default: 1)")
 
@@ -205,7 +208,8 @@ def _run(args: argparse.Namespace) -> int:
     factory = _agent(args.agent)
     planned = [(case, scenario) for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
-    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent)
+    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
+                        twice=args.check_determinism)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     for result in results:
         if not result.passed:
@@ -323,29 +327,34 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
-              progress: TextIO, agent: str | None = None) -> list[CaseResult]:
+              progress: TextIO, agent: str | None = None,
+              twice: bool = False) -> list[CaseResult]:
     """Run every case, in ``jobs`` processes when more than one; results in plan order.
 
     ``agent`` is the ``--agent`` spec; each process imports it for itself.
+    ``twice`` runs each case twice and judges its determinism too.
     """
     bar = _Progress(len(planned), progress)
     if jobs == 1:
         results = []
         for case, scenario in planned:
-            results.append(_run_one(case, scenario, agent))
+            results.append(_run_one(case, scenario, agent, twice))
             bar.step(results[-1])
         return results
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, scenario, agent) for case, scenario in planned]
+        futures = [pool.submit(_run_one, case, scenario, agent, twice)
+                   for case, scenario in planned]
         for future in as_completed(futures):
             bar.step(future.result())
     return [future.result() for future in futures]
 
 
-def _run_one(case: Case, scenario: Scenario, agent: str | None = None) -> CaseResult:
+def _run_one(case: Case, scenario: Scenario, agent: str | None = None,
+             twice: bool = False) -> CaseResult:
     from harness import runner
 
-    return runner.run_case(case, scenario=scenario, agent_factory=_agent(agent))
+    run = runner.run_case_twice if twice else runner.run_case
+    return run(case, scenario=scenario, agent_factory=_agent(agent))
 
 
 class _Progress:

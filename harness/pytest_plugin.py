@@ -58,6 +58,7 @@ class HarnessSettings:
     seed: int | None
     results_dir: Path | None
     results: list[CaseResult] = field(default_factory=list)
+    twice: bool = False  # --harness-check-determinism
 
     def collects(self, path: Path) -> bool:
         """Whether ``path`` is a scenario: under a scenario folder or named on the command line."""
@@ -81,6 +82,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          " scenario lists by id (listed); default: as each scenario says")
     group.addoption("--harness-seed", type=parse_seed, metavar="N", default=None,
                     help="run every scenario with this seed instead of its own")
+    group.addoption("--harness-check-determinism", action="store_true", default=False,
+                    help="run each case twice; a case whose trace digests differ fails with "
+                         "the first differing event")
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
@@ -109,6 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
         crash=config.getoption("harness_crash"),
         seed=config.getoption("harness_seed"),
         results_dir=None if results is None else (rootdir / results).resolve(),
+        twice=config.getoption("harness_check_determinism"),
     )
 
 
@@ -192,8 +197,9 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         from harness import runner
 
-        result = runner.run_case(self.case, scenario=self.scenario,
-                                 agent_factory=_agent_factory(self.config, self.scenario))
+        run = runner.run_case_twice if self.config.stash[_SETTINGS].twice else runner.run_case
+        result = run(self.case, scenario=self.scenario,
+                     agent_factory=_agent_factory(self.config, self.scenario))
         self.config.stash[_SETTINGS].results.append(result)
         self.user_properties += [(v.invariant, v.status) for v in result.verdicts]
         if not result.passed:

@@ -3,6 +3,7 @@
     python -m harness.mutants                      # every mutant, scenarios/, crash cases too
     python -m harness.mutants --no-crash           # only the crash-free case of each scenario
     python -m harness.mutants --only L2 scenarios/tools
+    python -m harness.mutants --first --check-determinism   # CI: each mutant's first killer
 
 One row per mutant: the scenarios whose cases it did not pass, with the checks
 that failed there. Exit 0 when every mutant is killed, 1 when one survives.
@@ -26,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", type=Path, default=[Path("scenarios")])
     parser.add_argument("--no-crash", action="store_true", help="crash-free cases only")
     parser.add_argument("--only", default="", help="mutants whose name starts with this")
+    parser.add_argument("--check-determinism", action="store_true",
+                        help="run each case twice and judge determinism too (twice the time)")
+    parser.add_argument("--first", action="store_true",
+                        help="stop at each mutant's first killing case (a quick survivor check)")
     parser.add_argument("--table", action="store_true",
                         help="print the catalogue as the README's Markdown table and stop")
     args = parser.parse_args(argv)
@@ -34,7 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     chosen = [m for m in MUTANTS if m.name.startswith(args.only)]
     loaded = [(load_scenario(path), path) for path in scenario_files(args.paths)]
-    found = matrix(chosen, loaded, crashes=not args.no_crash)
+    found = matrix(chosen, loaded, crashes=not args.no_crash, twice=args.check_determinism,
+                   first=args.first)
     width = max(len(m.name) for m in chosen)
     for mutant in chosen:
         kills = found[mutant.name]

@@ -9,6 +9,7 @@ check exists only with the broken agent it catches; this table is that pairing.
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -227,6 +228,11 @@ class _MarksEveryRecovery:
         return await self._inner.run(task)
 
 
+def _seed_from_entropy(ports: AgentPorts) -> AgentPorts:
+    # As an agent that draws its ids from uuid4 or the wall clock, not from its seed.
+    return replace(ports, seed=random.SystemRandom().randrange(2**32))
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -347,5 +353,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("I11-recovery-writes-every-time", "seed 000 §2.1 (再次载入同一份记录,不会再恢复一遍)",
            "every recover() writes a marker line, so recovering twice differs from once",
            _MarksEveryRecovery, (Kill(_STALL, "I11"),)),
+    Mutant("D3-ids-from-entropy", "seed 002 §19.6 (输出固定的假模型服务 … 确定性回归)",
+           "draws its attempt, turn and execution ids from entropy, not its seed",
+           with_ports(reference(), _seed_from_entropy), (Kill(_STALL, "determinism"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

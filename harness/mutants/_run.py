@@ -8,7 +8,7 @@ from typing import Literal, cast
 
 from harness.agent import AgentFactory
 from harness.mutants._catalogue import Kill, Mutant
-from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
+from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case, run_case_twice
 from harness.scenario import Scenario, ScenarioError, load_scenario
 
 
@@ -31,7 +31,8 @@ def run_kill(kill: Kill, factory: AgentFactory, root: Path = Path(".")) -> CaseR
     source = root / kill.scenario
     scenario = load_scenario(source)
     crash = None if kill.crash is None else crash_spec(kill.crash)
-    return run_case(Case(scenario.name, source, scenario.seed, crash), scenario, factory)
+    run = run_case_twice if kill.check == "determinism" else run_case
+    return run(Case(scenario.name, source, scenario.seed, crash), scenario, factory)
 
 
 def killed_by(result: CaseResult, check: str) -> bool:
@@ -40,35 +41,47 @@ def killed_by(result: CaseResult, check: str) -> bool:
 
 
 def matrix(mutants: Sequence[Mutant], scenarios: Iterable[tuple[Scenario, Path]], *,
-           crashes: bool) -> dict[str, dict[str, list[str]]]:
+           crashes: bool, twice: bool = False,
+           first: bool = False) -> dict[str, dict[str, list[str]]]:
     """For each mutant, each scenario that kills it and the checks that failed there.
 
     A case kills a mutant when it does not pass; the checks listed are those that
     failed (``error`` for a harness error, ``unreached`` for a crash or fault the
-    mutant never reached).
+    mutant never reached). ``first`` stops at a mutant's first killing case,
+    trying the scenarios its catalogue row names first: a quick survivor check.
     """
     loaded = list(scenarios)
     found: dict[str, dict[str, list[str]]] = {}
     for mutant in mutants:
         kills: dict[str, list[str]] = {}
-        for scenario, source in loaded:
-            checks = _scenario_kills(mutant.factory, scenario, source, crashes=crashes)
+        for scenario, source in _named_first(mutant, loaded) if first else loaded:
+            checks = _scenario_kills(mutant.factory, scenario, source, crashes=crashes,
+                                     twice=twice, first=first)
             if checks:
                 kills[str(source)] = checks
+                if first:
+                    break
         found[mutant.name] = kills
     return found
 
 
+def _named_first(mutant: Mutant, loaded: list[tuple[Scenario, Path]]
+                 ) -> list[tuple[Scenario, Path]]:
+    named = {Path(k.scenario).resolve() for k in mutant.kills}
+    return sorted(loaded, key=lambda pair: Path(pair[1]).resolve() not in named)
+
+
 def _scenario_kills(factory: AgentFactory, scenario: Scenario, source: Path, *,
-                    crashes: bool) -> list[str]:
+                    crashes: bool, twice: bool, first: bool) -> list[str]:
     try:
         cases = plan_cases(scenario, source, factory) if crashes \
             else [Case(scenario.name, source, scenario.seed)]
     except ScenarioError:
         return ["unreached"]  # the mutant never reaches a crash point the scenario lists
     checks: set[str] = set()
+    run = run_case_twice if twice else run_case
     for case in cases:
-        result = run_case(case, scenario, factory)
+        result = run(case, scenario, factory)
         if result.passed:
             continue
         checks |= {v.invariant for v in result.failed_verdicts}
@@ -76,6 +89,8 @@ def _scenario_kills(factory: AgentFactory, scenario: Scenario, source: Path, *,
             checks.add("error")
         if not result.failed_verdicts and result.error is None:
             checks.add("unreached")
+        if first:
+            break
     return sorted(checks)
 
 

@@ -12,6 +12,7 @@ back plain results::
 """
 
 from harness.checks._trace import Trace
+from harness.runner._determinism import determinism_verdict, first_difference, run_case_twice
 from harness.runner._model import ScriptedModel, call_id, classify_result
 from harness.runner._results import (
     AttemptRow,
@@ -56,10 +57,13 @@ __all__ = [
     "classify_result",
     "crash_specs",
     "default_agent_factory",
+    "determinism_verdict",
     "fault_plan",
+    "first_difference",
     "plan_cases",
     "record_points",
     "run_case",
+    "run_case_twice",
     "run_trace",
     "task_for",
     "tool_specs",
