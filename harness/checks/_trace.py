@@ -146,6 +146,8 @@ class InvocationRecord:
     # ok, error, cancelled, refused; "running" while in flight; "abandoned" when
     # still in flight after the agent's run() returned (``ended_at`` is then None).
     outcome: str
+    # The case's disk error (EIO, ENOSPC) had already been raised when it started (J6).
+    after_disk_error: bool = False
 
 
 @dataclass(frozen=True)

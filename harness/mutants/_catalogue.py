@@ -9,6 +9,7 @@ check exists only with the broken agent it catches; this table is that pairing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -16,6 +17,7 @@ from typing import Any, cast
 
 import httpx
 
+from harness import DiskError
 from harness.agent import (
     AgentFactory,
     AgentOutcome,
@@ -233,6 +235,18 @@ def _seed_from_entropy(ports: AgentPorts) -> AgentPorts:
     return replace(ports, seed=random.SystemRandom().randrange(2**32))
 
 
+class _ShrugsOffDiskErrors(AppendWrapper):
+    """Treats every log like the metrics stream: a failed write is dropped, the run goes on."""
+
+    def write(self, data: bytes) -> None:
+        with contextlib.suppress(DiskError):
+            self.inner.write(data)
+
+    def fsync(self) -> None:
+        with contextlib.suppress(DiskError):
+            self.inner.fsync()
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -356,5 +370,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("D3-ids-from-entropy", "seed 002 §19.6 (输出固定的假模型服务 … 确定性回归)",
            "draws its attempt, turn and execution ids from entropy, not its seed",
            with_ports(reference(), _seed_from_entropy), (Kill(_STALL, "determinism"),)),
+    Mutant("J6-shrugs-off-log-errors", "seed 002 §19.6 (会话可信记录写入失败时 … 必须停止)",
+           "a failed write to the trusted log is dropped like a metrics record",
+           with_files(reference(), _ShrugsOffDiskErrors),
+           (Kill(_EVERYWHERE, "J6", "session:fsync#2:after:eio_on_fsync"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -54,13 +54,13 @@ from harness.checks._trace import (
 )
 from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec
 from harness.runner._task import task_for
-from harness.runner._world import PURE_KINDS, World
+from harness.runner._world import DISK_ERRORS, PURE_KINDS, World
 from harness.scenario import Scenario, check_crash_points, fault_error, load_scenario
 
 T = TypeVar("T")
 
 # Classes that raise an OSError at the point instead of killing the process.
-ERROR_CLASSES = frozenset({"eio_on_write", "eio_on_fsync", "enospc_on_write"})
+ERROR_CLASSES = DISK_ERRORS
 # A run that outlives its own deadline by this much virtual time is stuck, not slow.
 _GUARD_EXTRA_SECONDS = 3600.0
 

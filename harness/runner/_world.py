@@ -69,6 +69,8 @@ from harness.scenario import Scenario
 from harness.scenario import ToolSpec as ScenarioTool
 
 STATE_DIR = "/state"
+# Crash classes that raise an OSError at the point instead of killing the process.
+DISK_ERRORS = frozenset({"eio_on_write", "eio_on_fsync", "enospc_on_write"})
 # Unix time of virtual t=0, the fakes' calendar origin, to read an HTTP-date Retry-After.
 _CALENDAR_ORIGIN = StreamConfig().clock_epoch_unix
 PURE_KINDS = frozenset({"read", "inspect"})
@@ -146,6 +148,11 @@ class World:
         self._last_response: ScriptedResponse | None = None
         self._invocation_seq = 0
         self.returned = False  # the current incarnation's run() has returned
+
+    def disk_error_raised(self) -> bool:
+        """Whether the case's disk error (EIO, ENOSPC, not a crash) has been raised yet."""
+        plan, fired = self.disk.plan, self.disk.fired
+        return plan is not None and fired is not None and plan.crash_class in DISK_ERRORS
 
     def next_invocation_seq(self) -> int:
         """Numbers invocations in the order they started (they may end out of order)."""
@@ -411,12 +418,13 @@ class _RecordingTool:
             world.incarnations.crashed
         args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
         outcome = "refused"
+        after_error = world.disk_error_raised()
 
         def record(ended_at: float | None, outcome: str) -> InvocationRecord:
             return InvocationRecord(seq, self._tool.name, self._tool.kind,
                                     context.invocation.call_id, args, context.incarnation,
                                     started, ended_at, not alive,
-                                    outcome if alive else "refused")
+                                    outcome if alive else "refused", after_error)
 
         # Noted at the start, so a call the agent walked away from and that never
         # settles is still seen running (J7); replaced when it ends.
