@@ -148,6 +148,8 @@ class InvocationRecord:
     outcome: str
     # The case's disk error (EIO, ENOSPC) had already been raised when it started (J6).
     after_disk_error: bool = False
+    # What the tool returned, as canonical JSON (ok invocations only).
+    result: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import httpx
 
 from harness import DiskError
 from harness.agent import (
+    Agent,
     AgentFactory,
     AgentOutcome,
     AgentPorts,
@@ -27,6 +28,7 @@ from harness.agent import (
     StopState,
     StreamConfig,
     Task,
+    Tool,
     ToolContext,
     TranscriptMessage,
     Usage,
@@ -247,6 +249,47 @@ class _ShrugsOffDiskErrors(AppendWrapper):
             self.inner.fsync()
 
 
+class _Finished:
+    """What the tools of one incarnation returned, in the order they finished."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.results: list[Any] = []
+        self.changed: asyncio.Condition | None = None
+
+
+class _InCompletionOrder(ToolWrapper):
+    """Hands the k-th call to start the k-th result to finish: zip(calls, as_completed(...))."""
+
+    def __init__(self, inner: Tool, finished: _Finished) -> None:
+        super().__init__(inner)
+        self.finished = finished
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        finished = self.finished
+        mine = finished.started
+        finished.started += 1
+        changed = finished.changed = finished.changed or asyncio.Condition()
+        try:
+            result: Any = await self.inner.run(arguments, context)
+        except Exception as error:  # an error is a result too, in its place
+            result = error
+        async with changed:
+            finished.results.append(result)
+            changed.notify_all()
+            await changed.wait_for(lambda: len(finished.results) > mine)
+        handed = finished.results[mine]
+        if isinstance(handed, Exception):
+            raise handed
+        return handed
+
+
+def _completion_order(ports: AgentPorts) -> Agent:
+    finished = _Finished()
+    tools = {name: _InCompletionOrder(tool, finished) for name, tool in ports.tools.items()}
+    return reference()(replace(ports, tools=tools))
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -374,5 +417,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "a failed write to the trusted log is dropped like a metrics record",
            with_files(reference(), _ShrugsOffDiskErrors),
            (Kill(_EVERYWHERE, "J6", "session:fsync#2:after:eio_on_fsync"),)),
+    Mutant("L2-results-in-completion-order", "seed 002 §19.5 (结果仍按模型给出的顺序提交)",
+           "pairs results with calls in the order the calls finished",
+           _completion_order, (Kill(_WRITERS, "L2:results"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

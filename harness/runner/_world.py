@@ -420,11 +420,13 @@ class _RecordingTool:
         outcome = "refused"
         after_error = world.disk_error_raised()
 
+        returned: str | None = None
+
         def record(ended_at: float | None, outcome: str) -> InvocationRecord:
             return InvocationRecord(seq, self._tool.name, self._tool.kind,
                                     context.invocation.call_id, args, context.incarnation,
                                     started, ended_at, not alive,
-                                    outcome if alive else "refused", after_error)
+                                    outcome if alive else "refused", after_error, returned)
 
         # Noted at the start, so a call the agent walked away from and that never
         # settles is still seen running (J7); replaced when it ends.
@@ -433,6 +435,7 @@ class _RecordingTool:
         try:
             result = await self._tool.run(arguments, context)
             outcome = "ok"
+            returned = json.dumps(result, sort_keys=True, default=str)
             return result
         except asyncio.CancelledError:
             outcome = "cancelled"

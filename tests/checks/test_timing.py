@@ -70,3 +70,12 @@ def test_a_run_that_met_no_timing_fault_is_unknown_on_each() -> None:
     result = run(source)
     assert [verdict(result, c).status for c in ("S1", "S5", "S5:429", "J7", "L2")] == \
         ["unknown"] * 5
+
+
+def test_l2_results_fail_a_reply_that_carries_another_calls_result() -> None:
+    source = Path("scenarios/tools/writers-take-turns.yaml")
+    good = verdict(run(source), "L2:results")
+    assert good.status == "pass"
+    bad = verdict(run(source, "L2-results-in-completion-order"), "L2:results")
+    assert bad.status == "fail"
+    assert bad.message == "the reply to call call_t1_0 is the result of call call_t1_1"
