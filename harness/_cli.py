@@ -76,6 +76,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--agent", metavar="MODULE:FACTORY",
                      help="the agent to test: a callable from AgentPorts to an Agent "
                           "(default: the reference agent, harness.agent:ReferenceAgent)")
+    run.add_argument("--strict", action="store_true",
+                     help="turn warnings (advice such as no backoff between retries) into "
+                          "failures")
     run.add_argument("--check-determinism", action="store_true",
                      help="run each case twice; a case whose trace digests differ fails with "
                           "the first differing event")
@@ -210,6 +213,11 @@ def _run(args: argparse.Namespace) -> int:
                for case in _plan(scenario, source, crash_at, factory)]
     results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
                         twice=args.check_determinism)
+    if args.strict:
+        from harness.runner import strictly
+
+        results = [strictly(result) for result in results]
+    _print_warnings(results)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     for result in results:
         if not result.passed:
@@ -220,6 +228,14 @@ def _run(args: argparse.Namespace) -> int:
                    seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario")
     print(f"results written to {args.out}/", file=sys.stderr)
     return 0 if all(result.passed for result in results) else 1
+
+
+def _print_warnings(results: Sequence[CaseResult]) -> None:
+    from harness._report_text import warning_lines
+
+    for result in results:
+        for line in warning_lines(result):
+            print(line)
 
 
 def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:

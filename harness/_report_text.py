@@ -90,7 +90,17 @@ def _problems_section(result: CaseResult) -> str:
         lines.append("broken invariants")
         for verdict in failed:
             lines += _verdict_lines(verdict)
+    if result.warnings:
+        lines.append("warnings (failures under --strict)")
+        for verdict in result.warnings:
+            lines += _verdict_lines(verdict)
     return "\n".join(lines)
+
+
+def warning_lines(result: CaseResult) -> list[str]:
+    """One line per warning of a case, as a linter prints them: where, what, and the fix."""
+    return [f"warn  {result.case.case_id}  {v.invariant}: {v.message}"
+            + (f"  (fix: {v.advice})" if v.advice else "") for v in result.warnings]
 
 
 def _verdict_lines(verdict: Verdict) -> list[str]:
@@ -101,6 +111,8 @@ def _verdict_lines(verdict: Verdict) -> list[str]:
     lines += [f"      | {line}" for line in shown]
     if len(evidence) > len(shown):
         lines.append(f"      | ... ({len(evidence) - len(shown)} more lines)")
+    if verdict.advice:
+        lines.append(f"      fix: {verdict.advice}")
     return lines
 
 

@@ -59,6 +59,7 @@ class HarnessSettings:
     results_dir: Path | None
     results: list[CaseResult] = field(default_factory=list)
     twice: bool = False  # --harness-check-determinism
+    strict: bool = False  # --harness-strict
 
     def collects(self, path: Path) -> bool:
         """Whether ``path`` is a scenario: under a scenario folder or named on the command line."""
@@ -82,6 +83,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          " scenario lists by id (listed); default: as each scenario says")
     group.addoption("--harness-seed", type=parse_seed, metavar="N", default=None,
                     help="run every scenario with this seed instead of its own")
+    group.addoption("--harness-strict", action="store_true", default=False,
+                    help="turn warnings (advice such as no backoff between retries) into "
+                         "failures")
     group.addoption("--harness-check-determinism", action="store_true", default=False,
                     help="run each case twice; a case whose trace digests differ fails with "
                          "the first differing event")
@@ -114,6 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=config.getoption("harness_seed"),
         results_dir=None if results is None else (rootdir / results).resolve(),
         twice=config.getoption("harness_check_determinism"),
+        strict=config.getoption("harness_strict"),
     )
 
 
@@ -197,9 +202,12 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         from harness import runner
 
-        run = runner.run_case_twice if self.config.stash[_SETTINGS].twice else runner.run_case
+        settings = self.config.stash[_SETTINGS]
+        run = runner.run_case_twice if settings.twice else runner.run_case
         result = run(self.case, scenario=self.scenario,
                      agent_factory=_agent_factory(self.config, self.scenario))
+        if settings.strict:
+            result = runner.strictly(result)
         self.config.stash[_SETTINGS].results.append(result)
         self.user_properties += [(v.invariant, v.status) for v in result.verdicts]
         if not result.passed:

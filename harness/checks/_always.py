@@ -14,6 +14,7 @@ from harness.checks._durable import check_disk_error_stops
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
+    check_backoff,
     check_idle_watchdog,
     check_overlap,
     check_retry_after,
@@ -30,6 +31,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_idle_watchdog,
     check_retry_after,
     check_429_cap,
+    check_backoff,
     check_settle,
     check_overlap,
     check_replies_match,

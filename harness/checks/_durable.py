@@ -33,6 +33,8 @@ def check_disk_error_stops(trace: Trace) -> Verdict | None:
                        f"disk error at {trace.crash.fired}; no side effect may run once the "
                        "trusted log cannot be written",
                        tuple(f"{i.tool} call {i.call_id} started at {i.started_at:g}s"
-                             for i in late))
+                             for i in late),
+                       advice="stop (infra_paused) when a write to the trusted log fails; only "
+                              "the metrics stream may drop records")
     return Verdict("J6", "pass", f"no side effect started after the disk error at "
                    f"{trace.crash.fired}")

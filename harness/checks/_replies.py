@@ -31,7 +31,9 @@ def check_replies_match(trace: Trace) -> Verdict:
     crossed = [line for m in trace.outcome.transcript if m.role == "tool"
                for line in _crossed(m, results)]
     if crossed:
-        return Verdict("L2:results", "fail", crossed[0], tuple(crossed))
+        return Verdict("L2:results", "fail", crossed[0], tuple(crossed),
+                       advice="pair each result with its call id, then commit the replies in "
+                              "the model's order")
     return Verdict("L2:results", "pass", f"{len(overlapped)} call(s) ran side by side; each "
                    "reply carries its own call's result")
 

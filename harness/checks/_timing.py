@@ -55,7 +55,9 @@ def check_idle_watchdog(trace: Trace) -> Verdict:
         return Verdict("S1", "fail", f"{_at(long[0])} was waited on silent for "
                        f"{long[0].longest_silence:g}s; an idle watchdog abandons it after "
                        f"{bound:g}s", tuple(f"{_at(r)}: silent {r.longest_silence:g}s, "
-                                            f"ended {r.delivery}" for r in long))
+                                            f"ended {r.delivery}" for r in long),
+                       advice="abort an attempt when no chunk came for the idle bound (a "
+                              "watchdog apart from the connect timeout) and retry it")
     stalled = [r for r in streams if "stall" in r.faults]
     if not stalled:
         return Verdict("S1", "unknown", "no stream stalled after its first chunk")
@@ -73,7 +75,9 @@ def check_retry_after(trace: Trace) -> Verdict:
     asked = [r for r in live if r.retry_after is not None and r.retry_after <= cap]
     early = [line for r in asked for line in _too_soon(r, live)]
     if early:
-        return Verdict("S5", "fail", early[0], tuple(early))
+        return Verdict("S5", "fail", early[0], tuple(early),
+                       advice="read retry-after-ms / Retry-After and wait that long before "
+                              "the retry when it is under your cap")
     if not asked:
         return Verdict("S5", "unknown", f"no answer asked for a wait of at most {cap:g}s")
     return Verdict("S5", "pass", f"{len(asked)} asked wait(s) honoured")
@@ -89,6 +93,41 @@ def _too_soon(r: RequestRecord, live: list[RequestRecord]) -> list[str]:
             for n in after[:1] if n.started_at + _EPS < ready]
 
 
+def check_backoff(trace: Trace) -> Verdict:
+    """A retry after a failure that asked for no wait comes at least the declared backoff later.
+
+    Seed 002 §19.1 (grok-build): "普通退避大致为 2、4、8、16 秒 … 并加入随机抖动". Hammering a
+    failing provider with instant retries is advice, not a broken rule: ``warn``.
+    """
+    floor = trace.expect.min_backoff_seconds
+    live = _live(trace)
+    failed = [r for r in live if r.retry_after is None and _failed(r)]
+    quick = [line for r in failed for line in _retried_within(r, live, floor)]
+    if quick:
+        return Verdict("S5:backoff", "warn", quick[0], tuple(quick),
+                       advice="back off exponentially with jitter between retries "
+                              f"(at least {floor:g}s, doubling), not at once")
+    retried = [r for r in failed if any(n.index > r.index and n.incarnation == r.incarnation
+                                        for n in live)]
+    if not retried:
+        return Verdict("S5:backoff", "unknown", "no failure without an asked wait was retried")
+    return Verdict("S5:backoff", "pass", f"{len(retried)} retry(ies), each after at least "
+                   f"{floor:g}s")
+
+
+def _failed(r: RequestRecord) -> bool:
+    transient = r.status in (408, 409, 429) or r.status >= 500
+    return (r.delivery == "http_error" and transient) or r.delivery in ("partial", "broken")
+
+
+def _retried_within(r: RequestRecord, live: list[RequestRecord], floor: float) -> list[str]:
+    failed_at = r.ended_at if r.ended_at is not None else r.started_at
+    after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
+    return [f"{_at(n)} retried {n.started_at - failed_at:g}s after {_at(r)} failed "
+            f"({r.delivery} {r.status}); expected a backoff of at least {floor:g}s"
+            for n in after[:1] if n.started_at + _EPS < failed_at + floor]
+
+
 def check_429_cap(trace: Trace) -> Verdict:
     """After the declared number of 429s in a row, the agent stops asking."""
     cap = trace.expect.max_consecutive_429
@@ -96,7 +135,8 @@ def check_429_cap(trace: Trace) -> Verdict:
     for r in _live(trace):
         if streak >= cap:
             return Verdict("S5:429", "fail", f"{_at(r)} was sent after {streak} rate limits "
-                           f"(429) in a row; the cap is {cap}, then the run ends usage_limited")
+                           f"(429) in a row; the cap is {cap}, then the run ends usage_limited",
+                           advice="count consecutive 429s and stop as usage_limited at the cap")
         streak = streak + 1 if r.status == 429 else 0
         reached = reached or streak >= cap
     if not reached:
@@ -119,7 +159,9 @@ def check_settle(trace: Trace) -> Verdict:
         return Verdict("J7", "unknown", "no tool call was cancelled")
     found = [line for inv in cut for line in _while_running(inv, trace, ran)]
     if found:
-        return Verdict("J7", "fail", found[0], tuple(found))
+        return Verdict("J7", "fail", found[0], tuple(found),
+                       advice="after cancelling a timed-out tool, await it (or kill its process "
+                              "group) before the next request or call of that tool")
     return Verdict("J7", "pass", f"{len(cut)} cancelled call(s), each settled before the "
                    "next request or call of its tool")
 
@@ -153,6 +195,8 @@ def check_overlap(trace: Trace) -> Verdict:
              if b.seq != a.seq and a.started_at < _end(b) and b.started_at < _end(a)]
     if pairs:
         return Verdict("L2", "fail", f"a tool that is not concurrency-safe ran beside another "
-                       f"call: {pairs[0]}", tuple(pairs))
+                       f"call: {pairs[0]}", tuple(pairs),
+                       advice="run a batch sequentially when any of its tools is not "
+                              "concurrency-safe")
     return Verdict("L2", "pass", f"{len(timed)} call(s) of tools that must run alone, "
                    "none beside another")

@@ -260,6 +260,7 @@ class Expectation:
     idle_bound_seconds: float = 30.0
     retry_after_cap_seconds: float = 60.0
     max_consecutive_429: int = 3
+    min_backoff_seconds: float = 1.0
 
 
 @dataclass(frozen=True)

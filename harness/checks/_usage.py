@@ -43,4 +43,5 @@ def check_context_tokens(trace: Trace) -> Verdict:
     return Verdict("L6", "fail", f"context_tokens {outcome.context_tokens} is not the last "
                    f"request's input ({last.usage.input_tokens})",
                    (f"request #{last.index}: input {last.usage.input_tokens}",
-                    f"billed input over the run: {billed}"))
+                    f"billed input over the run: {billed}"),
+                   advice="keep cumulative billed tokens and the last request's input apart")

@@ -30,7 +30,7 @@ def check_outcome(trace: Trace) -> Verdict:
                        f"{final[0].crashed_at}, so it could not report how it stopped")
     why = trace.error or "run() returned without an outcome"
     return Verdict("outcome", "fail", f"the run gave no stop state to judge: {why}",
-                   ("an agent's run() must return an AgentOutcome naming its stop state",))
+                   advice="return an AgentOutcome (harness.agent) naming the stop state")
 
 
 def check_faults_reached(trace: Trace) -> Verdict | None:

@@ -420,5 +420,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("L2-results-in-completion-order", "seed 002 §19.5 (结果仍按模型给出的顺序提交)",
            "pairs results with calls in the order the calls finished",
            _completion_order, (Kill(_WRITERS, "L2:results"),)),
+    Mutant("S5-no-backoff", "seed 002 §19.1 (grok: 普通退避大致为 2、4、8、16 秒)",
+           "retries a failing provider at once, without backoff",
+           reference(config=StreamConfig(backoff_base=0.01, backoff_cap=0.01)),
+           (Kill(_OUTAGE, "S5:backoff"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -36,8 +36,8 @@ def run_kill(kill: Kill, factory: AgentFactory, root: Path = Path(".")) -> CaseR
 
 
 def killed_by(result: CaseResult, check: str) -> bool:
-    """Whether ``check`` failed in ``result``."""
-    return any(v.invariant == check and v.status == "fail" for v in result.verdicts)
+    """Whether ``check`` failed in ``result`` (or warned: a warning catches the bug too)."""
+    return any(v.invariant == check and v.status in ("fail", "warn") for v in result.verdicts)
 
 
 def matrix(mutants: Sequence[Mutant], scenarios: Iterable[tuple[Scenario, Path]], *,
@@ -82,12 +82,13 @@ def _scenario_kills(factory: AgentFactory, scenario: Scenario, source: Path, *,
     run = run_case_twice if twice else run_case
     for case in cases:
         result = run(case, scenario, factory)
-        if result.passed:
+        if result.passed and not result.warnings:
             continue
         checks |= {v.invariant for v in result.failed_verdicts}
+        checks |= {f"{v.invariant} (warn)" for v in result.warnings}
         if result.error is not None:
             checks.add("error")
-        if not result.failed_verdicts and result.error is None:
+        if not result.passed and not result.failed_verdicts and result.error is None:
             checks.add("unreached")
         if first:
             break

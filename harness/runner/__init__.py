@@ -22,6 +22,7 @@ from harness.runner._results import (
     CrashWhen,
     Verdict,
     VerdictStatus,
+    strictly,
 )
 from harness.runner._run import (
     ERROR_CLASSES,
@@ -65,6 +66,7 @@ __all__ = [
     "run_case",
     "run_case_twice",
     "run_trace",
+    "strictly",
     "task_for",
     "tool_specs",
 ]

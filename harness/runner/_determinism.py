@@ -38,9 +38,9 @@ def determinism_verdict(first: Trace, second: Trace) -> Verdict:
         return Verdict("determinism", "pass", f"both runs gave digest {first.digest[:12]}")
     where = first_difference(first.to_json(), second.to_json(), "") or "(order of keys)"
     return Verdict("determinism", "fail", f"the second run differed first at {where}",
-                   (f"digests {first.digest[:12]} and {second.digest[:12]}",
-                    "ids, times and orders must come from the seed and the virtual clock, "
-                    "never uuid4, the wall clock or set order"))
+                   (f"digests {first.digest[:12]} and {second.digest[:12]}",),
+                   advice="derive ids, times and orders from the seed and the clock port, "
+                          "never uuid4, the wall clock or set order")
 
 
 def first_difference(a: Any, b: Any, path: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harness.checks import Trace
 
 __all__ = ["AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
-           "VerdictStatus"]
+           "VerdictStatus", "strictly"]
 
 CrashWhen = Literal["before", "after"]
 
@@ -136,6 +136,11 @@ class CaseResult:
         return tuple(v for v in self.verdicts if v.status == "fail")
 
     @property
+    def warnings(self) -> tuple[Verdict, ...]:
+        """Findings of the lower severity: they fail the case only under ``--strict``."""
+        return tuple(v for v in self.verdicts if v.status == "warn")
+
+    @property
     def unreached_faults(self) -> tuple[str, ...]:
         """The scripted faults no request met: the case proves nothing about them."""
         return tuple(line.removeprefix("never reached: ") for v in self.verdicts
@@ -147,3 +152,12 @@ class CaseResult:
         reached = self.case.crash is None or self.crash_reached
         return self.error is None and reached and not self.failed_verdicts \
             and not self.unreached_faults
+
+
+def strictly(result: CaseResult) -> CaseResult:
+    """``result`` with every warning turned into a failure (``--strict``)."""
+    if not result.warnings:
+        return result
+    verdicts = tuple(replace(v, status="fail") if v.status == "warn" else v
+                     for v in result.verdicts)
+    return replace(result, verdicts=verdicts)

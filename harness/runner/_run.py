@@ -295,6 +295,7 @@ def expectation(scenario: Scenario) -> Expectation:
         idle_bound_seconds=scenario.expect.idle_bound_seconds,
         retry_after_cap_seconds=scenario.expect.retry_after_cap_seconds,
         max_consecutive_429=scenario.expect.max_consecutive_429,
+        min_backoff_seconds=scenario.expect.min_backoff_seconds,
     )
 
 

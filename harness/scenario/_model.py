@@ -189,6 +189,8 @@ class Expectation(ScenarioModel):
     """Retry-After waits up to this long must be honoured; longer ones may be surfaced (S5)."""
     max_consecutive_429: Count = 3
     """After this many 429 answers in a row the agent must stop asking (S5), usage_limited."""
+    min_backoff_seconds: Annotated[float, Field(ge=0, le=3600)] = 1
+    """A retry after a failure that asked for no wait comes this long after it at least (warn)."""
 
 
 class Scenario(ScenarioModel):

@@ -144,8 +144,8 @@ def test_an_invariant_without_a_checker_is_unknown_not_pass() -> None:
     # Then the checks every case gets (harness.checks._always); no timing fault was met.
     assert [(v.invariant, v.status) for v in run(scenario).verdicts] == [
         ("I5", "unknown"), ("outcome", "pass"), ("S1", "unknown"), ("S5", "unknown"),
-        ("S5:429", "unknown"), ("J7", "unknown"), ("L2", "unknown"), ("L2:results", "unknown"),
-        ("L6", "unknown")]
+        ("S5:429", "unknown"), ("S5:backoff", "unknown"), ("J7", "unknown"), ("L2", "unknown"),
+        ("L2:results", "unknown"), ("L6", "unknown")]
 
 
 @pytest.mark.parametrize("flaw", ["no_fsync", "drop_reply", "double_usage"])

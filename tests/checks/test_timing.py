@@ -79,3 +79,23 @@ def test_l2_results_fail_a_reply_that_carries_another_calls_result() -> None:
     bad = verdict(run(source, "L2-results-in-completion-order"), "L2:results")
     assert bad.status == "fail"
     assert bad.message == "the reply to call call_t1_0 is the result of call call_t1_1"
+
+
+def test_s5_backoff_warns_about_instant_retries_and_fails_them_only_when_strict() -> None:
+    from harness._report_text import warning_lines
+    from harness.runner import strictly
+
+    source = Path("scenarios/streaming/overloaded-infra-paused.yaml")
+    assert verdict(run(source), "S5:backoff").status == "pass"
+    result = run(source, "S5-no-backoff")
+    warned = verdict(result, "S5:backoff")
+    assert warned.status == "warn"
+    assert warned.advice == ("back off exponentially with jitter between retries (at least 1s, "
+                             "doubling), not at once")
+    assert result.passed
+    assert warning_lines(result)[0].startswith(
+        "warn  overloaded-infra-paused  S5:backoff: request #3 (turn 2 attempt 2, incarnation 1) "
+        "retried ")
+    strict = strictly(result)
+    assert not strict.passed
+    assert [v.invariant for v in strict.failed_verdicts] == ["S5:backoff"]
