@@ -119,6 +119,8 @@ class RequestRecord:
     # The longest time the client sat on the open stream without a chunk, counted
     # from its first chunk to the next one or to the moment it let go (S1).
     longest_silence: float = 0.0
+    # The usage (input and output) among the bytes the client was sent, if any arrived.
+    usage_seen: SentUsage | None = None
 
     @property
     def complete(self) -> bool:

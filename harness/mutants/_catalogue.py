@@ -114,6 +114,18 @@ async def _length_as_done(response: httpx.Response) -> httpx.Response:
                           request=response.request)
 
 
+_TERMINAL = (b"data: [DONE]", b"event: message_stop")
+
+
+async def _usage_only_when_done(response: httpx.Response) -> httpx.Response:
+    # As a client that adds up usage only for streams that ended properly.
+    body = await response.aread()
+    if not any(marker in body for marker in _TERMINAL):
+        body = body.replace(b'"usage":{', b'"ignored":{')
+    return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
+
+
 class _WalksAway(ToolWrapper):
     """On a timeout, asks the call to stop and returns at once (Promise.race)."""
 
@@ -312,6 +324,7 @@ _EVERYWHERE = "scenarios/crash/notes-and-mail-everywhere.yaml"
 _AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
 _CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
 _CUT_ALWAYS = "scenarios/streaming/truncated-on-every-attempt.yaml"
+_CUT_STREAMS = "scenarios/streaming/cut-streams.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -424,5 +437,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "retries a failing provider at once, without backoff",
            reference(config=StreamConfig(backoff_base=0.01, backoff_cap=0.01)),
            (Kill(_OUTAGE, "S5:backoff"),)),
+    Mutant("L6-bills-only-finished-streams", "seed 002 §19.6 (完成事件和 usage 只提交一次)",
+           "drops the usage of an attempt whose stream broke after its usage arrived",
+           with_responses(reference(), _usage_only_when_done), (Kill(_CUT_STREAMS, "I6"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -65,6 +65,7 @@ from harness.checks._trace import (
     SentUsage,
 )
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
+from harness.runner._usage_seen import usage_seen
 from harness.scenario import Scenario
 from harness.scenario import ToolSpec as ScenarioTool
 
@@ -124,6 +125,7 @@ class _Pending:
     retry_after: float | None = None  # the wait the answer asked for, in seconds
     last_chunk_at: float | None = None
     longest_silence: float = 0.0
+    delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
 
 
 class World:
@@ -279,6 +281,9 @@ class _RecordedBody(httpx.AsyncByteStream):
                     pending.first_byte_at = self._clock.now()
                 self._note_silence()
                 pending.delivered_bytes += len(chunk)
+                if pending.delivered is None:
+                    pending.delivered = bytearray()
+                pending.delivered += chunk
                 yield chunk
         except asyncio.CancelledError:
             self._end("cancelled")
@@ -336,7 +341,15 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         usage=usage, usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
         cache=_cache_record(p.cache), attempt_id=p.attempt_id, retry_layer=p.retry_layer,
         retry_after=p.retry_after, longest_silence=p.longest_silence,
+        usage_seen=_seen(dialect, p),
     )
+
+
+def _seen(dialect: str, p: _Pending) -> SentUsage | None:
+    if p.status != 200 or not p.delivered:
+        return None
+    seen = usage_seen(dialect, bytes(p.delivered))
+    return None if seen is None else SentUsage(seen[0], seen[1])
 
 
 def asked_wait(headers: tuple[tuple[str, str], ...], now: float) -> float | None:
