@@ -25,10 +25,12 @@ _ANTHROPIC_INPUTS = ("input_tokens", "cache_read_input_tokens", "cache_creation_
 
 def usage_seen(dialect: str, delivered: bytes) -> tuple[int, int] | None:
     """(input, output) tokens of the usage in ``delivered``; ``None`` when none arrived."""
-    decoder = SSEDecoder()
-    events = decoder.feed(delivered)
+    if b'"usage"' not in delivered:
+        return None
     fields: dict[str, int] = {}
-    for event in events:
+    for event in SSEDecoder().feed(delivered):
+        if '"usage"' not in event.data:
+            continue
         usage = _usage_field(dialect, _json(event.data))
         if usage is not None:
             fields |= {k: v for k, v in usage.items() if isinstance(v, int)}

@@ -341,12 +341,13 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         usage=usage, usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
         cache=_cache_record(p.cache), attempt_id=p.attempt_id, retry_layer=p.retry_layer,
         retry_after=p.retry_after, longest_silence=p.longest_silence,
-        usage_seen=_seen(dialect, p),
+        usage_seen=usage if reported else _seen(dialect, p, delivery),
     )
 
 
-def _seen(dialect: str, p: _Pending) -> SentUsage | None:
-    if p.status != 200 or not p.delivered:
+def _seen(dialect: str, p: _Pending, delivery: str) -> SentUsage | None:
+    """The usage among a broken stream's bytes (a whole stream's is its reported usage)."""
+    if delivery not in ("partial", "broken") or not p.delivered:
         return None
     seen = usage_seen(dialect, bytes(p.delivered))
     return None if seen is None else SentUsage(seen[0], seen[1])
