@@ -231,7 +231,12 @@ async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = N
         # Dropping the coroutine would leave the process (and its children)
         # running; kill the group and reap the leader before re-raising.
         _kill_group(process.pid)
-        await _exited(process)
+        try:
+            await _exited(process)
+        finally:
+            # Cancelled again while waiting (an agent that walked away, then the
+            # loop's teardown): the group is killed already, so reap it now.
+            process.wait()
         raise
     return process.returncode
 

@@ -83,6 +83,12 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--dialect", action="append", choices=DIALECT_CHOICES, metavar="DIALECT",
                      help="a dialect the agent speaks (openai, anthropic); repeatable; "
                           "scenarios in another dialect are skipped")
+    run.add_argument("--strict", action="store_true",
+                     help="turn warnings (advice such as no backoff between retries) into "
+                          "failures")
+    run.add_argument("--check-determinism", action="store_true",
+                     help="run each case twice; a case whose trace digests differ fails with "
+                          "the first differing event")
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
                      help="run cases in N processes (default: 1)")
 
@@ -244,7 +250,12 @@ def _run(args: argparse.Namespace) -> int:
     planned = [(replace(case, agent=args.agent), scenario) for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
     results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
-                        targets=tuple(args.target))
+                        targets=tuple(args.target), twice=args.check_determinism)
+    if args.strict:
+        from harness.runner import strictly
+
+        results = [strictly(result) for result in results]
+    _print_warnings(results)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     for result in results:
         if result.status == "fail":
@@ -277,6 +288,14 @@ def _speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
 def _unknown_reason(result: CaseResult) -> str:
     crash = [v for v in result.verdicts if v.invariant == "crash"]
     return crash[0].message if crash else "the case's crash point was never reached"
+
+
+def _print_warnings(results: Sequence[CaseResult]) -> None:
+    from harness._report_text import warning_lines
+
+    for result in results:
+        for line in warning_lines(result):
+            print(line)
 
 
 def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
@@ -399,21 +418,23 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
               progress: TextIO, agent: str | None = None,
-              targets: tuple[tuple[str, str], ...] = ()) -> list[CaseResult]:
+              targets: tuple[tuple[str, str], ...] = (), twice: bool = False
+              ) -> list[CaseResult]:
     """Run every case, in ``jobs`` processes when more than one; results in plan order.
 
     ``agent`` is the ``--agent`` spec and ``targets`` its ``--target`` tool
-    functions; each process imports the agent for itself.
+    functions; each process imports the agent for itself. ``twice`` runs each
+    case twice and judges its determinism too.
     """
     bar = _Progress(len(planned), progress)
     if jobs == 1:
         results = []
         for case, scenario in planned:
-            results.append(_run_one(case, scenario, agent, targets))
+            results.append(_run_one(case, scenario, agent, targets, twice))
             bar.step(results[-1])
         return results
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, scenario, agent, targets)
+        futures = [pool.submit(_run_one, case, scenario, agent, targets, twice)
                    for case, scenario in planned]
         for future in as_completed(futures):
             bar.step(future.result())
@@ -421,10 +442,11 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
 
 
 def _run_one(case: Case, scenario: Scenario, agent: str | None = None,
-             targets: tuple[tuple[str, str], ...] = ()) -> CaseResult:
+             targets: tuple[tuple[str, str], ...] = (), twice: bool = False) -> CaseResult:
     from harness import runner
 
-    return runner.run_case(case, scenario=scenario, agent_factory=_agent(agent, targets))
+    run = runner.run_case_twice if twice else runner.run_case
+    return run(case, scenario=scenario, agent_factory=_agent(agent, targets))
 
 
 class _Progress:

@@ -63,6 +63,8 @@ def _verdict_line(result: CaseResult) -> str:
         return f"{failed[0].invariant} broken: {failed[0].message}{more}"
     if result.error is not None:
         return f"harness error: {result.error}"
+    if result.unreached_faults:
+        return f"the fault {result.unreached_faults[0]} was never reached"
     return "the crash point was never reached"
 
 
@@ -99,6 +101,8 @@ def _problems_section(result: CaseResult) -> str:
     if foreign:
         lines += ["requests to hosts that are not a fake provider (refused: no network in a case)",
                   *(f"  {line}" for line in foreign[:_MAX_EVIDENCE])]
+    lines += [f"the fault {fault} was never reached, so this case proves nothing about it"
+              for fault in result.unreached_faults]
     failed = result.failed_verdicts
     if failed:
         lines.append("broken invariants")
@@ -108,7 +112,17 @@ def _problems_section(result: CaseResult) -> str:
     if explained:
         lines.append("what this most likely means")
         lines += [f"  - {line}" for line in explained]
+    if result.warnings:
+        lines.append("warnings (failures under --strict)")
+        for verdict in result.warnings:
+            lines += _verdict_lines(verdict)
     return "\n".join(lines)
+
+
+def warning_lines(result: CaseResult) -> list[str]:
+    """One line per warning of a case, as a linter prints them: where, what, and the fix."""
+    return [f"warn  {result.case.case_id}  {v.invariant}: {v.message}"
+            + (f"  (fix: {v.advice})" if v.advice else "") for v in result.warnings]
 
 
 def _verdict_lines(verdict: Verdict) -> list[str]:
@@ -119,6 +133,8 @@ def _verdict_lines(verdict: Verdict) -> list[str]:
     lines += [f"      | {line}" for line in shown]
     if len(evidence) > len(shown):
         lines.append(f"      | ... ({len(evidence) - len(shown)} more lines)")
+    if verdict.advice:
+        lines.append(f"      fix: {verdict.advice}")
     return lines
 
 

@@ -69,6 +69,8 @@ class HarnessSettings:
     dialects: tuple[str, ...] = ()
     targets: tuple[tuple[str, str], ...] = ()
     results: list[CaseResult] = field(default_factory=list)
+    twice: bool = False  # --harness-check-determinism
+    strict: bool = False  # --harness-strict
 
     def collects(self, path: Path) -> bool:
         """Whether ``path`` is a scenario: under a scenario folder or named on the command line."""
@@ -92,6 +94,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          " scenario lists by id (listed); default: as each scenario says")
     group.addoption("--harness-seed", type=parse_seed, metavar="N", default=None,
                     help="run every scenario with this seed instead of its own")
+    group.addoption("--harness-strict", action="store_true", default=False,
+                    help="turn warnings (advice such as no backoff between retries) into "
+                         "failures")
+    group.addoption("--harness-check-determinism", action="store_true", default=False,
+                    help="run each case twice; a case whose trace digests differ fails with "
+                         "the first differing event")
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
@@ -138,6 +146,8 @@ def pytest_configure(config: pytest.Config) -> None:
         agent=config.getoption("harness_agent") or config.getini("harness_agent") or None,
         dialects=tuple(config.getoption("harness_dialect") or config.getini("harness_dialects")),
         targets=_targets(config.getoption("harness_target") or config.getini("harness_targets")),
+        twice=config.getoption("harness_check_determinism"),
+        strict=config.getoption("harness_strict"),
     )
 
 
@@ -267,8 +277,12 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         from harness import runner
 
-        result = runner.run_case(self.case, scenario=self.scenario,
-                                 agent_factory=_agent_factory(self.config, self.scenario))
+        settings = self.config.stash[_SETTINGS]
+        run = runner.run_case_twice if settings.twice else runner.run_case
+        result = run(self.case, scenario=self.scenario,
+                     agent_factory=_agent_factory(self.config, self.scenario))
+        if settings.strict:
+            result = runner.strictly(result)
         self.config.stash[_SETTINGS].results.append(result)
         self.user_properties += [(v.invariant, v.status) for v in result.verdicts]
         if result.status == "fail":

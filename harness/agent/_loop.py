@@ -358,13 +358,26 @@ class ReferenceAgent:
         fallback = Budget(
             deadline=float(header.body["deadline"]),
             max_attempts=task.max_attempts,
-            attempts_used=len(self.log.attempt_ids()),
+            attempts_used=len(self.log.attempt_ids()) + self._unrecorded_first_requests(),
         )
         budget = Budget.restore(self.log.retry_events(), fallback)
         budget.tokens_used = sum(
             u.input_tokens + u.output_tokens for u in self._attempts.values() if u is not None
         )
         return budget
+
+    def _unrecorded_first_requests(self) -> int:
+        """Turns whose first request may have gone out without a record of it (S8).
+
+        ``turn_start`` is the last record made before a turn's first request is
+        sent; a crash right after the send leaves no ``attempt`` or ``retry``
+        line of that turn. Such a turn counts one attempt spent, so a restart
+        never buys back an attempt the provider saw (at worst one is counted
+        that a crash just before the send kept from going out).
+        """
+        log = self.log
+        recorded = {r.turn_id for r in log.records if r.kind in ("attempt", "retry")}
+        return sum(1 for r in log.of_kind("turn_start") if r.turn_id not in recorded)
 
     async def _loop(self, state: _RunState) -> Stop:
         stop = self._resume_guards()

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
+from harness.checks._always import always_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._verdict import Verdict
 from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
@@ -288,51 +289,48 @@ def _completion_contradiction(trace: Trace) -> str | None:
 def check_i6(trace: Trace) -> Verdict:
     """Each attempt's usage is counted once: the billed usage agrees with the provider's record.
 
-    Decided per token kind (input, output): with L the sum over the usage the
-    FINAL incarnation's attempts received in full (complete streams that carried
-    usage) and U the sum over every attempt of every incarnation that delivered
-    any byte, the billed count must satisfy L <= billed <= U. Below L an
-    attempt was dropped; above U one was counted twice (earlier incarnations'
-    attempts may or may not have been restored from disk, hence the range).
-    ``unknown`` when no attempt reported usage.
+    Decided per token kind (input, output) over the usage that reached the
+    client (``usage_seen``: the usage events among the bytes each attempt was
+    sent, so an attempt that broke after its usage arrived counts and one cut
+    before it does not). With L the sum over the FINAL incarnation's attempts
+    and U the sum over every attempt of every incarnation, the billed count must
+    satisfy L <= billed <= U; without a crash L = U and the bill is exact. Below
+    L an attempt was dropped; above U one was counted twice (earlier
+    incarnations' attempts may or may not have been restored from disk, hence
+    the range). ``unknown`` when no usage reached the client.
     """
     missing = _no_outcome("I6", trace)
     if missing:
         return missing
     assert trace.outcome is not None
-    lower = _usage_sum(r for r in trace.requests
-                       if r.usage_reported and r.incarnation == trace.final_incarnation)
-    upper = _usage_sum(r for r in trace.requests if r.delivered_bytes > 0 and r.usage)
+    lower = _seen_sum(r for r in trace.requests if r.incarnation == trace.final_incarnation)
+    upper = _seen_sum(trace.requests)
     if upper == (0, 0):
-        return _unknown("I6", "no attempt reported usage")
-    if trace.outcome.billed_usage is None:
+        return _unknown("I6", "no attempt's usage reached the client")
+    if trace.outcome.billed_usage is None and trace.extra.get("agent") == "plain":
         return _unknown("I6", "the agent reports no usage: return an AgentOutcome with "
                         "billed_usage to have each attempt's usage checked")
     billed = _tokens(trace.outcome.billed_usage)
     evidence = [f"billed input={billed[0]} output={billed[1]}",
-                f"provider, final incarnation, complete: input={lower[0]} output={lower[1]}",
-                f"provider, every attempt that sent bytes: input={upper[0]} output={upper[1]}"]
+                f"usage that reached the final incarnation: input={lower[0]} output={lower[1]}",
+                f"usage that reached any incarnation: input={upper[0]} output={upper[1]}"]
     for kind, b, lo, hi in zip(("input", "output"), billed, lower, upper, strict=True):
         if b > hi:
-            return _fail("I6", f"{kind} tokens billed {b} exceed the {hi} the provider ever "
-                         "sent: an attempt was counted twice", evidence)
+            return _fail("I6", f"{kind} tokens billed {b} exceed the {hi} that ever reached "
+                         "the client: an attempt was counted twice", evidence)
         if b < lo:
-            return _fail("I6", f"{kind} tokens billed {b} are below the {lo} of complete "
-                         "attempts: an attempt's usage was dropped", evidence)
+            return _fail("I6", f"{kind} tokens billed {b} are below the {lo} that reached "
+                         "the client: an attempt's usage was dropped", evidence)
     return _pass("I6", "billed usage lies within the provider's record", evidence)
+
+
+def _seen_sum(requests: Iterable[RequestRecord]) -> tuple[int, int]:
+    seen = [r.usage_seen for r in requests if r.usage_seen is not None]
+    return sum(u.input_tokens for u in seen), sum(u.output_tokens for u in seen)
 
 
 def _tokens(usage: SentUsage | None) -> tuple[int, int]:
     return (0, 0) if usage is None else (usage.input_tokens, usage.output_tokens)
-
-
-def _usage_sum(requests: Iterable[RequestRecord]) -> tuple[int, int]:
-    total_in = total_out = 0
-    for r in requests:
-        assert r.usage is not None
-        total_in += r.usage.input_tokens
-        total_out += r.usage.output_tokens
-    return total_in, total_out
 
 
 # ------------------------------------------------------------------------- I7
@@ -556,7 +554,8 @@ def check_network(trace: Trace) -> Verdict | None:
 
 
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:
-    """The verdicts of the scenario's invariants, then the side-effect expectation.
+    """The verdicts of the scenario's invariants, the side-effect expectation, then the
+    checks every case gets (:mod:`._always`).
 
     An invariant without a checker yet (I5) is ``unknown``, never ``pass``.
     """
@@ -565,4 +564,4 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
         for i in trace.expect.invariants
     ]
     extra = [check_side_effects(trace), check_network(trace)]
-    return tuple(verdicts + [v for v in extra if v is not None])
+    return tuple(verdicts + [v for v in extra if v is not None] + list(always_verdicts(trace)))

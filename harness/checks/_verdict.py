@@ -1,11 +1,15 @@
-"""A verdict: one invariant's judgement of a finished run (``pass``, ``fail`` or ``unknown``)."""
+"""A verdict: one invariant's judgement of a finished run (pass, fail, warn or unknown).
+
+``warn`` is a finding of the lower severity: advice such as "no backoff between
+retries", which does not fail a case unless the run is ``--strict``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
-VerdictStatus = Literal["pass", "fail", "unknown"]
+VerdictStatus = Literal["pass", "fail", "warn", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -20,3 +24,4 @@ class Verdict:
     status: VerdictStatus
     message: str
     evidence: tuple[str, ...] = ()
+    advice: str = ""  # one line: what to change in the agent, for a fail or a warn

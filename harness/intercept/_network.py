@@ -46,7 +46,7 @@ LIBRARIES: tuple[ModuleType, ...] = (httpx, httpx2)
 class StreamRecord(Protocol):
     """What a served stream reports back to the world as the client reads it."""
 
-    def on_chunk(self, size: int) -> None: ...
+    def on_chunk(self, data: bytes) -> None: ...
 
     def after_first_chunk(self) -> None: ...
 
@@ -283,7 +283,7 @@ class _Reading:
 
     def _delivering(self, data: bytes) -> bytes:
         if self._served.record is not None:
-            self._served.record.on_chunk(len(data))
+            self._served.record.on_chunk(data)
         return data
 
     def _delivered(self) -> None:

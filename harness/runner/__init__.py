@@ -12,6 +12,7 @@ back plain results::
 """
 
 from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
+from harness.runner._determinism import determinism_verdict, first_difference, run_case_twice
 from harness.runner._model import ScriptedModel, call_id, classify_result
 from harness.runner._points import WORLD_POINT_KINDS, WorldPoint, parse_world_point
 from harness.runner._results import (
@@ -22,6 +23,7 @@ from harness.runner._results import (
     CrashWhen,
     Verdict,
     VerdictStatus,
+    strictly,
 )
 from harness.runner._run import (
     ERROR_CLASSES,
@@ -64,15 +66,19 @@ __all__ = [
     "classify_result",
     "crash_specs",
     "default_agent_factory",
+    "determinism_verdict",
     "dialect_skip",
     "fault_plan",
+    "first_difference",
     "load_agent_factory",
     "parse_world_point",
     "plan_cases",
     "record_points",
     "record_run",
     "run_case",
+    "run_case_twice",
     "run_trace",
+    "strictly",
     "task_for",
     "tool_specs",
 ]

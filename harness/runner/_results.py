@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harness.trace import Trace
 
 __all__ = ["AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
-           "VerdictStatus"]
+           "VerdictStatus", "strictly"]
 
 CrashWhen = Literal["before", "after", "at"]
 """Before or after an agent's own persistence point; ``at`` a world event."""
@@ -141,16 +141,36 @@ class CaseResult:
         return tuple(v for v in self.verdicts if v.status == "fail")
 
     @property
+    def warnings(self) -> tuple[Verdict, ...]:
+        """Findings of the lower severity: they fail the case only under ``--strict``."""
+        return tuple(v for v in self.verdicts if v.status == "warn")
+
+    @property
+    def unreached_faults(self) -> tuple[str, ...]:
+        """The scripted faults no request met: the case proves nothing about them."""
+        return tuple(line.removeprefix("never reached: ") for v in self.verdicts
+                     if v.invariant == "faults" and v.status == "unknown" for line in v.evidence)
+
+    @property
     def passed(self) -> bool:
-        """No invariant failed, no harness error, and the injected crash was reached."""
+        """No invariant failed, no harness error, the injected crash and every fault reached."""
         return self.status == "pass"
 
     @property
     def status(self) -> VerdictStatus:
-        """``fail`` (a verdict or the harness failed), ``unknown`` (the crash point was
-        never reached: the case proves nothing), else ``pass``."""
+        """``fail`` (a verdict or the harness failed), ``unknown`` (the crash point or a
+        scripted fault was never reached: the case proves nothing), else ``pass``."""
         if self.error is not None or self.failed_verdicts:
             return "fail"
-        if self.case.crash is not None and not self.crash_reached:
+        if (self.case.crash is not None and not self.crash_reached) or self.unreached_faults:
             return "unknown"
         return "pass"
+
+
+def strictly(result: CaseResult) -> CaseResult:
+    """``result`` with every warning turned into a failure (``--strict``)."""
+    if not result.warnings:
+        return result
+    verdicts = tuple(replace(v, status="fail") if v.status == "warn" else v
+                     for v in result.verdicts)
+    return replace(result, verdicts=verdicts)

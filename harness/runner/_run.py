@@ -52,7 +52,7 @@ from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
 from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
 from harness.runner._task import task_for
-from harness.runner._world import PURE_KINDS, World, WorldCrash
+from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
 from harness.scenario import Scenario, check_targets, fault_error, load_scenario
 from harness.trace import (
     CrashRecord,
@@ -73,7 +73,7 @@ AgentUnderTest = AgentFactory | PlainEntry
 """An agent factory over the ports, or a user's plain ``main(prompt)``."""
 
 # Classes that raise an OSError at the point instead of killing the process.
-ERROR_CLASSES = frozenset({"eio_on_write", "eio_on_fsync", "enospc_on_write"})
+ERROR_CLASSES = DISK_ERRORS
 # A run that outlives its own deadline by this much virtual time is stuck, not slow.
 _GUARD_EXTRA_SECONDS = 3600.0
 
@@ -135,7 +135,8 @@ class _CaseRun:
         fired_before = self.world.disk.fired
         try:
             agent = self.factory(self.world.ports(number))
-            record.outcome = self._run_agent(agent)
+            self.world.returned = False
+            record.outcome = checked_outcome(self._run_agent(agent))
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
         except FaultError as error:  # the scenario asks for what its stream cannot give
@@ -152,12 +153,24 @@ class _CaseRun:
         record.ended_at = self.world.clock.now()
         return record
 
-    def _run_agent(self, agent: Agent) -> AgentOutcome:
+    def _run_agent(self, agent: Agent) -> object:
         if isinstance(agent, PlainAgent):
             # Its interception is entered with no loop of ours running: a blocking
             # main may start its own loops, an async one is driven on the clock.
-            return agent.run_with(self.task, self._drive)
-        return self._drive(agent.run(self.task))
+            outcome = agent.run_with(self.task, lambda run: self._drive(self._returning(run)))
+            self.world.returned = True
+            return outcome
+        return self._drive(self._returning(agent.run(self.task)))
+
+    async def _returning(self, coro: Coroutine[Any, Any, T]) -> T:
+        """``coro``'s result, noting in the world that the agent's run is over.
+
+        A tool call still in flight then was left behind by the agent, not cut
+        by a crash: the world records it as never settled (J7).
+        """
+        result = await coro
+        self.world.returned = True
+        return result
 
     def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
         limit = self.task.deadline_seconds + _GUARD_EXTRA_SECONDS
@@ -179,6 +192,7 @@ class _CaseRun:
     async def _recover_once(self, number: int) -> RecoveryRecord:
         world = self.world
         requests, effects = len(world.requests), len(world.ledger.effects)
+        world.returned = False
         report, error = RecoveryReport(), None
         try:
             report = await self.factory(world.ports(number)).recover()
@@ -318,6 +332,22 @@ def _fired_id(world: World, before: object) -> str:
     return fired.id if fired is not None and fired is not before else "unknown"
 
 
+class MalformedOutcome(Exception):
+    """``run()`` returned something that is not an :class:`~harness.agent.AgentOutcome`."""
+
+
+def checked_outcome(value: object) -> AgentOutcome:
+    """``value`` if it is an :class:`~harness.agent.AgentOutcome`; else :class:`MalformedOutcome`.
+
+    Without an outcome there is no stop state to judge, and every check that
+    reads one would say ``unknown``: the run would pass without proving anything.
+    """
+    if isinstance(value, AgentOutcome):
+        return value
+    raise MalformedOutcome(f"run() returned {type(value).__name__} {value!r:.60}; expected an "
+                           "AgentOutcome (harness.agent.AgentOutcome) with the run's stop state")
+
+
 def outcome_record(outcome: AgentOutcome) -> OutcomeRecord:
     """The agent's outcome as plain trace data."""
     usage = outcome.billed_usage
@@ -359,6 +389,12 @@ def expectation(scenario: Scenario) -> Expectation:
         max_attempts=scenario.budget.max_attempts,
         pure_tools=tuple(sorted(n for n, s in tools.items() if s.kind in PURE_KINDS)),
         tool_kinds=tuple(sorted((n, s.kind) for n, s in tools.items())),
+        faults=tuple((f.at.turn, f.at.attempt, f.kind) for f in scenario.faults),
+        unsafe_tools=tuple(sorted(n for n, s in tools.items() if not s.is_concurrency_safe)),
+        idle_bound_seconds=scenario.expect.idle_bound_seconds,
+        retry_after_cap_seconds=scenario.expect.retry_after_cap_seconds,
+        max_consecutive_429=scenario.expect.max_consecutive_429,
+        min_backoff_seconds=scenario.expect.min_backoff_seconds,
     )
 
 

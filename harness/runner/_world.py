@@ -57,11 +57,14 @@ from harness.agent import (
     ATTEMPT_ID_HEADER,
     RETRY_LAYER_HEADER,
     AgentPorts,
+    StreamConfig,
     ToolContext,
     ToolInvocation,
+    parse_retry_after,
 )
 from harness.intercept._network import Served
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
+from harness.runner._usage_seen import usage_seen
 from harness.scenario import Scenario
 from harness.scenario import ToolSpec as ScenarioTool
 from harness.trace import (
@@ -73,6 +76,10 @@ from harness.trace import (
 )
 
 STATE_DIR = "/state"
+# Crash classes that raise an OSError at the point instead of killing the process.
+DISK_ERRORS = frozenset({"eio_on_write", "eio_on_fsync", "enospc_on_write"})
+# Unix time of virtual t=0, the fakes' calendar origin, to read an HTTP-date Retry-After.
+_CALENDAR_ORIGIN = StreamConfig().clock_epoch_unix
 PURE_KINDS = fakes.PURE_TOOL_KINDS
 
 
@@ -132,6 +139,10 @@ class _Pending:
     cache: CacheOutcome | None = None  # the prompt cache's verdict, when it is on
     attempt_id: str | None = None  # the agent's own id for the attempt, if it sent one
     retry_layer: str | None = None
+    retry_after: float | None = None  # the wait the answer asked for, in seconds
+    last_chunk_at: float | None = None
+    longest_silence: float = 0.0
+    delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
     body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
 
 
@@ -173,6 +184,12 @@ class World:
         # Requests to hosts that are not a fake provider (refused, reported).
         self.foreign: list[str] = []
         self._files: Any = None
+        self.returned = False  # the current incarnation's run() has returned
+
+    def disk_error_raised(self) -> bool:
+        """Whether the case's disk error (EIO, ENOSPC, not a crash) has been raised yet."""
+        plan, fired = self.disk.plan, self.disk.fired
+        return plan is not None and fired is not None and plan.crash_class in DISK_ERRORS
 
     def next_invocation_seq(self) -> int:
         """Numbers invocations in the order they started (they may end out of order)."""
@@ -248,6 +265,7 @@ class World:
         pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
         pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
         pending.body = seen.json
+        pending.retry_after = asked_wait(plan.headers, self.clock.now())
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")
@@ -391,33 +409,28 @@ class _RecordedBody(httpx.AsyncByteStream):
     def __init__(self, steps: tuple[Step, ...], pending: _Pending, world: World,
                  request: httpx.Request) -> None:
         self._steps = steps
-        self._pending = pending
-        self._world = world
-        self._clock = world.clock
+        self._record = _StreamRecord(world, pending)
         self._request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        pending, world = self._pending, self._world
+        record, first = self._record, True
         try:
             async for chunk in self._play():
-                first = pending.first_byte_at is None
-                if first:
-                    pending.first_byte_at = self._clock.now()
-                pending.delivered_bytes += len(chunk)
+                record.on_chunk(chunk)
                 yield chunk
                 if first:
-                    world.stream_event(pending, "mid_stream")
+                    record.after_first_chunk()
+                first = False
         except asyncio.CancelledError:
-            self._end("cancelled")
+            record.on_end("cancelled")
             raise
         except httpx.ReadError:
-            self._end("reset")
+            record.on_end("reset")
             raise
         except GeneratorExit:
-            self._end("closed")
+            record.on_end("closed")
             raise
-        self._end("eof")
-        world.stream_event(pending, "after_response")
+        record.on_end("eof")
 
     def _play(self) -> AsyncIterator[bytes]:
         return play_steps(self._steps, self._reset)
@@ -425,13 +438,8 @@ class _RecordedBody(httpx.AsyncByteStream):
     def _reset(self) -> Exception:
         return httpx.ReadError("[Errno 104] Connection reset by peer", request=self._request)
 
-    def _end(self, how: str) -> None:
-        if self._pending.ended == "open":
-            self._pending.ended = how
-            self._pending.ended_at = self._clock.now()
-
     async def aclose(self) -> None:
-        self._end("closed")
+        self._record.on_end("closed")
 
 
 def _record(p: _Pending, dialect: str) -> RequestRecord:
@@ -454,7 +462,26 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         model=p.model or (response.model if response else None), text=text, calls=calls,
         usage=usage, usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
         cache=_cache_record(p.cache), attempt_id=p.attempt_id, retry_layer=p.retry_layer,
+        retry_after=p.retry_after, longest_silence=p.longest_silence,
+        usage_seen=usage if reported else _seen(dialect, p, delivery),
     )
+
+
+def _seen(dialect: str, p: _Pending, delivery: str) -> SentUsage | None:
+    """The usage among a broken stream's bytes (a whole stream's is its reported usage)."""
+    if delivery not in ("partial", "broken") or not p.delivered:
+        return None
+    seen = usage_seen(dialect, bytes(p.delivered))
+    return None if seen is None else SentUsage(seen[0], seen[1])
+
+
+def asked_wait(headers: tuple[tuple[str, str], ...], now: float) -> float | None:
+    """The wait in seconds an answer's retry headers ask for (``None``: none asked).
+
+    >>> asked_wait((("retry-after", "20"),), now=0.0)
+    20.0
+    """
+    return parse_retry_after(dict(headers), now_unix=_CALENDAR_ORIGIN + now)
 
 
 def _sent_usage(p: _Pending) -> SentUsage | None:
@@ -527,9 +554,24 @@ class _RecordingTool:
             world.incarnations.crashed
         args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
         outcome = "refused"
+        after_error = world.disk_error_raised()
+
+        returned: str | None = None
+
+        def record(ended_at: float | None, outcome: str) -> InvocationRecord:
+            return InvocationRecord(seq, self._tool.name, self._tool.kind,
+                                    context.invocation.call_id, args, context.incarnation,
+                                    started, ended_at, not alive,
+                                    outcome if alive else "refused", after_error, returned)
+
+        # Noted at the start, so a call the agent walked away from and that never
+        # settles is still seen running (J7); replaced when it ends.
+        slot = len(world.invocations)
+        world.invocations.append(record(None, "running"))
         try:
             result = await self._tool.run(arguments, context)
             outcome = "ok"
+            returned = json.dumps(result, sort_keys=True, default=str)
             if self._tool.kind not in PURE_KINDS:
                 world.effect_applied(self._tool.name)
             return result
@@ -540,10 +582,10 @@ class _RecordingTool:
             outcome = "error"
             raise
         finally:
-            world.invocations.append(InvocationRecord(
-                seq, self._tool.name, self._tool.kind, context.invocation.call_id, args,
-                context.incarnation, started, world.clock.now(), not alive,
-                outcome if alive else "refused"))
+            # Ended only by the loop's teardown after run() returned: left running.
+            left = world.returned
+            world.invocations[slot] = record(None if left else world.clock.now(),
+                                             "abandoned" if left else outcome)
 
 
 _FAKE_ORIGINS: dict[str, str] = {
@@ -589,17 +631,25 @@ def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:
 
 
 class _StreamRecord:
-    """Notes how far the client read a served stream, and reaches the stream's world events."""
+    """Notes how far the client read a served stream, and reaches the stream's world events.
+
+    Every transport's body reports here (the ports' client and the intercepted
+    httpx and httpx2 ones), so the record of a stream is the same whoever read it.
+    """
 
     def __init__(self, world: World, pending: _Pending) -> None:
         self._world = world
         self._pending = pending
 
-    def on_chunk(self, size: int) -> None:
+    def on_chunk(self, data: bytes) -> None:
         pending = self._pending
         if pending.first_byte_at is None:
             pending.first_byte_at = self._world.clock.now()
-        pending.delivered_bytes += size
+        self._note_silence()
+        pending.delivered_bytes += len(data)
+        if pending.delivered is None:
+            pending.delivered = bytearray()
+        pending.delivered += data
 
     def after_first_chunk(self) -> None:
         self._world.stream_event(self._pending, "mid_stream")
@@ -608,12 +658,21 @@ class _StreamRecord:
         pending = self._pending
         if pending.ended != "open":
             return
+        self._note_silence()
         pending.ended = how
         pending.ended_at = self._world.clock.now()
         if how in ("eof", "closed"):
             # An SDK closes the stream once it read the terminal event, without
             # asking for an end it knows is there: the whole answer is in its hands.
             self._world.stream_event(pending, "after_response")
+
+    def _note_silence(self) -> None:
+        """Measure the gap since the last chunk: what an idle watchdog must bound (S1)."""
+        pending, now = self._pending, self._world.clock.now()
+        if pending.last_chunk_at is not None:
+            pending.longest_silence = max(pending.longest_silence, now - pending.last_chunk_at)
+        if pending.first_byte_at is not None:
+            pending.last_chunk_at = now
 
 
 class _JumpClock:

@@ -183,6 +183,14 @@ class Expectation(ScenarioModel):
     """Invariants to check; absent: all but I5."""
     side_effects: dict[ToolName, Annotated[int, Field(ge=0, le=1_000_000)]] = {}  # noqa: RUF012
     """Exact count of real side effects per tool in the ledger."""
+    idle_bound_seconds: Seconds = 30
+    """Longest silence an open stream may be waited on before the attempt is abandoned (S1)."""
+    retry_after_cap_seconds: Seconds = 60
+    """Retry-After waits up to this long must be honoured; longer ones may be surfaced (S5)."""
+    max_consecutive_429: Count = 3
+    """After this many 429 answers in a row the agent must stop asking (S5), usage_limited."""
+    min_backoff_seconds: Annotated[float, Field(ge=0, le=3600)] = 1
+    """A retry after a failure that asked for no wait comes this long after it at least (warn)."""
 
 
 class Scenario(ScenarioModel):

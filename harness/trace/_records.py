@@ -111,6 +111,13 @@ class RequestRecord:
     cache: CacheRecord | None = None
     attempt_id: str | None = None  # as the agent named the attempt (x-attempt-id), if it did
     retry_layer: str | None = None  # the retry layer the agent said it retried at
+    # The wait the answer asked for (Retry-After / retry-after-ms), in seconds.
+    retry_after: float | None = None
+    # The longest time the client sat on the open stream without a chunk, counted
+    # from its first chunk to the next one or to the moment it let go (S1).
+    longest_silence: float = 0.0
+    # The usage (input and output) among the bytes the client was sent, if any arrived.
+    usage_seen: SentUsage | None = None
 
     @property
     def complete(self) -> bool:
@@ -135,7 +142,13 @@ class InvocationRecord:
     started_at: float
     ended_at: float | None
     refused: bool
+    # ok, error, cancelled, refused; "running" while in flight; "abandoned" when
+    # still in flight after the agent's run() returned (``ended_at`` is then None).
     outcome: str
+    # The case's disk error (EIO, ENOSPC) had already been raised when it started (J6).
+    after_disk_error: bool = False
+    # What the tool returned, as canonical JSON (ok invocations only).
+    result: str | None = None
 
 
 @dataclass(frozen=True)
@@ -237,6 +250,16 @@ class Expectation:
     max_attempts: int
     pure_tools: tuple[str, ...]
     tool_kinds: tuple[tuple[str, str], ...]
+    # (turn, attempt, kind) of every scripted fault: a case proves nothing about
+    # a fault it never reached.
+    faults: tuple[tuple[int, int, str], ...] = ()
+    # Tools that must never run beside another call (L2).
+    unsafe_tools: tuple[str, ...] = ()
+    # The bounds the timing checks judge by (seed 002 "自建起步" ① and ⑤, §19.1).
+    idle_bound_seconds: float = 30.0
+    retry_after_cap_seconds: float = 60.0
+    max_consecutive_429: int = 3
+    min_backoff_seconds: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,13 @@ from harness.scenario import load_scenario, scenario_files
 SUITE = Path(__file__).resolve().parents[2] / "scenarios"
 # scenario -> the invariants the minimal agent must be caught breaking
 KNOWN_GAPS = {
+    "budget-spent-at-a-crash": {"I4"},
     "invalid-tool-json": {"I7"},
     "overloaded-until-budget": {"I4"},
     "rate-limited-above-cap": {"I4"},
+    "rate-limited-in-a-row": {"I4"},
     "repeated-error-stops": {"I4", "L3"},
+    "truncated-on-every-attempt": {"I4", "side_effects"},
     "truncated-tool-arguments": {"I4", "side_effects"},
     "unauthorized-blocked": {"I4"},
 }

@@ -1,0 +1,45 @@
+"""The checks every case gets, whatever its ``expect.invariants`` list says.
+
+They judge from the world's record alone (requests with virtual times, the
+ledger, invocations with start and end times), so they apply to any agent; each
+is ``unknown`` where the run gave nothing to judge (DESIGN §4). A check returns
+``None`` when the scenario declares nothing it is about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.checks._durable import check_disk_error_stops
+from harness.checks._replies import check_replies_match
+from harness.checks._timing import (
+    check_429_cap,
+    check_backoff,
+    check_idle_watchdog,
+    check_overlap,
+    check_retry_after,
+    check_settle,
+)
+from harness.checks._usage import check_context_tokens
+from harness.checks._vacuity import check_faults_reached, check_outcome
+from harness.checks._verdict import Verdict
+from harness.trace import Trace
+
+ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
+    check_outcome,
+    check_faults_reached,
+    check_idle_watchdog,
+    check_retry_after,
+    check_429_cap,
+    check_backoff,
+    check_settle,
+    check_overlap,
+    check_replies_match,
+    check_context_tokens,
+    check_disk_error_stops,
+)
+
+
+def always_verdicts(trace: Trace) -> list[Verdict]:
+    """The verdicts of :data:`ALWAYS` that apply to ``trace``, in that order."""
+    return [v for v in (check(trace) for check in ALWAYS) if v is not None]

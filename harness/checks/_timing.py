@@ -1,0 +1,202 @@
+"""Timing rules, judged from the world's clock: what the agent did, and when.
+
+Each check reads only the world's record — requests with their virtual start
+times, the wait each answer asked for, the silences a client sat through, tool
+invocations with their start and end — so it applies to any agent, whatever it
+reports. Each is ``unknown`` when the run never met what it is about.
+
+- ``S1`` idle watchdog (seed 002 §19.1 ②, "自建起步" ①): once a stream has sent
+  its first chunk, the client never waits on it silent for longer than the
+  scenario's ``idle_bound_seconds`` (30 s, the seed's example);
+- ``S5`` Retry-After (seed 002 §19.1, "尊重服务端 Retry-After"): after an answer
+  that asked for a wait within ``retry_after_cap_seconds``, the same process
+  sends nothing before the wait is over;
+- ``S5:429`` (seed 002 "自建起步" ⑤, grok limits consecutive 429s): after
+  ``max_consecutive_429`` rate limits in a row, no further request;
+- ``J7`` settle (seed 002 §19.1, "工具超时为什么不能直接 Promise.race"): while a
+  cancelled tool call still runs, no model request and no call of that tool
+  starts;
+- ``L2`` overlap (seed 002 §19.5): a tool not declared concurrency-safe never
+  runs at the same virtual time as another call.
+
+Example::
+
+    check_retry_after(trace)   # fail: "request #3 came 2.1s after a 429 that asked for 60s"
+"""
+
+from __future__ import annotations
+
+import math
+
+from harness.checks._verdict import Verdict
+from harness.trace import InvocationRecord, RequestRecord, Trace
+
+# Virtual times are sums of float seconds; a wait honoured to the microsecond is honoured.
+_EPS = 1e-6
+
+
+def _live(trace: Trace) -> list[RequestRecord]:
+    return [r for r in trace.requests if r.delivery != "refused"]
+
+
+def _at(r: RequestRecord) -> str:
+    return f"request #{r.index} (turn {r.turn} attempt {r.attempt}, incarnation {r.incarnation})"
+
+
+# ------------------------------------------------------------------------- S1
+
+
+def check_idle_watchdog(trace: Trace) -> Verdict:
+    """No open stream is waited on silently for longer than the idle bound."""
+    bound = trace.expect.idle_bound_seconds
+    streams = [r for r in _live(trace) if r.first_byte_at is not None]
+    long = [r for r in streams if r.longest_silence > bound + _EPS]
+    if long:
+        return Verdict("S1", "fail", f"{_at(long[0])} was waited on silent for "
+                       f"{long[0].longest_silence:g}s; an idle watchdog abandons it after "
+                       f"{bound:g}s", tuple(f"{_at(r)}: silent {r.longest_silence:g}s, "
+                                            f"ended {r.delivery}" for r in long),
+                       advice="abort an attempt when no chunk came for the idle bound (a "
+                              "watchdog apart from the connect timeout) and retry it")
+    stalled = [r for r in streams if "stall" in r.faults]
+    if not stalled:
+        return Verdict("S1", "unknown", "no stream stalled after its first chunk")
+    return Verdict("S1", "pass", f"{len(stalled)} stalled stream(s), each abandoned within "
+                   f"{bound:g}s of silence")
+
+
+# ------------------------------------------------------------------------- S5
+
+
+def check_retry_after(trace: Trace) -> Verdict:
+    """No request before the wait an answer asked for (within the cap) was over."""
+    cap = trace.expect.retry_after_cap_seconds
+    live = _live(trace)
+    asked = [r for r in live if r.retry_after is not None and r.retry_after <= cap]
+    early = [line for r in asked for line in _too_soon(r, live)]
+    if early:
+        return Verdict("S5", "fail", early[0], tuple(early),
+                       advice="read retry-after-ms / Retry-After and wait that long before "
+                              "the retry when it is under your cap")
+    if not asked:
+        return Verdict("S5", "unknown", f"no answer asked for a wait of at most {cap:g}s")
+    return Verdict("S5", "pass", f"{len(asked)} asked wait(s) honoured")
+
+
+def _too_soon(r: RequestRecord, live: list[RequestRecord]) -> list[str]:
+    assert r.retry_after is not None
+    answered = r.first_byte_at if r.first_byte_at is not None else r.started_at
+    ready = answered + r.retry_after
+    after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
+    return [f"{_at(n)} came {n.started_at - answered:g}s after {_at(r)} answered "
+            f"{r.status} asking to wait {r.retry_after:g}s"
+            for n in after[:1] if n.started_at + _EPS < ready]
+
+
+def check_backoff(trace: Trace) -> Verdict:
+    """A retry after a failure that asked for no wait comes at least the declared backoff later.
+
+    Seed 002 §19.1 (grok-build): "普通退避大致为 2、4、8、16 秒 … 并加入随机抖动". Hammering a
+    failing provider with instant retries is advice, not a broken rule: ``warn``.
+    """
+    floor = trace.expect.min_backoff_seconds
+    live = _live(trace)
+    failed = [r for r in live if r.retry_after is None and _failed(r)]
+    quick = [line for r in failed for line in _retried_within(r, live, floor)]
+    if quick:
+        return Verdict("S5:backoff", "warn", quick[0], tuple(quick),
+                       advice="back off exponentially with jitter between retries "
+                              f"(at least {floor:g}s, doubling), not at once")
+    retried = [r for r in failed if any(n.index > r.index and n.incarnation == r.incarnation
+                                        for n in live)]
+    if not retried:
+        return Verdict("S5:backoff", "unknown", "no failure without an asked wait was retried")
+    return Verdict("S5:backoff", "pass", f"{len(retried)} retry(ies), each after at least "
+                   f"{floor:g}s")
+
+
+def _failed(r: RequestRecord) -> bool:
+    transient = r.status in (408, 409, 429) or r.status >= 500
+    return (r.delivery == "http_error" and transient) or r.delivery in ("partial", "broken")
+
+
+def _retried_within(r: RequestRecord, live: list[RequestRecord], floor: float) -> list[str]:
+    failed_at = r.ended_at if r.ended_at is not None else r.started_at
+    after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
+    return [f"{_at(n)} retried {n.started_at - failed_at:g}s after {_at(r)} failed "
+            f"({r.delivery} {r.status}); expected a backoff of at least {floor:g}s"
+            for n in after[:1] if n.started_at + _EPS < failed_at + floor]
+
+
+def check_429_cap(trace: Trace) -> Verdict:
+    """After the declared number of 429s in a row, the agent stops asking."""
+    cap = trace.expect.max_consecutive_429
+    streak, reached = 0, False
+    for r in _live(trace):
+        if streak >= cap:
+            return Verdict("S5:429", "fail", f"{_at(r)} was sent after {streak} rate limits "
+                           f"(429) in a row; the cap is {cap}, then the run ends usage_limited",
+                           advice="count consecutive 429s and stop as usage_limited at the cap")
+        streak = streak + 1 if r.status == 429 else 0
+        reached = reached or streak >= cap
+    if not reached:
+        return Verdict("S5:429", "unknown", f"no {cap} rate limits (429) came in a row")
+    return Verdict("S5:429", "pass", f"the agent stopped after {cap} rate limits in a row")
+
+
+# ------------------------------------------------------------------------- J7
+
+
+def _end(inv: InvocationRecord) -> float:
+    return math.inf if inv.ended_at is None else inv.ended_at
+
+
+def check_settle(trace: Trace) -> Verdict:
+    """While a cancelled tool call still runs, no request and no call of that tool starts."""
+    ran = [i for i in trace.invocations if not i.refused]
+    cut = [i for i in ran if i.outcome in ("cancelled", "running", "abandoned")]
+    if not cut:
+        return Verdict("J7", "unknown", "no tool call was cancelled")
+    found = [line for inv in cut for line in _while_running(inv, trace, ran)]
+    if found:
+        return Verdict("J7", "fail", found[0], tuple(found),
+                       advice="after cancelling a timed-out tool, await it (or kill its process "
+                              "group) before the next request or call of that tool")
+    return Verdict("J7", "pass", f"{len(cut)} cancelled call(s), each settled before the "
+                   "next request or call of its tool")
+
+
+def _while_running(inv: InvocationRecord, trace: Trace,
+                   ran: list[InvocationRecord]) -> list[str]:
+    start, end = inv.started_at, _end(inv)
+    settled = "never settled" if inv.ended_at is None else f"settled at {end:g}s"
+    what = f"the cancelled call {inv.call_id} of {inv.tool} ({settled})"
+    requests = [f"{_at(r)} started at {r.started_at:g}s while {what} still ran"
+                for r in _live(trace) if start < r.started_at < end - _EPS]
+    calls = [f"call {o.call_id} of {o.tool} started at {o.started_at:g}s while {what} still ran"
+             for o in ran if o.tool == inv.tool and o.seq != inv.seq
+             and start < o.started_at < end - _EPS]
+    return requests + calls
+
+
+# ------------------------------------------------------------------------- L2
+
+
+def check_overlap(trace: Trace) -> Verdict:
+    """A tool not declared concurrency-safe never runs beside another call."""
+    unsafe = set(trace.expect.unsafe_tools)
+    ran = [i for i in trace.invocations if not i.refused]
+    timed = [i for i in ran if i.tool in unsafe and _end(i) > i.started_at]
+    if not timed:
+        return Verdict("L2", "unknown", "no tool that must run alone took any time")
+    pairs = [f"{a.tool} call {a.call_id} ran {a.started_at:g}-{_end(a):g}s beside {b.tool} "
+             f"call {b.call_id} {b.started_at:g}-{_end(b):g}s"
+             for a in timed for b in ran
+             if b.seq != a.seq and a.started_at < _end(b) and b.started_at < _end(a)]
+    if pairs:
+        return Verdict("L2", "fail", f"a tool that is not concurrency-safe ran beside another "
+                       f"call: {pairs[0]}", tuple(pairs),
+                       advice="run a batch sequentially when any of its tools is not "
+                              "concurrency-safe")
+    return Verdict("L2", "pass", f"{len(timed)} call(s) of tools that must run alone, "
+                   "none beside another")

@@ -1,0 +1,214 @@
+"""Building blocks of the mutants: the reference agent, bent only through public names.
+
+A mutant is the reference agent with one realistic bug, made by configuring it,
+wrapping its ports (the HTTP client, the tools, the disk) or rewriting what its
+``run()`` returns — never by reaching into private modules, so the catalogue
+survives refactors of the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from harness.agent import (
+    Agent,
+    AgentFactory,
+    AgentOutcome,
+    AgentPorts,
+    AppendFile,
+    Disk,
+    GuardLimits,
+    RecoveryReport,
+    ReferenceAgent,
+    StreamConfig,
+    Task,
+    Tool,
+    ToolContext,
+)
+
+
+def reference(*, config: StreamConfig | None = None,
+              limits: GuardLimits | None = None) -> AgentFactory:
+    """The reference agent with ``config`` and ``limits`` (a bad setting is a bug too)."""
+
+    def build(ports: AgentPorts) -> Agent:
+        return ReferenceAgent(ports, config=config, limits=limits)
+
+    return build
+
+
+def with_ports(inner: AgentFactory, change: Callable[[AgentPorts], AgentPorts]) -> AgentFactory:
+    """``inner`` built over the ports ``change`` makes of the runner's."""
+
+    def build(ports: AgentPorts) -> Agent:
+        return inner(change(ports))
+
+    return build
+
+
+def with_tools(inner: AgentFactory, wrap: Callable[[Tool], Tool]) -> AgentFactory:
+    """``inner`` whose every tool is ``wrap(tool)``."""
+    return with_ports(inner, lambda ports: replace(
+        ports, tools={name: wrap(tool) for name, tool in ports.tools.items()}))
+
+
+ResponseHook = Callable[[httpx.Response], Awaitable[httpx.Response]]
+
+
+def with_responses(inner: AgentFactory, hook: ResponseHook) -> AgentFactory:
+    """``inner`` whose HTTP client hands every response through ``hook`` first."""
+
+    def change(ports: AgentPorts) -> AgentPorts:
+        transport = _HookedTransport(ports.http, hook)
+        http = httpx.AsyncClient(transport=transport, base_url=ports.http.base_url)
+        return replace(ports, http=http)
+
+    return with_ports(inner, change)
+
+
+class _HookedTransport(httpx.AsyncBaseTransport):
+    def __init__(self, client: httpx.AsyncClient, hook: ResponseHook) -> None:
+        self._client = client
+        self._hook = hook
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._client.send(request, stream=True)
+        return await self._hook(response)
+
+
+OutcomeRewrite = Callable[[AgentOutcome, Task, AgentPorts], Any]
+
+
+class RewritingAgent:
+    """Runs ``inner`` and hands back ``rewrite(outcome)``: a bug in what the agent reports."""
+
+    def __init__(self, inner: Agent, ports: AgentPorts, rewrite: OutcomeRewrite) -> None:
+        self._inner = inner
+        self._ports = ports
+        self._rewrite = rewrite
+
+    async def recover(self) -> RecoveryReport:
+        return await self._inner.recover()
+
+    async def run(self, task: Task) -> AgentOutcome:
+        outcome = await self._inner.run(task)
+        rewritten: AgentOutcome = self._rewrite(outcome, task, self._ports)
+        return rewritten
+
+
+def rewriting(inner: AgentFactory, rewrite: OutcomeRewrite) -> AgentFactory:
+    """``inner`` whose outcome is rewritten on the way out."""
+    return lambda ports: RewritingAgent(inner(ports), ports, rewrite)
+
+
+TaskChange = Callable[[Task, AgentPorts], Task]
+
+
+class RetaskingAgent:
+    """Runs ``inner`` on ``change(task)``: a bug in how the agent reads its task."""
+
+    def __init__(self, inner: Agent, ports: AgentPorts, change: TaskChange) -> None:
+        self._inner = inner
+        self._ports = ports
+        self._change = change
+
+    async def recover(self) -> RecoveryReport:
+        return await self._inner.recover()
+
+    async def run(self, task: Task) -> AgentOutcome:
+        return await self._inner.run(self._change(task, self._ports))
+
+
+def retasking(inner: AgentFactory, change: TaskChange) -> AgentFactory:
+    """``inner`` that works on ``change(task)`` instead of the task it was given."""
+    return lambda ports: RetaskingAgent(inner(ports), ports, change)
+
+
+class ToolWrapper:
+    """A tool as another tool: override what a mutant changes, pass the rest through."""
+
+    def __init__(self, inner: Tool) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return self.inner.concurrency_safe
+
+    @property
+    def idempotent(self) -> bool:
+        return self.inner.idempotent
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        return await self.inner.run(arguments, context)
+
+
+class AppendWrapper:
+    """An open append file as another: override what a mutant changes."""
+
+    def __init__(self, inner: AppendFile, path: str) -> None:
+        self.inner = inner
+        self.path = path
+
+    @property
+    def created(self) -> bool:
+        return self.inner.created
+
+    def write(self, data: bytes) -> None:
+        self.inner.write(data)
+
+    def fsync(self) -> None:
+        self.inner.fsync()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> AppendWrapper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class DiskWrapper:
+    """A disk as another: every operation passes through unless a mutant overrides it."""
+
+    def __init__(self, inner: Disk, files: Callable[[AppendFile, str], AppendFile]) -> None:
+        self.inner = inner
+        self._files = files
+
+    def exists(self, path: str) -> bool:
+        return self.inner.exists(path)
+
+    def size(self, path: str) -> int:
+        return self.inner.size(path)
+
+    def read(self, path: str) -> bytes:
+        return self.inner.read(path)
+
+    def mkdir(self, path: str) -> bool:
+        return self.inner.mkdir(path)
+
+    def open_append(self, path: str) -> AppendFile:
+        return self._files(self.inner.open_append(path), path)
+
+    def truncate(self, path: str, length: int) -> None:
+        self.inner.truncate(path, length)
+
+    def fsync_dir(self, path: str) -> None:
+        self.inner.fsync_dir(path)
+
+    def replace(self, source: str, target: str) -> None:
+        self.inner.replace(source, target)
+
+
+def with_files(inner: AgentFactory, files: Callable[[AppendFile, str], AppendFile]) -> AgentFactory:
+    """``inner`` whose every opened file is ``files(file, path)``."""
+    return with_ports(inner, lambda ports: replace(ports, disk=DiskWrapper(ports.disk, files)))

@@ -1,0 +1,444 @@
+"""The catalogue: realistic broken agents, each named after the rule it breaks.
+
+Each :class:`Mutant` is the reference agent with one bug the seeds warn about,
+and names the shipped cases that kill it: the scenario file, the crash case
+(``None``: the crash-free one) and the check whose ``fail`` proves the kill. A
+check exists only with the broken agent it catches; this table is that pairing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+import httpx
+
+from harness import DiskError
+from harness.agent import (
+    Agent,
+    AgentFactory,
+    AgentOutcome,
+    AgentPorts,
+    GuardLimits,
+    RecoveryReport,
+    StopState,
+    StreamConfig,
+    Task,
+    Tool,
+    ToolContext,
+    TranscriptMessage,
+    Usage,
+)
+from harness.mutants._build import (
+    AppendWrapper,
+    DiskWrapper,
+    OutcomeRewrite,
+    ToolWrapper,
+    reference,
+    retasking,
+    rewriting,
+    with_files,
+    with_ports,
+    with_responses,
+    with_tools,
+)
+
+
+@dataclass(frozen=True)
+class Kill:
+    """A case that kills a mutant: the check ``check`` fails on it."""
+
+    scenario: str  # path from the project root, such as scenarios/streaming/stall-then-429.yaml
+    check: str
+    crash: str | None = None  # a crash label such as journal:fsync#2:after:unsynced_lost
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One broken agent: its name (rule first), the seed section, the bug, its killers."""
+
+    name: str
+    seed: str
+    bug: str
+    factory: AgentFactory
+    kills: tuple[Kill, ...]
+
+
+class _Idle:
+    """Does nothing at all and says it finished: the laziest agent there is."""
+
+    def __init__(self, ports: AgentPorts) -> None:
+        self._ports = ports
+
+    async def recover(self) -> RecoveryReport:
+        return RecoveryReport()
+
+    async def run(self, task: Task) -> AgentOutcome:  # noqa: ARG002 - it reads nothing
+        return AgentOutcome("complete", "done", (), None, None, 0)
+
+
+def _none(*_: object) -> Any:
+    return None
+
+
+async def _without_retry_after(response: httpx.Response) -> httpx.Response:
+    # As an HTTP layer that keeps only the status and body of an error answer.
+    for name in ("retry-after", "retry-after-ms"):
+        response.headers.pop(name, None)
+    return response
+
+
+_LENGTH = (b'"finish_reason":"length"', b'"stop_reason":"max_tokens"')
+
+
+async def _length_resent(response: httpx.Response) -> httpx.Response:
+    # As a client that treats a cut answer like a dropped stream: same request again.
+    body = await response.aread()
+    if any(marker in body for marker in _LENGTH):
+        return httpx.Response(500, json={"error": {"message": "cut"}}, request=response.request)
+    return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
+
+
+async def _length_as_done(response: httpx.Response) -> httpx.Response:
+    # As a client that reads only whether the stream ended, not why it ended.
+    body = await response.aread()
+    for marker, done in zip(_LENGTH, (b'"finish_reason":"tool_calls"',
+                                      b'"stop_reason":"tool_use"'), strict=True):
+        body = body.replace(marker, done)
+    return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
+
+
+_TERMINAL = (b"data: [DONE]", b"event: message_stop")
+
+
+async def _usage_only_when_done(response: httpx.Response) -> httpx.Response:
+    # As a client that adds up usage only for streams that ended properly.
+    body = await response.aread()
+    if not any(marker in body for marker in _TERMINAL):
+        body = body.replace(b'"usage":{', b'"ignored":{')
+    return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
+
+
+class _WalksAway(ToolWrapper):
+    """On a timeout, asks the call to stop and returns at once (Promise.race)."""
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        work = asyncio.ensure_future(self.inner.run(arguments, context))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            work.cancel()  # asked to stop, never waited for
+            raise
+
+
+class _ClaimsSafe(ToolWrapper):
+    """Declares every tool safe to run beside others."""
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return True
+
+
+def _stop_as(wrong: dict[str, str]) -> OutcomeRewrite:
+    """Report some stop states as others (a stop-state mapping with a wrong row)."""
+
+    def rewrite(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+        state = wrong.get(outcome.stop_state, outcome.stop_state)
+        return replace(outcome, stop_state=cast(StopState, state))
+
+    return rewrite
+
+
+def _context_is_total(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    billed = outcome.billed_usage
+    return replace(outcome, context_tokens=billed.input_tokens if billed else None)
+
+
+def _billed_twice(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    billed = outcome.billed_usage
+    return replace(outcome, billed_usage=Usage.total([billed, billed]) if billed else None)
+
+
+def _billed_nothing(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    return replace(outcome, billed_usage=None)
+
+
+def _last_reply_dropped(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    replies = [i for i, m in enumerate(outcome.transcript) if m.role == "tool"]
+    if not replies:
+        return outcome
+    kept = tuple(m for i, m in enumerate(outcome.transcript) if i != replies[-1])
+    return replace(outcome, transcript=kept)
+
+
+def _unsure_said_done(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    # As recovery that closes every dangling call with a plain "ok".
+    def fixed(m: TranscriptMessage) -> TranscriptMessage:
+        return replace(m, status="ok") if m.synthetic else m
+
+    return replace(outcome, transcript=tuple(fixed(m) for m in outcome.transcript))
+
+
+class _UnsyncedFile(AppendWrapper):
+    """Writes but never fsyncs: durable only by luck."""
+
+    def fsync(self) -> None:
+        """Skipped: the bug."""
+
+
+class _NoStartRecord(AppendWrapper):
+    """Drops the journal's execution_started lines: a tool runs with only its intent durable."""
+
+    def write(self, data: bytes) -> None:
+        if b'"execution_started"' not in data:
+            self.inner.write(data)
+
+
+class _StartedReadAsIntent(DiskWrapper):
+    """Reads every execution_started line of the journal back as an intent.
+
+    As recovery that asks only "was there a result?": a call that started and
+    may have run is taken for one that never started, and is sent again.
+    """
+
+    def read(self, path: str) -> bytes:
+        data = self.inner.read(path)
+        # Same length, so the journal's idea of its size stays right.
+        return data.replace(b'"execution_started"', b'"intent"' + b" " * 11)
+
+
+def _started_read_as_intent(ports: AgentPorts) -> AgentPorts:
+    return replace(ports, disk=_StartedReadAsIntent(ports.disk, lambda f, _: f))
+
+
+def _one_attempt_id(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    # As an agent that names attempts after the run instead of giving each its own id.
+    def renamed(m: TranscriptMessage) -> TranscriptMessage:
+        return replace(m, attempt_id="attempt") if m.role == "assistant" else m
+
+    return replace(outcome, transcript=tuple(renamed(m) for m in outcome.transcript))
+
+
+class _MarksEveryRecovery:
+    """Appends a "recovered" line on every recover(): recovering twice is not once."""
+
+    def __init__(self, ports: AgentPorts) -> None:
+        self._inner = reference()(ports)
+        self._ports = ports
+
+    async def recover(self) -> RecoveryReport:
+        report = await self._inner.recover()
+        with self._ports.disk.open_append(f"{self._ports.state_dir}/recovered.log") as marker:
+            marker.write(b"recovered\n")
+            marker.fsync()
+        return report
+
+    async def run(self, task: Task) -> AgentOutcome:
+        return await self._inner.run(task)
+
+
+def _seed_from_entropy(ports: AgentPorts) -> AgentPorts:
+    # As an agent that draws its ids from uuid4 or the wall clock, not from its seed.
+    return replace(ports, seed=random.SystemRandom().randrange(2**32))
+
+
+class _ShrugsOffDiskErrors(AppendWrapper):
+    """Treats every log like the metrics stream: a failed write is dropped, the run goes on."""
+
+    def write(self, data: bytes) -> None:
+        with contextlib.suppress(DiskError):
+            self.inner.write(data)
+
+    def fsync(self) -> None:
+        with contextlib.suppress(DiskError):
+            self.inner.fsync()
+
+
+class _Finished:
+    """What the tools of one incarnation returned, in the order they finished."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.results: list[Any] = []
+        self.changed: asyncio.Condition | None = None
+
+
+class _InCompletionOrder(ToolWrapper):
+    """Hands the k-th call to start the k-th result to finish: zip(calls, as_completed(...))."""
+
+    def __init__(self, inner: Tool, finished: _Finished) -> None:
+        super().__init__(inner)
+        self.finished = finished
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        finished = self.finished
+        mine = finished.started
+        finished.started += 1
+        changed = finished.changed = finished.changed or asyncio.Condition()
+        try:
+            result: Any = await self.inner.run(arguments, context)
+        except Exception as error:  # an error is a result too, in its place
+            result = error
+        async with changed:
+            finished.results.append(result)
+            changed.notify_all()
+            await changed.wait_for(lambda: len(finished.results) > mine)
+        handed = finished.results[mine]
+        if isinstance(handed, Exception):
+            raise handed
+        return handed
+
+
+def _completion_order(ports: AgentPorts) -> Agent:
+    finished = _Finished()
+    tools = {name: _InCompletionOrder(tool, finished) for name, tool in ports.tools.items()}
+    return reference()(replace(ports, tools=tools))
+
+
+def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
+    # As an agent whose attempt limit is per process: every restart grants it anew.
+    return replace(task, max_attempts=task.max_attempts * ports.incarnation)
+
+
+_STALL = "scenarios/streaming/stall-then-429.yaml"
+_SETTLE = "scenarios/tools/timeouts-settle.yaml"
+_WRITERS = "scenarios/tools/writers-take-turns.yaml"
+_429S = "scenarios/streaming/rate-limited-in-a-row.yaml"
+_BUDGET = "scenarios/crash/budget-spent-at-a-crash.yaml"
+_OUTAGE = "scenarios/streaming/overloaded-infra-paused.yaml"
+_SPENT = "scenarios/streaming/overloaded-until-budget.yaml"
+_ABOVE_CAP = "scenarios/streaming/rate-limited-above-cap.yaml"
+_UNAUTHORIZED = "scenarios/streaming/unauthorized-blocked.yaml"
+_FOREVER = "scenarios/streaming/stall-forever-anthropic.yaml"
+_REPEATS = "scenarios/tools/repeated-error-stops.yaml"
+_PARALLEL = "scenarios/tools/parallel-reads-and-a-writer.yaml"
+_INSPECTED = "scenarios/crash/unknown-send-is-inspected.yaml"
+_EVERYWHERE = "scenarios/crash/notes-and-mail-everywhere.yaml"
+_AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
+_CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
+_CUT_ALWAYS = "scenarios/streaming/truncated-on-every-attempt.yaml"
+_CUT_STREAMS = "scenarios/streaming/cut-streams.yaml"
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
+           "never calls the model or a tool and reports complete",
+           _Idle, (Kill(_STALL, "I4"),)),
+    Mutant("L5-no-outcome", "seed 002 §19.2 (不要用一个 error 覆盖所有可恢复状态)",
+           "does the work but its run() returns None instead of a stop state",
+           rewriting(reference(), _none), (Kill(_STALL, "outcome"),)),
+    Mutant("S1-no-idle-watchdog", "seed 002 §19.1 ② and 自建起步 ① (空闲超时监视器)",
+           "only a read timeout of an hour: a stalled stream is waited out",
+           reference(config=StreamConfig(idle_timeout=3600.0)), (Kill(_STALL, "S1"),)),
+    Mutant("S5-ignores-retry-after", "seed 002 §19.1 (尊重服务端 Retry-After)",
+           "drops the Retry-After headers and retries on its own backoff",
+           with_responses(reference(), _without_retry_after), (Kill(_STALL, "S5"),)),
+    Mutant("J7-walks-away-from-timed-out-tool", "seed 002 §19.1 (工具超时为什么不能直接 "
+           "Promise.race)", "a timed-out call is told to stop but never waited for",
+           with_tools(reference(), _WalksAway), (Kill(_SETTLE, "J7"),)),
+    Mutant("L2-runs-writers-in-parallel", "seed 002 §19.5 (isConcurrencySafe)",
+           "treats every tool as concurrency-safe, so writers run side by side",
+           with_tools(reference(), _ClaimsSafe), (Kill(_WRITERS, "L2"),)),
+    Mutant("S5-no-429-cap", "seed 002 自建起步 ⑤ (限制连续 429 次数)",
+           "waits out rate limits without a cap on how many come in a row",
+           reference(config=StreamConfig(max_consecutive_429=100)),
+           (Kill(_429S, "S5:429"), Kill(_429S, "I4"))),
+    Mutant("S8-budget-resets-after-restart", "seed 002 §19.1 (dsh: 进程恢复后延续原计数)",
+           "a restart grants the attempt budget anew on top of what was spent",
+           retasking(reference(), _budget_per_restart),
+           (Kill(_BUDGET, "I9", "session:fsync#5:after:unsynced_lost"),)),
+    Mutant("L6-context-is-billed-total", "seed 000 §5 (累计账单 token / 上下文 token)",
+           "reports the run's billed input as the context size",
+           rewriting(reference(), _context_is_total), (Kill(_WRITERS, "L6"),)),
+    Mutant("L6-bills-every-attempt-twice", "seed 002 §19.6 (usage 只提交一次)",
+           "adds each attempt's usage twice to the bill",
+           rewriting(reference(), _billed_twice), (Kill(_STALL, "I6"),)),
+    Mutant("L6-bills-nothing", "seed 002 §19.6 (usage 只提交一次)",
+           "never adds up usage: the bill is empty",
+           rewriting(reference(), _billed_nothing), (Kill(_STALL, "I6"),)),
+    Mutant("L5-complete-after-outage", "seed 002 §19.2 (不会把基础设施故障标成 complete)",
+           "an outage that stops the run is reported as complete",
+           rewriting(reference(), _stop_as({"infra_paused": "complete"})), (Kill(_OUTAGE, "I4"),)),
+    Mutant("L5-budget-limit-as-failure", "seed 002 §19.2 (budget_limited)",
+           "a spent budget is reported as failed",
+           rewriting(reference(), _stop_as({"budget_limited": "failed"})), (Kill(_SPENT, "I4"),)),
+    Mutant("L5-rate-limit-as-outage", "seed 002 §19.2 (usage_limited)",
+           "a rate limit is reported as an infrastructure pause",
+           rewriting(reference(), _stop_as({"usage_limited": "infra_paused"})),
+           (Kill(_ABOVE_CAP, "I4"),)),
+    Mutant("L5-auth-failure-as-failed", "seed 002 §19.1 (认证/配额/余额: 立即上报用户)",
+           "a refused credential is reported as failed, not blocked",
+           rewriting(reference(), _stop_as({"blocked": "failed"})), (Kill(_UNAUTHORIZED, "I4"),)),
+    Mutant("S5-waits-out-any-retry-after", "seed 002 §19.1 (pi: 超过 60 秒直接上抛)",
+           "waits for any Retry-After, an hour included",
+           reference(config=StreamConfig(retry_after_cap=7200.0)), (Kill(_ABOVE_CAP, "I4"),)),
+    Mutant("S5-never-retries", "seed 002 §19.1 (429/部分 5xx/断流: 退避重试)",
+           "gives up on the first transient failure",
+           reference(config=StreamConfig(max_attempts=1)), (Kill(_STALL, "I4"),)),
+    Mutant("S1-no-first-byte-timeout", "seed 002 自建起步 ① (连接超时与空闲看门狗是两回事)",
+           "waits an hour for the first byte of an answer",
+           reference(config=StreamConfig(first_byte_timeout=3600.0)), (Kill(_FOREVER, "I4"),)),
+    Mutant("L3-no-repetition-guard", "seed 002 §19.1 ③ (相同指纹连续出现且没有新证据)",
+           "lets the same failing call repeat without a reminder or a stop",
+           reference(limits=GuardLimits(repetitions_before_stop=100,
+                                        fingerprint_repeats_before_stop=100)),
+           (Kill(_REPEATS, "L3"),)),
+    Mutant("I2-last-reply-dropped", "seed 000 §2.2 (需要有对应的工具回复)",
+           "the last tool reply of the run never reaches the transcript",
+           rewriting(reference(), _last_reply_dropped), (Kill(_PARALLEL, "I2"),)),
+    Mutant("J5-unsure-reply-says-done", "seed 000 §2.2 (结果未知: 先检查现状)",
+           "recovery closes a dangling call with an ok reply",
+           rewriting(reference(), _unsure_said_done),
+           (Kill(_INSPECTED, "I10", "journal:fsync#2:after:unsynced_lost"),)),
+    Mutant("J2-no-fsync", "seed 000 §1.2 (fsyncSync() 请求把数据同步到底层存储)",
+           "writes its journal and session log without fsync",
+           with_files(reference(), _UnsyncedFile),
+           (Kill(_EVERYWHERE, "I1", "journal:write#3:before:unsynced_lost"),)),
+    Mutant("J1-start-record-never-written", "seed 000 §1.1 (开始记录写入失败时不运行)",
+           "runs a tool with only its intent durable, no execution_started line",
+           with_files(reference(), _NoStartRecord),
+           (Kill(_EVERYWHERE, "I1", "journal:fsync#3:before:unsynced_lost"),)),
+    Mutant("J4-unknown-as-not-started", "seed 000 §2.1 (最后状态仍是 execution_started … 直接重跑"
+           "追加命令可能产生重复内容)", "recovery takes a started call for one that never started",
+           with_ports(reference(), _started_read_as_intent),
+           (Kill(_AFTER_SEND, "I1", "journal:write#3:before:unsynced_lost"),)),
+    Mutant("S6-resends-truncated-answer", "seed 002 §19.1 ① (重采样同样的 max_tokens 只会再截断)",
+           "re-sends the same request when an answer is cut at max_tokens",
+           with_responses(reference(), _length_resent), (Kill(_CUT_ALWAYS, "I4"),)),
+    Mutant("S6-ignores-length-finish", "seed 002 §19.1 ① (pi: length 全部工具调用都标记失败)",
+           "takes an answer cut at max_tokens for a finished one",
+           with_responses(reference(), _length_as_done), (Kill(_CUT_ONCE, "side_effects"),)),
+    Mutant("S2-one-attempt-id-per-run", "seed 002 §19.1 (每个 attempt 有独立 ID)",
+           "commits every message under one attempt id",
+           rewriting(reference(), _one_attempt_id), (Kill(_WRITERS, "I8"),)),
+    Mutant("L3-guard-stop-as-complete", "seed 002 §19.2 (不要把\"本轮停止\"写成\"目标完成\")",
+           "a run the repetition guard stopped is reported complete",
+           rewriting(reference(), _stop_as({"failed": "complete"})), (Kill(_REPEATS, "I4"),)),
+    Mutant("I11-recovery-writes-every-time", "seed 000 §2.1 (再次载入同一份记录,不会再恢复一遍)",
+           "every recover() writes a marker line, so recovering twice differs from once",
+           _MarksEveryRecovery, (Kill(_STALL, "I11"),)),
+    Mutant("D3-ids-from-entropy", "seed 002 §19.6 (输出固定的假模型服务 … 确定性回归)",
+           "draws its attempt, turn and execution ids from entropy, not its seed",
+           with_ports(reference(), _seed_from_entropy), (Kill(_STALL, "determinism"),)),
+    Mutant("J6-shrugs-off-log-errors", "seed 002 §19.6 (会话可信记录写入失败时 … 必须停止)",
+           "a failed write to the trusted log is dropped like a metrics record",
+           with_files(reference(), _ShrugsOffDiskErrors),
+           (Kill(_EVERYWHERE, "J6", "session:fsync#2:after:eio_on_fsync"),)),
+    Mutant("L2-results-in-completion-order", "seed 002 §19.5 (结果仍按模型给出的顺序提交)",
+           "pairs results with calls in the order the calls finished",
+           _completion_order, (Kill(_WRITERS, "L2:results"),)),
+    Mutant("S5-no-backoff", "seed 002 §19.1 (grok: 普通退避大致为 2、4、8、16 秒)",
+           "retries a failing provider at once, without backoff",
+           reference(config=StreamConfig(backoff_base=0.01, backoff_cap=0.01)),
+           (Kill(_OUTAGE, "S5:backoff"),)),
+    Mutant("L6-bills-only-finished-streams", "seed 002 §19.6 (完成事件和 usage 只提交一次)",
+           "drops the usage of an attempt whose stream broke after its usage arrived",
+           with_responses(reference(), _usage_only_when_done), (Kill(_CUT_STREAMS, "I6"),)),
+)
+"""Every mutant of the catalogue, in the order of the README's table."""

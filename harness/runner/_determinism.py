@@ -1,0 +1,83 @@
+"""Determinism: the same case run twice gives the same trace, byte for byte (DESIGN §3).
+
+An agent that draws ids from ``uuid4``, reads the wall clock or iterates a set
+into what it sends passes every other check and still cannot be replayed: the
+one-line replay command would reproduce a different run. :func:`run_case_twice`
+runs a case twice and adds a ``determinism`` verdict; when the digests differ
+it names the first field, in trace order, where the runs parted::
+
+    result = run_case_twice(case, scenario)
+    # determinism fail: "the second run differed first at requests[0].attempt_id: …"
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from harness.checks import Trace, Verdict
+from harness.runner._results import Case, CaseResult
+from harness.runner._run import AgentUnderTest, case_result, run_trace
+from harness.scenario import Scenario, load_scenario
+
+
+def run_case_twice(case: Case, scenario: Scenario | None = None,
+                   agent_factory: AgentUnderTest | None = None) -> CaseResult:
+    """:func:`~harness.runner.run_case`, run twice, with a ``determinism`` verdict added."""
+    scenario = scenario if scenario is not None else load_scenario(case.source)
+    first = run_trace(case, scenario, agent_factory)
+    second = run_trace(case, scenario, agent_factory)
+    result = case_result(case, first)
+    return replace(result, verdicts=(*result.verdicts, determinism_verdict(first, second)))
+
+
+def determinism_verdict(first: Trace, second: Trace) -> Verdict:
+    """``pass`` when both traces have one digest; else ``fail`` naming the first difference."""
+    if first.digest == second.digest:
+        return Verdict("determinism", "pass", f"both runs gave digest {first.digest[:12]}")
+    where = first_difference(first.to_json(), second.to_json(), "") or "(order of keys)"
+    return Verdict("determinism", "fail", f"the second run differed first at {where}",
+                   (f"digests {first.digest[:12]} and {second.digest[:12]}",),
+                   advice="derive ids, times and orders from the seed and the clock port, "
+                          "never uuid4, the wall clock or set order")
+
+
+def first_difference(a: Any, b: Any, path: str) -> str | None:
+    """The path and both values of the first place ``a`` and ``b`` differ, or ``None``.
+
+    >>> first_difference({"r": [1, {"id": "x"}]}, {"r": [1, {"id": "y"}]}, "")
+    "r[1].id: 'x' != 'y'"
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        return _dict_difference(a, b, path)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return _list_difference(list(a), list(b), path)
+    if a != b or type(a) is not type(b):
+        return f"{path}: {_short(a)} != {_short(b)}"
+    return None
+
+
+def _dict_difference(a: dict[str, Any], b: dict[str, Any], path: str) -> str | None:
+    for key in [*a, *(k for k in b if k not in a)]:
+        where = f"{path}.{key}" if path else key
+        if key not in a or key not in b:
+            return f"{where}: only in the {'second' if key not in a else 'first'} run"
+        found = first_difference(a[key], b[key], where)
+        if found:
+            return found
+    return None
+
+
+def _list_difference(a: list[Any], b: list[Any], path: str) -> str | None:
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        found = first_difference(x, y, f"{path}[{index}]")
+        if found:
+            return found
+    if len(a) != len(b):
+        return f"{path}: {len(a)} item(s) in the first run, {len(b)} in the second"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

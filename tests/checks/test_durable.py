@@ -1,0 +1,35 @@
+"""J6: after a disk error no side effect starts; an agent that drops log errors is caught."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.mutants import MUTANTS
+from harness.mutants._run import crash_spec
+from harness.runner import Case, CaseResult, run_case
+from harness.scenario import load_scenario
+
+SOURCE = Path("scenarios/crash/notes-and-mail-everywhere.yaml")
+CRASH = crash_spec("session:fsync#2:after:eio_on_fsync")
+
+
+def run(mutant: str | None = None) -> CaseResult:
+    scenario = load_scenario(SOURCE)
+    factory = next(m.factory for m in MUTANTS if m.name == mutant) if mutant else None
+    return run_case(Case(scenario.name, SOURCE, scenario.seed, CRASH), scenario, factory)
+
+
+def test_j6_passes_the_reference_and_fails_an_agent_that_shrugs_off_log_errors() -> None:
+    good = next(v for v in run().verdicts if v.invariant == "J6")
+    assert (good.status, good.message) == (
+        "pass", "no side effect started after the disk error at session:fsync#2")
+    bad = next(v for v in run("J6-shrugs-off-log-errors").verdicts if v.invariant == "J6")
+    assert bad.status == "fail"
+    assert bad.message.endswith("started after the disk error at session:fsync#2; no side "
+                                "effect may run once the trusted log cannot be written")
+
+
+def test_j6_says_nothing_about_a_case_without_a_disk_error() -> None:
+    scenario = load_scenario(SOURCE)
+    result = run_case(Case(scenario.name, SOURCE, scenario.seed), scenario)
+    assert "J6" not in [v.invariant for v in result.verdicts]

@@ -1,0 +1,101 @@
+"""The timing checks: each passes the reference agent and fails the mutant it exists for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.checks import Verdict
+from harness.mutants import MUTANTS
+from harness.runner import Case, CaseResult, run_case
+from harness.scenario import Scenario, load_scenario
+
+BY_NAME = {m.name: m for m in MUTANTS}
+STALL = Path("scenarios/streaming/stall-then-429.yaml")
+
+
+def run(source: Path, mutant: str | None = None, scenario: Scenario | None = None) -> CaseResult:
+    scenario = scenario or load_scenario(source)
+    factory = BY_NAME[mutant].factory if mutant else None
+    return run_case(Case(scenario.name, source, scenario.seed), scenario, factory)
+
+
+def verdict(result: CaseResult, check: str) -> Verdict:
+    return next(v for v in result.verdicts if v.invariant == check)
+
+
+def test_s1_fails_an_agent_that_waits_out_a_stall_longer_than_the_bound() -> None:
+    assert verdict(run(STALL), "S1").status == "pass"
+    bad = verdict(run(STALL, "S1-no-idle-watchdog"), "S1")
+    assert bad.status == "fail"
+    assert bad.message == ("request #1 (turn 1 attempt 1, incarnation 1) was waited on silent "
+                           "for 120s; an idle watchdog abandons it after 30s")
+
+
+def test_s1_bound_is_the_scenarios_to_override() -> None:
+    scenario = load_scenario(STALL)
+    strict = scenario.model_copy(update={
+        "expect": scenario.expect.model_copy(update={"idle_bound_seconds": 20})})
+    assert verdict(run(STALL, scenario=strict), "S1").status == "fail"
+
+
+def test_s5_fails_a_retry_sent_before_the_asked_wait() -> None:
+    good = verdict(run(STALL), "S5")
+    assert (good.status, good.message) == ("pass", "1 asked wait(s) honoured")
+    bad = verdict(run(STALL, "S5-ignores-retry-after"), "S5")
+    assert bad.status == "fail"
+    assert bad.message.startswith("request #3 (turn 1 attempt 3, incarnation 1) came ")
+    assert bad.message.endswith("after request #2 (turn 1 attempt 2, incarnation 1) answered "
+                                "429 asking to wait 60s")
+
+
+def test_j7_fails_a_request_sent_while_a_timed_out_tool_still_runs() -> None:
+    source = Path("scenarios/tools/timeouts-settle.yaml")
+    assert verdict(run(source), "J7").status == "pass"
+    bad = verdict(run(source, "J7-walks-away-from-timed-out-tool"), "J7")
+    assert bad.status == "fail"
+    assert "while the cancelled call call_t1_1 of stubborn" in bad.message
+
+
+def test_l2_fails_writers_that_overlap_in_time() -> None:
+    source = Path("scenarios/tools/writers-take-turns.yaml")
+    assert verdict(run(source), "L2").status == "pass"
+    bad = verdict(run(source, "L2-runs-writers-in-parallel"), "L2")
+    assert bad.status == "fail"
+    assert bad.message.startswith("a tool that is not concurrency-safe ran beside another "
+                                  "call: log_a call call_t2_0 ran ")
+
+
+def test_a_run_that_met_no_timing_fault_is_unknown_on_each() -> None:
+    source = Path("scenarios/crash/notes-and-mail-everywhere.yaml")
+    result = run(source)
+    assert [verdict(result, c).status for c in ("S1", "S5", "S5:429", "J7", "L2")] == \
+        ["unknown"] * 5
+
+
+def test_l2_results_fail_a_reply_that_carries_another_calls_result() -> None:
+    source = Path("scenarios/tools/writers-take-turns.yaml")
+    good = verdict(run(source), "L2:results")
+    assert good.status == "pass"
+    bad = verdict(run(source, "L2-results-in-completion-order"), "L2:results")
+    assert bad.status == "fail"
+    assert bad.message == "the reply to call call_t1_0 is the result of call call_t1_1"
+
+
+def test_s5_backoff_warns_about_instant_retries_and_fails_them_only_when_strict() -> None:
+    from harness._report_text import warning_lines
+    from harness.runner import strictly
+
+    source = Path("scenarios/streaming/overloaded-infra-paused.yaml")
+    assert verdict(run(source), "S5:backoff").status == "pass"
+    result = run(source, "S5-no-backoff")
+    warned = verdict(result, "S5:backoff")
+    assert warned.status == "warn"
+    assert warned.advice == ("back off exponentially with jitter between retries (at least 1s, "
+                             "doubling), not at once")
+    assert result.passed
+    assert warning_lines(result)[0].startswith(
+        "warn  overloaded-infra-paused  S5:backoff: request #3 (turn 2 attempt 2, incarnation 1) "
+        "retried ")
+    strict = strictly(result)
+    assert not strict.passed
+    assert [v.invariant for v in strict.failed_verdicts] == ["S5:backoff"]

@@ -1,0 +1,42 @@
+"""Each mutant of the catalogue dies on the cases its table row names, by the check named.
+
+The whole matrix (every mutant against every case) is ``python -m harness.mutants``;
+this test runs only the named kills, so the test command stays quick.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.mutants import MUTANTS, Kill, Mutant
+from harness.mutants._run import killed_by, run_kill
+
+KILLS = [(m, k) for m in MUTANTS for k in m.kills]
+
+
+@pytest.mark.parametrize(("mutant", "kill"), KILLS,
+                         ids=[f"{m.name}-{k.check}-{k.scenario.rsplit('/', 1)[-1]}"
+                              for m, k in KILLS])
+def test_the_named_case_kills_the_mutant_by_the_named_check(mutant: Mutant, kill: Kill) -> None:
+    result = run_kill(kill, mutant.factory)
+    failed = [f"{v.invariant}: {v.message}" for v in result.failed_verdicts]
+    assert killed_by(result, kill.check), f"{mutant.name} survived {kill}: failed {failed}"
+
+
+def test_every_mutant_is_named_after_a_rule_and_has_a_killer() -> None:
+    names = [m.name for m in MUTANTS]
+    assert len(names) == len(set(names))
+    for mutant in MUTANTS:
+        assert mutant.kills, mutant.name
+        # A rule of DESIGN §5 (S, J, L), an invariant of §6 (I) or §3's determinism (D3).
+        assert mutant.name.split("-", 1)[0][:1] in "SJLID", mutant.name
+
+
+def test_the_readme_table_is_the_catalogue() -> None:
+    from pathlib import Path
+
+    from harness.mutants._run import markdown_table
+
+    readme = Path("harness/mutants/README.md").read_text(encoding="utf-8")
+    assert readme.rstrip().endswith(markdown_table(MUTANTS)), \
+        "regenerate the table with: python -m harness.mutants --table"
