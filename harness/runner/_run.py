@@ -45,15 +45,19 @@ from harness.runner._task import task_for
 from harness.runner._world import PURE_KINDS, World
 from harness.scenario import Scenario, check_crash_points, fault_error, load_scenario
 from harness.trace import (
+    CallRecord,
     CrashRecord,
     EffectRecord,
     Expectation,
+    ExpectedEffects,
     IncarnationRecord,
     MessageRecord,
     OutcomeRecord,
+    Purpose,
     RecoveryRecord,
     RequestRecord,
     SentUsage,
+    ToolKindOf,
     Trace,
 )
 
@@ -76,7 +80,7 @@ def default_agent_factory(ports: AgentPorts) -> Agent:
 @dataclass
 class _Incarnation:
     number: int
-    purpose: str
+    purpose: Purpose
     crashed_at: str | None = None
     outcome: AgentOutcome | None = None
     error: str | None = None
@@ -236,7 +240,7 @@ def outcome_record(outcome: AgentOutcome) -> OutcomeRecord:
 
 
 def _message(m: TranscriptMessage) -> MessageRecord:
-    calls = tuple((c.call_id, c.name, canonical(c.arguments)) for c in m.tool_calls)
+    calls = tuple(CallRecord(c.call_id, c.name, canonical(c.arguments)) for c in m.tool_calls)
     return MessageRecord(m.role, m.turn_id, m.text, calls, m.attempt_id, m.call_id, m.status,
                          m.synthetic)
 
@@ -253,15 +257,15 @@ def canonical(value: object) -> str:
 
 def expectation(scenario: Scenario) -> Expectation:
     """What the scenario expects, copied into the trace."""
-    tools = scenario.tools
+    tools, effects = scenario.tools, scenario.expect.side_effects
     return Expectation(
         stop_state=scenario.expect.stop_state,
         invariants=tuple(scenario.expect.invariants),
-        side_effects=tuple(sorted(scenario.expect.side_effects.items())),
+        side_effects=tuple(ExpectedEffects(tool, n) for tool, n in sorted(effects.items())),
         deadline_seconds=scenario.budget.deadline_seconds,
         max_attempts=scenario.budget.max_attempts,
         pure_tools=tuple(sorted(n for n, s in tools.items() if s.kind in PURE_KINDS)),
-        tool_kinds=tuple(sorted((n, s.kind) for n, s in tools.items())),
+        tool_kinds=tuple(sorted(ToolKindOf(n, s.kind) for n, s in tools.items())),
     )
 
 
