@@ -9,6 +9,7 @@ from harness._errors import (
     FaultError,
     HarnessError,
     JournalCorruptError,
+    ReportError,
     ScenarioError,
     VirtualDeadlockError,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "FaultError",
     "HarnessError",
     "JournalCorruptError",
+    "ReportError",
     "ScenarioError",
     "VirtualDeadlockError",
     "__version__",

@@ -11,7 +11,26 @@ and how to fix it::
     ├── DiskError              a durable file operation failed (.operation, .path, .errno)
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
     ├── ReportError            a result folder a report cannot read or compare (.path)
-    └── VirtualDeadlockError   every task waits and no virtual timer is set
+    ├── VirtualDeadlockError   every task waits and no virtual timer is set
+    ├── StaleEpochError        harness.agent: a write-back under an epoch the session left (L7)
+    └── StreamFailure          harness.agent: one attempt failed (.error); caught inside the
+                               stream client, never raised past it
+
+Two families stand outside the tree on purpose, and are drawn here so that none
+is a surprise::
+
+    BaseException
+    └── SimulatedCrash         fakes: the process died at a persistence point. Not an
+        │                      Exception, so an agent's ``except Exception`` cannot
+        │                      swallow a crash the harness injected
+        └── DeadIncarnationError  the world refused an operation of a crashed incarnation
+    Exception
+    └── ToolFailure            fakes: a scripted tool's own failure, raised as a user's
+                               tool raises one; an agent must treat it as any tool error
+
+Two private signals never reach a user: ``ScenarioProblems`` (a ``ValueError``
+that pydantic turns into a located :class:`ScenarioError`) and the pytest
+plugin's ``CaseFailed`` (a failed verdict, reported without a traceback).
 """
 
 from __future__ import annotations
