@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError
+from harness._options import parse_seed, with_overrides
 
 if TYPE_CHECKING:
     from harness.agent import AgentFactory
@@ -84,26 +85,6 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-#: The largest seed a scenario file may give (its schema's bound); --seed keeps to it too.
-MAX_SEED = 2**63 - 1
-
-
-def parse_seed(text: str) -> int:
-    """A ``--seed`` value: a whole number from 0 to :data:`MAX_SEED`, as in a scenario file.
-
-    >>> parse_seed("33")
-    33
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a whole number from 0 to {MAX_SEED}")
     return value
 
 
@@ -216,33 +197,6 @@ def _run(args: argparse.Namespace) -> int:
                    seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario")
     print(f"results written to {args.out}/", file=sys.stderr)
     return 0 if all(result.passed for result in results) else 1
-
-
-def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
-    """``scenario`` with its seed and crash selection replaced when asked.
-
-    ``crash`` is ``all``, ``none``, ``listed`` (keep only points listed by id; a
-    scenario that says ``all`` runs uncrashed) or ``None`` (as the file says).
-
-    >>> from harness.scenario import Scenario
-    >>> s = Scenario(name="s", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
-    ...              expect={"stop_state": "complete"}, crash={"points": "all"})
-    >>> t = with_overrides(s, crash="listed", seed=9)
-    >>> t.crash.points, t.seed
-    ('none', 9)
-    """
-    update: dict[str, object] = {}
-    if seed is not None:
-        update["seed"] = seed
-    if crash is not None:
-        points = scenario.crash.points
-        if crash != "listed":
-            points = crash  # type: ignore[assignment]
-        elif isinstance(points, str):
-            points = "none"
-        update["crash"] = scenario.crash.model_copy(update={"points": points})
-    # model_copy keeps the private source map, so errors and reports still point into the file.
-    return scenario.model_copy(update=update) if update else scenario
 
 
 def parse_crash_at(text: str) -> CrashSpec:

@@ -70,7 +70,7 @@ _SETTINGS = pytest.StashKey[HarnessSettings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from harness._cli import parse_seed
+    from harness._options import parse_seed
 
     group = parser.getgroup("harness", "chaos harness scenarios")
     group.addoption("--harness-scenarios", action="append", metavar="PATH", default=None,
@@ -145,7 +145,7 @@ class ScenarioFile(pytest.File):
 
     def _plan(self) -> tuple[Scenario, list[Case]]:
         from harness import runner
-        from harness._cli import with_overrides
+        from harness._options import with_overrides
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]

@@ -111,3 +111,10 @@ def test_the_runner_reaches_the_checkers_only_through_their_public_face() -> Non
         if target.startswith("harness.checks._")
     ]
     assert found == []
+
+
+def test_the_pytest_plugin_does_not_import_the_command_line() -> None:
+    # Both front ends call the runner; neither borrows the other's helpers.
+    plugin = ROOT / "harness" / "pytest_plugin.py"
+    assert [t for t in imported_modules(plugin) if is_within(t, "harness._cli")] == []
+
