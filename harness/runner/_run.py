@@ -48,7 +48,7 @@ from harness.trace import (
     CallRecord,
     CrashRecord,
     EffectRecord,
-    Expectation,
+    ExpectationRecord,
     ExpectedEffects,
     IncarnationRecord,
     MessageRecord,
@@ -255,10 +255,10 @@ def canonical(value: object) -> str:
                       default=str)
 
 
-def expectation(scenario: Scenario) -> Expectation:
+def expectation(scenario: Scenario) -> ExpectationRecord:
     """What the scenario expects, copied into the trace."""
     tools, effects = scenario.tools, scenario.expect.side_effects
-    return Expectation(
+    return ExpectationRecord(
         stop_state=scenario.expect.stop_state,
         invariants=tuple(scenario.expect.invariants),
         side_effects=tuple(ExpectedEffects(tool, n) for tool, n in sorted(effects.items())),

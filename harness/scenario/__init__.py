@@ -13,7 +13,7 @@ A scenario is plain data; the runner executes it. Load files with
 from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
 from harness._errors import ScenarioError
 from harness.agent import STOP_STATES, StopState
-from harness.scenario._faults import FAULT_KINDS, Fault, FaultAt, FaultModel
+from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
 from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
 from harness.scenario._loader import (
     check_crash_points,
@@ -50,7 +50,7 @@ from harness.scenario._names import (
 from harness.scenario._schema import SCHEMA_PATH, scenario_json_schema
 from harness.scenario._tools import (
     BEHAVIOUR_KINDS,
-    Behaviour,
+    AnyBehaviour,
     FailingBehaviour,
     HangingBehaviour,
     IgnoresCancellationBehaviour,
@@ -78,14 +78,14 @@ __all__ = [
     "STOP_STATES",
     "TOOL_KINDS",
     "TOOL_OUTCOMES",
-    "Behaviour",
+    "AnyBehaviour",
+    "AnyFault",
     "Budget",
     "CrashClass",
     "CrashPlan",
     "Dialect",
     "Expectation",
     "FailingBehaviour",
-    "Fault",
     "FaultAt",
     "FaultModel",
     "FinishReason",

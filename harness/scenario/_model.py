@@ -20,7 +20,7 @@ from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_va
 from fakes import CRASH_CLASSES, CrashClass
 from harness.agent import StopState
 from harness.scenario._base import ScenarioModel
-from harness.scenario._faults import Count, Fault, Seconds
+from harness.scenario._faults import AnyFault, Count, Seconds
 from harness.scenario._names import (
     CRASH_POINT_PATTERN,
     DEFAULT_INVARIANTS,
@@ -200,7 +200,7 @@ class Scenario(ScenarioModel):
     """Tools by name."""
     model: Annotated[list[Reply], Field(min_length=1)]
     """The scripted model's replies."""
-    faults: list[Fault] = []  # noqa: RUF012
+    faults: list[AnyFault] = []  # noqa: RUF012
     """Faults, each keyed to a turn and an attempt."""
     crash: CrashPlan = CrashPlan()
     """Crash exploration; absent: no crashes."""

@@ -259,7 +259,7 @@ class CrashRecord:
 
 
 @dataclass(frozen=True)
-class Expectation:
+class ExpectationRecord:
     """What the scenario expects, copied so a trace can be judged on its own."""
 
     stop_state: str
@@ -286,7 +286,7 @@ class Trace:
     effects: tuple[EffectRecord, ...]
     outcome: OutcomeRecord | None
     recoveries: tuple[RecoveryRecord, ...]
-    expect: Expectation
+    expect: ExpectationRecord
     final_incarnation: int = 1
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
