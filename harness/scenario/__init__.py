@@ -13,6 +13,7 @@ A scenario is plain data; the runner executes it. Load files with
 from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
 from harness._errors import ScenarioError
 from harness.agent import STOP_STATES, StopState
+from harness.ports import DIALECTS, Dialect
 from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
 from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
 from harness.scenario._loader import (
@@ -37,12 +38,10 @@ from harness.scenario._model import (
 from harness.scenario._names import (
     CONCURRENCY_SAFE_KINDS,
     DEFAULT_INVARIANTS,
-    DIALECTS,
     FINISH_REASONS,
     INVARIANT_IDS,
     LINE_ENDING_STYLES,
     TOOL_OUTCOMES,
-    Dialect,
     FinishReason,
     InvariantId,
     ToolOutcome,

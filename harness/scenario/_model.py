@@ -19,6 +19,7 @@ from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_va
 
 from fakes import CRASH_CLASSES, CrashClass
 from harness.agent import StopState
+from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds
 from harness.scenario._names import (
@@ -27,7 +28,6 @@ from harness.scenario._names import (
     SCENARIO_NAME_PATTERN,
     TOOL_NAME_PATTERN,
     CrashPointSelection,
-    Dialect,
     FinishReason,
     InvariantId,
     ToolOutcome,
