@@ -17,10 +17,10 @@ PACKAGES = [
     "reports",
 ]
 
-# Names that still mean different things in the agent core and the scenario format
-# (each a scenario block beside the runtime value of the same name). The list may only
-# shrink: a new name with two meanings fails the test below.
-TWO_MEANINGS = {"Budget", "CrashPlan", "FinishReason", "ToolCall", "ToolSpec", "Usage"}
+# Names that still mean two things: the scenario's block beside the fakes' CrashPlan and
+# the agent's ToolSpec (both used by the runner, renamed once that work has merged). The
+# list may only shrink: a new name with two meanings fails the test below.
+TWO_MEANINGS = {"CrashPlan", "ToolSpec"}
 
 
 @pytest.mark.parametrize("package", PACKAGES)

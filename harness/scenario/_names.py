@@ -32,8 +32,8 @@ ToolOutcome = Literal[
 ]
 TOOL_OUTCOMES: Final[tuple[ToolOutcome, ...]] = get_args(ToolOutcome)
 
-FinishReason = Literal["stop", "tool_calls", "length"]
-FINISH_REASONS: Final[tuple[FinishReason, ...]] = get_args(FinishReason)
+ScriptedFinish = Literal["stop", "tool_calls", "length"]
+FINISH_REASONS: Final[tuple[ScriptedFinish, ...]] = get_args(ScriptedFinish)
 
 LineEndingStyle = Literal["lf", "cr", "crlf"]
 LINE_ENDING_STYLES: Final[tuple[LineEndingStyle, ...]] = get_args(LineEndingStyle)
