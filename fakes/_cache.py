@@ -51,8 +51,8 @@ from fakes._faults import check_dialect
 from fakes._prices import UsageBuckets
 from fakes._script import ScriptedUsage
 from fakes._segments import SEGMENTS, CacheTtl, PromptView, Segment
-from fakes._wire import Dialect
 from harness._errors import ConfigError
+from harness.ports import Dialect
 from harness.ports._ids import rng_stream
 
 MISS_KINDS: tuple[str, ...] = (

@@ -59,19 +59,9 @@ from fakes._limits import (
     Text,
 )
 from fakes._script import ScriptedResponse, ToolUse
-from fakes._wire import (
-    DIALECTS,
-    LINE_ENDINGS,
-    Dialect,
-    Emit,
-    Frame,
-    Hang,
-    LineEnding,
-    Pause,
-    Reset,
-    Step,
-)
+from fakes._wire import LINE_ENDINGS, Emit, Frame, Hang, LineEnding, Pause, Reset, Step
 from harness._errors import ConfigError, one_of
+from harness.ports import DIALECTS, Dialect
 
 Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
 LAYERS: tuple[Layer, ...] = get_args(Layer)

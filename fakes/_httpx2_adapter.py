@@ -13,12 +13,11 @@ host other than the provider's fails with ``httpx2.ConnectError``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import final
 
 import httpx2
 
-from fakes._transport import IncomingRequest, Planner, play_steps, wait_before_headers
+from fakes._transport import IncomingRequest, PlanBody, Planner, wait_before_headers
 from fakes._wire import Step
 
 
@@ -63,16 +62,12 @@ class FakeHttpx2Transport(httpx2.AsyncBaseTransport):
         )
 
 
-class _Body(httpx2.AsyncByteStream):
+class _Body(PlanBody, httpx2.AsyncByteStream):
     """A response body that plays the plan's steps as the client reads."""
 
     def __init__(self, steps: tuple[Step, ...], request: httpx2.Request) -> None:
-        self._steps = steps
+        super().__init__(steps)
         self._request = request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in play_steps(self._steps, self._reset):
-            yield chunk
 
     def _reset(self) -> Exception:
         return httpx2.ReadError("[Errno 104] Connection reset by peer", request=self._request)

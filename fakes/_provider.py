@@ -54,8 +54,9 @@ from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
-from fakes._wire import Dialect, Emit, Frame, LineEnding, Pause, RenderContext
+from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext
 from harness._errors import ConfigError, FaultError
+from harness.ports import Dialect
 from harness.ports._ids import rng_stream
 
 if TYPE_CHECKING:

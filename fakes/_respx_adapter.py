@@ -13,13 +13,12 @@ request to any other host fails loudly instead of touching the network.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import respx
 
-from fakes._transport import IncomingRequest, Planner, play_steps, wait_before_headers
+from fakes._transport import IncomingRequest, PlanBody, Planner, wait_before_headers
 from fakes._wire import Step
 
 
@@ -49,16 +48,12 @@ def mount(provider: Planner, router: Any) -> Any:
     return router.route(scheme="https", host=host).mock(side_effect=respond)
 
 
-class _Body(httpx.AsyncByteStream):
+class _Body(PlanBody, httpx.AsyncByteStream):
     """A response body that plays the plan's steps as the client reads."""
 
     def __init__(self, steps: tuple[Step, ...], request: httpx.Request) -> None:
-        self._steps = steps
+        super().__init__(steps)
         self._request = request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in play_steps(self._steps, self._reset):
-            yield chunk
 
     def _reset(self) -> Exception:
         return httpx.ReadError("[Errno 104] Connection reset by peer", request=self._request)

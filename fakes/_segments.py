@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from fakes._tokenizer import count_tokens
-from fakes._wire import Dialect, compact_json
+from fakes._wire import compact_json
+from harness.ports import Dialect
 
 Segment = Literal["model", "tools", "system", "instructions", "compaction", "history"]
 # Also the order used to name the first changed segment when two requests

@@ -86,3 +86,21 @@ async def play_steps(
         else:
             assert isinstance(step, Reset)
             raise reset_error()
+
+
+class PlanBody:
+    """A response body that plays a plan's steps as the client reads.
+
+    Each adapter mixes it into its library's byte stream and says what a reset
+    raises there (``httpx.ReadError``, ``httpx2.ReadError``).
+    """
+
+    def __init__(self, steps: tuple[Step, ...]) -> None:
+        self._steps = steps
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in play_steps(self._steps, self._reset):
+            yield chunk
+
+    def _reset(self) -> Exception:
+        raise NotImplementedError

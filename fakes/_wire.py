@@ -24,8 +24,6 @@ from typing import Literal, get_args
 # One encoder for every frame: json.dumps builds a new one per call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
-Dialect = Literal["openai", "anthropic"]
-DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
 
 LineEnding = Literal["lf", "cr", "crlf"]
 LINE_ENDINGS: tuple[LineEnding, ...] = get_args(LineEnding)

@@ -10,6 +10,7 @@ from harness._errors import (
     FaultError,
     HarnessError,
     JournalCorruptError,
+    ReportError,
     ScenarioError,
     VirtualDeadlockError,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "FaultError",
     "HarnessError",
     "JournalCorruptError",
+    "ReportError",
     "ScenarioError",
     "VirtualDeadlockError",
     "__version__",

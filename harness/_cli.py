@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError
+from harness._options import parse_seed, parse_target, with_overrides
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
@@ -100,26 +101,6 @@ def _positive(text: str) -> int:
     return value
 
 
-#: The largest seed a scenario file may give (its schema's bound); --seed keeps to it too.
-MAX_SEED = 2**63 - 1
-
-
-def parse_seed(text: str) -> int:
-    """A ``--seed`` value: a whole number from 0 to :data:`MAX_SEED`, as in a scenario file.
-
-    >>> parse_seed("33")
-    33
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a whole number from 0 to {MAX_SEED}")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
     parser = _parser()
@@ -190,24 +171,6 @@ def _add_target_option(command: argparse.ArgumentParser) -> None:
                          metavar="TOOL=MODULE:FUNCTION",
                          help="the agent's own function that scenario tool TOOL stands for "
                               "(replaced by the counting tool during a case); repeatable")
-
-
-def parse_target(text: str) -> tuple[str, str]:
-    """Read ``--target``: ``TOOL=MODULE:FUNCTION``.
-
-    >>> parse_target("mail=mypackage.tools:send_mail")
-    ('mail', 'mypackage.tools:send_mail')
-    """
-    import re
-
-    from harness.scenario._names import TARGET_PATTERN, TOOL_NAME_PATTERN
-
-    tool, _, spec = text.partition("=")
-    if not re.fullmatch(TOOL_NAME_PATTERN, tool) or not re.fullmatch(TARGET_PATTERN, spec):
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected TOOL=MODULE:FUNCTION, such as "
-            "'mail=mypackage.tools:send_mail'")
-    return tool, spec
 
 
 def _points(args: argparse.Namespace) -> int:
@@ -296,33 +259,6 @@ def _print_warnings(results: Sequence[CaseResult]) -> None:
     for result in results:
         for line in warning_lines(result):
             print(line)
-
-
-def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
-    """``scenario`` with its seed and crash selection replaced when asked.
-
-    ``crash`` is ``all``, ``none``, ``listed`` (keep only points listed by id; a
-    scenario that says ``all`` runs uncrashed) or ``None`` (as the file says).
-
-    >>> from harness.scenario import Scenario
-    >>> s = Scenario(name="s", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
-    ...              expect={"stop_state": "complete"}, crash={"points": "all"})
-    >>> t = with_overrides(s, crash="listed", seed=9)
-    >>> t.crash.points, t.seed
-    ('none', 9)
-    """
-    update: dict[str, object] = {}
-    if seed is not None:
-        update["seed"] = seed
-    if crash is not None:
-        points = scenario.crash.points
-        if crash != "listed":
-            points = crash  # type: ignore[assignment]
-        elif isinstance(points, str):
-            points = "none"
-        update["crash"] = scenario.crash.model_copy(update={"points": points})
-    # model_copy keeps the private source map, so errors and reports still point into the file.
-    return scenario.model_copy(update=update) if update else scenario
 
 
 def parse_crash_at(text: str) -> CrashSpec:

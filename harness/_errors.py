@@ -12,7 +12,31 @@ and how to fix it::
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
     ├── ReportError            a result folder a report cannot read or compare (.path)
     ├── AgentEntryError        an --agent or a tool target that cannot be imported or used
-    └── VirtualDeadlockError   every task waits and no virtual timer is set
+    ├── MalformedOutcome       harness.runner: an agent's run() returned no AgentOutcome
+    ├── ForeverStalled         harness.intercept: a blocking client waits on an endless stall
+                               with no read timeout (it would hang in production)
+    ├── VirtualDeadlockError   every task waits and no virtual timer is set
+    ├── StaleEpochError        harness.agent: a write-back under an epoch the session left (L7)
+    └── StreamFailure          harness.agent: one attempt failed (.error); caught inside the
+                               stream client, never raised past it
+
+Two families stand outside the tree on purpose, and are drawn here so that none
+is a surprise::
+
+    BaseException
+    └── SimulatedCrash         fakes: the process died at a persistence point. Not an
+        │                      Exception, so an agent's ``except Exception`` cannot
+        │                      swallow a crash the harness injected
+        └── DeadIncarnationError  the world refused an operation of a crashed incarnation
+    Exception
+    └── ToolFailure            fakes: a scripted tool's own failure, raised as a user's
+                               tool raises one; an agent must treat it as any tool error
+
+Three private signals never reach a user: ``ScenarioProblems`` (a ``ValueError``
+that pydantic turns into a located :class:`ScenarioError`), the pytest
+plugin's ``CaseFailed`` (a failed verdict, reported without a traceback) and
+the intercepted transport's ``_Silence`` (a read timeout in virtual time,
+raised to the agent as its HTTP library's own ``ReadTimeout``).
 """
 
 from __future__ import annotations

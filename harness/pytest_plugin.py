@@ -83,7 +83,7 @@ _SETTINGS = pytest.StashKey[HarnessSettings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from harness._cli import parse_seed
+    from harness._options import parse_seed
 
     group = parser.getgroup("harness", "chaos harness scenarios")
     group.addoption("--harness-scenarios", action="append", metavar="PATH", default=None,
@@ -154,7 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _targets(pairs: list[str]) -> tuple[tuple[str, str], ...]:
     import argparse
 
-    from harness._cli import parse_target
+    from harness._options import parse_target
 
     try:
         return tuple(parse_target(pair) for pair in pairs)
@@ -199,7 +199,7 @@ class ScenarioFile(pytest.File):
 
     def _plan(self) -> tuple[Scenario, list[Case]]:
         from harness import runner
-        from harness._cli import with_overrides
+        from harness._options import with_overrides
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]

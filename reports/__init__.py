@@ -14,7 +14,7 @@ two releases with paired bootstrap intervals, and gate a deploy on seed 002
     raise SystemExit(gate.exit_code)
 """
 
-from harness._errors import ReportError
+from harness import ReportError
 from reports._compare import Comparison, MetricDelta, compare, missing_runs, most_regressed
 from reports._gate import (
     DEFAULT_THRESHOLDS,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from harness._errors import ReportError
+from harness import ReportError
 from reports import _metrics as mx
 from reports import _schema as s
 from reports._bootstrap import bootstrap_deltas, percentile_interval

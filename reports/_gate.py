@@ -39,7 +39,7 @@ from typing import Literal
 
 import polars as pl
 
-from harness._errors import ReportError
+from harness import ReportError
 from reports import _schema as s
 from reports._compare import Comparison, MetricDelta
 from reports._metrics import METRIC_NAMES

@@ -23,8 +23,8 @@ from typing import Any
 
 import polars as pl
 
-from fakes._prices import PRICES, ModelPrice, price_of
-from harness._errors import HarnessError, ReportError
+from fakes import PRICES, ModelPrice, price_of
+from harness import HarnessError, ReportError
 from reports import _schema as s
 
 #: The result-folder format this reader understands (harness/_output.py FORMAT_VERSION).

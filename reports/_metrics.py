@@ -29,7 +29,7 @@ from typing import Literal
 
 import polars as pl
 
-from fakes._cache import AnthropicCacheRules, OpenAICacheRules
+from fakes import AnthropicCacheRules, OpenAICacheRules
 from reports import _schema as s
 
 Frame = pl.DataFrame | pl.LazyFrame

@@ -20,9 +20,8 @@ import jinja2
 import polars as pl
 from markupsafe import Markup
 
-from fakes._prices import PRICES_AS_OF
-from harness import __version__
-from harness._errors import ReportError
+from fakes import PRICES_AS_OF
+from harness import ReportError, __version__
 from reports import _charts as charts
 from reports import _metrics as mx
 from reports import _schema as s

@@ -111,3 +111,24 @@ def test_the_runner_reaches_the_checkers_only_through_their_public_face() -> Non
         if target.startswith("harness.checks._")
     ]
     assert found == []
+
+
+def test_the_pytest_plugin_does_not_import_the_command_line() -> None:
+    # Both front ends call the runner; neither borrows the other's helpers.
+    plugin = ROOT / "harness" / "pytest_plugin.py"
+    assert [t for t in imported_modules(plugin) if is_within(t, "harness._cli")] == []
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
+
+
+def test_the_reports_read_the_harness_and_the_fakes_through_their_public_names() -> None:
+    found = [
+        f"{name} imports {target}"
+        for name, path in package_modules("reports").items()
+        for target in imported_modules(path)
+        if (is_within(target, "harness") or is_within(target, "fakes"))
+        and any(_private(part) for part in target.split("."))
+    ]
+    assert found == []

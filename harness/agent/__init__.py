@@ -54,7 +54,6 @@ from harness.agent._stream_client import (
     RETRY_LAYER_HEADER,
     AttemptRecord,
     CompletionResult,
-    Dialect,
     StreamClient,
     continuation_body,
     drop_images,
@@ -72,6 +71,7 @@ from harness.agent._transcript import (
 from harness.ports import (
     AppendFile,
     Clock,
+    Dialect,
     Disk,
     IdSource,
     LoopClock,

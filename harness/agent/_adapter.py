@@ -27,8 +27,8 @@ from typing import Any, Literal, Protocol, get_args
 import httpx
 
 from harness.agent._messages import Usage
-from harness.agent._stream_client import Dialect
 from harness.ports._clock import Clock
+from harness.ports._dialect import Dialect
 from harness.ports._disk import Disk
 from harness.ports._tools import Tool
 

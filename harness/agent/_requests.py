@@ -33,8 +33,8 @@ from typing import Any
 from harness.agent._adapter import Task, ToolSpec
 from harness.agent._messages import ToolCall
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry, UserEntry
-from harness.agent._stream_client import Dialect
 from harness.agent._tools import ToolReply
+from harness.ports import Dialect
 
 # Built once: json.dumps builds a new encoder per call, and every request renders replies.
 _SORTED = json.JSONEncoder(sort_keys=True, ensure_ascii=False)

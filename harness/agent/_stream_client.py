@@ -64,14 +64,13 @@ from harness.agent._openai_stream import OpenAIAccumulator
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
 from harness.agent._sse import SSEDecoder, SSEEvent
 from harness.ports._clock import Clock
+from harness.ports._dialect import DIALECTS, Dialect
 from harness.ports._ids import IdSource, rng_stream
 
-Dialect: TypeAlias = Literal["openai", "anthropic"]
 Outcome: TypeAlias = Literal["committed", "truncated", "failed"]
 AttemptStatus: TypeAlias = Literal["complete", "truncated", "interrupted", "failed"]
 AttemptKind: TypeAlias = Literal["first", "retry", "continuation"]
 
-DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
 #: What replaces an image when a 413 makes the client drop images (S5).
 IMAGE_PLACEHOLDER = "[image removed: the request was too large]"
 #: The user turn that asks an OpenAI model to continue cut text (S6).

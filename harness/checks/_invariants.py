@@ -60,7 +60,7 @@ def _request_line(r: RequestRecord) -> str:
 def _message_line(m: MessageRecord) -> str:
     if m.role == "tool":
         return f"tool reply {m.call_id} status={m.status}{' (synthetic)' if m.synthetic else ''}"
-    calls = ", ".join(f"{c[1]}#{c[0]}" for c in m.tool_calls)
+    calls = ", ".join(f"{c.name}#{c.call_id}" for c in m.tool_calls)
     return f"{m.role} {m.turn_id}: {m.text[:60]!r}" + (f" calls [{calls}]" if calls else "")
 
 
@@ -98,7 +98,7 @@ def check_i2(trace: Trace) -> Verdict:
         # J6: when the disk fails the reply of the last call may be unwritable;
         # the next recovery repairs it (J5), so only earlier gaps count.
         last = [m for m in messages if m.role == "assistant"][-1]
-        problems = [p for p in problems if not any(f"call {c[0]} has no reply" == p
+        problems = [p for p in problems if not any(f"call {c.call_id} has no reply" == p
                                                    for c in last.tool_calls)]
     if problems:
         return _fail("I2", problems[0], [*problems, *(_message_line(m) for m in messages)])
@@ -120,7 +120,7 @@ def _transcript_problems(messages: tuple[MessageRecord, ...]) -> list[str]:
     for m in messages:
         if m.role == "assistant":
             problems += _unanswered(expected, replied)
-            expected, replied = [c[0] for c in m.tool_calls], []
+            expected, replied = [c.call_id for c in m.tool_calls], []
         elif m.role == "tool":
             cid = m.call_id or ""
             if cid in seen:
@@ -230,15 +230,15 @@ def _unknown_replies(trace: Trace) -> list[MessageRecord]:
 def _transcript_repeats(trace: Trace, unknown: list[MessageRecord], pure: set[str]) -> list[str]:
     assert trace.outcome is not None
     messages = trace.outcome.transcript
-    calls = {c[0]: (c[1], c[2]) for m in messages for c in m.tool_calls}
+    calls = {c.call_id: (c.name, c.arguments) for m in messages for c in m.tool_calls}
     found = []
     for reply in unknown:
         target = calls.get(reply.call_id or "")
         start = messages.index(reply)
         for m in messages[start + 1:]:
-            if any(c[1] in pure for c in m.tool_calls):
+            if any(c.name in pure for c in m.tool_calls):
                 break
-            if target and any((c[1], c[2]) == target for c in m.tool_calls):
+            if target and any((c.name, c.arguments) == target for c in m.tool_calls):
                 found.append(f"{_message_line(m)} repeats {reply.call_id} ({target[0]})")
     return found
 
@@ -449,7 +449,7 @@ def check_i10(trace: Trace) -> Verdict:
     assert trace.outcome is not None
     kinds = dict(trace.expect.tool_kinds)
     transcript = trace.outcome.transcript
-    calls = {c[0]: (c[1], c[2]) for m in transcript for c in m.tool_calls}
+    calls = {c.call_id: (c.name, c.arguments) for m in transcript for c in m.tool_calls}
     done = [(m, calls[m.call_id]) for m in transcript
             if m.role == "tool" and m.status == "ok" and m.call_id in calls
             and _changes_the_world(kinds.get(calls[m.call_id][0]))]

@@ -38,6 +38,7 @@ import httpx
 import httpx2
 
 from fakes import Emit, IncomingRequest, Pause, Reset, Step, VirtualClock
+from harness._errors import HarnessError
 
 #: The HTTP libraries whose default transports are intercepted.
 LIBRARIES: tuple[ModuleType, ...] = (httpx, httpx2)
@@ -229,7 +230,7 @@ def _pause_sync(clock: VirtualClock, step: Step, silent: float, timeout: float |
     return silent + seconds
 
 
-class ForeverStalled(Exception):
+class ForeverStalled(HarnessError):
     """A blocking client waits on a stalled stream with no read timeout: it would wait forever."""
 
     def __init__(self) -> None:

@@ -10,14 +10,17 @@ mapping of ``OSError`` to :class:`harness.DiskError`.
 """
 
 from harness.ports._clock import Clock, LoopClock
+from harness.ports._dialect import DIALECTS, Dialect
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
 from harness.ports._hashing import idempotency_key, sha256_json
 from harness.ports._ids import IdSource, rng_stream
 from harness.ports._tools import Tool, ToolContext, ToolInvocation
 
 __all__ = [
+    "DIALECTS",
     "AppendFile",
     "Clock",
+    "Dialect",
     "Disk",
     "IdSource",
     "LoopClock",

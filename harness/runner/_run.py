@@ -55,15 +55,19 @@ from harness.runner._task import task_for
 from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
 from harness.scenario import Scenario, check_targets, fault_error, load_scenario
 from harness.trace import (
+    CallRecord,
     CrashRecord,
     EffectRecord,
-    Expectation,
+    ExpectationRecord,
+    ExpectedEffects,
     IncarnationRecord,
     MessageRecord,
     OutcomeRecord,
+    Purpose,
     RecoveryRecord,
     RequestRecord,
     SentUsage,
+    ToolKindOf,
     Trace,
 )
 
@@ -89,7 +93,7 @@ def default_agent_factory(ports: AgentPorts) -> Agent:
 @dataclass
 class _Incarnation:
     number: int
-    purpose: str
+    purpose: Purpose
     crashed_at: str | None = None
     outcome: AgentOutcome | None = None
     error: str | None = None
@@ -332,7 +336,7 @@ def _fired_id(world: World, before: object) -> str:
     return fired.id if fired is not None and fired is not before else "unknown"
 
 
-class MalformedOutcome(Exception):
+class MalformedOutcome(HarnessError):
     """``run()`` returned something that is not an :class:`~harness.agent.AgentOutcome`."""
 
 
@@ -363,7 +367,7 @@ def outcome_record(outcome: AgentOutcome) -> OutcomeRecord:
 
 
 def _message(m: TranscriptMessage) -> MessageRecord:
-    calls = tuple((c.call_id, c.name, canonical(c.arguments)) for c in m.tool_calls)
+    calls = tuple(CallRecord(c.call_id, c.name, canonical(c.arguments)) for c in m.tool_calls)
     return MessageRecord(m.role, m.turn_id, m.text, calls, m.attempt_id, m.call_id, m.status,
                          m.synthetic)
 
@@ -378,17 +382,17 @@ def canonical(value: object) -> str:
                       default=str)
 
 
-def expectation(scenario: Scenario) -> Expectation:
+def expectation(scenario: Scenario) -> ExpectationRecord:
     """What the scenario expects, copied into the trace."""
-    tools = scenario.tools
-    return Expectation(
+    tools, effects = scenario.tools, scenario.expect.side_effects
+    return ExpectationRecord(
         stop_state=scenario.expect.stop_state,
         invariants=tuple(scenario.expect.invariants),
-        side_effects=tuple(sorted(scenario.expect.side_effects.items())),
+        side_effects=tuple(ExpectedEffects(tool, n) for tool, n in sorted(effects.items())),
         deadline_seconds=scenario.budget.deadline_seconds,
         max_attempts=scenario.budget.max_attempts,
         pure_tools=tuple(sorted(n for n, s in tools.items() if s.kind in PURE_KINDS)),
-        tool_kinds=tuple(sorted((n, s.kind) for n, s in tools.items())),
+        tool_kinds=tuple(sorted(ToolKindOf(n, s.kind) for n, s in tools.items())),
         faults=tuple((f.at.turn, f.at.attempt, f.kind) for f in scenario.faults),
         unsafe_tools=tuple(sorted(n for n, s in tools.items() if not s.is_concurrency_safe)),
         idle_bound_seconds=scenario.expect.idle_bound_seconds,

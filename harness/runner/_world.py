@@ -69,8 +69,10 @@ from harness.scenario import Scenario
 from harness.scenario import ToolSpec as ScenarioTool
 from harness.trace import (
     CacheRecord,
+    Delivery,
     InvocationRecord,
     RequestRecord,
+    SegmentVersion,
     SentCall,
     SentUsage,
 )
@@ -500,7 +502,7 @@ def _cache_record(outcome: CacheOutcome | None) -> CacheRecord | None:
         return None
     return CacheRecord(miss=outcome.miss, write_5m_tokens=outcome.cache_write_5m_tokens,
                        write_1h_tokens=outcome.cache_write_1h_tokens,
-                       versions=tuple(sorted(outcome.versions.items())))
+                       versions=tuple(SegmentVersion(*v) for v in sorted(outcome.versions.items())))
 
 
 def _cache_config(scenario: Scenario) -> CacheConfig | None:
@@ -515,7 +517,7 @@ def _requested_model(body: Mapping[str, object] | None) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def _delivery(p: _Pending) -> str:
+def _delivery(p: _Pending) -> Delivery:
     if p.ended == "refused":
         return "refused"
     if p.status != 200:

@@ -13,7 +13,8 @@ A scenario is plain data; the runner executes it. Load files with
 from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
 from harness._errors import ScenarioError
 from harness.agent import STOP_STATES, StopState
-from harness.scenario._faults import FAULT_KINDS, Fault, FaultAt, FaultModel
+from harness.ports import DIALECTS, Dialect
+from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
 from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
 from harness.scenario._loader import (
     check_crash_points,
@@ -25,33 +26,31 @@ from harness.scenario._loader import (
     validate_paths,
 )
 from harness.scenario._model import (
-    Budget,
+    BudgetLimits,
     CrashPlan,
     Expectation,
     Provider,
     Reply,
     ReplyCondition,
+    ReplyUsage,
     Scenario,
-    ToolCall,
-    Usage,
+    ScriptedCall,
 )
 from harness.scenario._names import (
     CONCURRENCY_SAFE_KINDS,
     DEFAULT_INVARIANTS,
-    DIALECTS,
     FINISH_REASONS,
     INVARIANT_IDS,
     LINE_ENDING_STYLES,
     TOOL_OUTCOMES,
-    Dialect,
-    FinishReason,
     InvariantId,
+    ScriptedFinish,
     ToolOutcome,
 )
 from harness.scenario._schema import SCHEMA_PATH, scenario_json_schema
 from harness.scenario._tools import (
     BEHAVIOUR_KINDS,
-    Behaviour,
+    AnyBehaviour,
     FailingBehaviour,
     HangingBehaviour,
     IgnoresCancellationBehaviour,
@@ -79,17 +78,16 @@ __all__ = [
     "STOP_STATES",
     "TOOL_KINDS",
     "TOOL_OUTCOMES",
-    "Behaviour",
-    "Budget",
+    "AnyBehaviour",
+    "AnyFault",
+    "BudgetLimits",
     "CrashClass",
     "CrashPlan",
     "Dialect",
     "Expectation",
     "FailingBehaviour",
-    "Fault",
     "FaultAt",
     "FaultModel",
-    "FinishReason",
     "HangingBehaviour",
     "IgnoresCancellationBehaviour",
     "InstantBehaviour",
@@ -97,16 +95,17 @@ __all__ = [
     "Provider",
     "Reply",
     "ReplyCondition",
+    "ReplyUsage",
     "Scenario",
     "ScenarioError",
+    "ScriptedCall",
+    "ScriptedFinish",
     "SlowBehaviour",
     "StopState",
     "SubprocessBehaviour",
-    "ToolCall",
     "ToolKind",
     "ToolOutcome",
     "ToolSpec",
-    "Usage",
     "check_crash_points",
     "check_targets",
     "fault_error",

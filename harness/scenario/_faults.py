@@ -8,7 +8,7 @@ messages and the fakes cannot drift apart, and the runner turns a declaration
 into the fake's value with ``fakes.FAULT_KINDS[fault.kind](**fault.fake_fields())``.
 Only the rules that join two fields (exactly one strike point, increasing
 offsets) are the scenario's own, so that they report the scenario's line.
-:data:`Fault` is the models' union and :data:`FAULT_KINDS` their names. A fault
+:data:`AnyFault` is the models' union and :data:`FAULT_KINDS` their names. A fault
 only describes; the fakes decide how to apply it::
 
     >>> StallFault(kind="stall", at=FaultAt(turn=1), after_bytes=120, seconds=120).at.attempt
@@ -217,15 +217,15 @@ FAULT_MODELS: Final[tuple[type[FaultModel], ...]] = tuple(
     fault_model(fake) for fake in fakes.FAULT_KINDS.values()
 )
 """One model per fake fault class, in the fakes' order."""
-FAULT_KINDS: Final[tuple[str, ...]] = tuple(fakes.FAULT_KINDS)
+FAULT_KINDS: Final = fakes.FAULT_KINDS  # the same kinds, in the same order
 FAULT_MODELS_BY_NAME: Final[dict[str, type[FaultModel]]] = {
     model.__name__: model for model in FAULT_MODELS
 }
 
 if TYPE_CHECKING:
-    Fault = FaultModel
+    AnyFault = FaultModel
 else:
-    Fault = Annotated[Union[FAULT_MODELS], Field(discriminator="kind")]  # noqa: UP007
+    AnyFault = Annotated[Union[FAULT_MODELS], Field(discriminator="kind")]  # noqa: UP007
     """Any fault; ``kind`` picks the model."""
     globals().update(FAULT_MODELS_BY_NAME)
 

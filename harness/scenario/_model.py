@@ -19,17 +19,17 @@ from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_va
 
 from fakes import CRASH_CLASSES, CrashClass
 from harness.agent import StopState
+from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
-from harness.scenario._faults import Count, Fault, Seconds
+from harness.scenario._faults import AnyFault, Count, Seconds
 from harness.scenario._names import (
     CRASH_POINT_PATTERN,
     DEFAULT_INVARIANTS,
     SCENARIO_NAME_PATTERN,
     TOOL_NAME_PATTERN,
     CrashPointSelection,
-    Dialect,
-    FinishReason,
     InvariantId,
+    ScriptedFinish,
     ToolOutcome,
 )
 from harness.scenario._problems import Loc, Problem, did_you_mean, quoted, raise_if_any, show
@@ -41,7 +41,7 @@ CrashPointId = Annotated[str, Field(pattern=CRASH_POINT_PATTERN)]
 Tokens = Annotated[int, Field(ge=0, le=10_000_000_000)]
 
 
-class ToolCall(ScenarioModel):
+class ScriptedCall(ScenarioModel):
     """One tool call in a scripted reply."""
 
     tool: ToolName
@@ -70,7 +70,7 @@ class ReplyCondition(ScenarioModel):
         return self
 
 
-class Usage(ScenarioModel):
+class ReplyUsage(ScenarioModel):
     """Token counts the provider reports for the reply."""
 
     input_tokens: Tokens
@@ -96,15 +96,15 @@ class Reply(ScenarioModel):
     """Only when the last tool results match; absent: the turn's default reply."""
     text: Annotated[str, Field(max_length=1_000_000)] | None = None
     """The reply's text."""
-    calls: list[ToolCall] = []  # noqa: RUF012
+    calls: list[ScriptedCall] = []  # noqa: RUF012
     """Tool calls, in the order the model emits them."""
-    finish: FinishReason | None = None
+    finish: ScriptedFinish | None = None
     """The finish reason; absent: tool_calls when there are calls, else stop."""
-    usage: Usage | None = None
+    usage: ReplyUsage | None = None
     """Reported usage; absent: the fake provider derives it from the text."""
 
     @property
-    def finish_reason(self) -> FinishReason:
+    def finish_reason(self) -> ScriptedFinish:
         """``finish`` or its default."""
         if self.finish is not None:
             return self.finish
@@ -149,7 +149,7 @@ class CrashPlan(ScenarioModel):
     """Also crash a second time while the restarted agent recovers."""
 
 
-class Budget(ScenarioModel):
+class BudgetLimits(ScenarioModel):
     """The one budget every retry layer draws from (rule S8)."""
 
     max_turns: Count = 20
@@ -208,11 +208,11 @@ class Scenario(ScenarioModel):
     """Tools by name."""
     model: Annotated[list[Reply], Field(min_length=1)]
     """The scripted model's replies."""
-    faults: list[Fault] = []  # noqa: RUF012
+    faults: list[AnyFault] = []  # noqa: RUF012
     """Faults, each keyed to a turn and an attempt."""
     crash: CrashPlan = CrashPlan()
     """Crash exploration; absent: no crashes."""
-    budget: Budget = Budget()
+    budget: BudgetLimits = BudgetLimits()
     """Limits of the run."""
     provider: Provider = Provider()
     """The fake provider's model name and prompt cache."""

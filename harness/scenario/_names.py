@@ -2,9 +2,11 @@
 
 The ``Literal`` aliases type the model fields; the tuples beside them are the same
 values for error messages, the fakes and the runner. Changing a name here changes
-the JSON Schema, the loader's "did you mean" lists and every consumer at once::
+the JSON Schema, the loader's "did you mean" lists and every consumer at once. The
+dialects (:mod:`harness.ports`) and the tool kinds (:mod:`fakes`) are named where
+the agent core and the fakes read them too::
 
-    >>> "anthropic" in DIALECTS
+    >>> "crlf" in LINE_ENDING_STYLES
     True
 """
 
@@ -13,9 +15,6 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 from fakes import CONCURRENCY_SAFE_TOOL_KINDS
-
-Dialect = Literal["openai", "anthropic"]
-DIALECTS: Final[tuple[Dialect, ...]] = get_args(Dialect)
 
 # Tool kinds are the fakes' (one description per kind: fakes.TOOL_KIND_TRAITS).
 # Reading and inspecting change nothing, so they may overlap with other calls by
@@ -33,8 +32,8 @@ ToolOutcome = Literal[
 ]
 TOOL_OUTCOMES: Final[tuple[ToolOutcome, ...]] = get_args(ToolOutcome)
 
-FinishReason = Literal["stop", "tool_calls", "length"]
-FINISH_REASONS: Final[tuple[FinishReason, ...]] = get_args(FinishReason)
+ScriptedFinish = Literal["stop", "tool_calls", "length"]
+FINISH_REASONS: Final[tuple[ScriptedFinish, ...]] = get_args(ScriptedFinish)
 
 LineEndingStyle = Literal["lf", "cr", "crlf"]
 LINE_ENDING_STYLES: Final[tuple[LineEndingStyle, ...]] = get_args(LineEndingStyle)

@@ -73,7 +73,7 @@ class SubprocessBehaviour(_BehaviourBase):
     """The command line of the child, such as [sleep, "5"]."""
 
 
-Behaviour = Annotated[
+AnyBehaviour = Annotated[
     InstantBehaviour
     | SlowBehaviour
     | FailingBehaviour
@@ -84,7 +84,7 @@ Behaviour = Annotated[
 ]
 """Any behaviour; ``kind`` picks the model."""
 
-BEHAVIOUR_MODELS: Final[tuple[type[_BehaviourBase], ...]] = get_args(get_args(Behaviour)[0])
+BEHAVIOUR_MODELS: Final[tuple[type[_BehaviourBase], ...]] = get_args(get_args(AnyBehaviour)[0])
 BEHAVIOUR_KINDS: Final[tuple[str, ...]] = tuple(
     get_args(model.model_fields["kind"].annotation)[0] for model in BEHAVIOUR_MODELS
 )
@@ -97,7 +97,7 @@ class ToolSpec(ScenarioModel):
     """append, send and put change the world (counted in the ledger); read and inspect look."""
     concurrency_safe: bool | None = None
     """May run beside other calls; null or absent: true for read and inspect, false otherwise."""
-    behaviour: Behaviour | None = None
+    behaviour: AnyBehaviour | None = None
     """How the tool misbehaves; absent: it answers at once."""
     timeout_seconds: Seconds | None = None
     """The agent's timeout for this tool; absent: the agent's default."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 #: What a request's stream did, as the world saw it.
 #: ``complete``: every planned byte was delivered and the stream is intact;
@@ -31,7 +31,39 @@ from typing import Any
 #: event, an error event, a malformed frame, an empty body: the faults the fakes
 #: declare with ``breaks_stream``, see :data:`fakes.BROKEN_STREAM_FAULTS`);
 #: ``http_error``: a non-200 answer; ``refused``: a dead incarnation asked.
-Delivery = str
+Delivery = Literal["complete", "partial", "broken", "http_error", "refused"]
+#: Why an incarnation ran: the case's own run, or a second ``recover()`` (I11).
+Purpose = Literal["run", "recover-check"]
+Role = Literal["user", "assistant", "tool"]
+
+
+class CallRecord(NamedTuple):
+    """One tool call of a transcript message (serialised as a list, as a tuple was)."""
+
+    call_id: str
+    name: str
+    arguments: str  # canonical JSON
+
+
+class SegmentVersion(NamedTuple):
+    """The version of one prompt segment a request carried (system, tools, …)."""
+
+    segment: str
+    version: str
+
+
+class ExpectedEffects(NamedTuple):
+    """How many side effects the scenario expects one tool to leave in the ledger."""
+
+    tool: str
+    effects: int
+
+
+class ToolKindOf(NamedTuple):
+    """The kind a scenario declares one tool with."""
+
+    tool: str
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -76,7 +108,7 @@ class CacheRecord:
     miss: str | None
     write_5m_tokens: int
     write_1h_tokens: int
-    versions: tuple[tuple[str, str], ...]
+    versions: tuple[SegmentVersion, ...]
 
 
 @dataclass(frozen=True)
@@ -167,10 +199,10 @@ class EffectRecord:
 class MessageRecord:
     """A transcript message of the final outcome (dialect-neutral)."""
 
-    role: str
+    role: Role
     turn_id: str
     text: str = ""
-    tool_calls: tuple[tuple[str, str, str], ...] = ()  # (call_id, name, canonical args JSON)
+    tool_calls: tuple[CallRecord, ...] = ()
     attempt_id: str | None = None
     call_id: str | None = None
     status: str | None = None
@@ -196,7 +228,7 @@ class IncarnationRecord:
     """One agent incarnation: why it ran, where it crashed, how it ended."""
 
     number: int
-    purpose: str  # "run" or "recover-check"
+    purpose: Purpose
     crashed_at: str | None
     stop_state: str | None
     error: str | None
@@ -240,16 +272,16 @@ class CrashRecord:
 
 
 @dataclass(frozen=True)
-class Expectation:
+class ExpectationRecord:
     """What the scenario expects, copied so a trace can be judged on its own."""
 
     stop_state: str
     invariants: tuple[str, ...]
-    side_effects: tuple[tuple[str, int], ...]
+    side_effects: tuple[ExpectedEffects, ...]
     deadline_seconds: float
     max_attempts: int
     pure_tools: tuple[str, ...]
-    tool_kinds: tuple[tuple[str, str], ...]
+    tool_kinds: tuple[ToolKindOf, ...]
     # (turn, attempt, kind) of every scripted fault: a case proves nothing about
     # a fault it never reached.
     faults: tuple[tuple[int, int, str], ...] = ()
@@ -277,7 +309,7 @@ class Trace:
     effects: tuple[EffectRecord, ...]
     outcome: OutcomeRecord | None
     recoveries: tuple[RecoveryRecord, ...]
-    expect: Expectation
+    expect: ExpectationRecord
     final_incarnation: int = 1
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,50 @@
+"""Every exception of the project is drawn in the one tree of ``harness._errors``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import fakes
+import harness
+import harness._errors
+import reports
+from fakes import SimulatedCrash, ToolFailure
+from harness import HarnessError
+
+# Outside the HarnessError tree on purpose; the tree's docstring says why.
+OUTSIDE = {SimulatedCrash, ToolFailure}
+PRIVATE_SIGNALS = {"ScenarioProblems", "CaseFailed", "_Silence"}
+
+
+def project_exceptions() -> set[type[BaseException]]:
+    found: set[type[BaseException]] = set()
+    for package in (harness, fakes, reports):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith("__main__"):
+                continue
+            module = importlib.import_module(info.name)
+            found |= {
+                value for value in vars(module).values()
+                if inspect.isclass(value) and issubclass(value, BaseException)
+                and value.__module__ == module.__name__
+            }
+    return found
+
+
+def test_every_exception_is_drawn_in_the_tree() -> None:
+    tree = harness._errors.__doc__ or ""
+    assert sorted(e.__name__ for e in project_exceptions() if e.__name__ not in tree) == []
+
+
+def test_every_exception_is_a_harness_error_or_stands_outside_on_purpose() -> None:
+    stray = [e.__name__ for e in project_exceptions()
+             if not issubclass(e, (HarnessError, *OUTSIDE))
+             and e.__name__ not in PRIVATE_SIGNALS]
+    assert stray == []
+
+
+def test_a_simulated_crash_is_no_exception_an_agent_could_swallow() -> None:
+    assert issubclass(SimulatedCrash, BaseException)
+    assert not issubclass(SimulatedCrash, Exception)
