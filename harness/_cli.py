@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--dialect", choices=["openai", "anthropic"], action="append",
                       help="limit to one dialect (repeatable; default: both)")
-    demo.add_argument("--seed", type=int, default=0, help="run seed (default: 0)")
+    demo.add_argument("--seed", type=parse_seed, default=0, help="run seed (default: 0)")
     return parser
 
 
@@ -211,9 +211,10 @@ def _run(args: argparse.Namespace) -> int:
         if not result.passed:
             _print_failure(result, by_name[result.case.scenario_name])
     print(summary_table(results))
-    write_results(args.out, results)
+    written = write_results(args.out, results)
     write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
-                   seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario")
+                   seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario",
+                   files=written)
     print(f"results written to {args.out}/", file=sys.stderr)
     return 0 if all(result.passed for result in results) else 1
 

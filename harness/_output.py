@@ -6,7 +6,11 @@ The same rows go to both formats so a script can read either. Files:
   verdicts included (columns: :data:`CASE_COLUMNS`);
 - ``attempts.jsonl`` / ``attempts.parquet``: one request attempt per row
   (columns: :data:`ATTEMPT_COLUMNS`);
-- ``manifest.json``: what was run (format version, harness version, seed, scenario digests).
+- ``manifest.json``: what was run (format version, harness version, seed, scenario digests)
+  and the SHA-256 of each result file, so a reader notices a file edited or lost since.
+
+Every file is written to a temporary name beside it and renamed into place: a
+harness killed mid-write leaves the old file or the new one, never half of one.
 
 A ``suffix`` keeps parallel writers apart: pytest-xdist worker ``gw0`` writes
 ``cases-gw0.jsonl`` and never touches ``cases-gw1.jsonl``::
@@ -19,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,20 +100,22 @@ def write_results(folder: Path, results: Sequence[CaseResult], *, suffix: str = 
         _write_jsonl(folder / f"cases{suffix}.jsonl", cases),
         _write_jsonl(folder / f"attempts{suffix}.jsonl", attempts),
     ]
-    written.append(folder / f"cases{suffix}.parquet")
-    _frame(cases, _case_schema()).write_parquet(written[-1])
-    written.append(folder / f"attempts{suffix}.parquet")
-    _frame(attempts, _attempt_schema()).write_parquet(written[-1])
+    for stem, rows, schema in (("cases", cases, _case_schema()),
+                               ("attempts", attempts, _attempt_schema())):
+        frame = _frame(rows, schema)
+        written.append(write_atomic(folder / f"{stem}{suffix}.parquet", frame.write_parquet))
     return written
 
 
 def write_manifest(
     folder: Path, sources: Sequence[tuple[str, Path, int]], *, seed: int | None, crash: str,
+    files: Sequence[Path] = (),
 ) -> Path:
     """Write ``manifest.json``: what ran, so a results folder explains itself.
 
-    ``sources`` are ``(scenario name, file, seed used)``. No wall-clock time is
-    recorded: the same inputs give the same manifest, byte for byte.
+    ``sources`` are ``(scenario name, file, seed used)``; ``files`` the result files
+    written beside it, recorded with their SHA-256. No wall-clock time is recorded:
+    the same inputs give the same manifest, byte for byte.
     """
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -119,11 +126,11 @@ def write_manifest(
             {"name": name, "path": str(path), "seed": used, "sha256": file_digest(path)}
             for name, path, used in sources
         ],
+        "files": {path.name: file_digest(path) for path in sorted(files)},
     }
-    path = folder / "manifest.json"
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return path
+    text = json.dumps(manifest, indent=2) + "\n"
+    return write_atomic(folder / "manifest.json", lambda tmp: tmp.write_text(text, "utf-8"))
 
 
 def file_digest(path: Path) -> str:
@@ -131,11 +138,28 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
-    with path.open("w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+def write_atomic(path: Path, write: Callable[[Path], object]) -> Path:
+    """Call ``write`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    A reader (or a harness killed half-way) sees the old file or the new one, whole.
+    """
+    # A per-process name keeps parallel writers apart; the file gets the usual umask mode.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    return write_atomic(path, write)
 
 
 def _frame(rows: list[dict[str, Any]], schema: pl.Schema) -> pl.DataFrame:
