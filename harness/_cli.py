@@ -3,7 +3,8 @@
 Commands and exit codes::
 
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
-                        [--jobs N]    0 every case passed, 1 a case failed, 2 bad input
+                        [--jobs N] [--case-timeout SECONDS]
+                                      0 every case passed, 1 a case failed, 2 bad input
     harness validate PATH...          0 every file loads, 1 some file has errors
     harness points SCENARIO           0, or 2 when the scenario does not load
     harness demo                      0 every streaming fault handled, 1 otherwise
@@ -18,14 +19,14 @@ Bad input is one ``harness: error: ...`` line per problem on stderr, never a tra
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
-from harness._errors import ConfigError, HarnessError, ScenarioError
+from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
 
 if TYPE_CHECKING:
     from harness.agent import AgentFactory
@@ -64,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from harness.runner._contain import DEFAULT_CASE_TIMEOUT
+
     run = commands.add_parser("run", help="run every case of the scenarios and judge them")
     run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     crash = run.add_mutually_exclusive_group()
@@ -77,13 +80,32 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="the agent to test: a callable from AgentPorts to an Agent "
                           "(default: the reference agent, harness.agent:ReferenceAgent)")
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
-                     help="run cases in N processes (default: 1)")
+                     help="run cases in N processes, at most one per case and per core "
+                          "(default: 1)")
+    run.add_argument("--case-timeout", type=_seconds, default=DEFAULT_CASE_TIMEOUT,
+                     metavar="SECONDS",
+                     help="real seconds a case may take before its agent is killed and the "
+                          f"case fails (default: {DEFAULT_CASE_TIMEOUT:g})")
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected a whole number >= 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected a number of seconds > 0, "
+                                         "such as 60")
     return value
 
 
@@ -123,7 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def print_error(error: HarnessError, out: TextIO) -> None:
     """Each problem of ``error`` on its own ``harness: error:`` line."""
-    problems = error.errors if isinstance(error, ScenarioError) else [error]
+    problems: Sequence[object] = [error]
+    if isinstance(error, ScenarioError):
+        problems = error.errors
+    elif isinstance(error, WorkerError):
+        problems = error.problems
     for problem in problems:
         print(f"harness: error: {problem}", file=out)
 
@@ -197,7 +223,7 @@ def point_parts(point: str) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness._output import write_manifest, write_results
+    from harness._output import check_writable_folder, write_manifest, write_results
 
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
@@ -205,7 +231,10 @@ def _run(args: argparse.Namespace) -> int:
     factory = _agent(args.agent)
     planned = [(case, scenario) for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
-    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent)
+    # After every input check (bad input leaves no folder behind), before any case runs.
+    check_writable_folder(args.out, "--out")
+    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
+                        timeout=args.case_timeout)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     for result in results:
         if not result.passed:
@@ -324,29 +353,19 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
-              progress: TextIO, agent: str | None = None) -> list[CaseResult]:
-    """Run every case, in ``jobs`` processes when more than one; results in plan order.
+              progress: TextIO, agent: str | None = None,
+              timeout: float | None = None) -> list[CaseResult]:
+    """Run every case in worker processes (at most ``jobs``); results in plan order.
 
-    ``agent`` is the ``--agent`` spec; each process imports it for itself.
+    ``agent`` is the ``--agent`` spec; each process imports it for itself. A case
+    that exits, dies or runs past ``timeout`` real seconds (default
+    :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason.
     """
+    from harness.runner._contain import DEFAULT_CASE_TIMEOUT, run_contained
+
     bar = _Progress(len(planned), progress)
-    if jobs == 1:
-        results = []
-        for case, scenario in planned:
-            results.append(_run_one(case, scenario, agent))
-            bar.step(results[-1])
-        return results
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, scenario, agent) for case, scenario in planned]
-        for future in as_completed(futures):
-            bar.step(future.result())
-    return [future.result() for future in futures]
-
-
-def _run_one(case: Case, scenario: Scenario, agent: str | None = None) -> CaseResult:
-    from harness import runner
-
-    return runner.run_case(case, scenario=scenario, agent_factory=_agent(agent))
+    return run_contained(planned, agent=agent, workers=jobs,
+                         timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=bar.step)
 
 
 class _Progress:

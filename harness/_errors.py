@@ -11,7 +11,8 @@ and how to fix it::
     ├── DiskError              a durable file operation failed (.operation, .path, .errno)
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
     ├── ReportError            a result folder a report cannot read or compare (.path)
-    └── VirtualDeadlockError   every task waits and no virtual timer is set
+    ├── VirtualDeadlockError   every task waits and no virtual timer is set
+    └── WorkerError            a harness error raised in a case's worker process (.problems)
 """
 
 from __future__ import annotations
@@ -145,6 +146,17 @@ class JournalCorruptError(HarnessError):
             f"{path}:{line}: expected {expected}, found {found}; valid records follow, so "
             "this is not a torn tail: restore the file or move it aside to start afresh"
         )
+
+
+class WorkerError(HarnessError):
+    """A harness error raised inside a case's worker process, brought back as its lines.
+
+    (Errors with located context do not survive pickling; their text does.)
+    """
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.problems))
 
 
 class ReportError(HarnessError):

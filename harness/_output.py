@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
+from harness._errors import ConfigError
 from harness.runner._results import AttemptRow, CaseResult
 
 if TYPE_CHECKING:
@@ -131,6 +132,25 @@ def write_manifest(
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(manifest, indent=2) + "\n"
     return write_atomic(folder / "manifest.json", lambda tmp: tmp.write_text(text, "utf-8"))
+
+
+def check_writable_folder(folder: Path, option: str) -> None:
+    """Create ``folder`` if needed and prove a file can be written there, before any work.
+
+    A run whose results cannot be written is refused up front rather than lost at the end.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(option, str(folder), "a folder for the results",
+                          "It names a file; pick another path")
+    probe = folder / f".write-check-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise ConfigError(option, str(folder), "a folder the harness can write to",
+                          f"Cannot write there ({error.strerror or error}); pick another "
+                          "path or fix its permissions") from error
 
 
 def file_digest(path: Path) -> str:

@@ -73,9 +73,9 @@ def test_an_alias_bomb_stops_early_and_small() -> None:
     lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 8)]
     raw = ("\n".join(lines) + "\n").encode()
     assert len(raw) < 400
-    started = time.perf_counter()
+    started = time.process_time()
     message = only_error(raw)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert message.startswith(f"{NAME}:5:10: invalid YAML: aliases expand too far (28 aliases "
                               "standing for 15,670 nodes; at most 100 aliases and 10,000 nodes)")
 
@@ -89,9 +89,9 @@ def test_deep_nesting_is_an_error_with_a_line() -> None:
 
 def test_a_hundred_thousand_unknown_keys_are_refused_fast() -> None:
     raw = HEAD + b"".join(b"k%d: 1\n" % i for i in range(100_000))
-    started = time.perf_counter()
+    started = time.process_time()
     message = only_error(raw)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert message == (f"{NAME}:7400:7: the scenario file is too large: got {len(raw):,} bytes; "
                        f"expected at most {MAX_BYTES:,} bytes. Split it into several scenarios")
 
@@ -101,10 +101,10 @@ def test_as_many_unknown_keys_as_fit_are_each_reported_in_seconds() -> None:
     while len(HEAD) + len(body) < MAX_BYTES - 20:
         body += b"k%d: 1\n" % count
         count += 1
-    started = time.perf_counter()
+    started = time.process_time()
     errors = errors_of(HEAD + body)
     assert len(errors) == count
-    assert time.perf_counter() - started < 10.0
+    assert time.process_time() - started < 10.0
 
 
 def test_run_rejected_combinations_are_validation_errors(tmp_path: Path, capsys) -> None:
