@@ -75,15 +75,18 @@ from fakes._segments import (
 )
 from fakes._tokenizer import count_tokens
 from fakes._tools import (
+    CHILD_ENVIRONMENT,
     TOOL_KINDS,
     Behaviour,
     ToolFailure,
     WorldTool,
+    child_environment,
     run_in_process_group,
 )
 from fakes._wire import Emit, Hang, Pause, Reset, Step
 
 __all__ = [
+    "CHILD_ENVIRONMENT",
     "COMPACTION_MARKER",
     "CRASH_CLASSES",
     "FAULT_KINDS",
@@ -156,6 +159,7 @@ __all__ = [
     "VirtualClock",
     "WorldState",
     "WorldTool",
+    "child_environment",
     "cost",
     "count_tokens",
     "crash_class_applies",

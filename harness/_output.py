@@ -9,6 +9,9 @@ The same rows go to both formats so a script can read either. Files:
 - ``manifest.json``: what was run (format version, harness version, seed, scenario digests)
   and the SHA-256 of each result file, so a reader notices a file edited or lost since.
 
+Values under secret-looking keys (``api_key: …``) in messages and evidence are
+redacted (:mod:`harness._redact`).
+
 Every file is written to a temporary name beside it and renamed into place: a
 harness killed mid-write leaves the old file or the new one, never half of one.
 
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness._errors import ConfigError
+from harness._redact import redact_text
 from harness.runner._results import AttemptRow, CaseResult
 
 if TYPE_CHECKING:
@@ -68,20 +72,20 @@ def case_row(result: CaseResult) -> dict[str, Any]:
         "crash_reached": result.crash_reached,
         "passed": result.passed,
         "stop_state": result.stop_state,
-        "stop_reason": result.stop_reason,
+        "stop_reason": redact_text(result.stop_reason),
         "digest": result.digest,
         "duplicates": result.duplicates,
         "retries": result.retries,
         "virtual_seconds": result.virtual_seconds,
-        "error": result.error,
+        "error": None if result.error is None else redact_text(result.error),
         "failed_invariants": [v.invariant for v in result.verdicts if v.status == "fail"],
         "unknown_invariants": [v.invariant for v in result.verdicts if v.status == "unknown"],
         # A list of pairs, not a mapping: tool names vary per scenario, and Parquet
         # columns must not.
         "side_effects": [{"tool": t, "count": n} for t, n in sorted(result.side_effects.items())],
         "verdicts": [
-            {"invariant": v.invariant, "status": v.status, "message": v.message,
-             "evidence": list(v.evidence)}
+            {"invariant": v.invariant, "status": v.status, "message": redact_text(v.message),
+             "evidence": [redact_text(line) for line in v.evidence]}
             for v in result.verdicts
         ],
     }
