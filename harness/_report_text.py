@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.checks._trace import RequestRecord
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario
 from harness.scenario._model import source_of
@@ -41,8 +42,34 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None) -> str:
     """The whole report of a case that did not pass, as text without trailing newline."""
     headline = f"{_verdict_line(result)}\n{_headline(result, scenario)}"
     parts = [headline, _yaml_section(result, scenario), _problems_section(result),
-             f"replay: {result.case.replay_command}"]
+             timeline(result), f"replay: {result.case.replay_command}"]
     return "\n\n".join(part for part in parts if part)
+
+
+def timeline(result: CaseResult) -> str:
+    """One line per request attempt, in virtual time: what came back, what broke it, and how
+    the agent took it; empty when the result carries no trace.
+
+    ``0.000s  run 1  turn 1 attempt 1  status 200  142/310 bytes  truncated  fault: stall``
+    """
+    requests = result.trace.requests if result.trace is not None else ()
+    if not requests:
+        return ""
+    lines = ["timeline (virtual seconds; one line per request attempt)"]
+    lines += [_attempt_line(request) for request in requests]
+    return "\n".join(lines)
+
+
+def _attempt_line(request: RequestRecord) -> str:
+    faults = ", ".join(request.faults) or "none"
+    parts = [f"{request.started_at:9.3f}s", f"run {request.incarnation}",
+             f"turn {request.turn} attempt {request.attempt}", f"status {request.status}",
+             f"{request.delivered_bytes}/{request.planned_bytes} bytes",
+             request.delivery + (" (truncated)" if request.truncated else ""),
+             f"fault: {faults}"]
+    if request.retry_layer is not None:
+        parts.append(f"agent: a {request.retry_layer} retry")
+    return "  " + "  ".join(parts)
 
 
 def _verdict_line(result: CaseResult) -> str:
