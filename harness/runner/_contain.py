@@ -10,6 +10,8 @@ case to a worker process and judges it from outside:
   virtual clock inside the case is untouched, so this guard never reaches a trace;
 - ``sys.exit`` in the agent fails its case, and a worker that dies (``os._exit``,
   a signal) fails the case it held; a fresh worker takes the next case;
+- a case past a harness limit (:class:`fakes.HarnessLimitExceeded`: more crash-disk
+  bytes than a case may write) fails with ``harness_limit: ...``;
 - workers die with the harness: on Linux the kernel kills them when their parent
   goes (``PR_SET_PDEATHSIG``), and a worker whose parent changed exits.
 
@@ -33,6 +35,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
+from fakes import HarnessLimitExceeded
 from harness._errors import HarnessError, ScenarioError, WorkerError
 from harness.runner._results import Case, CaseResult
 
@@ -101,6 +104,8 @@ def _run_guarded(case: Case, scenario: Scenario, agent: str | None
     try:
         factory = load_agent_factory(agent) if agent else None
         return "result", runner.run_case(case, scenario=scenario, agent_factory=factory)
+    except HarnessLimitExceeded as limit:
+        return "result", contained_failure(case, str(limit))
     except HarnessError as error:
         problems = error.errors if isinstance(error, ScenarioError) else [error]
         return "harness_error", tuple(str(problem) for problem in problems)

@@ -31,6 +31,20 @@ def _spin():
     while True:
         pass
 
+class _DiskHog(ReferenceAgent):
+    async def run(self, task):
+        with self._hog_ports.disk.open_append("/hog.bin") as out:
+            while True:
+                out.write(b"x" * (1 << 20))
+
+def _hog(ports):
+    agent = _DiskHog(ports)
+    agent._hog_ports = ports
+    return agent
+
+def hogs_disk(ports):
+    return _hog(ports) if ports.seed == 1 else ReferenceAgent(ports)
+
 exits = _when_bad(lambda: sys.exit(7))
 aborts = _when_bad(lambda: os._exit(9))
 sleeps = _when_bad(lambda: time.sleep(3600))
@@ -53,6 +67,8 @@ REASONS = {
               "the agent?) and was killed; raise --case-timeout if it is honest work",
 }
 REASONS["spins"] = REASONS["sleeps"]
+REASONS["hogs_disk"] = ("harness_limit: the agent wrote 68,157,440 bytes to the crash disk, "
+                        "more than the 67,108,864 a case may write")
 
 
 @pytest.fixture
