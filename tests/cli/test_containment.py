@@ -42,6 +42,22 @@ def _hog(ports):
     agent._hog_ports = ports
     return agent
 
+class _Asker(ReferenceAgent):
+    async def run(self, task):
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        while True:
+            try:
+                await self._ask_ports.http.post(self._ask_ports.endpoint, json=body)
+            except Exception:
+                pass  # a careless agent: whatever happens, ask again
+
+def asks_forever(ports):
+    if ports.seed != 1:
+        return ReferenceAgent(ports)
+    agent = _Asker(ports)
+    agent._ask_ports = ports
+    return agent
+
 def hogs_disk(ports):
     return _hog(ports) if ports.seed == 1 else ReferenceAgent(ports)
 
@@ -67,6 +83,7 @@ REASONS = {
               "the agent?) and was killed; raise --case-timeout if it is honest work",
 }
 REASONS["spins"] = REASONS["sleeps"]
+REASONS["asks_forever"] = "harness_limit: the agent sent more than 2,000 requests to the model"
 REASONS["hogs_disk"] = ("harness_limit: the agent wrote 68,157,440 bytes to the crash disk, "
                         "more than the 67,108,864 a case may write")
 
@@ -88,8 +105,10 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_misbehaving_agent_is_one_failed_case(suite: Path, tmp_path: Path, agent: str,
                                                 jobs: str, capsys) -> None:
     out = tmp_path / "results"
+    # 2,000 requests take a few real seconds; the hanging agents are stopped after one.
+    timeout = "60" if agent == "asks_forever" else "1"
     code = main(["run", str(suite), "--agent", f"bad_agents:{agent}", "--jobs", jobs,
-                 "--case-timeout", "1", "--out", str(out)])
+                 "--case-timeout", timeout, "--out", str(out)])
     assert code == 1
     rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
     assert [(r["scenario"], r["passed"], r["error"]) for r in rows] == [
