@@ -22,7 +22,13 @@ from harness._cli import parse_seed
 from reports._compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
 from reports._gate import GateResult, evaluate, gate_thresholds, parse_threshold
 from reports._load import load_results
-from reports._render import FORMATS, parse_formats, verdict_line, write_report
+from reports._render import (
+    FORMATS,
+    comparison_warnings,
+    parse_formats,
+    verdict_line,
+    write_report,
+)
 
 _STATUS_MARK = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN"}
 
@@ -75,6 +81,7 @@ def run_compare(args: argparse.Namespace, out: TextIO | None = None) -> int:
     comparison, gate = _judge(args)
     for path in write_report(comparison, gate, args.out, formats):
         print(f"wrote {path}", file=out)
+    _print_warnings(comparison, out)
     print(verdict_line(gate), file=out)
     return 0
 
@@ -87,5 +94,11 @@ def run_gate(args: argparse.Namespace, out: TextIO | None = None) -> int:
         write_report(comparison, gate, args.out)
     for rule in gate.rules:
         print(f"{_STATUS_MARK[rule.status]:8} {rule.rule}: {rule.reason}", file=out)
+    _print_warnings(comparison, out)
     print(verdict_line(gate), file=out)
     return gate.exit_code
+
+
+def _print_warnings(comparison: Comparison, out: TextIO) -> None:
+    for warning in comparison_warnings(comparison):
+        print(f"warning: {warning}", file=out)

@@ -88,7 +88,8 @@ def change_text(metric: MetricDelta) -> str | None:
     return f"{delta:+.4g}"
 
 
-def _warnings(comparison: Comparison) -> list[str]:
+def comparison_warnings(comparison: Comparison) -> list[str]:
+    """What a reader must know before trusting the comparison (too few paired runs)."""
     paired = comparison.paired.height
     if paired >= MIN_PAIRED_RUNS:
         return []
@@ -122,7 +123,7 @@ def report_data(comparison: Comparison, gate: GateResult | None = None) -> dict[
         "baseline": _release(comparison, "baseline"),
         "candidate": _release(comparison, "candidate"),
         "paired_runs": comparison.paired.height,
-        "warnings": _warnings(comparison),
+        "warnings": comparison_warnings(comparison),
         "bootstrap": {"resamples": comparison.resamples, "seed": comparison.seed,
                       "confidence": 0.95, "unit": "paired run (scenario, seed, crash label)"},
         "metrics": _metric_rows(comparison, gate),

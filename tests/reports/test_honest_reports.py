@@ -213,6 +213,18 @@ def test_too_few_paired_runs_are_said(write_folder, case, attempt):
     assert "<strong>Warning:</strong> only 1 paired run(s)" in render_html(data)
 
 
+def test_the_gate_says_too_few_paired_runs_on_the_command_line(write_folder, case, attempt,
+                                                               empty_config, capsys):
+    cases = [case("a")]
+    folder = write_folder("main", cases, [attempt(c) for c in cases])
+    assert main(["gate", str(folder), str(folder), "--config", empty_config]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2] == ("warning: only 1 paired run(s), fewer than the 10 a bootstrap interval "
+                         "needs to mean much: read the intervals as rough; run more scenarios "
+                         "or seeds")
+    assert lines[-1].startswith("Gate: PASS (exit 0)")
+
+
 def test_the_chart_prints_each_change_as_the_table_does(write_folder, case, attempt):
     cases = [case(f"s{i}") for i in range(10)]
     base = write_folder("main", cases, [attempt(c, cache_read=1500, output=100) for c in cases])
