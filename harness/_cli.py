@@ -178,6 +178,7 @@ def _validate(args: argparse.Namespace) -> int:
     from harness.scenario import scenario_files, validate_paths
 
     errors = validate_paths(args.paths)
+    errors += _planning_errors(args.paths, {error.path for error in errors})
     for error in errors:
         print(error.message)
     try:
@@ -190,6 +191,25 @@ def _validate(args: argparse.Namespace) -> int:
         return 1
     print(f"{count} scenario file(s) ok", file=sys.stderr)
     return 0
+
+
+def _planning_errors(paths: Sequence[str], bad: set[str]) -> list[ScenarioError]:
+    """What ``run`` finds while planning the files that load: listed crash points the
+    recorded run never reaches, faults that do not fit the stream they meet."""
+    from harness import runner
+    from harness.scenario import load_scenario, scenario_files
+
+    try:
+        files = [f for f in scenario_files(paths) if str(f) not in bad]
+    except ScenarioError:
+        return []
+    errors: list[ScenarioError] = []
+    for file in files:
+        try:
+            runner.plan_cases(load_scenario(file), file)
+        except ScenarioError as error:
+            errors += error.errors
+    return errors
 
 
 # --- harness points -----------------------------------------------------------------

@@ -64,3 +64,18 @@ def test_points_of_a_broken_file_exits_2(write, capsys: pytest.CaptureFixture[st
     assert main(["points", str(path)]) == 2
 
     assert capsys.readouterr().err.startswith(f"harness: error: {path}:3:1: invalid YAML")
+
+
+def test_validate_checks_listed_crash_points_as_run_does(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "badpoint.yaml"
+    path.write_text(
+        "name: badpoint\ndialect: openai\ntools:\n  notes: {kind: append}\nmodel:\n"
+        "  - turn: 1\n    calls: [{tool: notes, args: {line: hi}}]\n  - turn: 2\n"
+        "    text: Done.\ncrash:\n  points: [journal:fsync#9]\nexpect:\n"
+        "  stop_state: complete\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}:11:12: crash.points[0]: crash point was never reached in the "
+                          "recorded run: got 'journal:fsync#9'")
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert out.strip() in capsys.readouterr().err
