@@ -26,6 +26,7 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import time
@@ -93,7 +94,17 @@ def _serve(conn: Connection, parent: int, agent: str | None) -> None:
         if job is None:
             return
         case, scenario = job
-        conn.send(_run_guarded(case, scenario, agent))
+        _send(conn, case, _run_guarded(case, scenario, agent))
+
+
+def _send(conn: Connection, case: Case, outcome: tuple[str, object]) -> None:
+    try:
+        conn.send(outcome)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError,
+            RecursionError) as error:
+        # Pickling failed before anything was written: say so instead of dying silently.
+        reason = f"the case's result could not be sent back from its worker: {error}"
+        conn.send(("result", contained_failure(case, reason)))
 
 
 def _run_guarded(case: Case, scenario: Scenario, agent: str | None

@@ -224,3 +224,18 @@ def test_the_writer_renames_a_finished_file_into_place(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["cases.jsonl"]
     write_atomic(target, lambda tmp: tmp.write_text("new\n", encoding="utf-8"))
     assert target.read_text(encoding="utf-8") == "new\n"
+
+
+def test_a_result_that_cannot_be_pickled_is_a_failed_case() -> None:
+    from multiprocessing import Pipe
+
+    from harness.runner import Case
+    from harness.runner._contain import _send
+
+    ours, theirs = Pipe()
+    case = Case("s", Path("s.yaml"), 1)
+    _send(theirs, case, ("result", lambda: None))
+    kind, result = ours.recv()
+    assert kind == "result"
+    assert result.case == case
+    assert result.error.startswith("the case's result could not be sent back from its worker: ")
