@@ -409,12 +409,11 @@ class _Progress:
 
 
 def _print_failure(result: CaseResult, scenario: Scenario) -> None:
-    from harness._redact import redact_text
     from harness._report_text import render_failure
 
     title = f" FAILED {result.case.case_id} "
     print(f"{title:_^100}")
-    print(redact_text(render_failure(result, scenario)))
+    print(render_failure(result, scenario))
     print()
 
 

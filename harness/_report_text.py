@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness._redact import redact_text
 from harness.checks._trace import RequestRecord
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario
@@ -43,7 +44,8 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None) -> str:
     headline = f"{_verdict_line(result)}\n{_headline(result, scenario)}"
     parts = [headline, _yaml_section(result, scenario), _problems_section(result),
              timeline(result), f"replay: {result.case.replay_command}"]
-    return "\n\n".join(part for part in parts if part)
+    # The scenario's lines and the evidence may quote credentials; a CI log must not.
+    return redact_text("\n\n".join(part for part in parts if part))
 
 
 def timeline(result: CaseResult) -> str:

@@ -83,3 +83,17 @@ def test_more_secret_words_come_from_the_environment(monkeypatch: pytest.MonkeyP
     assert redact({"pin": "1234", "session_id": "s", "to": "x"}) == {
         "pin": REDACTED, "session_id": REDACTED, "to": "x"}
     assert redact_text("pin=1234 to=x") == f"pin={REDACTED} to=x"
+
+
+def test_the_failure_text_pytest_prints_is_redacted(tmp_path: Path) -> None:
+    from harness import runner
+    from harness._report_text import render_failure
+    from harness.scenario import load_scenario
+
+    path = tmp_path / "canary.yaml"
+    path.write_text(SCENARIO.format(env_file=tmp_path / "env.txt"), encoding="utf-8")
+    scenario = load_scenario(path)
+    case = runner.plan_cases(scenario, path)[0]
+    text = render_failure(runner.run_case(case, scenario=scenario), scenario)
+    assert 'api_key: "[redacted]"' in text
+    assert "CANARY" not in text
