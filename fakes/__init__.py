@@ -18,6 +18,7 @@ from fakes._crashdisk import (
     CrashDisk,
     CrashPlan,
     DeadIncarnationError,
+    HarnessLimitExceeded,
     Incarnations,
     PersistencePoint,
     SimulatedCrash,
@@ -67,6 +68,7 @@ from fakes._segments import (
 )
 from fakes._tokenizer import count_tokens
 from fakes._tools import (
+    CHILD_ENVIRONMENT,
     CONCURRENCY_SAFE_TOOL_KINDS,
     PURE_TOOL_KINDS,
     TOOL_KIND_TRAITS,
@@ -76,6 +78,7 @@ from fakes._tools import (
     ToolKind,
     ToolKindTraits,
     WorldTool,
+    child_environment,
     run_in_process_group,
 )
 from fakes._transport import IncomingRequest, ResponsePlan, play_steps, wait_before_headers
@@ -84,6 +87,7 @@ from harness.ports import idempotency_key
 
 __all__ = [
     "BROKEN_STREAM_FAULTS",
+    "CHILD_ENVIRONMENT",
     "COMPACTION_MARKER",
     "CONCURRENCY_SAFE_TOOL_KINDS",
     "CRASH_CLASSES",
@@ -114,6 +118,7 @@ __all__ = [
     "FakeProvider",
     "Fault",
     "Hang",
+    "HarnessLimitExceeded",
     "HttpError",
     "HttpErrorStatus",
     "Incarnations",
@@ -161,6 +166,7 @@ __all__ = [
     "VirtualClock",
     "WorldState",
     "WorldTool",
+    "child_environment",
     "cost",
     "count_tokens",
     "crash_class_applies",

@@ -194,6 +194,23 @@ class SimulatedCrash(BaseException):
         super().__init__(f"simulated crash at {point_id} ({crash_class}), incarnation {generation}")
 
 
+#: The most bytes one case may write to the crash disk (appends, whoever writes them): far
+#: above any honest run, low enough that a runaway writer is stopped long before RAM is gone.
+MAX_DISK_BYTES = 64 * 1024 * 1024
+
+
+class HarnessLimitExceeded(BaseException):
+    """A case went past a harness limit (crash-disk bytes): the case stops and fails with it.
+
+    A ``BaseException`` for the reason :class:`SimulatedCrash` is one: an agent's
+    ``except Exception`` must not swallow the stop.
+    """
+
+    def __init__(self, limit: str, detail: str) -> None:
+        self.limit = limit
+        super().__init__(f"harness_limit: {detail}")
+
+
 class DeadIncarnationError(SimulatedCrash):
     """The world refused an operation from an incarnation that already crashed."""
 
@@ -266,8 +283,11 @@ class CrashDisk:
         roles: Mapping[str, str] | None = None,
         seed: int = 0,
         incarnations: Incarnations | None = None,
+        max_bytes: int = MAX_DISK_BYTES,
     ) -> None:
         self.plan = plan
+        self.max_bytes = max_bytes
+        self.bytes_written = 0
         self.incarnations = incarnations or Incarnations()
         self.points: list[PersistencePoint] = []
         self.fired: PersistencePoint | None = None
@@ -590,6 +610,11 @@ class _CrashAppendFile:
 
     def _append(self, data: bytes) -> None:
         inode, disk = self._inode(), self._view._disk
+        disk.bytes_written += len(data)
+        if disk.bytes_written > disk.max_bytes:
+            raise HarnessLimitExceeded(
+                "disk_bytes", f"the agent wrote {disk.bytes_written:,} bytes to the crash disk, "
+                f"more than the {disk.max_bytes:,} a case may write")
         disk._tick += 1
         inode.last_write = (len(inode.data), len(data), disk._tick)
         inode.data += data

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from fakes import _wire_anthropic, _wire_openai
 from fakes._cache import CacheConfig, CacheOutcome, PromptCache
+from fakes._crashdisk import HarnessLimitExceeded
 from fakes._faults import (
     ByteFault,
     CutToolArguments,
@@ -96,6 +97,11 @@ Responder = Callable[[ProviderRequest], ScriptedResponse]
 FaultPlan = Mapping[tuple[int, int], Sequence[Fault]]
 
 
+#: The most requests one provider answers (a case's turns times their attempts): far above
+#: any honest run; an agent that never stops asking is stopped with a harness_limit.
+MAX_REQUESTS = 2_000
+
+
 @final
 class FakeProvider:
     """A scripted model behind a fake HTTP API; see the module docstring."""
@@ -109,8 +115,10 @@ class FakeProvider:
         *,
         cache: CacheConfig | PromptCache | None = None,
         latency: Latency | None = None,
+        max_requests: int = MAX_REQUESTS,
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
+        self.max_requests = max_requests
         if not isinstance(responder, ScriptedResponse) and not callable(responder):
             raise ConfigError(
                 "responder", responder, "a ScriptedResponse or a callable returning one"
@@ -149,6 +157,9 @@ class FakeProvider:
     def plan(self, request: IncomingRequest) -> ResponsePlan:
         """Record ``request`` and decide the whole response to it (no I/O)."""
         number = len(self.requests) + 1
+        if number > self.max_requests:
+            raise HarnessLimitExceeded("requests", f"the agent sent more than "
+                                       f"{self.max_requests:,} requests to the model")
         request_id = _derived_id("req_", self.seed, "request", number)
         body = _parse_json(request.body)
         if urlsplit(request.url).path != _PATHS[self.dialect] or request.method != "POST":

@@ -31,7 +31,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, final, get_args
 
@@ -99,6 +99,8 @@ class Behaviour:
     kind: BehaviourKind = "instant"
     seconds: float = 0.0
     argv: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    """Environment variables a ``subprocess`` child gets beyond :data:`CHILD_ENVIRONMENT`."""
 
     def __post_init__(self) -> None:
         if self.kind not in BEHAVIOURS:
@@ -172,7 +174,8 @@ class WorldTool:
         elif kind == "ignores_cancellation":
             return await _uncancellable(context.clock.sleep(seconds))
         elif kind == "subprocess":
-            await run_in_process_group(self.behaviour.argv, self.pids)
+            await run_in_process_group(self.behaviour.argv, self.pids,
+                                       env=child_environment(self.behaviour.env))
         return False
 
     def _apply(self, arguments: dict[str, Any], context: ToolContext) -> Any:
@@ -209,9 +212,31 @@ async def _uncancellable(work: Any) -> bool:
     return cancelled
 
 
-async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = None) -> int:
+#: The only variables of the harness's environment a tool's child process sees, besides
+#: those a scenario names (seed 000 sanitizes the child environment): API keys and tokens
+#: of the machine running the suite must not reach the code under test.
+CHILD_ENVIRONMENT: tuple[str, ...] = (
+    "PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ",
+    "TMPDIR", "TMP", "TEMP", "USER", "LOGNAME", "SHELL",
+)
+
+
+def child_environment(extra: Iterable[str] = ()) -> dict[str, str]:
+    """The harness's environment cut down to :data:`CHILD_ENVIRONMENT` and ``extra`` names.
+
+    >>> import os; os.environ["CANARY_API_KEY"] = "x"
+    >>> "CANARY_API_KEY" in child_environment(), "PATH" in child_environment()
+    (False, True)
+    """
+    allowed = {*CHILD_ENVIRONMENT, *extra}
+    return {name: value for name, value in os.environ.items() if name in allowed}
+
+
+async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = None, *,
+                               env: Mapping[str, str] | None = None) -> int:
     """Run ``argv`` in a new process group; on cancel, kill the whole group (J7).
 
+    ``env`` is the child's whole environment (default: :func:`child_environment`).
     Returns the exit status; appends the process id to ``pids`` if given. The
     wait is a pidfd registered with the loop, so the virtual clock sees real
     I/O pending and does not jump past a process that is still running.
@@ -222,6 +247,7 @@ async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = N
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        env=dict(child_environment() if env is None else env),
     )
     if pids is not None:
         pids.append(process.pid)

@@ -3,7 +3,8 @@
 Commands and exit codes::
 
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
-                        [--jobs N]    0 every case passed, 1 a case failed, 2 bad input
+                        [--jobs N] [--case-timeout SECONDS]
+                                      0 every case passed, 1 a case failed, 2 bad input
     harness validate PATH...          0 every file loads, 1 some file has errors
     harness points SCENARIO           0, or 2 when the scenario does not load
     harness demo                      0 every streaming fault handled, 1 otherwise
@@ -18,15 +19,15 @@ Bad input is one ``harness: error: ...`` line per problem on stderr, never a tra
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
-from harness._errors import ConfigError, HarnessError, ScenarioError
+from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
 from harness._options import parse_seed, parse_target, with_overrides
 
 if TYPE_CHECKING:
@@ -63,11 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--dialect", choices=["openai", "anthropic"], action="append",
                       help="limit to one dialect (repeatable; default: both)")
-    demo.add_argument("--seed", type=int, default=0, help="run seed (default: 0)")
+    demo.add_argument("--seed", type=parse_seed, default=0, help="run seed (default: 0)")
     return parser
 
 
 def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from harness.runner._contain import DEFAULT_CASE_TIMEOUT
+
     run = commands.add_parser("run", help="run every case of the scenarios and judge them")
     run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     crash = run.add_mutually_exclusive_group()
@@ -91,13 +94,32 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="run each case twice; a case whose trace digests differ fails with "
                           "the first differing event")
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
-                     help="run cases in N processes (default: 1)")
+                     help="run cases in N processes, at most one per case and per core "
+                          "(default: 1)")
+    run.add_argument("--case-timeout", type=_seconds, default=DEFAULT_CASE_TIMEOUT,
+                     metavar="SECONDS",
+                     help="real seconds a case may take before its agent is killed and the "
+                          f"case fails (default: {DEFAULT_CASE_TIMEOUT:g})")
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected a whole number >= 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected a number of seconds > 0, "
+                                         "such as 60")
     return value
 
 
@@ -117,7 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def print_error(error: HarnessError, out: TextIO) -> None:
     """Each problem of ``error`` on its own ``harness: error:`` line."""
-    problems = error.errors if isinstance(error, ScenarioError) else [error]
+    problems: Sequence[object] = [error]
+    if isinstance(error, ScenarioError):
+        problems = error.errors
+    elif isinstance(error, WorkerError):
+        problems = error.problems
     for problem in problems:
         print(f"harness: error: {problem}", file=out)
 
@@ -146,6 +172,7 @@ def _validate(args: argparse.Namespace) -> int:
     from harness.scenario import scenario_files, validate_paths
 
     errors = validate_paths(args.paths)
+    errors += _planning_errors(args.paths, {error.path for error in errors})
     for error in errors:
         print(error.message)
     try:
@@ -158,6 +185,25 @@ def _validate(args: argparse.Namespace) -> int:
         return 1
     print(f"{count} scenario file(s) ok", file=sys.stderr)
     return 0
+
+
+def _planning_errors(paths: Sequence[str], bad: set[str]) -> list[ScenarioError]:
+    """What ``run`` finds while planning the files that load: listed crash points the
+    recorded run never reaches, faults that do not fit the stream they meet."""
+    from harness import runner
+    from harness.scenario import load_scenario, scenario_files
+
+    try:
+        files = [f for f in scenario_files(paths) if str(f) not in bad]
+    except ScenarioError:
+        return []
+    errors: list[ScenarioError] = []
+    for file in files:
+        try:
+            runner.plan_cases(load_scenario(file), file)
+        except ScenarioError as error:
+            errors += error.errors
+    return errors
 
 
 # --- harness points -----------------------------------------------------------------
@@ -203,7 +249,7 @@ def point_parts(point: str) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness._output import write_manifest, write_results
+    from harness._output import check_writable_folder, write_manifest, write_results
 
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
@@ -212,8 +258,11 @@ def _run(args: argparse.Namespace) -> int:
     loaded = _speaking(loaded, factory, args.dialect or ())
     planned = [(replace(case, agent=args.agent), scenario) for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
+    # After every input check (bad input leaves no folder behind), before any case runs.
+    check_writable_folder(args.out, "--out")
     results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
-                        targets=tuple(args.target), twice=args.check_determinism)
+                        targets=tuple(args.target), twice=args.check_determinism,
+                        timeout=args.case_timeout)
     if args.strict:
         from harness.runner import strictly
 
@@ -226,9 +275,10 @@ def _run(args: argparse.Namespace) -> int:
         elif result.status == "unknown":
             print(f"UNKNOWN {result.case.case_id}: {_unknown_reason(result)}", file=sys.stderr)
     print(summary_table(results))
-    write_results(args.out, results)
+    written = write_results(args.out, results)
     write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
-                   seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario")
+                   seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario",
+                   files=written)
     print(f"results written to {args.out}/", file=sys.stderr)
     return 1 if any(result.status == "fail" for result in results) else 0
 
@@ -354,35 +404,22 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
               progress: TextIO, agent: str | None = None,
-              targets: tuple[tuple[str, str], ...] = (), twice: bool = False
-              ) -> list[CaseResult]:
-    """Run every case, in ``jobs`` processes when more than one; results in plan order.
+              targets: tuple[tuple[str, str], ...] = (), twice: bool = False,
+              timeout: float | None = None) -> list[CaseResult]:
+    """Run every case in worker processes (at most ``jobs``); results in plan order.
 
     ``agent`` is the ``--agent`` spec and ``targets`` its ``--target`` tool
     functions; each process imports the agent for itself. ``twice`` runs each
-    case twice and judges its determinism too.
+    case twice and judges its determinism too. A case that exits, dies or runs
+    past ``timeout`` real seconds (default
+    :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason.
     """
+    from harness.runner._contain import DEFAULT_CASE_TIMEOUT, AgentChoice, run_contained
+
     bar = _Progress(len(planned), progress)
-    if jobs == 1:
-        results = []
-        for case, scenario in planned:
-            results.append(_run_one(case, scenario, agent, targets, twice))
-            bar.step(results[-1])
-        return results
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_run_one, case, scenario, agent, targets, twice)
-                   for case, scenario in planned]
-        for future in as_completed(futures):
-            bar.step(future.result())
-    return [future.result() for future in futures]
-
-
-def _run_one(case: Case, scenario: Scenario, agent: str | None = None,
-             targets: tuple[tuple[str, str], ...] = (), twice: bool = False) -> CaseResult:
-    from harness import runner
-
-    run = runner.run_case_twice if twice else runner.run_case
-    return run(case, scenario=scenario, agent_factory=_agent(agent, targets))
+    choice = AgentChoice(agent, targets, twice)
+    return run_contained(planned, agent=choice, workers=jobs,
+                         timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=bar.step)
 
 
 class _Progress:
@@ -395,7 +432,7 @@ class _Progress:
 
     def step(self, result: CaseResult) -> None:
         self.done += 1
-        self.failed += not result.passed
+        self.failed += result.status == "fail"
         line = f"[{self.done}/{self.total}] {self.failed} failed  {result.case.case_id}"
         if self.live:
             end = "\n" if self.done == self.total else ""

@@ -17,26 +17,31 @@ and how to fix it::
                                with no read timeout (it would hang in production)
     ├── VirtualDeadlockError   every task waits and no virtual timer is set
     ├── StaleEpochError        harness.agent: a write-back under an epoch the session left (L7)
-    └── StreamFailure          harness.agent: one attempt failed (.error); caught inside the
+    ├── StreamFailure          harness.agent: one attempt failed (.error); caught inside the
                                stream client, never raised past it
+    └── WorkerError            a harness error raised in a case's worker process (.problems)
 
 Two families stand outside the tree on purpose, and are drawn here so that none
 is a surprise::
 
     BaseException
-    └── SimulatedCrash         fakes: the process died at a persistence point. Not an
-        │                      Exception, so an agent's ``except Exception`` cannot
-        │                      swallow a crash the harness injected
-        └── DeadIncarnationError  the world refused an operation of a crashed incarnation
+    ├── SimulatedCrash         fakes: the process died at a persistence point. Not an
+    │   │                      Exception, so an agent's ``except Exception`` cannot
+    │   │                      swallow a crash the harness injected
+    │   └── DeadIncarnationError  the world refused an operation of a crashed incarnation
+    └── HarnessLimitExceeded   fakes: a case went past a harness limit (crash-disk bytes,
+                               model requests); for the same reason not an Exception
     Exception
     └── ToolFailure            fakes: a scripted tool's own failure, raised as a user's
                                tool raises one; an agent must treat it as any tool error
 
-Three private signals never reach a user: ``ScenarioProblems`` (a ``ValueError``
+Private signals never reach a user: ``ScenarioProblems`` (a ``ValueError``
 that pydantic turns into a located :class:`ScenarioError`), the pytest
-plugin's ``CaseFailed`` (a failed verdict, reported without a traceback) and
-the intercepted transport's ``_Silence`` (a read timeout in virtual time,
-raised to the agent as its HTTP library's own ``ReadTimeout``).
+plugin's ``CaseFailed`` (a failed verdict, reported without a traceback), the
+intercepted transport's ``_Silence`` (a read timeout in virtual time, raised to
+the agent as its HTTP library's own ``ReadTimeout``) and the YAML loader's
+``_AliasCycleError`` and ``_AliasBombError`` (reported as a located
+:class:`ScenarioError`).
 """
 
 from __future__ import annotations
@@ -178,6 +183,17 @@ class JournalCorruptError(HarnessError):
             f"{path}:{line}: expected {expected}, found {found}; valid records follow, so "
             "this is not a torn tail: restore the file or move it aside to start afresh"
         )
+
+
+class WorkerError(HarnessError):
+    """A harness error raised inside a case's worker process, brought back as its lines.
+
+    (Errors with located context do not survive pickling; their text does.)
+    """
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.problems))
 
 
 class ReportError(HarnessError):

@@ -6,7 +6,14 @@ The same rows go to both formats so a script can read either. Files:
   verdicts included (columns: :data:`CASE_COLUMNS`);
 - ``attempts.jsonl`` / ``attempts.parquet``: one request attempt per row
   (columns: :data:`ATTEMPT_COLUMNS`);
-- ``manifest.json``: what was run (format version, harness version, seed, scenario digests).
+- ``manifest.json``: what was run (format version, harness version, seed, scenario digests)
+  and the SHA-256 of each result file, so a reader notices a file edited or lost since.
+
+Values under secret-looking keys (``api_key: …``) in messages and evidence are
+redacted (:mod:`harness._redact`).
+
+Every file is written to a temporary name beside it and renamed into place: a
+harness killed mid-write leaves the old file or the new one, never half of one.
 
 A ``suffix`` keeps parallel writers apart: pytest-xdist worker ``gw0`` writes
 ``cases-gw0.jsonl`` and never touches ``cases-gw1.jsonl``::
@@ -19,11 +26,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
+from harness._errors import ConfigError
+from harness._redact import redact_text
 from harness.runner._results import AttemptRow, CaseResult
 
 if TYPE_CHECKING:
@@ -62,20 +72,20 @@ def case_row(result: CaseResult) -> dict[str, Any]:
         "crash_reached": result.crash_reached,
         "passed": result.passed,
         "stop_state": result.stop_state,
-        "stop_reason": result.stop_reason,
+        "stop_reason": redact_text(result.stop_reason),
         "digest": result.digest,
         "duplicates": result.duplicates,
         "retries": result.retries,
         "virtual_seconds": result.virtual_seconds,
-        "error": result.error,
+        "error": None if result.error is None else redact_text(result.error),
         "failed_invariants": [v.invariant for v in result.verdicts if v.status == "fail"],
         "unknown_invariants": [v.invariant for v in result.verdicts if v.status == "unknown"],
         # A list of pairs, not a mapping: tool names vary per scenario, and Parquet
         # columns must not.
         "side_effects": [{"tool": t, "count": n} for t, n in sorted(result.side_effects.items())],
         "verdicts": [
-            {"invariant": v.invariant, "status": v.status, "message": v.message,
-             "evidence": list(v.evidence)}
+            {"invariant": v.invariant, "status": v.status, "message": redact_text(v.message),
+             "evidence": [redact_text(line) for line in v.evidence]}
             for v in result.verdicts
         ],
     }
@@ -95,20 +105,22 @@ def write_results(folder: Path, results: Sequence[CaseResult], *, suffix: str = 
         _write_jsonl(folder / f"cases{suffix}.jsonl", cases),
         _write_jsonl(folder / f"attempts{suffix}.jsonl", attempts),
     ]
-    written.append(folder / f"cases{suffix}.parquet")
-    _frame(cases, _case_schema()).write_parquet(written[-1])
-    written.append(folder / f"attempts{suffix}.parquet")
-    _frame(attempts, _attempt_schema()).write_parquet(written[-1])
+    for stem, rows, schema in (("cases", cases, _case_schema()),
+                               ("attempts", attempts, _attempt_schema())):
+        frame = _frame(rows, schema)
+        written.append(write_atomic(folder / f"{stem}{suffix}.parquet", frame.write_parquet))
     return written
 
 
 def write_manifest(
     folder: Path, sources: Sequence[tuple[str, Path, int]], *, seed: int | None, crash: str,
+    files: Sequence[Path] = (),
 ) -> Path:
     """Write ``manifest.json``: what ran, so a results folder explains itself.
 
-    ``sources`` are ``(scenario name, file, seed used)``. No wall-clock time is
-    recorded: the same inputs give the same manifest, byte for byte.
+    ``sources`` are ``(scenario name, file, seed used)``; ``files`` the result files
+    written beside it, recorded with their SHA-256. No wall-clock time is recorded:
+    the same inputs give the same manifest, byte for byte.
     """
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -119,11 +131,30 @@ def write_manifest(
             {"name": name, "path": str(path), "seed": used, "sha256": file_digest(path)}
             for name, path, used in sources
         ],
+        "files": {path.name: file_digest(path) for path in sorted(files)},
     }
-    path = folder / "manifest.json"
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return path
+    text = json.dumps(manifest, indent=2) + "\n"
+    return write_atomic(folder / "manifest.json", lambda tmp: tmp.write_text(text, "utf-8"))
+
+
+def check_writable_folder(folder: Path, option: str) -> None:
+    """Create ``folder`` if needed and prove a file can be written there, before any work.
+
+    A run whose results cannot be written is refused up front rather than lost at the end.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(option, str(folder), "a folder for the results",
+                          "It names a file; pick another path")
+    probe = folder / f".write-check-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise ConfigError(option, str(folder), "a folder the harness can write to",
+                          f"Cannot write there ({error.strerror or error}); pick another "
+                          "path or fix its permissions") from error
 
 
 def file_digest(path: Path) -> str:
@@ -131,11 +162,28 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
-    with path.open("w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+def write_atomic(path: Path, write: Callable[[Path], object]) -> Path:
+    """Call ``write`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    A reader (or a harness killed half-way) sees the old file or the new one, whole.
+    """
+    # A per-process name keeps parallel writers apart; the file gets the usual umask mode.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    return write_atomic(path, write)
 
 
 def _frame(rows: list[dict[str, Any]], schema: pl.Schema) -> pl.DataFrame:

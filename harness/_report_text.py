@@ -17,11 +17,12 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness._redact import redact_text
 from harness.runner._points import is_world_point
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario
 from harness.scenario._model import source_of
-from harness.trace import Trace
+from harness.trace import RequestRecord, Trace
 
 # Lines shown around each line a failure points at.
 _CONTEXT = 1
@@ -51,8 +52,36 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
     replay = f"replay: {result.case.replay_command}"
     if node_id is not None:
         replay += f"\n    or: pytest {shlex.quote(node_id)}"
-    parts = [headline, _yaml_section(result, scenario), _problems_section(result), replay]
-    return "\n\n".join(part for part in parts if part)
+    parts = [headline, _yaml_section(result, scenario), _problems_section(result),
+             timeline(result), replay]
+    # The scenario's lines and the evidence may quote credentials; a CI log must not.
+    return redact_text("\n\n".join(part for part in parts if part))
+
+
+def timeline(result: CaseResult) -> str:
+    """One line per request attempt, in virtual time: what came back, what broke it, and how
+    the agent took it; empty when the result carries no trace.
+
+    ``0.000s  run 1  turn 1 attempt 1  status 200  142/310 bytes  truncated  fault: stall``
+    """
+    requests = result.trace.requests if result.trace is not None else ()
+    if not requests:
+        return ""
+    lines = ["timeline (virtual seconds; one line per request attempt)"]
+    lines += [_attempt_line(request) for request in requests]
+    return "\n".join(lines)
+
+
+def _attempt_line(request: RequestRecord) -> str:
+    faults = ", ".join(request.faults) or "none"
+    parts = [f"{request.started_at:9.3f}s", f"run {request.incarnation}",
+             f"turn {request.turn} attempt {request.attempt}", f"status {request.status}",
+             f"{request.delivered_bytes}/{request.planned_bytes} bytes",
+             request.delivery + (" (truncated)" if request.truncated else ""),
+             f"fault: {faults}"]
+    if request.retry_layer is not None:
+        parts.append(f"agent: a {request.retry_layer} retry")
+    return "  " + "  ".join(parts)
 
 
 def _verdict_line(result: CaseResult) -> str:

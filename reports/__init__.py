@@ -42,6 +42,7 @@ from reports._metrics import (
     ttft_by_model_and_context,
 )
 from reports._render import (
+    comparison_warnings,
     parse_formats,
     render_html,
     render_json,
@@ -83,6 +84,7 @@ __all__ = [
     "cached_input_share_eligible",
     "check_thresholds",
     "compare",
+    "comparison_warnings",
     "cost_per_successful_task",
     "evaluate",
     "gate_thresholds",

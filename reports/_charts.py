@@ -77,23 +77,25 @@ def _legend(series: Sequence[tuple[str, str, Sequence[float | None]]]) -> str:
     return "".join(parts)
 
 
-def delta_chart(rows: Sequence[tuple[str, float | None, tuple[float, float] | None]]) -> str:
+def delta_chart(rows: Sequence[tuple[str, float | None, tuple[float, float] | None, str]]
+                ) -> str:
     """Each metric's change as "how much worse" (right, red) or better (left, green).
 
-    ``rows`` are (label, point change, interval of the change), all already in
-    "worse by" units, so every metric reads the same way.
+    ``rows`` are (label, point change, interval of the change, the change as the
+    table prints it). Positions are in "worse by" units, so every metric reads the
+    same way; the printed change has the table's sign and unit (``+153 %``).
 
-    >>> "<line" in delta_chart([("cost", 0.1, (0.05, 0.2))])
+    >>> "<line" in delta_chart([("cost", 0.1, (0.05, 0.2), "+10 %")])
     True
     """
-    ends = [abs(v) for _, p, ci in rows for v in ((p,) if p is not None else ()) + (ci or ())]
+    ends = [abs(v) for _, p, ci, _ in rows for v in ((p,) if p is not None else ()) + (ci or ())]
     scale = (_BAR_W / 2) / (max(ends, default=0.0) or 0.01)
     mid = _LABEL_W + _BAR_W / 2
     height = 40 + _ROW_H * 1.6 * len(rows)
     body = [f'<line x1="{mid}" y1="22" x2="{mid}" y2="{height - 8:.1f}" stroke="#999"/>',
             _text(mid - 6, 16, "better", "end", BETTER), _text(mid + 6, 16, "worse", "start",
                                                                    WORSE)]
-    for row, (label, point, interval) in enumerate(rows):
+    for row, (label, point, interval, change) in enumerate(rows):
         y = 34 + row * _ROW_H * 1.6
         body.append(_text(_LABEL_W - 8, y + 4, label, "end"))
         if interval is not None:
@@ -106,5 +108,5 @@ def delta_chart(rows: Sequence[tuple[str, float | None, tuple[float, float] | No
             color = WORSE if point > 0 else BETTER if point < 0 else "#555"
             body.append(f'<circle cx="{mid + point * scale:.1f}" cy="{y:.1f}" r="4.5" '
                         f'fill="{color}"/>')
-            body.append(_text(_LABEL_W + _BAR_W + 8, y + 4, f"{point:+.3g}"))
+            body.append(_text(_LABEL_W + _BAR_W + 8, y + 4, change))
     return _svg(_LABEL_W + _BAR_W + 70, int(height), "Change per metric", body)

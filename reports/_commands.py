@@ -18,10 +18,17 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from harness.frontend import parse_seed
 from reports._compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
 from reports._gate import GateResult, evaluate, gate_thresholds, parse_threshold
 from reports._load import load_results
-from reports._render import FORMATS, parse_formats, verdict_line, write_report
+from reports._render import (
+    FORMATS,
+    comparison_warnings,
+    parse_formats,
+    verdict_line,
+    write_report,
+)
 
 _STATUS_MARK = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN"}
 
@@ -47,18 +54,20 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="candidate result folder")
     parser.add_argument("--threshold", action="append", default=[], metavar="METRIC=VALUE",
                         help="regression threshold, overriding [tool.harness.gate] (repeatable)")
-    parser.add_argument("--config", type=Path, default=Path("pyproject.toml"),
-                        help="pyproject.toml with [tool.harness.gate] (default: ./pyproject.toml)")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="pyproject.toml with [tool.harness.gate] (default: ./pyproject.toml "
+                             "when present)")
     parser.add_argument("--fail-on-unknown", action="store_true",
                         help="exit 6 when a recovery rule cannot be decided (default: show it)")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                         help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    parser.add_argument("--seed", type=parse_seed, default=DEFAULT_SEED,
                         help=f"bootstrap seed (default: {DEFAULT_SEED})")
 
 
 def _judge(args: argparse.Namespace) -> tuple[Comparison, GateResult]:
-    thresholds = gate_thresholds(args.config)
+    config = args.config or Path("pyproject.toml")
+    thresholds = gate_thresholds(config, required=args.config is not None)
     thresholds.update(parse_threshold(text) for text in args.threshold)
     comparison = compare(load_results(args.baseline), load_results(args.candidate),
                          resamples=args.resamples, seed=args.seed)
@@ -72,6 +81,7 @@ def run_compare(args: argparse.Namespace, out: TextIO | None = None) -> int:
     comparison, gate = _judge(args)
     for path in write_report(comparison, gate, args.out, formats):
         print(f"wrote {path}", file=out)
+    _print_warnings(comparison, out)
     print(verdict_line(gate), file=out)
     return 0
 
@@ -84,5 +94,11 @@ def run_gate(args: argparse.Namespace, out: TextIO | None = None) -> int:
         write_report(comparison, gate, args.out)
     for rule in gate.rules:
         print(f"{_STATUS_MARK[rule.status]:8} {rule.rule}: {rule.reason}", file=out)
+    _print_warnings(comparison, out)
     print(verdict_line(gate), file=out)
     return gate.exit_code
+
+
+def _print_warnings(comparison: Comparison, out: TextIO) -> None:
+    for warning in comparison_warnings(comparison):
+        print(f"warning: {warning}", file=out)

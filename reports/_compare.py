@@ -30,6 +30,8 @@ from reports._load import ResultSet
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 CONFIDENCE = 0.95
+#: Below this many paired runs a bootstrap interval says little; reports warn.
+MIN_PAIRED_RUNS = 10
 
 
 @dataclass(frozen=True)
@@ -171,14 +173,17 @@ def most_regressed(paired: pl.DataFrame, top: int = 10) -> pl.DataFrame:
         *s.PAIR_KEY,
         pl.col("passed").cast(pl.Boolean).alias("baseline_passed"),
         pl.col("passed_candidate").cast(pl.Boolean).alias("candidate_passed"),
-        pl.col("cost").alias("baseline_cost"), pl.col("cost_candidate").alias("candidate_cost"),
+        # An unpriced run's cost is NaN in the sums; here it is unknown (null), and an
+        # unknown cost neither got worse nor reaches a report as NaN.
+        pl.col("cost").fill_nan(None).alias("baseline_cost"),
+        pl.col("cost_candidate").fill_nan(None).alias("candidate_cost"),
         (pl.col("attempts_candidate") - pl.col("attempts")).alias("attempts_delta"),
         (pl.col("retries_candidate") - pl.col("retries")).alias("retries_delta"),
     ).with_columns(
         (pl.col("candidate_cost") - pl.col("baseline_cost")).alias("cost_delta"),
         (pl.col("baseline_passed") & ~pl.col("candidate_passed")).alias("lost_pass"),
     )
-    got_worse = (pl.col("lost_pass") | (pl.col("cost_delta") > 0)
+    got_worse = (pl.col("lost_pass") | (pl.col("cost_delta") > 0).fill_null(value=False)
                  | (pl.col("attempts_delta") > 0) | (pl.col("retries_delta") > 0))
     return (worse.filter(got_worse)
             .sort(["lost_pass", "cost_delta", "attempts_delta", s.SCENARIO],

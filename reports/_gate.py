@@ -30,6 +30,7 @@ fail the gate (a suite without goal scenarios must still be able to ship), unles
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -250,8 +251,10 @@ def check_thresholds(thresholds: Mapping[str, object], where: str) -> dict[str, 
         if name not in METRIC_NAMES:
             raise ReportError(f"{where}: unknown gate metric {name!r}; expected one of "
                               + ", ".join(METRIC_NAMES))
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise ReportError(f"{where}: {name}: got {value!r}; expected a number >= 0")
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not math.isfinite(value) or value < 0):
+            raise ReportError(f"{where}: {name}: got {value!r}; expected a finite number >= 0, "
+                              f"such as {name}={DEFAULT_THRESHOLDS.get(name, 0.1)}")
         checked[name] = float(value)
     return checked
 
@@ -270,8 +273,15 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType({
 })
 
 
-def gate_thresholds(path: Path) -> dict[str, float]:
-    """:data:`DEFAULT_THRESHOLDS`, each overridden by ``[tool.harness.gate]`` of ``path``."""
+def gate_thresholds(path: Path, *, required: bool = False) -> dict[str, float]:
+    """:data:`DEFAULT_THRESHOLDS`, each overridden by ``[tool.harness.gate]`` of ``path``.
+
+    ``required``: ``path`` was named by the user, so its absence is an error, not a default.
+    """
+    if required and not path.is_file():
+        raise ReportError(f"--config: {path}: no such file; expected a pyproject.toml with a "
+                          "[tool.harness.gate] table, or leave --config out to use "
+                          "./pyproject.toml and the defaults", str(path))
     return {**DEFAULT_THRESHOLDS, **thresholds_from_pyproject(path)}
 
 

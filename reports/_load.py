@@ -67,15 +67,21 @@ def load_results(folder: Path, release: str | None = None,
         raise ReportError(f"{folder}: no such result folder; {_RUNNER_HINT}", str(folder))
     manifest = _read_manifest(folder)
     name = release or str(manifest.get("release") or folder.name)
+    check_manifest_files(folder, manifest)
     raw_runs, fmt = _read_table(folder, "cases")
-    raw_attempts, _ = _read_table(folder, "attempts", required=False)
+    raw_attempts, _ = _read_table(folder, "attempts")
     if raw_runs.height == 0:
         raise ReportError(f"{folder}: empty run: no cases were recorded; run at least one "
                           "scenario before comparing", str(folder))
     _require(folder, "cases", raw_runs, ("scenario", "case_id", "seed", "passed"))
     _require(folder, "attempts", raw_attempts, ("case_id", "model") if raw_attempts.width else ())
-    attempts, unpriced = attempt_table(raw_attempts, name, prices)
-    runs = run_table(raw_runs, attempts, name)
+    try:
+        attempts, unpriced = attempt_table(raw_attempts, name, prices)
+        runs = run_table(raw_runs, attempts, name)
+    except pl.exceptions.PolarsError as error:
+        raise ReportError(f"{folder}: a column holds values of the wrong type ({error}); "
+                          f"{_RUNNER_HINT}", str(folder)) from error
+    _refuse_duplicates(folder, runs)
     return ResultSet(name, folder, manifest, runs, attempts, fmt, unpriced)
 
 
@@ -100,10 +106,10 @@ def _read_manifest(folder: Path) -> Mapping[str, Any]:
     return manifest
 
 
-def _read_table(folder: Path, stem: str, *, required: bool = True) -> tuple[pl.DataFrame, str]:
+def _read_table(folder: Path, stem: str) -> tuple[pl.DataFrame, str]:
     """Every ``stem*.parquet`` (else ``stem*.jsonl``) in ``folder``, stacked."""
     for suffix, reader in ((".parquet", pl.read_parquet), (".jsonl", _read_jsonl)):
-        paths = sorted(folder.glob(f"{stem}*{suffix}"))
+        paths = _one_source(folder, sorted(folder.glob(f"{stem}*{suffix}")))
         if paths:
             try:
                 frames = [reader(path) for path in paths]
@@ -111,17 +117,131 @@ def _read_table(folder: Path, stem: str, *, required: bool = True) -> tuple[pl.D
                 raise ReportError(f"{folder}: cannot read {stem}{suffix}: {error}",
                                   str(folder)) from error
             return pl.concat(frames, how="diagonal_relaxed"), suffix[1:]
-    if required:
-        raise ReportError(f"{folder}: no {stem}.parquet or {stem}.jsonl; {_RUNNER_HINT}",
-                          str(folder))
-    return pl.DataFrame(), "none"
+    raise ReportError(f"{folder}: no {stem}.parquet or {stem}.jsonl; {_RUNNER_HINT}",
+                      str(folder))
+
+
+def _one_source(folder: Path, paths: list[Path]) -> list[Path]:
+    """``paths`` when they come from one writer: ``harness run`` (no suffix) or pytest workers.
+
+    Both in one folder would count every case twice.
+    """
+    whole = [path for path in paths if path.stem in {"cases", "attempts"}]
+    if whole and len(whole) < len(paths):
+        names = ", ".join(path.name for path in paths)
+        raise ReportError(
+            f"{folder}: two sources of runs ({names}): 'harness run' wrote the unsuffixed file "
+            "and pytest workers the suffixed ones; keep one source per folder (delete the "
+            "other files, or give each run its own --out / --harness-results folder)",
+            str(folder))
+    return paths
 
 
 def _read_jsonl(path: Path) -> pl.DataFrame:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = [row for number, line in enumerate(_lines(path), start=1)
+            if (row := _json_row(path, number, line)) is not None]
     # infer_schema_length=None: a column that is null in the first rows keeps its type.
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+
+
+def _lines(path: Path) -> list[bytes]:
+    try:
+        return path.read_bytes().splitlines()
+    except OSError as error:
+        raise ReportError(f"{path}: cannot read: {error.strerror}", str(path)) from error
+
+
+def _json_row(path: Path, number: int, line: bytes) -> dict[str, Any] | None:
+    """Line ``number`` of a JSON lines file as an object; None for a blank line."""
+    where = f"{path}:{number}"
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ReportError(f"{where}: not UTF-8 (byte {error.start + 1}); expected one JSON "
+                          f"object per line; {_REWRITE_HINT}", str(path)) from error
+    if not text.strip():
+        return None
+    try:
+        row = json.loads(text)
+    except ValueError as error:
+        raise ReportError(f"{where}: not a JSON object ({error}; the line is truncated or "
+                          f"edited); {_REWRITE_HINT}", str(path)) from error
+    if not isinstance(row, dict):
+        raise ReportError(f"{where}: expected a JSON object, got {type(row).__name__}; "
+                          f"{_REWRITE_HINT}", str(path))
+    _check_types(where, path, row)
+    return row
+
+
+_REWRITE_HINT = "re-run the suite to rewrite the folder"
+# The JSON type each runner column must have (null is always allowed: "not reported").
+_JSON_TYPES: dict[type[pl.DataType], tuple[type, ...]] = {
+    pl.String: (str,), pl.Int64: (int,), pl.Float64: (int, float), pl.Boolean: (bool,),
+    pl.List: (list,),
+}
+
+
+def _runner_types() -> dict[str, tuple[type, ...]]:
+    expected: dict[str, tuple[type, ...]] = {}
+    for mapping, schema in ((s.RUN_FROM_RUNNER, s.RUN_SCHEMA),
+                            (s.ATTEMPT_FROM_RUNNER, s.ATTEMPT_SCHEMA)):
+        for ours, runner in mapping.items():
+            expected[runner] = _JSON_TYPES[schema[ours].base_type()]
+    return expected
+
+
+_RUNNER_TYPES = _runner_types()
+
+
+def _check_types(where: str, path: Path, row: Mapping[str, Any]) -> None:
+    for key, value in row.items():
+        allowed = _RUNNER_TYPES.get(key)
+        if allowed is None or value is None:
+            continue
+        # bool is an int in Python, but true is not a count.
+        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
+            names = " or ".join(t.__name__ for t in allowed)
+            raise ReportError(f"{where}: {key!r} is {value!r} ({type(value).__name__}); "
+                              f"expected {names} or null; {_REWRITE_HINT}", str(path))
+
+
+def _refuse_duplicates(folder: Path, runs: pl.DataFrame) -> None:
+    """One row per run key: a repeated case would weigh twice in every metric."""
+    repeated = runs.filter(pl.struct(s.PAIR_KEY).is_duplicated())
+    if repeated.height:
+        ids = sorted(set(repeated[s.CASE_ID].to_list()))
+        raise ReportError(
+            f"{folder}: {repeated.height} rows repeat a run (scenario, seed, crash label): "
+            f"{', '.join(ids[:5])}{' and more' if len(ids) > 5 else ''}; expected one row per "
+            "run; results of two runs were written to one folder, re-run into an empty one",
+            str(folder))
+
+
+def check_manifest_files(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """Every file the manifest lists is present and has the SHA-256 the runner recorded.
+
+    A file edited, truncated or deleted after the run is refused rather than
+    read (or, with both formats present, silently ignored).
+    """
+    files = manifest.get("files") or {}
+    if not isinstance(files, dict):
+        raise ReportError(f"{folder / 'manifest.json'}: 'files' is not an object; "
+                          f"{_REWRITE_HINT}", str(folder))
+    for name, digest in sorted(files.items()):
+        path = folder / str(name)
+        if not path.is_file():
+            raise ReportError(f"{path}: missing; the manifest lists it. {_REWRITE_HINT}",
+                              str(path))
+        if _sha256(path) != digest:
+            raise ReportError(f"{path}: changed since the run wrote it (its SHA-256 no longer "
+                              "matches manifest.json); results must not be edited by hand: "
+                              f"{_REWRITE_HINT}", str(path))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _require(folder: Path, stem: str, frame: pl.DataFrame, columns: tuple[str, ...]) -> None:

@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,11 @@ from markupsafe import Markup
 
 from fakes import PRICES_AS_OF
 from harness import ReportError, __version__
+from harness.frontend import write_atomic
 from reports import _charts as charts
 from reports import _metrics as mx
 from reports import _schema as s
-from reports._compare import Comparison
+from reports._compare import MIN_PAIRED_RUNS, Comparison, MetricDelta
 from reports._gate import EXIT_CODES, GateResult
 
 FORMATS = ("md", "html", "json")
@@ -54,16 +56,44 @@ def _release(comparison: Comparison, which: str) -> dict[str, Any]:
 
 def _metric_rows(comparison: Comparison, gate: GateResult | None) -> list[dict[str, Any]]:
     status = {r.rule: r.status for r in gate.rules} if gate else {}
+    unpriced = sorted(set(comparison.baseline.unpriced_models)
+                      | set(comparison.candidate.unpriced_models))
     return [{
         "name": m.name, "label": m.metric.label, "direction": m.metric.direction,
         "threshold_kind": m.metric.threshold, "baseline": m.baseline,
-        "candidate": m.candidate, "delta": m.delta,
+        "candidate": m.candidate, "delta": m.delta, "change": change_text(m),
+        "unpriced_models": unpriced if m.metric.numerator == "cost" else [],
         "interval": list(m.interval) if m.interval else None,
         "worse_by": None if m.delta is None else m.worse_by(m.delta),
         "worse_interval": None if m.interval is None else sorted(
             (m.worse_by(m.interval[0]), m.worse_by(m.interval[1]))),
         "gate": status.get(f"regression:{m.name}"),
     } for m in comparison.metrics]
+
+
+def change_text(metric: MetricDelta) -> str | None:
+    """The change as the table and the chart both print it: a relative metric in per cent.
+
+    >>> from reports._metrics import METRICS
+    >>> change_text(MetricDelta(METRICS[3], 1.0, 2.53, None)), change_text(
+    ...     MetricDelta(METRICS[1], 0.73, 0.0, None))
+    ('+153 %', '-0.73')
+    """
+    delta = metric.delta
+    if delta is None:
+        return None
+    if metric.metric.threshold == "relative" and metric.baseline:
+        return f"{delta / metric.baseline * 100:+.3g} %"
+    return f"{delta:+.4g}"
+
+
+def comparison_warnings(comparison: Comparison) -> list[str]:
+    """What a reader must know before trusting the comparison (too few paired runs)."""
+    paired = comparison.paired.height
+    if paired >= MIN_PAIRED_RUNS:
+        return []
+    return [f"only {paired} paired run(s), fewer than the {MIN_PAIRED_RUNS} a bootstrap interval "
+            "needs to mean much: read the intervals as rough; run more scenarios or seeds"]
 
 
 def _ttft(comparison: Comparison) -> list[dict[str, Any]]:
@@ -85,13 +115,14 @@ def _distribution(base: pl.DataFrame, cand: pl.DataFrame, keys: list[str], value
 def report_data(comparison: Comparison, gate: GateResult | None = None) -> dict[str, Any]:
     """Everything the three formats show, as JSON-ready values."""
     base, cand = comparison.baseline, comparison.candidate
-    return {
+    data: dict[str, Any] = _finite({
         "format_version": JSON_FORMAT_VERSION,
         "harness_version": __version__,
         "prices_as_of": PRICES_AS_OF,
         "baseline": _release(comparison, "baseline"),
         "candidate": _release(comparison, "candidate"),
         "paired_runs": comparison.paired.height,
+        "warnings": comparison_warnings(comparison),
         "bootstrap": {"resamples": comparison.resamples, "seed": comparison.seed,
                       "confidence": 0.95, "unit": "paired run (scenario, seed, crash label)"},
         "metrics": _metric_rows(comparison, gate),
@@ -106,7 +137,20 @@ def report_data(comparison: Comparison, gate: GateResult | None = None) -> dict[
         "miss_reasons": _distribution(mx.miss_reasons(base.attempts),
                                       mx.miss_reasons(cand.attempts),
                                       ["reason", "dimension"], "misses"),
-    }
+    })
+    return data
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity replaced by None: JSON has no NaN, people no use for it.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 _SHORT = {s.SCENARIO: "scenario", s.SEED: "seed", s.CRASH_LABEL: "crash", s.CASE_ID: "case_id"}
@@ -148,6 +192,15 @@ def fmt(value: object, digits: int = 4) -> str:
     return str(value)
 
 
+def shown(value: object, unpriced: Sequence[str] = ()) -> str:
+    """:func:`fmt`, but ``unpriced`` for a cost that is missing because a model has no price.
+
+    >>> shown(None, ["fake-model"]), shown(None), shown(0.5, ["fake-model"])
+    ('unpriced', 'n/a', '0.5')
+    """
+    return "unpriced" if value is None and unpriced else fmt(value)
+
+
 def signed(value: object) -> str:
     """``+0.1`` / ``-0.1``; ``n/a`` for None."""
     return "n/a" if not isinstance(value, int | float) else f"{value:+.4g}"
@@ -170,7 +223,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(fmt=fmt, signed=signed, interval=interval, md=md_cell)
+    env.filters.update(fmt=fmt, shown=shown, signed=signed, interval=interval, md=md_cell)
     return env
 
 
@@ -185,11 +238,12 @@ def _verdict_of(data: Mapping[str, Any]) -> str:
     if gate is None:
         return "Gate: not evaluated"
     head = f"Gate: {'PASS' if gate['passed'] else 'FAIL'} (exit {gate['exit_code']})"
-    failed = [r for r in gate["rules"] if r["status"] == "fail"]
+    # Worst (smallest exit code) first; sorted() keeps the rule order among equals.
+    failed = sorted((r for r in gate["rules"] if r["status"] == "fail"),
+                    key=lambda r: r["exit_code"])
     unknown = [r["rule"] for r in gate["rules"] if r["status"] == "unknown"]
     if failed:
-        first = min(failed, key=lambda r: r["exit_code"])
-        head += f": {first['rule']}: {first['reason']}"
+        head += ": " + "; ".join(f"{r['rule']}: {r['reason']}" for r in failed)
     else:
         head += f": {gate['meaning']}"
     if unknown:
@@ -209,7 +263,8 @@ def _charts(data: Mapping[str, Any]) -> dict[str, Markup]:
     stops, misses = data["stop_states"], data["miss_reasons"]
     return {
         "delta": Markup(charts.delta_chart(
-            [(m["label"], m["worse_by"], _pair(m["worse_interval"])) for m in metrics])),
+            [(m["label"], m["worse_by"], _pair(m["worse_interval"]), m["change"] or "n/a")
+             for m in metrics])),
         "ttft": Markup(charts.grouped_bars(
             "Time to first token p95 by model and context length",
             [f"{r['model']} {r['context']}" for r in ttft],
@@ -267,7 +322,9 @@ def write_report(comparison: Comparison, gate: GateResult | None, folder: Path,
     written = []
     for name in formats:
         filename, render = _RENDERERS[name]
-        path = folder / filename
-        path.write_text(render(data), encoding="utf-8")
-        written.append(path)
+        written.append(_write_text(folder / filename, render(data)))
     return written
+
+
+def _write_text(path: Path, text: str) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

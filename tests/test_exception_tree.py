@@ -10,12 +10,13 @@ import fakes
 import harness
 import harness._errors
 import reports
-from fakes import SimulatedCrash, ToolFailure
+from fakes import HarnessLimitExceeded, SimulatedCrash, ToolFailure
 from harness import HarnessError
 
 # Outside the HarnessError tree on purpose; the tree's docstring says why.
-OUTSIDE = {SimulatedCrash, ToolFailure}
-PRIVATE_SIGNALS = {"ScenarioProblems", "CaseFailed", "_Silence"}
+OUTSIDE = {SimulatedCrash, ToolFailure, HarnessLimitExceeded}
+PRIVATE_SIGNALS = {"ScenarioProblems", "CaseFailed", "_Silence", "_AliasCycleError",
+                   "_AliasBombError"}
 
 
 def project_exceptions() -> set[type[BaseException]]:

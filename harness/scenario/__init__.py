@@ -22,6 +22,7 @@ from harness.scenario._loader import (
     fault_error,
     load_scenario,
     load_scenarios,
+    parse_scenario,
     scenario_files,
     validate_paths,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "fault_error",
     "load_scenario",
     "load_scenarios",
+    "parse_scenario",
     "scenario_files",
     "scenario_json_schema",
     "validate_paths",

@@ -13,15 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from harness._errors import FaultError, ScenarioError
 from harness.scenario._diagnostics import scenario_errors
-from harness.scenario._model import Scenario, attach_source, source_of
+from harness.scenario._model import (
+    Scenario,
+    attach_source,
+    source_of,
+    undeclared_tool_problems,
+)
 from harness.scenario._problems import Problem, did_you_mean, quoted, show, show_typed
-from harness.scenario._source import located_error
-from harness.scenario._yaml import read_yaml
+from harness.scenario._source import SourceMap, located_error
+from harness.scenario._yaml import parse_yaml, read_yaml
 
 StrPath = str | PathLike[str]
 
@@ -31,8 +37,21 @@ _REQUIRED_KEYS = "a mapping with at least 'name', 'dialect', 'model' and 'expect
 
 def load_scenario(path: StrPath) -> Scenario:
     """Read and validate one scenario file; raise :class:`ScenarioError` listing every problem."""
-    path = Path(path)
-    data, source = read_yaml(path)
+    return _validated(*read_yaml(Path(path)))
+
+
+def parse_scenario(raw: bytes, path: str) -> Scenario:
+    """:func:`load_scenario` of a file's bytes already in memory; ``path`` names them in errors.
+
+    >>> parse_scenario(b"{name: hi, dialect: openai, model: [{turn: 1, text: Hi.}], "
+    ...                b"expect: {stop_state: complete}}", "hi.yaml").name
+    'hi'
+    """
+    return _validated(*parse_yaml(raw, path))
+
+
+def _validated(data: object, source: SourceMap) -> Scenario:
+    path = source.path
     if data is None:
         raise ScenarioError(str(path), 1, 1, "the scenario file is empty",
                             expected=_REQUIRED_KEYS)
@@ -44,9 +63,19 @@ def load_scenario(path: StrPath) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError.combine(scenario_errors(exc, data, source)) from None
+        raise ScenarioError.combine(_every_error(exc, data, source)) from None
     attach_source(scenario, source)
     return scenario
+
+
+def _every_error(exc: ValidationError, data: dict[str, Any], source: SourceMap
+                 ) -> list[ScenarioError]:
+    """The validation errors and, when they kept the cross-field checks from running, the
+    undeclared tools too: every mistake of a file in one pass."""
+    errors = scenario_errors(exc, data, source)
+    if not any(detail["loc"] == () for detail in exc.errors(include_url=False)):
+        errors += [source.error(problem) for problem in undeclared_tool_problems(data)]
+    return sorted(errors, key=lambda error: (error.line or 0, error.column or 0))
 
 
 def scenario_files(paths: Iterable[StrPath]) -> list[Path]:

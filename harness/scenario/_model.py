@@ -13,11 +13,14 @@ Python is held to the same rules as one loaded from YAML::
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated, Self
+from collections.abc import Mapping
+from typing import Annotated, Any, Self
 
 from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
 
-from fakes import CRASH_CLASSES, CrashClass
+from fakes import CRASH_CLASSES, FAULT_KINDS, CrashClass
+from fakes._faults import check_faults
+from harness._errors import ConfigError
 from harness.agent import StopState
 from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
@@ -246,9 +249,9 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
     """Every inconsistency between the scenario's parts, in document order."""
     return [
         *_reply_problems(scenario),
-        *_undeclared_tool_problems(scenario),
+        *undeclared_tool_problems(scenario.model_dump(include={"tools", "model", "expect"})),
         *_fault_turn_problems(scenario),
-        *_side_effect_problems(scenario),
+        *_fault_combination_problems(scenario),
     ]
 
 
@@ -271,18 +274,38 @@ def _reply_problems(scenario: Scenario) -> list[Problem]:
     return problems
 
 
-def _undeclared_tool_problems(scenario: Scenario) -> list[Problem]:
-    declared = list(scenario.tools)
-    problems = []
-    for r, reply in enumerate(scenario.model):
-        named: list[tuple[Loc, str]] = [
-            (("model", r, "calls", c, "tool"), call.tool) for c, call in enumerate(reply.calls)
-        ]
-        if reply.when is not None and reply.when.tool is not None:
-            named.append((("model", r, "when", "tool"), reply.when.tool))
-        problems += [_undeclared(loc, name, declared) for loc, name in named
-                     if name not in scenario.tools]
-    return problems
+def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
+    """Every tool a reply calls, a ``when`` waits for or ``expect.side_effects`` counts that
+    ``tools`` does not declare.
+
+    Reads plain data (a loaded file, or a validated scenario dumped), so the loader can
+    report these beside a file's other mistakes instead of after they are fixed.
+    """
+    tools = data.get("tools")
+    if tools is not None and not isinstance(tools, dict):
+        return []  # 'tools' itself is wrong; that error says so
+    declared = list(tools or {})
+    named: list[tuple[Loc, object]] = []
+    for r, reply in _items(data.get("model")):
+        for c, call in _items(reply.get("calls")):
+            named.append((("model", r, "calls", c, "tool"), call.get("tool")))
+        when = reply.get("when")
+        if isinstance(when, dict):
+            named.append((("model", r, "when", "tool"), when.get("tool")))
+    problems = [_undeclared(loc, name, declared) for loc, name in named
+                if isinstance(name, str) and name not in declared]
+    expect = data.get("expect")
+    counted = expect.get("side_effects") if isinstance(expect, dict) else None
+    return problems + [_undeclared(("expect", "side_effects", name), name, declared, at_key=True)
+                       for name in (counted if isinstance(counted, dict) else {})
+                       if name not in declared]
+
+
+def _items(value: object) -> list[tuple[int, dict[str, Any]]]:
+    """The mappings of a list, with their indexes; nothing for anything else."""
+    if not isinstance(value, list):
+        return []
+    return [(i, item) for i, item in enumerate(value) if isinstance(item, dict)]
 
 
 def _undeclared(loc: Loc, name: str, declared: list[str], *, at_key: bool = False) -> Problem:
@@ -304,11 +327,20 @@ def _fault_turn_problems(scenario: Scenario) -> list[Problem]:
     ]
 
 
-def _side_effect_problems(scenario: Scenario) -> list[Problem]:
-    declared = list(scenario.tools)
-    return [
-        _undeclared(("expect", "side_effects", name), name, declared, at_key=True)
-        for name in scenario.expect.side_effects
-        if name not in scenario.tools
-    ]
-
+def _fault_combination_problems(scenario: Scenario) -> list[Problem]:
+    """The faults of one request, built and checked as the fake provider will at run time."""
+    by_request: dict[tuple[int, int], list[int]] = {}
+    for index, fault in enumerate(scenario.faults):
+        by_request.setdefault((fault.at.turn, fault.at.attempt), []).append(index)
+    problems = []
+    for (turn, attempt), indexes in by_request.items():
+        try:
+            check_faults([FAULT_KINDS[scenario.faults[i].kind](**scenario.faults[i].fake_fields())
+                          for i in indexes])
+        except ConfigError as error:
+            # The last fault of the request is the one that does not fit beside the others.
+            problems.append(Problem(
+                ("faults", indexes[-1]), f"the faults of turn {turn}, attempt {attempt} cannot "
+                "be combined", error.value, show(error.value), error.allowed,
+                "Move one fault to another attempt (at: {turn: ..., attempt: ...})"))
+    return problems

@@ -71,6 +71,9 @@ class SubprocessBehaviour(_BehaviourBase):
     kind: Literal["subprocess"]
     argv: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
     """The command line of the child, such as [sleep, "5"]."""
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []  # noqa: RUF012
+    """Environment variables the child gets besides PATH, HOME, LANG, TMPDIR and the like
+    (fakes.CHILD_ENVIRONMENT); nothing else of the harness's environment reaches it."""
 
 
 AnyBehaviour = Annotated[

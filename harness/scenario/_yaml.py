@@ -1,7 +1,11 @@
 """Read a YAML file into plain Python data plus the position of every key and value.
 
 ruamel.yaml's round-trip loader keeps line and column of each node and refuses
-duplicate keys. Its node types (``CommentedMap``, ``ScalarFloat`` …) are turned
+duplicate keys. The loader is bounded, so a hostile file is an error with a line,
+never a hang or a traceback: at most :data:`MAX_BYTES` bytes, :data:`MAX_DEPTH`
+levels of nesting, :data:`MAX_ALIASES` aliases expanding to at most
+:data:`MAX_EXPANDED_NODES` nodes, no alias inside the node it names, and only the
+YAML versions 1.1 and 1.2. Its node types (``CommentedMap``, ``ScalarFloat`` …) are turned
 into plain ``dict``, ``list``, ``str``, ``int``, ``float`` and ``bool`` so the
 models see exactly what the user typed, nothing library-specific::
 
@@ -15,12 +19,16 @@ models see exactly what the user typed, nothing library-specific::
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from harness._errors import ScenarioError
@@ -29,29 +37,49 @@ from harness.scenario._source import SourceMap
 
 Position = tuple[int, int]
 
+#: The largest scenario file read (the shipped ones are under 3 KB).
+MAX_BYTES = 64 * 1024
+#: The deepest nesting of mappings and lists.
+MAX_DEPTH = 50
+#: The most aliases (``*name``) one file may use.
+MAX_ALIASES = 100
+#: The most nodes the aliases of one file may stand for, all expanded.
+MAX_EXPANDED_NODES = 10_000
+_YAML_VERSIONS = ("1.1", "1.2")
+_DIRECTIVE = re.compile(r"^%YAML(?:[ \t]+(\S*))?", re.MULTILINE)
+
 
 def read_yaml(path: Path) -> tuple[object, SourceMap]:
     """Parse one YAML file; every failure is a :class:`ScenarioError` naming the file."""
-    text = _read_text(path)
-    tree = _parse(str(path), text)
-    values: dict[Loc, Position] = {(): _root_position(tree)}
-    keys: dict[Loc, Position] = {}
-    data = _plain(tree, (), values, keys)
-    return data, SourceMap(str(path), values, keys)
-
-
-def _read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise ScenarioError(str(path), None, None, f"cannot read the scenario file: {reason}",
                             expected="a readable YAML file") from exc
+    return parse_yaml(raw, str(path))
+
+
+def parse_yaml(raw: bytes, path: str) -> tuple[object, SourceMap]:
+    """:func:`read_yaml` of bytes already read; ``path`` names them in errors."""
+    tree = _parse(path, _decoded(raw, path))
+    values: dict[Loc, Position] = {(): _root_position(tree)}
+    keys: dict[Loc, Position] = {}
+    data = _plain(tree, (), values, keys)
+    return data, SourceMap(path, values, keys)
+
+
+def _decoded(raw: bytes, path: str) -> str:
+    if len(raw) > MAX_BYTES:
+        line, column = _offset_position(raw, MAX_BYTES)
+        raise ScenarioError(path, line, column, "the scenario file is too large",
+                            got=f"{len(raw):,} bytes", expected=f"at most {MAX_BYTES:,} bytes",
+                            hint="Split it into several scenarios")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line, column = _offset_position(raw, exc.start)
-        raise ScenarioError(str(path), line, column, "the file is not valid UTF-8",
+        raise ScenarioError(path, line, column, "the file is not valid UTF-8",
                             value=raw[exc.start : exc.start + 1],
                             got=f"byte 0x{raw[exc.start]:02x}", expected="UTF-8 text",
                             hint="Save the file as UTF-8") from exc
@@ -64,8 +92,77 @@ def _offset_position(raw: bytes, offset: int) -> Position:
     return before.count(b"\n") + 1, column
 
 
+class _AliasCycleError(ComposerError):
+    """An alias inside the node it names: the data would contain itself."""
+
+
+class _AliasBombError(ComposerError):
+    """More aliases, or more nodes behind them, than a scenario ever needs."""
+
+
+class _BoundedComposer(Composer):
+    """A composer that counts aliases and what they expand to, and refuses cycles."""
+
+    # A reused anchor name is valid YAML (the later one wins); no warning for it.
+    warn_double_anchors = False
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self.aliases = 0
+        self.expanded = 0
+        self.sizes: dict[int, int] = {}
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if not self.parser.check_event(AliasEvent):
+            return super().compose_node(parent, index)
+        mark = self.parser.peek_event().start_mark
+        node = super().compose_node(parent, index)
+        self._count_alias(node, mark)
+        return node
+
+    def _count_alias(self, node: Node, mark: Any) -> None:
+        if node.end_mark is None:  # still being composed: the alias is inside its anchor
+            raise _AliasCycleError(None, None, "an alias refers to a node that contains it",
+                                   mark)
+        self.aliases += 1
+        self.expanded += _expanded_size(node, self.sizes)
+        if self.aliases > MAX_ALIASES or self.expanded > MAX_EXPANDED_NODES:
+            raise _AliasBombError(
+                None, None, f"aliases expand too far ({self.aliases} aliases standing for "
+                f"{self.expanded:,} nodes; at most {MAX_ALIASES} aliases and "
+                f"{MAX_EXPANDED_NODES:,} nodes)", mark)
+
+
+def _expanded_size(node: Node, sizes: dict[int, int]) -> int:
+    """How many nodes ``node`` stands for with every alias below it expanded (memoised)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    size = 1
+    if isinstance(node, SequenceNode):
+        size += sum(_expanded_size(child, sizes) for child in node.value)
+    elif isinstance(node, MappingNode):
+        size += sum(_expanded_size(k, sizes) + _expanded_size(v, sizes) for k, v in node.value)
+    sizes[id(node)] = size
+    return size
+
+
+def _check_directives(path: str, text: str) -> None:
+    for match in _DIRECTIVE.finditer(text):
+        version = match.group(1) or ""
+        if version not in _YAML_VERSIONS:
+            line, column = _text_position(text, match.start())
+            raise ScenarioError(path, line, column, "unsupported YAML version directive",
+                                got=repr(match.group(0)),
+                                expected=" or ".join(f"'%YAML {v}'" for v in _YAML_VERSIONS),
+                                hint="Write '%YAML 1.2' or drop the directive")
+
+
 def _parse(path: str, text: str) -> object:
+    _check_directives(path, text)
     yaml = YAML(typ="rt")
+    yaml.Composer = _BoundedComposer
+    yaml.max_depth = MAX_DEPTH
     try:
         return yaml.load(text)
     except MarkedYAMLError as exc:
@@ -75,11 +172,20 @@ def _parse(path: str, text: str) -> object:
         raise ScenarioError(path, line, column, f"invalid YAML: {exc.reason}",
                             got=_character(exc.character),
                             expected="printable text") from exc
-    except (YAMLError, RecursionError, ValueError, TypeError) as exc:
-        # Unmarked parser failures (and pathological nesting) still name the file.
+    except (YAMLError, RecursionError, ValueError, TypeError, KeyError,
+            AssertionError) as exc:
+        # Unmarked parser failures still name the file, and the line the reader got to.
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ScenarioError(path, None, None, f"invalid YAML: {first_line}",
+        line, column = _reader_position(yaml)
+        raise ScenarioError(path, line, column, f"invalid YAML: {first_line}",
                             expected="a YAML mapping") from exc
+
+
+def _reader_position(yaml: YAML) -> Position:
+    reader = getattr(yaml, "_reader", None)
+    if reader is None:
+        return (1, 1)
+    return (int(reader.line) + 1, int(reader.column) + 1)
 
 
 def _character(character: object) -> str:
@@ -98,6 +204,8 @@ def _syntax_error(path: str, exc: MarkedYAMLError) -> ScenarioError:
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
     # Only the first line: the rest is ruamel's own excerpt of the file.
     problem = (exc.problem or exc.context or "unreadable YAML").strip().splitlines()[0]
+    if type(exc).__name__ == "MaxDepthExceededError":  # ruamel's text names its own API
+        problem = f"mappings and lists nested more than {MAX_DEPTH} levels deep"
     hint = _SYNTAX_HINTS.get(type(exc).__name__, "")
     if "'\\t'" in problem:
         hint = "Indent with spaces: YAML does not allow tabs there"
@@ -106,6 +214,9 @@ def _syntax_error(path: str, exc: MarkedYAMLError) -> ScenarioError:
 
 _SYNTAX_HINTS = {
     "DuplicateKeyError": "Each key may appear once per mapping; remove or rename one",
+    "MaxDepthExceededError": "Flatten the data: no scenario needs such depth",
+    "_AliasCycleError": "Point the alias at a node outside the one it is in",
+    "_AliasBombError": "Write the data out, or use fewer aliases",
     "ComposerError": "A scenario file holds one YAML document; split it into two files",
 }
 

@@ -66,3 +66,23 @@ def test_points_of_a_broken_file_exits_2(write, capsys: pytest.CaptureFixture[st
     assert main(["points", str(path)]) == 2
 
     assert capsys.readouterr().err.startswith(f"harness: error: {path}:3:1: invalid YAML")
+
+
+def test_validate_and_run_agree_on_a_listed_point_the_agent_never_reaches(
+        tmp_path: Path, capsys) -> None:
+    # A listed point belongs to one agent's file layout: another agent may never reach
+    # it. It is no error of the file; the run reports that case unknown, with the points
+    # the agent did reach and the nearest one.
+    path = tmp_path / "badpoint.yaml"
+    path.write_text(
+        "name: badpoint\ndialect: openai\ntools:\n  notes: {kind: append}\nmodel:\n"
+        "  - turn: 1\n    calls: [{tool: notes, args: {line: hi}}]\n  - turn: 2\n"
+        "    text: Done.\ncrash:\n  points: [journal:fsync#9]\nexpect:\n"
+        "  stop_state: complete\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert ("UNKNOWN badpoint[journal:fsync#9:after:unsynced_lost]: the agent never reached "
+            "journal:fsync#9, so this case proves nothing; it reached: ") in err
+    assert "Did you mean 'journal:fsync#3'?" in err

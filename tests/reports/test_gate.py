@@ -123,7 +123,8 @@ def test_threshold_parsing_rejects_unknown_metrics():
 
 def test_gate_prints_each_rule_and_exits_with_its_code(folders, case, capsys, tmp_path):
     base, cand = folders([case("a"), case("repro")], [case("a")])
-    code = main(["gate", str(base), str(cand), "--config", str(tmp_path / "none.toml"),
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    code = main(["gate", str(base), str(cand), "--config", str(tmp_path / "empty.toml"),
                  "--resamples", "50"])
     out = capsys.readouterr().out
     assert code == 4
@@ -149,12 +150,13 @@ def test_gate_reads_thresholds_from_pyproject(folders, case, attempt, tmp_path, 
                  "--threshold", "attempts_per_task=3"]) == 0
 
 
-def test_without_a_config_the_default_thresholds_apply(folders, case, attempt, tmp_path,
-                                                       capsys):
+def test_without_a_config_the_default_thresholds_apply(folders, case, attempt, capsys,
+                                                       monkeypatch):
     cases = [case(f"s{i}") for i in range(20)]
     base, cand = folders(cases, cases,
                          [attempt(c, k, attempt_no=k + 1) for c in cases for k in range(3)])
-    assert main(["gate", str(base), str(cand), "--config", str(tmp_path / "absent.toml")]) == 5
+    monkeypatch.chdir(base.parent)  # no ./pyproject.toml here
+    assert main(["gate", str(base), str(cand)]) == 5
     out = capsys.readouterr().out
     assert "threshold 0.25" in out  # attempts_per_task's default
     assert "FAIL     regression:cost_per_successful_task" in out

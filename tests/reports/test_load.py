@@ -99,7 +99,8 @@ def test_a_broken_manifest_is_a_clear_error(write_folder, case):
 def test_several_worker_files_are_stacked(write_folder, case, attempt):
     a, b = case("a"), case("b")
     folder = write_folder("main", [a], [attempt(a)])
-    pl.read_parquet(folder / "cases.parquet").with_columns(
+    (folder / "cases.parquet").rename(folder / "cases-gw0.parquet")
+    pl.read_parquet(folder / "cases-gw0.parquet").with_columns(
         pl.lit("b").alias("scenario"), pl.lit("b").alias("case_id"),
     ).write_parquet(folder / "cases-gw1.parquet")
     assert sorted(load_results(folder).runs["harness.scenario"].to_list()) == ["a", "b"]

@@ -27,7 +27,8 @@ def test_markdown_starts_with_the_verdict_and_has_the_metric_table(comparison):
     assert lines[0] == "### Release comparison: `main` → `cand`"
     assert lines[2].startswith("**Gate: FAIL (exit 3): recovery_correctness: 1 of 1 crash "
                                "cases failed: b[journal:fsync#1:after:unsynced_lost]")
-    assert "| metric | baseline | candidate | delta | 95% interval of delta | gate |" in lines
+    assert ("| metric | baseline | candidate | delta | change | 95% interval of delta | gate |"
+            in lines)
     assert any(line.startswith("| pass rate | 1 | 0.5 | -0.5 |") for line in lines)
     assert "| `c` | missing |" in lines
     assert "| `no_dropped_cases` | **FAIL** |" in text
@@ -67,8 +68,9 @@ def test_compare_command_writes_the_chosen_formats(write_folder, case, attempt, 
     base = write_folder("main", cases, [attempt(c) for c in cases])
     cand = write_folder("cand", cases, [attempt(c) for c in cases])
     out = tmp_path / "report"
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
     code = main(["compare", str(base), str(cand), "--out", str(out), "--format", "md,json",
-                 "--config", str(tmp_path / "none.toml")])
+                 "--config", str(tmp_path / "empty.toml")])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md"]
     assert capsys.readouterr().out.splitlines()[-1].startswith("Gate: PASS (exit 0)")

@@ -1,0 +1,14 @@
+"""What every front end of the harness shares: the run, report and gate commands.
+
+The command line, the pytest plugin and the report commands read a ``--seed``
+the same way and write each result or report file whole (a temporary name,
+then a rename), so a killed run leaves the old file or the new one, never half.
+
+>>> parse_seed("7")
+7
+"""
+
+from harness._options import MAX_SEED, parse_seed
+from harness._output import write_atomic
+
+__all__ = ["MAX_SEED", "parse_seed", "write_atomic"]

@@ -1,0 +1,280 @@
+"""Run cases in worker processes the harness can kill: a misbehaving agent is one failed case.
+
+The agent under test runs in the harness's own process only at its peril: an
+agent that calls ``sys.exit``, ``os._exit``, busy-loops or blocks in a real
+``time.sleep`` would end or hang the whole run. :func:`run_contained` hands each
+case to a worker process and judges it from outside:
+
+- a case that takes longer than ``timeout`` seconds of real time is killed
+  (with the worker's whole process group) and fails with that reason; the
+  virtual clock inside the case is untouched, so this guard never reaches a trace;
+- ``sys.exit`` in the agent fails its case, and a worker that dies (``os._exit``,
+  a signal) fails the case it held; a fresh worker takes the next case;
+- a case past a harness limit (:class:`fakes.HarnessLimitExceeded`: more crash-disk
+  bytes than a case may write) fails with ``harness_limit: ...``;
+- workers die with the harness: on Linux the kernel kills them when their parent
+  goes (``PR_SET_PDEATHSIG``), and a worker whose parent changed exits.
+
+Example::
+
+    results = run_contained([(case, scenario)], agent=AgentChoice(), workers=2, timeout=60.0)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING, Any
+
+from fakes import HarnessLimitExceeded
+from harness._errors import HarnessError, ScenarioError, WorkerError
+from harness.runner._results import Case, CaseResult
+
+if TYPE_CHECKING:
+    from harness.runner._run import AgentUnderTest
+    from harness.scenario import Scenario
+
+#: Real seconds a case may take before it is killed; far above any honest case.
+DEFAULT_CASE_TIMEOUT = 60.0
+_PR_SET_PDEATHSIG = 1
+
+Job = tuple[Case, "Scenario"]
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """The agent a worker runs: the ``--agent`` spec (None: the reference agent), its
+    ``--target`` tool functions, and whether each case runs twice (determinism)."""
+
+    spec: str | None = None
+    targets: tuple[tuple[str, str], ...] = ()
+    twice: bool = False
+
+    def load(self) -> AgentUnderTest | None:
+        from harness.intercept import PlainEntry
+        from harness.runner._agents import load_agent_factory
+
+        agent = load_agent_factory(self.spec) if self.spec else None
+        if isinstance(agent, PlainEntry):
+            return agent.with_tool_map(self.targets)
+        return agent
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def worker_count(jobs: int, cases: int) -> int:
+    """``--jobs`` capped by the cases to run and the cores to run them on.
+
+    >>> worker_count(10_000, 1)
+    1
+    """
+    return max(1, min(jobs, cases, usable_cores()))
+
+
+def contained_failure(case: Case, reason: str) -> CaseResult:
+    """The result of a case the harness had to stop: no verdicts, the reason as its error."""
+    return CaseResult(case, None, reason, (), "", crash_reached=False, error=reason)
+
+
+# -- the worker side ----------------------------------------------------------------------
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent went before the line above took effect
+        os._exit(1)
+
+
+def _serve(conn: Connection, parent: int, agent: AgentChoice) -> None:
+    """The worker's loop: take a case, run it, send the result; stop on ``None`` or EOF."""
+    _die_with_parent(parent)
+    os.setpgrp()  # so a timeout kills the agent's own children too
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        case, scenario = job
+        _send(conn, case, _run_guarded(case, scenario, agent))
+
+
+def _send(conn: Connection, case: Case, outcome: tuple[str, object]) -> None:
+    try:
+        conn.send(outcome)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError,
+            RecursionError) as error:
+        # Pickling failed before anything was written: say so instead of dying silently.
+        reason = f"the case's result could not be sent back from its worker: {error}"
+        conn.send(("result", contained_failure(case, reason)))
+
+
+def _run_guarded(case: Case, scenario: Scenario, agent: AgentChoice
+                 ) -> tuple[str, CaseResult | tuple[str, ...]]:
+    from harness import runner
+
+    try:
+        run = runner.run_case_twice if agent.twice else runner.run_case
+        return "result", run(case, scenario=scenario, agent_factory=agent.load())
+    except HarnessLimitExceeded as limit:
+        return "result", contained_failure(case, str(limit))
+    except HarnessError as error:
+        problems = error.errors if isinstance(error, ScenarioError) else [error]
+        return "harness_error", tuple(str(problem) for problem in problems)
+    except SystemExit as error:
+        return "result", contained_failure(
+            case, f"the agent called sys.exit({error.code!r}); the case was stopped there")
+    except Exception as error:  # outside the runner's own guard: still this case's failure
+        return "result", contained_failure(case, f"{type(error).__name__}: {error}")
+
+
+# -- the harness side ---------------------------------------------------------------------
+
+
+@dataclass
+class _Worker:
+    process: BaseProcess
+    conn: Connection
+    job: int | None = None
+    deadline: float = 0.0
+
+
+def _context() -> Any:
+    # fork starts a worker in milliseconds with everything imported; spawn elsewhere.
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _start(agent: AgentChoice) -> _Worker:
+    ours, theirs = _context().Pipe()
+    process = _context().Process(target=_serve, args=(theirs, os.getpid(), agent),
+                                 daemon=True, name="harness-case-worker")
+    process.start()
+    theirs.close()
+    return _Worker(process, ours)
+
+
+def _kill(worker: _Worker) -> None:
+    pid = worker.process.pid
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    worker.process.join()
+    worker.conn.close()
+
+
+def _death(process: BaseProcess) -> str:
+    process.join(timeout=5)  # its pipe may close a moment before it can be reaped
+    code = process.exitcode
+    if code is not None and code < 0:
+        return f"the agent's worker process was killed by signal {signal.Signals(-code).name}"
+    return f"the agent's worker process exited with code {code} in the middle of the case"
+
+
+class _Pool:
+    """Workers, the jobs they hold, and the results that came back."""
+
+    def __init__(self, jobs: Sequence[Job], agent: AgentChoice, timeout: float,
+                 on_result: Callable[[CaseResult], object]) -> None:
+        self.jobs, self.agent, self.timeout, self.on_result = jobs, agent, timeout, on_result
+        self.results: list[CaseResult | None] = [None] * len(jobs)
+        self.next_job = 0
+        self.workers: list[_Worker] = []
+
+    def give(self, worker: _Worker) -> None:
+        """Hand ``worker`` the next job, or stop it when none is left."""
+        if self.next_job >= len(self.jobs):
+            worker.conn.send(None)
+            worker.job = None
+            return
+        index = self.next_job
+        self.next_job += 1
+        worker.job, worker.deadline = index, time.monotonic() + self.timeout
+        worker.conn.send(self.jobs[index])
+
+    def finish(self, worker: _Worker, result: CaseResult) -> None:
+        assert worker.job is not None
+        self.results[worker.job] = result
+        worker.job = None
+        self.on_result(result)
+
+    def replace(self, worker: _Worker, reason: str) -> None:
+        """Fail ``worker``'s job with ``reason``, kill it, and start another in its place."""
+        assert worker.job is not None
+        case = self.jobs[worker.job][0]
+        self.finish(worker, contained_failure(case, reason))
+        _kill(worker)
+        self.workers.remove(worker)
+        if self.next_job < len(self.jobs):
+            fresh = _start(self.agent)
+            self.workers.append(fresh)
+            self.give(fresh)
+
+    def step(self) -> None:
+        """Wait for a result, a death or the nearest deadline, and deal with it."""
+        busy = [w for w in self.workers if w.job is not None]
+        nearest = min(w.deadline for w in busy) - time.monotonic()
+        ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
+                     timeout=max(0.0, nearest))
+        for worker in busy:
+            if worker.conn in ready:
+                self._receive(worker)
+            elif worker.process.sentinel in ready:
+                self.replace(worker, _death(worker.process))
+            elif time.monotonic() >= worker.deadline:
+                self.replace(worker, f"the case took more than {self.timeout:g} s of real "
+                             "time (a busy loop or a blocking call in the agent?) and was "
+                             "killed; raise --case-timeout if it is honest work")
+
+    def _receive(self, worker: _Worker) -> None:
+        try:
+            kind, payload = worker.conn.recv()
+        except (EOFError, OSError):
+            self.replace(worker, _death(worker.process))
+            return
+        if kind == "harness_error":
+            raise WorkerError(payload)
+        self.finish(worker, payload)
+        self.give(worker)
+
+
+def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
+                  timeout: float = DEFAULT_CASE_TIMEOUT,
+                  on_result: Callable[[CaseResult], object] = print,
+                  ) -> list[CaseResult]:
+    """Run every job in ``workers`` processes; results in job order (see the module docstring).
+
+    ``agent`` is the ``--agent`` spec each worker imports for itself; ``on_result``
+    is called with each result as it arrives (a progress bar; by default it prints).
+    """
+    pool = _Pool(jobs, agent, timeout, on_result)
+    try:
+        for _ in range(worker_count(workers, len(jobs))):
+            pool.workers.append(_start(agent))
+            pool.give(pool.workers[-1])
+        while any(w.job is not None for w in pool.workers):
+            pool.step()
+    finally:
+        for worker in pool.workers:
+            _kill(worker)
+    return [result for result in pool.results if result is not None]
