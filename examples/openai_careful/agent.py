@@ -131,15 +131,15 @@ async def complete(client: AsyncOpenAI, messages: list[dict[str, Any]]) -> dict[
 def unknown_outcome(call: dict[str, Any]) -> str:
     what = "the send" if call["function"]["name"] == "send_mail" else "the change"
     return json.dumps({
-        "error": "outcome_unknown",
+        "status": "unknown",
         "detail": f"The run was interrupted while {call['function']['name']} was running: "
         f"{what} may or may not have happened. Check the outbox before doing it again.",
     })
 
 
-def not_run(call: dict[str, Any], why: str) -> str:
+def not_run(call: dict[str, Any], status: str, why: str) -> str:
     return json.dumps({
-        "error": "not_run",
+        "status": status,
         "detail": f"{call['function']['name']} was not run: {why}. Send the call again.",
     })
 
@@ -149,7 +149,7 @@ def run_call(state: dict[str, Any], call: dict[str, Any]) -> str:
     try:
         args = json.loads(call["function"]["arguments"] or "{}")
     except json.JSONDecodeError:
-        return not_run(call, "its arguments are not valid JSON")
+        return not_run(call, "not_started", "its arguments are not valid JSON")
     if name in SIDE_EFFECTS:
         # Saved before the tool runs: after a crash, this says the outcome is unknown.
         state["started"][call["id"]] = name
@@ -157,7 +157,7 @@ def run_call(state: dict[str, Any], call: dict[str, Any]) -> str:
     try:
         return json.dumps(run_tool(name, args))
     except Exception as error:
-        return json.dumps({"error": "tool_failed", "detail": f"{type(error).__name__}: {error}"})
+        return json.dumps({"status": "failed", "detail": f"{type(error).__name__}: {error}"})
 
 
 async def main(prompt: str) -> str:
@@ -167,8 +167,8 @@ async def main(prompt: str) -> str:
         return str(state["answer"])
 
     while True:
-        last = state["messages"][-1]
-        if last["role"] != "assistant":
+        last = waiting_answer(state["messages"])
+        if last is None:
             answer = await complete(client, state["messages"])
             last = answer["message"]
             state["messages"].append(last)
@@ -183,7 +183,7 @@ async def main(prompt: str) -> str:
             if call["id"] in answered:
                 continue
             if state["finish_reason"] == "length":
-                content = not_run(call, "your answer was cut at the output limit")
+                content = not_run(call, "truncated", "your answer was cut at the output limit")
             elif call["id"] in state["started"]:
                 content = unknown_outcome(call)
             else:
@@ -191,3 +191,16 @@ async def main(prompt: str) -> str:
             reply = {"role": "tool", "tool_call_id": call["id"], "content": content}
             state["messages"].append(reply)
             save_state(state)
+
+
+def waiting_answer(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last assistant message if it still needs handling: a final answer, or tool
+    calls not all answered (a restart can land between two replies); else None."""
+    last = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
+    if last is None:
+        return None
+    if last is messages[-1]:
+        return last
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    calls = last.get("tool_calls") or []
+    return last if any(call["id"] not in answered for call in calls) else None

@@ -121,3 +121,50 @@ def test_each_example_completes_when_nothing_goes_wrong(example: str) -> None:
 
     assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
     assert result.side_effects == {"append_note": 1, "send_mail": 1}
+
+
+CAREFUL = "examples.openai_careful:main"
+
+
+@pytest.mark.parametrize("crash", [
+    CrashSpec("after_tool:send_mail#1", "at", "process_killed"),
+    CrashSpec("state:rename#1", "after", "unsynced_lost"),
+    CrashSpec("state:fsync#2", "before", "process_killed"),
+    CrashSpec("agent:fsync_dir#1", "after", "missing_dir_fsync"),
+])
+def test_the_careful_agent_survives_the_crashes_that_break_the_naive_one(
+        crash: CrashSpec) -> None:
+    result = run(CAREFUL, send_then_note(), crash)
+    assert result.crash_reached
+    assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
+    assert result.duplicates == 0
+
+
+@pytest.mark.parametrize("fault", [
+    {"kind": "connection_reset", "after_events": 2},
+    {"kind": "truncated_tool_arguments", "fraction": 0.5},
+])
+def test_the_careful_agent_retries_a_cut_stream_and_runs_nothing_from_a_cut_answer(
+        fault: dict[str, Any]) -> None:
+    scenario = send_then_note(faults=[{"at": {"turn": 1, "attempt": 1}, **fault}], model=[
+        {"turn": 1, "calls": [{"tool": "send_mail",
+                               "args": {"to": "cfo@example.com", "body": "invoice 7"}}]},
+        {"turn": 2, "when": {"tool": "send_mail", "outcome": "truncated"},
+         "calls": [{"tool": "send_mail", "args": {"to": "cfo@example.com", "body": "invoice 7"}}]},
+        {"turn": 2, "calls": [{"tool": "append_note", "args": {"text": "invoice 7 sent"}}]},
+        {"turn": 3, "calls": [{"tool": "append_note", "args": {"text": "invoice 7 sent"}}]},
+        {"turn": 3, "when": {"tool": "append_note"}, "text": "Sent and noted."},
+        {"turn": 4, "text": "Sent and noted."},
+    ])
+    result = run(CAREFUL, scenario)
+    assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
+    assert result.side_effects["send_mail"] == 1
+
+
+def test_the_shipped_careful_scenario_passes_in_every_crash_case() -> None:
+    path = EXAMPLES / "scenarios/openai-careful.yaml"
+    scenario = load_scenario(path)
+    cases = plan_cases(scenario, path, PlainEntry(CAREFUL))
+    sample = cases[::15]  # every crash class and point kind, at a fraction of the time
+    results = [run_case(case, scenario, PlainEntry(CAREFUL)) for case in sample]
+    assert [r.case.case_id for r in results if r.status != "pass"] == []
