@@ -50,6 +50,7 @@ from fakes._faults import (
     SplitInsideUtf8,
     Stall,
     StallBeforeHeaders,
+    StallConnecting,
     TruncatedToolArguments,
 )
 from fakes._httpx2_adapter import FakeHttpx2Transport
@@ -154,6 +155,7 @@ __all__ = [
     "SplitInsideUtf8",
     "Stall",
     "StallBeforeHeaders",
+    "StallConnecting",
     "Step",
     "Text",
     "ToolFailure",

@@ -898,13 +898,41 @@ class StallBeforeHeaders(Fault):
         return Hang() if self.seconds is None else Pause(float(self.seconds))
 
 
+@dataclass(frozen=True)
+class StallConnecting(Fault):
+    """The connection is not accepted for ``seconds``; ``None``: never.
+
+    A client's *connect* timeout governs this wait (its read timeout governs a
+    stall before the headers); a client whose transport has no connect phase
+    (a mock) just waits, as before the headers.
+
+    >>> StallConnecting(seconds=15).seconds
+    15
+    """
+
+    kind: ClassVar[str] = "stall_connecting"
+    layer: ClassVar[Layer] = "headers"
+    summary: ClassVar[str] = "Leave the connection unaccepted: nothing happens until it is."
+
+    seconds: Annotated[
+        PauseSeconds | None, Doc("Virtual seconds before the connection is accepted; none: never.")
+    ] = None
+
+    def __post_init__(self) -> None:
+        _seconds("StallConnecting.seconds", self.seconds, forever=True)
+
+    def step(self) -> Step:
+        """The step to take before the connection is accepted."""
+        return Hang() if self.seconds is None else Pause(float(self.seconds))
+
+
 # -------------------------------------------------------------------- registry
 
 FAULT_TYPES: tuple[type[Fault], ...] = (
     HttpError, TruncatedToolArguments, InvalidToolArguments, InjectComments, InjectPings,
     MalformedFrame, ErrorInStream, NoTerminalEvent, NoUsageChunk, EmptyBody, LineEndings,
     SplitAt, ByteAtATime, RandomSplits, SplitInsideUtf8, SplitInsideDataField,
-    SplitBetweenCrLf, Stall, ConnectionReset, SlowDrip, StallBeforeHeaders,
+    SplitBetweenCrLf, Stall, ConnectionReset, SlowDrip, StallBeforeHeaders, StallConnecting,
 )
 FAULT_KINDS: dict[str, type[Fault]] = {cls.kind: cls for cls in FAULT_TYPES}
 """Every fault class by the ``kind`` a scenario names it with."""

@@ -53,7 +53,7 @@ class FakeHttpx2Transport(httpx2.AsyncBaseTransport):
             request.method, str(request.url), dict(request.headers), request.content
         )
         plan = self._provider.plan(incoming)
-        await wait_before_headers(plan.before_headers)
+        await wait_before_headers(plan.before_connect + plan.before_headers)
         return httpx2.Response(
             plan.status,
             headers=list(plan.headers),

@@ -46,6 +46,7 @@ from fakes._faults import (
     HttpError,
     LineEndings,
     StallBeforeHeaders,
+    StallConnecting,
     Timeline,
     check_dialect,
     check_faults,
@@ -437,7 +438,8 @@ def _finish_plan(
             assert ctx is not None
             timeline = fault.apply_timeline(timeline, ctx)
     before = tuple(f.step() for f in faults if isinstance(f, StallBeforeHeaders))
-    return ResponsePlan(status, headers, timeline.steps, before)
+    connect = tuple(f.step() for f in faults if isinstance(f, StallConnecting))
+    return ResponsePlan(status, headers, timeline.steps, before, connect)
 
 
 # Rendered frames by everything a rendering reads: a crash exploration re-sends

@@ -40,7 +40,7 @@ def mount(provider: Planner, router: Any) -> Any:
             request.method, str(request.url), dict(request.headers), request.content
         )
         plan = provider.plan(incoming)
-        await wait_before_headers(plan.before_headers)
+        await wait_before_headers(plan.before_connect + plan.before_headers)
         return httpx.Response(
             plan.status, headers=list(plan.headers), stream=_Body(plan.steps, request)
         )

@@ -35,13 +35,15 @@ class ResponsePlan:
     """What the connection does: wait, send the status and headers, then play ``steps``.
 
     ``before_headers`` holds :class:`Pause` / :class:`Hang` steps taken before
-    the response headers are sent.
+    the response headers are sent; ``before_connect`` those before the
+    connection is accepted at all (a client's connect timeout governs them).
     """
 
     status: int
     headers: tuple[tuple[str, str], ...]
     steps: tuple[Step, ...]
     before_headers: tuple[Step, ...] = ()
+    before_connect: tuple[Step, ...] = ()
 
     @property
     def body(self) -> bytes:

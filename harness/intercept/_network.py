@@ -12,7 +12,10 @@ recorded in ``World.foreign``.
 **Client timeouts are honoured in virtual time.** httpcore raises ``ReadTimeout``
 when one read waits longer than the client's read timeout; here the silence
 before the headers and between two chunks is measured on the virtual clock, and
-the same ``ReadTimeout`` is raised once it exceeds ``timeout["read"]``. A stall
+the same ``ReadTimeout`` is raised once it exceeds ``timeout["read"]``; a
+connection left unaccepted (the ``stall_connecting`` fault) raises
+``ConnectTimeout`` after ``timeout["connect"]``. The pool timeout has nothing to
+wait for: an intercepted transport never runs out of connections. A stall
 that never ends with no read timeout configured waits forever, as it would in
 production (the case's own guard then ends it). The SDKs' ``max_retries`` and
 ``Retry-After`` handling run on top, unchanged.
@@ -63,6 +66,7 @@ class Served:
     before_headers: tuple[Step, ...]
     steps: tuple[Step, ...]
     record: StreamRecord | None
+    before_connect: tuple[Step, ...] = ()
 
 
 class Route(Protocol):
@@ -132,9 +136,10 @@ def _incoming(request: Any) -> IncomingRequest:
                            request.content)
 
 
-def _read_timeout(request: Any) -> float | None:
+def _timeout(request: Any, phase: str) -> float | None:
+    """The client's timeout for ``phase`` (connect, read) as it put it on the request."""
     timeout = request.extensions.get("timeout") or {}
-    value = timeout.get("read")
+    value = timeout.get(phase)
     return None if value is None else float(value)
 
 
@@ -152,7 +157,12 @@ def _async_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
         served = route.serve(_incoming(request))
         if served is None:
             raise _refused(lib, request)
-        timeout = _read_timeout(request)
+        try:
+            await _wait_async(served.before_connect, _timeout(request, "connect"))
+        except _Silence:
+            _end(served, "timeout")
+            raise lib.ConnectTimeout("timed out connecting", request=request) from None
+        timeout = _timeout(request, "read")
         try:
             await _wait_async(served.before_headers, timeout)
         except _Silence:
@@ -171,7 +181,12 @@ def _sync_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
         served = route.serve(_incoming(request))
         if served is None:
             raise _refused(lib, request)
-        timeout = _read_timeout(request)
+        try:
+            _wait_sync(route.clock, served.before_connect, _timeout(request, "connect"))
+        except _Silence:
+            _end(served, "timeout")
+            raise lib.ConnectTimeout("timed out connecting", request=request) from None
+        timeout = _timeout(request, "read")
         try:
             _wait_sync(route.clock, served.before_headers, timeout)
         except _Silence:

@@ -239,7 +239,8 @@ class World:
         accepted = self.accept(incoming, incarnation)
         if accepted is None:
             return httpx.Response(599, content=b"dead incarnation")
-        await wait_before_headers(accepted.plan.before_headers)
+        # The ports' client has no connect phase: an unaccepted connection is a wait.
+        await wait_before_headers(accepted.plan.before_connect + accepted.plan.before_headers)
         stream = _RecordedBody(accepted.plan.steps, accepted.pending, self, request)
         return httpx.Response(accepted.plan.status, headers=list(accepted.plan.headers),
                               stream=stream)
@@ -620,7 +621,7 @@ class WorldRoute:
                                        world.incarnations.current)
         plan = accepted.plan
         return Served(plan.status, plan.headers, plan.before_headers, plan.steps,
-                      _StreamRecord(world, accepted.pending))
+                      _StreamRecord(world, accepted.pending), plan.before_connect)
 
 
 def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:

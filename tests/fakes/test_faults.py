@@ -329,5 +329,5 @@ def test_http_error_can_stall_before_headers_and_reset() -> None:
 
 
 def test_every_fault_kind_is_registered_once() -> None:
-    assert len(FAULT_KINDS) == 21
+    assert len(FAULT_KINDS) == 22
     assert all(cls.kind == kind for kind, cls in FAULT_KINDS.items())

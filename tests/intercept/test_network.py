@@ -206,3 +206,39 @@ def test_a_body_read_again_after_the_end_gives_nothing_more() -> None:
         assert w.clock.run(ask()) == "Hello there."
     assert [p.delivered_bytes for p in w.requests] == [w.requests[0].planned_bytes]
     assert [r.delivery for r in w.request_records()] == ["complete"]
+
+
+@pytest.mark.parametrize("lib", [httpx, httpx2], ids=["httpx", "httpx2"])
+def test_a_connection_left_unaccepted_raises_connect_timeout_after_the_connect_timeout(
+        lib: Any) -> None:
+    w = world(faults=[{"at": {"turn": 1}, "kind": "stall_connecting"}])  # never accepted
+
+    async def ask() -> None:
+        async with lib.AsyncClient(timeout=lib.Timeout(60.0, connect=8.0)) as client:
+            await client.post(OPENAI_URL, json=BODY)
+
+    with intercepted_network(w.route(1)), pytest.raises(lib.ConnectTimeout):
+        w.clock.run(ask())
+    assert w.clock.now() == 8.0
+    blocking = world(faults=[{"at": {"turn": 1}, "kind": "stall_connecting"}])
+    with intercepted_network(blocking.route(1)), pytest.raises(lib.ConnectTimeout), \
+            lib.Client(timeout=lib.Timeout(60.0, connect=8.0)) as client:
+        client.post(OPENAI_URL, json=BODY)
+    assert blocking.clock.now() == 8.0
+
+
+@pytest.mark.usefixtures("provider_env")
+def test_the_sdk_retries_a_connect_timeout_as_it_would_against_the_real_api() -> None:
+    w = world(faults=[{"at": {"turn": 1, "attempt": 1}, "kind": "stall_connecting",
+                       "seconds": 100}])
+
+    async def ask() -> str:
+        client = openai.AsyncOpenAI(timeout=openai.Timeout(60.0, connect=5.0), max_retries=1)
+        stream = await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+        return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+    with intercepted_network(w.route(1)):
+        assert w.clock.run(ask()) == "Hello there."
+    assert [r.attempt for r in w.request_records()] == [1, 2]
+    assert w.request_records()[0].ended_at == 5.0

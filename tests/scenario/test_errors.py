@@ -76,7 +76,7 @@ def test_an_unknown_fault_kind_lists_the_kinds(tmp_path: Path) -> None:
         "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
         "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
         "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
-        "'stall_before_headers'. Did you mean 'stall'?",
+        "'stall_before_headers', 'stall_connecting'. Did you mean 'stall'?",
     )
     assert error.value == "stal"
 
@@ -136,7 +136,7 @@ def test_a_fault_without_kind(tmp_path: Path) -> None:
         "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
         "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
         "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
-        "'stall_before_headers'",
+        "'stall_before_headers', 'stall_connecting'",
     )
 
 
