@@ -65,8 +65,7 @@ from harness.agent import (
 from harness.intercept._network import Served
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._usage_seen import usage_seen
-from harness.scenario import Scenario
-from harness.scenario import ToolSpec as ScenarioTool
+from harness.scenario import Scenario, ToolDeclaration
 from harness.trace import (
     CacheRecord,
     Delivery,
@@ -99,7 +98,7 @@ def fault_plan(scenario: Scenario) -> dict[tuple[int, int], tuple[fakes.Fault, .
     return {key: tuple(faults) for key, faults in plan.items()}
 
 
-def world_tool(name: str, spec: ScenarioTool, ledger: ToolLedger) -> WorldTool:
+def world_tool(name: str, spec: ToolDeclaration, ledger: ToolLedger) -> WorldTool:
     """The fake tool a scenario declares."""
     behaviour = None
     if spec.behaviour is not None:

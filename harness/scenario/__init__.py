@@ -28,7 +28,7 @@ from harness.scenario._loader import (
 )
 from harness.scenario._model import (
     BudgetLimits,
-    CrashPlan,
+    CrashSelection,
     Expectation,
     Provider,
     Reply,
@@ -58,7 +58,7 @@ from harness.scenario._tools import (
     InstantBehaviour,
     SlowBehaviour,
     SubprocessBehaviour,
-    ToolSpec,
+    ToolDeclaration,
 )
 
 # One model per fault kind, derived from the fakes' declaration (HttpErrorFault, StallFault, …).
@@ -83,7 +83,7 @@ __all__ = [
     "AnyFault",
     "BudgetLimits",
     "CrashClass",
-    "CrashPlan",
+    "CrashSelection",
     "Dialect",
     "Expectation",
     "FailingBehaviour",
@@ -104,9 +104,9 @@ __all__ = [
     "SlowBehaviour",
     "StopState",
     "SubprocessBehaviour",
+    "ToolDeclaration",
     "ToolKind",
     "ToolOutcome",
-    "ToolSpec",
     "check_crash_points",
     "check_targets",
     "fault_error",

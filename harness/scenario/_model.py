@@ -37,7 +37,7 @@ from harness.scenario._names import (
 )
 from harness.scenario._problems import Loc, Problem, did_you_mean, quoted, raise_if_any, show
 from harness.scenario._source import SourceMap
-from harness.scenario._tools import ToolSpec
+from harness.scenario._tools import ToolDeclaration
 
 ToolName = Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
 CrashPointId = Annotated[str, Field(pattern=CRASH_POINT_PATTERN)]
@@ -141,7 +141,7 @@ CrashPoints = Annotated[
 ]
 
 
-class CrashPlan(ScenarioModel):
+class CrashSelection(ScenarioModel):
     """Where the crash explorer kills the agent, and how the disk looks afterwards."""
 
     points: CrashPoints = "none"
@@ -207,13 +207,13 @@ class Scenario(ScenarioModel):
     """The provider API the fake speaks: openai (Chat Completions) or anthropic (Messages)."""
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 0
     """Seed of every random choice in the run."""
-    tools: dict[ToolName, ToolSpec] = {}  # noqa: RUF012
+    tools: dict[ToolName, ToolDeclaration] = {}  # noqa: RUF012
     """Tools by name."""
     model: Annotated[list[Reply], Field(min_length=1)]
     """The scripted model's replies."""
     faults: list[AnyFault] = []  # noqa: RUF012
     """Faults, each keyed to a turn and an attempt."""
-    crash: CrashPlan = CrashPlan()
+    crash: CrashSelection = CrashSelection()
     """Crash exploration; absent: no crashes."""
     budget: BudgetLimits = BudgetLimits()
     """Limits of the run."""

@@ -3,9 +3,9 @@
 Behaviour kinds and fields are exactly those of ``fakes.Behaviour``, so the
 runner builds one with ``fakes.Behaviour(b.kind, **b.fake_fields())``.
 
-    >>> ToolSpec(kind="read").is_concurrency_safe
+    >>> ToolDeclaration(kind="read").is_concurrency_safe
     True
-    >>> ToolSpec(kind="append", behaviour={"kind": "slow", "seconds": 2}).behaviour
+    >>> ToolDeclaration(kind="append", behaviour={"kind": "slow", "seconds": 2}).behaviour
     SlowBehaviour(kind='slow', seconds=2.0)
 """
 
@@ -93,7 +93,7 @@ BEHAVIOUR_KINDS: Final[tuple[str, ...]] = tuple(
 )
 
 
-class ToolSpec(ScenarioModel):
+class ToolDeclaration(ScenarioModel):
     """One fake tool: its kind of side effect, its concurrency and its misbehaviour."""
 
     kind: ToolKind

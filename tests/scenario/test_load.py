@@ -17,7 +17,7 @@ from harness.scenario import (
     ScenarioError,
     SlowBehaviour,
     StallFault,
-    ToolSpec,
+    ToolDeclaration,
     check_crash_points,
     load_scenario,
     load_scenarios,
@@ -34,7 +34,7 @@ def test_the_documented_example_loads_with_every_value_typed() -> None:
     assert scenario.name == "parallel-append-crash"
     assert scenario.dialect == "openai"
     assert scenario.seed == 7
-    assert scenario.tools["notes"] == ToolSpec(
+    assert scenario.tools["notes"] == ToolDeclaration(
         kind="append", concurrency_safe=False,
         behaviour=SlowBehaviour(kind="slow", seconds=2.0), timeout_seconds=30.0,
     )
@@ -78,7 +78,7 @@ def test_every_fault_kind_has_an_example_and_loads() -> None:
      ("send", None, False), ("put", True, True), ("read", False, False)],
 )
 def test_concurrency_safety_defaults_by_kind(kind: str, declared: bool | None, safe: bool) -> None:
-    tool = ToolSpec.model_validate({"kind": kind, "concurrency_safe": declared})
+    tool = ToolDeclaration.model_validate({"kind": kind, "concurrency_safe": declared})
     assert tool.is_concurrency_safe is safe
 
 
