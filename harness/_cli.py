@@ -256,7 +256,10 @@ def _run(args: argparse.Namespace) -> int:
     loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
     factory = _agent(args.agent, args.target)
     loaded = _speaking(loaded, factory, args.dialect or ())
-    planned = [(replace(case, agent=args.agent), scenario) for scenario, source in loaded
+    _check_target_names(args.target, [scenario for scenario, _ in loaded])
+    targets = tuple(args.target)
+    planned = [(replace(case, agent=args.agent, targets=targets), scenario)
+               for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
     # After every input check (bad input leaves no folder behind), before any case runs.
     check_writable_folder(args.out, "--out")
@@ -281,6 +284,18 @@ def _run(args: argparse.Namespace) -> int:
                    files=written)
     print(f"results written to {args.out}/", file=sys.stderr)
     return 1 if any(result.status == "fail" for result in results) else 0
+
+
+def _check_target_names(targets: Sequence[tuple[str, str]], scenarios: Sequence[Scenario]
+                        ) -> None:
+    """Refuse a ``--target`` for a tool that no scenario of the run declares."""
+    declared = sorted({name for scenario in scenarios for name in scenario.tools})
+    for tool, spec in targets:
+        if tool not in declared:
+            raise ConfigError("--target", f"{tool}={spec}",
+                              "the name of a tool the scenarios declare: "
+                              + (", ".join(declared) or "(they declare none)"),
+                              _did_you_mean(tool, declared))
 
 
 def _speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
@@ -456,8 +471,9 @@ _COLUMNS = ("scenario", "cases", "passed", "failed", "unknown", "crash runs", "d
 
 
 def summary_table(results: Sequence[CaseResult]) -> str:
-    """One row per scenario and a total: cases, passed, failed, unknown verdicts, crash runs,
-    duplicate side effects and virtual seconds."""
+    """One row per scenario and a total: cases, and of them passed, failed and unknown (the
+    crash point or a scripted fault was never reached), crash runs, duplicate side effects
+    and virtual seconds."""
     names = list(dict.fromkeys(result.case.scenario_name for result in results))
     rows = [_summary_row(name, [r for r in results if r.case.scenario_name == name])
             for name in names]
@@ -470,9 +486,9 @@ def summary_table(results: Sequence[CaseResult]) -> str:
 
 
 def _summary_row(name: str, results: Sequence[CaseResult]) -> tuple[str, ...]:
-    passed = sum(result.passed for result in results)
-    unknown = sum(v.status == "unknown" for result in results for v in result.verdicts)
-    return (name, str(len(results)), str(passed), str(len(results) - passed), str(unknown),
+    statuses = [result.status for result in results]
+    return (name, str(len(results)), str(statuses.count("pass")), str(statuses.count("fail")),
+            str(statuses.count("unknown")),
             str(sum(result.case.crash is not None for result in results)),
             str(sum(result.duplicates for result in results)),
             f"{sum(result.virtual_seconds for result in results):.1f}")

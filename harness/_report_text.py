@@ -297,19 +297,26 @@ def _done_twice(result: CaseResult, trace: Trace) -> list[str]:
 
 def _broken_restart(result: CaseResult, trace: Trace) -> list[str]:
     crash = result.case.crash
-    if crash is None or is_world_point(crash.point_id):
-        return []
+    traceback = trace.extra.get("agent_traceback") or ""
     failed_after = [i for i in trace.incarnations if i.purpose == "run" and i.number > 1
                     and (i.stop_state == "failed" or i.error)]
-    if not failed_after or "agent_traceback" not in trace.extra:
+    if crash is None or not failed_after or not traceback:
         return []
-    role, _, rest = crash.point_id.partition(":")
-    op = rest.partition("#")[0]
+    if is_world_point(crash.point_id):
+        if not any(word in traceback for word in _DECODE_ERRORS):
+            return []
+        where = "a file it wrote before the crash"
+    else:
+        role, _, rest = crash.point_id.partition(":")
+        where = f"its '{role}' file (the crash hit its {rest.partition('#')[0]})"
     return [f"the agent failed after restarting from the crash at {crash.point_id} "
-            f"({crash.crash_class}): it could not read what the crash left of its '{role}' "
-            f"file. A file written in place, without fsync and an atomic rename, is empty, "
-            f"cut or missing after a crash at its {op}: write it to a temporary file, fsync "
-            "it, os.replace it over the old one and fsync the folder."]
+            f"({crash.crash_class}): it could not read {where}. A file written in place, "
+            "without fsync and an atomic rename, is empty, cut or missing after a crash: "
+            "write it to a temporary file, fsync it, os.replace it over the old one and "
+            "fsync the folder."]
+
+
+_DECODE_ERRORS = ("JSONDecodeError", "UnicodeDecodeError", "EOFError", "UnpicklingError")
 
 
 def _stream_cut(_result: CaseResult, trace: Trace) -> list[str]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -194,7 +194,14 @@ class ScenarioFile(pytest.File):
         if skip is not None:
             yield ScenarioSkipItem.from_parent(self, name=scenario.name, reason=skip)
             return
-        for case in cases:
+        from harness.intercept import PlainEntry
+
+        agent = _agent_factory(self.config, scenario)
+        spec = agent.spec if isinstance(agent, PlainEntry) else None
+        targets = agent.tool_map if isinstance(agent, PlainEntry) else ()
+        for planned in cases:
+            # The replay names the agent the item ran with, however it was chosen.
+            case = replace(planned, agent=spec, targets=targets)
             yield ScenarioItem.from_parent(self, name=case.case_id, case=case, scenario=scenario)
 
     def _plan(self) -> tuple[Scenario, list[Case]]:

@@ -543,14 +543,38 @@ CHECKS: dict[str, Callable[[Trace], Verdict]] = {
 """Every implemented checker by invariant id. I5 (goals) comes with goals."""
 
 
+def check_tool_names(trace: Trace) -> Verdict | None:
+    """The scenario's model calls only tools the agent offered it (a scenario fit for the agent).
+
+    A scenario written for another agent names tools this one does not have; every
+    verdict about those calls would then judge a mismatch, not the agent.
+    """
+    missing: dict[str, tuple[str, ...]] = {}
+    for r in trace.requests:
+        if r.offered_tools is None:
+            continue
+        for call in r.calls:
+            if call.name not in r.offered_tools:
+                missing.setdefault(call.name, r.offered_tools)
+    if not missing:
+        return None
+    lines = [f"the model called {name!r}; the agent offers {list(offered)}"
+             for name, offered in missing.items()]
+    return _fail("tools", f"the scenario's model calls {sorted(missing)}, tools this agent does "
+                 "not offer: name the scenario's tools (and their arguments) after the agent's, "
+                 "each with a target: naming the agent's function", lines)
+
+
 def check_network(trace: Trace) -> Verdict | None:
     """A case has no network: a request to a host that is no fake provider fails the case."""
     foreign = trace.extra.get("foreign_requests") or []
     if not foreign:
         return None
     return _fail("network", f"the agent sent {len(foreign)} request(s) to hosts that are not a "
-                 "fake provider: point its clients at the base URL in the environment "
-                 "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL) instead of a fixed one", foreign)
+                 "fake provider: point its model clients at the base URL in the environment "
+                 "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL) instead of a fixed one; if one of its "
+                 "own tools calls a service, give that tool a target: naming the function, so "
+                 "the harness counts the call instead", foreign)
 
 
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:
@@ -563,5 +587,5 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
         CHECKS[i](trace) if i in CHECKS else _unknown(i, f"{i} has no checker yet")
         for i in trace.expect.invariants
     ]
-    extra = [check_side_effects(trace), check_network(trace)]
+    extra = [check_side_effects(trace), check_tool_names(trace), check_network(trace)]
     return tuple(verdicts + [v for v in extra if v is not None] + list(always_verdicts(trace)))

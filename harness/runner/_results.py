@@ -60,6 +60,8 @@ class Case:
     crash: CrashSpec | None = None
     agent: str | None = None
     """The ``--agent`` spec the case ran with (None: the reference agent), for its replay."""
+    targets: tuple[tuple[str, str], ...] = ()
+    """The ``--target`` pairs it ran with, for its replay."""
 
     @property
     def case_id(self) -> str:
@@ -74,6 +76,8 @@ class Case:
         words = ["harness", "run", str(self.source), "--seed", str(self.seed)]
         if self.agent is not None:
             words += ["--agent", self.agent]
+        for tool, spec in self.targets:
+            words += ["--target", f"{tool}={spec}"]
         if self.crash is not None:
             words += ["--crash-at", self.crash.label]
         return shlex.join(words)

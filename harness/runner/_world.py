@@ -466,6 +466,7 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         cache=_cache_record(p.cache), attempt_id=p.attempt_id, retry_layer=p.retry_layer,
         retry_after=p.retry_after, longest_silence=p.longest_silence,
         usage_seen=usage if reported else _seen(dialect, p, delivery),
+        offered_tools=offered_tools(p.body),
     )
 
 
@@ -484,6 +485,28 @@ def asked_wait(headers: tuple[tuple[str, str], ...], now: float) -> float | None
     20.0
     """
     return parse_retry_after(dict(headers), now_unix=_CALENDAR_ORIGIN + now)
+
+
+def offered_tools(body: Mapping[str, object] | None) -> tuple[str, ...] | None:
+    """The names of the tools a request offers the model, in either dialect's shape.
+
+    >>> offered_tools({"tools": [{"type": "function", "function": {"name": "mail"}},
+    ...                          {"name": "notes", "input_schema": {}}]})
+    ('mail', 'notes')
+    >>> offered_tools({"messages": []}) is None
+    True
+    """
+    tools = body.get("tools") if body is not None else None
+    if not isinstance(tools, list):
+        return None
+    names = []
+    for tool in tools:
+        if isinstance(tool, dict):
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, dict) else tool.get("name")
+            if isinstance(name, str):
+                names.append(name)
+    return tuple(names)
 
 
 def _sent_usage(p: _Pending) -> SentUsage | None:

@@ -150,6 +150,8 @@ class RequestRecord:
     longest_silence: float = 0.0
     # The usage (input and output) among the bytes the client was sent, if any arrived.
     usage_seen: SentUsage | None = None
+    # The tool names the agent offered the model in this request (None: it sent no list).
+    offered_tools: tuple[str, ...] | None = None
 
     @property
     def complete(self) -> bool:

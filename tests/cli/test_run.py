@@ -144,7 +144,9 @@ def test_bad_input_exits_2_with_one_clear_line(
     assert not (tmp_path / "out").exists()
 
 
-def test_the_summary_counts_unknown_verdicts_crash_runs_and_duplicates() -> None:
+def test_the_summary_counts_cases_by_status_crash_runs_and_duplicates() -> None:
+    # An unknown verdict inside a passing case leaves it passed; a case whose crash
+    # point was never reached is an unknown case.
     source = Path("s.yaml")
     plain = CaseResult(Case("s", source, 0), "complete", "done",
                        (Verdict("I1", "pass", ""), Verdict("I5", "unknown", "")), "d", True,
@@ -153,12 +155,15 @@ def test_the_summary_counts_unknown_verdicts_crash_runs_and_duplicates() -> None
     crashed = CaseResult(Case("s", source, 0, crash),
                          "complete", "done", (Verdict("I1", "fail", "twice"),), "d", True,
                          duplicates=1, virtual_seconds=2.0)
+    unreached = CaseResult(Case("s", source, 0, CrashSpec("journal:fsync#9", "after",
+                                                          "unsynced_lost")),
+                           "complete", "done", (Verdict("I1", "pass", ""),), "d", False)
 
-    assert summary_table([plain, crashed]).splitlines() == [
+    assert summary_table([plain, crashed, unreached]).splitlines() == [
         "scenario  cases  passed  failed  unknown  crash runs  duplicates  virtual s",
         "--------  -----  ------  ------  -------  ----------  ----------  ---------",
-        "s             2       1       1        1           1           1        3.2",
-        "total         2       1       1        1           1           1        3.2",
+        "s             3       1       1        1           2           1        3.2",
+        "total         3       1       1        1           2           1        3.2",
     ]
 
 

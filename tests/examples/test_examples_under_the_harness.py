@@ -71,7 +71,7 @@ def test_a_torn_state_file_breaks_the_naive_agents_restart() -> None:
     text = report(result)
     assert "in load_state" in text  # the agent's own traceback, pointing at its code
     assert ("the agent failed after restarting from the crash at state:truncate#1 "
-            "(process_killed): it could not read what the crash left of its 'state' file"
+            "(process_killed): it could not read its 'state' file (the crash hit its truncate)"
             in text)
 
 
@@ -168,3 +168,15 @@ def test_the_shipped_careful_scenario_passes_in_every_crash_case() -> None:
     sample = cases[::15]  # every crash class and point kind, at a fraction of the time
     results = [run_case(case, scenario, PlainEntry(CAREFUL)) for case in sample]
     assert [r.case.case_id for r in results if r.status != "pass"] == []
+
+
+def test_a_state_file_lost_with_the_power_is_explained_after_a_world_event_crash() -> None:
+    # Never fsynced, state.json is empty after a power loss at any moment: the restart
+    # cannot parse it, whatever the crash point was.
+    result = run("examples.openai_agent:main", send_then_note(),
+                 CrashSpec("before_request:2", "at", "unsynced_lost"))
+
+    assert (result.status, result.stop_state) == ("fail", "failed")
+    assert ("the agent failed after restarting from the crash at before_request:2 "
+            "(unsynced_lost): it could not read a file it wrote before the crash"
+            in report(result))

@@ -28,8 +28,35 @@ def test_one_flag_runs_the_shipped_world_event_scenario_and_finds_the_double_sen
     assert code == 1
     # It starts over: the note and the mail both go out a second time.
     assert "I1 broken: 2 non-idempotent effect(s) applied more than once" in out
+    # The replay repeats the agent and its targets: run alone, it tests the same thing.
     assert (f"replay: harness run {WORLD_EVENTS} --seed 35 --agent {package}.agent:main "
+            f"--target mail={package}.tools:send_mail "
+            f"--target notes={package}.tools:append_note "
             "--crash-at 'after_tool:mail#1:at:unsynced_lost'") in out
+
+
+def test_a_scenario_naming_tools_the_agent_does_not_offer_says_so(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    package = openai_agent()
+    scenario = tmp_path / "other-tools.yaml"
+    scenario.write_text(WORLD_EVENTS.read_text().replace("mail", "invoice").replace(
+        "notes", "ledger"))
+    assert main(["run", str(scenario), "--agent", f"{package}.agent:main", "--no-crash",
+                 "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert ("tools: the scenario's model calls ['ledger'], tools this agent does not offer: "
+            "name the scenario's tools (and their arguments) after the agent's") in out
+    assert "the model called 'ledger'; the agent offers ['mail', 'notes', 'outbox']" in out
+
+
+def test_a_target_for_a_tool_no_scenario_declares_is_refused(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    package = openai_agent()
+    assert main(["run", str(WORLD_EVENTS), "--agent", f"{package}.agent:main",
+                 "--target", f"mial={package}.tools:send_mail", "--out", str(tmp_path)]) == 2
+    assert ("--target: got 'mial=" in capsys.readouterr().err)
 
 
 def test_a_scenario_in_a_dialect_the_agent_does_not_speak_is_skipped(
@@ -89,6 +116,8 @@ def test_pytest_runs_a_plain_agent_named_in_the_ini_file(
     assert outcomes["failed"] >= 1
     result.stdout.fnmatch_lines([
         "*I1 broken: 1 non-idempotent effect(s) applied more than once*",
+        f"replay: harness run scenarios/send.yaml --seed 33 --agent {package}.agent:main "
+        f"--target mail={package}.tools:send_mail --crash-at 'after_tool:mail#1:at:*",
         "*or: pytest 'scenarios/send.yaml::unknown-send-is-inspected[after_tool:mail#1:at:*",
     ])
     result.stdout.fnmatch_lines([
