@@ -20,7 +20,7 @@ Example::
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,17 +178,24 @@ def _anthropic_result(block: Mapping[str, Any], names: Mapping[str, str]) -> Too
 class ScriptedModel:
     """Chooses and renders the scenario's replies; see the module docstring."""
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario,
+                 applied: Callable[[], Mapping[str, int]] | None = None) -> None:
         self.scenario = scenario
+        self._applied = applied
         self._by_turn: dict[int, list[Reply]] = {}
         for reply in scenario.model:
             self._by_turn.setdefault(reply.turn, []).append(reply)
 
-    def choose(self, turn: int, results: Sequence[ToolResult]) -> Reply | None:
-        """The reply for ``turn`` given the request's last tool results (None: unscripted)."""
+    def choose(self, turn: int, results: Sequence[ToolResult],
+               applied: Mapping[str, int] | None = None) -> Reply | None:
+        """The reply for ``turn`` given the request's last tool results (None: unscripted).
+
+        ``applied`` is the ledger's count of side effects per tool, for a ``when``
+        that reads the world (``applied``); absent, such a condition never holds.
+        """
         replies = self._by_turn.get(turn, [])
         for reply in replies:
-            if reply.when is not None and any(_matches(reply, r) for r in results):
+            if reply.when is not None and _condition_met(reply, results, applied):
                 return reply
         default = [reply for reply in replies if reply.when is None]
         chosen = default or replies
@@ -199,10 +206,26 @@ class ScriptedModel:
         body = request.json or {}
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
-        reply = self.choose(request.turn, last_tool_results(self.scenario.dialect, messages))
+        applied = self._applied() if self._applied is not None else None
+        reply = self.choose(request.turn, last_tool_results(self.scenario.dialect, messages),
+                            applied)
         if reply is None:
             return ScriptedResponse((Text(UNSCRIPTED_TEXT),), "stop", _derived_usage(body, 8))
         return render(reply, request.turn, body)
+
+
+def _condition_met(reply: Reply, results: Sequence[ToolResult],
+                   applied: Mapping[str, int] | None) -> bool:
+    when = reply.when
+    assert when is not None
+    if when.applied:
+        if applied is None:
+            return False
+        if any(applied.get(tool, 0) != count for tool, count in when.applied.items()):
+            return False
+        if when.tool is None and when.outcome is None:
+            return True
+    return any(_matches(reply, r) for r in results)
 
 
 def _matches(reply: Reply, result: ToolResult) -> bool:

@@ -166,7 +166,7 @@ class World:
         self.disk = CrashDisk(plan=plan, seed=seed)
         self.incarnations = self.disk.incarnations
         self.ledger = ToolLedger(self.clock, self.incarnations)
-        self.model = ScriptedModel(scenario)
+        self.model = ScriptedModel(scenario, self._applied_effects)
         self._faults = fault_plan(scenario)
         self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed,
                                      cache=_cache_config(scenario),
@@ -191,6 +191,13 @@ class World:
         """Whether the case's disk error (EIO, ENOSPC, not a crash) has been raised yet."""
         plan, fired = self.disk.plan, self.disk.fired
         return plan is not None and fired is not None and plan.crash_class in DISK_ERRORS
+
+    def _applied_effects(self) -> dict[str, int]:
+        """Side effects in the ledger per tool: what the scripted model may look at."""
+        counts: dict[str, int] = {}
+        for effect in self.ledger.effects:
+            counts[effect.tool] = counts.get(effect.tool, 0) + 1
+        return counts
 
     def next_invocation_seq(self) -> int:
         """Numbers invocations in the order they started (they may end out of order)."""

@@ -56,19 +56,24 @@ class ScriptedCall(ScenarioModel):
 class ReplyCondition(ScenarioModel):
     """Pick a reply only when the request's last tool results match.
 
-    Both fields set means one result must match both.
+    ``tool`` and ``outcome`` set means one result must match both. ``applied``
+    reads the world instead: the ledger must hold exactly these counts of side
+    effects when the request arrives, what a real model learns from an inspect
+    tool's result (so a script can send again only when the send never happened).
     """
 
     tool: ToolName | None = None
     """A tool whose result is among the request's last tool results."""
     outcome: ToolOutcome | None = None
     """The outcome that result must have, such as unknown_after_restart."""
+    applied: dict[ToolName, Annotated[int, Field(ge=0, le=1_000_000)]] | None = None
+    """Side effects the ledger holds per tool when the request arrives, such as {mail: 0}."""
 
     @model_validator(mode="after")
     def _not_empty(self) -> Self:
-        if self.tool is None and self.outcome is None:
+        if self.tool is None and self.outcome is None and not self.applied:
             raise_if_any([Problem((), "an empty 'when' matches nothing in particular",
-                                  expected="'tool', 'outcome' or both",
+                                  expected="'tool', 'outcome', 'applied' or a mix",
                                   hint="Remove 'when' to make this the turn's default reply")])
         return self
 
@@ -263,15 +268,24 @@ def _reply_problems(scenario: Scenario) -> list[Problem]:
         problems.append(Problem(("model",), f"no reply for turn {missing[0]}",
                                 got=f"replies for turns {sorted(turns)}",
                                 expected=f"a reply for every turn from 1 to {scenario.last_turn}"))
-    seen = Counter((reply.turn, reply.when) for reply in scenario.model)
+    seen = Counter(_choice_key(reply) for reply in scenario.model)
     for index, reply in enumerate(scenario.model):
-        if seen[(reply.turn, reply.when)] > 1:
-            seen[(reply.turn, reply.when)] = 0  # report each ambiguity once
+        if seen[_choice_key(reply)] > 1:
+            seen[_choice_key(reply)] = 0  # report each ambiguity once
             problems.append(Problem(("model", index), "two replies for the same turn and "
                                     "'when' leave the choice to chance",
                                     got=f"another reply for turn {reply.turn}",
                                     expected="a different 'when' on one of them"))
     return problems
+
+
+def _choice_key(reply: Reply) -> tuple[object, ...]:
+    """What tells two replies of a turn apart (``applied`` is a mapping: made hashable)."""
+    when = reply.when
+    if when is None:
+        return (reply.turn, None)
+    applied = tuple(sorted(when.applied.items())) if when.applied else None
+    return (reply.turn, when.tool, when.outcome, applied)
 
 
 def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
@@ -292,8 +306,11 @@ def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
         when = reply.get("when")
         if isinstance(when, dict):
             named.append((("model", r, "when", "tool"), when.get("tool")))
-    problems = [_undeclared(loc, name, declared) for loc, name in named
-                if isinstance(name, str) and name not in declared]
+            applied = when.get("applied")
+            named += [(("model", r, "when", "applied", name), name)
+                      for name in (applied if isinstance(applied, dict) else {})]
+    problems = [_undeclared(loc, name, declared, at_key=loc[-2] == "applied")
+                for loc, name in named if isinstance(name, str) and name not in declared]
     expect = data.get("expect")
     counted = expect.get("side_effects") if isinstance(expect, dict) else None
     return problems + [_undeclared(("expect", "side_effects", name), name, declared, at_key=True)
