@@ -126,7 +126,8 @@ class AgentOutcome:
     ``context_tokens`` is the input size of the last request (L6).
     ``infra_failure`` says an infrastructure failure was met on the way (I4).
     An agent that reports no ``transcript`` is judged on the one the world saw
-    (its requests), followed by ``final_text``, its answer. ``agent_traceback``
+    (its requests); ``final_text`` is the answer it returned, kept beside the
+    transcript, not in it (only the model's words are committed messages). ``agent_traceback``
     is the agent's own traceback when an exception of its code ended the run.
     """
 

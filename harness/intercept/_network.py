@@ -40,7 +40,7 @@ from typing import Any, Protocol
 import httpx
 import httpx2
 
-from fakes import Emit, IncomingRequest, Pause, Reset, Step, VirtualClock
+from fakes import Emit, Hang, IncomingRequest, Pause, Reset, Step, VirtualClock
 from harness._errors import HarnessError
 
 #: The HTTP libraries whose default transports are intercepted.
@@ -287,6 +287,7 @@ class _Reading:
         self._request = request
         self._first = True
         self._started = False
+        self._silent = 0.0  # seconds without a byte since the last one, against the timeout
 
     def _once(self) -> bool:
         """Whether this is the first read: a body off the wire cannot be read twice.
@@ -297,7 +298,19 @@ class _Reading:
         first, self._started = not self._started, True
         return first
 
+    def _walk(self) -> Iterator[bytes | Pause | Hang]:
+        """What the client meets, in order: bytes to hand over and waits; a reset raises."""
+        for step in self._served.steps:
+            if isinstance(step, Emit):
+                if step.data:
+                    yield step.data
+            elif isinstance(step, Reset):
+                raise self._reset()
+            else:
+                yield step
+
     def _delivering(self, data: bytes) -> bytes:
+        self._silent = 0.0
         if self._served.record is not None:
             self._served.record.on_chunk(data)
         return data
@@ -341,20 +354,15 @@ class _AsyncBody(_Reading):
         self._eof()
 
     async def _play(self) -> AsyncIterator[bytes]:
-        silent = 0.0
-        for step in self._served.steps:
-            if isinstance(step, Emit):
-                if step.data:
-                    silent = 0.0
-                    yield self._delivering(step.data)
-                    self._delivered()
-            elif isinstance(step, Reset):
-                raise self._reset()
-            else:
-                try:
-                    silent = await _pause_async(step, silent, self._timeout)
-                except _Silence:
-                    raise self._timed_out() from None
+        for item in self._walk():
+            if isinstance(item, bytes):
+                yield self._delivering(item)
+                self._delivered()
+                continue
+            try:
+                self._silent = await _pause_async(item, self._silent, self._timeout)
+            except _Silence:
+                raise self._timed_out() from None
 
     async def aclose(self) -> None:
         _end(self._served, "closed")
@@ -371,20 +379,15 @@ class _SyncBody(_Reading):
     def __iter__(self) -> Iterator[bytes]:
         if not self._once():
             return
-        silent = 0.0
-        for step in self._served.steps:
-            if isinstance(step, Emit):
-                if step.data:
-                    silent = 0.0
-                    yield self._delivering(step.data)
-                    self._delivered()
-            elif isinstance(step, Reset):
-                raise self._reset()
-            else:
-                try:
-                    silent = _pause_sync(self._clock, step, silent, self._timeout)
-                except _Silence:
-                    raise self._timed_out() from None
+        for item in self._walk():
+            if isinstance(item, bytes):
+                yield self._delivering(item)
+                self._delivered()
+                continue
+            try:
+                self._silent = _pause_sync(self._clock, item, self._silent, self._timeout)
+            except _Silence:
+                raise self._timed_out() from None
         self._eof()
 
     def close(self) -> None:
