@@ -123,12 +123,19 @@ def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(
         rf"""(?P<key>(?<![\w-]){_key_pattern(words)}(?![\w-])["']?\s*[:=]\s*)
              (?:(?P<quote>["'])(?P<quoted>.*?)(?P=quote)
-              |(?P<scheme>(?:bearer|basic|token)\s+)?(?P<bare>[^\s,;}}\])"']+))""",
+              |(?P<scheme>(?:bearer|basic|token)\s+)?(?P<bare>[^\s,;{{}}\[\])"']+))""",
         re.IGNORECASE | re.VERBOSE)
 
 
 def redact_text(text: str) -> str:
-    """``text`` with the value after each secret-looking ``key: value`` or ``key=value``."""
+    """``text`` with the value after each secret-looking ``key: value`` or ``key=value``.
+
+    A value that opens a list or a mapping is not one secret but a structure, such as a
+    scenario's ``secret: [pin]``; it stays readable.
+
+    >>> redact_text("mail: {kind: send, secret: [pin]}, token=abc")
+    'mail: {kind: send, secret: [pin]}, token=[redacted]'
+    """
     return _pattern(secret_words()).sub(_replacement, text)
 
 

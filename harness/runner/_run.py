@@ -50,7 +50,14 @@ from harness.intercept import (
 )
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
-from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
+from harness.runner._results import (
+    AttemptRow,
+    Case,
+    CaseResult,
+    CrashSpec,
+    Verdict,
+    without_secrets,
+)
 from harness.runner._task import task_for
 from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
 from harness.scenario import Scenario, check_targets, fault_error, load_scenario
@@ -446,7 +453,7 @@ def run_case(case: Case, scenario: Scenario | None = None,
     """
     scenario = scenario if scenario is not None else load_scenario(case.source)
     trace = run_trace(case, scenario, agent_factory)
-    return case_result(case, trace)
+    return without_secrets(case_result(case, trace), scenario.secret_values())
 
 
 def case_result(case: Case, trace: Trace) -> CaseResult:

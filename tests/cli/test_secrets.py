@@ -16,15 +16,16 @@ SCENARIO = """\
 name: canary
 dialect: openai
 tools:
-  mail: {{kind: send}}
+  mail: {{kind: send, secret: [pin]}}
   shell:
     kind: read
     behaviour: {{kind: subprocess, argv: [sh, -c, "env > {env_file}"], env: [NAMED_VAR]}}
 model:
   - turn: 1
     calls:
-      - {{tool: mail, args: {{to: "cfo@example.com", api_key: "CANARY-ARG-1",
-          password: "CANARY-ARG-2", headers: {{Authorization: "Bearer CANARY-ARG-3"}}}}}}
+      - {{tool: mail, args: {{pin: "CANARY-MARKED-4", to: "cfo@example.com",
+          api_key: "CANARY-ARG-1", password: "CANARY-ARG-2",
+          headers: {{Authorization: "Bearer CANARY-ARG-3"}}}}}}
       - {{tool: shell, args: {{}}}}
   - turn: 2
     text: "Done."
@@ -39,6 +40,7 @@ def test_no_canary_reaches_a_child_a_result_a_report_or_the_output(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "CANARY-ENV-1")
     monkeypatch.setenv("GITHUB_TOKEN", "CANARY-ENV-2")
+    monkeypatch.setenv("SOMETHING_API_KEY", "CANARY-ENV-3")
     monkeypatch.setenv("NAMED_VAR", "named-by-the-scenario")
     env_file = tmp_path / "child-env.txt"
     scenario = tmp_path / "canary.yaml"
