@@ -127,8 +127,9 @@ def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
         re.IGNORECASE | re.VERBOSE)
 
 
-def redact_text(text: str) -> str:
-    """``text`` with the value after each secret-looking ``key: value`` or ``key=value``.
+def redact_text(text: str, marked: Iterable[str] = ()) -> str:
+    """``text`` with the value after each secret-looking or ``marked`` ``key: value`` or
+    ``key=value``.
 
     A value that opens a list or a mapping is not one secret but a structure, such as a
     scenario's ``secret: [pin]``; it stays readable.
@@ -136,7 +137,7 @@ def redact_text(text: str) -> str:
     >>> redact_text("mail: {kind: send, secret: [pin]}, token=abc")
     'mail: {kind: send, secret: [pin]}, token=[redacted]'
     """
-    return _pattern(secret_words()).sub(_replacement, text)
+    return _pattern(secret_words() + tuple(marked)).sub(_replacement, text)
 
 
 def _replacement(match: re.Match[str]) -> str:
