@@ -56,7 +56,18 @@ def is_secret_key(key: object, words: Iterable[str] | None = None) -> bool:
     (True, True, False)
     """
     chosen = secret_words() if words is None else tuple(words)
-    return re.fullmatch(_key_pattern(chosen), str(key), re.IGNORECASE) is not None
+    return _is_secret(str(key), chosen)
+
+
+# Agents log every call's arguments through here: a key is judged once per word list.
+@lru_cache(maxsize=4096)
+def _is_secret(key: str, words: tuple[str, ...]) -> bool:
+    return _key_regex(words).fullmatch(key) is not None
+
+
+@lru_cache(maxsize=8)
+def _key_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(_key_pattern(words), re.IGNORECASE)
 
 
 def _key_pattern(words: tuple[str, ...]) -> str:

@@ -169,7 +169,7 @@ class _CaseRun:
 
     def _look_for_secrets(self, incarnation: int) -> None:
         """J3: what the incarnation's files hold of the case's secrets, crashed or not."""
-        self.secrets.after(incarnation, self.world.disk.files(), self.world.invocations)
+        self.secrets.after(incarnation, self.world.disk.files, self.world.invocations)
 
     def _run_agent(self, agent: Agent) -> object:
         if isinstance(agent, PlainAgent):

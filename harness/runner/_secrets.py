@@ -11,13 +11,13 @@ where it found one: path, byte offset and the argument it was passed as, never t
 value::
 
     look = SecretLook(scenario)
-    look.after(incarnation=1, files=disk.files(), invocations=world.invocations)
+    look.after(incarnation=1, files=disk.files, invocations=world.invocations)
     look.record()   # SecretsRecord(looked_for=('mail.password',), files=2, leaks=(...))
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from harness._redact import secret_leaves, value_forms
 from harness.scenario import Scenario
@@ -37,14 +37,19 @@ class SecretLook:
         self._files = 0
         self._leaks: dict[tuple[str, str], SecretLeak] = {}
 
-    def after(self, incarnation: int, files: Mapping[str, bytes],
+    def after(self, incarnation: int, files: Callable[[], Mapping[str, bytes]],
               invocations: Iterable[InvocationRecord]) -> None:
-        """Search ``files`` (path to bytes) as incarnation ``incarnation`` left them."""
+        """Search the files (path to bytes) as incarnation ``incarnation`` left them.
+
+        ``files`` is called only when there is a secret to look for: most cases have none,
+        and copying every file after every incarnation would cost them all.
+        """
         self._learn(invocations)
         if not self._secrets:
             return
-        self._files = max(self._files, len(files))
-        for leak in _leaks(incarnation, files, self._secrets):
+        found = files()
+        self._files = max(self._files, len(found))
+        for leak in _leaks(incarnation, found, self._secrets):
             if len(self._leaks) < _MAX_LEAKS:
                 self._leaks.setdefault((leak.path, leak.secret), leak)
 

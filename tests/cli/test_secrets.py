@@ -3,6 +3,7 @@ or the failure text."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -59,6 +60,11 @@ def test_no_canary_reaches_a_child_a_result_a_report_or_the_output(
     assert "CANARY" not in printed.out + printed.err
     for path in [*out.iterdir(), *report.iterdir()]:
         assert b"CANARY" not in path.read_bytes(), path
+    row = json.loads((out / "cases.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    j3 = next(v for v in row["verdicts"] if v["invariant"] == "J3")
+    assert (j3["status"], j3["message"]) == (
+        "pass", "mail.Authorization, mail.api_key, mail.password, mail.pin in none of the "
+        "agent's 2 file(s)")  # and none in the agent's own files
 
 
 def test_the_child_environment_is_the_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
