@@ -1,0 +1,52 @@
+"""The schedule space: every declared fault kind drawn valid, and what a schedule changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from harness.fuzz import Schedule, scheduled_scenario, violations
+from harness.fuzz._space import FuzzBounds, fault_strategy
+from harness.runner import Case, run_case
+from harness.scenario import FAULT_KINDS, Scenario
+
+
+@pytest.mark.parametrize("kind", list(FAULT_KINDS))
+def test_every_declared_fault_kind_is_drawn_valid(kind: str, base: Scenario) -> None:
+    valid: list[Scenario] = []
+
+    @settings(max_examples=15, database=None, derandomize=True)
+    @given(fault_strategy([kind], base.last_turn, FuzzBounds()))
+    def draw(fault: dict[str, object]) -> None:
+        scenario = scheduled_scenario(base, Schedule(faults=(fault,)))
+        if scenario is not None:
+            valid.append(scenario)
+
+    draw()
+
+    assert valid, f"no valid {kind} fault in 15 draws"
+    assert all(s.faults[0].kind == kind for s in valid)
+
+
+def test_a_stop_state_the_schedule_changes_is_no_violation(base: Scenario) -> None:
+    unauthorized = {"kind": "http_error", "at": {"turn": 1}, "status": 401}
+    scenario = scheduled_scenario(base, Schedule(faults=(unauthorized,)))
+    assert scenario is not None
+
+    result = run_case(Case(base.name, Path("mail-once.yaml"), base.seed), scenario)
+
+    assert result.stop_state == "blocked"
+    assert "I4" not in scenario.expect.invariants
+    assert violations(result) == ()
+
+
+def test_a_schedule_replaces_a_tools_behaviour_and_keeps_its_kind(base: Scenario) -> None:
+    slow = {"behaviour": {"kind": "slow", "seconds": 5.0}, "timeout_seconds": 9.0}
+
+    scenario = scheduled_scenario(base, Schedule(tools=(("mail", slow),)))
+
+    assert scenario is not None
+    assert scenario.tools["mail"].kind == "send"
+    assert scenario.tools["mail"].timeout_seconds == 9.0
