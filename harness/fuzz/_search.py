@@ -115,7 +115,7 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
     bounds = bounds or FuzzBounds()
     search = _Search(base, Path(source), agent, Case(base.name, Path(source), base.seed,
                                                      agent=agent_spec, targets=targets))
-    strategy = schedule_strategy(last_turn=base.last_turn, tools=sorted(base.tools),
+    strategy = schedule_strategy(last_turn=base.last_turn, tools=plain_tools(base),
                                  crashes=_crashes(base, agent), bounds=bounds)
     database = None if out is None else DirectoryBasedExampleDatabase(
         out / DATABASE_DIR / _database_key(base, agent_spec, targets, bounds))
@@ -132,6 +132,22 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
     except _Violation as violation:
         return FuzzOutcome(search.runs, violation.finding, search.first_found_at)
     return FuzzOutcome(search.runs, None)
+
+
+def plain_tools(base: Scenario) -> list[str]:
+    """The tools whose behaviour a schedule may set: those that declare none.
+
+    A declared behaviour is part of the scenario's world, and its script is written for
+    it: a model that keeps calling a failing tool (to prove the loop stops it) would,
+    with that tool made to succeed, send the same thing again and again by design.
+
+    >>> from harness.scenario import Scenario
+    >>> plain_tools(Scenario(name="t", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
+    ...     tools={"mail": {"kind": "send"}, "deploy": {"kind": "send",
+    ...            "behaviour": {"kind": "failing"}}}, expect={"stop_state": "complete"}))
+    ['mail']
+    """
+    return sorted(name for name, tool in base.tools.items() if tool.behaviour is None)
 
 
 def _property(search: _Search) -> Callable[[Schedule], None]:

@@ -50,3 +50,29 @@ def test_a_schedule_replaces_a_tools_behaviour_and_keeps_its_kind(base: Scenario
     assert scenario is not None
     assert scenario.tools["mail"].kind == "send"
     assert scenario.tools["mail"].timeout_seconds == 9.0
+
+
+REPEATS_A_FAILING_CALL = """\
+name: repeats
+dialect: openai
+tools:
+  deploy: {kind: send, behaviour: {kind: failing}}
+model:
+  - {turn: 1, calls: [{tool: deploy, args: {to: prod}}]}
+  - {turn: 2, calls: [{tool: deploy, args: {to: prod}}]}
+  - {turn: 3, text: Giving up.}
+expect: {stop_state: failed}
+"""
+
+
+def test_a_declared_behaviour_is_the_scenarios_world_and_stays(tmp_path) -> None:
+    # Made to succeed, the failing tool this script keeps calling would send twice by
+    # design; a search that changed it would blame the agent for the script.
+    from harness.fuzz import fuzz_scenario
+    from harness.scenario import parse_scenario
+
+    scenario = parse_scenario(REPEATS_A_FAILING_CALL.encode(), "repeats.yaml")
+
+    outcome = fuzz_scenario(scenario, "repeats.yaml", budget=30, seed=0, out=None)
+
+    assert outcome.found is None
