@@ -372,15 +372,19 @@ class FuzzItem(pytest.Item):
         self.targets = targets
 
     def runtest(self) -> None:
+        from harness._options import with_overrides
         from harness.fuzz import fuzz_scenario, write_repro
         from harness.fuzz._repro import repro_command
+        from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]
+        # The file's own crash block bounds the search, whatever --harness-crash says.
+        scenario = with_overrides(load_scenario(self.path), crash=None, seed=settings.seed)
         assert settings.fuzz_budget is not None
         out = (settings.results_dir or settings.rootdir / ".harness-fuzz") / "fuzz" / \
             self.scenario.name
         seed = settings.seed or 0
-        outcome = fuzz_scenario(self.scenario, _display_path(self.path),
+        outcome = fuzz_scenario(scenario, _display_path(self.path),
                                 budget=settings.fuzz_budget, seed=seed, out=out,
                                 agent=_agent_factory(self.config, self.scenario),
                                 agent_spec=self.agent_spec, targets=self.targets)
@@ -391,7 +395,7 @@ class FuzzItem(pytest.Item):
         path, replay = write_repro(outcome.found, out, found_by=found_by,
                                    agent_spec=self.agent_spec, targets=self.targets)
         violated = "; ".join(f"{v.invariant}: {v.message}" for v in outcome.found.violated)
-        raise FuzzFound(f"schedule {outcome.runs_to_find} of {self.scenario.name} violated "
+        raise FuzzFound(f"schedule {outcome.runs_to_find} of {scenario.name} violated "
                         f"{violated}\nrepro: {path}\nreplay: {replay}")
 
     def repr_failure(

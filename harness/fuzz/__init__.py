@@ -20,7 +20,14 @@ invariant is shrunk to a minimal one and written as a commented scenario file th
 from harness.fuzz._bounds import FuzzBounds
 from harness.fuzz._judge import SCHEDULE_DEPENDENT, scheduled_scenario, violations
 from harness.fuzz._repro import repro_text, write_repro
-from harness.fuzz._search import DATABASE_DIR, Finding, FuzzOutcome, fuzz_scenario
+from harness.fuzz._search import (
+    DATABASE_DIR,
+    Finding,
+    FuzzOutcome,
+    fuzz_scenario,
+    plain_tools,
+    schedule_space,
+)
 from harness.fuzz._space import Schedule, crash_candidates, schedule_strategy
 
 __all__ = [
@@ -32,7 +39,9 @@ __all__ = [
     "Schedule",
     "crash_candidates",
     "fuzz_scenario",
+    "plain_tools",
     "repro_text",
+    "schedule_space",
     "schedule_strategy",
     "scheduled_scenario",
     "violations",

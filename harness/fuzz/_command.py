@@ -73,6 +73,9 @@ def report(outcome: FuzzOutcome, args: argparse.Namespace, agent: AgentUnderTest
           f"{finding.schedule.size} change(s) over {outcome.runs} runs", file=out)
     for verdict in finding.violated:
         print(f"  {verdict.invariant}: {verdict.message}", file=out)
+    if finding.schedule.size == 0:
+        print("the scenario fails as it is, without a fault or a crash: "
+              f"see 'harness run {args.scenario}' first", file=out)
     print(f"repro: {path} ({lines} lines)" + ("" if reproduced else
           "; it did NOT fail when run again: the agent is not deterministic"), file=out)
     print(f"replay: {replay}", file=out)

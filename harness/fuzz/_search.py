@@ -25,6 +25,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.strategies import SearchStrategy
 
 from harness._errors import ScenarioError
 from harness.fuzz._bounds import FuzzBounds
@@ -115,8 +116,7 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
     bounds = bounds or FuzzBounds()
     search = _Search(base, Path(source), agent, Case(base.name, Path(source), base.seed,
                                                      agent=agent_spec, targets=targets))
-    strategy = schedule_strategy(last_turn=base.last_turn, tools=plain_tools(base),
-                                 crashes=_crashes(base, agent), bounds=bounds)
+    strategy = schedule_space(base, agent, bounds)
     database = None if out is None else DirectoryBasedExampleDatabase(
         out / DATABASE_DIR / _database_key(base, agent_spec, targets, bounds))
     # The seed is applied first, the settings around it: ``seed`` alone would switch the
@@ -132,6 +132,13 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
     except _Violation as violation:
         return FuzzOutcome(search.runs, violation.finding, search.first_found_at)
     return FuzzOutcome(search.runs, None)
+
+
+def schedule_space(base: Scenario, agent: AgentUnderTest | None = None,
+                   bounds: FuzzBounds | None = None) -> SearchStrategy[Schedule]:
+    """The schedules over ``base`` for ``agent``: its turns, its plain tools, its crashes."""
+    return schedule_strategy(last_turn=base.last_turn, tools=plain_tools(base),
+                             crashes=_crashes(base, agent), bounds=bounds or FuzzBounds())
 
 
 def plain_tools(base: Scenario) -> list[str]:
@@ -159,7 +166,14 @@ def _property(search: _Search) -> Callable[[Schedule], None]:
 
 
 def _crashes(base: Scenario, agent: AgentUnderTest | None) -> list[CrashSpec]:
-    """The crashes a crash-free, fault-free run of the agent allows."""
+    """The crashes a crash-free, fault-free run of the agent allows, in the scenario's classes.
+
+    A scenario that crashes nowhere (``crash.points: none``, the default) has a script
+    written for a run that never restarts: a model that repeats a call whatever it is
+    told would repeat one of unknown outcome too. Its schedules do not crash either.
+    """
+    if base.crash.points == "none":
+        return []
     quiet = base.model_copy(update={"faults": [], "crash": base.crash.model_copy(
         update={"points": "none"})})
     points, events = record_run(quiet, agent)

@@ -31,6 +31,8 @@ model:
     text: "Sent."
   - turn: 3
     text: "The outbox shows the mail; not sending it again."
+crash:
+  points: [after_tool:mail#1]
 expect:
   stop_state: complete
 """

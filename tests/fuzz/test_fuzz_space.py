@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
+from hypothesis.errors import NoSuchExample
 
-from harness.fuzz import Schedule, scheduled_scenario, violations
+from harness.fuzz import Schedule, schedule_space, scheduled_scenario, violations
 from harness.fuzz._space import FuzzBounds, fault_strategy
 from harness.runner import Case, run_case
 from harness.scenario import FAULT_KINDS, Scenario
@@ -76,3 +77,16 @@ def test_a_declared_behaviour_is_the_scenarios_world_and_stays(tmp_path) -> None
     outcome = fuzz_scenario(scenario, "repeats.yaml", budget=30, seed=0, out=None)
 
     assert outcome.found is None
+
+
+def test_a_scenario_that_never_crashes_is_fuzzed_without_crashes(base: Scenario) -> None:
+    # Its script is written for a run without restarts: a model that repeats a call
+    # whatever it is told would repeat one of unknown outcome too, and I3 would blame
+    # the agent for it (scenarios/tools/repeated-error-stops.yaml did).
+    never = base.model_copy(update={"crash": base.crash.model_copy(update={"points": "none"})})
+
+    with pytest.raises(NoSuchExample):
+        find(schedule_space(never), lambda s: s.crash is not None,
+             settings=settings(database=None, max_examples=50))
+    assert find(schedule_space(base), lambda s: s.crash is not None,
+                settings=settings(database=None, max_examples=50)).crash is not None
