@@ -42,8 +42,10 @@ def scenario_data(base: Scenario, schedule: Schedule) -> Json:
     if schedule.faults:
         data["faults"] = [dict(f) for f in schedule.faults]
     if schedule.crash is not None:
-        data["crash"] = {"points": [schedule.crash.point_id],
-                         "classes": [schedule.crash.crash_class]}
+        crash = schedule.crash
+        data["crash"] = {"points": [crash.point_id], "classes": [crash.crash_class]}
+        if crash.during_recovery:
+            data["crash"]["during_recovery"] = True
     data["expect"] = _schedule_expectation(data["expect"], base)
     return data
 

@@ -177,7 +177,7 @@ def _crashes(base: Scenario, agent: AgentUnderTest | None) -> list[CrashSpec]:
     quiet = base.model_copy(update={"faults": [], "crash": base.crash.model_copy(
         update={"points": "none"})})
     points, events = record_run(quiet, agent)
-    return crash_candidates(points, events, base.crash.classes)
+    return crash_candidates(base, points, events)
 
 
 def _database_key(base: Scenario, agent_spec: str | None,

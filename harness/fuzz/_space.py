@@ -12,8 +12,8 @@ Every strategy lists its simplest choice first (no fault, no crash, a field left
 default, the smallest number), so that Hypothesis shrinks a failing schedule towards
 the shortest scenario that still fails.
 
-    >>> crash_candidates([], ["mid_stream:1"], ["unsynced_lost"])[0].label
-    'mid_stream:1:at:unsynced_lost'
+    >>> FuzzBounds().max_faults
+    3
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-from fakes import crash_class_applies
 from harness.fuzz._bounds import FuzzBounds
-from harness.runner import ERROR_CLASSES, CrashSpec, WorldPoint, parse_world_point
-from harness.scenario import FAULT_KINDS, FaultModel
+from harness.runner import CrashSpec, crash_specs, parse_world_point
+from harness.scenario import FAULT_KINDS, FaultModel, Scenario
 from harness.scenario._faults import FAULT_MODELS_BY_NAME
 from harness.scenario._tools import BEHAVIOUR_MODELS
 
@@ -173,46 +172,31 @@ def behaviour_strategy(bounds: FuzzBounds) -> st.SearchStrategy[Json]:
         lambda pair: {"behaviour": pair[0], "timeout_seconds": pair[1]})
 
 
-def crash_candidates(points: Sequence[str], events: Sequence[str], classes: Sequence[str]
+def crash_candidates(base: Scenario, points: Sequence[str], events: Sequence[str]
                      ) -> list[CrashSpec]:
-    """Every crash a recorded run allows, where bugs live first.
+    """Every crash a recorded run allows in ``base``'s crash classes, where bugs live first.
 
-    First a crash right after a tool's side effect (``after_tool``, the moment whose
-    outcome is unknown, and it reads the same for every agent), then the agent's fsync
-    points (DESIGN §3: "crash after each fsync first: that is where real bugs live"),
-    then the other world events and the other points. A shrunk schedule prefers the
-    earlier ones, and Hypothesis draws them more often.
+    The runner's own order (:func:`harness.runner.crash_specs`: fsync points first, DESIGN
+    §3), with a crash right after a tool's side effect (``after_tool``) ahead of all: the
+    moment whose outcome is unknown, and it reads the same for every agent. A shrunk
+    schedule prefers the earlier ones, and Hypothesis draws them more often.
 
-    >>> [c.label for c in crash_candidates(["journal:write#1", "journal:fsync#1"],
-    ...                                    ["before_request:1", "after_tool:mail#1"],
-    ...                                    ["unsynced_lost"])][:3]
+    >>> from harness.scenario import Scenario
+    >>> base = Scenario(name="t", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
+    ...     crash={"points": "all", "classes": ["unsynced_lost"]},
+    ...     expect={"stop_state": "complete"})
+    >>> [c.label for c in crash_candidates(base, ["journal:write#1", "journal:fsync#1"],
+    ...                                    ["before_request:1", "after_tool:mail#1"])][:3]
     ['after_tool:mail#1:at:unsynced_lost', 'journal:fsync#1:after:unsynced_lost', \
 'journal:fsync#1:before:unsynced_lost']
     """
-    world = _world(events)
-    own = list(dict.fromkeys(points))
-    fsyncs = [p for p in own if _is_fsync(p)]
-    ordered = ([*[e for e in world if e.startswith("after_tool:")], *fsyncs]
-               + [e for e in world if not e.startswith("after_tool:")]
-               + [p for p in own if p not in fsyncs])
-    return [spec for point in ordered for spec in _crashes_at(point, classes)]
+    specs = crash_specs(base, list(dict.fromkeys([*points, *events])))
+    return sorted(specs, key=lambda spec: not _after_tool(spec.point_id))
 
 
-def _is_fsync(point: str) -> bool:
-    return point.rpartition(":")[2].startswith("fsync")
-
-
-def _crashes_at(point: str, classes: Sequence[str]) -> list[CrashSpec]:
-    if parse_world_point(point) is not None:
-        return [CrashSpec(point, "at", c) for c in classes if c not in ERROR_CLASSES]
-    return [CrashSpec(point, when, c) for when in ("after", "before") for c in classes
-            if crash_class_applies(c, point)]
-
-
-def _world(events: Sequence[str]) -> list[str]:
-    parsed: list[WorldPoint] = [p for p in map(parse_world_point, dict.fromkeys(events))
-                                if p is not None]
-    return [p.id for p in parsed]
+def _after_tool(point_id: str) -> bool:
+    point = parse_world_point(point_id)
+    return point is not None and point.kind == "after_tool"
 
 
 def crash_strategy(crashes: Sequence[CrashSpec]) -> st.SearchStrategy[CrashSpec | None]:
