@@ -433,13 +433,17 @@ def _finish_plan(
     faults: tuple[Fault, ...],
     ctx: FaultContext | None,
 ) -> ResponsePlan:
+    cut_short = False
     for fault in faults:
         if isinstance(fault, ByteFault):
             assert ctx is not None
-            timeline = fault.apply_timeline(timeline, ctx)
+            faulted = fault.apply_timeline(timeline, ctx)
+            # A hang or a reset drops every byte after it; one after the last byte drops none.
+            cut_short = cut_short or faulted.length < timeline.length
+            timeline = faulted
     before = tuple(f.step() for f in faults if isinstance(f, StallBeforeHeaders))
     connect = tuple(f.step() for f in faults if isinstance(f, StallConnecting))
-    return ResponsePlan(status, headers, timeline.steps, before, connect)
+    return ResponsePlan(status, headers, timeline.steps, before, connect, cut_short)
 
 
 # Rendered frames by everything a rendering reads: a crash exploration re-sends

@@ -44,6 +44,9 @@ class ResponsePlan:
     steps: tuple[Step, ...]
     before_headers: tuple[Step, ...] = ()
     before_connect: tuple[Step, ...] = ()
+    #: A hang or reset kept bytes of the answer from the client. One that comes
+    #: after the terminal event cuts nothing: the answer arrived whole (S2).
+    cut_short: bool = False
 
     @property
     def body(self) -> bytes:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeAlias, final
 
@@ -433,13 +433,21 @@ class StreamClient:
             # that every chunk pushes forward ("每收到一个 chunk → 刷新时间戳").
             async with asyncio.timeout(self._config.first_byte_timeout) as watchdog:
                 response = await self._http.send(request, stream=True)
-                try:
-                    if response.status_code != 200:
-                        raise StreamFailure(await _status_error(response))
-                    progress.stream_began = True
+
+                async def watched_chunks() -> AsyncIterator[bytes]:
+                    nonlocal phase
                     async for chunk in response.aiter_bytes():
                         phase = "idle"
                         watchdog.reschedule(loop.time() + self._config.idle_timeout)
+                        yield chunk
+
+                try:
+                    if response.status_code != 200:
+                        # An error body is read under the same watchdog: it can stall too.
+                        error_body = b"".join([chunk async for chunk in watched_chunks()])
+                        raise StreamFailure(_status_error(response, error_body))
+                    progress.stream_began = True
+                    async for chunk in watched_chunks():
                         _feed_all(accumulator, decoder.feed(chunk))
                     _feed_all(accumulator, decoder.close())
                 finally:
@@ -491,9 +499,8 @@ def _status_of(
     return "interrupted" if streamed else "failed"
 
 
-async def _status_error(response: httpx.Response) -> ProviderError:
-    """A non-200 answer as a :class:`ProviderError` (its body read, its headers kept)."""
-    raw = await response.aread()
+def _status_error(response: httpx.Response, raw: bytes) -> ProviderError:
+    """A non-200 answer and its body ``raw`` as a :class:`ProviderError` (headers kept)."""
     headers = {name.lower(): value for name, value in response.headers.items()}
     message, error_type, error_code = _error_fields(raw)
     return ProviderError(

@@ -38,10 +38,8 @@ from fakes import (
     CrashPlan,
     DeadIncarnationError,
     FakeProvider,
-    Hang,
     IncomingRequest,
     Latency,
-    Reset,
     ResponsePlan,
     ScriptedResponse,
     Step,
@@ -135,7 +133,7 @@ class _Pending:
     ended_at: float | None = None
     delivered_bytes: int = 0
     ended: str = "open"  # eof, reset, closed, cancelled, refused, timeout
-    cut_short: bool = False  # the plan itself ends in a reset or a hang
+    cut_short: bool = False  # a reset or a hang kept bytes of the answer from the client
     model: str | None = None  # as the request named it
     cache: CacheOutcome | None = None  # the prompt cache's verdict, when it is on
     attempt_id: str | None = None  # the agent's own id for the attempt, if it sent one
@@ -268,7 +266,7 @@ class World:
         pending = _Pending(len(self.requests) + 1, incarnation, seen.turn, seen.attempt,
                            self.clock.now(), plan.status, tuple(f.kind for f in faults),
                            len(plan.body), _after_cuts(self._last_response, faults))
-        pending.cut_short = any(isinstance(step, Reset | Hang) for step in plan.steps)
+        pending.cut_short = plan.cut_short
         pending.model = _requested_model(seen.json)
         pending.cache = seen.cache
         pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
