@@ -113,6 +113,9 @@ def test_a_misbehaving_agent_is_one_failed_case(suite: Path, tmp_path: Path, age
     rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
     assert [(r["scenario"], r["passed"], r["error"]) for r in rows] == [
         ("a-bad", False, REASONS[agent]), ("b-good", True, None)]
+    # A harness limit is the case's verdict too; an agent that died or hung has none.
+    limited = REASONS[agent].startswith("harness_limit: ")
+    assert rows[0]["failed_invariants"] == (["harness_limit"] if limited else [])
     assert f"harness error: {REASONS[agent]}" in capsys.readouterr().out
 
 
