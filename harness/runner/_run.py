@@ -468,14 +468,16 @@ _LIMIT_ADVICE = {
 
 
 def limit_result(case: Case, limit: HarnessLimitExceeded) -> CaseResult:
-    """A case stopped at a harness limit: one failed ``harness_limit`` verdict, also its error.
+    """A case stopped at a harness limit: one failed ``harness_limit`` verdict.
 
     The run never finished, so there is no trace to judge; the limit is the verdict.
+    It is the agent's doing, not a harness error, so ``error`` stays ``None``.
     """
-    reason = str(limit)
-    verdict = Verdict("harness_limit", "fail", reason, (f"limit: {limit.limit}",),
+    detail = str(limit).removeprefix("harness_limit: ")
+    verdict = Verdict("harness_limit", "fail", detail, (f"limit: {limit.limit}",),
                       advice=_LIMIT_ADVICE.get(limit.limit, ""))
-    return CaseResult(case, None, reason, (verdict,), "", crash_reached=False, error=reason)
+    return CaseResult(case, None, "stopped at a harness limit", (verdict,), "",
+                      crash_reached=False)
 
 
 def case_result(case: Case, trace: Trace) -> CaseResult:

@@ -52,10 +52,11 @@ def disk_hog(ports: AgentPorts) -> Agent:
 def test_an_agent_that_fills_the_disk_gets_a_harness_limit_verdict(run) -> None:  # type: ignore[no-untyped-def]
     case = next(c for c in plan_cases(SCENARIO, Path("hello.yaml"), disk_hog) if not c.crash)
     result = run(case, SCENARIO, disk_hog)
-    reason = (f"harness_limit: the agent wrote {MAX_DISK_BYTES + (1 << 20):,} bytes to the "
+    reason = (f"the agent wrote {MAX_DISK_BYTES + (1 << 20):,} bytes to the "
               f"crash disk, more than the {MAX_DISK_BYTES:,} a case may write")
     assert result.status == "fail"
-    assert result.error == reason
+    assert result.error is None  # the agent's doing, not the harness's
+    assert result.stop_reason == "stopped at a harness limit"
     assert [(v.invariant, v.status, v.message, v.evidence) for v in result.verdicts] == [
         ("harness_limit", "fail", reason, ("limit: disk_bytes",))]
     assert "bound what one run writes" in result.verdicts[0].advice
