@@ -8,6 +8,8 @@ Commands and exit codes::
     harness validate PATH...          0 every file loads, 1 some file has errors
     harness points SCENARIO           0, or 2 when the scenario does not load
     harness demo                      0 every streaming fault handled, 1 otherwise
+    harness fuzz SCENARIO [--agent SPEC] [--budget N] [--out DIR] [--seed S]
+                                      0 nothing found, 1 a repro written, 2 bad input
     harness compare BASE CAND [--out DIR] [--format md,html,json]
                                       0 reports written, 2 bad input
     harness gate BASE CAND [--threshold METRIC=VALUE]...
@@ -50,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     from reports._commands import add_report_commands
 
     add_report_commands(commands)
+    from harness._fuzz_options import add_fuzz_command
+
+    add_fuzz_command(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
@@ -152,6 +157,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": _run, "validate": _validate, "points": _points, "demo": _demo,
     }
+    if args.command == "fuzz":
+        from harness.fuzz._command import run_fuzz
+
+        return run_fuzz(args)
     if args.command in {"compare", "gate"}:
         from reports._commands import run_compare, run_gate
 

@@ -41,7 +41,9 @@ plugin's ``CaseFailed`` (a failed verdict, reported without a traceback), the
 intercepted transport's ``_Silence`` (a read timeout in virtual time, raised to
 the agent as its HTTP library's own ``ReadTimeout``) and the YAML loader's
 ``_AliasCycleError`` and ``_AliasBombError`` (reported as a located
-:class:`ScenarioError`).
+:class:`ScenarioError`); the fuzzer's ``_Violation`` (raised inside the property so
+Hypothesis shrinks the schedule) and the plugin's ``FuzzFound`` (a repro was written,
+reported without a traceback).
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ mypackage.agent:main`` (or ``--harness-agent``), or through the
         return mypackage.agent.main              # a plain main(prompt), run unchanged
         # or: return lambda ports: MyAgent(ports)   # the full Agent protocol
 
+With ``--harness-fuzz N`` each scenario also gets a ``NAME[fuzz]`` item that searches N
+fault schedules (``harness fuzz``) and fails with the path of the shrunk repro.
+
 A case whose crash point the agent never reached is skipped with the reason
 (its verdict is ``unknown``), and so is a scenario in a dialect the agent does
 not speak (ini ``harness_dialects``, ``--harness-dialect``, or a ``dialects``
@@ -71,6 +74,8 @@ class HarnessSettings:
     results: list[CaseResult] = field(default_factory=list)
     twice: bool = False  # --harness-check-determinism
     strict: bool = False  # --harness-strict
+    fuzz_budget: int | None = None  # --harness-fuzz N
+    rootdir: Path = Path()
 
     def collects(self, path: Path) -> bool:
         """Whether ``path`` is a scenario: under a scenario folder or named on the command line."""
@@ -83,6 +88,7 @@ _SETTINGS = pytest.StashKey[HarnessSettings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from harness._fuzz_options import parse_budget
     from harness._options import parse_seed
 
     group = parser.getgroup("harness", "chaos harness scenarios")
@@ -103,6 +109,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
+    group.addoption("--harness-fuzz", type=parse_budget, metavar="N", default=None,
+                    help="also fuzz N fault schedules per scenario (harness fuzz): one item per"
+                         " scenario that fails with the path of the shrunk repro")
     group.addoption("--harness-agent", metavar="MODULE:CALLABLE", default=None,
                     help="the agent under test: a plain main(prompt) run unchanged, or a factory"
                          " over the ports (default: ini harness_agent, else the reference agent)")
@@ -148,6 +157,8 @@ def pytest_configure(config: pytest.Config) -> None:
         targets=_targets(config.getoption("harness_target") or config.getini("harness_targets")),
         twice=config.getoption("harness_check_determinism"),
         strict=config.getoption("harness_strict"),
+        fuzz_budget=config.getoption("harness_fuzz"),
+        rootdir=rootdir,
     )
 
 
@@ -203,6 +214,11 @@ class ScenarioFile(pytest.File):
             # The replay names the agent the item ran with, however it was chosen.
             case = replace(planned, agent=spec, targets=targets)
             yield ScenarioItem.from_parent(self, name=case.case_id, case=case, scenario=scenario)
+        settings = self.config.stash[_SETTINGS]
+        if settings.fuzz_budget is not None:
+            # A factory named by --harness-agent has no spec of its own; its replay needs one.
+            yield FuzzItem.from_parent(self, name=f"{scenario.name}[fuzz]", scenario=scenario,
+                                       agent_spec=spec or settings.agent, targets=targets)
 
     def _plan(self) -> tuple[Scenario, list[Case]]:
         from harness import runner
@@ -334,6 +350,63 @@ class ScenarioErrorItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"scenario file {self.path.name}"
+
+
+class FuzzFound(Exception):
+    """The fuzzer found a schedule that violates an invariant; its repro is written."""
+
+
+class FuzzItem(pytest.Item):
+    """``harness fuzz`` over one scenario: passes when the budget finds nothing.
+
+    The search's seed is ``--harness-seed`` (default 0), so CI finds the same repro every
+    time; its folder (repro and example database) is ``fuzz/SCENARIO`` under
+    ``--harness-results``, else under ``.harness-fuzz`` in the rootdir.
+    """
+
+    def __init__(self, *, scenario: Scenario, agent_spec: str | None,
+                 targets: tuple[tuple[str, str], ...], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.agent_spec = agent_spec
+        self.targets = targets
+
+    def runtest(self) -> None:
+        from harness._options import with_overrides
+        from harness.fuzz import fuzz_scenario, write_repro
+        from harness.fuzz._repro import repro_command
+        from harness.scenario import load_scenario
+
+        settings = self.config.stash[_SETTINGS]
+        # The file's own crash block bounds the search, whatever --harness-crash says.
+        scenario = with_overrides(load_scenario(self.path), crash=None, seed=settings.seed)
+        assert settings.fuzz_budget is not None
+        out = (settings.results_dir or settings.rootdir / ".harness-fuzz") / "fuzz" / \
+            self.scenario.name
+        seed = settings.seed or 0
+        outcome = fuzz_scenario(scenario, _display_path(self.path),
+                                budget=settings.fuzz_budget, seed=seed, out=out,
+                                agent=_agent_factory(self.config, self.scenario),
+                                agent_spec=self.agent_spec, targets=self.targets)
+        if outcome.found is None:
+            return
+        found_by = repro_command(_display_path(self.path), agent_spec=self.agent_spec,
+                                budget=settings.fuzz_budget, seed=seed, out=out)
+        path, replay = write_repro(outcome.found, out, found_by=found_by,
+                                   agent_spec=self.agent_spec, targets=self.targets)
+        violated = "; ".join(f"{v.invariant}: {v.message}" for v in outcome.found.violated)
+        raise FuzzFound(f"schedule {outcome.runs_to_find} of {scenario.name} violated "
+                        f"{violated}\nrepro: {path}\nreplay: {replay}")
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None,
+    ) -> str | Any:
+        if isinstance(excinfo.value, FuzzFound):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"fuzz {self.scenario.name}"
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -9,6 +9,7 @@ PACKAGES = [
     "harness",
     "harness.agent",
     "harness.checks",
+    "harness.fuzz",
     "harness.ports",
     "harness.runner",
     "harness.scenario",

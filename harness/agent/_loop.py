@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, final
 
 from harness._errors import DiskError
+from harness._redact import redact
 from harness.agent._adapter import (
     AgentOutcome,
     AgentPorts,
@@ -216,6 +217,7 @@ class ReferenceAgent:
         self._journal: ToolJournal | None = None
         self._attempts: dict[str, Usage | None] = {}
         self._epoch: int | None = None  # the session epoch this run started in (L7)
+        self._secret_arguments: dict[str, tuple[str, ...]] = {}  # by tool, kept out of logs
 
     # -- recovery (J4, J5, S7, I11) ----------------------------------------------------
 
@@ -328,6 +330,7 @@ class ReferenceAgent:
             budget=budget,
         )
         timeouts = {t.name: t.timeout_seconds for t in task.tools if t.timeout_seconds}
+        self._secret_arguments = {t.name: t.secret_arguments for t in task.tools}
         runner = ToolRunner(
             self.journal,
             ports.tools,
@@ -469,7 +472,7 @@ class ReferenceAgent:
             text=message.text,
             finish=message.finish,
             rejected=rejected,
-            calls=calls_to_json(calls),
+            calls=calls_to_json(calls, self._secret_arguments),
         )
         return AssistantEntry(
             turn_id,
@@ -604,9 +607,13 @@ class ReferenceAgent:
             callId=reply.call_id,
             executionId=execution.execution_id if execution is not None else None,
             status=reply.status,
-            content=reply.content,
+            # A tool's result may quote secrets too (an outbox lists what was sent): J3.
+            content=redact(reply.content, self._marked_anywhere()),
             synthetic=reply.synthetic,
         )
+
+    def _marked_anywhere(self) -> set[str]:
+        return {name for names in self._secret_arguments.values() for name in names}
 
     def _record_attempts(self, turn_id: str, result: CompletionResult) -> None:
         """Each attempt once, failed ones included (L6); in memory first, then durably."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from fakes import HarnessLimitExceeded
 from harness.checks import Trace, Verdict
-from harness.runner._results import Case, CaseResult
+from harness.runner._results import Case, CaseResult, without_secrets
 from harness.runner._run import AgentUnderTest, case_result, limit_result, run_trace
 from harness.scenario import Scenario, load_scenario
 
@@ -32,7 +32,8 @@ def run_case_twice(case: Case, scenario: Scenario | None = None,
     except HarnessLimitExceeded as limit:
         return limit_result(case, limit)
     result = case_result(case, first)
-    return replace(result, verdicts=(*result.verdicts, determinism_verdict(first, second)))
+    result = replace(result, verdicts=(*result.verdicts, determinism_verdict(first, second)))
+    return without_secrets(result, scenario.secret_values())
 
 
 def determinism_verdict(first: Trace, second: Trace) -> Verdict:

@@ -1,0 +1,188 @@
+"""The search: Hypothesis draws schedules, the runner runs them, the first violation is shrunk.
+
+Hypothesis is the engine (generation, shrinking, its example database); this module
+hands it one property, "this schedule violates nothing", over the schedules of
+:mod:`harness.fuzz._space`, and reads the minimal counterexample back from the
+exception of the final replay. The search is deterministic for a seed: Hypothesis
+draws from that seed, no check has a wall-clock deadline, and every run is on the
+virtual clock. The example database lives under the output folder, keyed by the
+scenario, the agent and the bounds, so a failure found once is tried first next time.
+
+    >>> from harness.scenario import Scenario
+    >>> s = Scenario(name="hi", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
+    ...              expect={"stop_state": "complete"})
+    >>> fuzz_scenario(s, "hi.yaml", budget=5, seed=0, out=None).found is None
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.strategies import SearchStrategy
+
+from harness._errors import ScenarioError
+from harness.fuzz._bounds import FuzzBounds
+from harness.fuzz._judge import scheduled_scenario, violations
+from harness.fuzz._space import Schedule, crash_candidates, schedule_strategy
+from harness.runner import (
+    AgentUnderTest,
+    Case,
+    CaseResult,
+    CrashSpec,
+    Verdict,
+    record_run,
+    run_case,
+)
+from harness.scenario import Scenario
+
+DATABASE_DIR = ".hypothesis"
+"""The example database's folder under the output folder."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A schedule that violates an invariant, the scenario it made and its judged run."""
+
+    schedule: Schedule
+    scenario: Scenario
+    result: CaseResult
+
+    @property
+    def violated(self) -> tuple[Verdict, ...]:
+        return violations(self.result)
+
+
+@dataclass(frozen=True)
+class FuzzOutcome:
+    """What a search did: the schedules it ran and the minimal finding, if any."""
+
+    runs: int
+    """Schedules run, shrinking included (rejected ones not counted)."""
+    found: Finding | None
+    runs_to_find: int | None = None
+    """Schedules run when the first violation appeared."""
+
+
+class _Violation(Exception):
+    """Raised inside the property so Hypothesis shrinks; carries what the run showed."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(", ".join(v.invariant for v in finding.violated))
+        self.finding = finding
+
+
+@dataclass
+class _Search:
+    base: Scenario
+    source: Path
+    agent: AgentUnderTest | None
+    case: Case
+    runs: int = 0
+    first_found_at: int | None = None
+
+    def check(self, schedule: Schedule) -> None:
+        candidate = scheduled_scenario(self.base, schedule)
+        if candidate is None:
+            reject()  # faults that cannot go together: not a schedule at all
+        self.runs += 1
+        try:
+            result = run_case(replace(self.case, crash=schedule.crash), candidate, self.agent)
+        except ScenarioError:
+            self.runs -= 1
+            reject()  # a fault that does not fit the stream it meets (a split past its end)
+        finding = Finding(schedule, candidate, result)
+        if finding.violated:
+            self.first_found_at = self.first_found_at or self.runs
+            raise _Violation(finding)
+
+
+def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
+                  out: Path | None, agent: AgentUnderTest | None = None,
+                  agent_spec: str | None = None, targets: tuple[tuple[str, str], ...] = (),
+                  bounds: FuzzBounds | None = None) -> FuzzOutcome:
+    """Search ``budget`` schedules over ``base`` for an invariant violation; shrink the first.
+
+    ``out`` holds Hypothesis's example database (``None``: no database). ``agent`` is the
+    agent under test (``None``: the reference agent); ``agent_spec`` and ``targets`` only
+    go into the cases' replay commands.
+    """
+    bounds = bounds or FuzzBounds()
+    search = _Search(base, Path(source), agent, Case(base.name, Path(source), base.seed,
+                                                     agent=agent_spec, targets=targets))
+    strategy = schedule_space(base, agent, bounds)
+    database = None if out is None else DirectoryBasedExampleDatabase(
+        out / DATABASE_DIR / _database_key(base, agent_spec, targets, bounds))
+    # The seed is applied first, the settings around it: ``seed`` alone would switch the
+    # database off, and the database is what makes a found failure come first next time.
+    prop = settings(
+        database=database, max_examples=budget, deadline=None, derandomize=False,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+        verbosity=Verbosity.quiet, print_blob=False,
+    )(hypothesis_seed(seed)(given(strategy)(_property(search))))
+    try:
+        prop()
+    except _Violation as violation:
+        return FuzzOutcome(search.runs, violation.finding, search.first_found_at)
+    return FuzzOutcome(search.runs, None)
+
+
+def schedule_space(base: Scenario, agent: AgentUnderTest | None = None,
+                   bounds: FuzzBounds | None = None) -> SearchStrategy[Schedule]:
+    """The schedules over ``base`` for ``agent``: its turns, its plain tools, its crashes."""
+    return schedule_strategy(last_turn=base.last_turn, tools=plain_tools(base),
+                             crashes=_crashes(base, agent), bounds=bounds or FuzzBounds())
+
+
+def plain_tools(base: Scenario) -> list[str]:
+    """The tools whose behaviour a schedule may set: those that declare none.
+
+    A declared behaviour is part of the scenario's world, and its script is written for
+    it: a model that keeps calling a failing tool (to prove the loop stops it) would,
+    with that tool made to succeed, send the same thing again and again by design.
+
+    >>> from harness.scenario import Scenario
+    >>> plain_tools(Scenario(name="t", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
+    ...     tools={"mail": {"kind": "send"}, "deploy": {"kind": "send",
+    ...            "behaviour": {"kind": "failing"}}}, expect={"stop_state": "complete"}))
+    ['mail']
+    """
+    return sorted(name for name, tool in base.tools.items() if tool.behaviour is None)
+
+
+def _property(search: _Search) -> Callable[[Schedule], None]:
+    # Hypothesis wants a plain function to wrap, not a bound method.
+    def no_violation(schedule: Schedule) -> None:
+        search.check(schedule)
+
+    return no_violation
+
+
+def _crashes(base: Scenario, agent: AgentUnderTest | None) -> list[CrashSpec]:
+    """The crashes a crash-free, fault-free run of the agent allows, in the scenario's classes.
+
+    A scenario that crashes nowhere (``crash.points: none``, the default) has a script
+    written for a run that never restarts: a model that repeats a call whatever it is
+    told would repeat one of unknown outcome too. Its schedules do not crash either.
+    """
+    if base.crash.points == "none":
+        return []
+    quiet = base.model_copy(update={"faults": [], "crash": base.crash.model_copy(
+        update={"points": "none"})})
+    points, events = record_run(quiet, agent)
+    return crash_candidates(base, points, events)
+
+
+def _database_key(base: Scenario, agent_spec: str | None,
+                  targets: tuple[tuple[str, str], ...], bounds: FuzzBounds) -> str:
+    """One database per scenario, agent and bounds: a saved failure replays only where it
+    means the same schedule."""
+    text = repr((base.model_dump(mode="json"), agent_spec, targets, bounds))
+    return f"{base.name}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"

@@ -1,0 +1,105 @@
+"""``harness fuzz``: exit codes, the repro ``harness run`` fails on, determinism, bad input."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+from harness.scenario import load_scenario
+
+NAIVE = "examples.naive_resend_agent:agent"
+
+
+def test_a_correct_agent_gives_no_false_alarm(fuzz, scenario_file, tmp_path) -> None:
+    code, out, _ = fuzz(scenario_file, "--budget", 25, "--out", tmp_path / "out")
+
+    assert code == 0
+    assert out == "harness fuzz: 25 schedules, no invariant violated (seed 0)\n"
+
+
+def test_the_naive_agent_resends_and_the_repro_reproduces(fuzz, scenario_file, tmp_path,
+                                                          capsys) -> None:
+    out_dir = tmp_path / "out"
+    code, out, _ = fuzz(scenario_file, "--agent", NAIVE, "--budget", 50, "--out", out_dir)
+
+    assert code == 1
+    assert re.match(r"harness fuzz: schedule \d+ violated I1; shrunk to 1 change\(s\)", out)
+    repro = out_dir / "mail-once-repro.yaml"
+    assert f"repro: {repro} (" in out
+    text = repro.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 15
+    assert text.startswith("# I1 violated")
+    assert load_scenario(repro).crash.points == ["after_tool:mail#1"]
+    assert main(["run", str(repro), "--agent", NAIVE, "--out", str(tmp_path / "r")]) == 1
+    assert main(["run", str(repro), "--out", str(tmp_path / "ref")]) == 0  # the reference copes
+    capsys.readouterr()
+
+
+def test_the_replay_command_runs_the_one_failing_case(fuzz, scenario_file, tmp_path,
+                                                      capsys) -> None:
+    _, out, _ = fuzz(scenario_file, "--agent", NAIVE, "--budget", 50, "--out", tmp_path / "o")
+    replay = shlex.split(out.splitlines()[-1].removeprefix("replay: harness "))
+
+    assert main([*replay, "--out", str(tmp_path / "r")]) == 1
+    summary = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"total +1 +0 +1 +0 +1 +1 .*", summary[-1])
+
+
+def normalised(folder: Path, out: str) -> tuple[str, str]:
+    text = (folder / "mail-once-repro.yaml").read_text(encoding="utf-8")
+    return out.replace(str(folder), "OUT"), text.replace(str(folder), "OUT")
+
+
+def test_the_same_seed_finds_the_same_repro(fuzz, scenario_file, tmp_path) -> None:
+    runs = []
+    for name in ("first", "second"):
+        _, out, _ = fuzz(scenario_file, "--agent", NAIVE, "--budget", 50, "--seed", 11,
+                         "--out", tmp_path / name)
+        runs.append(normalised(tmp_path / name, out))
+
+    assert runs[0] == runs[1]
+
+
+def test_a_found_failure_is_tried_first_next_time(fuzz, scenario_file, tmp_path) -> None:
+    args = (scenario_file, "--agent", NAIVE, "--budget", 50, "--seed", 5, "--out", tmp_path)
+    fuzz(*args)
+    assert (tmp_path / ".hypothesis").is_dir()
+
+    _, out, _ = fuzz(*args)
+
+    assert out.startswith("harness fuzz: schedule 1 violated I1")
+
+
+def test_a_malformed_scenario_is_bad_input_with_its_line(fuzz, tmp_path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ndialect: openai\nseed: seven\n"
+                   "model: [{turn: 1, text: hi}]\nexpect: {stop_state: complete}\n")
+
+    code, out, err = fuzz(bad, "--out", tmp_path / "out")
+
+    assert (code, out) == (2, "")
+    assert err.startswith(f"harness: error: {bad}:3:7: seed: wrong type")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--agent", "nowhere.at.all:main"], "harness: error: --agent: got 'nowhere.at.all:main'"),
+    (["--kind", "stal"], "harness: error: --kind: got 'stal'; expected a fault kind: "),
+])
+def test_a_bad_option_is_bad_input(fuzz, scenario_file, tmp_path, args, message) -> None:
+    code, _, err = fuzz(scenario_file, *args, "--out", tmp_path / "out")
+
+    assert code == 2
+    assert err.startswith(message)
+    assert "Traceback" not in err
+
+
+def test_a_budget_below_one_is_refused(fuzz, scenario_file, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        fuzz(scenario_file, "--budget", 0, "--out", tmp_path)
+
+    assert exit_.value.code == 2
