@@ -128,6 +128,8 @@ class FakeProvider:
         self._faults = _check_fault_plan(faults or {})
         self.seed = seed
         self.requests: list[ProviderRequest] = []
+        # The messages of the last request, which the next one mostly repeats (see _record).
+        self._last_messages: list[object] = []
         self._attempts: dict[int, int] = {}
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
@@ -222,6 +224,8 @@ class FakeProvider:
         self, request: IncomingRequest, body: Mapping[str, object] | None, *, turn: int,
         attempt: int,
     ) -> ProviderRequest:
+        if body is not None:
+            self._last_messages = share_repeated_messages(body, self._last_messages)
         recorded = ProviderRequest(
             method=request.method,
             url=request.url,
@@ -483,6 +487,32 @@ def _encode(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timeline:
         total += len(chunk)
         ends.append(total)
     return Timeline(tuple(Emit(chunk) for chunk in chunks), tuple(ends))
+
+
+def share_repeated_messages(body: Mapping[str, object], previous: list[object]
+                            ) -> list[object]:
+    """Point each message of ``body`` equal to the previous request's at that one; return them.
+
+    Every request carries the whole conversation again, so keeping each request's
+    parsed body whole keeps the conversation once per turn: memory grows with the
+    square of the turns (1,000 turns: most of a gigabyte). A message equal to the
+    one at the same place in the previous request is the same object instead, so
+    each message is held once and memory grows linearly. Nothing changes for a
+    reader: the values are equal, and recorded bodies are read, never changed.
+
+    >>> first = {"messages": [{"role": "user", "content": "hi"}]}
+    >>> second = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"}]}
+    >>> kept = share_repeated_messages(second, share_repeated_messages(first, []))
+    >>> second["messages"][0] is first["messages"][0], kept is second["messages"]
+    (True, True)
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return previous
+    for index, (message, earlier) in enumerate(zip(messages, previous, strict=False)):
+        if message is not earlier and message == earlier:
+            messages[index] = earlier
+    return messages
 
 
 def _parse_json(body: bytes) -> Mapping[str, object] | None:

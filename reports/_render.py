@@ -273,12 +273,12 @@ def _charts(data: Mapping[str, Any]) -> dict[str, Markup]:
         "stops": Markup(charts.grouped_bars(
             "Runs per stop state", [r[s.STOP_STATE] for r in stops],
             [("baseline", charts.BASE, [r["runs"] for r in stops]),
-             ("candidate", charts.CAND, [r["runs_candidate"] for r in stops])])),
+             ("candidate", charts.CAND, [r["runs_candidate"] for r in stops])], " runs")),
         "misses": Markup(charts.grouped_bars(
             "Cache misses by reason and changed dimension",
             [_miss_label(r) for r in misses],
             [("baseline", charts.BASE, [r["misses"] for r in misses]),
-             ("candidate", charts.CAND, [r["misses_candidate"] for r in misses])])),
+             ("candidate", charts.CAND, [r["misses_candidate"] for r in misses])], " misses")),
     }
 
 

@@ -11,7 +11,8 @@ case to a worker process and judges it from outside:
 - ``sys.exit`` in the agent fails its case, and a worker that dies (``os._exit``,
   a signal) fails the case it held; a fresh worker takes the next case;
 - a case past a harness limit (:class:`fakes.HarnessLimitExceeded`: more crash-disk
-  bytes than a case may write) fails with ``harness_limit: ...``;
+  bytes or model requests than a case may have) fails with a ``harness_limit`` verdict
+  (``limit_result``, which ``run_case`` itself already returns);
 - workers die with the harness: on Linux the kernel kills them when their parent
   goes (``PR_SET_PDEATHSIG``), and a worker whose parent changed exits.
 
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from fakes import HarnessLimitExceeded
 from harness._errors import HarnessError, ScenarioError, WorkerError
 from harness.runner._results import Case, CaseResult
+from harness.runner._run import limit_result
 
 if TYPE_CHECKING:
     from harness.runner._run import AgentUnderTest
@@ -134,8 +136,8 @@ def _run_guarded(case: Case, scenario: Scenario, agent: AgentChoice
     try:
         run = runner.run_case_twice if agent.twice else runner.run_case
         return "result", run(case, scenario=scenario, agent_factory=agent.load())
-    except HarnessLimitExceeded as limit:
-        return "result", contained_failure(case, str(limit))
+    except HarnessLimitExceeded as limit:  # run_case reports it; this is the last guard
+        return "result", limit_result(case, limit)
     except HarnessError as error:
         problems = error.errors if isinstance(error, ScenarioError) else [error]
         return "harness_error", tuple(str(problem) for problem in problems)

@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from fakes import HarnessLimitExceeded
 from harness.checks import Trace, Verdict
 from harness.runner._results import Case, CaseResult, without_secrets
-from harness.runner._run import AgentUnderTest, case_result, run_trace
+from harness.runner._run import AgentUnderTest, case_result, limit_result, run_trace
 from harness.scenario import Scenario, load_scenario
 
 
@@ -25,8 +26,11 @@ def run_case_twice(case: Case, scenario: Scenario | None = None,
                    agent_factory: AgentUnderTest | None = None) -> CaseResult:
     """:func:`~harness.runner.run_case`, run twice, with a ``determinism`` verdict added."""
     scenario = scenario if scenario is not None else load_scenario(case.source)
-    first = run_trace(case, scenario, agent_factory)
-    second = run_trace(case, scenario, agent_factory)
+    try:
+        first = run_trace(case, scenario, agent_factory)
+        second = run_trace(case, scenario, agent_factory)
+    except HarnessLimitExceeded as limit:
+        return limit_result(case, limit)
     result = case_result(case, first)
     result = replace(result, verdicts=(*result.verdicts, determinism_verdict(first, second)))
     return without_secrets(result, scenario.secret_values())

@@ -30,7 +30,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from fakes import CRASH_CLASSES, CrashPlan, SimulatedCrash, crash_class_applies
+from fakes import (
+    CRASH_CLASSES,
+    CrashPlan,
+    HarnessLimitExceeded,
+    SimulatedCrash,
+    crash_class_applies,
+)
 from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError
 from harness.agent import (
     Agent,
@@ -458,11 +464,36 @@ def run_case(case: Case, scenario: Scenario | None = None,
     ``scenario`` defaults to loading ``case.source``; ``agent_factory`` to the
     reference agent. A harness failure (not the agent's) is reported in
     ``CaseResult.error`` rather than raised, so one broken case never hides
-    the others.
+    the others; so is an agent stopped at a harness limit (:func:`limit_result`).
     """
     scenario = scenario if scenario is not None else load_scenario(case.source)
-    trace = run_trace(case, scenario, agent_factory)
+    try:
+        trace = run_trace(case, scenario, agent_factory)
+    except HarnessLimitExceeded as limit:
+        return limit_result(case, limit)
     return without_secrets(case_result(case, trace), scenario.secret_values())
+
+
+#: What each harness limit most likely means about the agent, and what to change.
+_LIMIT_ADVICE = {
+    "disk_bytes": "the agent writes without end to its files or logs: bound what one run "
+                  "writes, or rotate and truncate what it keeps",
+    "requests": "the agent asks the model again and again without stopping: cap its turns "
+                "and retries from one budget (L3, S8)",
+}
+
+
+def limit_result(case: Case, limit: HarnessLimitExceeded) -> CaseResult:
+    """A case stopped at a harness limit: one failed ``harness_limit`` verdict.
+
+    The run never finished, so there is no trace to judge; the limit is the verdict.
+    It is the agent's doing, not a harness error, so ``error`` stays ``None``.
+    """
+    detail = str(limit).removeprefix("harness_limit: ")
+    verdict = Verdict("harness_limit", "fail", detail, (f"limit: {limit.limit}",),
+                      advice=_LIMIT_ADVICE.get(limit.limit, ""))
+    return CaseResult(case, None, "stopped at a harness limit", (verdict,), "",
+                      crash_reached=False)
 
 
 def case_result(case: Case, trace: Trace) -> CaseResult:

@@ -83,9 +83,12 @@ REASONS = {
               "the agent?) and was killed; raise --case-timeout if it is honest work",
 }
 REASONS["spins"] = REASONS["sleeps"]
-REASONS["asks_forever"] = "harness_limit: the agent sent more than 2,000 requests to the model"
-REASONS["hogs_disk"] = ("harness_limit: the agent wrote 68,157,440 bytes to the crash disk, "
-                        "more than the 67,108,864 a case may write")
+# Past a harness limit: no harness error, a failed harness_limit verdict with the reason.
+LIMITS = {
+    "asks_forever": "the agent sent more than 2,000 requests to the model",
+    "hogs_disk": "the agent wrote 68,157,440 bytes to the crash disk, more than the "
+                 "67,108,864 a case may write",
+}
 
 
 @pytest.fixture
@@ -101,7 +104,7 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-@pytest.mark.parametrize("agent", sorted(REASONS))
+@pytest.mark.parametrize("agent", sorted([*REASONS, *LIMITS]))
 def test_a_misbehaving_agent_is_one_failed_case(suite: Path, tmp_path: Path, agent: str,
                                                 jobs: str, capsys) -> None:
     out = tmp_path / "results"
@@ -112,8 +115,15 @@ def test_a_misbehaving_agent_is_one_failed_case(suite: Path, tmp_path: Path, age
     assert code == 1
     rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
     assert [(r["scenario"], r["passed"], r["error"]) for r in rows] == [
-        ("a-bad", False, REASONS[agent]), ("b-good", True, None)]
-    assert f"harness error: {REASONS[agent]}" in capsys.readouterr().out
+        ("a-bad", False, REASONS.get(agent)), ("b-good", True, None)]
+    printed = capsys.readouterr().out
+    if agent in LIMITS:
+        assert rows[0]["failed_invariants"] == ["harness_limit"]
+        assert rows[0]["verdicts"][0]["message"] == LIMITS[agent]
+        assert f"harness_limit broken: {LIMITS[agent]}" in printed
+    else:
+        assert rows[0]["failed_invariants"] == []
+        assert f"harness error: {REASONS[agent]}" in printed
 
 
 def test_jobs_are_capped_by_cases_and_cores() -> None:

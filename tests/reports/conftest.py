@@ -118,3 +118,27 @@ def write_folder(tmp_path: Path) -> Callable[..., Path]:
         return _write_folder(tmp_path / name, *args, **kwargs)
 
     return write
+
+
+RELEASES = "harness.examples.releases"
+
+
+@pytest.fixture(scope="session")
+def release_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release-comparison demonstration (README "Comparing releases"), run once.
+
+    Two configurations of the reference agent run the shipped cache scenarios as two
+    releases; ``report/`` is what ``harness compare --out`` writes, ``gate-report/`` what
+    ``harness gate --out`` writes (the gate fails with exit 5 on the regression).
+    """
+    from harness._cli import main
+
+    root = tmp_path_factory.mktemp("releases")
+    suite = str(Path(__file__).resolve().parents[2] / "scenarios" / "cache")
+    for release, factory in (("baseline", "baseline"), ("candidate", "volatile_system_prompt")):
+        assert main(["run", suite, "--agent", f"{RELEASES}:{factory}",
+                     "--out", str(root / release)]) == 0
+    folders = [str(root / "baseline"), str(root / "candidate")]
+    assert main(["compare", *folders, "--out", str(root / "report")]) == 0
+    assert main(["gate", *folders, "--out", str(root / "gate-report")]) == 5
+    return root

@@ -242,3 +242,27 @@ def test_the_chart_prints_each_change_as_the_table_does(write_folder, case, atte
     share = next(m for m in data["metrics"] if m["name"] == "cached_input_share")
     assert re.fullmatch(r"\+\d+(\.\d+)? %", cost["change"])
     assert share["change"] == "-0.75"
+
+
+def test_every_chart_states_the_unit_of_each_value_it_prints(write_folder, case, attempt):
+    cases = [case(f"s{i}") for i in range(10)]
+    base = write_folder("main", cases, [attempt(c, cache_read=1500, miss="cold")
+                                        for c in cases])
+    cand = write_folder("cand", cases, [attempt(c, cache_read=0, ttft=0.9,
+                                                miss="prefix_changed:system") for c in cases])
+    data = report_data(compare(load_results(base), load_results(cand), resamples=50))
+    html = render_html(data)
+    units = {"Time to first token p95 by model and context length": " s",
+             "Runs per stop state": " runs",
+             "Cache misses by reason and changed dimension": " misses"}
+    values = {}
+    for svg in re.findall(r"<svg.*?</svg>", html, re.S):
+        title = re.search(r"<title>(.*?)</title>", svg).group(1)
+        printed = re.findall(r">([-+]?\d[^<]*)</text>", svg)
+        values[title] = printed
+        if title in units:
+            assert printed, title
+            assert all(v.endswith(units[title]) for v in printed), (title, printed)
+    # The change chart prints each change as the table does: a relative one in per cent.
+    assert values["Change per metric"] == [m["change"] for m in data["metrics"]]
+    assert "+80 %" in values["Change per metric"]  # time to first token: 0.5 s -> 0.9 s

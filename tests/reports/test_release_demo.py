@@ -16,20 +16,11 @@ import pytest
 
 from harness._cli import main
 
-SUITE = str(Path(__file__).resolve().parents[2] / "scenarios" / "cache")
-RELEASES = "harness.examples.releases"
-
 
 @pytest.fixture(scope="module")
-def compared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    root = tmp_path_factory.mktemp("releases")
-    for release, factory in (("baseline", "baseline"), ("candidate", "volatile_system_prompt")):
-        assert main(["run", SUITE, "--agent", f"{RELEASES}:{factory}",
-                     "--out", str(root / release)]) == 0
-    assert main(["compare", str(root / "baseline"), str(root / "candidate"),
-                 "--out", str(root / "report")]) == 0
-    data = json.loads((root / "report" / "report.json").read_text())
-    return root, data
+def compared(release_demo: Path) -> tuple[Path, dict[str, object]]:
+    data = json.loads((release_demo / "report" / "report.json").read_text())
+    return release_demo, data
 
 
 def _metric(data: dict[str, object], name: str) -> dict[str, float]:

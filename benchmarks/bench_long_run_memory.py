@@ -1,0 +1,92 @@
+"""Memory of one uncrashed long run of the reference agent: 100, 500 and 1,000 turns.
+
+Side by side in one run: "whole bodies" keeps each request's parsed body as it
+came (the provider before it shared repeated messages: the conversation held once
+per turn), "shared" is the harness as it is. Each run is a fresh process, so its
+peak resident memory (max RSS) is its own; "above idle" subtracts a 3-turn run's
+(the interpreter and the imports). The trace digest shows both keep the same trace.
+
+    .venv/bin/python benchmarks/bench_long_run_memory.py [TURNS ...]
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from unittest import mock
+
+TURNS = (100, 500, 1000)
+STYLES = ("whole bodies", "shared")
+
+
+def _keep_whole_bodies(_body: object, previous: list[object]) -> list[object]:
+    """The provider as it was: each request's body kept as parsed, nothing shared."""
+    return previous
+
+
+def _one(turns: int, style: str) -> dict[str, object]:
+    """Run ``turns`` turns in this process; what it cost."""
+    import fakes._provider as provider
+    from harness.runner import plan_cases, run_case
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "runner"))
+    from long_run import long_scenario  # type: ignore[import-not-found]
+
+    scenario = long_scenario(turns)
+    case = next(c for c in plan_cases(scenario, Path("long.yaml"), None) if not c.crash)
+    keep_whole = mock.patch.object(provider, "share_repeated_messages", _keep_whole_bodies)
+    started = time.perf_counter()
+    if style == "whole bodies":
+        with keep_whole:
+            result = run_case(case, scenario, None)
+    else:
+        result = run_case(case, scenario, None)
+    return {"seconds": time.perf_counter() - started, "passed": result.passed,
+            "digest": result.digest,
+            "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _child(turns: int, style: str) -> dict[str, object]:
+    out = subprocess.run([sys.executable, __file__, "--one", str(turns), style],
+                         check=True, capture_output=True, text=True).stdout
+    figures: dict[str, object] = json.loads(out.splitlines()[-1])
+    return figures
+
+
+def main(turns: tuple[int, ...]) -> None:
+    idle = {style: float(_child(3, style)["max_rss_mb"]) for style in STYLES}  # type: ignore[arg-type]
+    print(f"{'turns':>6}  {'style':<13} {'max RSS':>9} {'above idle':>11} {'seconds':>8}  digest")
+    above: dict[str, list[float]] = {style: [] for style in STYLES}
+    for count in turns:
+        digests = set()
+        for style in STYLES:
+            figures = _child(count, style)
+            rss = float(figures["max_rss_mb"])  # type: ignore[arg-type]
+            above[style].append(rss - idle[style])
+            digests.add(figures["digest"])
+            assert figures["passed"], (count, style)
+            print(f"{count:>6}  {style:<13} {rss:>6.0f} MB {rss - idle[style]:>8.0f} MB "
+                  f"{float(figures['seconds']):>8.1f}  {str(figures['digest'])[:12]}")  # type: ignore[arg-type]
+        assert len(digests) == 1, f"the two styles gave different traces at {count} turns"
+    for style in STYLES:
+        growth = [later / max(earlier, 1.0) for earlier, later in zip(above[style],
+                                                                      above[style][1:],
+                                                                      strict=False)]
+        steps = ", ".join(f"{b}->{a} turns: x{g:.1f}" for b, a, g in zip(turns, turns[1:],
+                                                                          growth, strict=False))
+        print(f"memory above idle, {style}: {steps}")
+    ratio = [w / max(s, 1.0) for w, s in zip(above["whole bodies"], above["shared"],
+                                              strict=True)]
+    print("whole bodies / shared: " + ", ".join(f"{t} turns x{r:.1f}"
+                                                 for t, r in zip(turns, ratio, strict=True)))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:
+        print(json.dumps(_one(int(sys.argv[2]), sys.argv[3])))
+    else:
+        main(tuple(int(arg) for arg in sys.argv[1:]) or TURNS)
