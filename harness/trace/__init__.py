@@ -8,6 +8,7 @@ imports the other's internals::
     print(trace.digest)            # the same scenario, crash and seed: the same digest
 """
 
+from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._records import (
     CacheRecord,
     CallRecord,
@@ -34,6 +35,7 @@ from harness.trace._records import (
 __all__ = [
     "CacheRecord",
     "CallRecord",
+    "CancelRecord",
     "CrashRecord",
     "Delivery",
     "EffectRecord",
@@ -41,15 +43,18 @@ __all__ = [
     "ExpectedEffects",
     "IncarnationRecord",
     "InvocationRecord",
+    "JobRecord",
     "MessageRecord",
     "OutcomeRecord",
     "Purpose",
+    "ReadRecord",
     "RecoveryRecord",
     "RequestRecord",
     "Role",
     "SegmentVersion",
     "SentCall",
     "SentUsage",
+    "SignalRecord",
     "ToolKindOf",
     "Trace",
 ]

@@ -24,6 +24,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, NamedTuple
 
+from harness.trace._jobs import CancelRecord, JobRecord
+
 #: What a request's stream did, as the world saw it.
 #: ``complete``: every planned byte was delivered and the stream is intact;
 #: ``partial``: some bytes, then a reset, a hang cut by the client, or a close;
@@ -316,6 +318,8 @@ class Trace:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     dialect: str = ""
+    jobs: tuple[JobRecord, ...] = ()
+    cancels: tuple[CancelRecord, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The trace as JSON-ready data (tuples become lists)."""
