@@ -291,7 +291,8 @@ class RunnerPort:
         return tuple(Wakeup(j.identity.execution_id, j.job_id, j.owner_session, j.exit_code)
                      for j in map(self._runner.refresh, self._runner.jobs)
                      if j.owner_session == owner_session and j.state in ("exited", "killed")
-                     and j.claimed_by is None and j.acknowledged_by is None)
+                     and j.claimed_by is None and j.acknowledged_by is None
+                     and self._runner.queryable(j, self._incarnation))
 
     def acknowledge(self, execution_id: str) -> None:
         self._alive(f"acknowledge {execution_id}")

@@ -41,6 +41,8 @@ from harness.agent._journal import (
     RecoveredExecution,
     ToolJournal,
 )
+from harness.agent._cancel import CancelRouter
+from harness.agent._jobs import JobEntry, JobSupervisor
 from harness.agent._loop import ReferenceAgent
 from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
 from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
@@ -96,6 +98,7 @@ __all__ = [
     "AssistantTurn",
     "AttemptRecord",
     "Budget",
+    "CancelRouter",
     "Clock",
     "CompletionResult",
     "CostModel",
@@ -108,6 +111,8 @@ __all__ = [
     "FinishReason",
     "GuardLimits",
     "IdSource",
+    "JobEntry",
+    "JobSupervisor",
     "JournalRecord",
     "LoopClock",
     "MemoryMetrics",

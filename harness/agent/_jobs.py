@@ -272,8 +272,8 @@ class JobSupervisor:
         due = []
         for wakeup in self.port.wakeups(self.session):
             entry = self.book.entries.get(wakeup.job_id)
-            if entry is not None and (entry.delivered or entry.state != "completed"):
-                self.port.acknowledge(wakeup.execution_id)
+            if entry is not None and (entry.delivered or entry.state == "cancelled"):
+                self.port.acknowledge(wakeup.execution_id)  # told already, or stopped by us
             elif wakeup.exit_code is not None:
                 due.append(wakeup)
         return tuple(due)

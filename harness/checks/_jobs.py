@@ -224,7 +224,10 @@ def _delivery(job: JobRecord, reply: MessageRecord | None, trace: Trace) -> str:
                 f"{len(woken)}): a waiter that got the result claims it, so no wake-up follows")
     if deliveries == 1:
         return f"{name}: delivered once, {'by its reply' if by_reply else 'by a wake-up'}"
-    later = [r for r in trace.requests if r.started_at > (job.ended_at or 0) + _EPS]
+    # The model was asked again after the job ended: its call's reply reached it (the
+    # reply is written once the call settled), or a request came later in time.
+    later = reply is not None or any(r.started_at > (job.ended_at or 0) + _EPS
+                                     for r in trace.requests)
     if job.claimed_by is not None and later:
         return (f"!{name}: its waiter claimed the completion (incarnation {job.claimed_by}) "
                 "but the model never got it: neither the reply nor a wake-up carried it")
