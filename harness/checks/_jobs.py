@@ -326,7 +326,27 @@ def _target_problems(cancel: CancelRecord, trace: Trace) -> list[str]:
                         "cancelled; only its target stops")
     if cancel.target in ("tool_call", "job"):
         problems += _call_problems(cancel, trace)
+    if cancel.target == "attempt":
+        problems += _attempt_problems(cancel, trace)
     return problems
+
+
+def _attempt_problems(cancel: CancelRecord, trace: Trace) -> list[str]:
+    """The request in flight ends at the cancel, and its turn asks again."""
+    flying = [r for r in trace.requests if r.incarnation == cancel.incarnation
+              and r.started_at <= cancel.at + _EPS
+              and (r.ended_at is None or r.ended_at >= cancel.at - _EPS)]
+    if not flying:
+        return []
+    request = flying[-1]
+    if request.ended_at is None or request.ended_at > cancel.at + _EPS:
+        return [f"request #{request.index} was in flight when its attempt was cancelled at "
+                f"{cancel.at:g}s and went on until {request.ended_at}"]
+    again = [r for r in trace.requests if r.index > request.index and r.turn == request.turn]
+    if not again:
+        return [f"the attempt of turn {request.turn} was cancelled at {cancel.at:g}s and the "
+                "turn never asked again: an attempt cancel ends that request only"]
+    return []
 
 
 def _owner_problems(cancel: CancelRecord, stop: str | None, trace: Trace) -> list[str]:

@@ -55,6 +55,13 @@ class WorldJobs:
         """Await ``run`` while the scenario's cancels are issued to ``agent`` at their times."""
         if self._next_cancel >= len(self.scenario.cancels):
             return await run
+        # A cancel already due (sent to an incarnation that died answering it) reaches the
+        # new one before it runs: the requester got no answer, so it asks again.
+        try:
+            self._issue_due(agent, incarnation)
+        except BaseException:
+            run.close()  # the incarnation died answering; its run never starts
+            raise
         timer = asyncio.ensure_future(self._issue(agent, incarnation))
         running = asyncio.current_task()
 
@@ -82,21 +89,32 @@ class WorldJobs:
             fault = self.scenario.cancels[self._next_cancel]
             if fault.at_seconds > clock.now():
                 await clock.sleep(fault.at_seconds - clock.now())
-            index = self._next_cancel
-            request = CancelRequest(f"cancel-{index + 1}", fault.target, self._world.run_id,
-                                    self._ref(fault.target, fault.tool))
-            for repeat in range(1, fault.times + 1):
-                try:
-                    status, detail = _send(agent, request)
-                except BaseException:
-                    # The agent died answering: no answer came, so the requester sends the
-                    # same request again to the next incarnation.
-                    self.cancels.append(CancelRecord(index, repeat, clock.now(), fault.target,
-                                                     request.ref, incarnation, "crashed"))
-                    raise
+            self._send_next(agent, incarnation)
+
+    def _issue_due(self, agent: object, incarnation: int) -> None:
+        cancels, now = self.scenario.cancels, self._world.clock.now()
+        while self._next_cancel < len(cancels) and cancels[self._next_cancel].at_seconds <= now:
+            self._send_next(agent, incarnation)
+
+    def _send_next(self, agent: object, incarnation: int) -> None:
+        """Send the next cancel (``times`` times); it counts as sent once answered."""
+        clock = self._world.clock
+        fault = self.scenario.cancels[self._next_cancel]
+        index = self._next_cancel
+        request = CancelRequest(f"cancel-{index + 1}", fault.target, self._world.run_id,
+                                self._ref(fault.target, fault.tool))
+        for repeat in range(1, fault.times + 1):
+            try:
+                status, detail = _send(agent, request)
+            except BaseException:
+                # The agent died answering: no answer came, so the requester sends the
+                # same request again to the next incarnation.
                 self.cancels.append(CancelRecord(index, repeat, clock.now(), fault.target,
-                                                 request.ref, incarnation, status, detail))
-            self._next_cancel += 1
+                                                 request.ref, incarnation, "crashed"))
+                raise
+            self.cancels.append(CancelRecord(index, repeat, clock.now(), fault.target,
+                                             request.ref, incarnation, status, detail))
+        self._next_cancel += 1
 
     def _ref(self, target: str, tool: str | None) -> str | None:
         """What the request names: the newest call or job of ``tool``, by the world's ids."""
