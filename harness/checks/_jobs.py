@@ -256,13 +256,14 @@ def _raced(job: JobRecord, trace: Trace) -> bool:
 
 def check_cancels(trace: Trace) -> Verdict | None:
     """A cancel acts once, on its target only (seed 002 §19.4, "取消必须明确目标")."""
+    if trace.extra.get("cancel_hook") is False or \
+            any(c.ack == "no_hook" for c in trace.cancels):
+        return Verdict("CANCEL", "unknown", "the agent offers no cancel(request) hook, so "
+                       "cancellation by target cannot be judged (optional; seed 002 §19.4)")
     if not trace.cancels:
         declared = trace.extra.get("cancels_declared")
         return Verdict("CANCEL", "unknown", f"{declared} cancel(s) declared, none issued: the run "
                        "ended before their time") if declared else None
-    if any(c.ack == "no_hook" for c in trace.cancels):
-        return Verdict("CANCEL", "unknown", "the agent offers no cancel(request) hook, so "
-                       "cancellation by target cannot be judged (optional; seed 002 §19.4)")
     judged = [c for c in trace.cancels if c.ack not in ("unsupported", "crashed")]
     problems = [*_neighbour_touched(trace), *_not_idempotent(trace)]
     for cancel in _accepted(trace):

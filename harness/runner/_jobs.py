@@ -40,6 +40,8 @@ class WorldJobs:
         self.specs = {name: spec.spec() for name, spec in self.scenario.jobs.items()}
         self.cancels: list[CancelRecord] = []
         self._next_cancel = 0
+        # Whether an incarnation offered a cancel hook (None: no incarnation was asked).
+        self.hook_offered: bool | None = None
         if self.scenario.cancels:
             # Another session's shared job: a session or job cancel must leave it alone.
             self.runner.start_neighbour()
@@ -53,6 +55,8 @@ class WorldJobs:
     async def beside(self, agent: object, incarnation: int,
                      run: Coroutine[Any, Any, T]) -> T:
         """Await ``run`` while the scenario's cancels are issued to ``agent`` at their times."""
+        if self.scenario.cancels:
+            self.hook_offered = callable(getattr(agent, "cancel", None))
         if self._next_cancel >= len(self.scenario.cancels):
             return await run
         # A cancel already due (sent to an incarnation that died answering it) reaches the

@@ -277,6 +277,7 @@ class _CaseRun:
             extra["jobs_declared"] = sorted(self.scenario.jobs)
         if self.scenario.cancels:
             extra["cancels_declared"] = len(self.scenario.cancels)
+            extra["cancel_hook"] = bool(self.world.jobs.hook_offered)
         return extra
 
 
