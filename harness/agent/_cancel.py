@@ -127,11 +127,20 @@ class RunHandles:
     stop_reason: str | None = None
     session_cancelled: bool = False
     log: CancelLog | None = None
+    unrecorded: list[CancelRequest] = field(default_factory=list)
 
     def restore(self, log: CancelLog, router: CancelRouter) -> None:
         """After a restart: a turn or session cancel accepted before the crash still stands,
-        and the same request sent again is answered ``already_cancelled``."""
+        and the same request sent again is answered ``already_cancelled``. One accepted
+        before the log was open (a cancel that reached the process as it started) is
+        written now."""
         self.log = log
+        recorded = {request.request_id for request in log.requests}
+        for request in self.unrecorded:
+            if request.request_id not in recorded:
+                with contextlib.suppress(DiskError):
+                    log.record(request)
+        self.unrecorded.clear()
         for request in log.requests:
             _note_stop(self, request.target)
             router.answered[request.request_id] = CancelAck("cancelled", "before a restart")
@@ -175,7 +184,9 @@ def _cancel_job(handles: RunHandles, request: CancelRequest) -> CancelAck:
 def _stop_run(handles: RunHandles, request: CancelRequest) -> CancelAck:
     """Turn and session: nothing new starts, running calls are cancelled, the run stops."""
     target = request.target
-    if handles.log is not None:
+    if handles.log is None:
+        handles.unrecorded.append(request)  # written once the state is open
+    else:
         with contextlib.suppress(DiskError):  # unrecorded, it still acts in this process
             handles.log.record(request)
     _note_stop(handles, target)

@@ -33,8 +33,9 @@ start recorded     cannot be asked         ``unknown``: the model is told to ins
 Example::
 
     supervisor = JobSupervisor(port, book, clock, session="run-7")
-    tools = {**ports.tools, **supervisor.tools()}      # the job tools beside the others
-    replies = await supervisor.reconcile(open_calls)   # on restart, before the journal closes them
+    tools = {**ports.tools, **supervisor.tools(port.tools)}   # job tools beside the others
+    # on restart, before the journal closes what is left open:
+    await reconcile_open_jobs(supervisor, log, journal, ports, deliver=append_reply)
 """
 
 from __future__ import annotations

@@ -285,6 +285,7 @@ class ReferenceAgent:
             book = JobBook.open(ports.disk, posixpath.join(ports.state_dir, JOBS_FILE),
                                 root=self._root)
             self._jobs = self._job_supervisor(ports.jobs, book, ports.clock, ports.run_id)
+            self._jobs.owner_cancelled = self._handles.stop_reason is not None
             self._handles.jobs = self._jobs
         self._handles.restore(CancelLog.open(
             ports.disk, posixpath.join(ports.state_dir, CANCELS_FILE), root=self._root),

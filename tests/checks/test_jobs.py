@@ -96,3 +96,9 @@ def test_the_router_acts_once_per_request_and_names_missing_targets() -> None:
     assert router.cancel(again).status == "already_cancelled"
     assert acted == ["job-1"]
     assert router.cancel(CancelRequest("c-3", "goal", "s")).status == "unsupported"
+
+
+def test_a_run_only_a_cancel_could_end_is_unknown_for_an_agent_without_the_hook() -> None:
+    found = verdict(ATTEMPT, "I4", minimal_factory())
+    assert found.status == "unknown"
+    assert "cancel hook, which it does not offer" in found.message
