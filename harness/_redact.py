@@ -12,14 +12,23 @@ or ``Authorization: Bearer sk-1``::
     {'to': 'cfo', 'headers': {'X-Api-Key': '[redacted]'}}
 
 More key words come from the ``HARNESS_SECRET_KEYS`` environment variable
-(comma-separated, such as ``HARNESS_SECRET_KEYS=session_id,pin``).
+(comma-separated, such as ``HARNESS_SECRET_KEYS=session_id,pin``). A scenario adds
+the argument names it marks secret (``tools: {login: {secret: [pin]}}``): their keys
+are redacted like the words' (``marked``), and their values wherever they appear
+(:func:`redact_values`)::
+
+    >>> redact({"pin": "4711", "to": "x"}, marked={"pin"})
+    {'pin': '[redacted]', 'to': 'x'}
+    >>> redact_values("login failed for 4711-9", {"4711-9"})
+    'login failed for [redacted]'
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
 from functools import lru_cache
 
 REDACTED = "[redacted]"
@@ -30,6 +39,8 @@ SECRET_KEY_WORDS: tuple[str, ...] = (
     "private_key", "credential",
 )
 _ENV_WORDS = "HARNESS_SECRET_KEYS"
+#: Shorter values are neither searched for nor replaced: "1" is found everywhere.
+MIN_SECRET_LENGTH = 4
 
 
 def secret_words() -> tuple[str, ...]:
@@ -45,7 +56,18 @@ def is_secret_key(key: object, words: Iterable[str] | None = None) -> bool:
     (True, True, False)
     """
     chosen = secret_words() if words is None else tuple(words)
-    return re.fullmatch(_key_pattern(chosen), str(key), re.IGNORECASE) is not None
+    return _is_secret(str(key), chosen)
+
+
+# Agents log every call's arguments through here: a key is judged once per word list.
+@lru_cache(maxsize=4096)
+def _is_secret(key: str, words: tuple[str, ...]) -> bool:
+    return _key_regex(words).fullmatch(key) is not None
+
+
+@lru_cache(maxsize=8)
+def _key_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(_key_pattern(words), re.IGNORECASE)
 
 
 def _key_pattern(words: tuple[str, ...]) -> str:
@@ -54,13 +76,57 @@ def _key_pattern(words: tuple[str, ...]) -> str:
     return rf"(?:{part}[_-])*(?:{alternatives})(?:[_-]{part})*"
 
 
-def redact(value: object) -> object:
-    """``value`` with every value under a secret key replaced, at any depth."""
+def redact(value: object, marked: Collection[str] = ()) -> object:
+    """``value`` with every value under a secret or ``marked`` key replaced, at any depth."""
     if isinstance(value, dict):
-        return {k: REDACTED if is_secret_key(k) else redact(v) for k, v in value.items()}
+        return {k: REDACTED if k in marked or is_secret_key(k) else redact(v, marked)
+                for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
+        return [redact(item, marked) for item in value]
     return value
+
+
+def secret_leaves(value: object, marked: Collection[str] = (),
+                  key: str = "") -> Iterator[tuple[str, str]]:
+    """``(key, text)`` of every string under a secret or ``marked`` key, at any depth.
+
+    The key is the nearest secret one above the string; strings shorter than
+    :data:`MIN_SECRET_LENGTH` are left out.
+
+    >>> list(secret_leaves({"to": "cfo", "auth": {"password": "hunter2"}, "pin": "12"}))
+    [('password', 'hunter2')]
+    """
+    if isinstance(value, dict):
+        for k, v in value.items():
+            secret = str(k) in marked or is_secret_key(k)
+            yield from secret_leaves(v, marked, str(k) if secret else key)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from secret_leaves(item, marked, key)
+    elif key and isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
+        yield key, value
+
+
+def value_forms(value: str) -> tuple[str, ...]:
+    r"""How ``value`` reads in text: as it is, and escaped inside a JSON string.
+
+    >>> value_forms('pé"w')
+    ('pé"w', 'pé\\"w', 'p\\u00e9\\"w')
+    """
+    forms = [value]
+    for ascii_only in (False, True):
+        escaped = json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+        if escaped not in forms:
+            forms.append(escaped)
+    return tuple(forms)
+
+
+def redact_values(text: str, values: Iterable[str]) -> str:
+    """``text`` with every occurrence of each secret value replaced (longest first)."""
+    forms = {f for v in values if len(v) >= MIN_SECRET_LENGTH for f in value_forms(v)}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, REDACTED)
+    return text
 
 
 @lru_cache(maxsize=8)
@@ -68,13 +134,21 @@ def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(
         rf"""(?P<key>(?<![\w-]){_key_pattern(words)}(?![\w-])["']?\s*[:=]\s*)
              (?:(?P<quote>["'])(?P<quoted>.*?)(?P=quote)
-              |(?P<scheme>(?:bearer|basic|token)\s+)?(?P<bare>[^\s,;}}\])"']+))""",
+              |(?P<scheme>(?:bearer|basic|token)\s+)?(?P<bare>[^\s,;{{}}\[\])"']+))""",
         re.IGNORECASE | re.VERBOSE)
 
 
-def redact_text(text: str) -> str:
-    """``text`` with the value after each secret-looking ``key: value`` or ``key=value``."""
-    return _pattern(secret_words()).sub(_replacement, text)
+def redact_text(text: str, marked: Iterable[str] = ()) -> str:
+    """``text`` with the value after each secret-looking or ``marked`` ``key: value`` or
+    ``key=value``.
+
+    A value that opens a list or a mapping is not one secret but a structure, such as a
+    scenario's ``secret: [pin]``; it stays readable.
+
+    >>> redact_text("mail: {kind: send, secret: [pin]}, token=abc")
+    'mail: {kind: send, secret: [pin]}, token=[redacted]'
+    """
+    return _pattern(secret_words() + tuple(marked)).sub(_replacement, text)
 
 
 def _replacement(match: re.Match[str]) -> str:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness._redact import redact_text
+from harness._redact import redact_text, redact_values
 from harness.runner._points import is_world_point
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario
@@ -55,7 +55,8 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
     parts = [headline, _yaml_section(result, scenario), _problems_section(result),
              timeline(result), replay]
     # The scenario's lines and the evidence may quote credentials; a CI log must not.
-    return redact_text("\n\n".join(part for part in parts if part))
+    text = redact_text("\n\n".join(part for part in parts if part))
+    return redact_values(text, scenario.secret_values()) if scenario is not None else text
 
 
 def timeline(result: CaseResult) -> str:

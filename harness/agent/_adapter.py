@@ -51,13 +51,16 @@ STOP_STATES: tuple[StopState, ...] = get_args(StopState)
 class ToolSpec:
     """A tool as the model sees it (name, description, JSON Schema of its arguments).
 
-    ``timeout_seconds`` is the agent's own limit for one call of it (J7).
+    ``timeout_seconds`` is the agent's own limit for one call of it (J7);
+    ``secret_arguments`` name the arguments whose values must never reach a durable
+    file (J3), beside those under secret-looking keys (``password``, ``api_key`` …).
     """
 
     name: str
     description: str = ""
     parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
     timeout_seconds: float | None = None
+    secret_arguments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, final
 
 from harness._errors import DiskError
+from harness._redact import redact
 from harness.agent._adapter import (
     AgentOutcome,
     AgentPorts,
@@ -231,6 +232,7 @@ class ReferenceAgent:
         self._jobs: JobSupervisor | None = None
         self._handles = RunHandles(ports.run_id)
         self.cancels: CancelRouter = reference_router(self._handles)
+        self._secret_arguments: dict[str, tuple[str, ...]] = {}  # by tool, kept out of logs
 
     # -- recovery (J4, J5, S7, I11) ----------------------------------------------------
 
@@ -373,6 +375,7 @@ class ReferenceAgent:
         tools = dict(ports.tools)
         if self._jobs is not None and ports.jobs is not None:
             tools.update(self._jobs.tools(ports.jobs.tools))
+        self._secret_arguments = {t.name: t.secret_arguments for t in task.tools}
         runner = ToolRunner(
             self.journal,
             tools,
@@ -540,7 +543,7 @@ class ReferenceAgent:
             text=message.text,
             finish=message.finish,
             rejected=rejected,
-            calls=calls_to_json(calls),
+            calls=calls_to_json(calls, self._secret_arguments),
         )
         return AssistantEntry(
             turn_id,
@@ -675,9 +678,13 @@ class ReferenceAgent:
             callId=reply.call_id,
             executionId=execution.execution_id if execution is not None else None,
             status=reply.status,
-            content=reply.content,
+            # A tool's result may quote secrets too (an outbox lists what was sent): J3.
+            content=redact(reply.content, self._marked_anywhere()),
             synthetic=reply.synthetic,
         )
+
+    def _marked_anywhere(self) -> set[str]:
+        return {name for names in self._secret_arguments.values() for name in names}
 
     def _record_attempts(self, turn_id: str, result: CompletionResult) -> None:
         """Each attempt once, failed ones included (L6); in memory first, then durably."""

@@ -20,7 +20,8 @@ One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
                 ``endedAt``, ``error`` — one per request attempt (L6)
 ``assistant``   ``attemptId``, ``continuationOf``, ``text``, ``finish``, ``rejected``
                 (calls cut by truncation, never run: S6) and ``calls``
-                (``callId``, ``tool``, ``argumentsText``, ``arguments``, ``argumentsError``)
+                (``callId``, ``tool``, ``argumentsText``, ``arguments``, ``argumentsError``),
+                each value under a secret-looking or marked key redacted (J3)
 ``tool_reply``  ``callId``, ``executionId``, ``status``, ``content``, ``synthetic``
 ``guard``       ``counter``, ``action`` (``remind`` or ``stop``), ``reason``
 ``turn_end``    ``reason``
@@ -44,11 +45,12 @@ Example::
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, final, get_args
 
 from harness._errors import HarnessError
+from harness._redact import redact, redact_text
 from harness.agent._journal import DurableLineFile, typed_field
 from harness.agent._messages import ToolCall, Usage
 from harness.agent._retry_log import RetryEvent
@@ -260,17 +262,41 @@ def usage_from_json(fields: Any) -> Usage | None:
     )
 
 
-def calls_to_json(calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "callId": c.call_id,
-            "tool": c.name,
-            "argumentsText": c.arguments_text,
-            "arguments": dict(c.arguments),
-            "argumentsError": c.arguments_error,
-        }
-        for c in calls
-    ]
+def calls_to_json(
+    calls: tuple[ToolCall, ...], secret_arguments: Mapping[str, Collection[str]] | None = None
+) -> list[dict[str, Any]]:
+    """The calls as the log stores them, secrets redacted (``secret_arguments`` by tool)."""
+    marked = secret_arguments or {}
+    return [_call_json(c, marked.get(c.name, ())) for c in calls]
+
+
+def _call_json(call: ToolCall, marked: Collection[str]) -> dict[str, Any]:
+    """One call, each value under a secret-looking or ``marked`` key redacted.
+
+    Seed 000 §5: structured secret fields are redacted before anything is persisted
+    (J3). Recovery needs no secret: the journal matches a call by its ids and keeps the
+    arguments' SHA-256; a call is never re-run from the log. The text the model
+    produced is kept byte for byte when it holds no secret.
+
+    >>> call = ToolCall("c1", "login", '{"user":"ann","password":"hunter2"}', {"user": "ann",
+    ...                 "password": "hunter2"})
+    >>> _call_json(call, ())["argumentsText"]
+    '{"user": "ann", "password": "[redacted]"}'
+    """
+    arguments = redact(dict(call.arguments), marked)
+    assert isinstance(arguments, dict)
+    text = call.arguments_text
+    if call.arguments_error is not None:
+        text = redact_text(text, marked)
+    elif arguments != call.arguments:
+        text = json.dumps(arguments, ensure_ascii=False)
+    return {
+        "callId": call.call_id,
+        "tool": call.name,
+        "argumentsText": text,
+        "arguments": arguments,
+        "argumentsError": call.arguments_error,
+    }
 
 
 @final

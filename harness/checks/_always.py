@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.checks._durable import check_disk_error_stops
+from harness.checks._durable import check_disk_error_stops, check_secrets_stay_out
 from harness.checks._jobs import check_cancels, check_jobs, check_wakeups
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
@@ -41,6 +41,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_jobs,
     check_wakeups,
     check_cancels,
+    check_secrets_stay_out,
 )
 
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import Any, cast
 
 from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
+from harness._redact import REDACTED
 from harness.checks._always import always_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._verdict import Verdict
@@ -461,10 +463,20 @@ def check_i10(trace: Trace) -> Verdict:
         return _unknown("I10", "no side effect was reported done")
     keys = {e.key for e in trace.effects}
     lost = [f"{_message_line(m)}: {tool} {args} not in the ledger"
-            for m, (tool, args) in done if idempotency_key(tool, json.loads(args)) not in keys]
+            for m, (tool, args) in done
+            if idempotency_key(tool, _ran_with(trace, m.call_id, args)) not in keys]
     if lost:
         return _fail("I10", "an effect reported done is missing from the ledger", lost)
     return _pass("I10", f"{len(done)} effect(s) reported done, each in the ledger")
+
+
+def _ran_with(trace: Trace, call_id: str | None, arguments: str) -> dict[str, Any]:
+    """The arguments a reported call ran with: the transcript's, or, where the agent
+    redacted a secret in them (J3), the ones the world saw that call run with."""
+    if REDACTED not in arguments:
+        return cast(dict[str, Any], json.loads(arguments))
+    ran = [i.arguments for i in trace.invocations if i.call_id == call_id and not i.refused]
+    return ran[-1] if ran else cast(dict[str, Any], json.loads(arguments))
 
 
 def _changes_the_world(kind: str | None) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import posixpath
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -225,6 +227,26 @@ def _started_read_as_intent(ports: AgentPorts) -> AgentPorts:
     return replace(ports, disk=_StartedReadAsIntent(ports.disk, lambda f, _: f))
 
 
+class _LogsRawArguments(ToolWrapper):
+    """Appends each call, arguments and all, to a diagnostic log before it runs."""
+
+    def __init__(self, inner: Tool, ports: AgentPorts) -> None:
+        super().__init__(inner)
+        self._disk = ports.disk
+        self._path = posixpath.join(ports.state_dir, "tool-calls.log")
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        line = json.dumps({"tool": self.name, "arguments": dict(arguments)}) + "\n"
+        with self._disk.open_append(self._path) as file:
+            file.write(line.encode())
+        return await self.inner.run(arguments, context)
+
+
+def _tool_calls_logged(ports: AgentPorts) -> AgentPorts:
+    tools = {name: _LogsRawArguments(tool, ports) for name, tool in ports.tools.items()}
+    return replace(ports, tools=tools)
+
+
 def _one_attempt_id(outcome: AgentOutcome, *_: object) -> AgentOutcome:
     # As an agent that names attempts after the run instead of giving each its own id.
     def renamed(m: TranscriptMessage) -> TranscriptMessage:
@@ -336,6 +358,7 @@ _BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
 _ORPHAN = "scenarios/jobs/orphan-lossy-and-unknown.yaml"
 _RACE = "scenarios/cancel/race-and-session-cancel.yaml"
 _CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
+_SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -468,5 +491,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("CANCEL-not-idempotent", "seed 002 §19.4 (取消请求应幂等)",
            "acts on a cancel request again each time it is sent",
            cancel_not_idempotent, (Kill(_CANCEL_CALL, "CANCEL"),)),
+    Mutant("J3-raw-arguments-in-a-log", "seed 000 §5 (诊断日志在持久化前对结构化敏感字段脱敏)",
+           "keeps a diagnostic log of every tool call with its raw arguments, secrets included",
+           with_ports(reference(), _tool_calls_logged), (Kill(_SECRETS, "J3"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

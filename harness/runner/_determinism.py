@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.checks import Trace, Verdict
-from harness.runner._results import Case, CaseResult
+from harness.runner._results import Case, CaseResult, without_secrets
 from harness.runner._run import AgentUnderTest, case_result, run_trace
 from harness.scenario import Scenario, load_scenario
 
@@ -28,7 +28,8 @@ def run_case_twice(case: Case, scenario: Scenario | None = None,
     first = run_trace(case, scenario, agent_factory)
     second = run_trace(case, scenario, agent_factory)
     result = case_result(case, first)
-    return replace(result, verdicts=(*result.verdicts, determinism_verdict(first, second)))
+    result = replace(result, verdicts=(*result.verdicts, determinism_verdict(first, second)))
+    return without_secrets(result, scenario.secret_values())
 
 
 def determinism_verdict(first: Trace, second: Trace) -> Verdict:

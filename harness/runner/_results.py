@@ -10,10 +10,12 @@ a digest of the whole trace (the same seed gives the same digest).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+from harness._redact import redact_values
 
 # The checkers produce verdicts without depending on the runner; the names live here too.
 from harness.checks import Verdict, VerdictStatus
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from harness.trace import Trace
 
 __all__ = ["AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
-           "VerdictStatus", "strictly"]
+           "VerdictStatus", "strictly", "without_secrets"]
 
 CrashWhen = Literal["before", "after", "at"]
 """Before or after an agent's own persistence point; ``at`` a world event."""
@@ -178,3 +180,22 @@ def strictly(result: CaseResult) -> CaseResult:
     verdicts = tuple(replace(v, status="fail") if v.status == "warn" else v
                      for v in result.verdicts)
     return replace(result, verdicts=verdicts)
+
+
+def without_secrets(result: CaseResult, secrets: Collection[str]) -> CaseResult:
+    """``result`` with every secret value the scenario hands a tool replaced in its texts.
+
+    The stop reason, the error and the verdicts' messages and evidence quote what the
+    agent and the world said, arguments included; results, reports and failure text
+    are all written from these fields (the trace stays whole, for the checkers only).
+    """
+    if not secrets:
+        return result
+
+    def clean(text: str) -> str:
+        return redact_values(text, secrets)
+
+    verdicts = tuple(replace(v, message=clean(v.message), evidence=tuple(map(clean, v.evidence)),
+                             advice=clean(v.advice)) for v in result.verdicts)
+    return replace(result, stop_reason=clean(result.stop_reason), verdicts=verdicts,
+                   error=None if result.error is None else clean(result.error))

@@ -50,7 +50,15 @@ from harness.intercept import (
 )
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
-from harness.runner._results import AttemptRow, Case, CaseResult, CrashSpec, Verdict
+from harness.runner._results import (
+    AttemptRow,
+    Case,
+    CaseResult,
+    CrashSpec,
+    Verdict,
+    without_secrets,
+)
+from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for
 from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
 from harness.scenario import Scenario, check_targets, fault_error, load_scenario
@@ -115,6 +123,7 @@ class _CaseRun:
         self.second = second
         self.incarnations: list[_Incarnation] = []
         self.recoveries: list[RecoveryRecord] = []
+        self.secrets = SecretLook(scenario)
 
     def run(self) -> Trace:
         final = self._run_to_stop()
@@ -155,7 +164,12 @@ class _CaseRun:
             record.crashed_at = self.world.crashed_at or _fired_id(self.world, fired_before)
             record.outcome = None
         record.ended_at = self.world.clock.now()
+        self._look_for_secrets(number)
         return record
+
+    def _look_for_secrets(self, incarnation: int) -> None:
+        """J3: what the incarnation's files hold of the case's secrets, crashed or not."""
+        self.secrets.after(incarnation, self.world.disk.files, self.world.invocations)
 
     def _run_agent(self, agent: Agent) -> object:
         if isinstance(agent, PlainAgent):
@@ -208,6 +222,7 @@ class _CaseRun:
             error = f"{type(exc).__name__}: {exc}"
         self.incarnations.append(_Incarnation(number, "recover-check", error=error,
                                               ended_at=world.clock.now()))
+        self._look_for_secrets(number)
         return RecoveryRecord(number, tuple(report.not_started), tuple(report.unknown),
                               tuple(report.repaired_replies), world.files_digest(),
                               len(world.requests) - requests,
@@ -247,6 +262,7 @@ class _CaseRun:
             extra=self._extra(final),
             jobs=world.jobs.records(),
             cancels=tuple(world.jobs.cancels),
+            secrets=self.secrets.record(),
         )
 
     def _outcome_record(self, final: _Incarnation) -> OutcomeRecord:
@@ -455,7 +471,7 @@ def run_case(case: Case, scenario: Scenario | None = None,
     """
     scenario = scenario if scenario is not None else load_scenario(case.source)
     trace = run_trace(case, scenario, agent_factory)
-    return case_result(case, trace)
+    return without_secrets(case_result(case, trace), scenario.secret_values())
 
 
 def case_result(case: Case, trace: Trace) -> CaseResult:

@@ -43,7 +43,7 @@ def tool_specs(scenario: Scenario) -> tuple[ToolSpec, ...]:
     """One :class:`~harness.agent.ToolSpec` per declared tool, in declaration order."""
     return tuple(
         ToolSpec(name, _DESCRIPTIONS[spec.kind], TOOL_PARAMETERS[spec.kind],
-                 spec.timeout_seconds)
+                 spec.timeout_seconds, tuple(spec.secret))
         for name, spec in scenario.tools.items()
     ) + tuple(
         ToolSpec(name, JOB_DESCRIPTION, JOB_PARAMETERS, spec.timeout_seconds)

@@ -21,6 +21,7 @@ from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_va
 from fakes import CRASH_CLASSES, FAULT_KINDS, CrashClass
 from fakes._faults import check_faults
 from harness._errors import ConfigError
+from harness._redact import MIN_SECRET_LENGTH, secret_leaves
 from harness.agent import StopState
 from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
@@ -239,6 +240,21 @@ class Scenario(ScenarioModel):
         """The highest turn with a scripted reply."""
         return max(reply.turn for reply in self.model)
 
+    def secret_values(self) -> dict[str, str]:
+        """Every secret the script hands a tool, each with where it is passed (``mail.password``).
+
+        Values under the arguments a tool marks ``secret`` and under secret-looking keys
+        (:func:`harness._redact.is_secret_key`), at any depth.
+        """
+        found: dict[str, str] = {}
+        for reply in self.model:
+            for call in reply.calls:
+                declared = self.tools.get(call.tool)
+                marked = declared.secret if declared is not None else ()
+                for key, value in secret_leaves(call.args, marked):
+                    found.setdefault(value, f"{call.tool}.{key}")
+        return found
+
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         raise_if_any(cross_field_problems(self))
@@ -264,6 +280,7 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *_fault_turn_problems(scenario),
         *_fault_combination_problems(scenario),
         *job_problems(scenario.tools, scenario.jobs, scenario.cancels),
+        *_secret_problems(scenario),
     ]
 
 
@@ -369,3 +386,46 @@ def _fault_combination_problems(scenario: Scenario) -> list[Problem]:
                 "be combined", error.value, show(error.value), error.allowed,
                 "Move one fault to another attempt (at: {turn: ..., attempt: ...})"))
     return problems
+
+
+def _secret_problems(scenario: Scenario) -> list[Problem]:
+    """A marked argument no call passes (a typo marks nothing) or whose value is too short."""
+    problems = []
+    for name, tool in scenario.tools.items():
+        passed = _arguments_passed(scenario, name)
+        for index, argument in enumerate(tool.secret):
+            if argument not in passed:
+                problems.append(Problem(
+                    ("tools", name, "secret", index), "no call of the script passes this argument",
+                    argument, show(argument),
+                    f"an argument a call of '{name}' passes: {quoted(sorted(passed), 'none')}",
+                    did_you_mean(argument, passed) or "Remove it, or pass it in a call"))
+    return problems + _short_secret_problems(scenario)
+
+
+def _arguments_passed(scenario: Scenario, tool: str) -> set[str]:
+    return {key for reply in scenario.model for call in reply.calls if call.tool == tool
+            for key in call.args}
+
+
+def _short_secret_problems(scenario: Scenario) -> list[Problem]:
+    problems = []
+    for r, reply in enumerate(scenario.model):
+        for c, call in enumerate(reply.calls):
+            declared = scenario.tools.get(call.tool)
+            for key in declared.secret if declared is not None else ():
+                value = call.args.get(key)
+                if key in call.args and not _searchable(value):
+                    problems.append(Problem(
+                        ("model", r, "calls", c, "args", key), "a secret too short to look for",
+                        value, show(value),
+                        f"a text of {MIN_SECRET_LENGTH} characters or more (or a mapping or "
+                        "list of such texts)", "Make the secret longer, or do not mark it"))
+    return problems
+
+
+def _searchable(value: object) -> bool:
+    """Whether a marked value has text that can be searched for: ``"1"`` is found everywhere."""
+    if isinstance(value, dict | list):
+        return any(True for _ in secret_leaves({"value": value}, {"value"}))
+    return isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH

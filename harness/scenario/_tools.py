@@ -106,6 +106,9 @@ class ToolDeclaration(ScenarioModel):
     """The agent's timeout for this tool; absent: the agent's default."""
     target: Annotated[str, Field(pattern=TARGET_PATTERN)] | None = None
     """The agent's own function this tool stands for, 'module:function'; replaced during a case."""
+    secret: list[Annotated[str, Field(min_length=1, max_length=200)]] = []  # noqa: RUF012
+    """Arguments whose values are secret, such as [password]: they must stay out of the agent's
+    durable files (J3), the results and the reports, like values under secret-looking keys."""
 
     @property
     def is_concurrency_safe(self) -> bool:

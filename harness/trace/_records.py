@@ -14,7 +14,8 @@ Shape (``Trace.to_json()``)::
                        "stop_state": null, "error": null, "ended_at": 0.0}, …],
      "requests": [RequestRecord…], "invocations": [InvocationRecord…],
      "effects": [EffectRecord…], "outcome": {…} | null,
-     "recoveries": [RecoveryRecord, RecoveryRecord], "expect": {…}}
+     "recoveries": [RecoveryRecord, RecoveryRecord], "expect": {…},
+     "secrets": {"looked_for": ["mail.password"], "files": 2, "leaks": [SecretLeak…]} | null}
 """
 
 from __future__ import annotations
@@ -276,6 +277,32 @@ class CrashRecord:
 
 
 @dataclass(frozen=True)
+class SecretLeak:
+    """A secret value found in a file the agent left on the crash disk (J3).
+
+    ``secret`` says where the value was passed (``mail.password``), never the value.
+    """
+
+    incarnation: int
+    path: str
+    offset: int
+    secret: str
+
+
+@dataclass(frozen=True)
+class SecretsRecord:
+    """What the agent's files held of the case's secrets, looked at after every incarnation.
+
+    ``looked_for`` names each secret by where it was passed (``mail.password``), never
+    by its value; ``files`` is the most files the crash disk held at a look.
+    """
+
+    looked_for: tuple[str, ...]
+    files: int
+    leaks: tuple[SecretLeak, ...]
+
+
+@dataclass(frozen=True)
 class ExpectationRecord:
     """What the scenario expects, copied so a trace can be judged on its own."""
 
@@ -320,6 +347,8 @@ class Trace:
     dialect: str = ""
     jobs: tuple[JobRecord, ...] = ()
     cancels: tuple[CancelRecord, ...] = ()
+    # None: nothing secret to look for (no marked argument, no secret-looking key).
+    secrets: SecretsRecord | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The trace as JSON-ready data (tuples become lists)."""

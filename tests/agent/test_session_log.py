@@ -132,3 +132,18 @@ def test_a_record_missing_its_fields_is_rejected() -> None:
         SessionRecord.from_json(
             {"seq": 1, "kind": "user", "runId": "r", "incarnation": 1, "at": 0, "turnId": "t"}
         )
+
+
+def test_calls_are_logged_with_secret_and_marked_arguments_redacted() -> None:
+    from harness.agent._messages import ToolCall
+    from harness.agent._session_log import calls_to_json
+
+    secret = ToolCall.parse("c1", "login", '{"user": "ann", "password": "hunter2", "pin": "4711"}')
+    plain = ToolCall.parse("c2", "notes", '{"text":  "hi"}')
+    cut = ToolCall.parse("c3", "login", '{"user": "ann", "pin": "4711", "passw')
+    logged = calls_to_json((secret, plain, cut), {"login": ("pin",)})
+    assert logged[0]["arguments"] == {"user": "ann", "password": "[redacted]", "pin": "[redacted]"}
+    assert "hunter2" not in logged[0]["argumentsText"]
+    assert "4711" not in logged[0]["argumentsText"]
+    assert logged[1]["argumentsText"] == '{"text":  "hi"}'  # nothing secret: byte for byte
+    assert logged[2]["argumentsText"] == '{"user": "ann", "pin": "[redacted]", "passw'

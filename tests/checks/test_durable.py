@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.checks import Verdict
 from harness.mutants import MUTANTS
 from harness.mutants._run import crash_spec
 from harness.runner import Case, CaseResult, run_case
@@ -33,3 +34,39 @@ def test_j6_says_nothing_about_a_case_without_a_disk_error() -> None:
     scenario = load_scenario(SOURCE)
     result = run_case(Case(scenario.name, SOURCE, scenario.seed), scenario)
     assert "J6" not in [v.invariant for v in result.verdicts]
+
+
+SECRETS = Path("scenarios/crash/secret-arguments-stay-out.yaml")
+
+
+def j3(crash: str | None = None, mutant: str | None = None) -> Verdict:
+    scenario = load_scenario(SECRETS)
+    factory = next(m.factory for m in MUTANTS if m.name == mutant) if mutant else None
+    case = Case(scenario.name, SECRETS, scenario.seed, crash_spec(crash) if crash else None)
+    return next(v for v in run_case(case, scenario, factory).verdicts if v.invariant == "J3")
+
+
+def test_j3_passes_the_reference_agent_whose_logs_redact_secret_arguments() -> None:
+    verdict = j3("after_tool:mail#1:at:process_killed")
+    assert (verdict.status, verdict.message) == (
+        "pass", "mail.api_key, portal.password, portal.pin in none of the agent's 2 file(s)")
+
+
+def test_j3_fails_a_raw_argument_log_with_path_and_offset_never_the_secret() -> None:
+    verdict = j3(mutant="J3-raw-arguments-in-a-log")
+    assert verdict.status == "fail"
+    assert verdict.message == ("portal.password found in /state/tool-calls.log at byte 101; a "
+                               "durable file must never hold a secret argument")
+    shown = " ".join((verdict.message, *verdict.evidence))
+    for secret in ("correct-horse-battery-staple", "4711-0815", "sk-live-7f3a9c"):
+        assert secret not in shown
+    assert len(verdict.evidence) == 3
+
+
+def test_j3_is_unknown_when_nothing_is_secret() -> None:
+    scenario = load_scenario(SOURCE)
+    result = run_case(Case(scenario.name, SOURCE, scenario.seed), scenario)
+    verdict = next(v for v in result.verdicts if v.invariant == "J3")
+    assert (verdict.status, verdict.message) == (
+        "unknown", "nothing secret to look for: the scenario marks no argument secret and no "
+        "call passed a value under a secret-looking key")

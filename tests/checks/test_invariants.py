@@ -145,7 +145,7 @@ def test_an_invariant_without_a_checker_is_unknown_not_pass() -> None:
     assert [(v.invariant, v.status) for v in run(scenario).verdicts] == [
         ("I5", "unknown"), ("outcome", "pass"), ("S1", "unknown"), ("S5", "unknown"),
         ("S5:429", "unknown"), ("S5:backoff", "unknown"), ("J7", "unknown"), ("L2", "unknown"),
-        ("L2:results", "unknown"), ("L6", "unknown")]
+        ("L2:results", "unknown"), ("L6", "unknown"), ("J3", "unknown")]
 
 
 @pytest.mark.parametrize("flaw", ["no_fsync", "drop_reply", "double_usage"])

@@ -3,6 +3,7 @@ or the failure text."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -16,15 +17,16 @@ SCENARIO = """\
 name: canary
 dialect: openai
 tools:
-  mail: {{kind: send}}
+  mail: {{kind: send, secret: [pin]}}
   shell:
     kind: read
     behaviour: {{kind: subprocess, argv: [sh, -c, "env > {env_file}"], env: [NAMED_VAR]}}
 model:
   - turn: 1
     calls:
-      - {{tool: mail, args: {{to: "cfo@example.com", api_key: "CANARY-ARG-1",
-          password: "CANARY-ARG-2", headers: {{Authorization: "Bearer CANARY-ARG-3"}}}}}}
+      - {{tool: mail, args: {{pin: "CANARY-MARKED-4", to: "cfo@example.com",
+          api_key: "CANARY-ARG-1", password: "CANARY-ARG-2",
+          headers: {{Authorization: "Bearer CANARY-ARG-3"}}}}}}
       - {{tool: shell, args: {{}}}}
   - turn: 2
     text: "Done."
@@ -39,6 +41,7 @@ def test_no_canary_reaches_a_child_a_result_a_report_or_the_output(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "CANARY-ENV-1")
     monkeypatch.setenv("GITHUB_TOKEN", "CANARY-ENV-2")
+    monkeypatch.setenv("SOMETHING_API_KEY", "CANARY-ENV-3")
     monkeypatch.setenv("NAMED_VAR", "named-by-the-scenario")
     env_file = tmp_path / "child-env.txt"
     scenario = tmp_path / "canary.yaml"
@@ -57,6 +60,11 @@ def test_no_canary_reaches_a_child_a_result_a_report_or_the_output(
     assert "CANARY" not in printed.out + printed.err
     for path in [*out.iterdir(), *report.iterdir()]:
         assert b"CANARY" not in path.read_bytes(), path
+    row = json.loads((out / "cases.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    j3 = next(v for v in row["verdicts"] if v["invariant"] == "J3")
+    assert (j3["status"], j3["message"]) == (
+        "pass", "mail.Authorization, mail.api_key, mail.password, mail.pin in none of the "
+        "agent's 2 file(s)")  # and none in the agent's own files
 
 
 def test_the_child_environment_is_the_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:

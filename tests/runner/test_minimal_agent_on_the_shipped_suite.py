@@ -2,7 +2,8 @@
 
 The minimal agent recovers correctly (journal, transcript repair) but maps
 every provider failure to ``infra_paused``, runs tool calls whose arguments
-did not parse and has no guard against repeating a failing call. The suite
+did not parse, has no guard against repeating a failing call and keeps raw
+tool arguments, secrets included, in its transcript file (J3). The suite
 must tell the difference: its crash scenarios pass, and exactly the scenarios
 that test those finer rules fail, on the invariant that names the rule.
 """
@@ -26,6 +27,7 @@ KNOWN_GAPS = {
     "rate-limited-above-cap": {"I4"},
     "rate-limited-in-a-row": {"I4"},
     "repeated-error-stops": {"I4", "L3"},
+    "secret-arguments-stay-out": {"J3"},
     "truncated-on-every-attempt": {"I4", "side_effects"},
     "truncated-tool-arguments": {"I4", "side_effects"},
     "unauthorized-blocked": {"I4"},

@@ -55,7 +55,7 @@ def test_an_unknown_nested_key_names_its_mapping(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, VALID.replace("{kind: append}", "{kind: append, concurency_safe: true}")),
         "4:25: tools.notes: unknown key: got 'concurency_safe'; expected one of 'kind', "
-        "'concurrency_safe', 'behaviour', 'timeout_seconds', 'target'. "
+        "'concurrency_safe', 'behaviour', 'timeout_seconds', 'target', 'secret'. "
         "Did you mean 'concurrency_safe'?",
     )
 
