@@ -54,6 +54,7 @@ from fakes._faults import (
     TruncatedToolArguments,
 )
 from fakes._httpx2_adapter import FakeHttpx2Transport
+from fakes._jobs import NEIGHBOUR_SESSION, FakeJobRunner, JobSpec, RunnerJob, RunnerPort
 from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState
 from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
@@ -96,6 +97,7 @@ __all__ = [
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
     "MISS_KINDS",
+    "NEIGHBOUR_SESSION",
     "PRICES",
     "PRICES_AS_OF",
     "PURE_TOOL_KINDS",
@@ -116,6 +118,7 @@ __all__ = [
     "EmptyBody",
     "ErrorInStream",
     "FakeHttpx2Transport",
+    "FakeJobRunner",
     "FakeProvider",
     "Fault",
     "Hang",
@@ -127,6 +130,7 @@ __all__ = [
     "InjectComments",
     "InjectPings",
     "InvalidToolArguments",
+    "JobSpec",
     "Latency",
     "LineEndings",
     "MalformedFrame",
@@ -144,6 +148,8 @@ __all__ = [
     "Reset",
     "Responder",
     "ResponsePlan",
+    "RunnerJob",
+    "RunnerPort",
     "ScriptedResponse",
     "ScriptedUsage",
     "SideEffect",

@@ -9,6 +9,7 @@ and how to fix it::
     │   └── FaultError         a fault that does not fit the stream it met (.turn, .attempt)
     ├── ScenarioError          a YAML scenario file that cannot be loaded (file:line:col)
     ├── DiskError              a durable file operation failed (.operation, .path, .errno)
+    ├── JobRunnerUnavailable   harness.ports: the job runner cannot be asked about a job now
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
     ├── ReportError            a result folder a report cannot read or compare (.path)
     ├── AgentEntryError        an --agent or a tool target that cannot be imported or used

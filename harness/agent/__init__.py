@@ -18,6 +18,7 @@ from harness.agent._adapter import (
     TranscriptMessage,
 )
 from harness.agent._budget import Budget, CostModel
+from harness.agent._cancel import CancelRouter
 from harness.agent._classify import (
     ErrorKind,
     ProviderError,
@@ -32,6 +33,7 @@ from harness.agent._classify import (
 from harness.agent._defaults import StreamConfig
 from harness.agent._disk import RealDisk, ensure_dir
 from harness.agent._guards import GuardLimits, RecoveryCounters
+from harness.agent._jobs import JobEntry, JobSupervisor
 from harness.agent._journal import (
     OUTCOMES,
     DurableLineFile,
@@ -96,6 +98,7 @@ __all__ = [
     "AssistantTurn",
     "AttemptRecord",
     "Budget",
+    "CancelRouter",
     "Clock",
     "CompletionResult",
     "CostModel",
@@ -108,6 +111,8 @@ __all__ = [
     "FinishReason",
     "GuardLimits",
     "IdSource",
+    "JobEntry",
+    "JobSupervisor",
     "JournalRecord",
     "LoopClock",
     "MemoryMetrics",

@@ -30,6 +30,7 @@ from harness.agent._messages import Usage
 from harness.ports._clock import Clock
 from harness.ports._dialect import Dialect
 from harness.ports._disk import Disk
+from harness.ports._jobs import JobPort
 from harness.ports._tools import Tool
 
 #: How a run ended (DESIGN L5). An infrastructure failure never ends as ``complete``.
@@ -89,6 +90,8 @@ class AgentPorts:
     seed: int
     incarnation: int
     run_id: str
+    jobs: JobPort | None = None
+    """The world's job runner (seed 002 §19.4), when the scenario declares jobs."""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,13 @@ from harness.agent._adapter import (
     TranscriptMessage,
 )
 from harness.agent._budget import Budget
+from harness.agent._cancel import (
+    CANCELS_FILE,
+    CancelLog,
+    CancelRouter,
+    RunHandles,
+    reference_router,
+)
 from harness.agent._classify import (
     AUTH_STATUSES,
     USAGE_MARKERS,
@@ -72,6 +79,7 @@ from harness.agent._guards import (
     fingerprint_decision,
     repetition_decision,
 )
+from harness.agent._jobs import JOBS_FILE, JobBook, JobSupervisor, reconcile_open_jobs
 from harness.agent._journal import ToolJournal
 from harness.agent._messages import AssistantMessage, ToolCall, Usage
 from harness.agent._metrics import MemoryMetrics, MetricsSink
@@ -92,6 +100,7 @@ from harness.agent._tool_runner import ToolRunner
 from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
 from harness.ports._ids import IdSource
+from harness.ports._jobs import CancelAck, CancelRequest
 from harness.ports._tools import ToolInvocation
 
 SESSION_FILE = "session.jsonl"
@@ -202,6 +211,7 @@ class ReferenceAgent:
         metrics: MetricsSink | None = None,
         system: str | SystemPrompt | None = None,
         cache_breakpoints: bool = False,
+        job_supervisor: type[JobSupervisor] = JobSupervisor,
     ) -> None:
         self.ports = ports
         self.system = system
@@ -217,6 +227,11 @@ class ReferenceAgent:
         self._journal: ToolJournal | None = None
         self._attempts: dict[str, Usage | None] = {}
         self._epoch: int | None = None  # the session epoch this run started in (L7)
+        # Background jobs and cancellation by target (seed 002 §19.4).
+        self._job_supervisor = job_supervisor
+        self._jobs: JobSupervisor | None = None
+        self._handles = RunHandles(ports.run_id)
+        self.cancels: CancelRouter = reference_router(self._handles)
         self._secret_arguments: dict[str, tuple[str, ...]] = {}  # by tool, kept out of logs
 
     # -- recovery (J4, J5, S7, I11) ----------------------------------------------------
@@ -228,6 +243,10 @@ class ReferenceAgent:
         terminal record cannot be written.
         """
         log, journal = self._open()
+        if self._jobs is not None:
+            # Seed 002 §19.4: jobs outlive the crash; settle each open job call by the
+            # reconciliation table before the journal closes what is left as unknown.
+            await reconcile_open_jobs(self._jobs, log, journal, self.ports, self._append_reply)
         recovered = journal.recover()
         repaired = self._repair_dangling(log, journal)
         for turn_id in log.open_turns():
@@ -264,6 +283,15 @@ class ReferenceAgent:
             root=self._root,
         )
         self._attempts = {a.attempt_id: a.usage for a in self._log.attempts()}
+        if ports.jobs is not None:
+            book = JobBook.open(ports.disk, posixpath.join(ports.state_dir, JOBS_FILE),
+                                root=self._root)
+            self._jobs = self._job_supervisor(ports.jobs, book, ports.clock, ports.run_id)
+            self._jobs.owner_cancelled = self._handles.stop_reason is not None
+            self._handles.jobs = self._jobs
+        self._handles.restore(CancelLog.open(
+            ports.disk, posixpath.join(ports.state_dir, CANCELS_FILE), root=self._root),
+            self.cancels)
         return self._log, self._journal
 
     def _repair_dangling(self, log: SessionLog, journal: ToolJournal) -> list[ToolReply]:
@@ -277,6 +305,7 @@ class ReferenceAgent:
 
     async def run(self, task: Task) -> AgentOutcome:
         """Recover (once per incarnation), then take turns until a stop state."""
+        self._handles.run_task = asyncio.current_task()
         try:
             if self._log is None:
                 await self.recover()
@@ -287,9 +316,22 @@ class ReferenceAgent:
         except DiskError as exc:
             stop = Stop("infra_paused", f"the session log cannot be written: {exc}", True)
         except asyncio.CancelledError:
-            self._finish(Stop("cancelled", "the run was cancelled"))
-            raise
+            if self._handles.stop_reason is None:
+                self._finish(Stop("cancelled", "the run was cancelled"))
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()  # the cancel was our own, asked for by target
+            stop = Stop("cancelled", self._handles.stop_reason)
+        finally:
+            self._handles.run_task = None
+        if self._handles.session_cancelled and self._jobs is not None:
+            await self._jobs.stop_unwatched()  # every job of this session, none of another's
         return self._finish(stop)
+
+    def cancel(self, request: CancelRequest) -> CancelAck:
+        """The cancel hook: cancel what ``request`` names, at most once (seed 002 §19.4)."""
+        return self.cancels.cancel(request)
 
     @property
     def log(self) -> SessionLog:
@@ -330,15 +372,19 @@ class ReferenceAgent:
             budget=budget,
         )
         timeouts = {t.name: t.timeout_seconds for t in task.tools if t.timeout_seconds}
+        tools = dict(ports.tools)
+        if self._jobs is not None and ports.jobs is not None:
+            tools.update(self._jobs.tools(ports.jobs.tools))
         self._secret_arguments = {t.name: t.secret_arguments for t in task.tools}
         runner = ToolRunner(
             self.journal,
-            ports.tools,
+            tools,
             clock=ports.clock,
             incarnation=ports.incarnation,
             timeouts=timeouts,
         )
         self._epoch = log.epoch
+        self._handles.client, self._handles.runner = client, runner
         return _RunState(task, budget, client, retry_log, runner)
 
     def _start_session(self, task: Task) -> None:
@@ -387,11 +433,36 @@ class ReferenceAgent:
         if stop is not None:
             return stop
         while True:
-            stop = self._conclusion() or self._before_turn(state)
+            stop = self._cancelled()
+            if stop is None:
+                self._deliver_wakeups()
+                stop = self._conclusion() or self._before_turn(state)
             if stop is None:
                 stop = await self._turn(state)
             if stop is not None:
                 return stop
+
+    def _cancelled(self) -> Stop | None:
+        """A turn or session cancel stops the run at this boundary (seed 002 §19.4)."""
+        reason = self._handles.stop_reason
+        return Stop("cancelled", reason) if reason is not None else None
+
+    def _deliver_wakeups(self) -> None:
+        """Each job completion no waiter received reaches the model once (seed 002 §19.4).
+
+        The message is written before the runner's wake-up is acknowledged, and not
+        written again when a crash fell between the two.
+        """
+        if self._jobs is None:
+            return
+        told = {e.text.split(":", 1)[0] for e in self.log.entries()
+                if isinstance(e, UserEntry) and e.source == "job"}
+        for wakeup in self._jobs.wakeups():
+            text = self._jobs.wakeup_text(wakeup)
+            if text.split(":", 1)[0] not in told:
+                next_turn = self._turn_id(len(self.log.of_kind("turn_start")) + 1)
+                self.log.append("user", next_turn, text=text, source="job")
+            self._jobs.port.acknowledge(wakeup.execution_id)
 
     def _conclusion(self) -> Stop | None:
         """A stop the transcript already implies: the last message is an answer."""

@@ -209,6 +209,19 @@ class StreamClient:
         self._ids = IdSource(seed, "att")
         self._jitter = rng_stream(seed, "backoff")
         self._policy_key = f"{dialect}:{endpoint}"
+        # The task running the attempt now, and whether a cancel named the attempt
+        # (seed 002 §19.4: an attempt cancel ends this request only, not the turn).
+        self._attempt_task: asyncio.Task[Any] | None = None
+        self._attempt_cancelled = False
+
+    def cancel_attempt(self) -> bool:
+        """Drop the provider request in flight; the turn retries it. False when none is."""
+        task = self._attempt_task
+        if task is None or self._attempt_cancelled:
+            return False
+        self._attempt_cancelled = True
+        task.cancel()
+        return True
 
     @property
     def budget(self) -> Budget:
@@ -379,15 +392,25 @@ class StreamClient:
         progress = _Progress()
         error: ProviderError | None = None
         message: AssistantMessage | None = None
+        self._attempt_task, self._attempt_cancelled = asyncio.current_task(), False
         try:
             async with asyncio.timeout(self._budget.remaining(started)):
                 await self._stream(body, accumulator, progress, _correlation(pending))
+        except asyncio.CancelledError:
+            if not self._attempt_cancelled:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()  # our own cancel of this attempt, not of the turn
+            error = ProviderError("reset", "the attempt was cancelled by request")
         except StreamFailure as failure:
             error = failure.error
         except TimeoutError:
             error = ProviderError("deadline_exceeded", "the shared deadline passed mid-attempt")
         except (httpx.TransportError, OSError) as exc:
             error = _transport_error(exc)
+        finally:
+            self._attempt_task = None
         if accumulator.done:
             # S9: the terminal event completed the attempt. The rest of the body is
             # still read (the provider sees it delivered), but a stall or a reset

@@ -60,6 +60,11 @@ class ToolRunner:
         self.timeout = timeout
         self.timeouts = dict(timeouts or {})
         self.halted: DiskError | None = None
+        # Cancellation by target (seed 002 §19.4): the calls running now, the calls a
+        # cancel named, and why calls not started yet must not start (a turn cancel).
+        self.live: dict[str, asyncio.Future[Any]] = {}
+        self.cancelled_calls: set[str] = set()
+        self.refusing: str | None = None
 
     async def run_batch(self, calls: Sequence[ToolInvocation]) -> list[ToolReply]:
         """Run one assistant message's calls; replies come back in the model's order.
@@ -80,6 +85,8 @@ class ToolRunner:
         """Run one call through intent → execution_started → tool → result."""
         if self.halted is not None:
             return not_started_reply(call, f"the journal cannot be written: {self.halted}")
+        if self.refusing is not None:
+            return not_started_reply(call, self.refusing)
         tool = self.tools.get(call.tool)
         try:
             execution_id = self.journal.record_intent(call)
@@ -123,7 +130,14 @@ class ToolRunner:
         context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock)
         task = asyncio.ensure_future(tool.run(dict(call.arguments), context))
         limit = self.timeout_for(call.tool)
-        if not await self._finishes_in_time(task, limit):
+        self.live[call.call_id] = task
+        try:
+            finished = await self._finishes_in_time(task, limit)
+        finally:
+            self.live.pop(call.call_id, None)
+        if task.cancelled() and call.call_id in self.cancelled_calls:
+            return cancelled_reply(call)
+        if not finished:
             content = {
                 "error": "TOOL_TIMEOUT",
                 "message": f"{call.tool} was cancelled after {limit:g}s and has settled; "
@@ -140,6 +154,15 @@ class ToolRunner:
             raise error  # a simulated crash or an interrupt is not the tool's answer
         content = {"error": type(error).__name__, "message": str(error)}
         return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel one running call (the tool_call target); False when none runs by that id."""
+        task = self.live.get(call_id)
+        if task is None or task.done():
+            return False
+        self.cancelled_calls.add(call_id)
+        task.cancel()
+        return True
 
     def timeout_for(self, tool: str) -> float:
         """The tool's own timeout if it declared one, else the runner's default."""
@@ -161,6 +184,14 @@ class ToolRunner:
         task.cancel()
         await settle(task)
         return False
+
+
+def cancelled_reply(call: ToolInvocation) -> tuple[ToolReply, Outcome, Any]:
+    """A call cancelled by request, once it settled (seed 002 §19.4: a cancelled result)."""
+    content = {"status": "cancelled", "error": "CANCELLED",
+               "message": f"{call.tool} was cancelled by request and has settled; "
+               "its process tree was stopped"}
+    return ToolReply(call.turn_id, call.call_id, "cancelled", content), "returned", content
 
 
 def as_json_reply(call: ToolInvocation, result: Any) -> tuple[ToolReply, Outcome, Any]:

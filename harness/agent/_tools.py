@@ -13,7 +13,7 @@ from harness.ports._tools import ToolInvocation
 
 #: How a reply tells the model what happened (seed 002 §19.1 names the two that matter:
 #: ``not_started`` is TOOL_NOT_STARTED, ``unknown`` is TOOL_OUTCOME_UNKNOWN).
-ReplyStatus = Literal["ok", "error", "not_started", "unknown", "timeout"]
+ReplyStatus = Literal["ok", "error", "not_started", "unknown", "timeout", "cancelled"]
 
 NOT_STARTED = "TOOL_NOT_STARTED"
 OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"

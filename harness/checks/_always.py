@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.checks._durable import check_disk_error_stops, check_secrets_stay_out
+from harness.checks._jobs import check_cancels, check_jobs, check_wakeups
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -37,6 +38,9 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_replies_match,
     check_context_tokens,
     check_disk_error_stops,
+    check_jobs,
+    check_wakeups,
+    check_cancels,
     check_secrets_stay_out,
 )
 

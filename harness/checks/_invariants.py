@@ -268,6 +268,10 @@ def check_i4(trace: Trace) -> Verdict:
                          [_request_line(r) for r in trace.requests[-4:]])
     if stop == expected or (trace.crash.error_class and stop in DISK_FAILURE_STOPS):
         return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
+    if expected == "cancelled" and trace.extra.get("cancel_hook") is False:
+        # Only a cancel could end it so, and the agent offers no hook for one (optional).
+        return _unknown("I4", f"stopped {stop!r}; 'cancelled' is reached through the agent's "
+                        "cancel hook, which it does not offer (seed 002 §19.4)")
     return _fail("I4", f"stopped {stop!r}, expected {expected!r}",
                  [f"reason: {trace.outcome.reason}"])
 

@@ -22,6 +22,7 @@ from harness.agent import (
     AppendFile,
     Disk,
     GuardLimits,
+    JobSupervisor,
     RecoveryReport,
     ReferenceAgent,
     StreamConfig,
@@ -32,11 +33,14 @@ from harness.agent import (
 
 
 def reference(*, config: StreamConfig | None = None,
-              limits: GuardLimits | None = None) -> AgentFactory:
-    """The reference agent with ``config`` and ``limits`` (a bad setting is a bug too)."""
+              limits: GuardLimits | None = None,
+              job_supervisor: type[JobSupervisor] = JobSupervisor) -> AgentFactory:
+    """The reference agent with ``config`` and ``limits`` (a bad setting is a bug too), and
+    its background jobs run by ``job_supervisor``."""
 
     def build(ports: AgentPorts) -> Agent:
-        return ReferenceAgent(ports, config=config, limits=limits)
+        return ReferenceAgent(ports, config=config, limits=limits,
+                              job_supervisor=job_supervisor)
 
     return build
 

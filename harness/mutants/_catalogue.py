@@ -48,6 +48,13 @@ from harness.mutants._build import (
     with_responses,
     with_tools,
 )
+from harness.mutants._jobs import (
+    cancel_not_idempotent,
+    cancelled_waiter_claims,
+    invents_exit_codes,
+    never_claims,
+    reruns_jobs_after_restart,
+)
 
 
 @dataclass(frozen=True)
@@ -347,6 +354,10 @@ _AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
 _CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
 _CUT_ALWAYS = "scenarios/streaming/truncated-on-every-attempt.yaml"
 _CUT_STREAMS = "scenarios/streaming/cut-streams.yaml"
+_BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
+_ORPHAN = "scenarios/jobs/orphan-lossy-and-unknown.yaml"
+_RACE = "scenarios/cancel/race-and-session-cancel.yaml"
+_CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
 _SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -463,6 +474,23 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("L6-bills-only-finished-streams", "seed 002 §19.6 (完成事件和 usage 只提交一次)",
            "drops the usage of an attempt whose stream broke after its usage arrived",
            with_responses(reference(), _usage_only_when_done), (Kill(_CUT_STREAMS, "I6"),)),
+    Mutant("JOBS-reruns-after-restart", "seed 002 §19.4 (重新 attach,从 outputOffset 补读)",
+           "runs a job again after a restart instead of re-attaching to it",
+           reruns_jobs_after_restart(),
+           (Kill(_BUILD, "JOBS", "jobs:fsync#2:after:unsynced_lost"),)),
+    Mutant("JOBS-exit-code-for-orphans", "seed 002 §19.4 (标记 orphaned,不得伪造 exit code)",
+           "reads a vanished process as a clean exit, exit code 0",
+           invents_exit_codes(), (Kill(_ORPHAN, "JOBS"),)),
+    Mutant("JOBS-cancelled-waiter-claims",
+           "seed 002 §19.4 (被取消的 waiter 不能让完成通知永久消失)",
+           "a waiter cancelled as its job completes claims the completion, then drops it",
+           cancelled_waiter_claims(), (Kill(_RACE, "JOBS:wakeup"),)),
+    Mutant("JOBS-never-claims", "seed 002 §19.4 (只有真正拿到完成结果的 waiter 才能阻止自动唤醒)",
+           "never tells the runner a waiter got the result: a wake-up repeats the reply",
+           never_claims(), (Kill(_BUILD, "JOBS:wakeup"),)),
+    Mutant("CANCEL-not-idempotent", "seed 002 §19.4 (取消请求应幂等)",
+           "acts on a cancel request again each time it is sent",
+           cancel_not_idempotent, (Kill(_CANCEL_CALL, "CANCEL"),)),
     Mutant("J3-raw-arguments-in-a-log", "seed 000 §5 (诊断日志在持久化前对结构化敏感字段脱敏)",
            "keeps a diagnostic log of every tool call with its raw arguments, secrets included",
            with_ports(reference(), _tool_calls_logged), (Kill(_SECRETS, "J3"),)),

@@ -184,7 +184,9 @@ class _CaseRun:
             outcome = agent.run_with(self.task, lambda run: self._drive(self._returning(run)))
             self.world.returned = True
             return outcome
-        return self._drive(self._returning(agent.run(self.task)))
+        number = self.incarnations[-1].number
+        return self._drive(self._returning(self.world.jobs.beside(agent, number,
+                                                                  agent.run(self.task))))
 
     async def _returning(self, coro: Coroutine[Any, Any, T]) -> T:
         """``coro``'s result, noting in the world that the agent's run is over.
@@ -264,6 +266,8 @@ class _CaseRun:
             final_incarnation=final.number,
             error=final.error,
             extra=self._extra(final),
+            jobs=world.jobs.records(),
+            cancels=tuple(world.jobs.cancels),
             secrets=self.secrets.record(),
         )
 
@@ -291,6 +295,11 @@ class _CaseRun:
             extra["agent_traceback"] = traceback
         if self.world.events:
             extra["world_events"] = list(self.world.events)
+        if self.scenario.jobs:
+            extra["jobs_declared"] = sorted(self.scenario.jobs)
+        if self.scenario.cancels:
+            extra["cancels_declared"] = len(self.scenario.cancels)
+            extra["cancel_hook"] = bool(self.world.jobs.hook_offered)
         return extra
 
 

@@ -27,6 +27,9 @@ TOOL_PARAMETERS: Final[dict[str, dict[str, Any]]] = {
     "read": {"type": "object", "properties": {}},
     "inspect": {"type": "object", "properties": {}},
 }
+JOB_PARAMETERS: Final[dict[str, Any]] = {"type": "object", "properties": {}}
+JOB_DESCRIPTION: Final = ("Run a long job (a build, a test suite) and return its output and "
+                          "exit code.")
 _DESCRIPTIONS: Final = {
     "append": "Append a line of text to the notes file (not idempotent).",
     "send": "Send a message (not idempotent: sending twice sends two messages).",
@@ -42,6 +45,9 @@ def tool_specs(scenario: Scenario) -> tuple[ToolSpec, ...]:
         ToolSpec(name, _DESCRIPTIONS[spec.kind], TOOL_PARAMETERS[spec.kind],
                  spec.timeout_seconds, tuple(spec.secret))
         for name, spec in scenario.tools.items()
+    ) + tuple(
+        ToolSpec(name, JOB_DESCRIPTION, JOB_PARAMETERS, spec.timeout_seconds)
+        for name, spec in scenario.jobs.items()
     )
 
 

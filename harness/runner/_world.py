@@ -61,6 +61,7 @@ from harness.agent import (
     parse_retry_after,
 )
 from harness.intercept._network import Served
+from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._usage_seen import usage_seen
 from harness.scenario import Scenario, ToolDeclaration
@@ -184,6 +185,7 @@ class World:
         self.foreign: list[str] = []
         self._files: Any = None
         self.returned = False  # the current incarnation's run() has returned
+        self.jobs = WorldJobs(self)  # background jobs and cancels (seed 002 §19.4)
 
     def disk_error_raised(self) -> bool:
         """Whether the case's disk error (EIO, ENOSPC, not a crash) has been raised yet."""
@@ -221,6 +223,7 @@ class World:
             seed=self.seed,
             incarnation=incarnation,
             run_id=self.run_id,
+            jobs=self.jobs.port(incarnation),
         )
 
     def _http_client(self, incarnation: int) -> httpx.AsyncClient:

@@ -26,6 +26,7 @@ from harness.agent import StopState
 from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds
+from harness.scenario._jobs import CancelFault, JobDeclaration, job_problems
 from harness.scenario._names import (
     CRASH_POINT_PATTERN,
     DEFAULT_INVARIANTS,
@@ -219,6 +220,10 @@ class Scenario(ScenarioModel):
     """The scripted model's replies."""
     faults: list[AnyFault] = []  # noqa: RUF012
     """Faults, each keyed to a turn and an attempt."""
+    jobs: dict[ToolName, JobDeclaration] = {}  # noqa: RUF012
+    """Tools that run as background jobs of the world's job runner (seed 002 §19.4)."""
+    cancels: list[CancelFault] = []  # noqa: RUF012
+    """Cancels the harness issues at virtual times, each with its target (seed 002 §19.4)."""
     crash: CrashSelection = CrashSelection()
     """Crash exploration; absent: no crashes."""
     budget: BudgetLimits = BudgetLimits()
@@ -270,9 +275,11 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
     """Every inconsistency between the scenario's parts, in document order."""
     return [
         *_reply_problems(scenario),
-        *undeclared_tool_problems(scenario.model_dump(include={"tools", "model", "expect"})),
+        *undeclared_tool_problems(scenario.model_dump(
+            include={"tools", "jobs", "model", "expect"})),
         *_fault_turn_problems(scenario),
         *_fault_combination_problems(scenario),
+        *job_problems(scenario.tools, scenario.jobs, scenario.cancels),
         *_secret_problems(scenario),
     ]
 
@@ -315,7 +322,8 @@ def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
     tools = data.get("tools")
     if tools is not None and not isinstance(tools, dict):
         return []  # 'tools' itself is wrong; that error says so
-    declared = list(tools or {})
+    jobs = data.get("jobs")
+    declared = list(tools or {}) + list(jobs if isinstance(jobs, dict) else {})
     named: list[tuple[Loc, object]] = []
     for r, reply in _items(data.get("model")):
         for c, call in _items(reply.get("calls")):

@@ -8,6 +8,7 @@ imports the other's internals::
     print(trace.digest)            # the same scenario, crash and seed: the same digest
 """
 
+from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._records import (
     CacheRecord,
     CallRecord,
@@ -36,6 +37,7 @@ from harness.trace._records import (
 __all__ = [
     "CacheRecord",
     "CallRecord",
+    "CancelRecord",
     "CrashRecord",
     "Delivery",
     "EffectRecord",
@@ -43,9 +45,11 @@ __all__ = [
     "ExpectedEffects",
     "IncarnationRecord",
     "InvocationRecord",
+    "JobRecord",
     "MessageRecord",
     "OutcomeRecord",
     "Purpose",
+    "ReadRecord",
     "RecoveryRecord",
     "RequestRecord",
     "Role",
@@ -54,6 +58,7 @@ __all__ = [
     "SegmentVersion",
     "SentCall",
     "SentUsage",
+    "SignalRecord",
     "ToolKindOf",
     "Trace",
 ]

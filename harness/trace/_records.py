@@ -25,6 +25,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, NamedTuple
 
+from harness.trace._jobs import CancelRecord, JobRecord
+
 #: What a request's stream did, as the world saw it.
 #: ``complete``: every planned byte was delivered and the stream is intact;
 #: ``partial``: some bytes, then a reset, a hang cut by the client, or a close;
@@ -343,6 +345,8 @@ class Trace:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     dialect: str = ""
+    jobs: tuple[JobRecord, ...] = ()
+    cancels: tuple[CancelRecord, ...] = ()
     # None: nothing secret to look for (no marked argument, no secret-looking key).
     secrets: SecretsRecord | None = None
 

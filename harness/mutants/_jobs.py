@@ -1,0 +1,97 @@
+"""Broken background-job and cancel handling: the bugs seed 002 §19.4 warns about.
+
+Each is the reference agent with one job or cancel rule broken, as real agents
+break it; the catalogue (:mod:`._catalogue`) names the cases that kill them.
+"""
+
+from __future__ import annotations
+
+from harness.agent import (
+    Agent,
+    AgentFactory,
+    AgentPorts,
+    CancelRouter,
+    JobEntry,
+    JobSupervisor,
+    ReferenceAgent,
+)
+from harness.mutants._build import reference
+from harness.ports import CancelAck, CancelRequest, JobStatus, ToolContext
+
+
+class _RerunsAfterRestart(JobSupervisor):
+    """As an agent that keeps its jobs in memory: after a restart it simply runs them again."""
+
+    async def reconcile(self, entry: JobEntry | None, call: ToolContext) -> JobEntry:
+        if entry is not None and entry.state in ("completed", "cancelled", "orphaned"):
+            return await super().reconcile(entry, call)
+        await self.start_and_wait(call.invocation.tool, call.invocation.arguments, call)
+        found = self.book.for_call(call.invocation.turn_id, call.invocation.call_id)
+        assert found is not None
+        return found
+
+
+class _ExitCodeForOrphans(JobSupervisor):
+    """As ``exit_code = proc.returncode or 0``: a vanished process reads as a clean exit."""
+
+    def settle(self, entry: JobEntry, status: JobStatus, *, claim: bool) -> JobEntry:
+        if status.state == "vanished":
+            status = JobStatus("exited", 0)
+        return super().settle(entry, status, claim=claim)
+
+
+class _CancelledWaiterClaims(JobSupervisor):
+    """A waiter cancelled as its job completes still claims the completion, then drops it."""
+
+    async def stop(self, entry: JobEntry) -> JobEntry:
+        ended = await super().stop(entry)
+        if ended.state == "completed" and ended.identity is not None:
+            self.port.claim(ended.identity)
+        return ended
+
+
+class _NeverClaims(JobSupervisor):
+    """Reads the result but never tells the runner: the wake-up comes on top of the reply."""
+
+    def settle(self, entry: JobEntry, status: JobStatus, *, claim: bool) -> JobEntry:
+        del claim  # the bug: whatever the waiter got, the runner is never told
+        return super().settle(entry, status, claim=False)
+
+
+class _ForgetfulRouter(CancelRouter):
+    """Acts on every cancel it receives, the same request again included."""
+
+    def cancel(self, request: CancelRequest) -> CancelAck:
+        ack = self._dispatch_again(request)
+        self.answered[request.request_id] = ack
+        return ack
+
+    def _dispatch_again(self, request: CancelRequest) -> CancelAck:
+        handler = self.handlers.get(request.target)
+        return handler(request) if handler is not None else CancelAck("unsupported")
+
+
+def reruns_jobs_after_restart() -> AgentFactory:
+    return reference(job_supervisor=_RerunsAfterRestart)
+
+
+def invents_exit_codes() -> AgentFactory:
+    return reference(job_supervisor=_ExitCodeForOrphans)
+
+
+def cancelled_waiter_claims() -> AgentFactory:
+    return reference(job_supervisor=_CancelledWaiterClaims)
+
+
+def never_claims() -> AgentFactory:
+    return reference(job_supervisor=_NeverClaims)
+
+
+def cancel_not_idempotent(ports: AgentPorts) -> Agent:
+    agent = ReferenceAgent(ports)
+    router = _ForgetfulRouter()
+    router.handlers.update(agent.cancels.handlers)
+    agent.cancels = router
+    return agent
+
+

@@ -1,0 +1,104 @@
+"""JOBS, JOBS:wakeup and CANCEL: what they say of agents without the optional ports, and
+of broken cancel and attempt handling (seed 002 §19.4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from minimal_agent import minimal_factory
+
+from harness.agent import ReferenceAgent
+from harness.agent._cancel import CancelRouter
+from harness.checks import Verdict
+from harness.ports import CancelAck, CancelRequest
+from harness.runner import run_case
+from harness.runner._run import plan_cases
+from harness.scenario import load_scenario
+
+BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
+CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
+ATTEMPT = "scenarios/cancel/attempt-then-turn.yaml"
+
+
+def verdict(path: str, check: str, factory: object = None, label: str = "none") -> Verdict:
+    scenario = load_scenario(path)
+    case = next(c for c in plan_cases(scenario, path)
+                if (c.crash.label if c.crash else "none") == label)
+    result = run_case(case, scenario, factory)  # type: ignore[arg-type]
+    found = [v for v in result.verdicts if v.invariant == check]
+    assert found, [v.invariant for v in result.verdicts]
+    return found[0]
+
+
+def test_an_agent_without_the_job_port_is_unknown_with_the_reason() -> None:
+    found = verdict(BUILD, "JOBS", minimal_factory())
+    assert found.status == "unknown"
+    assert "no job reached the job runner" in found.message
+
+
+def test_an_agent_without_a_cancel_hook_is_unknown_with_the_reason() -> None:
+    found = verdict(CANCEL_CALL, "CANCEL", minimal_factory())
+    assert (found.status, found.message.split(",")[0]) == \
+        ("unknown", "the agent offers no cancel(request) hook")
+
+
+def test_a_goal_cancel_without_a_goal_handler_is_unknown_not_a_failure(tmp_path: Path) -> None:
+    text = Path(CANCEL_CALL).read_text(encoding="utf-8").replace(
+        "{at_seconds: 12, target: tool_call, tool: build, times: 2}",
+        "{at_seconds: 12, target: goal}")
+    path = tmp_path / "goal.yaml"
+    path.write_text(text.replace("  points: [", "  points: none\n  _: [").split("  _: [")[0]
+                    + "  classes: [unsynced_lost]\nexpect:\n  stop_state: complete\n",
+                    encoding="utf-8")
+    found = verdict(str(path), "CANCEL")
+    assert found.status == "unknown"
+    assert "no ['goal'] target" in found.message
+
+
+class _ClaimsWithoutActing:
+    """A cancel hook that answers "cancelled" for an attempt and drops nothing."""
+
+    def __init__(self, agent: ReferenceAgent) -> None:
+        self._agent = agent
+
+    async def recover(self) -> object:
+        return await self._agent.recover()
+
+    async def run(self, task: object) -> object:
+        return await self._agent.run(task)  # type: ignore[arg-type]
+
+    def cancel(self, request: CancelRequest) -> CancelAck:
+        if request.target != "attempt":
+            return self._agent.cancel(request)
+        self.seen = getattr(self, "seen", 0) + 1
+        return CancelAck("cancelled" if self.seen == 1 else "already_cancelled", "noted")
+
+
+def test_an_attempt_cancel_that_drops_nothing_fails() -> None:
+    found = verdict(ATTEMPT, "CANCEL", lambda ports: _ClaimsWithoutActing(ReferenceAgent(ports)))
+    assert found.status == "fail"
+    assert "was in flight when its attempt was cancelled at 3s" in found.message
+
+
+def test_the_reference_agent_passes_every_target_it_offers() -> None:
+    assert verdict(ATTEMPT, "CANCEL").status == "pass"
+    assert verdict(CANCEL_CALL, "CANCEL").status == "pass"
+
+
+def test_the_router_acts_once_per_request_and_names_missing_targets() -> None:
+    acted: list[str] = []
+    router = CancelRouter()
+    router.register("job", lambda request: acted.append(request.ref or "") or
+                    CancelAck("cancelled"))
+    request = CancelRequest("c-1", "job", "s", "job-1")
+    assert [router.cancel(request).status for _ in range(2)] == ["cancelled", "already_cancelled"]
+    again = CancelRequest("c-2", "job", "s", "job-1")
+    assert router.cancel(again).status == "already_cancelled"
+    assert acted == ["job-1"]
+    assert router.cancel(CancelRequest("c-3", "goal", "s")).status == "unsupported"
+
+
+def test_a_run_only_a_cancel_could_end_is_unknown_for_an_agent_without_the_hook() -> None:
+    found = verdict(ATTEMPT, "I4", minimal_factory())
+    assert found.status == "unknown"
+    assert "cancel hook, which it does not offer" in found.message
