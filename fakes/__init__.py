@@ -53,6 +53,7 @@ from fakes._faults import (
     StallConnecting,
     TruncatedToolArguments,
 )
+from fakes._goals import GoalEdit, GoalEvent, GoalService, GoalServicePort
 from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState
@@ -83,6 +84,7 @@ from fakes._tools import (
     run_in_process_group,
 )
 from fakes._transport import IncomingRequest, ResponsePlan, play_steps, wait_before_headers
+from fakes._verifier import ScriptedVerifier, VerifierRule
 from fakes._wire import Emit, Hang, Pause, Reset, Step
 from harness.ports import idempotency_key
 
@@ -118,6 +120,10 @@ __all__ = [
     "FakeHttpx2Transport",
     "FakeProvider",
     "Fault",
+    "GoalEdit",
+    "GoalEvent",
+    "GoalService",
+    "GoalServicePort",
     "Hang",
     "HarnessLimitExceeded",
     "HttpError",
@@ -146,6 +152,7 @@ __all__ = [
     "ResponsePlan",
     "ScriptedResponse",
     "ScriptedUsage",
+    "ScriptedVerifier",
     "SideEffect",
     "SimulatedCrash",
     "SlowDrip",
@@ -165,6 +172,7 @@ __all__ = [
     "ToolUse",
     "TruncatedToolArguments",
     "UsageBuckets",
+    "VerifierRule",
     "VirtualClock",
     "WorldState",
     "WorldTool",

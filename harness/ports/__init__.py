@@ -12,21 +12,53 @@ mapping of ``OSError`` to :class:`harness.DiskError`.
 from harness.ports._clock import Clock, LoopClock
 from harness.ports._dialect import DIALECTS, Dialect
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
+from harness.ports._goals import (
+    RESTART_POLICIES,
+    VERIFIER_OUTCOMES,
+    CheckRun,
+    CompletionProof,
+    CriterionVerdict,
+    Goal,
+    GoalAction,
+    GoalAnswer,
+    GoalBudget,
+    GoalPort,
+    GoalStatus,
+    Lease,
+    RestartPolicy,
+    Verification,
+    VerifierOutcome,
+)
 from harness.ports._hashing import idempotency_key, sha256_json
 from harness.ports._ids import IdSource, rng_stream
 from harness.ports._tools import Tool, ToolContext, ToolInvocation
 
 __all__ = [
     "DIALECTS",
+    "RESTART_POLICIES",
+    "VERIFIER_OUTCOMES",
     "AppendFile",
+    "CheckRun",
     "Clock",
+    "CompletionProof",
+    "CriterionVerdict",
     "Dialect",
     "Disk",
+    "Goal",
+    "GoalAction",
+    "GoalAnswer",
+    "GoalBudget",
+    "GoalPort",
+    "GoalStatus",
     "IdSource",
+    "Lease",
     "LoopClock",
+    "RestartPolicy",
     "Tool",
     "ToolContext",
     "ToolInvocation",
+    "Verification",
+    "VerifierOutcome",
     "call_os",
     "dirname",
     "idempotency_key",

@@ -65,7 +65,7 @@ from harness.agent import (
 from harness.intercept._network import Served
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._usage_seen import usage_seen
-from harness.scenario import Scenario, ToolDeclaration
+from harness.scenario import Scenario, ToolDeclaration, fake_verifier
 from harness.trace import (
     CacheRecord,
     Delivery,
@@ -186,6 +186,16 @@ class World:
         self.foreign: list[str] = []
         self._files: Any = None
         self.returned = False  # the current incarnation's run() has returned
+        self.goals = _goal_service(self)
+
+    def _position(self) -> tuple[int, int]:
+        """Requests and tool invocations so far: where a goal-service event stands among them."""
+        return len(self.requests), self._invocation_seq
+
+    def goal_tick(self) -> None:
+        """Land the user's goal edits that are due before the next thing the world sees."""
+        if self.goals is not None:
+            self.goals.tick()
 
     def disk_error_raised(self) -> bool:
         """Whether the case's disk error (EIO, ENOSPC, not a crash) has been raised yet."""
@@ -223,6 +233,7 @@ class World:
             seed=self.seed,
             incarnation=incarnation,
             run_id=self.run_id,
+            goals=None if self.goals is None else self.goals.port(incarnation),
         )
 
     def _http_client(self, incarnation: int) -> httpx.AsyncClient:
@@ -262,6 +273,7 @@ class World:
             self._refuse(incarnation)
             return None
         self._last_response = None
+        self.goal_tick()
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
         faults = self._faults.get((seen.turn, seen.attempt), ())
@@ -386,6 +398,17 @@ class World:
         for path, data in self.disk.files().items():
             digest.update(path.encode() + b"\0" + sha256(data).digest())
         return digest.hexdigest()
+
+
+def _goal_service(world: World) -> fakes.GoalService | None:
+    """The goal service of a scenario with a ``goal`` block (seed 002 §19.3)."""
+    goal = world.scenario.goal
+    if goal is None:
+        return None
+    return fakes.GoalService(goal.fake_goal(), fake_verifier(world.scenario.verifier),
+                             clock=world.clock, incarnations=world.incarnations,
+                             applied=world._applied_effects, position=world._position,
+                             edits=goal.fake_edits())
 
 
 @functools.cache
@@ -580,6 +603,7 @@ class _RecordingTool:
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         world = self._world
+        world.goal_tick()
         seq = world.next_invocation_seq()
         started = world.clock.now()
         alive = context.incarnation == world.incarnations.current and not \

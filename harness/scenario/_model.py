@@ -26,6 +26,7 @@ from harness.agent import StopState
 from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds
+from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems
 from harness.scenario._names import (
     CRASH_POINT_PATTERN,
     DEFAULT_INVARIANTS,
@@ -225,6 +226,10 @@ class Scenario(ScenarioModel):
     """Limits of the run."""
     provider: Provider = Provider()
     """The fake provider's model name and prompt cache."""
+    goal: GoalDeclaration | None = None
+    """A long task's goal, kept by the world's goal service (seed 002 §19.3)."""
+    verifier: list[VerifierRuleDeclaration] = []  # noqa: RUF012
+    """The scripted verifier's rules, first match wins (seed 002 §19.2)."""
     expect: Expectation
     """The verdict a correct agent reaches."""
 
@@ -274,6 +279,7 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *_fault_turn_problems(scenario),
         *_fault_combination_problems(scenario),
         *_secret_problems(scenario),
+        *goal_problems(scenario.goal, scenario.verifier, list(scenario.tools)),
     ]
 
 

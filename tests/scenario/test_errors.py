@@ -42,8 +42,8 @@ def test_an_unknown_key_suggests_the_close_one_and_lists_the_allowed(tmp_path: P
     error = assert_error(
         write(tmp_path, VALID + "descripton: x\n"),
         "10:1: scenario: unknown key: got 'descripton'; expected one of 'name', 'description', "
-        "'dialect', 'seed', 'tools', 'model', 'faults', 'crash', 'budget', 'provider', 'expect'. "
-        "Did you mean 'description'?",
+        "'dialect', 'seed', 'tools', 'model', 'faults', 'crash', 'budget', 'provider', 'goal', "
+        "'verifier', 'expect'. Did you mean 'description'?",
     )
     assert (error.line, error.column, error.value) == (10, 1, "descripton")
     assert error.hint == "Did you mean 'description'?"
