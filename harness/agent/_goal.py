@@ -231,6 +231,10 @@ class GoalKeeper:
         proof = CompletionProof.from_verification(v)
         self.port.declare(self.lease.epoch, goal, "complete")
         answer = self.port.complete(self.lease.epoch, proof)
+        if not answer.ok and answer.goal.revision == goal.revision:
+            # The revision stands, so the lease does not: another epoch holds the authority.
+            return GoalStop("paused", f"the goal service refused the completion: "
+                            f"{answer.reason}; this incarnation no longer holds the lease")
         if not answer.ok:
             self._adopt(answer.goal, goal)  # edited since: the proof no longer stands
             return None
