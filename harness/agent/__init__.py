@@ -31,6 +31,7 @@ from harness.agent._classify import (
 )
 from harness.agent._defaults import StreamConfig
 from harness.agent._disk import RealDisk, ensure_dir
+from harness.agent._goal import GoalKeeper, GoalStop, gap_fingerprint
 from harness.agent._guards import GuardLimits, RecoveryCounters
 from harness.agent._journal import (
     OUTCOMES,
@@ -41,6 +42,7 @@ from harness.agent._journal import (
     RecoveredExecution,
     ToolJournal,
 )
+from harness.agent._lease import ExecutionLease, StaleLeaseError
 from harness.agent._loop import ReferenceAgent
 from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
 from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
@@ -104,8 +106,11 @@ __all__ = [
     "DurableLineFile",
     "ErrorKind",
     "Execution",
+    "ExecutionLease",
     "FileMetrics",
     "FinishReason",
+    "GoalKeeper",
+    "GoalStop",
     "GuardLimits",
     "IdSource",
     "JournalRecord",
@@ -132,6 +137,7 @@ __all__ = [
     "SessionLog",
     "SessionRecord",
     "StaleEpochError",
+    "StaleLeaseError",
     "StopState",
     "StreamClient",
     "StreamConfig",
@@ -157,6 +163,7 @@ __all__ = [
     "continuation_body",
     "drop_images",
     "ensure_dir",
+    "gap_fingerprint",
     "not_started_reply",
     "parse_retry_after",
     "repair_transcript",

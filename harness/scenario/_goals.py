@@ -124,27 +124,19 @@ def fake_verifier(rules: list[VerifierRuleDeclaration]) -> ScriptedVerifier:
     return ScriptedVerifier(tuple(rule.fake_rule() for rule in rules))
 
 
-def goal_problems(goal: GoalDeclaration | None, verifier: list[VerifierRuleDeclaration],
-                  tools: list[str]) -> list[Problem]:
-    """A verifier needs a goal and the other way round; conditions name what exists."""
+def goal_problems(goal: GoalDeclaration | None,
+                  verifier: list[VerifierRuleDeclaration]) -> list[Problem]:
+    """A verifier needs a goal and the other way round; a rule's revision must exist."""
     if goal is None:
         return [Problem(("verifier",), "a verifier judges a goal, and none is declared",
                         expected="a 'goal' block beside 'verifier'")] if verifier else []
     if not verifier:
         return [Problem(("goal",), "a goal without a verifier can never be proven complete",
                         expected="a 'verifier' list, such as [{verdict: pass}]")]
-    problems = []
     revisions = 1 + len(goal.edits)
-    for index, rule in enumerate(verifier):
-        when = rule.when
-        if when is not None and when.revision is not None and when.revision > revisions:
-            problems.append(Problem(("verifier", index, "when", "revision"),
-                                    "revision is never reached", value=when.revision,
-                                    got=str(when.revision),
-                                    expected=f"1 to {revisions} (1 plus one per edit)"))
-        for name in (when.applied or {}) if when is not None else {}:
-            if name not in tools:
-                problems.append(Problem(("verifier", index, "when", "applied", name),
-                                        "tool is not declared", value=name, got=repr(name),
-                                        expected=f"a tool under 'tools': {tools}", at_key=True))
-    return problems
+    return [Problem(("verifier", index, "when", "revision"), "revision is never reached",
+                    value=rule.when.revision, got=str(rule.when.revision),
+                    expected=f"1 to {revisions} (1 plus one per edit)")
+            for index, rule in enumerate(verifier)
+            if rule.when is not None and rule.when.revision is not None
+            and rule.when.revision > revisions]

@@ -275,11 +275,12 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
     """Every inconsistency between the scenario's parts, in document order."""
     return [
         *_reply_problems(scenario),
-        *undeclared_tool_problems(scenario.model_dump(include={"tools", "model", "expect"})),
+        *undeclared_tool_problems(scenario.model_dump(
+            include={"tools", "model", "expect", "verifier"})),
         *_fault_turn_problems(scenario),
         *_fault_combination_problems(scenario),
         *_secret_problems(scenario),
-        *goal_problems(scenario.goal, scenario.verifier, list(scenario.tools)),
+        *goal_problems(scenario.goal, scenario.verifier),
     ]
 
 
@@ -312,8 +313,8 @@ def _choice_key(reply: Reply) -> tuple[object, ...]:
 
 
 def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
-    """Every tool a reply calls, a ``when`` waits for or ``expect.side_effects`` counts that
-    ``tools`` does not declare.
+    """Every tool a reply calls, a ``when`` waits for, a verifier rule reads or
+    ``expect.side_effects`` counts that ``tools`` does not declare.
 
     Reads plain data (a loaded file, or a validated scenario dumped), so the loader can
     report these beside a file's other mistakes instead of after they are fixed.
@@ -332,6 +333,11 @@ def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
             applied = when.get("applied")
             named += [(("model", r, "when", "applied", name), name)
                       for name in (applied if isinstance(applied, dict) else {})]
+    for v, rule in _items(data.get("verifier")):
+        when = rule.get("when")
+        applied = when.get("applied") if isinstance(when, dict) else None
+        named += [(("verifier", v, "when", "applied", name), name)
+                  for name in (applied if isinstance(applied, dict) else {})]
     problems = [_undeclared(loc, name, declared, at_key=loc[-2] == "applied")
                 for loc, name in named if isinstance(name, str) and name not in declared]
     expect = data.get("expect")
