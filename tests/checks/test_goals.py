@@ -106,3 +106,17 @@ def test_the_pause_policy_expects_paused_only_after_a_takeover_of_an_active_goal
     assert expected_stop_state(crashed) == "paused"
     assert crashed.outcome is not None
     assert crashed.outcome.stop_state == "paused"
+
+
+def test_a_failed_goal_check_is_explained_with_its_fix() -> None:
+    from harness._report_text import diagnosis
+    from harness.mutants import MUTANTS
+    from harness.mutants._run import run_kill
+
+    mutant = next(m for m in MUTANTS if m.name == "I5-continues-stale-auto-continue")
+    lines = diagnosis(run_kill(mutant.kills[0], mutant.factory))
+    assert lines == [
+        "the goal did not survive: turn 2 (request #2, incarnation 1, at 60s) started under "
+        "goal revision 1, but the goal was at revision 2: a stale auto-continue. Fix: re-read "
+        "the goal before every auto-continue and drop one whose revision is not the current "
+        "one (seed 002 §19.3)."]
