@@ -261,16 +261,16 @@ def check_i4(trace: Trace) -> Verdict:
     if missing:
         return missing
     assert trace.outcome is not None
-    expected = expected_stop_state(trace)
-    if expected is None:
-        return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
-                        "the agent never called the goal port (AgentPorts.goals)")
     stop = trace.outcome.stop_state
     if stop == "complete":
         failure = _completion_contradiction(trace)
         if failure:
             return _fail("I4", f"complete after an infrastructure failure: {failure}",
                          [_request_line(r) for r in trace.requests[-4:]])
+    expected = expected_stop_state(trace)
+    if expected is None:
+        return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
+                        "the agent never called the goal port (AgentPorts.goals)")
     if stop == expected or (trace.crash.error_class and stop in DISK_FAILURE_STOPS):
         return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
     return _fail("I4", f"stopped {stop!r}, expected {expected!r}",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent import AgentFactory, AgentOutcome, AgentPorts, RecoveryReport, Task
+from harness.agent import Agent, AgentFactory, AgentPorts, ReferenceAgent
 from harness.checks import check_trace
 from harness.checks._goals import check_goal_proof, check_i5, expected_stop_state
 from harness.runner import Case, CrashSpec, run_trace
@@ -38,21 +38,15 @@ def test_the_reference_agent_passes_both_goal_checks(edited: Trace) -> None:
     assert "revision 2: verifier round 2 passed" in proof.message
 
 
-class _IgnoresGoals:
-    """Does the work the model asks for and never touches the goal port."""
-
-    def __init__(self, ports: AgentPorts) -> None:
-        self._ports = ports
-
-    async def recover(self) -> RecoveryReport:
-        return RecoveryReport()
-
-    async def run(self, task: Task) -> AgentOutcome:
-        return AgentOutcome("complete", "done", (), None, None, 0)
+def _without_goal_port(ports: AgentPorts) -> Agent:
+    """The reference agent as an agent without a goal port would run: it does the work."""
+    return ReferenceAgent(replace(ports, goals=None))
 
 
 def test_an_agent_without_the_goal_port_is_unknown_with_the_reason() -> None:
-    trace = _trace("verifier-outage-is-not-complete", factory=_IgnoresGoals)
+    trace = _trace("verifier-outage-is-not-complete", factory=_without_goal_port)
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "complete"  # it never asked the verifier
     verdicts = {v.invariant: v for v in check_trace(trace)}
     for name in ("I5", "I5:proof"):
         assert verdicts[name].status == "unknown"
@@ -60,6 +54,7 @@ def test_an_agent_without_the_goal_port_is_unknown_with_the_reason() -> None:
                                           "(AgentPorts.goals): an agent without one is not "
                                           "judged on goals")
     assert verdicts["I4"].status == "unknown"
+    assert not [v for v in verdicts.values() if v.status == "fail"]
 
 
 def test_a_goal_edited_after_the_proof_fails_the_proof(edited: Trace) -> None:
