@@ -185,6 +185,19 @@ class GoalKeeper:
             lastVerification=None if last is None else {
                 key: last[key] for key in ("round", "outcome", "fingerprint")})
 
+    def after_compaction(self, turn_id: str) -> None:
+        """Re-read the goal from the service after a compaction, then write the boundary.
+
+        Seed 002 §19.3: "压缩前后都从 Goal 服务重新读取 objective、验收条件 …; 摘要只引用
+        goalRevision" — the summary never carries the goal; a revision the user bumped
+        while the compaction ran is adopted here.
+        """
+        goal = self._goal()
+        current = self.port.read()
+        if current.identity() != goal.identity():
+            self._adopt(current, goal)
+        self.boundary("after_compaction", turn_id, "request")
+
     # -- completion ----------------------------------------------------------------------
     def conclude(self) -> GoalStop | None:
         """The model says it is done: verify, then complete with a proof, rework, or pause."""

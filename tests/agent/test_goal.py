@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fakes import SimulatedCrash
-from harness.agent import AgentOutcome, ReferenceAgent, StaleLeaseError
+from harness.agent import AgentOutcome, GoalKeeper, ReferenceAgent, StaleLeaseError
 from harness.runner import World, task_for
 from harness.scenario import Scenario, load_scenario
 
@@ -141,3 +141,19 @@ def test_without_a_goal_port_the_lease_epoch_is_the_incarnation() -> None:
     assert outcome.stop_state == "complete"
     assert (agent.lease.epoch, agent.lease.source) == (1, "incarnation")
     assert not _records(world, "recovery")  # no goal, no recovery records: nothing to judge
+
+
+def test_after_a_compaction_the_goal_is_read_again_from_the_service() -> None:
+    world = World(_scenario("edited-goal-is-reverified"), seed=51)
+    ports = world.ports(1)
+    agent = ReferenceAgent(ports)
+    world.clock.run(agent.recover())
+    assert ports.goals is not None
+    keeper = GoalKeeper(ports.goals, agent.log, world.clock, 1, lambda: "turn_next")
+    agent.log.append("session", "", epoch=1)
+    assert keeper.start() is None
+    world.clock.advance(30)  # the user's edit is due
+    keeper.after_compaction("turn_1")
+    record = _records(world, "recovery")[-1]
+    assert (record["boundary"], record["goal"]["revision"]) == ("after_compaction", 2)
+    assert [g["source"] for g in _records(world, "goal")] == ["service", "user_edit"]
