@@ -353,6 +353,13 @@ class _AdoptsFoundLease(GoalPortWrapper):
         return found if found is not None else self.inner.acquire()
 
 
+class _EveryStartIsFresh(GoalPortWrapper):
+    """Takes the lease without noting whom it took it from: a restart looks like a first start."""
+
+    def acquire(self) -> Lease:
+        return replace(self.inner.acquire(), took_over=None)
+
+
 class _JudgesItself(GoalPortWrapper):
     """Never asks the verifier: the model's "done" is its own proof (self-review)."""
 
@@ -406,6 +413,7 @@ _SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
 _EDITED = "scenarios/goals/edited-goal-is-reverified.yaml"
 _VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
 _SAME_GAP = "scenarios/goals/same-gap-twice-pauses.yaml"
+_PAUSES = "scenarios/goals/restart-pauses-the-goal.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -533,6 +541,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "it finds instead of taking a new epoch",
            with_goals(reference(), _AdoptsFoundLease),
            (Kill(_EDITED, "I5", "session:fsync#12:after:unsynced_lost"),)),
+    Mutant("I4-resumes-despite-pause-policy", "seed 002 §19.3 (不要把\"会话恢复\"自动等同于"
+           "\"任务继续\")", "takes every start for a first one, so a restart under the pause "
+           "policy carries on with the goal",
+           with_goals(reference(), _EveryStartIsFresh),
+           (Kill(_PAUSES, "I4", "session:fsync#12:after:torn_append_zeros"),)),
     Mutant("I5-complete-without-proof", "seed 002 §19.2 (complete 状态本身不是证据; 同一 Agent "
            "自审)", "takes the model's \"done\" as its own proof, never asking the verifier",
            with_goals(reference(), _JudgesItself), (Kill(_EDITED, "I5:proof"),)),
