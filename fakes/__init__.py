@@ -53,6 +53,7 @@ from fakes._faults import (
     StallConnecting,
     TruncatedToolArguments,
 )
+from fakes._goals import GoalEdit, GoalEvent, GoalService, GoalServicePort
 from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._jobs import NEIGHBOUR_SESSION, FakeJobRunner, JobSpec, RunnerJob, RunnerPort
 from fakes._latency import Latency
@@ -84,6 +85,7 @@ from fakes._tools import (
     run_in_process_group,
 )
 from fakes._transport import IncomingRequest, ResponsePlan, play_steps, wait_before_headers
+from fakes._verifier import ScriptedVerifier, VerifierRule
 from fakes._wire import Emit, Hang, Pause, Reset, Step
 from harness.ports import idempotency_key
 
@@ -121,6 +123,10 @@ __all__ = [
     "FakeJobRunner",
     "FakeProvider",
     "Fault",
+    "GoalEdit",
+    "GoalEvent",
+    "GoalService",
+    "GoalServicePort",
     "Hang",
     "HarnessLimitExceeded",
     "HttpError",
@@ -152,6 +158,7 @@ __all__ = [
     "RunnerPort",
     "ScriptedResponse",
     "ScriptedUsage",
+    "ScriptedVerifier",
     "SideEffect",
     "SimulatedCrash",
     "SlowDrip",
@@ -171,6 +178,7 @@ __all__ = [
     "ToolUse",
     "TruncatedToolArguments",
     "UsageBuckets",
+    "VerifierRule",
     "VirtualClock",
     "WorldState",
     "WorldTool",

@@ -18,6 +18,8 @@ and how to fix it::
                                with no read timeout (it would hang in production)
     ├── VirtualDeadlockError   every task waits and no virtual timer is set
     ├── StaleEpochError        harness.agent: a write-back under an epoch the session left (L7)
+    ├── StaleLeaseError        harness.agent: work begun under an execution lease epoch that a
+                               recovery has since replaced (seed 002 §19.3)
     ├── StreamFailure          harness.agent: one attempt failed (.error); caught inside the
                                stream client, never raised past it
     └── WorkerError            a harness error raised in a case's worker process (.problems)

@@ -35,6 +35,8 @@ _MAX_EVIDENCE = 12
 _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "I1": (("expect", "side_effects"),),
     "I4": (("expect", "stop_state"),),
+    "I5": (("goal",),),
+    "I5:proof": (("verifier",),),
     "I7": (("faults",),),
     "I8": (("faults",),),
     "I9": (("budget",),),
@@ -277,7 +279,8 @@ def diagnosis(result: CaseResult) -> list[str]:
     trace = result.trace
     if trace is None or result.status != "fail":
         return []
-    rules = (_done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever)
+    rules = (_done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever,
+             _goal_lost)
     return [line for rule in rules for line in rule(result, trace)]
 
 
@@ -315,6 +318,24 @@ def _broken_restart(result: CaseResult, trace: Trace) -> list[str]:
             "without fsync and an atomic rename, is empty, cut or missing after a crash: "
             "write it to a temporary file, fsync it, os.replace it over the old one and "
             "fsync the folder."]
+
+
+_GOAL_ADVICE = {
+    "stale auto-continue": "re-read the goal before every auto-continue and drop one whose "
+    "revision is not the current one (seed 002 §19.3)",
+    "held by incarnation": "take the execution lease anew after every restart (the epoch "
+    "goes up) and refuse work begun under an older epoch (seed 002 §19.3)",
+    "backs the proof": "complete only on the verifier's pass for the current revision; an "
+    "unavailable verifier is infra_paused, never complete (seed 002 §19.2)",
+    "complete without a proof": "record the completion proof with the goal service before "
+    "reporting complete (seed 002 §19.2)",
+}
+
+
+def _goal_lost(result: CaseResult, _trace: Trace) -> list[str]:
+    failed = [v for v in result.failed_verdicts if v.invariant in ("I5", "I5:proof")]
+    return [f"the goal did not survive: {v.message}. Fix: {advice}."
+            for v in failed[:1] for mark, advice in _GOAL_ADVICE.items() if mark in v.message]
 
 
 _DECODE_ERRORS = ("JSONDecodeError", "UnicodeDecodeError", "EOFError", "UnpicklingError")

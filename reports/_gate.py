@@ -21,7 +21,9 @@ The three minimum pass conditions of seed 002 §19.6 are rules of their own:
   or ``L3`` (fail or pass), or a run the loop guard stopped (stop reason ending
   in ``(L3)``). ``unknown`` when no run exercises it.
 - ``long_task_continuity`` (长任务连续性): goal fields equal after N compactions and
-  restarts, from the ``I5`` verdicts; ``unknown`` until scenarios declare goals.
+  restarts, no action under a stale goal revision or lease epoch, and every
+  ``complete`` backed by a proof for the final revision (seed 002 §19.2-§19.3),
+  from the ``I5`` and ``I5:proof`` verdicts; ``unknown`` when no run judged a goal.
 
 ``unknown`` is never ``pass``: it is printed with its reason, and by default does not
 fail the gate (a suite without goal scenarios must still be able to ship), unless
@@ -67,7 +69,7 @@ RECOVERY_RULES = ("recovery_correctness", "invariants", "repeated_error_stop",
                   "long_task_continuity")
 REPEATED_ERROR_VERDICTS = frozenset({"repeated_error_stop", "L3"})
 GUARD_STOP_MARK = "(L3)"
-GOAL_VERDICT = "I5"
+GOAL_VERDICTS = frozenset({"I5", "I5:proof"})
 _EVIDENCE = 5  # cases named per failed rule; the report lists them all
 
 
@@ -183,19 +185,29 @@ def repeated_error_stop(runs: pl.DataFrame) -> RuleResult:
 
 
 def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
-    """Seed 002 §19.6 长任务连续性: goal fields equal after N compactions + restarts (I5)."""
+    """Seed 002 §19.6 长任务连续性: the goal survives restarts, and so does its proof.
+
+    Reads the goal verdicts (:data:`GOAL_VERDICTS`): I5 (goal fields equal, no
+    action under a stale revision or epoch) and I5:proof (a completion proof
+    valid for the final revision).
+    """
     rule = "long_task_continuity"
-    verdicts = _verdicts(runs, frozenset({GOAL_VERDICT}))
+    verdicts = _verdicts(runs, GOAL_VERDICTS)
     failed = verdicts.filter(pl.col("status") == "fail")
     if failed.height:
         ids = _case_ids(failed.unique(s.CASE_ID, maintain_order=True))
-        return RuleResult(rule, "fail", f"goal fields changed across compaction or restart (I5): "
-                          f"{_listing(ids)}", EXIT_RECOVERY, ids)
-    passed = verdicts.filter(pl.col("status") == "pass").height
+        broken = ", ".join(sorted(set(failed.get_column("invariant").to_list())))
+        return RuleResult(rule, "fail", f"a goal did not survive a restart ({broken}: a changed "
+                          "goal field, an action under a stale revision or epoch, or a "
+                          f"completion without a valid proof): {_listing(ids)}",
+                          EXIT_RECOVERY, ids)
+    passed = verdicts.filter(pl.col("status") == "pass").select(s.CASE_ID).unique().height
     if passed == 0:
-        return RuleResult(rule, "unknown", "no run checked goal fields (I5): no scenario "
-                          "declares a goal yet", EXIT_RECOVERY)
-    return RuleResult(rule, "pass", f"goal fields equal in {passed} runs", EXIT_RECOVERY)
+        return RuleResult(rule, "unknown", "no run judged a goal (I5, I5:proof): no scenario "
+                          "declares a goal, or the agent never called the goal port",
+                          EXIT_RECOVERY)
+    return RuleResult(rule, "pass", f"goals held across restarts in {passed} runs, each "
+                      "completion with its proof", EXIT_RECOVERY)
 
 
 def no_dropped_cases(comparison: Comparison) -> RuleResult:

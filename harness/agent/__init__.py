@@ -32,6 +32,7 @@ from harness.agent._classify import (
 )
 from harness.agent._defaults import StreamConfig
 from harness.agent._disk import RealDisk, ensure_dir
+from harness.agent._goal import GoalKeeper, GoalStop, gap_fingerprint
 from harness.agent._guards import GuardLimits, RecoveryCounters
 from harness.agent._jobs import JobEntry, JobSupervisor
 from harness.agent._journal import (
@@ -43,6 +44,7 @@ from harness.agent._journal import (
     RecoveredExecution,
     ToolJournal,
 )
+from harness.agent._lease import ExecutionLease, StaleLeaseError
 from harness.agent._loop import ReferenceAgent
 from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
 from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
@@ -107,8 +109,11 @@ __all__ = [
     "DurableLineFile",
     "ErrorKind",
     "Execution",
+    "ExecutionLease",
     "FileMetrics",
     "FinishReason",
+    "GoalKeeper",
+    "GoalStop",
     "GuardLimits",
     "IdSource",
     "JobEntry",
@@ -137,6 +142,7 @@ __all__ = [
     "SessionLog",
     "SessionRecord",
     "StaleEpochError",
+    "StaleLeaseError",
     "StopState",
     "StreamClient",
     "StreamConfig",
@@ -162,6 +168,7 @@ __all__ = [
     "continuation_body",
     "drop_images",
     "ensure_dir",
+    "gap_fingerprint",
     "not_started_reply",
     "parse_retry_after",
     "repair_transcript",

@@ -30,6 +30,7 @@ from harness.agent._messages import Usage
 from harness.ports._clock import Clock
 from harness.ports._dialect import Dialect
 from harness.ports._disk import Disk
+from harness.ports._goals import GoalPort
 from harness.ports._jobs import JobPort
 from harness.ports._tools import Tool
 
@@ -78,7 +79,11 @@ class Task:
 
 @dataclass(frozen=True)
 class AgentPorts:
-    """Everything an incarnation may touch. ``state_dir`` is where its durable files live."""
+    """Everything an incarnation may touch. ``state_dir`` is where its durable files live.
+
+    ``goals`` is the goal service (seed 002 §19.3), offered when the scenario
+    declares a goal; an agent may ignore it and is then judged ``unknown`` on goals.
+    """
 
     http: httpx.AsyncClient
     endpoint: str
@@ -92,6 +97,7 @@ class AgentPorts:
     run_id: str
     jobs: JobPort | None = None
     """The world's job runner (seed 002 §19.4), when the scenario declares jobs."""
+    goals: GoalPort | None = None
 
 
 @dataclass(frozen=True)

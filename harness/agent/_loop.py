@@ -26,6 +26,12 @@ differs, so it is never a blind re-sample. Stop states (L5) come from
 effect and ends ``infra_paused`` (J6). The stop record is written last, through
 the epoch check (L7).
 
+Long tasks (seed 002 §19.2-§19.3): when the ports offer a goal service, a
+:class:`GoalKeeper` takes the execution lease before the first turn, checks the
+queued auto-continue before each one, writes recovery records at the safe
+boundaries and turns a final answer into a verified completion (:mod:`._goal`).
+Work that must not outlive its incarnation checks :attr:`ReferenceAgent.lease`.
+
 Example::
 
     agent = ReferenceAgent(ports)           # ReferenceAgent is an AgentFactory
@@ -69,6 +75,7 @@ from harness.agent._classify import (
     is_infra_failure,
 )
 from harness.agent._defaults import StreamConfig
+from harness.agent._goal import Boundary, GoalKeeper, GoalStop, goal_text
 from harness.agent._guards import (
     FINGERPRINT_REMINDER,
     REPETITION_REMINDER,
@@ -81,6 +88,7 @@ from harness.agent._guards import (
 )
 from harness.agent._jobs import JOBS_FILE, JobBook, JobSupervisor, reconcile_open_jobs
 from harness.agent._journal import ToolJournal
+from harness.agent._lease import ExecutionLease, StaleLeaseError
 from harness.agent._messages import AssistantMessage, ToolCall, Usage
 from harness.agent._metrics import MemoryMetrics, MetricsSink
 from harness.agent._requests import Ordered, build_request, model_order, reply_text
@@ -91,6 +99,7 @@ from harness.agent._session_log import (
     ReplyEntry,
     SessionLog,
     SessionRecord,
+    StaleEpochError,
     UserEntry,
     calls_to_json,
     usage_to_json,
@@ -233,6 +242,7 @@ class ReferenceAgent:
         self._handles = RunHandles(ports.run_id)
         self.cancels: CancelRouter = reference_router(self._handles)
         self._secret_arguments: dict[str, tuple[str, ...]] = {}  # by tool, kept out of logs
+        self._keeper: GoalKeeper | None = None  # the goal discipline, with a goal port
 
     # -- recovery (J4, J5, S7, I11) ----------------------------------------------------
 
@@ -351,7 +361,8 @@ class ReferenceAgent:
         return RecoveryCounters(
             transport_retry=sum(1 for e in log.retry_events() if e.kind == "retry_scheduled"),
             argument_repair=argument_repairs(log.assistants()),
-            verification_rework=0,  # no verifier yet (seed 002 §19.2)
+            verification_rework=sum(  # seed 002 §19.2 验证后返工
+                1 for v in log.of_kind("verification") if v.body["outcome"] == "fail"),
             repetition=sum(1 for g in guards if g.body["counter"] == "repetition"),
         )
 
@@ -385,7 +396,31 @@ class ReferenceAgent:
         )
         self._epoch = log.epoch
         self._handles.client, self._handles.runner = client, runner
+        if ports.goals is not None:
+            self._keeper = GoalKeeper(ports.goals, log, ports.clock, ports.incarnation,
+                                      self._next_turn_id)
         return _RunState(task, budget, client, retry_log, runner)
+
+    @property
+    def lease(self) -> ExecutionLease:
+        """The execution lease of this incarnation (seed 002 §19.3).
+
+        With a goal port, the epoch the goal service granted; without one, the
+        incarnation number, which every restart raises. Work that may outlive
+        its incarnation (a watcher, a compaction) keeps the epoch it began
+        under and calls :meth:`ExecutionLease.guard` before it writes.
+        """
+        if self._keeper is not None:
+            return self._keeper.lease
+        return ExecutionLease(self.ports.incarnation, self.ports.incarnation)
+
+    def _next_turn_id(self) -> str:
+        return self._turn_id(len(self.log.of_kind("turn_start")) + 1)
+
+    def _boundary(self, boundary: Boundary, turn_id: str, next_action: str) -> None:
+        """A recovery record at a safe boundary, when there is a goal (seed 002 §19.3)."""
+        if self._keeper is not None:
+            self._keeper.boundary(boundary, turn_id, next_action)
 
     def _start_session(self, task: Task) -> None:
         ports = self.ports
@@ -429,7 +464,9 @@ class ReferenceAgent:
         return sum(1 for r in log.of_kind("turn_start") if r.turn_id not in recorded)
 
     async def _loop(self, state: _RunState) -> Stop:
-        stop = self._resume_guards()
+        # Authority first: a restart takes the lease anew before it may act (seed 002 §19.3).
+        stop = _from_goal(self._keeper.start()) if self._keeper is not None else None
+        stop = stop or self._resume_guards()
         if stop is not None:
             return stop
         while True:
@@ -470,6 +507,9 @@ class ReferenceAgent:
         last = entries[-1] if entries else None
         if not isinstance(last, AssistantEntry) or last.calls:
             return None
+        if last.finish == "stop" and self._keeper is not None:
+            # Seed 002 §19.2: a final answer is a claim; the verifier decides.
+            return _from_goal(self._keeper.conclude())
         if last.finish == "stop":
             return Stop("complete", "the model answered without tool calls")
         if last.finish == "length":
@@ -481,20 +521,27 @@ class ReferenceAgent:
         if turns >= state.task.max_turns:
             return Stop("budget_limited", f"turn cap of {state.task.max_turns} reached (L3)")
         exhausted = state.budget.exhausted_reason(self.ports.clock.now())
-        return Stop("budget_limited", exhausted) if exhausted else None
+        if exhausted:
+            return Stop("budget_limited", exhausted)
+        return _from_goal(self._keeper.before_turn()) if self._keeper is not None else None
 
     # -- one turn ------------------------------------------------------------------------
 
     def _system_prompt(self) -> str | None:
         """The system prompt of the next request; a callable is asked anew for each one."""
-        if self.system is None or isinstance(self.system, str):
-            return self.system
-        return self.system(self.ports)
+        system = self.system if self.system is None or isinstance(self.system, str) \
+            else self.system(self.ports)
+        if self._keeper is None or self._keeper.goal is None:
+            return system
+        # Seed 002 §19.3: the goal is read from the goal service each turn, never from history.
+        goal = goal_text(self._keeper.goal)
+        return goal if system is None else f"{system}\n\n{goal}"
 
     async def _turn(self, state: _RunState) -> Stop | None:
         number = len(self.log.of_kind("turn_start")) + 1
         turn_id = self._turn_id(number)
         self.log.append("turn_start", turn_id, turn=number)
+        self._boundary("before_request", turn_id, "request")
         body = build_request(self.ports.dialect, state.task, self.log.entries(),
                              system=self._system_prompt(), cache_breakpoints=self.cache_breakpoints)
         state.retry_log.turn_id = turn_id
@@ -512,6 +559,8 @@ class ReferenceAgent:
         )
         reason = stop.state if stop is not None else "continue"
         self.log.append("turn_end", turn_id, reason=reason)
+        # The queued auto-continue, carrying the goal revision and the epoch (seed 002 §19.3).
+        self._boundary("turn_end", turn_id, "continue" if stop is None else "stop")
         return stop
 
     async def _settle(
@@ -578,9 +627,13 @@ class ReferenceAgent:
         if repetition_decision(self.log.assistants(), self.limits) == "stop":
             self._answer_unrun(entry, "the same calls were asked for three turns in a row")
             return self._guard_stop("repetition", "identical tool calls kept repeating (L3)")
+        if self._keeper is not None and any(c.runnable for c in entry.calls):
+            self._boundary("before_tools", entry.turn_id, "tools")
+            self._keeper.before_tools()
         replies = await self._run_calls(state, entry)
         for reply in replies:
             self._append_reply(reply)
+        self._boundary("after_results", entry.turn_id, "guards")
         if state.runner.halted is not None:
             reason = f"the tool journal cannot be written: {state.runner.halted}"
             return Stop("infra_paused", reason, True)  # J6: no further side effect
@@ -714,6 +767,8 @@ class ReferenceAgent:
         if self._log is not None and self._log.header is not None:
             try:
                 self._write_stop(stop)
+            except (StaleEpochError, StaleLeaseError):
+                pass  # the run belongs to an epoch that is gone: its stop is not ours to write
             except DiskError as exc:
                 # The trusted log does not say how the run ended: never report success.
                 stop = Stop("infra_paused", f"{stop.reason}; stop record not written: {exc}", True)
@@ -742,6 +797,19 @@ class ReferenceAgent:
             Stop(body["stopState"], str(body["reason"]), bool(body["infraFailure"]))
         )
 
+    def _context_tokens(self, usages: list[Usage]) -> int | None:
+        """The last request's input (L6); unknown when a crash lost its turn's attempt record.
+
+        A turn whose request went out but whose attempt line never became durable
+        leaves the size of the context it sent unknown; an older turn's is not it.
+        """
+        log = self._log
+        starts = log.of_kind("turn_start") if log is not None else []
+        if log is not None and starts and not any(
+                r.kind == "attempt" and r.turn_id == starts[-1].turn_id for r in log.records):
+            return None
+        return usages[-1].input_tokens if usages else None
+
     def _outcome(self, stop: Stop) -> AgentOutcome:
         entries = self._log.entries() if self._log is not None else []
         ids = self._log.attempt_ids() if self._log is not None else []
@@ -753,11 +821,15 @@ class ReferenceAgent:
             reason=stop.reason,
             transcript=tuple(_message(e) for e in model_order(entries)),
             billed_usage=Usage.total(usages),
-            context_tokens=usages[-1].input_tokens if usages else None,
+            context_tokens=self._context_tokens(usages),
             turns=turns,
             infra_failure=stop.infra_failure,
             attempt_ids=tuple(ids),
         )
+
+
+def _from_goal(stop: GoalStop | None) -> Stop | None:
+    return None if stop is None else Stop(stop.state, stop.reason, stop.infra_failure)
 
 
 def _invalid_arguments(turn_id: str, call: ToolCall) -> ToolReply:

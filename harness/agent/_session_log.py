@@ -26,6 +26,16 @@ One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
 ``guard``       ``counter``, ``action`` (``remind`` or ``stop``), ``reason``
 ``turn_end``    ``reason``
 ``stop``        ``stopState``, ``reason``, ``infraFailure``, ``turns``, ``epoch``
+``lease``       ``epoch``, ``holder``, ``tookOver`` — the execution lease this
+                incarnation took (seed 002 §19.3; only with a goal port)
+``goal``        ``goal`` (id, revision, objective, acceptance, budget, restart
+                policy, status), ``source`` (``service``, ``user_edit``,
+                ``continuation_discarded``, ``complete``), ``epoch``, and
+                ``proof`` or ``discarded`` where they apply
+``recovery``    ``boundary``, ``nextAction``, ``goal``, ``epoch``, ``turns``,
+                ``lastVerification``: the recovery record of a safe boundary
+``verification`` ``goalId``, ``revision``, ``round``, ``outcome``, ``gaps``,
+                ``fingerprint``, ``judge``, ``epoch`` (seed 002 §19.2)
 ==============  ==============================================================
 
 Session epoch (DESIGN L7; seed 000 §3.1 ``_sessionEpoch``): the ``session``
@@ -72,6 +82,10 @@ RecordKind = Literal[
     "guard",
     "turn_end",
     "stop",
+    "lease",
+    "goal",
+    "recovery",
+    "verification",
 ]
 KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 _COMMON = ("seq", "kind", "runId", "incarnation", "at", "turnId")

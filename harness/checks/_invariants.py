@@ -25,6 +25,7 @@ from typing import Any, cast
 from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
 from harness._redact import REDACTED
 from harness.checks._always import always_verdicts
+from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._verdict import Verdict
 from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
@@ -260,12 +261,16 @@ def check_i4(trace: Trace) -> Verdict:
     if missing:
         return missing
     assert trace.outcome is not None
-    stop, expected = trace.outcome.stop_state, trace.expect.stop_state
+    stop = trace.outcome.stop_state
     if stop == "complete":
         failure = _completion_contradiction(trace)
         if failure:
             return _fail("I4", f"complete after an infrastructure failure: {failure}",
                          [_request_line(r) for r in trace.requests[-4:]])
+    expected = expected_stop_state(trace)
+    if expected is None:
+        return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
+                        "the agent never called the goal port (AgentPorts.goals)")
     if stop == expected or (trace.crash.error_class and stop in DISK_FAILURE_STOPS):
         return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
     if expected == "cancelled" and trace.extra.get("cancel_hook") is False:
@@ -552,11 +557,12 @@ def _effect_count(trace: Trace, tool: str) -> int:
 
 
 CHECKS: dict[str, Callable[[Trace], Verdict]] = {
-    "I1": check_i1, "I2": check_i2, "I3": check_i3, "I4": check_i4, "I6": check_i6,
+    "I1": check_i1, "I2": check_i2, "I3": check_i3, "I4": check_i4, "I5": check_i5,
+    "I6": check_i6,
     "I7": check_i7, "I8": check_i8, "I9": check_i9, "I10": check_i10, "I11": check_i11,
     "L3": check_l3,
 }
-"""Every implemented checker by invariant id. I5 (goals) comes with goals."""
+"""Every checker by invariant id."""
 
 
 def check_tool_names(trace: Trace) -> Verdict | None:
@@ -597,11 +603,13 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
     """The verdicts of the scenario's invariants, the side-effect expectation, then the
     checks every case gets (:mod:`._always`).
 
-    An invariant without a checker yet (I5) is ``unknown``, never ``pass``.
+    A scenario with a goal also gets the goal checks (:mod:`._goals`: I5 and
+    ``I5:proof``) whether or not it lists I5.
     """
     verdicts = [
         CHECKS[i](trace) if i in CHECKS else _unknown(i, f"{i} has no checker yet")
         for i in trace.expect.invariants
     ]
+    verdicts += goal_verdicts(trace)
     extra = [check_side_effects(trace), check_tool_names(trace), check_network(trace)]
     return tuple(verdicts + [v for v in extra if v is not None] + list(always_verdicts(trace)))

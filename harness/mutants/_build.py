@@ -30,6 +30,16 @@ from harness.agent import (
     Tool,
     ToolContext,
 )
+from harness.ports import (
+    CompletionProof,
+    Goal,
+    GoalAction,
+    GoalAnswer,
+    GoalPort,
+    GoalStatus,
+    Lease,
+    Verification,
+)
 
 
 def reference(*, config: StreamConfig | None = None,
@@ -216,3 +226,37 @@ class DiskWrapper:
 def with_files(inner: AgentFactory, files: Callable[[AppendFile, str], AppendFile]) -> AgentFactory:
     """``inner`` whose every opened file is ``files(file, path)``."""
     return with_ports(inner, lambda ports: replace(ports, disk=DiskWrapper(ports.disk, files)))
+
+
+class GoalPortWrapper:
+    """A goal port as another: every call passes through unless a mutant overrides it."""
+
+    def __init__(self, inner: GoalPort) -> None:
+        self.inner = inner
+
+    def read(self) -> Goal:
+        return self.inner.read()
+
+    def current_lease(self) -> Lease | None:
+        return self.inner.current_lease()
+
+    def acquire(self) -> Lease:
+        return self.inner.acquire()
+
+    def declare(self, epoch: int, goal: Goal, action: GoalAction) -> None:
+        self.inner.declare(epoch, goal, action)
+
+    def verify(self, goal: Goal, epoch: int) -> Verification:
+        return self.inner.verify(goal, epoch)
+
+    def complete(self, epoch: int, proof: CompletionProof) -> GoalAnswer:
+        return self.inner.complete(epoch, proof)
+
+    def set_status(self, epoch: int, revision: int, status: GoalStatus, reason: str) -> GoalAnswer:
+        return self.inner.set_status(epoch, revision, status, reason)
+
+
+def with_goals(inner: AgentFactory, wrap: Callable[[GoalPort], GoalPort]) -> AgentFactory:
+    """``inner`` whose goal port (when the scenario offers one) is ``wrap(port)``."""
+    return with_ports(inner, lambda ports: ports if ports.goals is None else replace(
+        ports, goals=wrap(ports.goals)))

@@ -38,12 +38,14 @@ from harness.agent import (
 from harness.mutants._build import (
     AppendWrapper,
     DiskWrapper,
+    GoalPortWrapper,
     OutcomeRewrite,
     ToolWrapper,
     reference,
     retasking,
     rewriting,
     with_files,
+    with_goals,
     with_ports,
     with_responses,
     with_tools,
@@ -55,6 +57,7 @@ from harness.mutants._jobs import (
     never_claims,
     reruns_jobs_after_restart,
 )
+from harness.ports import CriterionVerdict, Goal, Lease, Verification
 
 
 @dataclass(frozen=True)
@@ -336,6 +339,65 @@ def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
 
 
+class _GoalReadOnce(GoalPortWrapper):
+    """Reads the goal once per process and keeps it: a user's edit is never seen."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._kept: Goal | None = None
+
+    def read(self) -> Goal:
+        if self._kept is None:
+            self._kept = self.inner.read()
+        return self._kept
+
+
+class _AdoptsFoundLease(GoalPortWrapper):
+    """On a restart, carries on under the lease it finds instead of taking a new epoch."""
+
+    def acquire(self) -> Lease:
+        found = self.inner.current_lease()
+        return found if found is not None else self.inner.acquire()
+
+
+class _EveryStartIsFresh(GoalPortWrapper):
+    """Takes the lease without noting whom it took it from: a restart looks like a first start."""
+
+    def acquire(self) -> Lease:
+        return replace(self.inner.acquire(), took_over=None)
+
+
+class _JudgesItself(GoalPortWrapper):
+    """Never asks the verifier: the model's "done" is its own proof (self-review)."""
+
+    def verify(self, goal: Goal, epoch: int) -> Verification:  # noqa: ARG002 - self-judged
+        return _passed(goal, judge="self")
+
+
+class _FailsOpen(GoalPortWrapper):
+    """Asks the verifier, and takes an outage for a pass (grok's FailOpenAchieved branch)."""
+
+    def verify(self, goal: Goal, epoch: int) -> Verification:
+        verdict = self.inner.verify(goal, epoch)
+        return _passed(goal, verdict.judge, verdict.round) if verdict.outcome == "unavailable" \
+            else verdict
+
+
+class _RoundInFingerprint(GoalPortWrapper):
+    """Stamps each round's number into its gaps, so the same gap never looks the same twice."""
+
+    def verify(self, goal: Goal, epoch: int) -> Verification:
+        verdict = self.inner.verify(goal, epoch)
+        return replace(verdict, gaps=tuple(f"{gap} (round {verdict.round})"
+                                           for gap in verdict.gaps))
+
+
+def _passed(goal: Goal, judge: str, round_: int = 1) -> Verification:
+    criteria = tuple(CriterionVerdict(c, "pass", "the model says so") for c in goal.acceptance)
+    return Verification(goal.goal_id, goal.revision, round_, "pass", (), criteria, (), "agent",
+                        judge)
+
+
 _STALL = "scenarios/streaming/stall-then-429.yaml"
 _SETTLE = "scenarios/tools/timeouts-settle.yaml"
 _WRITERS = "scenarios/tools/writers-take-turns.yaml"
@@ -359,6 +421,10 @@ _ORPHAN = "scenarios/jobs/orphan-lossy-and-unknown.yaml"
 _RACE = "scenarios/cancel/race-and-session-cancel.yaml"
 _CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
 _SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
+_EDITED = "scenarios/goals/edited-goal-is-reverified.yaml"
+_VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
+_SAME_GAP = "scenarios/goals/same-gap-twice-pauses.yaml"
+_PAUSES = "scenarios/goals/restart-pauses-the-goal.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -494,5 +560,30 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("J3-raw-arguments-in-a-log", "seed 000 §5 (诊断日志在持久化前对结构化敏感字段脱敏)",
            "keeps a diagnostic log of every tool call with its raw arguments, secrets included",
            with_ports(reference(), _tool_calls_logged), (Kill(_SECRETS, "J3"),)),
+    Mutant("I5-continues-stale-auto-continue", "seed 002 §19.3 (已排队的自动续跑请求带着旧 "
+           "revision,启动前发现不匹配就丢弃)", "reads the goal once, so a user's edit never "
+           "stops the queued auto-continue of the old revision",
+           with_goals(reference(), _GoalReadOnce), (Kill(_EDITED, "I5"),)),
+    Mutant("I5-acts-under-old-epoch-after-recovery", "seed 002 §19.3 (恢复后只接受新版本号,旧进程"
+           "的监视任务和自动续跑请求全部作废)", "after a restart, carries on under the lease "
+           "it finds instead of taking a new epoch",
+           with_goals(reference(), _AdoptsFoundLease),
+           (Kill(_EDITED, "I5", "session:fsync#12:after:unsynced_lost"),)),
+    Mutant("I4-resumes-despite-pause-policy", "seed 002 §19.3 (不要把\"会话恢复\"自动等同于"
+           "\"任务继续\")", "takes every start for a first one, so a restart under the pause "
+           "policy carries on with the goal",
+           with_goals(reference(), _EveryStartIsFresh),
+           (Kill(_PAUSES, "I4", "session:fsync#12:after:torn_append_zeros"),)),
+    Mutant("I5-complete-without-proof", "seed 002 §19.2 (complete 状态本身不是证据; 同一 Agent "
+           "自审)", "takes the model's \"done\" as its own proof, never asking the verifier",
+           with_goals(reference(), _JudgesItself), (Kill(_EDITED, "I5:proof"),)),
+    Mutant("I5-fails-open-on-verifier-outage", "seed 002 §19.2 (FailOpenAchieved … 进入 "
+           "infra_paused)", "takes an unavailable verifier for a pass and completes",
+           with_goals(reference(), _FailsOpen),
+           (Kill(_VERIFIER_DOWN, "I5:proof"), Kill(_VERIFIER_DOWN, "I4"))),
+    Mutant("L3-gap-fingerprint-counts-rounds", "seed 002 §19.2 (相同 gap 指纹连续出现则进入 "
+           "NoProgressPaused)", "puts the round number into the gap fingerprint, so the same "
+           "gap never looks repeated and the rework goes on",
+           with_goals(reference(), _RoundInFingerprint), (Kill(_SAME_GAP, "I4"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -54,6 +54,7 @@ from harness.intercept import (
     missing_function,
     provider_environment,
 )
+from harness.runner._goal_trace import goal_trace
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
 from harness.runner._results import (
@@ -269,6 +270,7 @@ class _CaseRun:
             jobs=world.jobs.records(),
             cancels=tuple(world.jobs.cancels),
             secrets=self.secrets.record(),
+            goal=goal_trace(world.goals),
         )
 
     def _outcome_record(self, final: _Incarnation) -> OutcomeRecord:

@@ -64,7 +64,7 @@ from harness.intercept._network import Served
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._usage_seen import usage_seen
-from harness.scenario import Scenario, ToolDeclaration
+from harness.scenario import Scenario, ToolDeclaration, fake_verifier
 from harness.trace import (
     CacheRecord,
     Delivery,
@@ -186,6 +186,16 @@ class World:
         self._files: Any = None
         self.returned = False  # the current incarnation's run() has returned
         self.jobs = WorldJobs(self)  # background jobs and cancels (seed 002 §19.4)
+        self.goals = _goal_service(self)
+
+    def _position(self) -> tuple[int, int]:
+        """Requests and tool invocations so far: where a goal-service event stands among them."""
+        return len(self.requests), self._invocation_seq
+
+    def goal_tick(self) -> None:
+        """Land the user's goal edits that are due before the next thing the world sees."""
+        if self.goals is not None:
+            self.goals.tick()
 
     def disk_error_raised(self) -> bool:
         """Whether the case's disk error (EIO, ENOSPC, not a crash) has been raised yet."""
@@ -224,6 +234,7 @@ class World:
             incarnation=incarnation,
             run_id=self.run_id,
             jobs=self.jobs.port(incarnation),
+            goals=None if self.goals is None else self.goals.port(incarnation),
         )
 
     def _http_client(self, incarnation: int) -> httpx.AsyncClient:
@@ -263,6 +274,7 @@ class World:
             self._refuse(incarnation)
             return None
         self._last_response = None
+        self.goal_tick()
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
         faults = self._faults.get((seen.turn, seen.attempt), ())
@@ -387,6 +399,17 @@ class World:
         for path, data in self.disk.files().items():
             digest.update(path.encode() + b"\0" + sha256(data).digest())
         return digest.hexdigest()
+
+
+def _goal_service(world: World) -> fakes.GoalService | None:
+    """The goal service of a scenario with a ``goal`` block (seed 002 §19.3)."""
+    goal = world.scenario.goal
+    if goal is None:
+        return None
+    return fakes.GoalService(goal.fake_goal(), fake_verifier(world.scenario.verifier),
+                             clock=world.clock, incarnations=world.incarnations,
+                             applied=world._applied_effects, position=world._position,
+                             edits=goal.fake_edits())
 
 
 @functools.cache
@@ -581,6 +604,7 @@ class _RecordingTool:
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         world = self._world
+        world.goal_tick()
         seq = world.next_invocation_seq()
         started = world.clock.now()
         alive = context.incarnation == world.incarnations.current and not \

@@ -16,6 +16,12 @@ from harness.agent import STOP_STATES, StopState
 from harness.ports import DIALECTS, Dialect
 from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
 from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
+from harness.scenario._goals import (
+    GoalDeclaration,
+    GoalEditDeclaration,
+    VerifierRuleDeclaration,
+    fake_verifier,
+)
 from harness.scenario._loader import (
     check_crash_points,
     check_targets,
@@ -89,6 +95,8 @@ __all__ = [
     "FailingBehaviour",
     "FaultAt",
     "FaultModel",
+    "GoalDeclaration",
+    "GoalEditDeclaration",
     "HangingBehaviour",
     "IgnoresCancellationBehaviour",
     "InstantBehaviour",
@@ -107,8 +115,10 @@ __all__ = [
     "ToolDeclaration",
     "ToolKind",
     "ToolOutcome",
+    "VerifierRuleDeclaration",
     "check_crash_points",
     "check_targets",
+    "fake_verifier",
     "fault_error",
     "load_scenario",
     "load_scenarios",

@@ -26,6 +26,7 @@ from harness.agent import StopState
 from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds
+from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems
 from harness.scenario._jobs import CancelFault, JobDeclaration, job_problems
 from harness.scenario._names import (
     CRASH_POINT_PATTERN,
@@ -230,6 +231,10 @@ class Scenario(ScenarioModel):
     """Limits of the run."""
     provider: Provider = Provider()
     """The fake provider's model name and prompt cache."""
+    goal: GoalDeclaration | None = None
+    """A long task's goal, kept by the world's goal service (seed 002 §19.3)."""
+    verifier: list[VerifierRuleDeclaration] = []  # noqa: RUF012
+    """The scripted verifier's rules, first match wins (seed 002 §19.2)."""
     expect: Expectation
     """The verdict a correct agent reaches."""
 
@@ -276,11 +281,12 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
     return [
         *_reply_problems(scenario),
         *undeclared_tool_problems(scenario.model_dump(
-            include={"tools", "jobs", "model", "expect"})),
+            include={"tools", "jobs", "model", "expect", "verifier"})),
         *_fault_turn_problems(scenario),
         *_fault_combination_problems(scenario),
         *job_problems(scenario.tools, scenario.jobs, scenario.cancels),
         *_secret_problems(scenario),
+        *goal_problems(scenario.goal, scenario.verifier),
     ]
 
 
@@ -313,8 +319,8 @@ def _choice_key(reply: Reply) -> tuple[object, ...]:
 
 
 def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
-    """Every tool a reply calls, a ``when`` waits for or ``expect.side_effects`` counts that
-    ``tools`` does not declare.
+    """Every tool a reply calls, a ``when`` waits for, a verifier rule reads or
+    ``expect.side_effects`` counts that ``tools`` does not declare.
 
     Reads plain data (a loaded file, or a validated scenario dumped), so the loader can
     report these beside a file's other mistakes instead of after they are fixed.
@@ -334,6 +340,11 @@ def undeclared_tool_problems(data: Mapping[str, Any]) -> list[Problem]:
             applied = when.get("applied")
             named += [(("model", r, "when", "applied", name), name)
                       for name in (applied if isinstance(applied, dict) else {})]
+    for v, rule in _items(data.get("verifier")):
+        when = rule.get("when")
+        applied = when.get("applied") if isinstance(when, dict) else None
+        named += [(("verifier", v, "when", "applied", name), name)
+                  for name in (applied if isinstance(applied, dict) else {})]
     problems = [_undeclared(loc, name, declared, at_key=loc[-2] == "applied")
                 for loc, name in named if isinstance(name, str) and name not in declared]
     expect = data.get("expect")

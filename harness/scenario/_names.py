@@ -48,8 +48,8 @@ CrashPointSelection = Literal["all", "none"]
 # must-pass condition: a repeated identical error ends in a stop or a change of course.
 InvariantId = Literal["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "L3"]
 INVARIANT_IDS: Final[tuple[InvariantId, ...]] = get_args(InvariantId)
-# I5 (goal identity across restarts) needs goals, which arrive in a later step;
-# checking it by default would make every scenario's verdict `unknown`.
+# I5 (goal identity across restarts) judges goals: every scenario with a `goal` block gets
+# it (harness.checks._goals); listing it by default would make every other one `unknown`.
 DEFAULT_INVARIANTS: Final[tuple[InvariantId, ...]] = tuple(i for i in INVARIANT_IDS if i != "I5")
 
 # Patterns, each with the words an error message uses to explain it.

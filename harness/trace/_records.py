@@ -326,6 +326,71 @@ class ExpectationRecord:
 
 
 @dataclass(frozen=True)
+class ProofRecord:
+    """A completion proof as the goal service received it (seed 002 §19.2 完成依据)."""
+
+    goal_id: str
+    revision: int
+    verification_round: int
+    checks: tuple[tuple[str, int], ...]  # (command, exit code)
+    criteria: tuple[tuple[str, str], ...]  # (criterion, verdict)
+    judge_kind: str
+    judge: str
+
+
+@dataclass(frozen=True)
+class GoalEventRecord:
+    """One call of the world's goal service (or a user edit), with its state after it.
+
+    ``requests_before`` and ``invocations_before`` place it among the requests
+    (by ``RequestRecord.index``) and tool invocations (by ``InvocationRecord.seq``):
+    it came after that many of each. ``declared`` is the goal identity the agent
+    named, as canonical JSON; ``verdict`` and ``gaps`` are a verifier round's.
+    """
+
+    seq: int
+    kind: str  # created, edit, acquire, declare, verify, complete, status
+    incarnation: int  # 0: the user
+    at: float
+    requests_before: int
+    invocations_before: int
+    revision: int
+    epoch: int
+    holder: int
+    status: str
+    action: str | None = None
+    declared: str | None = None
+    declared_revision: int | None = None
+    declared_epoch: int | None = None
+    verdict: str | None = None
+    gaps: tuple[str, ...] = ()
+    proof: ProofRecord | None = None
+    ok: bool | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class GoalTrace:
+    """The goal service's record of a case: every revision, every call, the final state.
+
+    ``revisions`` holds the identity of each revision as canonical JSON (index 0 is
+    revision 1); ``used`` says whether the agent ever called the service.
+    """
+
+    goal_id: str
+    restart_policy: str
+    acceptance: tuple[tuple[str, ...], ...]  # per revision
+    revisions: tuple[str, ...]
+    events: tuple[GoalEventRecord, ...]
+    final_status: str
+    used: bool
+
+    @property
+    def final_revision(self) -> int:
+        return len(self.revisions)
+
+
+@dataclass(frozen=True)
 class Trace:
     """Everything one case did; see the module docstring for the JSON shape."""
 
@@ -349,6 +414,7 @@ class Trace:
     cancels: tuple[CancelRecord, ...] = ()
     # None: nothing secret to look for (no marked argument, no secret-looking key).
     secrets: SecretsRecord | None = None
+    goal: GoalTrace | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The trace as JSON-ready data (tuples become lists)."""

@@ -81,6 +81,25 @@ def test_long_task_continuity_reads_goal_verdicts(folders, case):
     assert _rule(result, "long_task_continuity").status == "fail"
 
 
+def test_long_task_continuity_fails_on_a_completion_without_a_valid_proof(folders, case):
+    proofless = case("goal", verdicts=[("I5", "pass"), ("I5:proof", "fail")])
+    result = _gate(*folders([case("goal")], [proofless]))
+    rule = _rule(result, "long_task_continuity")
+    assert rule.status == "fail"
+    assert "I5:proof" in rule.reason
+    assert result.exit_code == 3
+
+
+def test_long_task_continuity_passes_on_a_shipped_goal_scenario(tmp_path):
+    scenario = "scenarios/goals/verifier-outage-is-not-complete.yaml"
+    for side in ("baseline", "candidate"):
+        assert main(["run", scenario, "--out", str(tmp_path / side)]) == 0
+    result = _gate(tmp_path / "baseline", tmp_path / "candidate")
+    rule = _rule(result, "long_task_continuity")
+    assert (rule.status, rule.reason) == (
+        "pass", "goals held across restarts in 3 runs, each completion with its proof")
+
+
 def test_a_dropped_case_exits_4(folders, case):
     result = _gate(*folders([case("a"), case("repro")], [case("a")]))
     rule = _rule(result, "no_dropped_cases")

@@ -43,8 +43,7 @@ def test_an_unknown_key_suggests_the_close_one_and_lists_the_allowed(tmp_path: P
         write(tmp_path, VALID + "descripton: x\n"),
         "10:1: scenario: unknown key: got 'descripton'; expected one of 'name', 'description', "
         "'dialect', 'seed', 'tools', 'model', 'faults', 'jobs', 'cancels', 'crash', 'budget', "
-        "'provider', 'expect'. "
-        "Did you mean 'description'?",
+        "'provider', 'goal', 'verifier', 'expect'. Did you mean 'description'?",
     )
     assert (error.line, error.column, error.value) == (10, 1, "descripton")
     assert error.hint == "Did you mean 'description'?"
@@ -323,3 +322,70 @@ def test_a_control_character(tmp_path: Path) -> None:
     assert_error(write(tmp_path, "name: t\nx: a\x01b\n"),
                  "2:5: invalid YAML: special characters are not allowed: got character U+0001; "
                  "expected printable text")
+
+
+# -- the goal and verifier blocks (seed 002 §19.2-§19.3) ----------------------------
+
+_EXPECT = "expect:\n  stop_state: complete\n"
+
+
+def _goal_error(tmp_path: Path, blocks: str, *lines: str) -> None:
+    """``blocks`` go between the valid file's model and its expect (from line 8 on)."""
+    __tracebackhide__ = True
+    assert_error(write(tmp_path, VALID.removesuffix(_EXPECT) + blocks + _EXPECT), *lines)
+
+
+def test_a_verifier_without_a_goal_is_refused(tmp_path: Path) -> None:
+    _goal_error(tmp_path, "verifier:\n  - verdict: pass\n",
+                "9:3: verifier: a verifier judges a goal, and none is declared; expected a "
+                "'goal' block beside 'verifier'")
+
+
+def test_a_goal_without_a_verifier_is_refused(tmp_path: Path) -> None:
+    _goal_error(tmp_path, "goal: {id: g, objective: o, acceptance: [a]}\n",
+                "8:7: goal: a goal without a verifier can never be proven complete; expected "
+                "a 'verifier' list, such as [{verdict: pass}]")
+
+
+def test_each_mistake_in_the_blocks_is_located(tmp_path: Path) -> None:
+    _goal_error(tmp_path, """\
+goal:
+  id: g-1
+  objective: ship it
+  acceptance: [tests pass]
+  restart_policy: resume
+  edits:
+    - {at_seconds: 5}
+verifier:
+  - verdict: fail
+  - when: {revision: 3, applied: {note: 1}}
+    verdict: pass
+    gaps: [x]
+""",
+        "12:19: goal.restart_policy: not an allowed value: got 'resume'; expected one of "
+        "'continue', 'pause'",
+        "14:7: goal.edits[0]: an edit that changes nothing; expected 'objective', 'acceptance' "
+        "or both",
+        "16:5: verifier[0].gaps: a fail without gaps gives the rework nothing to do; expected "
+        "gaps: [\"what is missing\", ...]",
+        "17:35: verifier[1].when.applied: tool is not declared: got 'note'; expected a tool "
+        "under 'tools': one of 'notes'. Did you mean 'notes'?",
+        "19:11: verifier[1].gaps: a pass verdict names no gaps; expected gaps only with "
+        "verdict: fail")
+
+
+def test_a_rule_names_only_revisions_and_tools_that_exist(tmp_path: Path) -> None:
+    _goal_error(tmp_path, """\
+goal:
+  id: g-1
+  objective: ship it
+  acceptance: [tests pass]
+  edits: [{at_seconds: 5, objective: ship it twice}]
+verifier:
+  - when: {revision: 3, applied: {note: 1}}
+    verdict: pass
+""",
+        "14:22: verifier[0].when.revision: revision is never reached: got 3; expected 1 to 2 "
+        "(1 plus one per edit)",
+        "14:35: verifier[0].when.applied: tool is not declared: got 'note'; expected a tool "
+        "under 'tools': one of 'notes'. Did you mean 'notes'?")

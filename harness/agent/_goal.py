@@ -1,0 +1,288 @@
+"""The reference agent's goal discipline for long tasks (seed 002 §19.2-§19.3).
+
+Used when the world offers a goal port (``AgentPorts.goals``); the loop calls
+it at narrow hooks and is unchanged otherwise. What it does, and where each
+rule comes from:
+
+- **Two-step recovery** (§19.3 "恢复长任务分两步"): :meth:`GoalKeeper.start`
+  first rebuilds the goal from the trusted log (the last ``goal`` or
+  ``recovery`` record, never a summary), then takes the execution lease anew
+  (the epoch goes up on every recovery) and re-reads the goal service: a
+  revision the user bumped meanwhile is adopted and the queued auto-continue
+  of the old revision or epoch is discarded.
+- **Restart policy** (§19.3 table, "进程重启后"): ``continue`` (codex) resumes an
+  active goal; ``pause`` (grok-build, dsh) keeps the goal but takes authority
+  back: the goal is set ``paused`` and the run stops ``paused``.
+- **Stale auto-continue** (§19.3 "已排队的自动续跑请求带着旧 revision,启动前发现不
+  匹配就丢弃"): :meth:`before_turn` compares the queued continuation's revision
+  and epoch with the service's before any turn starts.
+- **Declared actions**: every turn and every tool batch is declared to the
+  service with the epoch and goal it runs under.
+- **Recovery records** (§19.3 "恢复记录要在状态完整的节点写入"): :meth:`boundary`
+  at the five safe points — before an LLM request, before side-effecting tools,
+  after results are logged, after compaction, at turn end — with the goal
+  revision and the next action.
+- **Completion** (§19.2 "complete 状态本身不是证据"): a final answer is not
+  ``complete``; :meth:`conclude` asks the verifier. A pass becomes a
+  :class:`CompletionProof` bound to goal id + revision, stored by
+  compare-and-swap; a fail becomes a rework turn with the gaps; the same gap
+  fingerprint again after a rework ends ``paused`` (NoProgressPaused); an
+  unavailable verifier ends ``infra_paused``, never complete (no FailOpenAchieved).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.agent._adapter import StopState
+from harness.agent._lease import ExecutionLease
+from harness.agent._session_log import SessionLog, SessionRecord
+from harness.ports._clock import Clock
+from harness.ports._goals import CompletionProof, Goal, GoalPort, GoalStatus, Verification
+
+#: The safe boundaries of seed 002 §19.3 at which a recovery record is written.
+Boundary = Literal["before_request", "before_tools", "after_results", "after_compaction",
+                   "turn_end"]
+
+
+@dataclass(frozen=True)
+class GoalStop:
+    """A stop the goal discipline decides (the loop turns it into its own ``Stop``)."""
+
+    state: StopState
+    reason: str
+    infra_failure: bool = False
+
+
+def gap_fingerprint(gaps: tuple[str, ...]) -> str:
+    """The same gaps in any order give the same fingerprint (seed 002 §19.2 gap 指纹).
+
+    >>> gap_fingerprint(("b", "a")) == gap_fingerprint(("a", "b"))
+    True
+    """
+    canonical = json.dumps(sorted(g.strip().lower() for g in gaps), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def goal_text(goal: Goal) -> str:
+    """The goal as each request carries it, read afresh from the service every turn."""
+    criteria = "\n".join(f"- {c}" for c in goal.acceptance)
+    return (f"Goal {goal.goal_id} (revision {goal.revision}): {goal.objective}\n"
+            f"Acceptance criteria:\n{criteria}")
+
+
+class GoalKeeper:
+    """The goal, lease and completion proof of one incarnation; see the module docstring."""
+
+    def __init__(self, port: GoalPort, log: SessionLog, clock: Clock, incarnation: int,
+                 next_turn_id: Callable[[], str]) -> None:
+        self.port = port
+        self.log = log
+        self.clock = clock
+        self.incarnation = incarnation
+        self._next_turn_id = next_turn_id
+        self.lease = ExecutionLease(0, incarnation, "goal_service")
+        self.goal: Goal | None = None
+
+    # -- recovery: state from the log, authority anew ------------------------------------
+    def start(self) -> GoalStop | None:
+        logged = self._logged_goal()
+        taken = self.port.acquire()
+        self.lease = ExecutionLease(taken.epoch, taken.holder, "goal_service")
+        self.log.append("lease", self._last_turn(), epoch=taken.epoch, holder=taken.holder,
+                        tookOver=taken.took_over)
+        current = self.port.read()
+        self._adopt(current, logged)
+        if current.status == "complete":
+            return GoalStop("complete", f"goal {current.goal_id} revision {current.revision} "
+                            "is complete with its proof")
+        if current.status != "active":
+            return GoalStop(_stop_of(current.status), f"the goal is {current.status}; it "
+                            "resumes only when the user resumes it (seed 002 §19.2)",
+                            current.status == "infra_paused")
+        if taken.took_over is not None and current.restart_policy == "pause":
+            return self._pause(f"restart took execution authority back (restart policy "
+                               f"pause, epoch {taken.took_over} -> {taken.epoch}); the goal "
+                               "stays active until the user resumes it (seed 002 §19.3)")
+        return None
+
+    def _adopt(self, current: Goal, logged: Goal | None) -> None:
+        """Take the service's revision; a newer one than the log's voids the queued work."""
+        self.goal = current
+        if logged is not None and logged.identity() == current.identity():
+            return
+        source = "service" if logged is None else "user_edit"
+        self.log.append("goal", self._last_turn(), goal=current.to_json(), source=source,
+                        epoch=self.lease.epoch)
+        if logged is not None:
+            self.log.append("user", self._next_turn_id(), source="goal",
+                            text=f"The goal was edited.\n{goal_text(current)}")
+
+    def _logged_goal(self) -> Goal | None:
+        for record in reversed(self.log.records):
+            if record.kind in ("goal", "recovery"):
+                return Goal.from_json(dict(record.body["goal"]))
+        return None
+
+    # -- before each turn and tool batch ---------------------------------------------------
+    def before_turn(self) -> GoalStop | None:
+        """Check the queued auto-continue against the service, then declare the turn."""
+        goal = self._goal()
+        current = self.port.read()
+        queued = self._queued()
+        stale = queued is not None and (queued.body["goal"]["revision"] != current.revision
+                                        or queued.body["epoch"] != self.lease.epoch)
+        if stale and queued is not None:
+            self.log.append("goal", self._last_turn(), goal=current.to_json(),
+                            source="continuation_discarded", epoch=self.lease.epoch,
+                            discarded={"revision": queued.body["goal"]["revision"],
+                                       "epoch": queued.body["epoch"]})
+        if current.revision != goal.revision:
+            self._adopt(current, goal)
+        if current.status != "active":
+            return GoalStop(_stop_of(current.status), f"the goal is {current.status}")
+        spent = self._over_budget(current)
+        if spent:
+            return self._set(current, "budget_limited", spent)
+        self.port.declare(self.lease.epoch, current, "turn")
+        return None
+
+    def before_tools(self) -> None:
+        self.port.declare(self.lease.epoch, self._goal(), "tools")
+
+    def _queued(self) -> SessionRecord | None:
+        """The auto-continue the last turn queued, if nothing else came after it."""
+        for record in reversed(self.log.records):
+            if record.kind == "recovery" and record.body["boundary"] == "turn_end":
+                return record if record.body["nextAction"] == "continue" else None
+            if record.kind in ("turn_start", "goal"):
+                return None
+        return None
+
+    def _over_budget(self, goal: Goal) -> str | None:
+        budget = goal.budget
+        tokens = sum(int(r.body["usage"]["input"]) + int(r.body["usage"]["output"])
+                     for r in self.log.of_kind("attempt") if r.body["usage"] is not None)
+        if budget.tokens is not None and tokens >= budget.tokens:
+            return f"the goal's token budget of {budget.tokens} is spent ({tokens} used)"
+        if budget.seconds is not None and self.clock.now() >= budget.seconds:
+            return f"the goal's time budget of {budget.seconds:g} s is spent"
+        return None
+
+    # -- recovery records ---------------------------------------------------------------
+    def boundary(self, boundary: Boundary, turn_id: str, next_action: str) -> None:
+        """Write a recovery record at a safe boundary, straight from the trusted records."""
+        verifications = self.log.of_kind("verification")
+        last = verifications[-1].body if verifications else None
+        self.log.append(
+            "recovery", turn_id, boundary=boundary, nextAction=next_action,
+            goal=self._goal().to_json(), epoch=self.lease.epoch,
+            turns=len(self.log.of_kind("turn_start")),
+            lastVerification=None if last is None else {
+                key: last[key] for key in ("round", "outcome", "fingerprint")})
+
+    def after_compaction(self, turn_id: str) -> None:
+        """Re-read the goal from the service after a compaction, then write the boundary.
+
+        Seed 002 §19.3: "压缩前后都从 Goal 服务重新读取 objective、验收条件 …; 摘要只引用
+        goalRevision" — the summary never carries the goal; a revision the user bumped
+        while the compaction ran is adopted here.
+        """
+        goal = self._goal()
+        current = self.port.read()
+        if current.identity() != goal.identity():
+            self._adopt(current, goal)
+        self.boundary("after_compaction", turn_id, "request")
+
+    # -- completion ----------------------------------------------------------------------
+    def conclude(self) -> GoalStop | None:
+        """The model says it is done: verify, then complete with a proof, rework, or pause."""
+        goal = self._goal()
+        current = self.port.read()
+        if current.revision != goal.revision:
+            self._adopt(current, goal)
+            return None  # the answer was for a goal that no longer stands
+        verification = self.port.verify(current, self.lease.epoch)
+        fingerprint = gap_fingerprint(verification.gaps)
+        self._record(verification, fingerprint)
+        if verification.outcome == "unavailable":
+            return self._set(current, "infra_paused", "the verifier is unavailable: the goal "
+                             "is not complete without it (seed 002 §19.2, no fail-open)", True)
+        if verification.outcome == "fail":
+            return self._rework(current, verification, fingerprint)
+        return self._complete(current, verification)
+
+    def _record(self, v: Verification, fingerprint: str) -> None:
+        self.log.append("verification", self._last_turn(), goalId=v.goal_id, revision=v.revision,
+                        round=v.round, outcome=v.outcome, gaps=list(v.gaps),
+                        fingerprint=fingerprint, judge=v.judge, epoch=self.lease.epoch)
+
+    def _rework(self, goal: Goal, v: Verification, fingerprint: str) -> GoalStop | None:
+        if self._seen_after_rework(goal.revision, fingerprint):
+            return self._pause(f"no progress: the verifier named the same gaps again after a "
+                               f"rework ({'; '.join(v.gaps)}) (seed 002 §19.2 NoProgressPaused)")
+        gaps = "\n".join(f"- {gap}" for gap in v.gaps)
+        self.log.append("user", self._next_turn_id(), source="verifier",
+                        text=f"Verification failed (round {v.round}). Gaps:\n{gaps}")
+        return None
+
+    def _seen_after_rework(self, revision: int, fingerprint: str) -> bool:
+        """Whether an earlier round of this revision had these gaps, with a turn since."""
+        records = self.log.records
+        for index, record in enumerate(records[:-1]):
+            if record.kind == "verification" and record.body["revision"] == revision \
+                    and record.body["fingerprint"] == fingerprint \
+                    and any(r.kind == "turn_start" for r in records[index + 1:]):
+                return True
+        return False
+
+    def _complete(self, goal: Goal, v: Verification) -> GoalStop | None:
+        proof = CompletionProof.from_verification(v)
+        self.port.declare(self.lease.epoch, goal, "complete")
+        answer = self.port.complete(self.lease.epoch, proof)
+        if not answer.ok and answer.goal.revision == goal.revision:
+            # The revision stands, so the lease does not: another epoch holds the authority.
+            return GoalStop("paused", f"the goal service refused the completion: "
+                            f"{answer.reason}; this incarnation no longer holds the lease")
+        if not answer.ok:
+            self._adopt(answer.goal, goal)  # edited since: the proof no longer stands
+            return None
+        self.log.append("goal", self._last_turn(), goal=answer.goal.to_json(), source="complete",
+                        epoch=self.lease.epoch, proof=_proof_json(proof))
+        return GoalStop("complete", f"verified: proof for goal {goal.goal_id} revision "
+                        f"{goal.revision} (round {v.round}, {v.judge_kind} {v.judge})")
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _pause(self, reason: str) -> GoalStop:
+        return self._set(self._goal(), "paused", reason)
+
+    def _set(self, goal: Goal, status: GoalStatus, reason: str, infra: bool = False) -> GoalStop:
+        self.port.declare(self.lease.epoch, goal, "status")
+        self.port.set_status(self.lease.epoch, goal.revision, status, reason)
+        return GoalStop(_stop_of(status), reason, infra)
+
+    def _goal(self) -> Goal:
+        assert self.goal is not None, "start() first"
+        return self.goal
+
+    def _last_turn(self) -> str:
+        return self.log.records[-1].turn_id if self.log.records else ""
+
+
+def _stop_of(status: GoalStatus) -> StopState:
+    return "paused" if status == "active" else status
+
+
+def _proof_json(proof: CompletionProof) -> dict[str, Any]:
+    return {
+        "goalId": proof.goal_id, "revision": proof.revision, "round": proof.verification_round,
+        "checks": [{"command": c.command, "exitCode": c.exit_code, "output": c.output_ref}
+                   for c in proof.checks],
+        "criteria": [{"criterion": c.criterion, "verdict": c.verdict, "evidence": c.evidence}
+                     for c in proof.criteria],
+        "judge": {"kind": proof.judge_kind, "name": proof.judge},
+    }

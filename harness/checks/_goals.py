@@ -1,0 +1,226 @@
+"""Goal checks (DESIGN I5; seed 002 §19.2-§19.3), judged from the world's goal service.
+
+The world keeps the goal, its revisions and the execution lease, and logs every
+call the agent made to it among the requests and tool invocations (see
+:class:`harness.trace.GoalEventRecord`). So these checks need nothing from the
+agent but its calls of the goal port; an agent that never calls it (a plain
+``main(prompt)``, or one without a goal port) is ``unknown`` with the reason.
+
+- ``I5``: the goal the agent acts under is field-for-field a revision the
+  service holds (id, revision, objective, acceptance, budget, restart policy);
+  every turn starts under the current revision, and every turn and side effect
+  under the lease epoch its incarnation holds — no stale auto-continue, no
+  action under an epoch a recovery replaced.
+- ``I5:proof``: a ``complete`` rests on a completion proof for the final
+  revision, naming every acceptance criterion as passed or waived, backed by a
+  verifier pass the world really gave for that revision (no self-judging, no
+  fail-open on a verifier outage).
+
+Example::
+
+    verdict = check_i5(trace)
+    verdict.status   # 'pass', 'fail' or 'unknown'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from harness.checks._verdict import Verdict, VerdictStatus
+from harness.trace import GoalEventRecord, GoalTrace, ProofRecord, Trace
+
+_MAX_EVIDENCE = 12
+PROOF = "I5:proof"
+
+
+def _verdict(invariant: str, status: VerdictStatus, message: str,
+             evidence: Iterable[str] = ()) -> Verdict:
+    return Verdict(invariant, status, message, tuple(evidence)[:_MAX_EVIDENCE])
+
+
+def _unjudgeable(invariant: str, trace: Trace) -> Verdict | None:
+    if trace.goal is None:
+        return _verdict(invariant, "unknown", "the scenario declares no goal")
+    if not trace.goal.used:
+        return _verdict(invariant, "unknown", "the agent never called the goal port "
+                        "(AgentPorts.goals): an agent without one is not judged on goals")
+    return None
+
+
+@dataclass(frozen=True)
+class _Action:
+    """A turn start or a side effect, placed among the goal events before it."""
+
+    what: str
+    incarnation: int
+    is_turn: bool
+    events_before: tuple[GoalEventRecord, ...]
+
+
+def _actions(trace: Trace, goal: GoalTrace) -> Iterator[_Action]:
+    seen: set[tuple[int, int]] = set()
+    for r in trace.requests:
+        if r.delivery == "refused" or r.turn <= 0 or (r.incarnation, r.turn) in seen:
+            continue
+        seen.add((r.incarnation, r.turn))
+        before = tuple(e for e in goal.events if e.requests_before < r.index)
+        yield _Action(f"turn {r.turn} (request #{r.index}, incarnation {r.incarnation}, "
+                      f"at {r.started_at:g}s)", r.incarnation, True, before)
+    pure = set(trace.expect.pure_tools)
+    for i in trace.invocations:
+        if i.refused or i.tool in pure:
+            continue
+        before = tuple(e for e in goal.events if e.invocations_before < i.seq)
+        yield _Action(f"tool {i.tool} #{i.call_id} (invocation {i.seq}, incarnation "
+                      f"{i.incarnation}, at {i.started_at:g}s)", i.incarnation, False, before)
+
+
+def _stale(action: _Action) -> str | None:
+    """Why ``action`` ran without current authority, or ``None``."""
+    before = action.events_before
+    declares = [e for e in before if e.kind == "declare" and e.incarnation == action.incarnation]
+    if not declares:
+        return f"{action.what} ran without declaring an epoch and goal revision"
+    declared, now = declares[-1], before[-1]
+    if declared.declared_epoch != now.epoch or now.holder != action.incarnation:
+        return (f"{action.what} ran under epoch {declared.declared_epoch}, but the lease was "
+                f"at epoch {now.epoch} held by incarnation {now.holder}")
+    if action.is_turn and declared.declared_revision != now.revision:
+        return (f"{action.what} started under goal revision {declared.declared_revision}, but "
+                f"the goal was at revision {now.revision}: a stale auto-continue")
+    return None
+
+
+def _mismatched_fields(goal: GoalTrace) -> Iterator[str]:
+    for e in goal.events:
+        if e.declared is None or e.declared_revision is None:
+            continue
+        index = e.declared_revision - 1
+        held = goal.revisions[index] if 0 <= index < len(goal.revisions) else None
+        if e.declared != held:
+            yield (f"goal event #{e.seq} ({e.kind}, incarnation {e.incarnation}) named "
+                   f"{_fields(e.declared)}, but revision {e.declared_revision} is "
+                   f"{_fields(held) if held else 'unknown to the service'}")
+
+
+def _fields(identity: str) -> str:
+    fields = json.loads(identity)
+    return ", ".join(f"{k}={v!r}" for k, v in sorted(fields.items()) if k != "goalId")
+
+
+def check_i5(trace: Trace) -> Verdict:
+    """Goal fields are stable across restarts; no action under a stale revision or epoch."""
+    unjudgeable = _unjudgeable("I5", trace)
+    if unjudgeable:
+        return unjudgeable
+    goal = trace.goal
+    assert goal is not None
+    problems = list(_mismatched_fields(goal))
+    actions = list(_actions(trace, goal))
+    problems += [why for why in map(_stale, actions) if why]
+    if problems:
+        return _verdict("I5", "fail", problems[0], [*problems, *_timeline(goal)])
+    epochs = sorted({e.epoch for e in goal.events if e.kind == "acquire"})
+    return _verdict("I5", "pass", f"{len(actions)} turn starts and side effects each under the "
+                    f"current epoch and revision; epochs {epochs}, revisions 1 to "
+                    f"{goal.final_revision}", _timeline(goal))
+
+
+def _timeline(goal: GoalTrace) -> list[str]:
+    return [f"goal #{e.seq} {e.kind}{' ' + e.action if e.action else ''} incarnation "
+            f"{e.incarnation} at {e.at:g}s: revision {e.revision}, epoch {e.epoch}"
+            + (f", declared r{e.declared_revision}/e{e.declared_epoch}"
+               if e.declared_revision is not None and e.kind == "declare" else "")
+            for e in goal.events if e.kind in ("edit", "acquire", "declare", "complete")]
+
+
+# ------------------------------------------------------------------- completion proof
+
+
+def check_goal_proof(trace: Trace) -> Verdict:
+    """``complete`` rests on a verified proof bound to the final goal revision."""
+    unjudgeable = _unjudgeable(PROOF, trace)
+    if unjudgeable:
+        return unjudgeable
+    goal = trace.goal
+    assert goal is not None
+    stop = trace.outcome.stop_state if trace.outcome else None
+    rounds = [f"verifier round on revision {e.declared_revision}: {e.verdict}"
+              + (f" (gaps: {'; '.join(e.gaps)})" if e.gaps else "")
+              for e in goal.events if e.kind == "verify"]
+    if goal.final_status != "complete" and stop != "complete":
+        return _verdict(PROOF, "pass", f"no completion claimed: the run stopped {stop!r} and "
+                        f"the goal is {goal.final_status!r} at revision {goal.final_revision}",
+                        rounds)
+    if goal.final_status != "complete":
+        return _verdict(PROOF, "fail", f"the run ended complete, but the goal service holds no "
+                        f"completion for revision {goal.final_revision}: complete without a "
+                        "proof (seed 002 §19.2: complete 状态本身不是证据)", rounds)
+    completes = [e for e in goal.events if e.kind == "complete" and e.ok]
+    problem = _proof_problem(goal, completes[-1]) if completes else "no accepted proof"
+    if problem:
+        return _verdict(PROOF, "fail", problem, rounds)
+    proof = completes[-1].proof
+    assert proof is not None
+    return _verdict(PROOF, "pass", f"complete with a proof for goal {proof.goal_id} revision "
+                    f"{proof.revision}: verifier round {proof.verification_round} passed, "
+                    f"{len(proof.checks)} checks, {len(proof.criteria)} criteria, judged by "
+                    f"{proof.judge_kind} {proof.judge}", rounds)
+
+
+def _proof_problem(goal: GoalTrace, complete: GoalEventRecord) -> str | None:
+    proof = complete.proof
+    if proof is None:
+        return "the completion carries no proof"
+    if proof.goal_id != goal.goal_id or proof.revision != goal.final_revision:
+        return (f"the proof is for {proof.goal_id} revision {proof.revision}, but the goal is "
+                f"{goal.goal_id} at revision {goal.final_revision}: edited after the proof")
+    missing = _unproven(proof, goal.acceptance[proof.revision - 1])
+    if missing:
+        return f"the proof passes no verdict on {missing}"
+    backed = [e for e in goal.events if e.kind == "verify" and e.seq < complete.seq
+              and e.declared_revision == proof.revision and e.verdict == "pass"]
+    if not backed:
+        outages = any(e.kind == "verify" and e.verdict == "unavailable" for e in goal.events)
+        why = " (the verifier was unavailable: a fail-open completion)" if outages else ""
+        return (f"no verifier pass on revision {proof.revision} backs the proof{why}; its "
+                f"judge {proof.judge_kind} {proof.judge!r} never passed it in the world")
+    if not proof.judge or any(code != 0 for _, code in proof.checks):
+        return "the proof names no judge, or a check it lists did not exit 0"
+    return None
+
+
+def _unproven(proof: ProofRecord, acceptance: tuple[str, ...]) -> list[str]:
+    judged = {criterion for criterion, verdict in proof.criteria if verdict in ("pass", "waived")}
+    return [criterion for criterion in acceptance if criterion not in judged]
+
+
+# ------------------------------------------------------------------- the expected stop
+
+
+def expected_stop_state(trace: Trace) -> str | None:
+    """The stop I4 expects: ``paused`` when a pause-policy goal's run restarted while active.
+
+    Seed 002 §19.3: grok-build and dsh keep an active goal after a restart but take
+    execution authority back; the scenario's ``expect.stop_state`` is what a run
+    without such a restart ends in. ``None`` (I4 cannot judge) for a goal scenario
+    whose agent never called the goal port: its stop hangs on a verifier it never asked.
+    """
+    expected, goal = trace.expect.stop_state, trace.goal
+    if goal is not None and not goal.used:
+        return None
+    if goal is None or goal.restart_policy != "pause":
+        return expected
+    took_over = any(e.kind == "acquire" and e.epoch > 1 and e.status == "active"
+                    for e in goal.events)
+    return "paused" if took_over else expected
+
+
+def goal_verdicts(trace: Trace) -> list[Verdict]:
+    """The goal checks every case with a goal gets (``None`` of them without one)."""
+    if trace.goal is None:
+        return []
+    listed = "I5" in trace.expect.invariants
+    return [*([] if listed else [check_i5(trace)]), check_goal_proof(trace)]

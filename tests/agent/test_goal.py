@@ -1,0 +1,159 @@
+"""The reference agent's goal discipline (seed 002 §19.2-§19.3), read from its trusted log.
+
+Each test runs a shipped goal scenario in a world and reads what the agent wrote
+(``session.jsonl``) and what the goal service saw.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes import SimulatedCrash
+from harness.agent import AgentOutcome, GoalKeeper, ReferenceAgent, StaleLeaseError
+from harness.runner import World, task_for
+from harness.scenario import Scenario, load_scenario
+
+GOALS = Path(__file__).resolve().parents[2] / "scenarios" / "goals"
+
+
+def _scenario(name: str) -> Scenario:
+    return load_scenario(GOALS / f"{name}.yaml")
+
+
+def _run(world: World, incarnation: int = 1) -> tuple[ReferenceAgent, AgentOutcome]:
+    agent = ReferenceAgent(world.ports(incarnation))
+    outcome = world.clock.run(agent.run(task_for(world.scenario)))
+    return agent, outcome
+
+
+def _records(world: World, kind: str) -> list[dict[str, Any]]:
+    lines = world.disk.files()["/state/session.jsonl"].decode().splitlines()
+    return [r for r in map(json.loads, lines) if r["kind"] == kind]
+
+
+def test_an_edit_discards_the_stale_auto_continue_and_the_next_turn_takes_the_new_revision() \
+        -> None:
+    world = World(_scenario("edited-goal-is-reverified"), seed=51)
+    _, outcome = _run(world)
+    assert outcome.stop_state == "complete"
+    discarded = [g for g in _records(world, "goal") if g["source"] == "continuation_discarded"]
+    assert [(g["discarded"]["revision"], g["goal"]["revision"]) for g in discarded] == [(1, 2)]
+    edits = [u["text"] for u in _records(world, "user") if u["source"] == "goal"]
+    assert edits
+    assert "revision 2" in edits[0]
+    assert "the changelog link works" in edits[0]
+    assert world.goals is not None
+    declared = [(e.action, e.declared.revision) for e in world.goals.events
+                if e.kind == "declare" and e.declared is not None]
+    assert declared[0] == ("turn", 1)
+    assert all(revision == 2 for action, revision in declared[2:])
+
+
+def test_recovery_records_are_written_at_the_safe_boundaries_with_the_goal_revision() -> None:
+    world = World(_scenario("edited-goal-is-reverified"), seed=51)
+    _run(world)
+    records = _records(world, "recovery")
+    assert {r["boundary"] for r in records} == {"before_request", "before_tools",
+                                                "after_results", "turn_end"}
+    assert [r["goal"]["revision"] for r in records][:4] == [1, 1, 1, 1]
+    assert records[-1]["goal"]["revision"] == 2
+    assert records[-1]["lastVerification"]["outcome"] == "fail"
+    assert {r["epoch"] for r in records} == {1}
+
+
+def test_the_verified_completion_is_bound_to_the_final_revision() -> None:
+    world = World(_scenario("edited-goal-is-reverified"), seed=51)
+    _, outcome = _run(world)
+    done = [g for g in _records(world, "goal") if g["source"] == "complete"]
+    proof = done[-1]["proof"]
+    assert (proof["goalId"], proof["revision"]) == ("release-notes-1.4", 2)
+    assert [c["verdict"] for c in proof["criteria"]] == ["pass", "pass"]
+    assert [c["exitCode"] for c in proof["checks"]] == [0, 0]
+    assert outcome.reason.startswith("verified: proof for goal release-notes-1.4 revision 2")
+    assert [v["outcome"] for v in _records(world, "verification")] == ["fail", "pass"]
+
+
+def _crash_after_first_tool(world: World) -> None:
+    """Run incarnation 1 until the ledger holds the first side effect, then crash it."""
+    agent = ReferenceAgent(world.ports(1))
+    first_tool = next(iter(world.scenario.tools))
+
+    def crash_on_effect(tool: str) -> None:
+        if tool == first_tool:
+            raise world.disk.crash_at_event(f"after_tool:{tool}#1", "unsynced_lost")
+
+    world.effect_applied = crash_on_effect  # type: ignore[method-assign]
+    with pytest.raises(SimulatedCrash):
+        world.clock.run(agent.run(task_for(world.scenario)))
+    del world.effect_applied
+    world.disk.restart()
+
+
+def test_a_restart_takes_a_new_epoch_and_continues_under_it() -> None:
+    world = World(_scenario("edited-goal-is-reverified"), seed=51)
+    _crash_after_first_tool(world)
+    agent, outcome = _run(world, incarnation=2)
+    assert outcome.stop_state == "complete"
+    assert agent.lease.epoch == 2
+    assert [(r["epoch"], r["tookOver"]) for r in _records(world, "lease")] == [(1, None), (2, 1)]
+    with pytest.raises(StaleLeaseError):
+        agent.lease.guard(1, "a watcher of incarnation 1")
+
+
+def test_the_pause_policy_keeps_the_goal_but_takes_authority_back() -> None:
+    world = World(_scenario("restart-pauses-the-goal"), seed=52)
+    _crash_after_first_tool(world)
+    sent = len(world.requests)
+    _, outcome = _run(world, incarnation=2)
+    assert outcome.stop_state == "paused"
+    assert "restart policy pause, epoch 1 -> 2" in outcome.reason
+    assert len(world.requests) == sent  # no turn under the taken-back authority
+    assert world.goals is not None
+    assert world.goals.status == "paused"
+
+
+def test_a_verifier_outage_ends_infra_paused_never_complete() -> None:
+    world = World(_scenario("verifier-outage-is-not-complete"), seed=53)
+    _, outcome = _run(world)
+    assert (outcome.stop_state, outcome.infra_failure) == ("infra_paused", True)
+    assert world.goals is not None
+    assert world.goals.status == "infra_paused"
+
+
+def test_the_same_gap_after_a_rework_pauses_with_no_progress() -> None:
+    world = World(_scenario("same-gap-twice-pauses"), seed=54)
+    agent, outcome = _run(world)
+    assert outcome.stop_state == "paused"
+    assert outcome.reason.startswith("no progress: the verifier named the same gaps again")
+    assert agent.counters.verification_rework == 2
+    assert len(_records(world, "verification")) == 2
+
+
+def test_without_a_goal_port_the_lease_epoch_is_the_incarnation() -> None:
+    scenario = Scenario(name="x", dialect="openai", model=[{"turn": 1, "text": "hi"}],
+                        expect={"stop_state": "complete"})
+    world = World(scenario, seed=1)
+    agent, outcome = _run(world)
+    assert outcome.stop_state == "complete"
+    assert (agent.lease.epoch, agent.lease.source) == (1, "incarnation")
+    assert not _records(world, "recovery")  # no goal, no recovery records: nothing to judge
+
+
+def test_after_a_compaction_the_goal_is_read_again_from_the_service() -> None:
+    world = World(_scenario("edited-goal-is-reverified"), seed=51)
+    ports = world.ports(1)
+    agent = ReferenceAgent(ports)
+    world.clock.run(agent.recover())
+    assert ports.goals is not None
+    keeper = GoalKeeper(ports.goals, agent.log, world.clock, 1, lambda: "turn_next")
+    agent.log.append("session", "", epoch=1)
+    assert keeper.start() is None
+    world.clock.advance(30)  # the user's edit is due
+    keeper.after_compaction("turn_1")
+    record = _records(world, "recovery")[-1]
+    assert (record["boundary"], record["goal"]["revision"]) == ("after_compaction", 2)
+    assert [g["source"] for g in _records(world, "goal")] == ["service", "user_edit"]

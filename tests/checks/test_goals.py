@@ -1,0 +1,117 @@
+"""The goal checks (I5, I5:proof) judge from the goal service's record, and say unknown honestly."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.agent import Agent, AgentFactory, AgentPorts, ReferenceAgent
+from harness.checks import check_trace
+from harness.checks._goals import check_goal_proof, check_i5, expected_stop_state
+from harness.runner import Case, CrashSpec, run_trace
+from harness.scenario import load_scenario
+from harness.trace import Trace
+
+GOALS = Path(__file__).resolve().parents[2] / "scenarios" / "goals"
+
+
+def _trace(name: str, crash: CrashSpec | None = None,
+           factory: AgentFactory | None = None) -> Trace:
+    path = GOALS / f"{name}.yaml"
+    base = Case(name, path, load_scenario(path).seed)
+    case = base if crash is None else replace(base, crash=crash)
+    return run_trace(case, agent_factory=factory)
+
+
+@pytest.fixture(scope="module")
+def edited() -> Trace:
+    return _trace("edited-goal-is-reverified")
+
+
+def test_the_reference_agent_passes_both_goal_checks(edited: Trace) -> None:
+    i5, proof = check_i5(edited), check_goal_proof(edited)
+    assert (i5.status, proof.status) == ("pass", "pass")
+    assert i5.message.endswith("epochs [1], revisions 1 to 2")
+    assert "revision 2: verifier round 2 passed" in proof.message
+
+
+def _without_goal_port(ports: AgentPorts) -> Agent:
+    """The reference agent as an agent without a goal port would run: it does the work."""
+    return ReferenceAgent(replace(ports, goals=None))
+
+
+def test_an_agent_without_the_goal_port_is_unknown_with_the_reason() -> None:
+    trace = _trace("verifier-outage-is-not-complete", factory=_without_goal_port)
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "complete"  # it never asked the verifier
+    verdicts = {v.invariant: v for v in check_trace(trace)}
+    for name in ("I5", "I5:proof"):
+        assert verdicts[name].status == "unknown"
+        assert verdicts[name].message == ("the agent never called the goal port "
+                                          "(AgentPorts.goals): an agent without one is not "
+                                          "judged on goals")
+    assert verdicts["I4"].status == "unknown"
+    assert not [v for v in verdicts.values() if v.status == "fail"]
+
+
+def test_a_goal_edited_after_the_proof_fails_the_proof(edited: Trace) -> None:
+    goal = edited.goal
+    assert goal is not None
+    third = json.dumps({**json.loads(goal.revisions[-1]), "revision": 3}, sort_keys=True)
+    later = replace(goal, revisions=(*goal.revisions, third),
+                    acceptance=(*goal.acceptance, goal.acceptance[-1]))
+    verdict = check_goal_proof(replace(edited, goal=later))
+    assert verdict.status == "fail"
+    assert verdict.message == ("the proof is for release-notes-1.4 revision 2, but the goal is "
+                               "release-notes-1.4 at revision 3: edited after the proof")
+
+
+def test_complete_without_a_completion_in_the_service_fails(edited: Trace) -> None:
+    goal = edited.goal
+    assert goal is not None
+    unproven = replace(goal, final_status="active",
+                       events=tuple(e for e in goal.events if e.kind != "complete"))
+    verdict = check_goal_proof(replace(edited, goal=unproven))
+    assert verdict.status == "fail"
+    assert verdict.message.startswith("the run ended complete, but the goal service holds no "
+                                      "completion for revision 2")
+
+
+def test_a_goal_named_with_other_fields_than_its_revision_fails_i5(edited: Trace) -> None:
+    goal = edited.goal
+    assert goal is not None
+    first = next(e for e in goal.events if e.kind == "declare")
+    fields = {**json.loads(first.declared or "{}"), "budget": {"seconds": None, "tokens": None}}
+    changed = replace(first, declared=json.dumps(fields, sort_keys=True, separators=(",", ":")))
+    events = tuple(changed if e.seq == first.seq else e for e in goal.events)
+    verdict = check_i5(replace(edited, goal=replace(goal, events=events)))
+    assert verdict.status == "fail"
+    assert verdict.message.startswith(f"goal event #{first.seq} (declare, incarnation 1) named ")
+    assert "budget={'seconds': None, 'tokens': None}" in verdict.message
+
+
+def test_the_pause_policy_expects_paused_only_after_a_takeover_of_an_active_goal() -> None:
+    quiet = _trace("restart-pauses-the-goal")
+    assert expected_stop_state(quiet) == "complete"
+    crashed = _trace("restart-pauses-the-goal",
+                     CrashSpec("session:fsync#12", "after", "unsynced_lost"))
+    assert expected_stop_state(crashed) == "paused"
+    assert crashed.outcome is not None
+    assert crashed.outcome.stop_state == "paused"
+
+
+def test_a_failed_goal_check_is_explained_with_its_fix() -> None:
+    from harness._report_text import diagnosis
+    from harness.mutants import MUTANTS
+    from harness.mutants._run import run_kill
+
+    mutant = next(m for m in MUTANTS if m.name == "I5-continues-stale-auto-continue")
+    lines = diagnosis(run_kill(mutant.kills[0], mutant.factory))
+    assert lines == [
+        "the goal did not survive: turn 2 (request #2, incarnation 1, at 60s) started under "
+        "goal revision 1, but the goal was at revision 2: a stale auto-continue. Fix: re-read "
+        "the goal before every auto-continue and drop one whose revision is not the current "
+        "one (seed 002 §19.3)."]

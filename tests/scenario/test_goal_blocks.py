@@ -1,0 +1,26 @@
+"""The goal and verifier blocks build the world's goal service and scripted verifier."""
+
+from __future__ import annotations
+
+from harness.scenario import Scenario
+
+
+def test_a_goal_builds_revision_one_and_the_verifier_its_rules() -> None:
+    scenario = Scenario.model_validate({
+        "name": "t", "dialect": "openai", "tools": {"notes": {"kind": "append"}},
+        "model": [{"turn": 1, "text": "hi"}], "expect": {"stop_state": "complete"},
+        "goal": {"id": "notes-1.4", "objective": "Publish the notes",
+                 "acceptance": ["every PR listed"], "budget": {"tokens": 5000},
+                 "restart_policy": "pause",
+                 "edits": [{"at_seconds": 30.0,
+                            "acceptance": ["every PR listed", "links work"]}]},
+        "verifier": [{"when": {"applied": {"notes": 0}}, "verdict": "fail",
+                      "gaps": ["nothing written"]}, {"verdict": "pass"}],
+    })
+    assert scenario.goal is not None
+    goal = scenario.goal.fake_goal()
+    assert (goal.revision, goal.restart_policy, goal.budget.tokens) == (1, "pause", 5000)
+    assert scenario.goal.fake_edits()[0].acceptance == ("every PR listed", "links work")
+    rules = [rule.fake_rule() for rule in scenario.verifier]
+    assert [(r.verdict, dict(r.applied)) for r in rules] == [("fail", {"notes": 0}),
+                                                             ("pass", {})]
