@@ -399,6 +399,7 @@ def expectation(scenario: Scenario) -> ExpectationRecord:
         retry_after_cap_seconds=scenario.expect.retry_after_cap_seconds,
         max_consecutive_429=scenario.expect.max_consecutive_429,
         min_backoff_seconds=scenario.expect.min_backoff_seconds,
+        stop_state_after_disk_error=scenario.expect.stop_state_after_disk_error,
     )
 
 
