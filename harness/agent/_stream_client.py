@@ -437,9 +437,15 @@ class StreamClient:
                     if response.status_code != 200:
                         raise StreamFailure(await _status_error(response))
                     progress.stream_began = True
+                    armed_at: float | None = None
                     async for chunk in response.aiter_bytes():
                         phase = "idle"
-                        watchdog.reschedule(loop.time() + self._config.idle_timeout)
+                        # Chunks of one burst share an instant: pushing the deadline to
+                        # where it already is would only trade one timer for another.
+                        now = loop.time()
+                        if now != armed_at:
+                            watchdog.reschedule(now + self._config.idle_timeout)
+                            armed_at = now
                         _feed_all(accumulator, decoder.feed(chunk))
                     _feed_all(accumulator, decoder.close())
                 finally:
