@@ -5,12 +5,23 @@ incarnation to a stop state, two more recoveries for I11, and every invariant
 checked. The agent is the reference agent; ``--minimal`` uses the tests'
 minimal agent instead. Target: at least 200 crash runs per second per core.
 
+``--against REV`` measures this tree and the commit REV side by side: two worker
+processes, one per tree, run every crash case in turns (rounds alternate, so a
+busy machine weighs on both alike), and the best round of each is reported, in
+wall time and in CPU time (the process's own seconds: crash runs per second per
+core, whatever else the machine runs), with the ratio.
+
     .venv/bin/python benchmarks/bench_crash_runs.py [--minimal]
+    .venv/bin/python benchmarks/bench_crash_runs.py --against main [--rounds 5]
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -50,6 +61,15 @@ def _factory() -> AgentFactory | None:
 
 
 def main() -> None:
+    if "--worker" in sys.argv:
+        _worker()
+    elif "--against" in sys.argv:
+        _side_by_side(sys.argv[sys.argv.index("--against") + 1], _rounds())
+    else:
+        _once()
+
+
+def _once() -> None:
     factory = _factory()
     cases = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), factory) if c.crash]
     started = time.perf_counter()
@@ -61,6 +81,62 @@ def main() -> None:
     agent = "minimal" if factory else "reference"
     print(f"{len(cases)} crash runs ({agent} agent) in {elapsed:.2f}s: "
           f"{len(cases) / elapsed:.0f} crash runs/s on one core; {dict(outcomes)}")
+
+
+def _rounds() -> int:
+    return int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+
+
+def _worker() -> None:
+    """Run every crash case once per line read; answer with the round's times as JSON."""
+    factory = _factory()
+    cases = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), factory) if c.crash]
+    run_case(cases[0], SCENARIO, factory)  # imports and first-call caches, outside the rounds
+    for _ in sys.stdin:
+        wall, cpu = time.perf_counter(), time.process_time()
+        passed = sum(run_case(case, SCENARIO, factory).passed for case in cases)
+        print(json.dumps({"cases": len(cases), "passed": passed,
+                          "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}),
+              flush=True)
+
+
+def _side_by_side(revision: str, rounds: int) -> None:
+    here = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as base:
+        archive = subprocess.run(["git", "-C", str(here), "archive", revision],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", base], input=archive, check=True)
+        trees = {revision: Path(base), "this tree": here}
+        workers = {name: _start_worker(tree) for name, tree in trees.items()}
+        best: dict[str, dict[str, float]] = {name: {} for name in trees}
+        for _ in range(rounds):
+            for name, worker in workers.items():
+                assert worker.stdin is not None
+                assert worker.stdout is not None
+                worker.stdin.write("go\n")
+                worker.stdin.flush()
+                round_ = json.loads(worker.stdout.readline())
+                for clock in ("wall", "cpu"):
+                    rate = round_["cases"] / round_[clock]
+                    best[name][clock] = max(best[name].get(clock, 0.0), rate)
+        for worker in workers.values():
+            assert worker.stdin is not None
+            worker.stdin.close()
+            worker.wait()
+    for name, rates in best.items():
+        print(f"{name:>12}: {rates['cpu']:.0f} crash runs/s per core (CPU time), "
+              f"{rates['wall']:.0f}/s wall; best of {rounds} rounds")
+    old, new = best[revision], best["this tree"]
+    print(f"ratio this tree / {revision}: {new['cpu'] / old['cpu']:.2f}x CPU, "
+          f"{new['wall'] / old['wall']:.2f}x wall")
+
+
+def _start_worker(tree: Path) -> subprocess.Popen[str]:
+    """This script's worker over the harness of ``tree`` (first on the path)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    argv = [sys.executable, __file__, "--worker", *(a for a in sys.argv if a == "--minimal")]
+    return subprocess.Popen(argv, cwd=tree, env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from fakes._cache import (
     OpenAICacheRules,
     PromptCache,
 )
-from fakes._clock import VirtualClock
+from fakes._clock import ClockRunner, VirtualClock
 from fakes._crashdisk import (
     CRASH_CLASSES,
     CrashClass,
@@ -111,6 +111,7 @@ __all__ = [
     "ByteAtATime",
     "CacheConfig",
     "CacheOutcome",
+    "ClockRunner",
     "ConnectionReset",
     "CrashClass",
     "CrashDisk",

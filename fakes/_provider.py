@@ -52,6 +52,7 @@ from fakes._faults import (
     check_faults,
 )
 from fakes._latency import Latency
+from fakes._pairing import unpaired_calls_body
 from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
@@ -175,6 +176,10 @@ class FakeProvider:
             self._record(request, body, turn=0, attempt=0)
             error = HttpError(400, message="messages: field required (a list of messages)")
             return self._error_plan(error, request_id, ())
+        unpaired = unpaired_calls_body(self.dialect, messages, request_id)
+        if unpaired is not None:
+            self._record(request, body, turn=0, attempt=0)
+            return self._bad_request_plan(unpaired, request_id)
         turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1
         recorded = self._record(request, body, turn=turn, attempt=attempt)
@@ -236,6 +241,13 @@ class FakeProvider:
         )
         self.requests.append(recorded)
         return recorded
+
+    def _bad_request_plan(self, body: bytes, request_id: str) -> ResponsePlan:
+        """A 400 with ``body`` as it stands: the API refused the request's contents."""
+        headers = (("content-type", "application/json"),
+                   (_REQUEST_ID_HEADER[self.dialect], request_id))
+        timeline = Timeline((Emit(body),), (len(body),))
+        return _finish_plan(400, headers, timeline, (), None)
 
     def _error_plan(
         self,

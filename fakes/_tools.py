@@ -255,14 +255,13 @@ async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = N
         await _exited(process)
     except asyncio.CancelledError:
         # Dropping the coroutine would leave the process (and its children)
-        # running; kill the group and reap the leader before re-raising.
+        # running; kill the group and reap the leader before re-raising. The reap
+        # blocks the loop on purpose: SIGKILL cannot be ignored, so it takes
+        # milliseconds, and a wait through the loop would let the virtual clock run
+        # on past other timers while a loaded machine delivers the exit, settling
+        # the call at a different virtual time from one run to the next.
         _kill_group(process.pid)
-        try:
-            await _exited(process)
-        finally:
-            # Cancelled again while waiting (an agent that walked away, then the
-            # loop's teardown): the group is killed already, so reap it now.
-            process.wait()
+        process.wait()
         raise
     return process.returncode
 

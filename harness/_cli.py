@@ -281,10 +281,9 @@ def _run(args: argparse.Namespace) -> int:
         results = [strictly(result) for result in results]
     _print_warnings(results)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
+    _print_failures([r for r in results if r.status == "fail"], by_name)
     for result in results:
-        if result.status == "fail":
-            _print_failure(result, by_name[result.case.scenario_name])
-        elif result.status == "unknown":
+        if result.status == "unknown":
             print(f"UNKNOWN {result.case.case_id}: {_unknown_reason(result)}", file=sys.stderr)
     print(summary_table(results))
     written = write_results(args.out, results)
@@ -466,13 +465,19 @@ class _Progress:
         self.out.flush()
 
 
-def _print_failure(result: CaseResult, scenario: Scenario) -> None:
-    from harness._report_text import render_failure
+def _print_failures(failed: Sequence[CaseResult], by_name: dict[str, Scenario]) -> None:
+    """Each failure in full, but cases that failed the same checks with the same messages
+    only once, with a count and the ids of the others."""
+    from harness._report_text import fold_failures, folded_note, render_failure
 
-    title = f" FAILED {result.case.case_id} "
-    print(f"{title:_^100}")
-    print(render_failure(result, scenario))
-    print()
+    for first, *others in fold_failures(failed):
+        more = f" (+{len(others)} alike)" if others else ""
+        title = f" FAILED {first.case.case_id}{more} "
+        print(f"{title:_^100}")
+        print(render_failure(first, by_name[first.case.scenario_name]))
+        if others:
+            print(f"\n{folded_note(others)}")
+        print()
 
 
 _COLUMNS = ("scenario", "cases", "passed", "failed", "unknown", "crash runs", "duplicates",

@@ -61,6 +61,26 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
     return redact_values(text, scenario.secret_values()) if scenario is not None else text
 
 
+def fold_failures(results: Iterable[CaseResult]) -> list[list[CaseResult]]:
+    """Failed cases grouped by what failed: the same checks with the same messages (or the
+    same harness error), in the order each group first appears.
+
+    A crash scenario that breaks one rule at forty points says so forty times in
+    the same words; the report shows the first case in full and names the others.
+    """
+    groups: dict[tuple[object, ...], list[CaseResult]] = {}
+    for result in results:
+        signature = (result.error, *((v.invariant, v.message) for v in result.failed_verdicts))
+        groups.setdefault(signature, []).append(result)
+    return list(groups.values())
+
+
+def folded_note(others: list[CaseResult]) -> str:
+    """The line that stands for the cases that failed like the one shown in full."""
+    ids = ", ".join(result.case.case_id for result in others)
+    return f"the same failure in {len(others)} more case(s): {ids}"
+
+
 def timeline(result: CaseResult) -> str:
     """One line per request attempt, in virtual time: what came back, what broke it, and how
     the agent took it; empty when the result carries no trace.

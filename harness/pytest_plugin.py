@@ -146,6 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--harness-scenarios: got {path!r}: no such file or folder "
                                     f"under {rootdir}; expected a folder or file of YAML "
                                     "scenarios")
+    _collect_outside_the_walk(config, rootdir)
     config.stash[_SETTINGS] = HarnessSettings(
         roots=tuple((rootdir / path).resolve() for path in given),
         named=_named_on_command_line(config),
@@ -160,6 +161,22 @@ def pytest_configure(config: pytest.Config) -> None:
         fuzz_budget=config.getoption("harness_fuzz"),
         rootdir=rootdir,
     )
+
+
+def _collect_outside_the_walk(config: pytest.Config, rootdir: Path) -> None:
+    """Walk a ``--harness-scenarios`` folder that pytest would not walk as an argument of its own.
+
+    pytest walks only its arguments (by default the rootdir or ``testpaths``), so a
+    folder outside them (outside the rootdir, say) would silently give no item;
+    asking for it by name is asking for its scenarios.
+    """
+    here = config.invocation_params.dir
+    walked = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    for given in config.getoption("harness_scenarios") or ():
+        path = (rootdir / given).resolve()
+        if not any(path.is_relative_to(top) for top in walked):
+            config.args.append(str(path))
+            walked.append(path)
 
 
 def _targets(pairs: list[str]) -> tuple[tuple[str, str], ...]:

@@ -27,7 +27,7 @@ import json
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 from harness._errors import HarnessError, JournalCorruptError
 from harness.agent._disk import ensure_dir
@@ -262,25 +262,44 @@ def _loads_line(line: bytes) -> Any:
     return json.loads(line)
 
 
-# Parsed journal lines by their bytes: every incarnation, and every case of a
-# crash exploration, reloads the same lines. A JournalRecord is frozen; one whose
-# fields are all str, int, float or None is safe to share (from_json leaves the
-# optional fields of a foreign line unchecked, so those are not remembered). A
-# line that fails to parse is not remembered: it raises the same error each time.
-_PARSED: dict[bytes, JournalRecord] = {}
-_PARSED_MAX = 8192
+class LineMemo(Generic[R]):
+    """Parsed lines by their bytes: every incarnation, and every case of a crash
+    exploration, reloads the same lines of the same files.
+
+    Only records ``shareable`` says nobody can change are remembered (a frozen
+    record of scalars, say); a line that fails to parse is not remembered: it
+    raises the same error each time. The oldest entry goes first past ``limit``.
+    """
+
+    def __init__(self, parse: Callable[[Any], R], shareable: Callable[[R], bool],
+                 limit: int = 8192) -> None:
+        self.entries: dict[bytes, R] = {}
+        self._parse = parse
+        self._shareable = shareable
+        self._limit = limit
+
+    def __call__(self, line: bytes) -> R:
+        record = self.entries.get(line)
+        if record is None:
+            record = self._parse(_loads_line(line))
+            if self._shareable(record):
+                if len(self.entries) >= self._limit:
+                    del self.entries[next(iter(self.entries))]  # the oldest
+                self.entries[line] = record
+        return record
+
+
+# A JournalRecord is frozen; one whose fields are all str, int, float or None is safe
+# to share (from_json leaves the optional fields of a foreign line unchecked, so those
+# are not remembered).
+_JOURNAL_LINES: LineMemo[JournalRecord] = LineMemo(
+    JournalRecord.from_json, lambda r: _all_scalar(r.outcome, r.result_sha256))
+_PARSED = _JOURNAL_LINES.entries
 
 
 def parse_journal_line(line: bytes) -> JournalRecord:
     """``JournalRecord.from_json(json.loads(line))``, remembered by the line's bytes."""
-    record = _PARSED.get(line)
-    if record is None:
-        record = JournalRecord.from_json(_loads_line(line))
-        if _all_scalar(record.outcome, record.result_sha256):
-            if len(_PARSED) >= _PARSED_MAX:
-                del _PARSED[next(iter(_PARSED))]  # the oldest
-            _PARSED[line] = record
-    return record
+    return _JOURNAL_LINES(line)
 
 
 def _all_scalar(*values: object) -> bool:

@@ -57,11 +57,12 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal, final, get_args
 
 from harness._errors import HarnessError
 from harness._redact import redact, redact_text
-from harness.agent._journal import DurableLineFile, typed_field
+from harness.agent._journal import DurableLineFile, LineMemo, typed_field
 from harness.agent._messages import ToolCall, Usage
 from harness.agent._retry_log import RetryEvent
 from harness.agent._tools import ToolReply
@@ -142,10 +143,16 @@ class SessionRecord:
             typed_field(fields, "incarnation", int),
             float(typed_field(fields, "at", (int, float))),
             typed_field(fields, "turnId", str),
-            {k: v for k, v in fields.items() if k not in _COMMON},
+            # Read-only: a parsed line is shared by every log that loads it (_SESSION_LINES).
+            MappingProxyType({k: v for k, v in fields.items() if k not in _COMMON}),
         )
         _decode_body(record)  # validates the kind's own fields now, not mid-recovery
         return record
+
+
+# Every incarnation and both recovery checks of a case reload the same session lines;
+# a SessionRecord is frozen and its body read-only, and the loop only reads them.
+_SESSION_LINES: LineMemo[SessionRecord] = LineMemo(SessionRecord.from_json, lambda _: True)
 
 
 # -- typed views of the records the loop reads back --------------------------------
@@ -332,7 +339,7 @@ class SessionLog:
     ) -> SessionLog:
         """Load ``path``; a bad line before valid ones raises ``JournalCorruptError``."""
         log = cls(disk, path, run_id=run_id, incarnation=incarnation, clock=clock, root=root)
-        log.records = log.file.load(SessionRecord.from_json, expected="a session record")
+        log.records = log.file.load_lines(_SESSION_LINES, expected="a session record")
         return log
 
     def append(self, kind: RecordKind, turn_id: str, **body: Any) -> SessionRecord:

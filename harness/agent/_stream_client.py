@@ -459,9 +459,15 @@ class StreamClient:
 
                 async def watched_chunks() -> AsyncIterator[bytes]:
                     nonlocal phase
+                    armed_at: float | None = None
                     async for chunk in response.aiter_bytes():
                         phase = "idle"
-                        watchdog.reschedule(loop.time() + self._config.idle_timeout)
+                        # Chunks of one burst share an instant: pushing the deadline to
+                        # where it already is would only trade one timer for another.
+                        now = loop.time()
+                        if now != armed_at:
+                            watchdog.reschedule(now + self._config.idle_timeout)
+                            armed_at = now
                         yield chunk
 
                 try:

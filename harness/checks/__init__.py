@@ -10,7 +10,6 @@ the invariant is about never happened in the run — never a vacuous pass::
 
 from harness.checks._invariants import (
     CHECKS,
-    DISK_FAILURE_STOPS,
     check_i1,
     check_i2,
     check_i3,
@@ -44,7 +43,6 @@ from harness.trace import (
 
 __all__ = [
     "CHECKS",
-    "DISK_FAILURE_STOPS",
     "CacheRecord",
     "CrashRecord",
     "EffectRecord",

@@ -30,9 +30,6 @@ from harness.checks._loop_guard import check_l3
 from harness.checks._verdict import Verdict
 from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
-#: Stop states an agent may end in when the disk itself fails (EIO, ENOSPC):
-#: J6 says no further side effect may run, so it stops without completing.
-DISK_FAILURE_STOPS = frozenset({"infra_paused", "failed", "blocked", "paused"})
 _MAX_EVIDENCE = 12
 
 
@@ -110,9 +107,10 @@ def check_i2(trace: Trace) -> Verdict:
 
 
 def _disk_stopped(trace: Trace) -> bool:
+    """The disk error was raised and the agent stopped short of completing (J6)."""
     outcome = trace.outcome
-    return trace.crash.error_class and outcome is not None and \
-        outcome.stop_state in DISK_FAILURE_STOPS
+    return trace.crash.disk_error_raised and outcome is not None and \
+        outcome.stop_state != "complete"
 
 
 def _transcript_problems(messages: tuple[MessageRecord, ...]) -> list[str]:
@@ -254,14 +252,24 @@ def check_i4(trace: Trace) -> Verdict:
 
     ``complete`` also needs the world's evidence: the run's last request was a
     whole, untruncated answer without tool calls (the model really finished).
-    Under a disk error class (EIO, ENOSPC) any non-complete stop of
-    :data:`DISK_FAILURE_STOPS` is accepted as well as the expected one.
+    Once the case's disk error (EIO, ENOSPC) was raised the trusted log cannot be
+    written, so the run must end in exactly the scenario's
+    ``stop_state_after_disk_error`` (seed 002 §19.6: "会话可信记录写入失败时,继续执行有副作用的
+    动作之前必须停止"); a final answer already in hand does not make it ``complete``.
     """
     missing = _no_outcome("I4", trace)
     if missing:
         return missing
     assert trace.outcome is not None
     stop = trace.outcome.stop_state
+    if trace.crash.disk_error_raised:
+        after_disk_error = trace.expect.stop_state_after_disk_error
+        if stop != after_disk_error:
+            return _fail("I4", f"stopped {stop!r} after the trusted log failed a write at "
+                         f"{trace.crash.fired}, expected {after_disk_error!r}",
+                         [f"reason: {trace.outcome.reason}"])
+        return _pass("I4", f"stopped {stop!r} after the disk error at {trace.crash.fired} "
+                     f"(expected {after_disk_error!r})")
     if stop == "complete":
         failure = _completion_contradiction(trace)
         if failure:
@@ -271,7 +279,7 @@ def check_i4(trace: Trace) -> Verdict:
     if expected is None:
         return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
                         "the agent never called the goal port (AgentPorts.goals)")
-    if stop == expected or (trace.crash.error_class and stop in DISK_FAILURE_STOPS):
+    if stop == expected:
         return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
     if expected == "cancelled" and trace.extra.get("cancel_hook") is False:
         # Only a cancel could end it so, and the agent offers no hook for one (optional).
@@ -453,7 +461,7 @@ def check_i9(trace: Trace) -> Verdict:
 
 
 def check_i10(trace: Trace) -> Verdict:
-    """A side effect the model was told is done (an ``ok`` reply) is in the ledger."""
+    """Each side effect the model was told is done (an ``ok`` reply) is in the ledger, once."""
     missing = _no_outcome("I10", trace)
     if missing:
         return missing
@@ -466,10 +474,17 @@ def check_i10(trace: Trace) -> Verdict:
             and _changes_the_world(kinds.get(calls[m.call_id][0]))]
     if not done:
         return _unknown("I10", "no side effect was reported done")
-    keys = {e.key for e in trace.effects}
-    lost = [f"{_message_line(m)}: {tool} {args} not in the ledger"
-            for m, (tool, args) in done
-            if idempotency_key(tool, _ran_with(trace, m.call_id, args)) not in keys]
+    # Each ok reply stands for an effect of its own: a recovery that calls an unknown
+    # send done, followed by a real send with the same arguments, leaves one effect for
+    # two replies, and the first reply was never true.
+    left = Counter(e.key for e in trace.effects)
+    lost = []
+    for m, (tool, args) in done:
+        key = idempotency_key(tool, _ran_with(trace, m.call_id, args))
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            lost.append(f"{_message_line(m)}: {tool} {args} not in the ledger")
     if lost:
         return _fail("I10", "an effect reported done is missing from the ledger", lost)
     return _pass("I10", f"{len(done)} effect(s) reported done, each in the ledger")
@@ -527,23 +542,38 @@ def check_side_effects(trace: Trace) -> Verdict | None:
     """The ledger holds exactly the expected side effects per tool (None: nothing expected).
 
     A non-idempotent tool counts every effect; an idempotent one (``put``)
-    counts distinct keys, since repeating it is harmless by definition. When a
-    disk error class stopped the run early (J6), fewer effects are allowed,
-    never more.
+    counts distinct keys, since repeating it is harmless by definition. Once the
+    case's disk error was raised (J6) the run stops where the error met it, so
+    the exact expectation is the ledger as it stood then: the effects of calls
+    started before the error, none after, and never more than declared.
     """
     expected = dict(trace.expect.side_effects)
     if not expected:
         return None
     counts = {tool: _effect_count(trace, tool) for tool in expected}
-    at_most = _disk_stopped(trace)
-    wrong = [f"{tool}: {counts[tool]} effect(s), expected {'at most ' if at_most else ''}{n}"
-             for tool, n in expected.items()
-             if counts[tool] > n or (counts[tool] < n and not at_most)]
+    if trace.crash.disk_error_raised:
+        wrong = _effects_after_disk_error(trace, counts, expected)
+    else:
+        wrong = [f"{tool}: {counts[tool]} effect(s), expected {n}"
+                 for tool, n in expected.items() if counts[tool] != n]
     if wrong:
         rows = [f"ledger #{e.seq} {e.tool} key={e.key} incarnation {e.incarnation}"
                 for e in trace.effects]
         return _fail("side_effects", wrong[0], [*wrong, *rows])
     return _pass("side_effects", ", ".join(f"{t}={n}" for t, n in sorted(counts.items())))
+
+
+def _effects_after_disk_error(trace: Trace, counts: dict[str, int],
+                              expected: dict[str, int]) -> list[str]:
+    """What breaks "the ledger as it stood at the disk error": effects after it, or too many."""
+    late = Counter(i.tool for i in trace.invocations
+                   if i.after_disk_error and not i.refused and i.outcome == "ok"
+                   and i.tool in expected and i.kind not in PURE_TOOL_KINDS)
+    wrong = [f"{tool}: {n} effect(s) after the disk error at {trace.crash.fired}, expected "
+             "none (the trusted log could not record them)" for tool, n in sorted(late.items())]
+    return wrong + [f"{tool}: {counts[tool]} effect(s), expected at most {n} (the run stopped "
+                    f"at the disk error at {trace.crash.fired})"
+                    for tool, n in expected.items() if counts[tool] > n]
 
 
 def _effect_count(trace: Trace, tool: str) -> int:

@@ -168,6 +168,15 @@ def _stop_as(wrong: dict[str, str]) -> OutcomeRewrite:
     return rewrite
 
 
+def _answered_is_complete(outcome: AgentOutcome, *_: object) -> AgentOutcome:
+    """A stop for a failed log write, once the model's final answer is in hand, as complete."""
+    last = outcome.transcript[-1] if outcome.transcript else None
+    answered = last is not None and last.role == "assistant" and not last.tool_calls
+    if outcome.stop_state == "infra_paused" and answered and "written" in outcome.reason:
+        return replace(outcome, stop_state="complete", infra_failure=False)
+    return outcome
+
+
 def _context_is_total(outcome: AgentOutcome, *_: object) -> AgentOutcome:
     billed = outcome.billed_usage
     return replace(outcome, context_tokens=billed.input_tokens if billed else None)
@@ -530,6 +539,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "a failed write to the trusted log is dropped like a metrics record",
            with_files(reference(), _ShrugsOffDiskErrors),
            (Kill(_EVERYWHERE, "J6", "session:fsync#2:after:eio_on_fsync"),)),
+    Mutant("J6-log-failure-after-answer-is-complete",
+           "seed 002 §19.6 (会话可信记录写入失败时 … 必须停止)",
+           "a trusted-log write that fails after the model's final answer is reported complete",
+           rewriting(reference(), _answered_is_complete),
+           (Kill(_EVERYWHERE, "I4", "session:fsync#13:after:eio_on_fsync"),)),
     Mutant("L2-results-in-completion-order", "seed 002 §19.5 (结果仍按模型给出的顺序提交)",
            "pairs results with calls in the order the calls finished",
            _completion_order, (Kill(_WRITERS, "L2:results"),)),

@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeVar
 
 from fakes import (
     CRASH_CLASSES,
+    ClockRunner,
     CrashPlan,
     HarnessLimitExceeded,
     SimulatedCrash,
@@ -131,12 +132,21 @@ class _CaseRun:
         self.incarnations: list[_Incarnation] = []
         self.recoveries: list[RecoveryRecord] = []
         self.secrets = SecretLook(scenario)
+        self._runner: ClockRunner  # the case's loop, while run() runs
 
     def run(self) -> Trace:
-        final = self._run_to_stop()
-        run_points = tuple(p.id for p in self.world.disk.points)
-        self._check_recovery_twice()
+        # One loop for every incarnation of the case: each leaves nothing behind for
+        # the next (ClockRunner), and a loop per incarnation was a tenth of a crash run.
+        with self.world.clock.runner() as self._runner:
+            final = self._run_to_stop()
+            run_points = tuple(p.id for p in self.world.disk.points)
+            self._check_recovery_twice()
         return self._trace(final, run_points)
+
+    def run_to_stop(self) -> _Incarnation:
+        """Only the runs up to the stop (no recovery check): what a probe needs."""
+        with self.world.clock.runner() as self._runner:
+            return self._run_to_stop()
 
     # -- the main runs ----------------------------------------------------------
     def _run_to_stop(self) -> _Incarnation:
@@ -201,7 +211,7 @@ class _CaseRun:
 
     def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
         limit = self.task.deadline_seconds + _GUARD_EXTRA_SECONDS
-        return self.world.clock.run(_guarded(coro, limit))
+        return self._runner.run(_guarded(coro, limit))
 
     # -- I11: recover twice -------------------------------------------------------
     def _check_recovery_twice(self) -> None:
@@ -432,6 +442,7 @@ def expectation(scenario: Scenario) -> ExpectationRecord:
         retry_after_cap_seconds=scenario.expect.retry_after_cap_seconds,
         max_consecutive_429=scenario.expect.max_consecutive_429,
         min_backoff_seconds=scenario.expect.min_backoff_seconds,
+        stop_state_after_disk_error=scenario.expect.stop_state_after_disk_error,
     )
 
 
@@ -458,7 +469,7 @@ def _second_plan(case: Case, scenario: Scenario, factory: AgentUnderTest) -> Cra
     if crash is None or not crash.during_recovery or crash.crash_class in ERROR_CLASSES:
         return None
     probe = _CaseRun(replace(case, crash=replace(crash, during_recovery=False)), scenario, factory)
-    probe._run_to_stop()
+    probe.run_to_stop()
     later = [p.id for p in probe.world.disk.points if p.generation == 2]
     if not later:
         return None
@@ -602,7 +613,7 @@ def record_run(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
     case = Case(scenario.name, Path(f"<scenario {scenario.name}>"),
                 scenario.seed if seed is None else seed)
     run = _CaseRun(case, scenario, agent_factory or default_agent_factory)
-    run._run_to_stop()
+    run.run_to_stop()
     return [p.id for p in run.world.disk.points], list(run.world.events)
 
 

@@ -268,6 +268,11 @@ class CrashRecord:
     error_class: bool
 
     @property
+    def disk_error_raised(self) -> bool:
+        """The case's disk error (EIO, ENOSPC) was raised: the trusted log failed a write (J6)."""
+        return self.error_class and self.fired is not None
+
+    @property
     def reached(self) -> bool:
         """Whether the planned crash happened: both crashes for a ``…:again`` case."""
         if self.planned is None:
@@ -323,6 +328,8 @@ class ExpectationRecord:
     retry_after_cap_seconds: float = 60.0
     max_consecutive_429: int = 3
     min_backoff_seconds: float = 1.0
+    # The exact stop state once the case's disk error was raised (J6).
+    stop_state_after_disk_error: str = "infra_paused"
 
 
 @dataclass(frozen=True)

@@ -58,9 +58,20 @@ def test_a_foreign_line_with_a_mutable_field_is_not_shared() -> None:
 
 def test_the_memo_forgets_its_oldest_line_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
     _journal._PARSED.clear()
-    monkeypatch.setattr(_journal, "_PARSED_MAX", 2)
+    monkeypatch.setattr(_journal._JOURNAL_LINES, "_limit", 2)
     lines = [JournalRecord("intent", f"exec_{n}", n, "c", "t", "x", "r", 0.0, "ab").to_line()
              .rstrip(b"\n") for n in (1, 2, 3)]
     for line in lines:
         parse_journal_line(line)
     assert list(_journal._PARSED) == lines[1:]
+
+
+def test_a_session_line_is_parsed_once_and_shared_read_only() -> None:
+    from harness.agent import _session_log
+
+    line = (b'{"seq":1,"kind":"user","runId":"r","incarnation":1,"at":0,"turnId":"t1",'
+            b'"text":"hi","source":"task"}')
+    first = _session_log._SESSION_LINES(line)
+    assert _session_log._SESSION_LINES(line) is first
+    with pytest.raises(TypeError):
+        first.body["text"] = "changed"  # type: ignore[index]

@@ -70,3 +70,34 @@ def test_j3_is_unknown_when_nothing_is_secret() -> None:
     assert (verdict.status, verdict.message) == (
         "unknown", "nothing secret to look for: the scenario marks no argument secret and no "
         "call passed a value under a secret-looking key")
+
+
+def _verdict(result: CaseResult, invariant: str) -> tuple[str, str]:
+    found = next(v for v in result.verdicts if v.invariant == invariant)
+    return found.status, found.message
+
+
+def _run_at(label: str, mutant: str | None = None) -> CaseResult:
+    scenario = load_scenario(SOURCE)
+    factory = next(m.factory for m in MUTANTS if m.name == mutant) if mutant else None
+    return run_case(Case(scenario.name, SOURCE, scenario.seed, crash_spec(label)), scenario,
+                    factory)
+
+
+def test_after_a_log_write_failure_the_stop_state_is_exactly_the_declared_one() -> None:
+    label = "session:fsync#13:after:eio_on_fsync"  # the stop record, after the final answer
+    assert _verdict(_run_at(label), "I4") == (
+        "pass", "stopped 'infra_paused' after the disk error at session:fsync#13 "
+                "(expected 'infra_paused')")
+    bad = _run_at(label, "J6-log-failure-after-answer-is-complete")
+    assert _verdict(bad, "I4") == (
+        "fail", "stopped 'complete' after the trusted log failed a write at session:fsync#13, "
+                "expected 'infra_paused'")
+
+
+def test_after_a_log_write_failure_the_ledger_stays_as_it_stood() -> None:
+    assert _verdict(run(), "side_effects") == ("pass", "mail=0, notes=0")
+    status, message = _verdict(run("J6-shrugs-off-log-errors"), "side_effects")
+    assert status == "fail"
+    assert message.endswith("effect(s) after the disk error at session:fsync#2, expected none "
+                            "(the trusted log could not record them)")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import pytest
+
+import fakes._tools
 from harness.checks import Verdict
 from harness.mutants import MUTANTS
 from harness.runner import Case, CaseResult, run_case
@@ -99,3 +103,21 @@ def test_s5_backoff_warns_about_instant_retries_and_fails_them_only_when_strict(
     strict = strictly(result)
     assert not strict.passed
     assert [v.invariant for v in strict.failed_verdicts] == ["S5:backoff"]
+
+
+def test_a_killed_subprocess_settles_at_the_same_virtual_time_on_a_loaded_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine too busy to deliver the child's death within the selector's grace
+    (modelled: the kill lands 50 ms of real time late) gives the same trace."""
+    source = Path("scenarios/tools/timeouts-settle.yaml")
+    calm = run(source)
+    kill = fakes._tools._kill_group
+
+    def late_kill(pid: int) -> None:
+        threading.Timer(0.05, kill, (pid,)).start()
+
+    monkeypatch.setattr(fakes._tools, "_kill_group", late_kill)
+    loaded = run(source)
+    assert calm.passed
+    assert loaded.passed
+    assert loaded.digest == calm.digest

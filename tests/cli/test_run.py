@@ -12,6 +12,7 @@ import pytest
 from harness._cli import main, summary_table
 from harness._output import ATTEMPT_COLUMNS, CASE_COLUMNS
 from harness.runner import Case, CaseResult, CrashSpec, Verdict
+from tests.cli.conftest import SCENARIOS
 
 
 def test_a_passing_suite_exits_0_and_writes_every_file(
@@ -183,3 +184,22 @@ def test_a_seed_the_scenario_format_refuses_is_refused_on_the_command_line(
                         f"number from 0 to {2**63 - 1}\n")
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_cases_that_fail_alike_are_reported_once_with_a_count_and_their_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "crashy-blocked.yaml"
+    path.write_text(SCENARIOS["crashy"].replace("name: crashy", "name: crashy-blocked")
+                    .replace("stop_state: complete", "stop_state: blocked"))
+
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 1
+
+    stdout = capsys.readouterr().out
+    assert stdout.count("I4 broken: stopped 'complete', expected 'blocked'") == 1
+    assert "FAILED crashy-blocked (+4 alike)" in stdout
+    assert ("the same failure in 4 more case(s): "
+            "crashy-blocked[journal:fsync#1:after:unsynced_lost], "
+            "crashy-blocked[journal:fsync#1:before:unsynced_lost], "
+            "crashy-blocked[journal:fsync#2:after:unsynced_lost], "
+            "crashy-blocked[journal:fsync#2:before:unsynced_lost]") in stdout

@@ -89,3 +89,29 @@ def test_a_slow_worker_thread_lets_no_virtual_time_pass() -> None:
         return seen, timer.done()
 
     assert clock.run(main()) == (0.0, False)
+
+
+def test_a_runner_leaves_nothing_of_one_coroutine_to_the_next() -> None:
+    import warnings
+
+    clock = VirtualClock()
+    fired: list[str] = []
+
+    async def leaves_a_timer() -> None:
+        asyncio.get_running_loop().call_later(5, fired.append, "late timer")
+
+    async def counts() -> list[int]:
+        async def numbers():  # an async generator on the reused loop
+            yield 1
+            yield 2
+
+        await clock.sleep(10)
+        return [n async for n in numbers()]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with clock.runner() as runner:
+            runner.run(leaves_a_timer())
+            assert runner.run(counts()) == [1, 2]
+    assert fired == []
+    assert clock.now() == 10

@@ -141,3 +141,13 @@ def test_a_scenario_folder_given_that_does_not_exist_is_a_usage_error(project) -
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --harness-scenarios: got 'scenarois': no such file or "
                                  "folder under *; expected a folder or file of YAML scenarios"])
+
+
+def test_a_scenario_folder_outside_the_rootdir_is_collected(project, tmp_path_factory) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    project.add("hello", folder=str(elsewhere))  # an absolute folder: not under the rootdir
+
+    result = project.pytester.runpytest("--harness-scenarios", str(elsewhere), "-v")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*hello.yaml::hello PASSED*"])
