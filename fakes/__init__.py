@@ -12,6 +12,13 @@ from fakes._cache import (
     PromptCache,
 )
 from fakes._clock import VirtualClock
+from fakes._conditions import (
+    OUTAGE_ANSWERS,
+    ContextWindow,
+    Outage,
+    OutageAnswer,
+    ProviderConditions,
+)
 from fakes._crashdisk import (
     CRASH_CLASSES,
     CrashClass,
@@ -96,6 +103,7 @@ __all__ = [
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
     "MISS_KINDS",
+    "OUTAGE_ANSWERS",
     "PRICES",
     "PRICES_AS_OF",
     "PURE_TOOL_KINDS",
@@ -108,6 +116,7 @@ __all__ = [
     "CacheConfig",
     "CacheOutcome",
     "ConnectionReset",
+    "ContextWindow",
     "CrashClass",
     "CrashDisk",
     "CrashPlan",
@@ -134,11 +143,14 @@ __all__ = [
     "NoTerminalEvent",
     "NoUsageChunk",
     "OpenAICacheRules",
+    "Outage",
+    "OutageAnswer",
     "Pause",
     "PersistencePoint",
     "PromptBlock",
     "PromptCache",
     "PromptView",
+    "ProviderConditions",
     "ProviderRequest",
     "RandomSplits",
     "Reset",

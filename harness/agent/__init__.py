@@ -16,6 +16,7 @@ from harness.agent._adapter import (
     ToolCallView,
     ToolSpec,
     TranscriptMessage,
+    UsagePrices,
 )
 from harness.agent._budget import Budget, CostModel
 from harness.agent._classify import (
@@ -150,6 +151,7 @@ __all__ = [
     "TranscriptLog",
     "TranscriptMessage",
     "Usage",
+    "UsagePrices",
     "UserMessage",
     "backoff_delay",
     "build_request",

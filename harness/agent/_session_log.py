@@ -25,13 +25,14 @@ One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
 ``guard``       ``counter``, ``action`` (``remind`` or ``stop``), ``reason``
 ``turn_end``    ``reason``
 ``stop``        ``stopState``, ``reason``, ``infraFailure``, ``turns``, ``epoch``
+``compaction*`` a compaction's start, result and discard (:mod:`._compaction`)
+``breaker``     the circuit breaker opened or closed (:mod:`._breaker`)
 ==============  ==============================================================
 
 Session epoch (DESIGN L7; seed 000 §3.1 ``_sessionEpoch``): the ``session``
 line holds the epoch; asynchronous write-back captures it when it starts and
-:meth:`SessionLog.write_back` refuses a record from a stale epoch. Today the
-only write-back is the stop record; compaction and titles will use the same
-check.
+:meth:`SessionLog.write_back` refuses a record from a stale epoch: the stop
+record and a compaction's result (:mod:`._compaction`) go through it.
 
 Example::
 
@@ -70,6 +71,10 @@ RecordKind = Literal[
     "guard",
     "turn_end",
     "stop",
+    "compaction_start",
+    "compaction",
+    "compaction_discarded",
+    "breaker",
 ]
 KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 _COMMON = ("seq", "kind", "runId", "incarnation", "at", "turnId")

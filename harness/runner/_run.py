@@ -399,6 +399,10 @@ def expectation(scenario: Scenario) -> ExpectationRecord:
         retry_after_cap_seconds=scenario.expect.retry_after_cap_seconds,
         max_consecutive_429=scenario.expect.max_consecutive_429,
         min_backoff_seconds=scenario.expect.min_backoff_seconds,
+        breaker=(breaker.failures_to_open, breaker.cooldown_seconds)
+        if (breaker := scenario.expect.breaker) is not None else None,
+        max_tokens=scenario.budget.max_tokens,
+        max_cost_usd=scenario.budget.max_cost_usd,
     )
 
 
