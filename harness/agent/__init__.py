@@ -18,7 +18,9 @@ from harness.agent._adapter import (
     TranscriptMessage,
     UsagePrices,
 )
+from harness.agent._breaker import BreakerConfig, BreakerState, CircuitBreaker, Lease
 from harness.agent._budget import Budget, CostModel
+from harness.agent._budget_tree import BudgetPolicy, SubBudget, goal_budget
 from harness.agent._classify import (
     ErrorKind,
     ProviderError,
@@ -29,6 +31,13 @@ from harness.agent._classify import (
     StreamFailure,
     backoff_delay,
     classify,
+)
+from harness.agent._compaction import (
+    COMPACTED_MARKER,
+    CompactionConfig,
+    CompactionTicket,
+    Compactor,
+    compacted_entries,
 )
 from harness.agent._defaults import StreamConfig
 from harness.agent._disk import RealDisk, ensure_dir
@@ -85,6 +94,7 @@ from harness.ports import (
 
 __all__ = [
     "ATTEMPT_ID_HEADER",
+    "COMPACTED_MARKER",
     "OUTCOMES",
     "RETRY_LAYER_HEADER",
     "STOP_STATES",
@@ -96,8 +106,15 @@ __all__ = [
     "AssistantMessage",
     "AssistantTurn",
     "AttemptRecord",
+    "BreakerConfig",
+    "BreakerState",
     "Budget",
+    "BudgetPolicy",
+    "CircuitBreaker",
     "Clock",
+    "CompactionConfig",
+    "CompactionTicket",
+    "Compactor",
     "CompletionResult",
     "CostModel",
     "Dialect",
@@ -110,6 +127,7 @@ __all__ = [
     "GuardLimits",
     "IdSource",
     "JournalRecord",
+    "Lease",
     "LoopClock",
     "MemoryMetrics",
     "MemoryRetryLog",
@@ -137,6 +155,7 @@ __all__ = [
     "StreamClient",
     "StreamConfig",
     "StreamFailure",
+    "SubBudget",
     "Task",
     "Tool",
     "ToolCall",
@@ -156,9 +175,11 @@ __all__ = [
     "backoff_delay",
     "build_request",
     "classify",
+    "compacted_entries",
     "continuation_body",
     "drop_images",
     "ensure_dir",
+    "goal_budget",
     "not_started_reply",
     "parse_retry_after",
     "repair_transcript",

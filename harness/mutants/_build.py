@@ -20,6 +20,9 @@ from harness.agent import (
     AgentOutcome,
     AgentPorts,
     AppendFile,
+    BreakerConfig,
+    BudgetPolicy,
+    CompactionConfig,
     Disk,
     GuardLimits,
     RecoveryReport,
@@ -31,12 +34,14 @@ from harness.agent import (
 )
 
 
-def reference(*, config: StreamConfig | None = None,
-              limits: GuardLimits | None = None) -> AgentFactory:
-    """The reference agent with ``config`` and ``limits`` (a bad setting is a bug too)."""
+def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None = None,
+              compaction: CompactionConfig | None = None, breaker: BreakerConfig | None = None,
+              budget_policy: BudgetPolicy | None = None) -> AgentFactory:
+    """The reference agent with these settings (a bad setting is a bug too)."""
 
     def build(ports: AgentPorts) -> Agent:
-        return ReferenceAgent(ports, config=config, limits=limits)
+        return ReferenceAgent(ports, config=config, limits=limits, compaction=compaction,
+                              breaker=breaker, budget_policy=budget_policy)
 
     return build
 

@@ -61,6 +61,6 @@ def unpriced_cost_budget(max_cost_usd: float | None, model: str) -> list[Problem
     """A cost budget needs a model with a list price, or nothing could ever be charged."""
     if max_cost_usd is None or model in PRICES:
         return []
-    return [Problem(("provider", "model"), "a cost budget needs a priced model", model,
-                    show(model), quoted(sorted(PRICES)),
-                    "Name one of them, or drop budget.max_cost_usd")]
+    return [Problem(("budget", "max_cost_usd"), "a cost budget needs a priced model", model,
+                    f"provider.model {show(model)}", quoted(sorted(PRICES)),
+                    "Name one of them as provider.model, or drop max_cost_usd")]

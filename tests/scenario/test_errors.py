@@ -322,3 +322,24 @@ def test_a_control_character(tmp_path: Path) -> None:
     assert_error(write(tmp_path, "name: t\nx: a\x01b\n"),
                  "2:5: invalid YAML: special characters are not allowed: got character U+0001; "
                  "expected printable text")
+
+
+@pytest.mark.parametrize(("extra", "line"), [
+    ("provider:\n  outages: [{start_seconds: 30, end_seconds: 10}]\n",
+     "11:46: provider.outages[0].end_seconds: the outage ends before it starts: got 10.0; "
+     "expected a time after start_seconds (30)"),
+    ("provider:\n  outages: [{start_seconds: 0, end_seconds: 10, answer: 404}]\n",
+     "11:57: provider.outages[0].answer: not an allowed value: got 404; expected one of 500, "
+     "502, 503, 529, 'connection_reset'"),
+    ("provider: {context_window: 8}\n",
+     "10:28: provider.context_window: out of range: got 8; expected an integer >= 16"),
+    ("budget: {max_cost_usd: 1}\n",
+     "10:24: budget.max_cost_usd: a cost budget needs a priced model: got provider.model "
+     "'fake-model'; expected one of 'fake-gpt', 'fake-gpt-mini', 'fake-haiku', 'fake-opus', "
+     "'fake-sonnet'. Name one of them as provider.model, or drop max_cost_usd"),
+    ("  breaker: {failures_to_open: 0}\n",
+     "10:31: expect.breaker.failures_to_open: out of range: got 0; expected an integer >= 1"),
+])
+def test_the_long_run_blocks_are_checked_where_they_stand(tmp_path: Path, extra: str,
+                                                          line: str) -> None:
+    assert_error(write(tmp_path, VALID + extra), line)
