@@ -430,8 +430,8 @@ class ReferenceAgent:
                 if stop is not None:
                     return stop
         finally:
-            if state.background is not None:
-                state.background.cancel()  # its result belongs to a run that has ended
+            _drop(state.background)  # its result belongs to a run that has ended
+            state.background = None
 
     def _conclusion(self) -> Stop | None:
         """A stop the transcript already implies: the last message is an answer."""
@@ -778,6 +778,15 @@ class ReferenceAgent:
             infra_failure=stop.infra_failure,
             attempt_ids=tuple(ids),
         )
+
+
+def _drop(background: asyncio.Future[bool] | None) -> None:
+    """Cancel a compaction still under way; read a finished one's error so none goes unseen."""
+    if background is None:
+        return
+    if background.done() and not background.cancelled():
+        background.exception()
+    background.cancel()
 
 
 def _invalid_arguments(turn_id: str, call: ToolCall) -> ToolReply:
