@@ -3,7 +3,8 @@
 - ``budget:spend``: once the tokens (or dollars, at the model's list price) the
   provider billed reach the scenario's ``budget.max_tokens`` (``max_cost_usd``),
   no further request starts: a turn or a retry layer that keeps going spends past
-  its parent. ``unknown`` when the run never reached the budget;
+  its parent. ``unknown`` when the run never reached the budget, or the agent is a
+  plain ``main(prompt)`` that is never told it;
 - ``budget:tools``: no tool call runs past the run's deadline (``budget.deadline_seconds``
   from the run's start): a tool's own timeout is cut to the time the run has left.
   No verdict when no tool call was running as the deadline came.
@@ -23,6 +24,8 @@ from harness.checks._verdict import Verdict
 from harness.trace import RequestRecord, Trace
 
 _EPS = 1e-6
+# A plain main(prompt) is handed a prompt only: a budget it was never told is not its bug.
+_UNTOLD = "a plain main(prompt) agent is not told the run's budget or deadline"
 
 
 def _billed(request: RequestRecord) -> tuple[int, Decimal]:
@@ -43,6 +46,8 @@ def check_spend(trace: Trace) -> Verdict | None:
     max_tokens, max_cost = trace.expect.max_tokens, trace.expect.max_cost_usd
     if max_tokens is None and max_cost is None:
         return None
+    if trace.extra.get("agent") == "plain":
+        return Verdict("budget:spend", "unknown", _UNTOLD)
     live = sorted((r for r in trace.requests if r.delivery != "refused"),
                   key=lambda r: r.started_at)
     late, reached = [], False
@@ -91,6 +96,8 @@ def check_tool_deadline(trace: Trace) -> Verdict | None:
                 and (i.ended_at if i.ended_at is not None else run_end) >= deadline - _EPS]
     if not spanning:
         return None  # the deadline never met a tool call: nothing to judge
+    if trace.extra.get("agent") == "plain":
+        return Verdict("budget:tools", "unknown", _UNTOLD)
     late = [f"{i.tool}#{i.call_id} started at {i.started_at:g}s and ran until "
             f"{'the end of the run' if i.ended_at is None else f'{i.ended_at:g}s'}"
             for i in spanning if i.ended_at is None or i.ended_at > deadline + _EPS]

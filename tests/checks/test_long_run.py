@@ -63,3 +63,22 @@ def test_without_a_context_window_the_compaction_checks_stay_silent() -> None:
 def test_the_breaker_is_judged_only_where_the_scenario_expects_one() -> None:
     names = {v.invariant for v in _run("budgets/token-budget-stops.yaml").verdicts}
     assert "breaker" not in names
+
+
+def test_a_plain_agent_is_not_failed_on_a_budget_it_was_never_told() -> None:
+    from dataclasses import replace
+
+    from harness.agent import BudgetPolicy
+    from harness.checks._budgets import check_spend
+    from harness.runner import run_trace
+
+    path = SCENARIOS / "budgets/token-budget-stops.yaml"
+    scenario = load_scenario(path)
+    policy = BudgetPolicy(cap_tokens=False)
+    trace = run_trace(Case(scenario.name, path, scenario.seed), scenario,
+                      lambda ports: ReferenceAgent(ports, budget_policy=policy))
+    assert check_spend(trace).status == "fail"  # type: ignore[union-attr]
+    plain = check_spend(replace(trace, extra={**trace.extra, "agent": "plain"}))
+    assert plain is not None
+    assert (plain.status, plain.message) == (
+        "unknown", "a plain main(prompt) agent is not told the run's budget or deadline")
