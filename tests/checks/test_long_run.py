@@ -82,3 +82,17 @@ def test_a_plain_agent_is_not_failed_on_a_budget_it_was_never_told() -> None:
     assert plain is not None
     assert (plain.status, plain.message) == (
         "unknown", "a plain main(prompt) agent is not told the run's budget or deadline")
+
+
+@pytest.mark.parametrize("crash_class", ["unsynced_lost", "process_killed"])
+def test_an_open_breaker_survives_a_restart(crash_class: str) -> None:
+    from harness.runner._results import CrashSpec
+
+    path = SCENARIOS / "budgets/long-outage-breaker.yaml"
+    scenario = load_scenario(path)
+    # session:fsync#13 makes the breaker's "open" record durable; the crash follows it.
+    crash = CrashSpec("session:fsync#13", "after", crash_class)
+    result = run_case(Case(scenario.name, path, scenario.seed, crash), scenario)
+    assert result.crash_reached
+    assert result.passed
+    assert _verdict(result, "breaker")[0] == "pass"
