@@ -5,6 +5,10 @@ model), bends the answer with the faults keyed to the request's
 ``(turn, attempt)``, and returns a :class:`ResponsePlan`. It does no I/O; the
 adapters (respx/httpx, httpx2) play a plan as a live response.
 
+Standing conditions (:mod:`fakes._conditions`) come first: inside an outage
+every request fails, and a prompt longer than the context window gets the
+dialect's context-length error, whatever the script says.
+
 ``turn`` is 1 + the number of assistant messages in the request's
 ``messages``; ``attempt`` counts the requests this provider has seen for that
 turn. Both live in the provider, which is part of the world, so "the first

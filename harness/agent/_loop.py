@@ -19,6 +19,12 @@ One turn (seed 002 §19.1 and §19.5; seed 000 §1):
    look at the transcript and may add a reminder or stop the run;
 5. ``turn_end`` is written; a message without tool calls ends the run.
 
+Long runs (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`): a context
+overflow compacts the history and sends the turn's request once more; a prompt
+near the window compacts in the background while the tools run, and the next
+request waits for it; a circuit breaker spaces the attempts through an outage;
+tokens, cost and tool time are spent only from the one goal budget.
+
 A truncated message (S6) is recorded with its cut calls, each of which gets a
 structured error reply and none of which runs (I7); the next request therefore
 differs, so it is never a blind re-sample. Stop states (L5) come from
