@@ -18,13 +18,15 @@ Two triggers:
   :attr:`CompactionConfig.threshold` of the window; compaction runs in the
   background while the turn's tools run, and the next request waits for it.
 
-Compaction has persistence points of its own, in the trusted session log:
+Compaction has persistence points of its own: its records live in a file of
+their own beside the session log (``compaction.jsonl``, points such as
+``compaction:fsync#2``), and refer to session-log records by ``seq``:
 
 ==========================  ===================================================
 ``compaction_start``        ``compactionId``, ``reason``, ``throughSeq`` (the last
-                            record it read: its snapshot), ``epoch``
+                            session record it read: its snapshot), ``epoch``
 ``compaction``              ``compactionId``, ``throughSeq``, ``cleared`` (the seqs
-                            of the records it replaced), ``epoch``
+                            of the session records it replaced), ``epoch``
 ``compaction_discarded``    ``compactionId``, ``reason``: a stale result, or one
                             a crash interrupted (written by recovery)
 ==========================  ===================================================
@@ -37,11 +39,11 @@ session's is discarded (DESIGN L7), never written over the newer history.
 
 Example::
 
-    compactor = Compactor(log, CompactionConfig(), clock, incarnation=1)
-    ticket = compactor.begin("context_overflow", keep_turns={"turn_3"})
+    compactor = Compactor(log, store, CompactionConfig(), clock, incarnation=1)
+    ticket = compactor.begin("context_overflow", "turn_4", keep_turns={"turn_3"})
     if ticket is not None:
         compactor.commit(ticket, await compactor.summarise(ticket))
-    entries = compacted_entries(log)          # what build_request sends
+    entries = compacted_entries(log, store)   # what build_request sends
 """
 
 from __future__ import annotations
@@ -110,17 +112,17 @@ class CompactionTicket:
     cleared: tuple[int, ...]
 
 
-def cleared_seqs(log: SessionLog) -> set[int]:
-    """The seqs of every record a committed compaction replaced."""
-    return {int(seq) for r in log.of_kind("compaction") for seq in r.body["cleared"]}
+def cleared_seqs(store: SessionLog) -> set[int]:
+    """The session seqs of every record a committed compaction replaced."""
+    return {int(seq) for r in store.of_kind("compaction") for seq in r.body["cleared"]}
 
 
-def compacted_entries(log: SessionLog) -> list[Entry]:
-    """The log's entries as the model sees them: replaced records carry a placeholder.
+def compacted_entries(log: SessionLog, store: SessionLog) -> list[Entry]:
+    """The session log's entries as the model sees them: replaced ones carry a placeholder.
 
-    Without a compaction this is :meth:`SessionLog.entries`.
+    Without a compaction in ``store`` this is :meth:`SessionLog.entries`.
     """
-    cleared = cleared_seqs(log)
+    cleared = cleared_seqs(store)
     if not cleared:
         return log.entries()
     found: list[Entry] = []
@@ -148,14 +150,14 @@ def _placeholder(record: SessionRecord) -> Entry:
     return ReplyEntry(replace(found.reply, content=summary), found.execution_id)
 
 
-def close_interrupted(log: SessionLog) -> list[str]:
+def close_interrupted(store: SessionLog) -> list[str]:
     """Recovery: a compaction a crash cut short gets a definite end (once: I11)."""
-    ended = {str(r.body["compactionId"]) for r in log.records
+    ended = {str(r.body["compactionId"]) for r in store.records
              if r.kind in ("compaction", "compaction_discarded")}
-    open_ids = [r for r in log.of_kind("compaction_start")
+    open_ids = [r for r in store.of_kind("compaction_start")
                 if str(r.body["compactionId"]) not in ended]
     for start in open_ids:
-        log.append("compaction_discarded", start.turn_id,
+        store.append("compaction_discarded", start.turn_id,
                    compactionId=start.body["compactionId"], reason="interrupted_before_restart")
     return [str(r.body["compactionId"]) for r in open_ids]
 
@@ -163,10 +165,11 @@ def close_interrupted(log: SessionLog) -> list[str]:
 class Compactor:
     """Begins, summarises and writes back compactions over one session log."""
 
-    def __init__(self, log: SessionLog, config: CompactionConfig, clock: Clock, *,
-                 incarnation: int, on_compacted: Callable[[CompactionTicket], None] | None = None
-                 ) -> None:
-        self.log = log
+    def __init__(self, log: SessionLog, store: SessionLog, config: CompactionConfig,
+                 clock: Clock, *, incarnation: int,
+                 on_compacted: Callable[[CompactionTicket], None] | None = None) -> None:
+        self.log = log  # the session log: what is compacted, and the session's epoch
+        self.store = store  # compaction's own records
         self.config = config
         self._clock = clock
         self._incarnation = incarnation
@@ -182,22 +185,22 @@ class Compactor:
         """Whether this turn may still compact and send again after an overflow."""
         if not self.config.enabled:
             return False
-        done = sum(1 for r in self.log.of_kind("compaction_start")
+        done = sum(1 for r in self.store.of_kind("compaction_start")
                    if r.turn_id == turn_id and r.body["reason"] == "context_overflow")
         return done < self.config.overflow_retries
 
     def begin(self, reason: CompactionReason, turn_id: str, keep_turns: Iterable[str]
               ) -> CompactionTicket | None:
         """Snapshot the history and write ``compaction_start``; ``None``: nothing to compact."""
-        log = self.log
+        log, store = self.log, self.store
         through = log.records[-1].seq if log.records else 0
-        cleared = _clearable(log, through, set(keep_turns))
+        cleared = _clearable(log, cleared_seqs(store), through, set(keep_turns))
         if not cleared:
             return None
-        number = len(log.of_kind("compaction_start")) + 1
+        number = len(store.of_kind("compaction_start")) + 1
         ticket = CompactionTicket(f"cmp_{log.run_id}_{number}", reason, through, log.epoch,
                                   self._incarnation, turn_id, tuple(cleared))
-        log.append("compaction_start", turn_id, compactionId=ticket.compaction_id,
+        store.append("compaction_start", turn_id, compactionId=ticket.compaction_id,
                    reason=reason, throughSeq=through, epoch=ticket.epoch)
         return ticket
 
@@ -214,28 +217,26 @@ class Compactor:
 
     def commit(self, ticket: CompactionTicket, cleared: tuple[int, ...]) -> bool:
         """Write the result back, unless its epoch or incarnation is stale (then discard it)."""
-        log = self.log
-        if ticket.incarnation != self._incarnation or ticket.incarnation != log.incarnation:
+        if ticket.incarnation != self._incarnation or ticket.incarnation != self.log.incarnation:
             return self._discard(ticket, f"started in incarnation {ticket.incarnation}")
-        try:
-            log.write_back(ticket.epoch, "compaction", ticket.turn_id,
-                           compactionId=ticket.compaction_id, throughSeq=ticket.through_seq,
-                           cleared=list(cleared), epoch=ticket.epoch)
-        except StaleEpochError as stale:
-            return self._discard(ticket, str(stale))
+        if ticket.epoch != self.log.epoch:  # the session log's epoch (L7), as write_back checks
+            return self._discard(ticket, str(StaleEpochError(ticket.epoch, self.log.epoch)))
+        self.store.append("compaction", ticket.turn_id, compactionId=ticket.compaction_id,
+                          throughSeq=ticket.through_seq, cleared=list(cleared),
+                          epoch=ticket.epoch)
         if self._on_compacted is not None:
             self._on_compacted(ticket)
         return True
 
     def _discard(self, ticket: CompactionTicket, why: str) -> bool:
-        self.log.append("compaction_discarded", ticket.turn_id,
+        self.store.append("compaction_discarded", ticket.turn_id,
                         compactionId=ticket.compaction_id, reason=why)
         return False
 
 
-def _clearable(log: SessionLog, through: int, keep_turns: set[str]) -> list[int]:
+def _clearable(log: SessionLog, done: set[int], through: int, keep_turns: set[str]
+               ) -> list[int]:
     """Records at or before ``through`` not yet replaced, outside the turns kept whole."""
-    done = cleared_seqs(log)
     return [r.seq for r in log.records
             if r.seq <= through and r.kind in _COMPACTABLE and r.seq not in done
             and r.turn_id not in keep_turns and _worth_replacing(r)]

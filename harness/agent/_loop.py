@@ -112,6 +112,7 @@ from harness.ports._tools import ToolInvocation
 
 SESSION_FILE = "session.jsonl"
 JOURNAL_FILE = "journal.jsonl"
+COMPACTION_FILE = "compaction.jsonl"
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,8 @@ class ReferenceAgent:
         self._root = posixpath.dirname(state_dir) or "/"
         self._session_path = posixpath.join(state_dir, SESSION_FILE)
         self._journal_path = posixpath.join(state_dir, JOURNAL_FILE)
+        self._compaction_path = posixpath.join(state_dir, COMPACTION_FILE)
+        self._compactions: SessionLog | None = None
         self._log: SessionLog | None = None
         self._journal: ToolJournal | None = None
         self._attempts: dict[str, Usage | None] = {}
@@ -254,7 +257,8 @@ class ReferenceAgent:
         log, journal = self._open()
         recovered = journal.recover()
         repaired = self._repair_dangling(log, journal)
-        close_interrupted(log)  # a compaction a crash cut short never counts (seed 000 §3.2)
+        # A compaction a crash cut short never counts (seed 000 §3.2).
+        close_interrupted(self.compactions)
         for turn_id in log.open_turns():
             # Seed 002 §19.1 ③ (dsh): a started turn gets a definite end event.
             log.append("turn_end", turn_id, reason="interrupted_before_restart")
@@ -286,6 +290,14 @@ class ReferenceAgent:
             run_id=ports.run_id,
             clock=ports.clock,
             seed=ports.seed,
+            root=self._root,
+        )
+        self._compactions = SessionLog.open(
+            ports.disk,
+            self._compaction_path,
+            run_id=ports.run_id,
+            incarnation=ports.incarnation,
+            clock=ports.clock,
             root=self._root,
         )
         self._attempts = {a.attempt_id: a.usage for a in self._log.attempts()}
@@ -320,6 +332,12 @@ class ReferenceAgent:
     def log(self) -> SessionLog:
         assert self._log is not None, "recover() first"
         return self._log
+
+    @property
+    def compactions(self) -> SessionLog:
+        """Compaction's own records (:mod:`._compaction`), beside the session log."""
+        assert self._compactions is not None, "recover() first"
+        return self._compactions
 
     @property
     def journal(self) -> ToolJournal:
@@ -365,8 +383,8 @@ class ReferenceAgent:
             timeouts=timeouts,
             budget=SubBudget(budget, "tool", within_deadline=policy.tool_timeouts_within_deadline),
         )
-        compactor = Compactor(log, self.compaction, ports.clock, incarnation=ports.incarnation,
-                              on_compacted=self._after_compaction)
+        compactor = Compactor(log, self.compactions, self.compaction, ports.clock,
+                              incarnation=ports.incarnation, on_compacted=self._after_compaction)
         self._epoch = log.epoch
         return _RunState(task, budget, client, retry_log, runner, compactor)
 
@@ -549,7 +567,8 @@ class ReferenceAgent:
 
     def _body(self, state: _RunState) -> dict[str, Any]:
         """The request, built from the trusted log as compaction left it for the model."""
-        return build_request(self.ports.dialect, state.task, compacted_entries(self.log),
+        entries = compacted_entries(self.log, self.compactions)
+        return build_request(self.ports.dialect, state.task, entries,
                              system=self._system_prompt(), cache_breakpoints=self.cache_breakpoints)
 
     async def _request(self, state: _RunState, turn_id: str) -> CompletionResult:

@@ -25,14 +25,16 @@ One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
 ``guard``       ``counter``, ``action`` (``remind`` or ``stop``), ``reason``
 ``turn_end``    ``reason``
 ``stop``        ``stopState``, ``reason``, ``infraFailure``, ``turns``, ``epoch``
-``compaction*`` a compaction's start, result and discard (:mod:`._compaction`)
+``compaction*`` a compaction's start, result and discard, in a file of their own
+                (``compaction.jsonl``, same line format: :mod:`._compaction`)
 ``breaker``     the circuit breaker opened or closed (:mod:`._breaker`)
 ==============  ==============================================================
 
 Session epoch (DESIGN L7; seed 000 §3.1 ``_sessionEpoch``): the ``session``
 line holds the epoch; asynchronous write-back captures it when it starts and
 :meth:`SessionLog.write_back` refuses a record from a stale epoch: the stop
-record and a compaction's result (:mod:`._compaction`) go through it.
+record goes through it, and a compaction's result through the same check
+(:mod:`._compaction`).
 
 Example::
 
