@@ -274,16 +274,14 @@ class ReferenceAgent:
             repaired_replies=tuple(reply.call_id for reply in repaired),
         )
 
+    def _open_log(self, path: str) -> SessionLog:
+        ports = self.ports
+        return SessionLog.open(ports.disk, path, run_id=ports.run_id,
+                               incarnation=ports.incarnation, clock=ports.clock, root=self._root)
+
     def _open(self) -> tuple[SessionLog, ToolJournal]:
         ports = self.ports
-        self._log = SessionLog.open(
-            ports.disk,
-            self._session_path,
-            run_id=ports.run_id,
-            incarnation=ports.incarnation,
-            clock=ports.clock,
-            root=self._root,
-        )
+        self._log = self._open_log(self._session_path)
         self._journal = ToolJournal.open(
             ports.disk,
             self._journal_path,
@@ -292,14 +290,7 @@ class ReferenceAgent:
             seed=ports.seed,
             root=self._root,
         )
-        self._compactions = SessionLog.open(
-            ports.disk,
-            self._compaction_path,
-            run_id=ports.run_id,
-            incarnation=ports.incarnation,
-            clock=ports.clock,
-            root=self._root,
-        )
+        self._compactions = self._open_log(self._compaction_path)
         self._attempts = {a.attempt_id: a.usage for a in self._log.attempts()}
         return self._log, self._journal
 
