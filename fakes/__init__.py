@@ -12,6 +12,13 @@ from fakes._cache import (
     PromptCache,
 )
 from fakes._clock import ClockRunner, VirtualClock
+from fakes._conditions import (
+    OUTAGE_ANSWERS,
+    ContextWindow,
+    Outage,
+    OutageAnswer,
+    ProviderConditions,
+)
 from fakes._crashdisk import (
     CRASH_CLASSES,
     CrashClass,
@@ -100,6 +107,7 @@ __all__ = [
     "INSTRUCTIONS_MARKER",
     "MISS_KINDS",
     "NEIGHBOUR_SESSION",
+    "OUTAGE_ANSWERS",
     "PRICES",
     "PRICES_AS_OF",
     "PURE_TOOL_KINDS",
@@ -113,6 +121,7 @@ __all__ = [
     "CacheOutcome",
     "ClockRunner",
     "ConnectionReset",
+    "ContextWindow",
     "CrashClass",
     "CrashDisk",
     "CrashPlan",
@@ -145,11 +154,14 @@ __all__ = [
     "NoTerminalEvent",
     "NoUsageChunk",
     "OpenAICacheRules",
+    "Outage",
+    "OutageAnswer",
     "Pause",
     "PersistencePoint",
     "PromptBlock",
     "PromptCache",
     "PromptView",
+    "ProviderConditions",
     "ProviderRequest",
     "RandomSplits",
     "Reset",

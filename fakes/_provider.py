@@ -5,6 +5,10 @@ model), bends the answer with the faults keyed to the request's
 ``(turn, attempt)``, and returns a :class:`ResponsePlan`. It does no I/O; the
 adapters (respx/httpx, httpx2) play a plan as a live response.
 
+Standing conditions (:mod:`fakes._conditions`) come first: inside an outage
+every request fails, and a prompt longer than the context window gets the
+dialect's context-length error, whatever the script says.
+
 ``turn`` is 1 + the number of assistant messages in the request's
 ``messages``; ``attempt`` counts the requests this provider has seen for that
 turn. Both live in the provider, which is part of the world, so "the first
@@ -36,6 +40,7 @@ from urllib.parse import urlsplit
 
 from fakes import _wire_anthropic, _wire_openai
 from fakes._cache import CacheConfig, CacheOutcome, PromptCache
+from fakes._conditions import OutageAnswer, ProviderConditions
 from fakes._crashdisk import HarnessLimitExceeded
 from fakes._faults import (
     ByteFault,
@@ -57,7 +62,7 @@ from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
-from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext
+from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext, Reset
 from harness._errors import ConfigError, FaultError
 from harness.ports import Dialect
 from harness.ports._ids import rng_stream
@@ -93,6 +98,11 @@ class ProviderRequest:
     turn: int
     attempt: int
     cache: CacheOutcome | None = None
+    # What the provider's standing conditions did (fakes._conditions): "context_overflow"
+    # or "outage" when one answered instead of the script; the prompt's tokens when a
+    # context window is set.
+    condition: str | None = None
+    prompt_tokens: int | None = None
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -118,6 +128,8 @@ class FakeProvider:
         cache: CacheConfig | PromptCache | None = None,
         latency: Latency | None = None,
         max_requests: int = MAX_REQUESTS,
+        conditions: ProviderConditions | None = None,
+        now: Callable[[], float] | None = None,
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
         self.max_requests = max_requests
@@ -136,6 +148,9 @@ class FakeProvider:
         self.cache = _prompt_cache(cache, self.dialect, seed)
         # Opt-in too: without it the first byte leaves at once, as the timing tests expect.
         self.latency = latency
+        # Opt-in as well: a context window and outages hold for every request alike.
+        self.conditions = conditions or ProviderConditions()
+        self._now = now or (lambda: 0.0)
         self._check_static_faults()
 
     @property
@@ -182,7 +197,10 @@ class FakeProvider:
             return self._bad_request_plan(unpaired, request_id)
         turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1
-        recorded = self._record(request, body, turn=turn, attempt=attempt)
+        recorded = self._measured(self._record(request, body, turn=turn, attempt=attempt))
+        standing = self._condition_plan(recorded, request_id)
+        if standing is not None:
+            return standing
         faults = tuple(self._faults.get((turn, attempt), ()))
         with _naming_the_fault(faults, turn, attempt):
             return self._faulted_plan(recorded, request_id, number, faults)
@@ -200,6 +218,47 @@ class FakeProvider:
             if problem is not None:
                 return self._error_plan(HttpError(400, message=problem), request_id, faults, ctx)
         return self._stream_plan(recorded, request_id, number, faults, ctx)
+
+    def _measured(self, recorded: ProviderRequest) -> ProviderRequest:
+        """The record with the provider's standing conditions noted (an outage, an overflow)."""
+        outage = self.conditions.outage_at(self._now())
+        window = self.conditions.context_window
+        tokens = None
+        if window is not None and recorded.json is not None:
+            tokens = prompt_view(self.dialect, recorded.json).tokens
+        condition = "outage" if outage is not None else None
+        if condition is None and window is not None and tokens is not None \
+                and window.overflows(tokens):
+            condition = "context_overflow"
+        if condition is None and tokens is None:
+            return recorded
+        recorded = replace(recorded, condition=condition, prompt_tokens=tokens)
+        self.requests[-1] = recorded  # plan() appended it just now, synchronously
+        return recorded
+
+    def _condition_plan(self, recorded: ProviderRequest, request_id: str) -> ResponsePlan | None:
+        """An outage's answer, or the dialect's context-length error, before any fault."""
+        outage = self.conditions.outage_at(self._now())
+        if outage is not None:
+            return self._outage_plan(outage.answer, request_id)
+        window = self.conditions.context_window
+        if recorded.condition != "context_overflow" or window is None \
+                or recorded.prompt_tokens is None:
+            return None
+        body = window.overflow_body(self.dialect, recorded.prompt_tokens, request_id)
+        return self._json_error_plan(400, body, request_id)
+
+    def _outage_plan(self, answer: OutageAnswer, request_id: str) -> ResponsePlan:
+        if answer == "connection_reset":
+            headers = (("content-type", "text/event-stream; charset=utf-8"),
+                       (_REQUEST_ID_HEADER[self.dialect], request_id))
+            return ResponsePlan(200, headers, (Reset(),))
+        return self._error_plan(HttpError(answer), request_id, ())
+
+    def _json_error_plan(self, status: int, body: bytes, request_id: str) -> ResponsePlan:
+        headers = (("content-type", "application/json"),
+                   (_REQUEST_ID_HEADER[self.dialect], request_id))
+        return ResponsePlan(status, headers, (Emit(body),))
 
     def _check_static_faults(self) -> None:
         """With a fixed reply, a fault that cannot fit it is refused now, not mid-run."""
@@ -280,6 +339,10 @@ class FakeProvider:
         if request.cache is not None:
             usage = request.cache.usage(output_tokens(response))
             response = replace(response, usage=usage)
+        elif request.prompt_tokens is not None:
+            # A provider that measured the prompt against its window bills what it measured.
+            response = replace(response, usage=replace(response.usage,
+                                                        input_tokens=request.prompt_tokens))
         if not _wants_stream(request.json):
             return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
                                    number=number)

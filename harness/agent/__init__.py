@@ -16,8 +16,11 @@ from harness.agent._adapter import (
     ToolCallView,
     ToolSpec,
     TranscriptMessage,
+    UsagePrices,
 )
+from harness.agent._breaker import BreakerConfig, BreakerState, CircuitBreaker, ProbeLease
 from harness.agent._budget import Budget, CostModel
+from harness.agent._budget_tree import BudgetPolicy, SubBudget, goal_budget
 from harness.agent._cancel import CancelRouter
 from harness.agent._classify import (
     ErrorKind,
@@ -29,6 +32,13 @@ from harness.agent._classify import (
     StreamFailure,
     backoff_delay,
     classify,
+)
+from harness.agent._compaction import (
+    COMPACTED_MARKER,
+    CompactionConfig,
+    CompactionTicket,
+    Compactor,
+    compacted_entries,
 )
 from harness.agent._defaults import StreamConfig
 from harness.agent._disk import RealDisk, ensure_dir
@@ -88,6 +98,7 @@ from harness.ports import (
 
 __all__ = [
     "ATTEMPT_ID_HEADER",
+    "COMPACTED_MARKER",
     "OUTCOMES",
     "RETRY_LAYER_HEADER",
     "STOP_STATES",
@@ -99,9 +110,16 @@ __all__ = [
     "AssistantMessage",
     "AssistantTurn",
     "AttemptRecord",
+    "BreakerConfig",
+    "BreakerState",
     "Budget",
+    "BudgetPolicy",
     "CancelRouter",
+    "CircuitBreaker",
     "Clock",
+    "CompactionConfig",
+    "CompactionTicket",
+    "Compactor",
     "CompletionResult",
     "CostModel",
     "Dialect",
@@ -124,6 +142,7 @@ __all__ = [
     "MemoryRetryLog",
     "MetricsSink",
     "Outcome",
+    "ProbeLease",
     "ProviderError",
     "RealDisk",
     "RecoveredExecution",
@@ -147,6 +166,7 @@ __all__ = [
     "StreamClient",
     "StreamConfig",
     "StreamFailure",
+    "SubBudget",
     "Task",
     "Tool",
     "ToolCall",
@@ -161,14 +181,17 @@ __all__ = [
     "TranscriptLog",
     "TranscriptMessage",
     "Usage",
+    "UsagePrices",
     "UserMessage",
     "backoff_delay",
     "build_request",
     "classify",
+    "compacted_entries",
     "continuation_body",
     "drop_images",
     "ensure_dir",
     "gap_fingerprint",
+    "goal_budget",
     "not_started_reply",
     "parse_retry_after",
     "repair_transcript",

@@ -65,8 +65,32 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class UsagePrices:
+    """What the model costs, in dollars per million tokens of each bucket (for the cost budget).
+
+    >>> UsagePrices(2.0, 0.5, 8.0).cost(Usage(1_000_000, 0))
+    2.0
+    """
+
+    input: float
+    cache_read: float
+    output: float
+
+    def cost(self, usage: Usage) -> float:
+        cached = usage.cache_read_tokens or 0
+        fresh = max(0, usage.input_tokens - cached)
+        return (fresh * self.input + cached * self.cache_read
+                + usage.output_tokens * self.output) / 1_000_000
+
+
+@dataclass(frozen=True)
 class Task:
-    """What the agent is asked to do, and the budget it may spend doing it (L3, L4, S8)."""
+    """What the agent is asked to do, and the budget it may spend doing it (L3, L4, S8).
+
+    ``max_tokens`` and ``max_cost_usd`` (priced by ``prices``) cap the billed
+    usage of the whole run (seed 002 §19.2, GoalBudget); ``context_window`` is the
+    model's window in prompt tokens, which the agent compacts to stay under.
+    """
 
     prompt: str
     model: str = "fake-model"
@@ -75,6 +99,10 @@ class Task:
     deadline_seconds: float = 900.0
     max_attempts: int = 30
     max_output_tokens: int = 1024
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    prices: UsagePrices | None = None
+    context_window: int | None = None
 
 
 @dataclass(frozen=True)

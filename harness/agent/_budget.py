@@ -35,7 +35,10 @@ class Budget:
 
     ``deadline`` is an absolute virtual time (``None``: no deadline);
     ``max_attempts`` caps attempts over all layers; ``max_cost`` with
-    ``cost_model`` caps spending (both ``None``: not tracked).
+    ``cost_model`` caps spending (both ``None``: not tracked); ``max_tokens``
+    caps the billed tokens. It is the root of the budget tree of seed 002 §19.2
+    (GoalBudget); :mod:`._budget_tree` hangs the turn, provider and tool budgets
+    under it.
 
     >>> b = Budget(deadline=10.0, max_attempts=1)
     >>> b.acquire_attempt("request", now=0.0), b.acquire_attempt("request", now=0.0)
@@ -51,10 +54,12 @@ class Budget:
         cost_model: CostModel | None = None,
         attempts_used: int = 0,
         cost_used: float = 0.0,
+        max_tokens: int | None = None,
     ) -> None:
         self.deadline = deadline
         self.max_attempts = max_attempts
         self.max_cost = max_cost
+        self.max_tokens = max_tokens
         self._cost_model = cost_model
         self.attempts_used = attempts_used
         self.cost_used = cost_used
@@ -91,6 +96,7 @@ class Budget:
             cost_model=cost_model or fallback._cost_model,
             attempts_used=max(last.attempts_used, fallback.attempts_used),
             cost_used=fallback.cost_used,
+            max_tokens=fallback.max_tokens,
         )
 
     def remaining(self, now: float) -> float | None:
@@ -105,6 +111,8 @@ class Budget:
             return f"shared attempt budget of {self.max_attempts} used up"
         if self.max_cost is not None and self.cost_used >= self.max_cost:
             return f"cost budget {self.max_cost:g} used up ({self.cost_used:g})"
+        if self.max_tokens is not None and self.tokens_used >= self.max_tokens:
+            return f"token budget of {self.max_tokens} used up ({self.tokens_used})"
         return None
 
     def acquire_attempt(self, layer: RetryLayer, *, now: float) -> bool:

@@ -19,6 +19,12 @@ One turn (seed 002 §19.1 and §19.5; seed 000 §1):
    look at the transcript and may add a reminder or stop the run;
 5. ``turn_end`` is written; a message without tool calls ends the run.
 
+Long runs (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`): a context
+overflow compacts the history and sends the turn's request once more; a prompt
+near the window compacts in the background while the tools run, and the next
+request waits for it; a circuit breaker spaces the attempts through an outage;
+tokens, cost and tool time are spent only from the one goal budget.
+
 A truncated message (S6) is recorded with its cut calls, each of which gets a
 structured error reply and none of which runs (I7); the next request therefore
 differs, so it is never a blind re-sample. Stop states (L5) come from
@@ -59,7 +65,9 @@ from harness.agent._adapter import (
     ToolCallView,
     TranscriptMessage,
 )
+from harness.agent._breaker import BreakerConfig, BreakerState, CircuitBreaker
 from harness.agent._budget import Budget
+from harness.agent._budget_tree import BudgetPolicy, SubBudget, goal_budget
 from harness.agent._cancel import (
     CANCELS_FILE,
     CancelLog,
@@ -73,6 +81,15 @@ from harness.agent._classify import (
     USAGE_STATUSES,
     ProviderError,
     is_infra_failure,
+)
+from harness.agent._compaction import (
+    CompactionConfig,
+    CompactionTicket,
+    Compactor,
+    close_interrupted,
+    compacted_entries,
+    is_overflow,
+    recent_turns,
 )
 from harness.agent._defaults import StreamConfig
 from harness.agent._goal import Boundary, GoalKeeper, GoalStop, goal_text
@@ -114,6 +131,7 @@ from harness.ports._tools import ToolInvocation
 
 SESSION_FILE = "session.jsonl"
 JOURNAL_FILE = "journal.jsonl"
+COMPACTION_FILE = "compaction.jsonl"
 
 
 @dataclass(frozen=True)
@@ -194,6 +212,8 @@ class _RunState:
     client: StreamClient
     retry_log: _SessionRetryLog
     runner: ToolRunner
+    compactor: Compactor
+    background: asyncio.Future[bool] | None = None  # a compaction under way (seed 000 §3.2)
 
 
 #: A system prompt computed for each request (a release that stamps a volatile value).
@@ -208,7 +228,8 @@ class ReferenceAgent:
     droppable metrics stream (in memory by default, as :attr:`metrics`).
     ``system`` is the system prompt, fixed or computed per request;
     ``cache_breakpoints`` marks Anthropic prompt-cache boundaries (tools, system,
-    newest message).
+    newest message). ``compaction``, ``breaker`` and ``budget_policy`` set the
+    long-run behaviour (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`).
     """
 
     def __init__(
@@ -221,6 +242,9 @@ class ReferenceAgent:
         system: str | SystemPrompt | None = None,
         cache_breakpoints: bool = False,
         job_supervisor: type[JobSupervisor] = JobSupervisor,
+        compaction: CompactionConfig | None = None,
+        breaker: BreakerConfig | None = None,
+        budget_policy: BudgetPolicy | None = None,
     ) -> None:
         self.ports = ports
         self.system = system
@@ -228,10 +252,15 @@ class ReferenceAgent:
         self.config = config or StreamConfig()
         self.limits = limits or GuardLimits()
         self.metrics: MetricsSink = metrics or MemoryMetrics()
+        self.compaction = compaction or CompactionConfig()
+        self.breaker = breaker or BreakerConfig()
+        self.budget_policy = budget_policy or BudgetPolicy()
         state_dir = posixpath.normpath(ports.state_dir)
         self._root = posixpath.dirname(state_dir) or "/"
         self._session_path = posixpath.join(state_dir, SESSION_FILE)
         self._journal_path = posixpath.join(state_dir, JOURNAL_FILE)
+        self._compaction_path = posixpath.join(state_dir, COMPACTION_FILE)
+        self._compactions: SessionLog | None = None
         self._log: SessionLog | None = None
         self._journal: ToolJournal | None = None
         self._attempts: dict[str, Usage | None] = {}
@@ -259,6 +288,8 @@ class ReferenceAgent:
             await reconcile_open_jobs(self._jobs, log, journal, self.ports, self._append_reply)
         recovered = journal.recover()
         repaired = self._repair_dangling(log, journal)
+        # A compaction a crash cut short never counts (seed 000 §3.2).
+        close_interrupted(self.compactions)
         for turn_id in log.open_turns():
             # Seed 002 §19.1 ③ (dsh): a started turn gets a definite end event.
             log.append("turn_end", turn_id, reason="interrupted_before_restart")
@@ -274,16 +305,14 @@ class ReferenceAgent:
             repaired_replies=tuple(reply.call_id for reply in repaired),
         )
 
+    def _open_log(self, path: str) -> SessionLog:
+        ports = self.ports
+        return SessionLog.open(ports.disk, path, run_id=ports.run_id,
+                               incarnation=ports.incarnation, clock=ports.clock, root=self._root)
+
     def _open(self) -> tuple[SessionLog, ToolJournal]:
         ports = self.ports
-        self._log = SessionLog.open(
-            ports.disk,
-            self._session_path,
-            run_id=ports.run_id,
-            incarnation=ports.incarnation,
-            clock=ports.clock,
-            root=self._root,
-        )
+        self._log = self._open_log(self._session_path)
         self._journal = ToolJournal.open(
             ports.disk,
             self._journal_path,
@@ -292,6 +321,7 @@ class ReferenceAgent:
             seed=ports.seed,
             root=self._root,
         )
+        self._compactions = self._open_log(self._compaction_path)
         self._attempts = {a.attempt_id: a.usage for a in self._log.attempts()}
         if ports.jobs is not None:
             book = JobBook.open(ports.disk, posixpath.join(ports.state_dir, JOBS_FILE),
@@ -349,6 +379,12 @@ class ReferenceAgent:
         return self._log
 
     @property
+    def compactions(self) -> SessionLog:
+        """Compaction's own records (:mod:`._compaction`), beside the session log."""
+        assert self._compactions is not None, "recover() first"
+        return self._compactions
+
+    @property
     def journal(self) -> ToolJournal:
         assert self._journal is not None, "recover() first"
         return self._journal
@@ -367,11 +403,12 @@ class ReferenceAgent:
         )
 
     def _prepare(self, task: Task) -> _RunState:
-        log, ports = self.log, self.ports
+        log, ports, policy = self.log, self.ports, self.budget_policy
         if log.header is None:
             self._start_session(task)
         budget = self._restore_budget(task)
         retry_log = _SessionRetryLog(log)
+        breaker = self._restore_breaker()
         client = StreamClient(
             ports.http,
             dialect=ports.dialect,
@@ -381,6 +418,7 @@ class ReferenceAgent:
             seed=incarnation_seed(ports.seed, ports.incarnation),
             retry_log=retry_log,
             budget=budget,
+            breaker=breaker,
         )
         timeouts = {t.name: t.timeout_seconds for t in task.tools if t.timeout_seconds}
         tools = dict(ports.tools)
@@ -393,13 +431,29 @@ class ReferenceAgent:
             clock=ports.clock,
             incarnation=ports.incarnation,
             timeouts=timeouts,
+            budget=SubBudget(budget, "tool", within_deadline=policy.tool_timeouts_within_deadline),
         )
+        compactor = Compactor(log, self.compactions, self.compaction, ports.clock,
+                              incarnation=ports.incarnation, on_compacted=self._after_compaction)
         self._epoch = log.epoch
         self._handles.client, self._handles.runner = client, runner
         if ports.goals is not None:
             self._keeper = GoalKeeper(ports.goals, log, ports.clock, ports.incarnation,
                                       self._next_turn_id)
-        return _RunState(task, budget, client, retry_log, runner)
+        return _RunState(task, budget, client, retry_log, runner, compactor)
+
+    def _restore_breaker(self) -> CircuitBreaker:
+        """The circuit breaker, still open if the log says a previous incarnation opened it."""
+        log = self.log
+
+        def persist(state: BreakerState, until: float | None) -> None:
+            log.append("breaker", log.records[-1].turn_id, state=state, until=until)
+
+        breaker = CircuitBreaker(self.breaker, self.ports.clock, on_change=persist)
+        changes = log.of_kind("breaker")
+        if changes and changes[-1].body["state"] == "open":
+            breaker.restore(float(changes[-1].body["until"]))
+        return breaker
 
     @property
     def lease(self) -> ExecutionLease:
@@ -439,15 +493,15 @@ class ReferenceAgent:
         """The shared budget as the log left it: a restart buys no time or attempts (S7)."""
         header = self.log.header
         assert header is not None
-        fallback = Budget(
+        fallback = goal_budget(
+            task,
             deadline=float(header.body["deadline"]),
-            max_attempts=task.max_attempts,
             attempts_used=len(self.log.attempt_ids()) + self._unrecorded_first_requests(),
+            policy=self.budget_policy,
         )
         budget = Budget.restore(self.log.retry_events(), fallback)
-        budget.tokens_used = sum(
-            u.input_tokens + u.output_tokens for u in self._attempts.values() if u is not None
-        )
+        for usage in self._attempts.values():
+            budget.charge(usage)  # tokens and cost spent before a restart stay spent
         return budget
 
     def _unrecorded_first_requests(self) -> int:
@@ -469,15 +523,19 @@ class ReferenceAgent:
         stop = stop or self._resume_guards()
         if stop is not None:
             return stop
-        while True:
-            stop = self._cancelled()
-            if stop is None:
-                self._deliver_wakeups()
-                stop = self._conclusion() or self._before_turn(state)
-            if stop is None:
-                stop = await self._turn(state)
-            if stop is not None:
-                return stop
+        try:
+            while True:
+                stop = self._cancelled()
+                if stop is None:
+                    self._deliver_wakeups()
+                    stop = self._conclusion() or self._before_turn(state)
+                if stop is None:
+                    stop = await self._turn(state)
+                if stop is not None:
+                    return stop
+        finally:
+            _drop(state.background)  # its result belongs to a run that has ended
+            state.background = None
 
     def _cancelled(self) -> Stop | None:
         """A turn or session cancel stops the run at this boundary (seed 002 §19.4)."""
@@ -538,16 +596,14 @@ class ReferenceAgent:
         return goal if system is None else f"{system}\n\n{goal}"
 
     async def _turn(self, state: _RunState) -> Stop | None:
+        await self._compaction_done(state)
         number = len(self.log.of_kind("turn_start")) + 1
         turn_id = self._turn_id(number)
         self.log.append("turn_start", turn_id, turn=number)
         self._boundary("before_request", turn_id, "request")
-        body = build_request(self.ports.dialect, state.task, self.log.entries(),
-                             system=self._system_prompt(), cache_breakpoints=self.cache_breakpoints)
         state.retry_log.turn_id = turn_id
         started = self.ports.clock.now()
-        result = await state.client.complete(body)
-        self._record_attempts(turn_id, result)
+        result = await self._request(state, turn_id)
         stop = await self._settle(state, turn_id, result)
         self.metrics.emit(
             {
@@ -621,6 +677,65 @@ class ReferenceAgent:
         reason = f"argument repair limit of {self.limits.max_argument_repairs} passed (L4)"
         return self._guard_stop("argument_repair", reason)
 
+    # -- the request, and compaction (seed 000 §3.2; seed 002 §19.1, §19.3) -------------
+
+    def _body(self, state: _RunState) -> dict[str, Any]:
+        """The request, built from the trusted log as compaction left it for the model."""
+        entries = compacted_entries(self.log, self.compactions)
+        return build_request(self.ports.dialect, state.task, entries,
+                             system=self._system_prompt(), cache_breakpoints=self.cache_breakpoints)
+
+    async def _request(self, state: _RunState, turn_id: str) -> CompletionResult:
+        """Send the turn's request; after a context overflow, compact and send it once more."""
+        result = await state.client.complete(self._body(state))
+        self._record_attempts(turn_id, result)
+        compactor = state.compactor
+        while is_overflow(result.error) and compactor.overflow_retries_left(turn_id):
+            keep = recent_turns(self.log, self.compaction.keep_recent_turns)
+            ticket = compactor.begin("context_overflow", turn_id, keep)
+            if ticket is None or not compactor.commit(ticket, await compactor.summarise(ticket)):
+                break  # nothing left to compact: the same input is never sent again
+            result = await state.client.complete(self._body(state))
+            self._record_attempts(turn_id, result)
+        return result
+
+    def _start_compaction(self, state: _RunState, turn_id: str) -> None:
+        """Compact in the background while the turn's tools run, once the prompt fills up."""
+        usages = [u for u in self._attempts.values() if u is not None]
+        last = usages[-1].input_tokens if usages else None
+        compactor = state.compactor
+        if state.background is not None or not compactor.should_compact(
+                last, state.task.context_window):
+            return
+        keep = recent_turns(self.log, self.compaction.keep_recent_turns)
+        ticket = compactor.begin("threshold", turn_id, keep)
+        if ticket is not None:
+            state.background = asyncio.ensure_future(self._compact(compactor, ticket))
+
+    @staticmethod
+    async def _compact(compactor: Compactor, ticket: CompactionTicket) -> bool:
+        return compactor.commit(ticket, await compactor.summarise(ticket))
+
+    async def _compaction_done(self, state: _RunState) -> None:
+        """The next request waits for a compaction under way, so it sends the result."""
+        background, state.background = state.background, None
+        if background is not None:
+            await background
+
+    def _after_compaction(self, ticket: CompactionTicket) -> None:
+        """Hook: the goal is re-read from its durable record after compaction (seed 002 §19.3).
+
+        "压缩前后都从 Goal 服务重新读取 objective、验收条件、当前阶段、预算和下一步". The task
+        prompt is never compacted (user entries are kept whole), so the objective the
+        model reads is always the one in the session log, never a summary's copy. A
+        goal record with revisions re-reads and re-injects itself here.
+        """
+        self.metrics.emit({"kind": "compaction", "runId": self.ports.run_id,
+                           "compactionId": ticket.compaction_id, "reason": ticket.reason,
+                           "cleared": len(ticket.cleared)})
+        if self._keeper is not None:
+            self._keeper.after_compaction(ticket.turn_id)
+
     # -- tools (L1, L2) and guards (L3, L4) ----------------------------------------------
 
     async def _act(self, state: _RunState, entry: AssistantEntry) -> Stop | None:
@@ -630,6 +745,7 @@ class ReferenceAgent:
         if self._keeper is not None and any(c.runnable for c in entry.calls):
             self._boundary("before_tools", entry.turn_id, "tools")
             self._keeper.before_tools()
+        self._start_compaction(state, entry.turn_id)
         replies = await self._run_calls(state, entry)
         for reply in replies:
             self._append_reply(reply)
@@ -830,6 +946,15 @@ class ReferenceAgent:
 
 def _from_goal(stop: GoalStop | None) -> Stop | None:
     return None if stop is None else Stop(stop.state, stop.reason, stop.infra_failure)
+
+
+def _drop(background: asyncio.Future[bool] | None) -> None:
+    """Cancel a compaction still under way; read a finished one's error so none goes unseen."""
+    if background is None:
+        return
+    if background.done() and not background.cancelled():
+        background.exception()
+    background.cancel()
 
 
 def _invalid_arguments(turn_id: str, call: ToolCall) -> ToolReply:

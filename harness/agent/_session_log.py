@@ -36,13 +36,16 @@ One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
                 ``lastVerification``: the recovery record of a safe boundary
 ``verification`` ``goalId``, ``revision``, ``round``, ``outcome``, ``gaps``,
                 ``fingerprint``, ``judge``, ``epoch`` (seed 002 §19.2)
+``compaction*`` a compaction's start, result and discard, in a file of their own
+                (``compaction.jsonl``, same line format: :mod:`._compaction`)
+``breaker``     the circuit breaker opened or closed (:mod:`._breaker`)
 ==============  ==============================================================
 
 Session epoch (DESIGN L7; seed 000 §3.1 ``_sessionEpoch``): the ``session``
 line holds the epoch; asynchronous write-back captures it when it starts and
-:meth:`SessionLog.write_back` refuses a record from a stale epoch. Today the
-only write-back is the stop record; compaction and titles will use the same
-check.
+:meth:`SessionLog.write_back` refuses a record from a stale epoch: the stop
+record goes through it, and a compaction's result through the same check
+(:mod:`._compaction`).
 
 Example::
 
@@ -87,6 +90,10 @@ RecordKind = Literal[
     "goal",
     "recovery",
     "verification",
+    "compaction_start",
+    "compaction",
+    "compaction_discarded",
+    "breaker",
 ]
 KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 _COMMON = ("seq", "kind", "runId", "incarnation", "at", "turnId")

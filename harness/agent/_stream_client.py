@@ -49,6 +49,7 @@ import httpx
 
 from harness._errors import ConfigError, one_of
 from harness.agent._anthropic_stream import AnthropicAccumulator
+from harness.agent._breaker import CircuitBreaker
 from harness.agent._budget import Budget
 from harness.agent._classify import (
     ProviderError,
@@ -196,6 +197,7 @@ class StreamClient:
         seed: int,
         retry_log: RetryLog,
         budget: Budget,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         if dialect not in DIALECTS:
             raise ConfigError("dialect", dialect, one_of(DIALECTS))
@@ -206,6 +208,7 @@ class StreamClient:
         self._clock = clock
         self._retry_log = retry_log
         self._budget = budget
+        self._breaker = breaker
         self._ids = IdSource(seed, "att")
         self._jitter = rng_stream(seed, "backoff")
         self._policy_key = f"{dialect}:{endpoint}"
@@ -233,10 +236,13 @@ class StreamClient:
         run = _Run(body=self._streaming_body(request_body))
         pending = _Pending(self._ids.next(), "first", "request")
         while True:
-            refusal = self._start(run, pending)
+            refusal = await self._wait_for_breaker(run) or self._start(run, pending)
             if refusal is not None:
                 return refusal
+            lease = self._breaker.acquire() if self._breaker is not None else None
             record, message = await self._attempt(run.body, pending)
+            if self._breaker is not None and lease is not None:
+                self._breaker.release(lease, record.error)
             self._budget.charge(record.usage)
             if message is not None:
                 run.consecutive_429 = 0  # a complete attempt breaks any run of 429s
@@ -255,6 +261,20 @@ class StreamClient:
             pending = await self._schedule_retry(run, record, decision)
 
     # -- budget and retry bookkeeping -------------------------------------------------
+
+    async def _wait_for_breaker(self, run: _Run) -> CompletionResult | None:
+        """Wait while the circuit breaker is open (seed 002 §19.1), unless past the deadline."""
+        breaker = self._breaker
+        wait = breaker.wait_seconds() if breaker is not None else 0.0
+        if wait <= 0:
+            return None
+        if not self._budget.can_wait(now=self._clock.now(), seconds=wait):
+            last = run.records[-1].error if run.records else None
+            reason = (f"the circuit breaker stays open {wait:g}s more, past the deadline "
+                      f"{self._budget.deadline:g}s")
+            return self._failed(run, last or ProviderError("connect_error", reason), reason)
+        await self._clock.sleep(wait)
+        return None
 
     def _start(self, run: _Run, pending: _Pending) -> CompletionResult | None:
         now = self._clock.now()
@@ -290,8 +310,11 @@ class StreamClient:
         if len(run.records) >= self._config.max_attempts:
             return f"local cap of {self._config.max_attempts} attempts reached"
         now = self._clock.now()
-        if not self._budget.can_wait(now=now, seconds=decision.delay):
-            return f"waiting {decision.delay:g}s would pass the deadline {self._budget.deadline:g}s"
+        # An open breaker spaces the attempts by its cooldown (seed 002 §19.1).
+        breaker = self._breaker
+        wait = max(decision.delay, breaker.wait_seconds() if breaker is not None else 0.0)
+        if not self._budget.can_wait(now=now, seconds=wait):
+            return f"waiting {wait:g}s would pass the deadline {self._budget.deadline:g}s"
         return self._budget.exhausted_reason(now)
 
     async def _schedule_retry(

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness._errors import DiskError
+from harness.agent._budget_tree import SubBudget
 from harness.agent._journal import Outcome, ToolJournal
 from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
 from harness.ports._clock import Clock
@@ -52,6 +53,7 @@ class ToolRunner:
         incarnation: int,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         timeouts: Mapping[str, float] | None = None,
+        budget: SubBudget | None = None,
     ) -> None:
         self.journal = journal
         self.tools = dict(tools)
@@ -59,6 +61,8 @@ class ToolRunner:
         self.incarnation = incarnation
         self.timeout = timeout
         self.timeouts = dict(timeouts or {})
+        # The tool budget (seed 002 §19.2): spends only the run's time, never past its deadline.
+        self.budget = budget
         self.halted: DiskError | None = None
         # Cancellation by target (seed 002 §19.4): the calls running now, the calls a
         # cancel named, and why calls not started yet must not start (a turn cancel).
@@ -94,6 +98,10 @@ class ToolRunner:
             return self._halt(exc, not_started_reply(call, f"intent not recorded: {exc}"))
         if tool is None:
             return self._reject(call, execution_id)
+        spent = self._budget_spent()
+        if spent is not None:
+            self._close(execution_id, "blocked_before_execution")
+            return not_started_reply(call, spent)
         try:
             self.journal.record_started(execution_id)
         except DiskError as exc:
@@ -107,6 +115,11 @@ class ToolRunner:
                 exc, unknown_reply(call, f"it ran, but its result was not saved: {exc}")
             )
         return reply
+
+    def _budget_spent(self) -> str | None:
+        if self.budget is None or self.budget.acquire(now=self.clock.now()):
+            return None
+        return f"not run: {self.budget.exhausted_reason(self.clock.now())}"
 
     def _reject(self, call: ToolInvocation, execution_id: str) -> ToolReply:
         reply = not_started_reply(call, f"no tool named {call.tool!r}; known: {sorted(self.tools)}")
@@ -130,6 +143,8 @@ class ToolRunner:
         context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock)
         task = asyncio.ensure_future(tool.run(dict(call.arguments), context))
         limit = self.timeout_for(call.tool)
+        if self.budget is not None:
+            limit = self.budget.seconds_for(limit, now=self.clock.now())
         self.live[call.call_id] = task
         try:
             finished = await self._finishes_in_time(task, limit)

@@ -20,6 +20,9 @@ from harness.agent import (
     AgentOutcome,
     AgentPorts,
     AppendFile,
+    BreakerConfig,
+    BudgetPolicy,
+    CompactionConfig,
     Disk,
     GuardLimits,
     JobSupervisor,
@@ -42,14 +45,16 @@ from harness.ports import (
 )
 
 
-def reference(*, config: StreamConfig | None = None,
-              limits: GuardLimits | None = None,
+def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None = None,
+              compaction: CompactionConfig | None = None, breaker: BreakerConfig | None = None,
+              budget_policy: BudgetPolicy | None = None,
               job_supervisor: type[JobSupervisor] = JobSupervisor) -> AgentFactory:
-    """The reference agent with ``config`` and ``limits`` (a bad setting is a bug too), and
-    its background jobs run by ``job_supervisor``."""
+    """The reference agent with these settings (a bad setting is a bug too), and its
+    background jobs run by ``job_supervisor``."""
 
     def build(ports: AgentPorts) -> Agent:
-        return ReferenceAgent(ports, config=config, limits=limits,
+        return ReferenceAgent(ports, config=config, limits=limits, compaction=compaction,
+                              breaker=breaker, budget_policy=budget_policy,
                               job_supervisor=job_supervisor)
 
     return build

@@ -25,6 +25,9 @@ from harness.agent import (
     AgentFactory,
     AgentOutcome,
     AgentPorts,
+    BreakerConfig,
+    BudgetPolicy,
+    CompactionConfig,
     GuardLimits,
     RecoveryReport,
     StopState,
@@ -113,6 +116,17 @@ async def _length_resent(response: httpx.Response) -> httpx.Response:
     if any(marker in body for marker in _LENGTH):
         return httpx.Response(500, json={"error": {"message": "cut"}}, request=response.request)
     return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
+
+
+async def _overflow_as_outage(response: httpx.Response) -> httpx.Response:
+    # As a gateway that turns a rejected request into a bare "upstream error": the
+    # overflow's wording is lost and it is retried like an outage, the same input again.
+    body = await response.aread()
+    if response.status_code != 400:
+        return httpx.Response(response.status_code, headers=response.headers, content=body,
+                              request=response.request)
+    return httpx.Response(503, json={"error": {"message": "upstream error"}},
                           request=response.request)
 
 
@@ -434,6 +448,12 @@ _EDITED = "scenarios/goals/edited-goal-is-reverified.yaml"
 _VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
 _SAME_GAP = "scenarios/goals/same-gap-twice-pauses.yaml"
 _PAUSES = "scenarios/goals/restart-pauses-the-goal.yaml"
+_OVERFLOW = "scenarios/compaction/overflow-compacts-and-retries.yaml"
+_APPENDED = "scenarios/compaction/appended-during-compaction-kept.yaml"
+_LONG_OUTAGE = "scenarios/budgets/long-outage-breaker.yaml"
+_TOKENS = "scenarios/budgets/token-budget-stops.yaml"
+_COST = "scenarios/budgets/cost-budget-stops.yaml"
+_TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -599,5 +619,30 @@ MUTANTS: tuple[Mutant, ...] = (
            "NoProgressPaused)", "puts the round number into the gap fingerprint, so the same "
            "gap never looks repeated and the rework goes on",
            with_goals(reference(), _RoundInFingerprint), (Kill(_SAME_GAP, "I4"),)),
+    Mutant("L7-compaction-overwrites-appended", "seed 000 §3.2 (还要检查历史有没有被追加)",
+           "a compaction is written back over the history that arrived while it ran",
+           reference(compaction=CompactionConfig(keep_appended=False)),
+           (Kill(_APPENDED, "compaction"),)),
+    Mutant("S5-overflow-retried-blindly", "seed 002 §19.1 (pi: 上下文溢出……先压缩上下文再重试一次)",
+           "a context overflow is retried like a server error, the same input again",
+           with_responses(reference(), _overflow_as_outage),
+           (Kill(_OVERFLOW, "compaction:overflow"),)),
+    Mutant("S5-overflow-never-compacted", "seed 002 §19.1 (上下文溢出走压缩而非普通重试)",
+           "a context overflow ends the run failed; the history is never compacted",
+           reference(compaction=CompactionConfig(enabled=False)), (Kill(_OVERFLOW, "I4"),)),
+    Mutant("S5-no-circuit-breaker", "seed 002 §19.1 (熔断解决下游整体持续故障)",
+           "a provider that stays down gets every retry at once, then the run gives up",
+           reference(breaker=BreakerConfig(enabled=False)), (Kill(_LONG_OUTAGE, "breaker"),)),
+    Mutant("L4-tokens-not-capped", "seed 002 §19.2 (GoalBudget token/time/cost/deadline)",
+           "the token budget is recorded but never stops a request",
+           reference(budget_policy=BudgetPolicy(cap_tokens=False)),
+           (Kill(_TOKENS, "budget:spend"),)),
+    Mutant("L4-cost-not-capped", "seed 002 §19.2 (GoalBudget token/time/cost/deadline)",
+           "the cost budget is never charged against, so spending goes on",
+           reference(budget_policy=BudgetPolicy(cap_cost=False)), (Kill(_COST, "budget:spend"),)),
+    Mutant("L4-tool-timeout-past-deadline", "seed 002 §19.2 (子预算只能消费父预算,不能自行续杯)",
+           "a tool keeps its own timeout even when the run's deadline comes first",
+           reference(budget_policy=BudgetPolicy(tool_timeouts_within_deadline=False)),
+           (Kill(_TOOL_DEADLINE, "budget:tools"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -443,6 +443,10 @@ def expectation(scenario: Scenario) -> ExpectationRecord:
         max_consecutive_429=scenario.expect.max_consecutive_429,
         min_backoff_seconds=scenario.expect.min_backoff_seconds,
         stop_state_after_disk_error=scenario.expect.stop_state_after_disk_error,
+        breaker=(breaker.failures_to_open, breaker.cooldown_seconds)
+        if (breaker := scenario.expect.breaker) is not None else None,
+        max_tokens=scenario.budget.max_tokens,
+        max_cost_usd=scenario.budget.max_cost_usd,
     )
 
 

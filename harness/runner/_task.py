@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from harness.agent import Task, ToolSpec
+import fakes
+from harness.agent import Task, ToolSpec, UsagePrices
 from harness.scenario import Scenario
 
 _STRING: Final = {"type": "string"}
@@ -61,4 +62,16 @@ def task_for(scenario: Scenario) -> Task:
         max_turns=budget.max_turns,
         deadline_seconds=budget.deadline_seconds,
         max_attempts=budget.max_attempts,
+        max_tokens=budget.max_tokens,
+        max_cost_usd=budget.max_cost_usd,
+        prices=_prices(scenario.provider.model),
+        context_window=scenario.provider.context_window,
     )
+
+
+def _prices(model: str) -> UsagePrices | None:
+    """The model's list price from the fakes' table, as the agent's cost budget reads it."""
+    if model not in fakes.PRICES:
+        return None  # an unpriced model: a scenario with a cost budget names a priced one
+    price = fakes.PRICES[model]
+    return UsagePrices(float(price.uncached_input), float(price.cache_read), float(price.output))

@@ -63,6 +63,7 @@ from harness.agent import (
 from harness.intercept._network import Served
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
+from harness.runner._observed import observed_transcript
 from harness.runner._usage_seen import usage_seen
 from harness.scenario import Scenario, ToolDeclaration, fake_verifier
 from harness.trace import (
@@ -72,6 +73,7 @@ from harness.trace import (
     RequestRecord,
     SegmentVersion,
     SentCall,
+    SentReply,
     SentUsage,
 )
 
@@ -144,6 +146,9 @@ class _Pending:
     longest_silence: float = 0.0
     delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
     body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
+    condition: str | None = None  # context_overflow or outage, when one answered
+    prompt_tokens: int | None = None
+    replies: tuple[SentReply, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,7 +174,9 @@ class World:
         self._faults = fault_plan(scenario)
         self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed,
                                      cache=_cache_config(scenario),
-                                     latency=Latency() if scenario.provider.latency else None)
+                                     latency=Latency() if scenario.provider.latency else None,
+                                     conditions=provider_conditions(scenario),
+                                     now=self.clock.now)
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
         self.requests: list[_Pending] = []
@@ -288,6 +295,9 @@ class World:
         pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
         pending.body = seen.json
         pending.retry_after = asked_wait(plan.headers, self.clock.now())
+        pending.condition, pending.prompt_tokens = seen.condition, seen.prompt_tokens
+        if self.scenario.provider.context_window is not None:
+            pending.replies = sent_replies(self.scenario.dialect, seen.json)
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")
@@ -498,6 +508,7 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         retry_after=p.retry_after, longest_silence=p.longest_silence,
         usage_seen=usage if reported else _seen(dialect, p, delivery),
         offered_tools=offered_tools(p.body),
+        prompt_tokens=p.prompt_tokens, replies=p.replies, condition=p.condition,
     )
 
 
@@ -516,6 +527,21 @@ def asked_wait(headers: tuple[tuple[str, str], ...], now: float) -> float | None
     20.0
     """
     return parse_retry_after(dict(headers), now_unix=_CALENDAR_ORIGIN + now)
+
+
+def provider_conditions(scenario: Scenario) -> fakes.ProviderConditions:
+    """The scenario's context window and outages, as the fake provider holds them."""
+    declared = scenario.provider
+    window = fakes.ContextWindow(declared.context_window) if declared.context_window else None
+    outages = tuple(fakes.Outage(o.start_seconds, o.end_seconds, o.answer)
+                    for o in declared.outages)
+    return fakes.ProviderConditions(window, outages)
+
+
+def sent_replies(dialect: str, body: Mapping[str, object] | None) -> tuple[SentReply, ...]:
+    """Every tool reply a request carried, by call id, as the model would read it."""
+    return tuple(SentReply(m.call_id, m.text) for m in observed_transcript(dialect, body)
+                 if m.role == "tool" and m.call_id is not None)
 
 
 def offered_tools(body: Mapping[str, object] | None) -> tuple[str, ...] | None:
@@ -547,6 +573,10 @@ def _sent_usage(p: _Pending) -> SentUsage | None:
     usage = p.response.usage
     if p.cache is not None:
         usage = p.cache.usage(fakes.output_tokens(p.response))
+    elif p.prompt_tokens is not None:
+        # Under a context window the provider bills the prompt it measured.
+        return SentUsage(p.prompt_tokens, usage.output_tokens, usage.cache_read_tokens,
+                         usage.cache_write_tokens)
     return SentUsage(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
                      usage.cache_write_tokens)
 

@@ -28,6 +28,12 @@ from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds
 from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems
 from harness.scenario._jobs import CancelFault, JobDeclaration, job_problems
+from harness.scenario._long_run import (
+    BreakerExpectation,
+    ContextWindowTokens,
+    OutageDeclaration,
+    unpriced_cost_budget,
+)
 from harness.scenario._names import (
     CRASH_POINT_PATTERN,
     DEFAULT_INVARIANTS,
@@ -169,6 +175,10 @@ class BudgetLimits(ScenarioModel):
     """Request attempts, retries included."""
     deadline_seconds: Seconds = 1800
     """Virtual seconds for the whole run."""
+    max_tokens: Tokens | None = None
+    """Billed tokens (input and output) the run may spend; absent: not capped (seed 002 §19.2)."""
+    max_cost_usd: Annotated[float, Field(gt=0, le=1_000_000)] | None = None
+    """Dollars the run may spend at the model's list price; absent: not capped."""
 
 
 class Provider(ScenarioModel):
@@ -183,6 +193,10 @@ class Provider(ScenarioModel):
     """Share of cacheable requests that miss anyway, as routing does (seeded)."""
     latency: bool = False
     """Model time to first token: a base wait plus prefill of the uncached prompt tokens."""
+    context_window: ContextWindowTokens | None = None
+    """Prompt tokens the model takes; a longer request gets the dialect's context-length error."""
+    outages: list[OutageDeclaration] = []  # noqa: RUF012
+    """Windows of virtual time in which every request fails (a long outage)."""
 
 
 class Expectation(ScenarioModel):
@@ -205,6 +219,8 @@ class Expectation(ScenarioModel):
     """After this many 429 answers in a row the agent must stop asking (S5), usage_limited."""
     min_backoff_seconds: Annotated[float, Field(ge=0, le=3600)] = 1
     """A retry after a failure that asked for no wait comes this long after it at least (warn)."""
+    breaker: BreakerExpectation | None = None
+    """The circuit breaker the agent must keep during an outage; absent: not judged."""
 
 
 class Scenario(ScenarioModel):
@@ -290,6 +306,7 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *job_problems(scenario.tools, scenario.jobs, scenario.cancels),
         *_secret_problems(scenario),
         *goal_problems(scenario.goal, scenario.verifier),
+        *unpriced_cost_budget(scenario.budget.max_cost_usd, scenario.provider.model),
     ]
 
 

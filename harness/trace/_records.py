@@ -91,6 +91,14 @@ class SentCall:
 
 
 @dataclass(frozen=True)
+class SentReply:
+    """A tool reply as one request carried it to the model (recorded under a context window)."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class SentUsage:
     """Usage the provider put in a stream (``input_tokens`` counts cached tokens too)."""
 
@@ -155,6 +163,12 @@ class RequestRecord:
     usage_seen: SentUsage | None = None
     # The tool names the agent offered the model in this request (None: it sent no list).
     offered_tools: tuple[str, ...] | None = None
+    # Under a context window (scenario provider.context_window): the prompt's tokens as the
+    # fake counts them, and every tool reply the request carried, for the compaction checks.
+    prompt_tokens: int | None = None
+    replies: tuple[SentReply, ...] = ()
+    # A standing condition answered instead of the script: context_overflow or outage.
+    condition: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -330,6 +344,11 @@ class ExpectationRecord:
     min_backoff_seconds: float = 1.0
     # The exact stop state once the case's disk error was raised (J6).
     stop_state_after_disk_error: str = "infra_paused"
+    # The circuit breaker the scenario expects: (failures_to_open, cooldown_seconds).
+    breaker: tuple[int, float] | None = None
+    # The run's token and dollar budgets (seed 002 §19.2), when the scenario sets them.
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,12 @@ SUITE = Path(__file__).resolve().parents[2] / "scenarios"
 # scenario -> the invariants the minimal agent must be caught breaking
 KNOWN_GAPS = {
     "budget-spent-at-a-crash": {"I4"},
+    # It keeps no circuit breaker, budgets no tokens or cost, and never compacts.
+    "cost-budget-stops": {"I4", "budget:spend"},
+    "long-outage-breaker": {"I4", "breaker"},
+    "overflow-compacts-and-retries": {"I4", "side_effects"},
+    "token-budget-stops": {"I4", "budget:spend"},
+    "tool-timeout-within-deadline": {"I4", "budget:tools"},
     "invalid-tool-json": {"I7"},
     "overloaded-until-budget": {"I4"},
     "rate-limited-above-cap": {"I4"},

@@ -389,3 +389,22 @@ verifier:
         "(1 plus one per edit)",
         "14:35: verifier[0].when.applied: tool is not declared: got 'note'; expected a tool "
         "under 'tools': one of 'notes'. Did you mean 'notes'?")
+@pytest.mark.parametrize(("extra", "line"), [
+    ("provider:\n  outages: [{start_seconds: 30, end_seconds: 10}]\n",
+     "11:46: provider.outages[0].end_seconds: the outage ends before it starts: got 10.0; "
+     "expected a time after start_seconds (30)"),
+    ("provider:\n  outages: [{start_seconds: 0, end_seconds: 10, answer: 404}]\n",
+     "11:57: provider.outages[0].answer: not an allowed value: got 404; expected one of 500, "
+     "502, 503, 529, 'connection_reset'"),
+    ("provider: {context_window: 8}\n",
+     "10:28: provider.context_window: out of range: got 8; expected an integer >= 16"),
+    ("budget: {max_cost_usd: 1}\n",
+     "10:24: budget.max_cost_usd: a cost budget needs a priced model: got provider.model "
+     "'fake-model'; expected one of 'fake-gpt', 'fake-gpt-mini', 'fake-haiku', 'fake-opus', "
+     "'fake-sonnet'. Name one of them as provider.model, or drop max_cost_usd"),
+    ("  breaker: {failures_to_open: 0}\n",
+     "10:31: expect.breaker.failures_to_open: out of range: got 0; expected an integer >= 1"),
+])
+def test_the_long_run_blocks_are_checked_where_they_stand(tmp_path: Path, extra: str,
+                                                          line: str) -> None:
+    assert_error(write(tmp_path, VALID + extra), line)

@@ -1,0 +1,109 @@
+"""The goal budget, judged from the world's record (seed 002 §19.2, "子预算只能消费父预算").
+
+- ``budget:spend``: once the tokens (or dollars, at the model's list price) the
+  provider billed reach the scenario's ``budget.max_tokens`` (``max_cost_usd``),
+  no further request starts: a turn or a retry layer that keeps going spends past
+  its parent. ``unknown`` when the run never reached the budget, or the agent is a
+  plain ``main(prompt)`` that is never told it;
+- ``budget:tools``: no tool call runs past the run's deadline (``budget.deadline_seconds``
+  from the run's start): a tool's own timeout is cut to the time the run has left.
+  No verdict when no tool call was running as the deadline came.
+
+Example::
+
+    check_spend(trace)         # fail: "request #4 started after 1,210 tokens were billed"
+    check_tool_deadline(trace) # fail: "hang#call_t1_0 ran until 300s; the deadline was 120s"
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import fakes
+from harness.checks._verdict import Verdict
+from harness.trace import RequestRecord, Trace
+
+_EPS = 1e-6
+# A plain main(prompt) is handed a prompt only: a budget it was never told is not its bug.
+_UNTOLD = "a plain main(prompt) agent is not told the run's budget or deadline"
+
+
+def _billed(request: RequestRecord) -> tuple[int, Decimal]:
+    usage = request.usage if request.usage_reported else None
+    if usage is None:
+        return 0, Decimal(0)
+    tokens = usage.input_tokens + usage.output_tokens
+    model = request.model or ""
+    if model not in fakes.PRICES:
+        return tokens, Decimal(0)
+    buckets = fakes.UsageBuckets(uncached_input=usage.input_tokens - usage.cache_read_tokens,
+                                 cache_read=usage.cache_read_tokens, output=usage.output_tokens)
+    return tokens, fakes.cost(model, buckets)
+
+
+def check_spend(trace: Trace) -> Verdict | None:
+    """No request starts after the token or cost budget was spent."""
+    max_tokens, max_cost = trace.expect.max_tokens, trace.expect.max_cost_usd
+    if max_tokens is None and max_cost is None:
+        return None
+    if trace.extra.get("agent") == "plain":
+        return Verdict("budget:spend", "unknown", _UNTOLD)
+    live = sorted((r for r in trace.requests if r.delivery != "refused"),
+                  key=lambda r: r.started_at)
+    late, reached = [], False
+    for request in live:
+        tokens, cost = _spent_before([r for r in live if r.index < request.index],
+                                     request.started_at)
+        over = (max_tokens is not None and tokens >= max_tokens) or (
+            max_cost is not None and cost >= Decimal(str(max_cost)))
+        reached = reached or over
+        if over:
+            late.append(f"request #{request.index} started at {request.started_at:g}s after "
+                        f"{tokens:,} tokens (${cost:.4f}) were billed")
+    tokens, cost = _spent_before(live, float("inf"))
+    budget = _describe(max_tokens, max_cost)
+    if late:
+        return Verdict("budget:spend", "fail", f"{late[0]}; the budget is {budget}", tuple(late),
+                       advice="every layer spends from the run's budget: stop with "
+                              "budget_limited once its tokens or cost are used up")
+    if not (reached or (max_tokens is not None and tokens >= max_tokens)
+            or (max_cost is not None and cost >= Decimal(str(max_cost)))):
+        return Verdict("budget:spend", "unknown", f"the run billed {tokens:,} tokens "
+                       f"(${cost:.4f}) and never reached its budget of {budget}")
+    return Verdict("budget:spend", "pass", f"no request started after the budget of {budget} "
+                   f"was spent ({tokens:,} tokens, ${cost:.4f} billed)")
+
+
+def _spent_before(requests: list[RequestRecord], at: float) -> tuple[int, Decimal]:
+    done = [_billed(r) for r in requests if r.ended_at is not None and r.ended_at <= at + _EPS]
+    return sum(t for t, _ in done), sum((c for _, c in done), Decimal(0))
+
+
+def _describe(max_tokens: int | None, max_cost: float | None) -> str:
+    parts = [f"{max_tokens:,} tokens"] if max_tokens is not None else []
+    if max_cost is not None:
+        parts.append(f"${max_cost:g}")
+    return " and ".join(parts)
+
+
+def check_tool_deadline(trace: Trace) -> Verdict | None:
+    """No tool call still runs after the run's deadline; ``None`` when none ran as it came."""
+    deadline = trace.expect.deadline_seconds
+    # A call still in flight when the run ended (a crash, an abandoned hang) spans the
+    # deadline only if the run itself lasted that long.
+    run_end = max((i.ended_at for i in trace.incarnations), default=0.0)
+    spanning = [i for i in trace.invocations if not i.refused and i.started_at < deadline
+                and (i.ended_at if i.ended_at is not None else run_end) >= deadline - _EPS]
+    if not spanning:
+        return None  # the deadline never met a tool call: nothing to judge
+    if trace.extra.get("agent") == "plain":
+        return Verdict("budget:tools", "unknown", _UNTOLD)
+    late = [f"{i.tool}#{i.call_id} started at {i.started_at:g}s and ran until "
+            f"{'the end of the run' if i.ended_at is None else f'{i.ended_at:g}s'}"
+            for i in spanning if i.ended_at is None or i.ended_at > deadline + _EPS]
+    if late:
+        return Verdict("budget:tools", "fail", f"{late[0]}; the deadline was {deadline:g}s",
+                       tuple(late), advice="cut each tool's timeout to the time the run has "
+                                           "left: a tool never runs past the shared deadline")
+    return Verdict("budget:tools", "pass", f"{len(spanning)} tool call(s) running at the "
+                   f"{deadline:g}s deadline were stopped by it")

@@ -1,0 +1,82 @@
+"""The provider's standing conditions: a context window and outages over virtual time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from fakes import (
+    ContextWindow,
+    FakeProvider,
+    Outage,
+    ProviderConditions,
+    ScriptedResponse,
+    ScriptedUsage,
+    Text,
+)
+from harness import ConfigError
+
+REPLY = ScriptedResponse((Text("Hi"),), "stop", ScriptedUsage(1, 1))
+LONG = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "word " * 50}]}
+
+
+def _post(provider: FakeProvider, body: dict[str, object]) -> tuple[int, str]:
+    async def send() -> tuple[int, str]:
+        async with provider.httpx_client() as client:
+            response = await client.post(provider.endpoint, json=body)
+            return response.status_code, response.text
+
+    return asyncio.run(send())
+
+
+def test_openai_answers_its_real_context_length_error() -> None:
+    provider = FakeProvider("openai", REPLY, conditions=ProviderConditions(ContextWindow(20)))
+    status, text = _post(provider, LONG)
+    error = json.loads(text)["error"]
+    assert status == 400
+    assert error["code"] == "context_length_exceeded"
+    assert error["message"].startswith("This model's maximum context length is 20 tokens.")
+    assert provider.requests[-1].condition == "context_overflow"
+
+
+def test_anthropic_answers_prompt_is_too_long() -> None:
+    provider = FakeProvider("anthropic", REPLY, conditions=ProviderConditions(ContextWindow(20)))
+    status, text = _post(provider, LONG)
+    tokens = provider.requests[-1].prompt_tokens
+    assert status == 400
+    message = f"prompt is too long: {tokens} tokens > 20 maximum"
+    assert json.loads(text)["error"] == {"type": "invalid_request_error", "message": message}
+
+
+def test_a_prompt_inside_the_window_is_answered_and_billed_as_measured() -> None:
+    provider = FakeProvider("openai", REPLY, conditions=ProviderConditions(ContextWindow(10_000)))
+    status, text = _post(provider, LONG)
+    assert status == 200
+    assert json.loads(text)["usage"]["prompt_tokens"] == provider.requests[-1].prompt_tokens
+
+
+def test_an_outage_fails_every_request_inside_its_window() -> None:
+    now = [0.0]
+    outage = ProviderConditions(outages=(Outage(10, 20, 529),))
+    provider = FakeProvider("openai", REPLY, conditions=outage, now=lambda: now[0])
+    short = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    codes = []
+    for at in (9.0, 10.0, 19.9, 20.0):
+        now[0] = at
+        codes.append(_post(provider, short)[0])
+    assert codes == [200, 529, 529, 200]
+    assert [r.condition for r in provider.requests] == [None, "outage", "outage", None]
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: Outage(5, 5), "Outage.end_seconds: got 5; expected a time after start_seconds (5)"),
+    (lambda: Outage(0, 5, 404), "Outage.answer: got 404; expected one of 500, 502, 503, 529, "
+                                "'connection_reset'"),
+    (lambda: ContextWindow(0), "ContextWindow.tokens: got 0; expected an int >= 1"),
+])
+def test_bad_conditions_say_what_is_allowed(make: object, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        make()  # type: ignore[operator]
+    assert str(raised.value) == message
