@@ -24,11 +24,12 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import os
 from collections import Counter
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fakes import CRASH_CLASSES, CrashPlan, SimulatedCrash, crash_class_applies
 from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError
@@ -71,6 +72,9 @@ from harness.trace import (
     Trace,
 )
 
+if TYPE_CHECKING:
+    from harness.runner._explore import Join
+
 T = TypeVar("T")
 
 AgentUnderTest = AgentFactory | PlainEntry
@@ -78,8 +82,17 @@ AgentUnderTest = AgentFactory | PlainEntry
 
 # Classes that raise an OSError at the point instead of killing the process.
 ERROR_CLASSES = DISK_ERRORS
+#: Set to 1 to run every case from its start (no recorded run, no rejoining).
+REPLAY_VARIABLE = "HARNESS_REPLAY"
 # A run that outlives its own deadline by this much virtual time is stuck, not slow.
 _GUARD_EXTRA_SECONDS = 3600.0
+
+
+class Rejoined(BaseException):
+    """A recovering incarnation reached a state the recorded run was in: it stops there.
+
+    A ``BaseException``, like a crash, so that the agent's ``except Exception`` lets it by.
+    """
 
 
 def default_agent_factory(ports: AgentPorts) -> Agent:
@@ -104,20 +117,27 @@ class _CaseRun:
     """The mutable state of one case while it runs."""
 
     def __init__(self, case: Case, scenario: Scenario, factory: AgentUnderTest,
-                 second: CrashPlan | None = None) -> None:
+                 second: CrashPlan | None = None, world: World | None = None) -> None:
         self.case = case
         self.scenario = scenario
         self.task = task_for(scenario)
-        self.world = World(scenario, seed=case.seed, plan=_first_plan(case.crash),
-                           world_crash=_world_crash(case.crash))
+        self.world = world or World(scenario, seed=case.seed, plan=_first_plan(case.crash),
+                                    world_crash=_world_crash(case.crash))
         self.plain = isinstance(factory, PlainEntry)
         self.factory = _bind(factory, scenario, self.world)
         self.second = second
         self.incarnations: list[_Incarnation] = []
         self.recoveries: list[RecoveryRecord] = []
+        # Set when a recovering incarnation rejoined a recorded run (harness.runner._explore).
+        self.joined: Join | None = None
 
     def run(self) -> Trace:
-        final = self._run_to_stop()
+        return self.finish(self._run_to_stop())
+
+    def finish(self, final: _Incarnation) -> Trace:
+        """The trace once the main runs stopped: recovery checked twice, or the rejoined run."""
+        if self.joined is not None:
+            return self.joined.trace(self)
         run_points = tuple(p.id for p in self.world.disk.points)
         self._check_recovery_twice()
         return self._trace(final, run_points)
@@ -125,7 +145,8 @@ class _CaseRun:
     # -- the main runs ----------------------------------------------------------
     def _run_to_stop(self) -> _Incarnation:
         disk = self.world.disk
-        current = self._run_once(1)
+        # A case built from a recorded run starts with incarnation 1 already crashed.
+        current = self.incarnations[-1] if self.incarnations else self._run_once(1)
         while current.crashed_at is not None and current.number < 3:
             disk.restart()
             if current.number == 1 and self.second is not None:
@@ -141,6 +162,8 @@ class _CaseRun:
             agent = self.factory(self.world.ports(number))
             self.world.returned = False
             record.outcome = checked_outcome(self._run_agent(agent))
+        except Rejoined:
+            pass
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
         except FaultError as error:  # the scenario asks for what its stream cannot give
@@ -149,6 +172,8 @@ class _CaseRun:
             raise
         except Exception as error:  # the agent's own failure is evidence, not a harness bug
             record.error = f"{type(error).__name__}: {error}"
+        if self.joined is not None:
+            return record  # the rest of its run is the recorded run's
         if record.crashed_at is None and self.world.incarnations.crashed:
             # The agent swallowed the crash (``except BaseException``) and went on:
             # the process is dead all the same, and whatever it returned never counted.
@@ -406,10 +431,39 @@ def expectation(scenario: Scenario) -> ExpectationRecord:
 
 
 def run_trace(case: Case, scenario: Scenario | None = None,
-              agent_factory: AgentUnderTest | None = None) -> Trace:
-    """Run ``case`` and return its trace, unjudged (see :func:`run_case`)."""
+              agent_factory: AgentUnderTest | None = None, *,
+              replay: bool | None = None) -> Trace:
+    """Run ``case`` and return its trace, unjudged (see :func:`run_case`).
+
+    By default a crash case starts from its scenario's recorded run and stops once
+    it rejoins it (:mod:`harness.runner._explore`); ``replay=True`` (or the
+    environment variable ``HARNESS_REPLAY=1``) runs it from the start to the end
+    instead. Both give the same trace.
+    """
     scenario = scenario if scenario is not None else load_scenario(case.source)
-    factory = agent_factory or default_agent_factory
+    return traced(case, scenario, agent_factory or default_agent_factory, replay)[0]
+
+
+def traced(case: Case, scenario: Scenario, factory: AgentUnderTest, replay: bool | None
+           ) -> tuple[Trace, str]:
+    """``case``'s trace, and how it was run (``recorded``, ``rejoined`` or ``replayed``)."""
+    if not (replay_each_case() if replay is None else replay) and \
+            not isinstance(factory, PlainEntry):
+        from harness.runner._explore import explored_trace
+
+        explored = explored_trace(case, scenario, factory)
+        if explored is not None:
+            return explored
+    return replayed_trace(case, scenario, factory), "replayed"
+
+
+def replay_each_case() -> bool:
+    """Whether ``HARNESS_REPLAY=1`` asks every case to be run from its start."""
+    return os.environ.get(REPLAY_VARIABLE, "") not in ("", "0")
+
+
+def replayed_trace(case: Case, scenario: Scenario, factory: AgentUnderTest) -> Trace:
+    """``case`` run from its start: incarnation 1 up to the crash, and on to the end."""
     second = _second_plan(case, scenario, factory)
     return _CaseRun(case, scenario, factory, second).run()
 
@@ -436,7 +490,8 @@ def _second_plan(case: Case, scenario: Scenario, factory: AgentUnderTest) -> Cra
 
 
 def run_case(case: Case, scenario: Scenario | None = None,
-             agent_factory: AgentUnderTest | None = None) -> CaseResult:
+             agent_factory: AgentUnderTest | None = None, *,
+             replay: bool | None = None) -> CaseResult:
     """Run one case and judge it.
 
     ``scenario`` defaults to loading ``case.source``; ``agent_factory`` to the
@@ -445,8 +500,8 @@ def run_case(case: Case, scenario: Scenario | None = None,
     the others.
     """
     scenario = scenario if scenario is not None else load_scenario(case.source)
-    trace = run_trace(case, scenario, agent_factory)
-    return case_result(case, trace)
+    trace, how = traced(case, scenario, agent_factory or default_agent_factory, replay)
+    return replace(case_result(case, trace), exploration=how)
 
 
 def case_result(case: Case, trace: Trace) -> CaseResult:
