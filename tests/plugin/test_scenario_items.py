@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +142,31 @@ def test_a_scenario_folder_given_that_does_not_exist_is_a_usage_error(project) -
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --harness-scenarios: got 'scenarois': no such file or "
                                  "folder under *; expected a folder or file of YAML scenarios"])
+
+
+def _case_rows(out: Path) -> dict[str, dict[str, object]]:
+    """case id -> its whole result row (verdicts, stop state, ...), from every worker's file."""
+    rows = [json.loads(line) for path in out.glob("cases-*.jsonl")
+            for line in path.read_text().splitlines()]
+    return {str(row["case_id"]): row for row in rows}
+
+
+def test_remote_style_workers_run_the_same_items_to_the_same_results(project) -> None:
+    # pytest-xdist's --tx spreads a suite over machines (ssh=host//python=...); popen
+    # workers go through the same gateway code on one machine. Which worker ran a case
+    # must not change its items, its verdicts or its trace digest.
+    project.add("hello", "crashy")
+
+    spread = project.pytester.runpytest_subprocess(
+        "--tx", "2*popen", "--dist", "load", "--harness-results", "spread")
+    alone = project.pytester.runpytest_subprocess(
+        "--tx", "popen", "--dist", "load", "--harness-results", "alone")
+
+    assert spread.ret == 0, spread.stdout.str()
+    assert alone.ret == 0, alone.stdout.str()
+    spread_files = {p.name.split("-")[1] for p in (project.pytester.path / "spread").iterdir()}
+    assert spread_files == {"gw0.jsonl", "gw0.parquet", "gw1.jsonl", "gw1.parquet"}
+    spread_rows = _case_rows(project.pytester.path / "spread")
+    assert spread_rows == _case_rows(project.pytester.path / "alone")
+    assert sorted(spread_rows) == sorted(item.split("::")[1] for item in collected(
+        project.pytester.runpytest("--collect-only", "-q")))
