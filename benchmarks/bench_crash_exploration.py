@@ -11,6 +11,7 @@ Printed per length: cases, seconds both ways, milliseconds per case, the speed-u
 how the explored cases ran, and the per-case ratio of the longest to the shortest.
 
     .venv/bin/python benchmarks/bench_crash_exploration.py [--agent minimal:FLAW] [--turns 8,32]
+    .venv/bin/python benchmarks/bench_crash_exploration.py --suite
 """
 
 from __future__ import annotations
@@ -45,13 +46,40 @@ def _timed(scenario: Scenario, factory: AgentUnderTest | None, replay: bool
     return time.perf_counter() - started, results
 
 
+def _suite() -> int:
+    """Every shipped scenario, every case, both ways: verdicts and digests must be equal."""
+    from harness.scenario import load_scenario
+
+    root = Path(__file__).resolve().parent.parent / "scenarios"
+    differ, cases, replay_s, explore_s, ways = [], 0, 0.0, 0.0, Counter[str]()
+    for source in sorted(root.glob("*/*.yaml")):
+        scenario = load_scenario(source)
+        planned = plan_cases(scenario, source)
+        started = time.perf_counter()
+        replayed = [run_case(case, scenario, replay=True) for case in planned]
+        middle = time.perf_counter()
+        explored = [run_case(case, scenario) for case in planned]
+        replay_s, explore_s = replay_s + middle - started, explore_s + time.perf_counter() - middle
+        cases += len(planned)
+        ways.update(r.exploration for r in explored)
+        differ += [e.case.case_id for e, r in zip(explored, replayed, strict=True)
+                   if (e.digest, e.verdicts) != (r.digest, r.verdicts)]
+    print(f"shipped suite, {cases} cases: replay {replay_s:.1f} s, explore {explore_s:.1f} s; "
+          f"{dict(ways)}; {len(differ)} differ {differ[:5]}")
+    return 1 if differ else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--agent", default="reference",
                         help="reference, minimal, or minimal:FLAW (the tests' minimal agent, "
                              "e.g. minimal:ids_per_run, which can rejoin the recorded run)")
     parser.add_argument("--turns", default="8,32", help="comma-separated lengths")
+    parser.add_argument("--suite", action="store_true",
+                        help="instead: the shipped scenarios, every case, both ways")
     args = parser.parse_args()
+    if args.suite:
+        return _suite()
     factory = _factory(args.agent)
     per_case: dict[int, tuple[float, float]] = {}
     same = True

@@ -90,6 +90,9 @@ class Recording:
         self.factory = factory
         self.copies: dict[tuple[str, str], World | None] = {}
         self.marks: dict[str, Mark] = {}
+        # The requests themselves: most requests after a restart differ from every one
+        # of the recorded run, and this tells so without keying the whole world.
+        self.requests_sent: set[tuple[object, ...]] = set()
         self.fallback: str | None = None
         self._served: dict[str, int] = {}
         run = _CaseRun(replace(case, crash=None), scenario, factory)
@@ -117,6 +120,7 @@ class Recording:
         world = self._world
         if incarnation == 1 and not world.in_flight():
             self.marks.setdefault(world.state_key(incoming), Mark.of(world))
+            self.requests_sent.add(_sent(incoming))
 
     def sampled(self, how: Exploration) -> bool:
         """Whether this case is one of the sample replayed to check the recording.
@@ -232,6 +236,11 @@ def _renumbered(point_id: str, recorded: dict[tuple[str, str], int],
     return f"{head}#{shifted}"
 
 
+def _sent(incoming: IncomingRequest) -> tuple[object, ...]:
+    return (incoming.method, incoming.url, tuple(sorted(incoming.headers.items())),
+            incoming.body)
+
+
 class _Joiner:
     """Stops a recovering incarnation at the first request the recorded run also sent."""
 
@@ -241,7 +250,8 @@ class _Joiner:
 
     def at_request(self, incoming: IncomingRequest, incarnation: int) -> None:
         world = self.run.world
-        if incarnation < 2 or world.in_flight():
+        if incarnation < 2 or _sent(incoming) not in self.recording.requests_sent or \
+                world.in_flight():
             return
         mark = self.recording.marks.get(world.state_key(incoming))
         if mark is None:
