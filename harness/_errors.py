@@ -39,9 +39,10 @@ Private signals never reach a user: ``ScenarioProblems`` (a ``ValueError``
 that pydantic turns into a located :class:`ScenarioError`), the pytest
 plugin's ``CaseFailed`` (a failed verdict, reported without a traceback), the
 intercepted transport's ``_Silence`` (a read timeout in virtual time, raised to
-the agent as its HTTP library's own ``ReadTimeout``) and the YAML loader's
+the agent as its HTTP library's own ``ReadTimeout``), the YAML loader's
 ``_AliasCycleError`` and ``_AliasBombError`` (reported as a located
-:class:`ScenarioError`).
+:class:`ScenarioError`) and the runner's ``Rejoined`` (a recovering incarnation
+reached the recorded run's state; the runner stops it and carries the record over).
 """
 
 from __future__ import annotations
