@@ -72,15 +72,18 @@ def main() -> None:
 def _once() -> None:
     factory = _factory()
     cases = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), factory) if c.crash]
-    started = time.perf_counter()
-    outcomes = Counter()
-    for case in cases:
-        result = run_case(case, SCENARIO, factory)
-        outcomes["passed" if result.passed else "failed"] += 1
-    elapsed = time.perf_counter() - started
     agent = "minimal" if factory else "reference"
-    print(f"{len(cases)} crash runs ({agent} agent) in {elapsed:.2f}s: "
-          f"{len(cases) / elapsed:.0f} crash runs/s on one core; {dict(outcomes)}")
+    # Side by side: each case replayed from its start, and started from the recorded run
+    # (the recording itself is counted: it is made by the first case that needs it).
+    for way, replay in (("replayed", True), ("explored", False)):
+        started = time.perf_counter()
+        outcomes: Counter[str] = Counter()
+        for case in cases:
+            result = run_case(case, SCENARIO, factory, replay=replay)
+            outcomes["passed" if result.passed else "failed"] += 1
+        elapsed = time.perf_counter() - started
+        print(f"{way}: {len(cases)} crash runs ({agent} agent) in {elapsed:.2f}s: "
+              f"{len(cases) / elapsed:.0f} crash runs/s on one core; {dict(outcomes)}")
 
 
 def _rounds() -> int:

@@ -300,6 +300,9 @@ class CrashDisk:
         self._next_inode = 1
         self._tick = 0
         self._after_crash: _Snapshot | None = None
+        # Told of every persistence point, before and after its operation (a recording
+        # run keeps the world's state there, to build crash states without re-running).
+        self.observer: Callable[[PersistencePoint, When], None] | None = None
 
     # -- incarnations -------------------------------------------------------
     def view(self) -> _CrashDiskView:
@@ -378,9 +381,13 @@ class CrashDisk:
         point = PersistencePoint(f"{role}:{op}#{n}", role, op, path, generation)
         self.points.append(point)
         plan = self.plan if self.plan is not None and self.plan.point_id == point.id else None
+        if self.observer is not None:
+            self.observer(point, "before")
         if plan is not None and plan.when == "before":
             self._fire(plan, point)
         result = apply()
+        if self.observer is not None:
+            self.observer(point, "after")
         if plan is not None:
             self._fire(plan, point)
         return result
@@ -390,9 +397,18 @@ class CrashDisk:
         if plan.crash_class in _ERROR_CLASSES:
             code = _ERROR_CLASSES[plan.crash_class][0]
             raise OSError(code, errno.errorcode[code], point.path)
-        self._after_crash = self._crash_state(plan.crash_class, point.id)
+        raise self.crash_here(point, plan.crash_class)
+
+    def crash_here(self, point: PersistencePoint, crash_class: CrashClass) -> SimulatedCrash:
+        """Kill the living incarnation at ``point``, as a plan firing there would.
+
+        The disk is left in the crash state of ``crash_class``; the crash to raise is
+        returned (a disk built from a recorded run's state crashes without raising).
+        """
+        self.fired = point
+        self._after_crash = self._crash_state(crash_class, point.id)
         self.incarnations.crash()
-        raise SimulatedCrash(point.id, plan.crash_class, point.generation)
+        return SimulatedCrash(point.id, crash_class, point.generation)
 
     def crash_at_event(self, event: str, crash_class: CrashClass) -> SimulatedCrash:
         """Kill the living incarnation at a world event that is not a disk operation.
@@ -440,6 +456,28 @@ class CrashDisk:
                 latest = (w[2], i)
         return None if latest is None else latest[1]
 
+    def state_key(self) -> bytes:
+        """What the disk's future depends on, with the history that led there left out.
+
+        Two disks with one key answer every later operation alike and leave alike
+        crash states: the same names and durable names, the same bytes (volatile and
+        durable) and the same order of unsynced appends (which one a torn crash tears).
+        Inode numbers, point counters and tick values are left out: they only number.
+        """
+        ids: dict[int, int] = {}
+        for _, number in sorted(self._names.items()) + sorted(self._durable_names.items()):
+            ids.setdefault(number, len(ids))
+        parts: list[object] = [
+            sorted((path, ids[n]) for path, n in self._names.items()),
+            sorted((path, ids[n]) for path, n in self._durable_names.items()),
+            [(ids[n], i.is_dir, bytes(i.data), i.durable, i.last_write and i.last_write[:2])
+             for n, i in sorted(self._inodes.items(), key=lambda item: ids.get(item[0], -1))
+             if n in ids],
+            [ids.get(n, ("orphan", bytes(i.data), i.durable, i.last_write[:2]))
+             for n, i in sorted(self._inodes.items(), key=_tick_of) if i.last_write],
+        ]
+        return repr(parts).encode()
+
     def _install(self, state: _Snapshot) -> None:
         self._inodes = state.inodes
         self._names = dict(state.names)
@@ -458,6 +496,10 @@ class _Snapshot:
             for p, i in sorted(self.names.items())
             if not self.inodes[i].is_dir
         }
+
+
+def _tick_of(item: tuple[int, _Inode]) -> int:
+    return item[1].last_write[2] if item[1].last_write else -1
 
 
 def _torn(inode: _Inode, crash_class: str, rng: random.Random) -> bytes:

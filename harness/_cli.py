@@ -98,6 +98,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--check-determinism", action="store_true",
                      help="run each case twice; a case whose trace digests differ fails with "
                           "the first differing event")
+    run.add_argument("--replay", action="store_true",
+                     help="run every crash case from its start, instead of from a copy of "
+                          "the scenario's recorded run (slower; the same traces)")
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
                      help="run cases in N processes, at most one per case and per core "
                           "(default: 1)")
@@ -274,7 +277,7 @@ def _run(args: argparse.Namespace) -> int:
     check_writable_folder(args.out, "--out")
     results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
                         targets=tuple(args.target), twice=args.check_determinism,
-                        timeout=args.case_timeout)
+                        timeout=args.case_timeout, replay=args.replay)
     if args.strict:
         from harness.runner import strictly
 
@@ -428,19 +431,20 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
               progress: TextIO, agent: str | None = None,
               targets: tuple[tuple[str, str], ...] = (), twice: bool = False,
-              timeout: float | None = None) -> list[CaseResult]:
+              timeout: float | None = None, replay: bool = False) -> list[CaseResult]:
     """Run every case in worker processes (at most ``jobs``); results in plan order.
 
     ``agent`` is the ``--agent`` spec and ``targets`` its ``--target`` tool
     functions; each process imports the agent for itself. ``twice`` runs each
-    case twice and judges its determinism too. A case that exits, dies or runs
+    case twice and judges its determinism too; ``replay`` runs every crash case from
+    its start instead of from the scenario's recorded run. A case that exits, dies or runs
     past ``timeout`` real seconds (default
     :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason.
     """
     from harness.runner._contain import DEFAULT_CASE_TIMEOUT, AgentChoice, run_contained
 
     bar = _Progress(len(planned), progress)
-    choice = AgentChoice(agent, targets, twice)
+    choice = AgentChoice(agent, targets, twice, replay)
     return run_contained(planned, agent=choice, workers=jobs,
                          timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=bar.step)
 

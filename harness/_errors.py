@@ -42,11 +42,12 @@ Private signals never reach a user: ``ScenarioProblems`` (a ``ValueError``
 that pydantic turns into a located :class:`ScenarioError`), the pytest
 plugin's ``CaseFailed`` (a failed verdict, reported without a traceback), the
 intercepted transport's ``_Silence`` (a read timeout in virtual time, raised to
-the agent as its HTTP library's own ``ReadTimeout``) and the YAML loader's
+the agent as its HTTP library's own ``ReadTimeout``), the YAML loader's
 ``_AliasCycleError`` and ``_AliasBombError`` (reported as a located
 :class:`ScenarioError`); the fuzzer's ``_Violation`` (raised inside the property so
-Hypothesis shrinks the schedule) and the plugin's ``FuzzFound`` (a repro was written,
-reported without a traceback).
+Hypothesis shrinks the schedule), the plugin's ``FuzzFound`` (a repro was written,
+reported without a traceback) and the runner's ``Rejoined`` (a recovering incarnation
+reached the recorded run's state; the runner stops it and carries the record over).
 """
 
 from __future__ import annotations

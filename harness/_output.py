@@ -46,7 +46,7 @@ CASE_COLUMNS: tuple[str, ...] = (
     "scenario", "case_id", "source", "seed", "crash_point", "crash_when", "crash_class",
     "crash_during_recovery", "crash_reached", "passed", "stop_state", "stop_reason", "digest",
     "duplicates", "retries", "virtual_seconds", "error", "failed_invariants",
-    "unknown_invariants", "side_effects", "verdicts",
+    "unknown_invariants", "side_effects", "verdicts", "exploration",
 )
 ATTEMPT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(AttemptRow))
 
@@ -88,6 +88,8 @@ def case_row(result: CaseResult) -> dict[str, Any]:
              "evidence": [redact_text(line) for line in v.evidence]}
             for v in result.verdicts
         ],
+        # recorded, rejoined or replayed (harness.runner._explore): how the case ran.
+        "exploration": result.exploration,
     }
 
 
@@ -208,7 +210,7 @@ def _case_schema() -> pl.Schema:
         "duplicates": whole, "retries": whole, "virtual_seconds": pl.Float64(),
         "error": text, "failed_invariants": pl.List(text), "unknown_invariants": pl.List(text),
         "side_effects": pl.List(pl.Struct({"tool": text, "count": whole})),
-        "verdicts": pl.List(verdict),
+        "verdicts": pl.List(verdict), "exploration": text,
     }
     assert tuple(columns) == CASE_COLUMNS  # the JSON lines and the Parquet agree
     return pl.Schema(columns)

@@ -73,6 +73,7 @@ class HarnessSettings:
     targets: tuple[tuple[str, str], ...] = ()
     results: list[CaseResult] = field(default_factory=list)
     twice: bool = False  # --harness-check-determinism
+    replay: bool = False  # --harness-replay
     strict: bool = False  # --harness-strict
     fuzz_budget: int | None = None  # --harness-fuzz N
     rootdir: Path = Path()
@@ -106,6 +107,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-check-determinism", action="store_true", default=False,
                     help="run each case twice; a case whose trace digests differ fails with "
                          "the first differing event")
+    group.addoption("--harness-replay", action="store_true", default=False,
+                    help="run every crash case from its start, not from a copy of the "
+                         "scenario's recorded run (slower; the same traces)")
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
@@ -157,6 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
         dialects=tuple(config.getoption("harness_dialect") or config.getini("harness_dialects")),
         targets=_targets(config.getoption("harness_target") or config.getini("harness_targets")),
         twice=config.getoption("harness_check_determinism"),
+        replay=config.getoption("harness_replay"),
         strict=config.getoption("harness_strict"),
         fuzz_budget=config.getoption("harness_fuzz"),
         rootdir=rootdir,
@@ -318,9 +323,13 @@ class ScenarioItem(pytest.Item):
         from harness import runner
 
         settings = self.config.stash[_SETTINGS]
-        run = runner.run_case_twice if settings.twice else runner.run_case
-        result = run(self.case, scenario=self.scenario,
-                     agent_factory=_agent_factory(self.config, self.scenario))
+        factory = _agent_factory(self.config, self.scenario)
+        if settings.twice:
+            result = runner.run_case_twice(self.case, scenario=self.scenario,
+                                           agent_factory=factory)
+        else:
+            result = runner.run_case(self.case, scenario=self.scenario, agent_factory=factory,
+                                     replay=settings.replay or None)
         if settings.strict:
             result = runner.strictly(result)
         self.config.stash[_SETTINGS].results.append(result)

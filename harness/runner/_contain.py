@@ -56,11 +56,13 @@ Job = tuple[Case, "Scenario"]
 @dataclass(frozen=True)
 class AgentChoice:
     """The agent a worker runs: the ``--agent`` spec (None: the reference agent), its
-    ``--target`` tool functions, and whether each case runs twice (determinism)."""
+    ``--target`` tool functions, whether each case runs twice (determinism), and
+    whether each crash case replays from its start (``--replay``)."""
 
     spec: str | None = None
     targets: tuple[tuple[str, str], ...] = ()
     twice: bool = False
+    replay: bool = False
 
     def load(self) -> AgentUnderTest | None:
         from harness.intercept import PlainEntry
@@ -134,8 +136,12 @@ def _run_guarded(case: Case, scenario: Scenario, agent: AgentChoice
     from harness import runner
 
     try:
-        run = runner.run_case_twice if agent.twice else runner.run_case
-        return "result", run(case, scenario=scenario, agent_factory=agent.load())
+        factory = agent.load()
+        if agent.twice:
+            return "result", runner.run_case_twice(case, scenario=scenario,
+                                                   agent_factory=factory)
+        return "result", runner.run_case(case, scenario=scenario, agent_factory=factory,
+                                         replay=agent.replay or None)
     except HarnessLimitExceeded as limit:  # run_case reports it; this is the last guard
         return "result", limit_result(case, limit)
     except HarnessError as error:

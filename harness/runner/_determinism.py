@@ -24,11 +24,15 @@ from harness.scenario import Scenario, load_scenario
 
 def run_case_twice(case: Case, scenario: Scenario | None = None,
                    agent_factory: AgentUnderTest | None = None) -> CaseResult:
-    """:func:`~harness.runner.run_case`, run twice, with a ``determinism`` verdict added."""
+    """:func:`~harness.runner.run_case`, run twice, with a ``determinism`` verdict added.
+
+    Both runs replay the case from its start: two whole runs of the agent are what
+    its determinism is judged on, not a copy of a recorded one.
+    """
     scenario = scenario if scenario is not None else load_scenario(case.source)
     try:
-        first = run_trace(case, scenario, agent_factory)
-        second = run_trace(case, scenario, agent_factory)
+        first = run_trace(case, scenario, agent_factory, replay=True)
+        second = run_trace(case, scenario, agent_factory, replay=True)
     except HarnessLimitExceeded as limit:
         return limit_result(case, limit)
     result = case_result(case, first)

@@ -141,6 +141,9 @@ class CaseResult:
     error: str | None = None
     # The evidence behind the verdicts; left out of equality and repr (it is large).
     trace: Trace | None = field(default=None, compare=False, repr=False)
+    exploration: str = field(default="replayed", compare=False)
+    """How the case ran: ``recorded`` (from a copy of its scenario's recorded run),
+    ``rejoined`` (… and stopped once it rejoined it) or ``replayed`` (from its start)."""
 
     @property
     def failed_verdicts(self) -> tuple[Verdict, ...]:

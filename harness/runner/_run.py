@@ -22,13 +22,15 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import json
+import os
 from collections import Counter
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fakes import (
     CRASH_CLASSES,
@@ -87,6 +89,9 @@ from harness.trace import (
     Trace,
 )
 
+if TYPE_CHECKING:
+    from harness.runner._explore import Join
+
 T = TypeVar("T")
 
 AgentUnderTest = AgentFactory | PlainEntry
@@ -94,8 +99,17 @@ AgentUnderTest = AgentFactory | PlainEntry
 
 # Classes that raise an OSError at the point instead of killing the process.
 ERROR_CLASSES = DISK_ERRORS
+#: Set to 1 to run every case from its start (no recorded run, no rejoining).
+REPLAY_VARIABLE = "HARNESS_REPLAY"
 # A run that outlives its own deadline by this much virtual time is stuck, not slow.
 _GUARD_EXTRA_SECONDS = 3600.0
+
+
+class Rejoined(BaseException):
+    """A recovering incarnation reached a state the recorded run was in: it stops there.
+
+    A ``BaseException``, like a crash, so that the agent's ``except Exception`` lets it by.
+    """
 
 
 def default_agent_factory(ports: AgentPorts) -> Agent:
@@ -120,38 +134,55 @@ class _CaseRun:
     """The mutable state of one case while it runs."""
 
     def __init__(self, case: Case, scenario: Scenario, factory: AgentUnderTest,
-                 second: CrashPlan | None = None) -> None:
+                 second: CrashPlan | None = None, world: World | None = None) -> None:
         self.case = case
         self.scenario = scenario
         self.task = task_for(scenario)
-        self.world = World(scenario, seed=case.seed, plan=_first_plan(case.crash),
-                           world_crash=_world_crash(case.crash))
+        self.world = world or World(scenario, seed=case.seed, plan=_first_plan(case.crash),
+                                    world_crash=_world_crash(case.crash))
         self.plain = isinstance(factory, PlainEntry)
         self.factory = _bind(factory, scenario, self.world)
         self.second = second
         self.incarnations: list[_Incarnation] = []
         self.recoveries: list[RecoveryRecord] = []
         self.secrets = SecretLook(scenario)
-        self._runner: ClockRunner  # the case's loop, while run() runs
+        self._runner: ClockRunner  # the case's loop, while it runs
+        # Set when a recovering incarnation rejoined a recorded run (harness.runner._explore).
+        self.joined: Join | None = None
 
     def run(self) -> Trace:
         # One loop for every incarnation of the case: each leaves nothing behind for
         # the next (ClockRunner), and a loop per incarnation was a tenth of a crash run.
         with self.world.clock.runner() as self._runner:
-            final = self._run_to_stop()
-            run_points = tuple(p.id for p in self.world.disk.points)
-            self._check_recovery_twice()
+            return self.finish(self._run_to_stop())
+
+    def finish(self, final: _Incarnation) -> Trace:
+        """The trace once the main runs stopped: recovery checked twice, or the rejoined run.
+
+        Runs inside :meth:`run` or :meth:`driven` (recovery needs the case's loop).
+        """
+        if self.joined is not None:
+            return self.joined.trace(self)
+        run_points = tuple(p.id for p in self.world.disk.points)
+        self._check_recovery_twice()
         return self._trace(final, run_points)
 
     def run_to_stop(self) -> _Incarnation:
         """Only the runs up to the stop (no recovery check): what a probe needs."""
-        with self.world.clock.runner() as self._runner:
+        with self.driven():
             return self._run_to_stop()
+
+    @contextlib.contextmanager
+    def driven(self) -> Iterator[None]:
+        """The case's loop, for a caller that runs the stages itself (a recording)."""
+        with self.world.clock.runner() as self._runner:
+            yield
 
     # -- the main runs ----------------------------------------------------------
     def _run_to_stop(self) -> _Incarnation:
         disk = self.world.disk
-        current = self._run_once(1)
+        # A case built from a recorded run starts with incarnation 1 already crashed.
+        current = self.incarnations[-1] if self.incarnations else self._run_once(1)
         while current.crashed_at is not None and current.number < 3:
             disk.restart()
             if current.number == 1 and self.second is not None:
@@ -167,6 +198,8 @@ class _CaseRun:
             agent = self.factory(self.world.ports(number))
             self.world.returned = False
             record.outcome = checked_outcome(self._run_agent(agent))
+        except Rejoined:
+            pass
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
         except FaultError as error:  # the scenario asks for what its stream cannot give
@@ -175,6 +208,8 @@ class _CaseRun:
             raise
         except Exception as error:  # the agent's own failure is evidence, not a harness bug
             record.error = f"{type(error).__name__}: {error}"
+        if self.joined is not None:
+            return record  # the rest of its run is the recorded run's
         if record.crashed_at is None and self.world.incarnations.crashed:
             # The agent swallowed the crash (``except BaseException``) and went on:
             # the process is dead all the same, and whatever it returned never counted.
@@ -454,10 +489,39 @@ def expectation(scenario: Scenario) -> ExpectationRecord:
 
 
 def run_trace(case: Case, scenario: Scenario | None = None,
-              agent_factory: AgentUnderTest | None = None) -> Trace:
-    """Run ``case`` and return its trace, unjudged (see :func:`run_case`)."""
+              agent_factory: AgentUnderTest | None = None, *,
+              replay: bool | None = None) -> Trace:
+    """Run ``case`` and return its trace, unjudged (see :func:`run_case`).
+
+    By default a crash case starts from its scenario's recorded run and stops once
+    it rejoins it (:mod:`harness.runner._explore`); ``replay=True`` (or the
+    environment variable ``HARNESS_REPLAY=1``) runs it from the start to the end
+    instead. Both give the same trace.
+    """
     scenario = scenario if scenario is not None else load_scenario(case.source)
-    factory = agent_factory or default_agent_factory
+    return traced(case, scenario, agent_factory or default_agent_factory, replay)[0]
+
+
+def traced(case: Case, scenario: Scenario, factory: AgentUnderTest, replay: bool | None
+           ) -> tuple[Trace, str]:
+    """``case``'s trace, and how it was run (``recorded``, ``rejoined`` or ``replayed``)."""
+    if not (replay_each_case() if replay is None else replay) and \
+            not isinstance(factory, PlainEntry):
+        from harness.runner._explore import explored_trace
+
+        explored = explored_trace(case, scenario, factory)
+        if explored is not None:
+            return explored
+    return replayed_trace(case, scenario, factory), "replayed"
+
+
+def replay_each_case() -> bool:
+    """Whether ``HARNESS_REPLAY=1`` asks every case to be run from its start."""
+    return os.environ.get(REPLAY_VARIABLE, "") not in ("", "0")
+
+
+def replayed_trace(case: Case, scenario: Scenario, factory: AgentUnderTest) -> Trace:
+    """``case`` run from its start: incarnation 1 up to the crash, and on to the end."""
     second = _second_plan(case, scenario, factory)
     return _CaseRun(case, scenario, factory, second).run()
 
@@ -484,7 +548,8 @@ def _second_plan(case: Case, scenario: Scenario, factory: AgentUnderTest) -> Cra
 
 
 def run_case(case: Case, scenario: Scenario | None = None,
-             agent_factory: AgentUnderTest | None = None) -> CaseResult:
+             agent_factory: AgentUnderTest | None = None, *,
+             replay: bool | None = None) -> CaseResult:
     """Run one case and judge it.
 
     ``scenario`` defaults to loading ``case.source``; ``agent_factory`` to the
@@ -494,12 +559,11 @@ def run_case(case: Case, scenario: Scenario | None = None,
     """
     scenario = scenario if scenario is not None else load_scenario(case.source)
     try:
-        trace = run_trace(case, scenario, agent_factory)
+        trace, how = traced(case, scenario, agent_factory or default_agent_factory, replay)
     except HarnessLimitExceeded as limit:
         return limit_result(case, limit)
-    return without_secrets(case_result(case, trace), scenario.secret_values())
-
-
+    result = replace(case_result(case, trace), exploration=how)
+    return without_secrets(result, scenario.secret_values())
 #: What each harness limit most likely means about the agent, and what to change.
 _LIMIT_ADVICE = {
     "disk_bytes": "the agent writes without end to its files or logs: bound what one run "

@@ -20,9 +20,10 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -192,6 +193,11 @@ class World:
         self.foreign: list[str] = []
         self._files: Any = None
         self.returned = False  # the current incarnation's run() has returned
+        # Told of every world event as it is first reached (a recording run keeps the
+        # world's state there), and of every request a living incarnation sends before
+        # the provider sees it (a case may stop there: see harness.runner._explore).
+        self.on_event: Callable[[str], None] | None = None
+        self.on_request: Callable[[IncomingRequest, int], None] | None = None
         self.jobs = WorldJobs(self)  # background jobs and cancels (seed 002 §19.4)
         self.goals = _goal_service(self)
 
@@ -280,8 +286,10 @@ class World:
             # A request from a dead process never reaches the model (DESIGN §3).
             self._refuse(incarnation)
             return None
-        self._last_response = None
         self.goal_tick()
+        if self.on_request is not None:
+            self.on_request(incoming, incarnation)
+        self._last_response = None
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
         faults = self._faults.get((seen.turn, seen.attempt), ())
@@ -314,6 +322,8 @@ class World:
             return
         self._events_seen.add(event)
         self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
         plan = self._world_crash
         if plan is None or plan.point_id != event:
             return
@@ -400,6 +410,57 @@ class World:
 
     def request_records(self) -> tuple[RequestRecord, ...]:
         return tuple(_record(p, self.scenario.dialect) for p in self.requests)
+
+    def in_flight(self) -> bool:
+        """Whether a stream is open or a tool call is running (a crash now cuts them)."""
+        return any(p.ended == "open" for p in self.requests) or \
+            any(i.outcome == "running" for i in self.invocations)
+
+    def state_key(self, incoming: IncomingRequest) -> str:
+        """What the rest of a run depends on when ``incoming`` is about to be answered.
+
+        Two worlds with one key answer this request and every later one alike: the
+        same request, virtual time, answers still to come (the provider's request
+        count names them; attempts of this turn and later ones pick their faults; the
+        prompt cache), tool state, world events already reached and disk. The
+        history that led there (which incarnation, how many crashes) is left out.
+        """
+        from hashlib import sha256
+
+        turn = _turn_of(incoming.body)
+        provider = self.provider
+        parts: list[object] = [
+            incoming.method, incoming.url, sorted(incoming.headers.items()), incoming.body,
+            self.clock.now(), len(provider.requests),
+            sorted((t, n) for t, n in provider._attempts.items() if t >= turn),
+            [(e.tool, e.key, e.idempotent, repr(e.detail)) for e in self.ledger.effects],
+            repr(self.ledger.world), sorted(self._events_seen),
+        ]
+        cache = provider.cache
+        if cache is not None:  # its state has no public face: read it as it is
+            parts += [cache._rng.getstate(), sorted(cache._entries.items()), cache._written]
+        digest = sha256(repr(parts).encode())
+        digest.update(self.disk.state_key())
+        return digest.hexdigest()
+
+    def copy(self) -> World:
+        """An independent copy of this world, sharing only what is never changed again.
+
+        Records already closed (answered requests, settled invocations, effects, points)
+        and the scenario are shared; everything that can still change is copied.
+        """
+        memo: dict[int, Any] = {id(self.scenario): self.scenario, id(self._faults): self._faults}
+        shared: list[object] = [*self.invocations, *self.ledger.effects, *self.disk.points,
+                                *self.provider.requests, self.model._by_turn]
+        shared += [p for p in self.requests if p.ended != "open"]
+        for item in shared:
+            memo[id(item)] = item
+        hooks = self.on_event, self.on_request, self.disk.observer
+        self.on_event = self.on_request = self.disk.observer = None  # the copy has none
+        try:
+            return copy.deepcopy(self, memo)
+        finally:
+            self.on_event, self.on_request, self.disk.observer = hooks
 
     def files_digest(self) -> str:
         """sha256 over every file's current bytes, by path (what recovery wrote)."""
@@ -786,6 +847,17 @@ def _finish_without_loop(coro: Coroutine[Any, Any, Any], tool: str) -> Any:
         f"tool {tool!r} waits on the event loop (a hanging, subprocess or "
         "ignores_cancellation behaviour), but its target is a plain function called "
         "from blocking code: make the target async, or give the tool another behaviour")
+
+
+def _turn_of(body: bytes) -> int:
+    """The turn a request body asks for, as the provider counts it (0: not a chat request)."""
+    try:
+        messages = json.loads(body).get("messages")
+    except (ValueError, AttributeError):
+        return 0
+    if not isinstance(messages, list):
+        return 0
+    return 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
 
 
 def _canonical(value: object) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -94,23 +95,6 @@ def test_a_broken_invariant_reports_yaml_evidence_and_replay(project) -> None:
     assert "runtest" not in result.stdout.str()
 
 
-def test_xdist_workers_each_write_their_own_results(project) -> None:
-    project.add("hello", "crashy")
-
-    result = project.pytester.runpytest_subprocess("-n", "2", "--harness-results", "out")
-
-    assert result.ret == 0, result.stdout.str()
-    out = project.pytester.path / "out"
-    names = sorted(path.name for path in out.iterdir())
-    assert {name.split("-")[1] for name in names} == {"gw0.jsonl", "gw0.parquet",
-                                                      "gw1.jsonl", "gw1.parquet"}
-    rows = [json.loads(line) for path in out.glob("cases-*.jsonl")
-            for line in path.read_text().splitlines()]
-    ran = sorted(row["case_id"] for row in rows)
-    assert ran == sorted(item.split("::")[1] for item in collected(
-        project.pytester.runpytest("--collect-only", "-q")))
-
-
 def test_a_seed_out_of_the_scenario_range_is_a_usage_error(project) -> None:
     project.add("hello")
 
@@ -151,3 +135,31 @@ def test_a_scenario_folder_outside_the_rootdir_is_collected(project, tmp_path_fa
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*hello.yaml::hello PASSED*"])
+
+
+def _case_rows(out: Path) -> dict[str, dict[str, object]]:
+    """case id -> its whole result row (verdicts, stop state, ...), from every worker's file."""
+    rows = [json.loads(line) for path in out.glob("cases-*.jsonl")
+            for line in path.read_text().splitlines()]
+    return {str(row["case_id"]): row for row in rows}
+
+
+def test_xdist_workers_each_write_their_own_results_and_the_same_as_one_process(project
+                                                                               ) -> None:
+    # pytest-xdist's --tx spreads a suite over machines (ssh=host//python=...); popen
+    # workers (what -n starts) go through the same gateway code on one machine. Which
+    # worker ran a case, and what else it ran before, must not change the case's result.
+    project.add("hello", "crashy")
+
+    spread = project.pytester.runpytest_subprocess(
+        "--tx", "2*popen", "--dist", "load", "--harness-results", "spread")
+    alone = project.pytester.runpytest("--harness-results", "alone")
+
+    assert spread.ret == 0, spread.stdout.str()
+    assert alone.ret == 0, alone.stdout.str()
+    spread_files = {p.name.split("-")[1] for p in (project.pytester.path / "spread").iterdir()}
+    assert spread_files == {"gw0.jsonl", "gw0.parquet", "gw1.jsonl", "gw1.parquet"}
+    spread_rows = _case_rows(project.pytester.path / "spread")
+    assert spread_rows == _case_rows(project.pytester.path / "alone")
+    assert sorted(spread_rows) == sorted(item.split("::")[1] for item in collected(
+        project.pytester.runpytest("--collect-only", "-q")))

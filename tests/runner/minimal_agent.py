@@ -52,6 +52,8 @@ FLAWS = frozenset({
     "unstable_recover",       # I11: every recover() writes and reports again
     "drop_reply",             # I2: forgets to record the last tool reply
     "ok_without_effect",      # I10: repairs dangling calls as done
+    "ids_per_run",            # attempt ids drawn per run, not per incarnation: a restart
+                              # sends ids the first incarnation sent already
 })
 
 
@@ -205,7 +207,8 @@ class MinimalAgent:
             else StreamConfig()
         return StreamClient(self.ports.http, dialect=self.ports.dialect,
                             endpoint=self.ports.endpoint, config=config, clock=self.ports.clock,
-                            seed=self.ports.seed + self.ports.incarnation,
+                            seed=self.ports.seed + (0 if "ids_per_run" in self.flaws
+                                                    else self.ports.incarnation),
                             retry_log=MemoryRetryLog(), budget=budget)
 
     def _assistant_count(self) -> int:

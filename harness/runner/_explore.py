@@ -1,0 +1,362 @@
+"""Crash exploration in linear time: record a scenario's run once, start each crash from it.
+
+Replaying every crash case from the start costs a scenario the square of its length
+(seed 002 §19.6 asks for a crash before and after every durable write). ALICE and
+CrashMonkey record a workload once and build each crash state from the record; the
+world here is deterministic, so this goes further:
+
+1. **Record once.** The uncrashed run of a scenario is run once, and the world is
+   copied at every persistence point (before and after its operation) and every
+   world event: durable and volatile bytes, ledger, provider (its requests, attempt
+   counts, prompt cache and their random streams), clock, counters. A crash case
+   starts from the copy at its point, crashes it in its class there, and only the
+   recovering incarnation runs. A point where a stream is open or a tool call runs
+   is not copied (the crash would cut them as the agent unwinds): its cases replay.
+2. **Rejoin.** Each request the recorded run sent is keyed by what the rest of the
+   run depends on (:meth:`World.state_key`: the request itself, durable bytes,
+   ledger, provider state, clock). When a recovering incarnation is about to send a
+   request with a key the recorded run had, the rest is the recorded run's by
+   determinism: the case stops there and its trace is the recorded run's suffix,
+   renumbered (incarnations, request indices, sequence numbers, point ids).
+3. **Checked.** The first case a recording serves from a copy, and the first that
+   rejoins, are also replayed from the start; if a digest differs (an agent that
+   is not deterministic, or that acts while it unwinds from a crash), every case of
+   the scenario replays and the results say so (``CaseResult.exploration``).
+
+Error classes (an ``EIO`` the agent lives through), second crashes during recovery,
+scenarios with background jobs, cancels or a goal (:func:`unrecorded_parts`)
+and plain ``main(prompt)`` agents (their files and loops live in the agent's own
+process state) always replay. ``HARNESS_REPLAY=1`` (``harness run --replay``) turns
+all of it off; a test runs the shipped suite both ways and requires equal digests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, replace
+from typing import Final, Literal
+
+from fakes import IncomingRequest, PersistencePoint, VirtualClock
+from harness.runner._points import is_world_point
+from harness.runner._results import Case, CrashSpec
+from harness.runner._run import (
+    ERROR_CLASSES,
+    AgentUnderTest,
+    Rejoined,
+    _CaseRun,
+    _crash_class,
+    _first_plan,
+    _guarded,
+    _Incarnation,
+    replayed_trace,
+)
+from harness.runner._world import World
+from harness.scenario import Scenario
+from harness.trace import EffectRecord, Trace
+
+Exploration = Literal["recorded", "rejoined", "replayed"]
+"""How a case ran: from a recorded copy, rejoining the recorded run, or from its start."""
+
+# Of the cases served from a recording, one in this many is replayed as well to check it.
+_SAMPLE_EVERY: Final = 32
+# Recordings kept per process: a worker runs the cases of a few scenarios at a time.
+_KEPT: Final = 8
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How far a run had got when it sent one request: the counts its records are at."""
+
+    requests: int
+    invocations: int
+    effects: int
+    points: int
+    point_counts: tuple[tuple[tuple[str, str], int], ...]
+    events: int
+    foreign: int
+
+    @classmethod
+    def of(cls, world: World) -> Mark:
+        disk = world.disk
+        return cls(len(world.requests), world._invocation_seq, len(world.ledger.effects),
+                   len(disk.points), tuple(sorted(disk._counts.items())), len(world.events),
+                   len(world.foreign))
+
+
+class Recording:
+    """One scenario's uncrashed run, with the world copied at each of its points."""
+
+    def __init__(self, case: Case, scenario: Scenario, factory: AgentUnderTest) -> None:
+        self.factory = factory
+        self.copies: dict[tuple[str, str], World | None] = {}
+        self.marks: dict[str, Mark] = {}
+        # The requests themselves: most requests after a restart differ from every one
+        # of the recorded run, and this tells so without keying the whole world.
+        self.requests_sent: set[tuple[object, ...]] = set()
+        self.fallback: str | None = None
+        self._served: dict[str, int] = {}
+        run = _CaseRun(replace(case, crash=None), scenario, factory)
+        world = run.world
+        world.disk.observer = self._at_point
+        world.on_event = self._at_event
+        world.on_request = self._at_request
+        self._world = world
+        with run.driven():
+            final = run._run_to_stop()
+            world.disk.observer = world.on_event = world.on_request = None
+            self.run = run
+            self.base = run.finish(final)
+
+    def _at_point(self, point: PersistencePoint, when: str) -> None:
+        self.copies[(point.id, when)] = self._copy()
+
+    def _at_event(self, event: str) -> None:
+        self.copies[(event, "at")] = self._copy()
+
+    def _copy(self) -> World | None:
+        world = self._world
+        return None if world.in_flight() or _other_tasks() else world.copy()
+
+    def _at_request(self, incoming: IncomingRequest, incarnation: int) -> None:
+        world = self._world
+        if incarnation == 1 and not world.in_flight():
+            self.marks.setdefault(world.state_key(incoming), Mark.of(world))
+            self.requests_sent.add(_sent(incoming))
+
+    def sampled(self, how: Exploration) -> bool:
+        """Whether this case is one of the sample replayed to check the recording.
+
+        The first case served each way, then one in :data:`_SAMPLE_EVERY`.
+        """
+        served = self._served[how] = self._served.get(how, 0) + 1
+        return served % _SAMPLE_EVERY == 1
+
+    def crashed_world(self, crash: CrashSpec) -> World | None:
+        """A copy of the world crashed at ``crash``, or None when the case must replay."""
+        at_event = is_world_point(crash.point_id)
+        copied = self.copies.get((crash.point_id, "at" if at_event else crash.when))
+        if copied is None:
+            return None
+        world = copied.copy()
+        disk = world.disk
+        if at_event:
+            world.crashed_at = crash.point_id
+            disk.crash_at_event(crash.point_id, _crash_class(crash.crash_class))
+        else:
+            disk.plan = _first_plan(crash)
+            disk.crash_here(disk.points[-1], _crash_class(crash.crash_class))
+        return world
+
+
+def _other_tasks() -> bool:
+    """Whether the agent has tasks besides the one at the point (parallel tool calls).
+
+    They would go on for a moment after a crash, until the loop is shut down, and a
+    copy of the world taken now would miss what they did.
+    """
+    try:
+        current = asyncio.current_task()
+        tasks = asyncio.all_tasks()
+    except RuntimeError:
+        return True  # blocking code: no loop to ask
+    return any(not task.done() and task is not current and not _harmless(task) for task in tasks)
+
+
+def _harmless(task: asyncio.Task[object]) -> bool:
+    """The runner's own guard around the agent, or a bare timer: neither acts on the world."""
+    code = getattr(task.get_coro(), "cr_code", None)
+    return code in _HARMLESS_CODE
+
+
+_HARMLESS_CODE: Final = frozenset({_guarded.__code__, VirtualClock.sleep.__code__})
+
+
+@dataclass(frozen=True)
+class Join:
+    """Where a case rejoined the recorded run: the recorded and the case's counts then."""
+
+    recording: Recording
+    recorded: Mark
+    case: Mark
+    incarnation: int
+
+    def trace(self, run: _CaseRun) -> Trace:
+        """The case's own records up to the join, then the recorded run's, renumbered."""
+        base, m, c, world = self.recording.base, self.recorded, self.case, run.world
+        shift = self.incarnation - 1  # the recorded run's incarnation 1 is the case's k
+        requests = world.request_records()[:c.requests] + tuple(
+            replace(r, index=r.index - m.requests + c.requests, incarnation=r.incarnation + shift)
+            for r in base.requests[m.requests:])
+        invocations = tuple(sorted((i for i in world.invocations if i.seq <= c.invocations),
+                                   key=lambda i: i.seq)) + tuple(
+            replace(i, seq=i.seq - m.invocations + c.invocations,
+                    incarnation=i.incarnation + shift)
+            for i in base.invocations if i.seq > m.invocations)
+        effects = tuple(run_effects(world)[:c.effects]) + tuple(
+            replace(e, seq=e.seq - m.effects + c.effects, incarnation=e.incarnation + shift)
+            for e in base.effects[m.effects:])
+        points = tuple(p.id for p in world.disk.points[:c.points]) + tuple(
+            _renumbered(p, dict(m.point_counts), dict(c.point_counts))
+            for p in base.points[m.points:])
+        final = base.incarnations[0]
+        own = run._trace(run.incarnations[-1], ())  # crash record, earlier incarnations
+        incarnations = (*own.incarnations[:-1], replace(final, number=self.incarnation),
+                        *(replace(i, number=i.number + shift) for i in base.incarnations[1:]))
+        extra = dict(base.extra)
+        _join_list(extra, "world_events", world.events[:c.events],
+                   base.extra.get("world_events", [])[m.events:])
+        _join_list(extra, "foreign_requests", world.foreign[:c.foreign],
+                   base.extra.get("foreign_requests", [])[m.foreign:])
+        return replace(base, case=own.case, crash=own.crash, points=points,
+                       incarnations=incarnations, requests=requests, invocations=invocations,
+                       effects=effects, final_incarnation=self.incarnation,
+                       recoveries=tuple(replace(r, incarnation=r.incarnation + shift)
+                                        for r in base.recoveries))
+
+
+def run_effects(world: World) -> list[EffectRecord]:
+    """The world's ledger as trace records, in the order the effects were applied."""
+    return [EffectRecord(e.seq, e.tool, e.key, e.idempotent, e.incarnation, e.at)
+            for e in world.ledger.effects]
+
+
+def _join_list(extra: dict[str, object], key: str, own: list[str], recorded: list[str]) -> None:
+    joined = [*own, *recorded]
+    if joined:
+        extra[key] = joined
+    else:
+        extra.pop(key, None)
+
+
+def _renumbered(point_id: str, recorded: dict[tuple[str, str], int],
+                case: dict[tuple[str, str], int]) -> str:
+    """``journal:fsync#7`` of the recorded run as the case numbers it (ids count per world)."""
+    head, _, number = point_id.rpartition("#")
+    role, _, op = head.partition(":")
+    shifted = int(number) - recorded.get((role, op), 0) + case.get((role, op), 0)
+    return f"{head}#{shifted}"
+
+
+def _sent(incoming: IncomingRequest) -> tuple[object, ...]:
+    return (incoming.method, incoming.url, tuple(sorted(incoming.headers.items())),
+            incoming.body)
+
+
+class _Joiner:
+    """Stops a recovering incarnation at the first request the recorded run also sent."""
+
+    def __init__(self, run: _CaseRun, recording: Recording) -> None:
+        self.run, self.recording = run, recording
+        run.world.on_request = self.at_request
+
+    def at_request(self, incoming: IncomingRequest, incarnation: int) -> None:
+        world = self.run.world
+        if incarnation < 2 or _sent(incoming) not in self.recording.requests_sent or \
+                world.in_flight():
+            return
+        mark = self.recording.marks.get(world.state_key(incoming))
+        if mark is None:
+            return
+        self.run.joined = Join(self.recording, mark, Mark.of(world), incarnation)
+        world.incarnations.crash()  # whatever the stopped agent still tries is refused
+        raise Rejoined
+
+
+# -- the per-process store of recordings ------------------------------------------------
+
+_RECORDINGS: OrderedDict[tuple[object, ...], Recording] = OrderedDict()
+# Recordings made per scenario: a factory built anew for every case (a hook returning a
+# fresh closure) would record the scenario again and again; past this, it replays.
+_MADE: Counter[tuple[object, ...]] = Counter()
+_REMADE_AT_MOST: Final = 3
+
+
+def recording_for(case: Case, scenario: Scenario, factory: AgentUnderTest
+                  ) -> Recording | None:
+    """The recording of ``case``'s scenario for ``factory``, made on first use.
+
+    None when the scenario was recorded too often already (see :data:`_MADE`).
+    """
+    where: tuple[object, ...] = (scenario.name, scenario.model_dump_json(), case.seed,
+                                 str(case.source))
+    key: tuple[object, ...] = (*where, factory_key(factory))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable factory object: the recording keeps it alive
+        key = (*where, "id", id(factory))
+    recording = _RECORDINGS.get(key)
+    if recording is None:
+        if _MADE[where] >= _REMADE_AT_MOST:
+            return None
+        _MADE[where] += 1
+        recording = _RECORDINGS[key] = Recording(case, scenario, factory)
+        while len(_RECORDINGS) > _KEPT:
+            _RECORDINGS.popitem(last=False)
+    _RECORDINGS.move_to_end(key)
+    return recording
+
+
+def factory_key(factory: object) -> object:
+    """What tells two agent factories apart: a closure by its code and what it closed over.
+
+    A hook may build its factory anew for every case (``minimal_factory("no_fsync")``);
+    two such closures with the same code and equal values build the same agent.
+
+    >>> def make(flaw):
+    ...     return lambda ports: (flaw, ports)
+    >>> factory_key(make("a")) == factory_key(make("a")) != factory_key(make("b"))
+    True
+    """
+    code = getattr(factory, "__code__", None)
+    if code is None:
+        return factory
+    cells = getattr(factory, "__closure__", None) or ()
+    try:
+        key = (code, tuple(c.cell_contents for c in cells), getattr(factory, "__defaults__", None))
+        hash(key)
+    except (TypeError, ValueError):  # an unhashable value, or a cell still empty
+        return factory
+    return key
+
+
+def unrecorded_parts(scenario: Scenario) -> list[str]:
+    """The parts of ``scenario``'s world a recording neither copies nor keys: it replays.
+
+    Background jobs and cancels are driven by timers on the case's event loop, and the
+    goal service's lease epochs rise with every restart; a copy of the world taken at a
+    persistence point would lose the first, and a key that leaves the second out could
+    rejoin a run under another epoch. Such scenarios run each case from its start.
+    """
+    return [part for part, used in (("jobs", bool(scenario.jobs)),
+                                    ("cancels", bool(scenario.cancels)),
+                                    ("goal", scenario.goal is not None)) if used]
+
+
+def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
+                   ) -> tuple[Trace, Exploration] | None:
+    """``case``'s trace from its scenario's recording, or None where it must replay."""
+    crash = case.crash
+    if crash is None or crash.during_recovery or crash.crash_class in ERROR_CLASSES or \
+            unrecorded_parts(scenario):
+        return None
+    recording = recording_for(case, scenario, factory)
+    if recording is None or recording.fallback is not None:
+        return None
+    world = recording.crashed_world(crash)
+    run = _CaseRun(case, scenario, factory, world=world) if world is not None else \
+        _CaseRun(case, scenario, factory)
+    if world is not None:
+        run.incarnations.append(_Incarnation(1, "run", crashed_at=crash.point_id,
+                                             ended_at=world.clock.now()))
+    _Joiner(run, recording)
+    trace = run.run()
+    how: Exploration = "rejoined" if run.joined is not None else \
+        "recorded" if world is not None else "replayed"
+    if how != "replayed" and recording.sampled(how):
+        replayed = replayed_trace(case, scenario, factory)
+        if replayed.digest != trace.digest:
+            recording.fallback = (f"a case {how} from the recorded run differed from its "
+                                  f"replay ({case.case_id}); every case of the scenario replays")
+            return replayed, "replayed"
+    return trace, how

@@ -1,0 +1,187 @@
+"""Crash cases started from a recorded run, and stopped where they rejoin it, equal replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from long_scenarios import appends
+from minimal_agent import MinimalAgent, minimal_factory
+
+from fakes import CrashDisk
+from harness.agent import AgentPorts, Task
+from harness.runner import Case, CaseResult, plan_cases, run_case
+from harness.runner import _explore as explore
+from harness.scenario import Scenario, load_scenario
+
+SHIPPED = Path(__file__).resolve().parents[2] / "scenarios" / "crash"
+# Shipped scenarios with each kind of case (disk points in every class, world events,
+# parallel calls, a budget spent across the crash), one case in STRIDE of each: the
+# whole suite both ways takes minutes (`benchmarks/bench_crash_exploration.py --suite`).
+REPRESENTATIVE = ("notes-and-mail-everywhere", "mail-at-every-world-event",
+                  "crash-during-parallel-puts", "budget-spent-at-a-crash",
+                  "unknown-send-is-inspected")
+STRIDE = 40
+
+
+def both_ways(scenario: Scenario, source: Path, factory: Any = None,
+              stride: int = 1) -> list[tuple[CaseResult, CaseResult]]:
+    cases = plan_cases(scenario, source, factory)[::stride]
+    explored = [run_case(case, scenario, factory) for case in cases]
+    replayed = [run_case(case, scenario, factory, replay=True) for case in cases]
+    return list(zip(explored, replayed, strict=True))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_recordings() -> None:
+    explore._RECORDINGS.clear()
+    explore._MADE.clear()
+
+
+def test_the_shipped_crash_scenarios_give_the_same_verdicts_and_digests_both_ways() -> None:
+    pairs: list[tuple[CaseResult, CaseResult]] = []
+    for name in REPRESENTATIVE:
+        source = SHIPPED / f"{name}.yaml"
+        pairs += both_ways(load_scenario(source), source, stride=STRIDE)
+
+    assert [(e.case.case_id, e.verdicts, e.digest) for e, _ in pairs] == \
+        [(r.case.case_id, r.verdicts, r.digest) for _, r in pairs]
+    assert all(r.fallback is None for r in explore._RECORDINGS.values())
+    ways = {e.exploration for e, _ in pairs}
+    assert "recorded" in ways, ways
+    assert {r.exploration for _, r in pairs} == {"replayed"}
+
+
+def test_a_case_that_reaches_the_recorded_state_again_stops_there_with_the_same_trace() -> None:
+    # Attempt ids drawn per run make a restarted agent send again what the first one sent:
+    # its state can equal the recorded run's, and the case rejoins it.
+    factory = minimal_factory("ids_per_run")
+
+    pairs = both_ways(appends(3), Path("appends.yaml"), factory, stride=2)
+
+    rejoined = [(e, r) for e, r in pairs if e.exploration == "rejoined"]
+    assert rejoined
+    assert all(e.digest == r.digest and e.verdicts == r.verdicts for e, r in pairs)
+    assert all(e.trace is not None and e.trace.final_incarnation == 2 for e, _ in rejoined)
+
+
+def test_an_agent_whose_ids_change_at_a_restart_never_rejoins() -> None:
+    # The rule it follows (a restarted client never reissues an attempt id) makes every
+    # request after a restart differ from the recorded run's: nothing may be carried over.
+    pairs = both_ways(appends(2), Path("appends.yaml"), minimal_factory(), stride=3)
+
+    assert {e.exploration for e, _ in pairs if e.case.crash} == {"recorded"}
+    assert [e.digest for e, _ in pairs] == [r.digest for _, r in pairs]
+
+
+_RUNS = {"count": 0}
+
+
+class _CountsItsRuns(MinimalAgent):
+    """Notes, in a file, how many runs this process made before: no two runs alike."""
+
+    async def run(self, task: Task) -> Any:
+        _RUNS["count"] += 1
+        self.ports.disk.mkdir(self.ports.state_dir)
+        with self.ports.disk.open_append(f"{self.ports.state_dir}/runs-{_RUNS['count']}") as f:
+            f.write(b"x")
+        return await super().run(task)
+
+
+def test_an_agent_that_is_not_deterministic_replays_every_case_and_says_so() -> None:
+    def factory(ports: AgentPorts) -> _CountsItsRuns:
+        return _CountsItsRuns(ports)
+
+    scenario = appends(2)
+    cases = [c for c in plan_cases(scenario, Path("appends.yaml"), factory) if c.crash][:6]
+
+    results = [run_case(case, scenario, factory) for case in cases]
+
+    assert {r.exploration for r in results} == {"replayed"}
+    (recording,) = explore._RECORDINGS.values()
+    assert recording.fallback is not None
+    assert "differed from its replay" in recording.fallback
+
+
+def test_the_option_and_the_environment_variable_turn_it_off(monkeypatch) -> None:
+    scenario = appends(2)
+    case = [c for c in plan_cases(scenario, Path("appends.yaml")) if c.crash][3]
+
+    assert run_case(case, scenario).exploration == "recorded"
+    assert run_case(case, scenario, replay=True).exploration == "replayed"
+    monkeypatch.setenv("HARNESS_REPLAY", "1")
+    assert run_case(case, scenario).exploration == "replayed"
+
+
+def test_a_factory_built_anew_for_each_case_is_recorded_once() -> None:
+    scenario = appends(2)
+    cases = [c for c in plan_cases(scenario, Path("appends.yaml")) if c.crash][:4]
+
+    for case in cases:
+        run_case(case, scenario, minimal_factory("ids_per_run"))
+
+    assert len(explore._RECORDINGS) == 1
+
+
+def test_disks_with_the_same_files_have_one_key_whatever_their_history() -> None:
+    straight, detour = CrashDisk(), CrashDisk()
+    for disk in (straight, detour):
+        disk.view().mkdir("/state")
+    detour.view().mkdir("/state/gone")  # other inode numbers from here on
+    detour.view().rmdir("/state/gone")
+    for disk in (straight, detour):
+        with disk.view().open_append("/state/log") as f:
+            f.write(b"a\n")
+            f.fsync()
+        disk.view().fsync_dir("/state")
+
+    assert straight.state_key() == detour.state_key()
+    with straight.view().open_append("/state/log") as f:
+        f.write(b"b\n")  # the same volatile bytes below, but not durable on this one
+    with detour.view().open_append("/state/log") as f:
+        f.write(b"b\n")
+        f.fsync()
+    assert straight.state_key() != detour.state_key()
+
+
+def test_a_copied_world_changes_apart_from_its_original() -> None:
+    scenario = appends(1)
+    recording = explore.Recording(Case(scenario.name, Path("a.yaml"), scenario.seed), scenario,
+                                  minimal_factory())
+    point, copy = next((key, world) for key, world in recording.copies.items() if world)
+    before = copy.disk.files()
+
+    crashed = recording.crashed_world(explore.CrashSpec(point[0], point[1], "unsynced_lost"))
+
+    assert crashed is not None
+    assert crashed.incarnations.crashed
+    assert not copy.incarnations.crashed
+    assert copy.disk.files() == before
+
+
+def test_compaction_and_its_crash_points_give_the_same_traces_both_ways() -> None:
+    # Compaction writes a file of its own and runs beside the turn's tools: its cases
+    # start from copies too, and must end exactly as their replays do.
+    source = SHIPPED.parent / "compaction" / "appended-during-compaction-kept.yaml"
+    pairs = both_ways(load_scenario(source), source)
+
+    assert [(e.case.case_id, e.verdicts, e.digest) for e, _ in pairs] == \
+        [(r.case.case_id, r.verdicts, r.digest) for _, r in pairs]
+    assert {e.exploration for e, _ in pairs} - {"replayed"}, "no case started from a copy"
+
+
+@pytest.mark.parametrize(("folder", "name", "parts"), [
+    ("jobs", "build-survives-a-crash", ["jobs"]),
+    ("cancel", "race-and-session-cancel", ["jobs", "cancels"]),
+    ("goals", "edited-goal-is-reverified", ["goal"]),
+])
+def test_jobs_cancels_and_goals_are_not_recorded_so_their_cases_replay(
+        folder: str, name: str, parts: list[str]) -> None:
+    source = SHIPPED.parent / folder / f"{name}.yaml"
+    scenario = load_scenario(source)
+    case = next(c for c in plan_cases(scenario, source) if c.crash)
+
+    assert explore.unrecorded_parts(scenario) == parts
+    assert run_case(case, scenario).exploration == "replayed"
+    assert not explore._RECORDINGS
