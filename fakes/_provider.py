@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
@@ -53,13 +54,14 @@ from fakes._faults import (
 )
 from fakes._latency import Latency
 from fakes._pairing import unpaired_calls_body
+from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
 from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
 from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext
 from harness._errors import ConfigError, FaultError
-from harness.ports import Dialect
+from harness.ports import CALENDAR_ORIGIN_UNIX, Dialect
 from harness.ports._ids import rng_stream
 
 if TYPE_CHECKING:
@@ -118,6 +120,9 @@ class FakeProvider:
         cache: CacheConfig | PromptCache | None = None,
         latency: Latency | None = None,
         max_requests: int = MAX_REQUESTS,
+        quota: Quota | None = None,
+        clock: Callable[[], float] | None = None,
+        calendar_origin: float = CALENDAR_ORIGIN_UNIX,
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
         self.max_requests = max_requests
@@ -136,6 +141,10 @@ class FakeProvider:
         self.cache = _prompt_cache(cache, self.dialect, seed)
         # Opt-in too: without it the first byte leaves at once, as the timing tests expect.
         self.latency = latency
+        # Every answer states the limits; only a declared quota ever answers 429 for them.
+        self.quota = QuotaWindow(quota)
+        self._now = clock or _loop_time
+        self._calendar_origin = calendar_origin
         self._check_static_faults()
 
     @property
@@ -159,7 +168,16 @@ class FakeProvider:
         return self._attempts.get(turn, 0)
 
     def plan(self, request: IncomingRequest) -> ResponsePlan:
-        """Record ``request`` and decide the whole response to it (no I/O)."""
+        """Record ``request`` and decide the whole response to it (no I/O).
+
+        Every answer carries the dialect's rate-limit headers, as they stand once
+        this request was admitted (or refused).
+        """
+        plan = self._plan(request)
+        limits = rate_limit_headers(self.dialect, self.quota, self._now(), self._calendar_origin)
+        return replace(plan, headers=plan.headers + limits)
+
+    def _plan(self, request: IncomingRequest) -> ResponsePlan:
         number = len(self.requests) + 1
         if number > self.max_requests:
             raise HarnessLimitExceeded("requests", f"the agent sent more than "
@@ -195,6 +213,11 @@ class FakeProvider:
         http = [fault for fault in faults if isinstance(fault, HttpError)]
         if http:
             return self._error_plan(http[0], request_id, faults, ctx)
+        rejection = self.quota.check(self._now()) if number else None
+        if rejection is not None:
+            return self._error_plan(quota_error(self.dialect, rejection), request_id, faults, ctx)
+        if number:  # not the static probe of _check_static_faults
+            self.quota.admit(self._now())
         if self.cache is not None and recorded.json is not None:
             recorded, problem = self._serve_cache(recorded, recorded.json)
             if problem is not None:
@@ -280,6 +303,7 @@ class FakeProvider:
         if request.cache is not None:
             usage = request.cache.usage(output_tokens(response))
             response = replace(response, usage=usage)
+        self.quota.charge(response.usage.input_tokens, response.usage.output_tokens)
         if not _wants_stream(request.json):
             return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
                                    number=number)
@@ -391,6 +415,14 @@ class FakeProvider:
         from fakes._httpx2_adapter import httpx2_client
 
         return httpx2_client(self)
+
+
+def _loop_time() -> float:
+    """The running event loop's time (virtual under a VirtualClock), 0.0 outside a loop."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return 0.0
 
 
 def _prompt_cache(

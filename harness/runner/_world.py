@@ -97,6 +97,11 @@ def fault_plan(scenario: Scenario) -> dict[tuple[int, int], tuple[fakes.Fault, .
     return {key: tuple(faults) for key, faults in plan.items()}
 
 
+def _quota(scenario: Scenario) -> fakes.Quota | None:
+    declared = scenario.provider.quota
+    return None if declared is None else fakes.Quota(**declared.model_dump())
+
+
 def world_tool(name: str, spec: ToolDeclaration, ledger: ToolLedger) -> WorldTool:
     """The fake tool a scenario declares."""
     behaviour = None
@@ -169,7 +174,9 @@ class World:
         self._faults = fault_plan(scenario)
         self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed,
                                      cache=_cache_config(scenario),
-                                     latency=Latency() if scenario.provider.latency else None)
+                                     latency=Latency() if scenario.provider.latency else None,
+                                     quota=_quota(scenario), clock=self.clock.now,
+                                     calendar_origin=_CALENDAR_ORIGIN)
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
         self.requests: list[_Pending] = []
