@@ -121,13 +121,17 @@ class QuotaWindow:
     def __init__(self, quota: Quota | None = None) -> None:
         self.quota = quota or Quota()
         self._window: deque[_Admitted] = deque()
+        # Running sums over the window: every answer reads them, a long run's window is long.
+        self._totals: dict[Limited, int] = dict.fromkeys(_LIMITS, 0)
 
     def _forget(self, now: float) -> None:
         while self._window and self._window[0].at + WINDOW_SECONDS <= now + _EPS:
-            self._window.popleft()
+            gone = self._window.popleft()
+            for what in _LIMITS:
+                self._totals[what] -= gone.used(what)
 
     def _used(self, what: Limited) -> int:
-        return sum(entry.used(what) for entry in self._window)
+        return self._totals[what]
 
     def check(self, now: float) -> Rejection | None:
         """``None`` when a request at ``now`` has room under every declared limit."""
@@ -156,6 +160,7 @@ class QuotaWindow:
         """Count a request admitted at ``now``; its tokens come with :meth:`charge`."""
         self._forget(now)
         self._window.append(_Admitted(now))
+        self._totals["requests"] += 1
 
     def charge(self, input_tokens: int, output_tokens: int) -> None:
         """Charge the last admitted request the tokens its answer reports."""
@@ -163,14 +168,18 @@ class QuotaWindow:
             last = self._window[-1]
             last.input_tokens += input_tokens
             last.output_tokens += output_tokens
+            self._totals["input_tokens"] += input_tokens
+            self._totals["output_tokens"] += output_tokens
+            self._totals["tokens"] += input_tokens + output_tokens
 
     def standing(self, what: Limited, now: float) -> Standing:
         """The limit (declared or nominal), what is left of it and when all of it is back."""
         self._forget(now)
         limit = self.quota.limit(what) or _NOMINAL[what]
         used = self._used(what)
-        holding = [entry.at for entry in self._window if entry.used(what)]
-        reset = max(0.0, holding[-1] + WINDOW_SECONDS - now) if holding else 0.0
+        # The newest entry that holds some of it: the whole limit is back when it leaves.
+        last = next((entry.at for entry in reversed(self._window) if entry.used(what)), None)
+        reset = 0.0 if last is None else max(0.0, last + WINDOW_SECONDS - now)
         return Standing(limit, max(0, limit - used), reset)
 
 

@@ -56,7 +56,9 @@ class RecordingProxy:
         self._lock = threading.Lock()
         self.written: list[Path] = []
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
-        self._server.daemon_threads = True
+        # Closing waits for the exchanges in flight: a capture is never cut off by Ctrl-C.
+        self._server.daemon_threads = False
+        self._server.block_on_close = True
         self._thread: threading.Thread | None = None
 
     @property
@@ -113,19 +115,26 @@ class RecordingProxy:
                 kept = [(k.lower(), v) for k, v in answer.headers.multi_items()
                         if k.lower() not in _HOP_BY_HOP]
                 _send_head(handler, answer.status_code, kept)
-                chunks, ended = _relay(handler, answer, started)
+                chunks, ended, client_left = _relay(handler, answer, started)
         except httpx.TransportError as error:
             _send_unreachable(handler, url, error)
             return
         self.keep(Exchange(handler.command, url, tuple(headers), body, answer.status_code,
                            tuple(kept), tuple(chunks), headers_at, ended))
+        if ended == "eof" and not client_left:
+            # The last chunk goes out once the capture is on disk: a client that has the
+            # whole answer knows its exchange was kept.
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
 
 
 def _relay(handler: http.server.BaseHTTPRequestHandler, answer: httpx.Response,
-           started: float) -> tuple[list[Chunk], Ended]:
-    """Pass each read on as it comes (chunked), noting when it arrived."""
+           started: float) -> tuple[list[Chunk], Ended, bool]:
+    """Pass each read on as it comes (chunked, the last chunk left to the caller), noting
+    when it arrived; also say how the upstream ended and whether the client left early."""
     chunks: list[Chunk] = []
     ended: Ended = "eof"
+    client_left = False
     try:
         for data in answer.iter_raw():
             chunks.append(Chunk(time.monotonic() - started, data))
@@ -134,10 +143,11 @@ def _relay(handler: http.server.BaseHTTPRequestHandler, answer: httpx.Response,
     except httpx.TransportError:
         ended = "reset"  # the upstream broke the stream: so does the proxy, for the client
         handler.close_connection = True
-        return chunks, ended
-    handler.wfile.write(b"0\r\n\r\n")
-    handler.wfile.flush()
-    return chunks, ended
+    except OSError:
+        # The client left (its own timeout, often: the stall worth a scenario). What came
+        # so far is kept; the capture then ends without its terminal event.
+        handler.close_connection = client_left = True
+    return chunks, ended, client_left
 
 
 def _send_head(handler: http.server.BaseHTTPRequestHandler, status: int,

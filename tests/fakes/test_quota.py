@@ -6,6 +6,8 @@ import json
 
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fakes import (
     FakeProvider,
@@ -163,3 +165,24 @@ def test_the_window_wait_reads_the_tokens_it_must_shed() -> None:
         window.charge(tokens, 0)
     # 120 used: shedding the first (60 at t=0) leaves 60 < 100, at t=60.
     assert window.wait(25.0) == pytest.approx(35.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 30, allow_nan=False), st.integers(0, 500)),
+                min_size=1, max_size=30),
+       st.integers(1, 10), st.integers(1, 2000))
+def test_the_asked_wait_is_exactly_enough(arrivals: list[tuple[float, int]], rpm: int,
+                                          tpm: int) -> None:
+    # Requests arrive (in time order) and are admitted when there is room; whenever one is
+    # refused, waiting the asked time gets it in, and waiting a millisecond less does not.
+    window = QuotaWindow(Quota(requests_per_minute=rpm, tokens_per_minute=tpm))
+    now = 0.0
+    for gap, tokens in arrivals:
+        now += gap
+        wait = window.wait(now)
+        if wait > 0.001:
+            assert window.check(now + wait - 0.001) is not None
+        now += wait
+        assert window.check(now) is None
+        window.admit(now)
+        window.charge(tokens, 0)

@@ -93,3 +93,12 @@ def test_numbers_go_on_after_the_files_already_there(upstream: Upstream,
     with RecordingProxy(upstream.url, tmp_path) as proxy:
         post(proxy)
     assert proxy.written[0].name.startswith("0008-")
+
+
+def test_a_client_that_asks_to_close_still_gets_the_whole_answer(upstream: Upstream,
+                                                                 tmp_path: Path) -> None:
+    with RecordingProxy(upstream.url, tmp_path) as proxy:
+        answer = post(proxy, connection="close")
+    assert answer.status_code == 200
+    assert answer.content == bytes(upstream.sent)
+    assert answer.content.endswith(b"data: [DONE]\n\n")
