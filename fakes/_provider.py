@@ -95,6 +95,8 @@ class ProviderRequest:
     turn: int
     attempt: int
     cache: CacheOutcome | None = None
+    #: The limit of the provider's quota that refused it with a 429 ("requests", "tokens" …).
+    quota: str | None = None
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -215,6 +217,8 @@ class FakeProvider:
             return self._error_plan(http[0], request_id, faults, ctx)
         rejection = self.quota.check(self._now()) if number else None
         if rejection is not None:
+            # plan() appended this record just now, synchronously: it is the last one.
+            self.requests[-1] = replace(recorded, quota=rejection.limited)
             return self._error_plan(quota_error(self.dialect, rejection), request_id, faults, ctx)
         if number:  # not the static probe of _check_static_faults
             self.quota.admit(self._now())

@@ -285,8 +285,10 @@ class World:
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
         faults = self._faults.get((seen.turn, seen.attempt), ())
+        # A quota's 429 is named beside the scripted faults: it came from load, not the script.
+        kinds = tuple(f.kind for f in faults) + ((f"quota:{seen.quota}",) if seen.quota else ())
         pending = _Pending(len(self.requests) + 1, incarnation, seen.turn, seen.attempt,
-                           self.clock.now(), plan.status, tuple(f.kind for f in faults),
+                           self.clock.now(), plan.status, kinds,
                            len(plan.body), _after_cuts(self._last_response, faults))
         pending.cut_short = plan.cut_short
         pending.model = _requested_model(seen.json)

@@ -45,8 +45,9 @@ def test_s5_judges_the_wait_a_quota_429_asked_for() -> None:
     assert (verdict(good, "S5").status, verdict(good, "S5").message) == (
         "pass", "1 asked wait(s) honoured")
     assert good.trace is not None
-    assert [(r.turn, r.attempt, r.status, r.started_at) for r in good.trace.requests][3:] == [
-        (4, 1, 429, 0.0), (4, 2, 200, 60.0), (5, 1, 200, 60.0)]
+    assert [(r.turn, r.attempt, r.status, r.started_at, r.faults)
+            for r in good.trace.requests][3:] == [
+        (4, 1, 429, 0.0, ("quota:requests",)), (4, 2, 200, 60.0, ()), (5, 1, 200, 60.0, ())]
 
 
 def test_an_agent_that_ignores_retry_after_ms_hammers_the_quota_and_fails_s5() -> None:
@@ -64,7 +65,8 @@ def test_the_anthropic_token_quota_is_waited_out_in_whole_seconds() -> None:
     assert good.passed
     assert good.trace is not None
     refused = [r for r in good.trace.requests if r.status == 429]
-    assert [(r.turn, r.retry_after) for r in refused] == [(4, 60.0)]
+    assert [(r.turn, r.retry_after, r.faults) for r in refused] == [
+        (4, 60.0, ("quota:input_tokens",))]
 
 
 @pytest.mark.parametrize(("dialect", "quota", "line"), [
