@@ -34,10 +34,11 @@ from harness.record._capture import Capture, Exchange, load_capture
 from harness.record._readers import DONE, READERS, ImportedTurn
 from harness.scenario import Scenario, parse_scenario
 from harness.scenario._faults import retry_after_problems
+from harness.scenario._names import TOOL_NAME_PATTERN
 
 #: A silence at least this long (seconds) becomes a fault; shorter ones are the network.
 DEFAULT_STALL_SECONDS: Final = 5.0
-_TOOL_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+_TOOL_NAME: Final = re.compile(TOOL_NAME_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -191,13 +192,20 @@ def _scenario_data(name: str, dialect: Dialect, turn: ImportedTurn,
 
 
 def _call(name: str, arguments: str) -> dict[str, Any]:
-    if not _TOOL_NAME.fullmatch(name):
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "tool"
+    if not _TOOL_NAME.fullmatch(name):  # a name the scenario format cannot hold, made fit
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
+    return {"tool": name, "args": _arguments(arguments) or {}}
+
+
+def _arguments(text: str) -> dict[str, Any] | None:
+    """The arguments as an object; ``None`` when the text is none (cut, garbled)."""
+    if not text.strip():
+        return {}
     try:
-        args = json.loads(arguments) if arguments.strip() else {}
+        value = json.loads(text)
     except ValueError:
-        args = {}
-    return {"tool": name, "args": args if isinstance(args, dict) else {}}
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _usable_usage(usage: Mapping[str, int]) -> bool:
@@ -291,7 +299,20 @@ def _faults(capture: Capture, stream: _Stream, stall_seconds: float) -> Iterator
                f"the headers came {exchange.headers_at:.2f} s after the request")
     if exchange.timed:
         yield from _stalls(stream, stall_seconds)
+    yield from _cut_calls(stream.turn)
     yield from _ending(stream)
+
+
+def _cut_calls(turn: ImportedTurn) -> Iterator[Fault]:
+    """A call whose captured arguments are no JSON object: cut (at max_tokens) or invalid."""
+    for index, call in enumerate(turn.calls.values()):
+        if _arguments(call.arguments) is not None:
+            continue
+        kind = "truncated_tool_arguments" if turn.finish == "length" else \
+            "invalid_tool_arguments"
+        shown = call.arguments if len(call.arguments) <= 40 else call.arguments[:40] + "…"
+        yield ({"kind": kind, "call_index": index, "offset": 1},
+               f"the call's captured arguments were no JSON object: {shown!r}")
 
 
 def _is_error(event: TimedEvent) -> bool:

@@ -140,3 +140,22 @@ def test_the_capture_file_reads_back_byte_for_byte(tmp_path: Path) -> None:
     from harness.record import load_capture
 
     assert load_capture(path).exchange.chunks == reads
+
+
+def test_arguments_cut_at_max_tokens_become_a_truncation_fault(tmp_path: Path) -> None:
+    envelope = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+
+    def chunk(delta: dict[str, object], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return "data: " + json.dumps(envelope | {"choices": [choice]}) + "\n\n"
+
+    head = {"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "mail", "arguments": ""}}
+    path = tmp_path / "cut.sse"
+    path.write_text(chunk({"tool_calls": [head]})
+                    + chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"to": "c'}}]})
+                    + chunk({}, "length") + "data: [DONE]\n\n", encoding="utf-8")
+    scenario = import_capture(path).scenario
+    assert scenario.model[0].finish_reason == "length"
+    [fault] = scenario.faults
+    assert (fault.kind, fault.fake_fields()["call_index"]) == ("truncated_tool_arguments", 0)
