@@ -6,8 +6,9 @@
 :func:`scrubbed` drops every credential header (``authorization``, ``x-api-key``,
 ``api-key``, ``x-goog-api-key`` and any name :func:`harness._redact.is_secret_key`
 calls secret), blanks secret query parameters (Gemini's ``?key=``), and overwrites
-each dropped value wherever else it appears in the bytes (an error body that echoes
-the key), byte for byte, so the reads keep their boundaries.
+each dropped value, and each value under a secret-looking key of the request's JSON
+body, wherever it appears in the bytes (an error body that echoes the key), byte for
+byte, so the reads keep their boundaries.
 
 The file::
 
@@ -34,7 +35,7 @@ from typing import Any, Final, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from harness._errors import CaptureError
-from harness._redact import REDACTED, is_secret_key
+from harness._redact import REDACTED, is_secret_key, secret_leaves
 
 FORMAT: Final = "harness-capture/1"
 #: Credential headers by name, beside every name that looks secret (``is_secret_key``).
@@ -115,6 +116,7 @@ def _credential_values(exchange: Exchange) -> list[str]:
                 values.append(token)
     query = parse_qsl(urlsplit(exchange.url).query, keep_blank_values=True)
     values += [v for k, v in query if _secret_param(k)]
+    values += [v for _, v in secret_leaves(_json_or_none(exchange.request_body))]
     # Longest first: a bearer token inside its "Bearer …" header value is masked whole.
     return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -29,8 +30,8 @@ def add_record_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
                           help="write the scenario here (default: print it)")
     imported.add_argument("--entry", type=_index, metavar="N",
                           help="the HAR entry to import, from 0 (default: the first stream)")
-    imported.add_argument("--name", metavar="NAME", help="the scenario's name "
-                          "(default: from the capture's file name)")
+    imported.add_argument("--name", type=_scenario_name, metavar="NAME",
+                          help="the scenario's name (default: from the capture's file name)")
     imported.add_argument("--stall-seconds", type=_stall, default=None, metavar="S",
                           help="a silence at least this long becomes a stall fault "
                                "(default: 5)")
@@ -40,6 +41,15 @@ def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"got {text!r}; expected a port from 0 to 65535")
     return int(text)
+
+
+def _scenario_name(text: str) -> str:
+    from harness.scenario._names import SCENARIO_NAME_PATTERN
+
+    if not re.fullmatch(SCENARIO_NAME_PATTERN, text) or len(text) > 100:
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected lowercase letters, digits "
+                                         "and '-', such as 'slow-invoice'")
+    return text
 
 
 def _index(text: str) -> int:

@@ -102,3 +102,12 @@ def test_a_client_that_asks_to_close_still_gets_the_whole_answer(upstream: Upstr
     assert answer.status_code == 200
     assert answer.content == bytes(upstream.sent)
     assert answer.content.endswith(b"data: [DONE]\n\n")
+
+
+def test_a_key_inside_the_request_body_is_masked_too(upstream: Upstream, tmp_path: Path) -> None:
+    with RecordingProxy(upstream.url, tmp_path) as proxy, \
+            httpx.Client(base_url=proxy.url, timeout=10) as client:
+        client.post("/v1/chat/completions", json={**BODY, "api_key": KEY})
+    assert KEY.encode() not in proxy.written[0].read_bytes()
+    sent = json.loads(load_capture(proxy.written[0]).exchange.request_body)
+    assert sent["api_key"] == "*" * len(KEY)  # the field stays, masked
