@@ -159,3 +159,21 @@ def test_arguments_cut_at_max_tokens_become_a_truncation_fault(tmp_path: Path) -
     assert scenario.model[0].finish_reason == "length"
     [fault] = scenario.faults
     assert (fault.kind, fault.fake_fields()["call_index"]) == ("truncated_tool_arguments", 0)
+
+
+def test_an_answer_that_was_not_streamed_is_read_from_its_json(tmp_path: Path) -> None:
+    message = {"id": "msg_1", "type": "message", "role": "assistant",
+               "model": "claude-haiku-4-5", "stop_reason": "tool_use",
+               "content": [{"type": "text", "text": "Looking."},
+                           {"type": "tool_use", "id": "toolu_1", "name": "outbox",
+                            "input": {"folder": "sent"}}],
+               "usage": {"input_tokens": 50, "output_tokens": 12}}
+    body = json.dumps(message).encode()
+    path = write_exchange(Exchange("POST", "https://api.anthropic.com/v1/messages", (), b"{}",
+                                   200, (("content-type", "application/json"),),
+                                   (Chunk(0.2, body),), 0.1), tmp_path / "json.json")
+    scenario = import_capture(path).scenario
+    first = scenario.model[0]
+    assert (scenario.dialect, first.text) == ("anthropic", "Looking.")
+    assert [(c.tool, c.args) for c in first.calls] == [("outbox", {"folder": "sent"})]
+    assert scenario.faults == []
