@@ -113,6 +113,7 @@ class Rejection:
     limited: Limited
     wait: float
     limit: int
+    used: int
 
 
 class QuotaWindow:
@@ -136,7 +137,7 @@ class QuotaWindow:
     def check(self, now: float) -> Rejection | None:
         """``None`` when a request at ``now`` has room under every declared limit."""
         self._forget(now)
-        rejections = [Rejection(what, self._wait_for(what, limit, now), limit)
+        rejections = [Rejection(what, self._wait_for(what, limit, now), limit, self._used(what))
                       for what in _LIMITS
                       if (limit := self.quota.limit(what)) is not None
                       and self._used(what) >= limit]
@@ -238,17 +239,18 @@ def _anthropic_headers(window: QuotaWindow, now: float, origin: float) -> Header
 def _openai_rejection(rejection: Rejection) -> HttpError:
     what = {"requests": "requests per min (RPM)"}.get(rejection.limited,
                                                      "tokens per min (TPM)")
-    message = (f"Rate limit reached for requests on {what}: Limit {rejection.limit}. "
-               f"Please try again in {go_duration(rejection.wait)}.")
+    message = (f"Rate limit reached in organization org-fake on {what}: Limit "
+               f"{rejection.limit}, Used {rejection.used}. Please try again in "
+               f"{go_duration(rejection.wait)}.")
     return HttpError(429, retry_after_ms=math.ceil(round(rejection.wait * 1000, 6)),
                      message=message)
 
 
 def _anthropic_rejection(rejection: Rejection) -> HttpError:
     what = rejection.limited.replace("_", " ")
-    message = (f"This request would exceed your organization's rate limit of "
-               f"{rejection.limit} {what} per minute. Please retry after the time the "
-               "retry-after header gives.")
+    message = (f"This request would exceed the rate limit for your organization of "
+               f"{rejection.limit} {what} per minute. You can see the response headers for "
+               "current usage. Please try again later.")
     return HttpError(429, retry_after=math.ceil(round(rejection.wait, 6)), message=message)
 
 

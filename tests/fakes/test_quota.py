@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import openai
@@ -186,3 +187,19 @@ def test_the_asked_wait_is_exactly_enough(arrivals: list[tuple[float, int]], rpm
         assert window.check(now) is None
         window.admit(now)
         window.charge(tokens, 0)
+
+
+def test_without_a_clock_the_provider_reads_the_loop_it_serves_on(
+        virtual_clock: VirtualClock) -> None:
+    provider = FakeProvider("openai", REPLY, quota=Quota(requests_per_minute=1))
+
+    async def twice(pause: float) -> list[int]:
+        async with provider.httpx_client() as http:
+            first = await http.post("/chat/completions", content=BODY)
+            await asyncio.sleep(pause)
+            second = await http.post("/chat/completions", content=BODY)
+        return [first.status_code, second.status_code]
+
+    assert virtual_clock.run(twice(59.0)) == [200, 429]
+    # t=59: the request of t=0 still counts; t=119: the refused one of t=59 never did.
+    assert virtual_clock.run(twice(60.0)) == [429, 200]
