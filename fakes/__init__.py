@@ -67,6 +67,7 @@ from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState
 from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
 from fakes._provider import FakeProvider, ProviderRequest, Responder, output_tokens
+from fakes._quota import RATE_LIMIT_WIRES, Quota, QuotaWindow, RateLimitWire
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._segments import (
     COMPACTION_MARKER,
@@ -111,6 +112,7 @@ __all__ = [
     "PRICES",
     "PRICES_AS_OF",
     "PURE_TOOL_KINDS",
+    "RATE_LIMIT_WIRES",
     "SEGMENTS",
     "TOOL_KINDS",
     "TOOL_KIND_TRAITS",
@@ -163,7 +165,10 @@ __all__ = [
     "PromptView",
     "ProviderConditions",
     "ProviderRequest",
+    "Quota",
+    "QuotaWindow",
     "RandomSplits",
+    "RateLimitWire",
     "Reset",
     "Responder",
     "ResponsePlan",

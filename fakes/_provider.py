@@ -29,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
@@ -58,13 +59,14 @@ from fakes._faults import (
 )
 from fakes._latency import Latency
 from fakes._pairing import unpaired_calls_body
+from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
 from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
 from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext, Reset
 from harness._errors import ConfigError, FaultError
-from harness.ports import Dialect
+from harness.ports import CALENDAR_ORIGIN_UNIX, Dialect
 from harness.ports._ids import rng_stream
 
 if TYPE_CHECKING:
@@ -103,6 +105,8 @@ class ProviderRequest:
     # context window is set.
     condition: str | None = None
     prompt_tokens: int | None = None
+    #: The limit of the provider's quota that refused it with a 429 ("requests", "tokens" …).
+    quota: str | None = None
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -129,7 +133,9 @@ class FakeProvider:
         latency: Latency | None = None,
         max_requests: int = MAX_REQUESTS,
         conditions: ProviderConditions | None = None,
-        now: Callable[[], float] | None = None,
+        quota: Quota | None = None,
+        clock: Callable[[], float] | None = None,
+        calendar_origin: float = CALENDAR_ORIGIN_UNIX,
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
         self.max_requests = max_requests
@@ -150,7 +156,10 @@ class FakeProvider:
         self.latency = latency
         # Opt-in as well: a context window and outages hold for every request alike.
         self.conditions = conditions or ProviderConditions()
-        self._now = now or (lambda: 0.0)
+        # Every answer states the limits; only a declared quota ever answers 429 for them.
+        self.quota = QuotaWindow(quota)
+        self._now = clock or _loop_time
+        self._calendar_origin = calendar_origin
         self._check_static_faults()
 
     @property
@@ -174,7 +183,16 @@ class FakeProvider:
         return self._attempts.get(turn, 0)
 
     def plan(self, request: IncomingRequest) -> ResponsePlan:
-        """Record ``request`` and decide the whole response to it (no I/O)."""
+        """Record ``request`` and decide the whole response to it (no I/O).
+
+        Every answer carries the dialect's rate-limit headers, as they stand once
+        this request was admitted (or refused).
+        """
+        plan = self._plan(request)
+        limits = rate_limit_headers(self.dialect, self.quota, self._now(), self._calendar_origin)
+        return replace(plan, headers=plan.headers + limits)
+
+    def _plan(self, request: IncomingRequest) -> ResponsePlan:
         number = len(self.requests) + 1
         if number > self.max_requests:
             raise HarnessLimitExceeded("requests", f"the agent sent more than "
@@ -213,6 +231,13 @@ class FakeProvider:
         http = [fault for fault in faults if isinstance(fault, HttpError)]
         if http:
             return self._error_plan(http[0], request_id, faults, ctx)
+        rejection = self.quota.check(self._now()) if number else None
+        if rejection is not None:
+            # plan() appended this record just now, synchronously: it is the last one.
+            self.requests[-1] = replace(recorded, quota=rejection.limited)
+            return self._error_plan(quota_error(self.dialect, rejection), request_id, faults, ctx)
+        if number:  # not the static probe of _check_static_faults
+            self.quota.admit(self._now())
         if self.cache is not None and recorded.json is not None:
             recorded, problem = self._serve_cache(recorded, recorded.json)
             if problem is not None:
@@ -343,6 +368,7 @@ class FakeProvider:
             # A provider that measured the prompt against its window bills what it measured.
             response = replace(response, usage=replace(response.usage,
                                                         input_tokens=request.prompt_tokens))
+        self.quota.charge(response.usage.input_tokens, response.usage.output_tokens)
         if not _wants_stream(request.json):
             return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
                                    number=number)
@@ -454,6 +480,14 @@ class FakeProvider:
         from fakes._httpx2_adapter import httpx2_client
 
         return httpx2_client(self)
+
+
+def _loop_time() -> float:
+    """The running event loop's time (virtual under a VirtualClock), 0.0 outside a loop."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return 0.0
 
 
 def _prompt_cache(

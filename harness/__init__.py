@@ -5,6 +5,7 @@ Import from this package (or ``harness.agent``), never from private modules.
 
 from harness._errors import (
     AgentEntryError,
+    CaptureError,
     ConfigError,
     DiskError,
     FaultError,
@@ -19,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentEntryError",
+    "CaptureError",
     "ConfigError",
     "DiskError",
     "FaultError",

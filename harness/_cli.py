@@ -10,6 +10,9 @@ Commands and exit codes::
     harness demo                      0 every streaming fault handled, 1 otherwise
     harness fuzz SCENARIO [--agent SPEC] [--budget N] [--out DIR] [--seed S]
                                       0 nothing found, 1 a repro written, 2 bad input
+    harness record --upstream URL --out DIR [--port P]
+                                      0 after Ctrl-C, 2 bad input
+    harness import CAPTURE [--out FILE] 0 scenario written, 2 bad capture
     harness compare BASE CAND [--out DIR] [--format md,html,json]
                                       0 reports written, 2 bad input
     harness gate BASE CAND [--threshold METRIC=VALUE]...
@@ -55,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness._fuzz_options import add_fuzz_command
 
     add_fuzz_command(commands)
+    from harness.record._command import add_record_commands
+
+    add_record_commands(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
@@ -164,6 +170,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from harness.fuzz._command import run_fuzz
 
         return run_fuzz(args)
+    if args.command in {"record", "import"}:
+        from harness.record._command import run_import, run_record
+
+        return {"record": run_record, "import": run_import}[args.command](args)
     if args.command in {"compare", "gate"}:
         from reports._commands import run_compare, run_gate
 

@@ -12,6 +12,7 @@ and how to fix it::
     ├── JobRunnerUnavailable   harness.ports: the job runner cannot be asked about a job now
     ├── JournalCorruptError    a journal line that is no record, with records after it (.line)
     ├── ReportError            a result folder a report cannot read or compare (.path)
+    ├── CaptureError           harness import: a capture that is no exchange, HAR or SSE (.path)
     ├── AgentEntryError        an --agent or a tool target that cannot be imported or used
     ├── MalformedOutcome       harness.runner: an agent's run() returned no AgentOutcome
     ├── ForeverStalled         harness.intercept: a blocking client waits on an endless stall
@@ -212,6 +213,18 @@ class ReportError(HarnessError):
     def __init__(self, message: str, path: str | None = None) -> None:
         self.path = path
         super().__init__(message)
+
+
+class CaptureError(HarnessError):
+    """A capture ``harness import`` cannot read: not a recorded exchange, a HAR file or SSE.
+
+    ``path`` is the file; the message says what was found, what was expected and how to
+    get a usable capture (``harness record``, a browser's HAR export, the raw stream).
+    """
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
 
 
 def one_of(values: Iterable[object]) -> str:

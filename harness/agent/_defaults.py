@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, fields
 
 from harness._errors import ConfigError
+from harness.ports import CALENDAR_ORIGIN_UNIX
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +60,8 @@ class StreamConfig:
     # continued, at most once; a second continuation would hide a runaway answer.
     max_continuations: int = 1
     # Unix time of virtual t=0: lets an HTTP-date ``Retry-After`` be compared with
-    # the virtual now. 2026-01-01T00:00:00Z, the fakes' calendar origin.
-    clock_epoch_unix: float = 1_767_225_600.0
+    # the virtual now (the fakes' calendar origin).
+    clock_epoch_unix: float = CALENDAR_ORIGIN_UNIX
 
     def __post_init__(self) -> None:
         for name in (

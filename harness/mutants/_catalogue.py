@@ -107,6 +107,12 @@ async def _without_retry_after(response: httpx.Response) -> httpx.Response:
     return response
 
 
+async def _without_retry_after_ms(response: httpx.Response) -> httpx.Response:
+    # As a client written against the RFC alone: Retry-After is read, retry-after-ms never.
+    response.headers.pop("retry-after-ms", None)
+    return response
+
+
 _LENGTH = (b'"finish_reason":"length"', b'"stop_reason":"max_tokens"')
 
 
@@ -454,6 +460,7 @@ _LONG_OUTAGE = "scenarios/budgets/long-outage-breaker.yaml"
 _TOKENS = "scenarios/budgets/token-budget-stops.yaml"
 _COST = "scenarios/budgets/cost-budget-stops.yaml"
 _TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
+_RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -468,6 +475,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("S5-ignores-retry-after", "seed 002 §19.1 (尊重服务端 Retry-After)",
            "drops the Retry-After headers and retries on its own backoff",
            with_responses(reference(), _without_retry_after), (Kill(_STALL, "S5"),)),
+    Mutant("S5-ignores-retry-after-ms", "seed 002 §19.1 (尊重服务端 Retry-After)",
+           "reads Retry-After only, so a quota's 429 that states its wait in retry-after-ms "
+           "is retried on its own backoff", with_responses(reference(), _without_retry_after_ms),
+           (Kill(_RPM, "S5"),)),
     Mutant("J7-walks-away-from-timed-out-tool", "seed 002 §19.1 (工具超时为什么不能直接 "
            "Promise.race)", "a timed-out call is told to stop but never waited for",
            with_tools(reference(), _WalksAway), (Kill(_SETTLE, "J7"),)),

@@ -9,7 +9,7 @@ the hashes of arguments and side effects, the remembered path helpers and the
 mapping of ``OSError`` to :class:`harness.DiskError`.
 """
 
-from harness.ports._clock import Clock, LoopClock
+from harness.ports._clock import CALENDAR_ORIGIN_UNIX, Clock, LoopClock
 from harness.ports._dialect import DIALECTS, Dialect
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
 from harness.ports._goals import (
@@ -50,6 +50,7 @@ from harness.ports._jobs import (
 from harness.ports._tools import Tool, ToolContext, ToolInvocation
 
 __all__ = [
+    "CALENDAR_ORIGIN_UNIX",
     "CANCEL_TARGETS",
     "DIALECTS",
     "JOB_COMPLETED_MARKER",

@@ -7,7 +7,12 @@ Like every port in :mod:`harness.ports`, it is a small ``Protocol``; the fakes
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol, final
+from typing import Final, Protocol, final
+
+#: Unix time of virtual t=0 (2026-01-01T00:00:00Z): the calendar the fakes date their
+#: answers by (an HTTP-date Retry-After, Anthropic's rate-limit resets) and the agent
+#: reads them by.
+CALENDAR_ORIGIN_UNIX: Final = 1_767_225_600.0
 
 
 class Clock(Protocol):

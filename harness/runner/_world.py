@@ -100,6 +100,11 @@ def fault_plan(scenario: Scenario) -> dict[tuple[int, int], tuple[fakes.Fault, .
     return {key: tuple(faults) for key, faults in plan.items()}
 
 
+def _quota(scenario: Scenario) -> fakes.Quota | None:
+    declared = scenario.provider.quota
+    return None if declared is None else fakes.Quota(**declared.model_dump())
+
+
 def world_tool(name: str, spec: ToolDeclaration, ledger: ToolLedger) -> WorldTool:
     """The fake tool a scenario declares."""
     behaviour = None
@@ -177,7 +182,8 @@ class World:
                                      cache=_cache_config(scenario),
                                      latency=Latency() if scenario.provider.latency else None,
                                      conditions=provider_conditions(scenario),
-                                     now=self.clock.now)
+                                     quota=_quota(scenario), clock=self.clock.now,
+                                     calendar_origin=_CALENDAR_ORIGIN)
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
         self.requests: list[_Pending] = []
@@ -293,8 +299,10 @@ class World:
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
         faults = self._faults.get((seen.turn, seen.attempt), ())
+        # A quota's 429 is named beside the scripted faults: it came from load, not the script.
+        kinds = tuple(f.kind for f in faults) + ((f"quota:{seen.quota}",) if seen.quota else ())
         pending = _Pending(len(self.requests) + 1, incarnation, seen.turn, seen.attempt,
-                           self.clock.now(), plan.status, tuple(f.kind for f in faults),
+                           self.clock.now(), plan.status, kinds,
                            len(plan.body), _after_cuts(self._last_response, faults))
         pending.cut_short = plan.cut_short
         pending.model = _requested_model(seen.json)
@@ -434,7 +442,7 @@ class World:
             self.clock.now(), len(provider.requests),
             sorted((t, n) for t, n in provider._attempts.items() if t >= turn),
             [(e.tool, e.key, e.idempotent, repr(e.detail)) for e in self.ledger.effects],
-            repr(self.ledger.world), sorted(self._events_seen),
+            repr(self.ledger.world), sorted(self._events_seen), provider.quota.state(),
         ]
         cache = provider.cache
         if cache is not None:  # its state has no public face: read it as it is

@@ -213,6 +213,23 @@ def fault_model(fake: type[fakes.Fault]) -> type[FaultModel]:
     )
 
 
+def value_model(fake: type[Any], name: str, module: str) -> type[ScenarioModel]:
+    """The strict scenario model of a fakes dataclass that is not a fault (a quota …).
+
+    Its fields, limits and descriptions are the dataclass's, as for a fault; ``module``
+    is where the model is bound to ``name`` (so that it pickles).
+    """
+    hints = get_type_hints(fake, include_extras=True)
+    fields = {
+        f.name: _model_field(f.name, hints[f.name],
+                             ... if f.default is dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(fake)
+    }
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        name, __base__=ScenarioModel, __module__=module,
+        __doc__=(fake.__doc__ or name).split("\n")[0], **fields)
+
+
 FAULT_MODELS: Final[tuple[type[FaultModel], ...]] = tuple(
     fault_model(fake) for fake in fakes.FAULT_KINDS.values()
 )

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Annotated, Any, Self
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
 from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
 
-from fakes import CRASH_CLASSES, FAULT_KINDS, CrashClass
+from fakes import CRASH_CLASSES, FAULT_KINDS, CrashClass, Quota
 from fakes._faults import check_faults
+from fakes._quota import quota_fields
 from harness._errors import ConfigError
 from harness._redact import MIN_SECRET_LENGTH, secret_leaves
 from harness.agent import StopState
 from harness.ports import Dialect
 from harness.scenario._base import ScenarioModel
-from harness.scenario._faults import AnyFault, Count, Seconds
+from harness.scenario._faults import AnyFault, Count, Seconds, value_model
 from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems
 from harness.scenario._jobs import CancelFault, JobDeclaration, job_problems
 from harness.scenario._long_run import (
@@ -181,6 +182,16 @@ class BudgetLimits(ScenarioModel):
     """Dollars the run may spend at the model's list price; absent: not capped."""
 
 
+if TYPE_CHECKING:
+    class QuotaDeclaration(ScenarioModel):
+        requests_per_minute: int | None
+        tokens_per_minute: int | None
+        input_tokens_per_minute: int | None
+        output_tokens_per_minute: int | None
+else:
+    QuotaDeclaration = value_model(Quota, "QuotaDeclaration", __name__)
+    """Requests and tokens per minute the provider admits, on virtual time."""
+
 class Provider(ScenarioModel):
     """The fake provider: the model the requests name, and its prompt cache (DESIGN §7)."""
 
@@ -197,6 +208,9 @@ class Provider(ScenarioModel):
     """Prompt tokens the model takes; a longer request gets the dialect's context-length error."""
     outages: list[OutageDeclaration] = []  # noqa: RUF012
     """Windows of virtual time in which every request fails (a long outage)."""
+    quota: QuotaDeclaration | None = None
+    """Rate limits per minute of virtual time: a request over one gets the dialect's 429 with
+    the exact wait in retry-after-ms (OpenAI) or retry-after (Anthropic)."""
 
 
 class Expectation(ScenarioModel):
@@ -307,7 +321,22 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *_secret_problems(scenario),
         *goal_problems(scenario.goal, scenario.verifier),
         *unpriced_cost_budget(scenario.budget.max_cost_usd, scenario.provider.model),
+        *_quota_problems(scenario),
     ]
+
+
+def _quota_problems(scenario: Scenario) -> list[Problem]:
+    """A limit the scenario's dialect does not have (OpenAI counts tokens as one)."""
+    quota = scenario.provider.quota
+    if quota is None:
+        return []
+    allowed = quota_fields(scenario.dialect)
+    return [Problem(("provider", "quota", name), f"the {scenario.dialect} API has no such "
+                    "limit", getattr(quota, name), show(getattr(quota, name)),
+                    quoted(list(allowed), "none"),
+                    "Use tokens_per_minute: this API counts input and output tokens together")
+            for name in Quota.__dataclass_fields__
+            if getattr(quota, name) is not None and name not in allowed]
 
 
 def _reply_problems(scenario: Scenario) -> list[Problem]:

@@ -60,7 +60,7 @@ def test_a_prompt_inside_the_window_is_answered_and_billed_as_measured() -> None
 def test_an_outage_fails_every_request_inside_its_window() -> None:
     now = [0.0]
     outage = ProviderConditions(outages=(Outage(10, 20, 529),))
-    provider = FakeProvider("openai", REPLY, conditions=outage, now=lambda: now[0])
+    provider = FakeProvider("openai", REPLY, conditions=outage, clock=lambda: now[0])
     short = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     codes = []
     for at in (9.0, 10.0, 19.9, 20.0):
