@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
+from harness.ports import family_of
 from harness.scenario import TOOL_OUTCOMES, Reply, Scenario
 
 # Built once: json.dumps builds a new encoder per call, and every request needs one.
@@ -128,7 +129,7 @@ def last_tool_results(dialect: str, messages: Sequence[Any]) -> list[ToolResult]
     if last < 0:
         return []
     names = _call_names(dialect, messages[last])
-    if dialect == "openai":
+    if family_of(dialect) == "openai":
         return [_openai_result(m, names) for m in messages[last + 1 :] if _role(m) == "tool"]
     blocks = [
         block
@@ -144,7 +145,7 @@ def _role(message: Any) -> str | None:
 
 
 def _call_names(dialect: str, message: Mapping[str, Any]) -> dict[str, str]:
-    if dialect == "openai":
+    if family_of(dialect) == "openai":
         calls = message.get("tool_calls") or []
         return {
             str(c.get("id")): str((c.get("function") or {}).get("name"))
@@ -203,7 +204,8 @@ class ScriptedModel:
 
     def respond(self, request: ProviderRequest) -> ScriptedResponse:
         """The :data:`fakes.Responder`: pick the reply and render it."""
-        body = request.json or {}
+        # The conversation as its family reads it: two shapes for every dialect.
+        body = request.chat or request.json or {}
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
         applied = self._applied() if self._applied is not None else None

@@ -61,6 +61,7 @@ from harness.agent import (
     parse_retry_after,
 )
 from harness.intercept._network import Served
+from harness.ports import SPECS
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._usage_seen import usage_seen
@@ -282,11 +283,12 @@ class World:
                            self.clock.now(), plan.status, tuple(f.kind for f in faults),
                            len(plan.body), _after_cuts(self._last_response, faults))
         pending.cut_short = plan.cut_short
-        pending.model = _requested_model(seen.json)
+        pending.model = _requested_model(seen.chat or seen.json)
         pending.cache = seen.cache
         pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
         pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
-        pending.body = seen.json
+        # The conversation as its family reads it (Responses and Gemini as Chat Completions).
+        pending.body = seen.chat if seen.chat is not None else seen.json
         pending.retry_after = asked_wait(plan.headers, self.clock.now())
         self.requests.append(pending)
         if seen.turn > 0:
@@ -645,11 +647,7 @@ class _RecordingTool:
                                              "abandoned" if left else outcome)
 
 
-_FAKE_ORIGINS: dict[str, str] = {
-    httpx.URL(FakeProvider(dialect, ScriptedResponse((), "stop", fakes.ScriptedUsage(0, 0)))
-              .origin).host: dialect
-    for dialect in ("openai", "anthropic")
-}
+_FAKE_ORIGINS: dict[str, str] = {spec.host: dialect for dialect, spec in SPECS.items()}
 
 
 class WorldRoute:
