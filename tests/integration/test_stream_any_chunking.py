@@ -28,10 +28,9 @@ from fakes import (
     ToolUse,
 )
 from harness.agent import Dialect
+from harness.ports import DIALECTS
 
 from ._streaming import request_body, run_client
-
-DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
 
 # Text that stresses the decoder: multibyte UTF-8 (2, 3 and 4 bytes), newlines
 # and carriage returns inside JSON strings, SSE-looking content.
