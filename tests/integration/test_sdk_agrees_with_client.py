@@ -165,7 +165,8 @@ async def _gemini_view(provider: FakeProvider) -> dict[str, Any]:
                 if part.function_call is not None:
                     call = part.function_call
                     calls.append((call.id, call.name, dict(call.args or {})))
-    assert usage is not None and finish is not None
+    assert usage is not None
+    assert finish is not None
     reason = {"STOP": "tool_calls" if calls else "stop", "MAX_TOKENS": "length"}
     return {
         "text": text,
@@ -228,7 +229,8 @@ def test_the_responses_sdk_reads_max_output_tokens_as_the_client_does() -> None:
     assert last.response.incomplete_details.reason == "max_output_tokens"
     result, _, _, _ = run_client("openai-responses", REPLY, {(1, 1): faults})
     assert result.outcome == "truncated"
-    assert result.message is not None and result.message.text == last.response.output_text
+    assert result.message is not None
+    assert result.message.text == last.response.output_text
     sdk_calls = [i.call_id for i in last.response.output if i.type == "function_call"]
     assert [c.call_id for c in result.rejected_tool_calls] == sdk_calls == ["call_a", "call_b"]
 
