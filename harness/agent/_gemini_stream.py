@@ -122,7 +122,7 @@ def _error_of(error: object) -> ProviderError:
 
 
 def _usage_of(raw: dict[str, Any]) -> Usage:
-    cached = raw.get("cachedContentTokenCount")
+    # Proto3 JSON leaves out a zero: no cachedContentTokenCount means nothing was cached.
     return Usage(int(raw.get("promptTokenCount") or 0),
                  int(raw.get("candidatesTokenCount") or 0),
-                 int(cached) if isinstance(cached, int) else None, None)
+                 int(raw.get("cachedContentTokenCount") or 0), None)
