@@ -38,6 +38,9 @@ class DialectSpec:
     what the official SDK's ``base_url`` adds to the origin; ``conversation`` the
     body field that holds the conversation; ``json_path`` the path of a request
     that does not stream, where the path decides (Gemini's ``:generateContent``).
+    ``environment`` names the variables the official SDK reads its base URL and
+    key from. Two dialects of one provider share its host (Chat Completions and
+    Responses), as they share ``api.openai.com``; the path tells them apart.
     """
 
     name: Dialect
@@ -46,6 +49,7 @@ class DialectSpec:
     path: str
     request_id_header: str
     family: Family
+    environment: tuple[str, str]
     conversation: str = "messages"
     json_path: str = ""
 
@@ -59,16 +63,21 @@ class DialectSpec:
         return self.path.replace("{model}", model)
 
 
+_OPENAI_ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+
 SPECS: dict[Dialect, DialectSpec] = {
     "openai": DialectSpec("openai", "openai.fake.test", "/v1", "/v1/chat/completions",
-                          "x-request-id", "openai"),
+                          "x-request-id", "openai", _OPENAI_ENVIRONMENT),
     "anthropic": DialectSpec("anthropic", "anthropic.fake.test", "", "/v1/messages",
-                             "request-id", "anthropic"),
-    "openai-responses": DialectSpec("openai-responses", "responses.openai.fake.test", "/v1",
-                                    "/v1/responses", "x-request-id", "openai", "input"),
+                             "request-id", "anthropic",
+                             ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")),
+    "openai-responses": DialectSpec("openai-responses", "openai.fake.test", "/v1",
+                                    "/v1/responses", "x-request-id", "openai",
+                                    _OPENAI_ENVIRONMENT, "input"),
     "gemini": DialectSpec("gemini", "gemini.fake.test", "",
                           "/v1beta/models/{model}:streamGenerateContent",
-                          "x-goog-request-id", "openai", "contents",
+                          "x-goog-request-id", "openai",
+                          ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY"), "contents",
                           json_path="/v1beta/models/{model}:generateContent"),
 }
 """Every dialect's spec; a dialect is added here and in the two behaviour registries."""

@@ -647,7 +647,20 @@ class _RecordingTool:
                                              "abandoned" if left else outcome)
 
 
-_FAKE_ORIGINS: dict[str, str] = {spec.host: dialect for dialect, spec in SPECS.items()}
+def _dialect_called(url: str, scenario_dialect: str) -> str | None:
+    """The dialect whose API ``url`` calls; None for a host no fake provider serves.
+
+    Chat Completions and Responses share a host, so the path decides; a path no
+    dialect of the host knows goes to the scenario's provider (which answers 404).
+    """
+    parsed = httpx.URL(url)
+    on_host = [dialect for dialect, spec in SPECS.items() if spec.host == parsed.host]
+    called = [dialect for dialect in on_host if fakes.WIRE[dialect].route(parsed.path)]
+    if called:
+        return called[0]
+    if scenario_dialect in on_host:
+        return scenario_dialect
+    return on_host[0] if on_host else None
 
 
 class WorldRoute:
@@ -660,8 +673,7 @@ class WorldRoute:
 
     def serve(self, request: IncomingRequest) -> Served | None:
         world = self._world
-        host = httpx.URL(request.url).host
-        dialect = _FAKE_ORIGINS.get(host)
+        dialect = _dialect_called(request.url, world.scenario.dialect)
         if dialect is None:
             world.foreign.append(f"{request.method} {request.url}")
             return None

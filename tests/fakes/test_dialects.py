@@ -23,7 +23,7 @@ from harness.ports import DIALECTS, SPECS
 REPLY = ScriptedResponse((Text("Done."),), "stop", ScriptedUsage(7, 7))
 SYSTEM = " ".join(["abcd"] * 1300)  # 1,300 tokens
 GEMINI = "https://gemini.fake.test/v1beta/models/fake-flash"
-RESPONSES = "https://responses.openai.fake.test/v1/responses"
+RESPONSES = "https://openai.fake.test/v1/responses"
 
 
 def post(provider: FakeProvider, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
@@ -37,7 +37,7 @@ def datas(body: bytes) -> list[dict[str, Any]]:
 
 def test_every_dialect_has_one_entry_in_each_table() -> None:
     assert tuple(SPECS) == tuple(AGENT_DIALECTS) == DIALECTS
-    assert len({spec.host for spec in SPECS.values()}) == len(DIALECTS)
+    assert len({(spec.host, spec.path) for spec in SPECS.values()}) == len(DIALECTS)
 
 
 def test_a_responses_conversation_reads_as_chat_messages() -> None:
