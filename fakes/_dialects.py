@@ -18,7 +18,9 @@ scripted model know two conversation shapes, not four.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -56,18 +58,30 @@ class WireDialect:
 
         ``streams`` is None where the body's ``stream`` field decides.
 
-        >>> WIRE["gemini"].route("/v1beta/models/m:streamGenerateContent")
+        >>> WIRE["gemini"].route("/v1/models/m:streamGenerateContent")
         ('m', True)
         >>> WIRE["openai"].route("/v1/chat/completions")
         (None, None)
         """
         if "{model}" not in self.spec.path:
             return (None, None) if path == self.spec.path else None
-        for template, streams in ((self.spec.path, True), (self.spec.json_path, False)):
-            head, _, tail = template.partition("{model}")
-            if path.startswith(head) and path.endswith(tail) and len(path) > len(head + tail):
-                return unquote(path[len(head):len(path) - len(tail)]), streams
+        for pattern, streams in _path_patterns(self.spec):
+            found = pattern.fullmatch(path)
+            if found is not None:
+                return unquote(found["model"]), streams
         return None
+
+
+@functools.cache
+def _path_patterns(spec: DialectSpec) -> tuple[tuple[re.Pattern[str], bool], ...]:
+    """The spec's streaming and whole-answer paths as regular expressions, built once."""
+    versions = "|".join(map(re.escape, spec.versions))
+    fields = {"model": "(?P<model>[^/]+)", "version": f"(?:{versions})"}
+    return tuple(
+        (re.compile(re.sub(r"\\\{(model|version)\\\}", lambda m: fields[m[1]],
+                           re.escape(template))), streams)
+        for template, streams in ((spec.path, True), (spec.json_path, False))
+        if template)
 
 
 # -- reading a request's conversation ----------------------------------------------------

@@ -140,7 +140,7 @@ class FakeProvider:
     @property
     def endpoint(self) -> str:
         """The absolute URL streams are POSTed to (Gemini: with ``{model}`` to fill in)."""
-        return self._wire.spec.origin + self._wire.spec.path
+        return self._wire.spec.origin + self._wire.spec.stream_path("{model}")
 
     @property
     def base_url(self) -> str:

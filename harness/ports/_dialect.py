@@ -39,8 +39,10 @@ class DialectSpec:
     body field that holds the conversation; ``json_path`` the path of a request
     that does not stream, where the path decides (Gemini's ``:generateContent``).
     ``environment`` names the variables the official SDK reads its base URL and
-    key from. Two dialects of one provider share its host (Chat Completions and
-    Responses), as they share ``api.openai.com``; the path tells them apart.
+    key from. ``{version}`` in a path stands for one of ``versions`` (Gemini serves
+    ``v1beta`` and ``v1`` alike; the first is the one the agent calls). Two
+    dialects of one provider share its host (Chat Completions and Responses), as
+    they share ``api.openai.com``; the path tells them apart.
     """
 
     name: Dialect
@@ -52,6 +54,7 @@ class DialectSpec:
     environment: tuple[str, str]
     conversation: str = "messages"
     json_path: str = ""
+    versions: tuple[str, ...] = ()
 
     @property
     def origin(self) -> str:
@@ -60,7 +63,10 @@ class DialectSpec:
 
     def stream_path(self, model: str) -> str:
         """The path a streaming request is POSTed to."""
-        return self.path.replace("{model}", model)
+        return self._filled(self.path).replace("{model}", model)
+
+    def _filled(self, template: str) -> str:
+        return template.replace("{version}", self.versions[0]) if self.versions else template
 
 
 _OPENAI_ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
@@ -75,10 +81,11 @@ SPECS: dict[Dialect, DialectSpec] = {
                                     "/v1/responses", "x-request-id", "openai",
                                     _OPENAI_ENVIRONMENT, "input"),
     "gemini": DialectSpec("gemini", "gemini.fake.test", "",
-                          "/v1beta/models/{model}:streamGenerateContent",
+                          "/{version}/models/{model}:streamGenerateContent",
                           "x-goog-request-id", "openai",
                           ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY"), "contents",
-                          json_path="/v1beta/models/{model}:generateContent"),
+                          json_path="/{version}/models/{model}:generateContent",
+                          versions=("v1beta", "v1")),
 }
 """Every dialect's spec; a dialect is added here and in the two behaviour registries."""
 
