@@ -20,7 +20,7 @@ from typing import Any, final
 
 from harness.agent._classify import ProviderError, StreamFailure
 from harness.agent._messages import AssistantMessage, ToolCall, Usage, with_call_ids
-from harness.agent._openai_stream import load_frame, stream_error, wrong_shape
+from harness.agent._openai_stream import StreamState, load_frame, stream_error
 from harness.agent._sse import SSEEvent
 
 #: ``finishReason`` → finish reason; ``STOP`` becomes ``tool_calls`` when calls came.
@@ -33,7 +33,7 @@ MALFORMED_CALL = "MALFORMED_FUNCTION_CALL"
 
 
 @final
-class GeminiAccumulator:
+class GeminiAccumulator(StreamState):
     """Feed the SSE events of one attempt; :meth:`finish` returns the message.
 
     >>> acc = GeminiAccumulator()
@@ -45,21 +45,14 @@ class GeminiAccumulator:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self._text: list[str] = []
         self._calls: list[ToolCall] = []
-        self._finish: str | None = None
-        self._usage: Usage | None = None
-        self._model: str | None = None
-        self.done = False
 
     @property
     def partial_text(self) -> str:
         """The text received so far (shown as interrupted if the attempt fails)."""
         return "".join(self._text)
-
-    @property
-    def usage(self) -> Usage | None:
-        return self._usage
 
     def feed(self, event: SSEEvent) -> None:
         """Take one event; raises :class:`StreamFailure` on an error or bad frame."""
@@ -68,10 +61,7 @@ class GeminiAccumulator:
         chunk = load_frame(event.data)
         if chunk.get("error"):
             raise StreamFailure(_error_of(chunk["error"]))
-        try:
-            self._take_chunk(chunk)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise wrong_shape(exc, event.data) from exc
+        self.take(self._take_chunk, chunk, event.data)
 
     def _take_chunk(self, chunk: dict[str, Any]) -> None:
         if isinstance(chunk.get("modelVersion"), str):

@@ -22,7 +22,13 @@ from typing import Any, ClassVar, final
 
 from harness.agent._classify import ProviderError, StreamFailure
 from harness.agent._messages import AssistantMessage, ToolCall, Usage, with_call_ids
-from harness.agent._openai_stream import load_frame, stream_error, wrong_shape
+from harness.agent._openai_stream import (
+    StreamState,
+    gathered_call,
+    index_of,
+    load_frame,
+    stream_error,
+)
 from harness.agent._sse import SSEEvent
 
 #: ``incomplete_details.reason`` → finish reason.
@@ -41,7 +47,7 @@ class _Item:
 
 
 @final
-class ResponsesAccumulator:
+class ResponsesAccumulator(StreamState):
     """Feed the SSE events of one attempt; :meth:`finish` returns the message.
 
     >>> acc = ResponsesAccumulator()
@@ -55,21 +61,14 @@ class ResponsesAccumulator:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self._items: dict[int, _Item] = {}
-        self._finish: str | None = None
-        self._usage: Usage | None = None
-        self._model: str | None = None
-        self.done = False
 
     @property
     def partial_text(self) -> str:
         """The text received so far (shown as interrupted if the attempt fails)."""
         return "".join("".join(item.text) for _, item in sorted(self._items.items())
                        if item.kind == "message")
-
-    @property
-    def usage(self) -> Usage | None:
-        return self._usage
 
     def feed(self, event: SSEEvent) -> None:
         """Take one event; raises :class:`StreamFailure` on an error or bad frame."""
@@ -84,10 +83,7 @@ class ResponsesAccumulator:
         handler = self._HANDLERS.get(kind)
         if handler is None:  # other event types (content_part, reasoning …) are tolerated
             return
-        try:
-            handler(self, frame)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise wrong_shape(exc, event.data) from exc
+        self.take(lambda parsed: handler(self, parsed), frame, event.data)
 
     def _lifecycle(self, frame: dict[str, Any]) -> None:
         response = frame.get("response") or {}
@@ -163,19 +159,12 @@ class ResponsesAccumulator:
 
 
 def _tool_call(item: _Item) -> ToolCall:
-    text = "".join(item.text)
-    call = ToolCall.parse(item.call_id, item.name, text)
-    if not item.done:
-        return ToolCall(call.call_id, call.name, text, {}, "function_call item never completed")
-    return call
+    unfinished = None if item.done else "function_call item never completed"
+    return gathered_call(item.call_id, item.name, "".join(item.text), unfinished)
 
 
 def _index_of(frame: dict[str, Any]) -> int:
-    index = frame.get("output_index")
-    if not isinstance(index, int):
-        message = f"event without output_index: {frame}"
-        raise StreamFailure(ProviderError("malformed_frame", message))
-    return index
+    return index_of(frame, "output_index", "event")
 
 
 def _usage_of(raw: dict[str, Any]) -> Usage:
