@@ -129,7 +129,8 @@ class FakeProvider:
         self.seed = seed
         self.requests: list[ProviderRequest] = []
         # The messages of the last request, which the next one mostly repeats (see _record).
-        self._last_messages: list[object] = []
+        self._last_turns: list[object] = []
+        self._last_chat: list[object] = []
         self._attempts: dict[int, int] = {}
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
@@ -242,7 +243,11 @@ class FakeProvider:
         attempt: int, chat: Mapping[str, object] | None = None, streams: bool = True,
     ) -> ProviderRequest:
         if body is not None:
-            self._last_messages = share_repeated_messages(body, self._last_messages)
+            self._last_turns = share_repeated_messages(body, self._last_turns,
+                                                       self._wire.spec.conversation)
+        if chat is not None:
+            # Built afresh per request for Responses and Gemini: shared the same way.
+            self._last_chat = share_repeated_messages(chat, self._last_chat)
         recorded = ProviderRequest(
             method=request.method,
             url=request.url,
@@ -509,8 +514,8 @@ def _encode(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timeline:
     return Timeline(tuple(Emit(chunk) for chunk in chunks), tuple(ends))
 
 
-def share_repeated_messages(body: Mapping[str, object], previous: list[object]
-                            ) -> list[object]:
+def share_repeated_messages(body: Mapping[str, object], previous: list[object],
+                            key: str = "messages") -> list[object]:
     """Point each message of ``body`` equal to the previous request's at that one; return them.
 
     Every request carries the whole conversation again, so keeping each request's
@@ -519,6 +524,8 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object]
     one at the same place in the previous request is the same object instead, so
     each message is held once and memory grows linearly. Nothing changes for a
     reader: the values are equal, and recorded bodies are read, never changed.
+    ``key`` names the field that holds the conversation (``input`` for the
+    Responses API, ``contents`` for Gemini).
 
     >>> first = {"messages": [{"role": "user", "content": "hi"}]}
     >>> second = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"}]}
@@ -526,7 +533,7 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object]
     >>> second["messages"][0] is first["messages"][0], kept is second["messages"]
     (True, True)
     """
-    messages = body.get("messages")
+    messages = body.get(key)
     if not isinstance(messages, list):
         return previous
     for index, (message, earlier) in enumerate(zip(messages, previous, strict=False)):
