@@ -71,13 +71,15 @@ class AgentDialect:
     """How the reference agent speaks one API; see the module docstring.
 
     ``stream_fields`` is what a streaming request adds to the body (none for
-    Gemini, whose path asks for the stream).
+    Gemini, whose path asks for the stream); ``cache_marks`` marks the prompt
+    cache's boundaries in a body, for an API that caches only where it is told.
     """
 
     accumulator: Callable[[], Accumulator]
     body: BodyBuilder
     continuation: Continuation
     stream_fields: Mapping[str, Any] | None = None
+    cache_marks: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 def _continue_as_user(key: str, assistant: Callable[[str], dict[str, Any]],
@@ -112,7 +114,7 @@ AGENT_DIALECTS: dict[Dialect, AgentDialect] = {
         stream_fields={"stream": True, "stream_options": {"include_usage": True}}),
     "anthropic": AgentDialect(
         AnthropicAccumulator, anthropic_body, _anthropic_continuation,
-        stream_fields={"stream": True}),
+        stream_fields={"stream": True}, cache_marks=with_breakpoints),
     "openai-responses": AgentDialect(
         ResponsesAccumulator, responses_body,
         _continue_as_user("input", _chat_turn("assistant"), _chat_turn("user")),
@@ -144,8 +146,11 @@ def build_request(
     >>> build_request("anthropic", Task("hi"), [UserEntry("t1", "hi")])["max_tokens"]
     1024
     """
-    body = AGENT_DIALECTS[dialect].body(task, model_order(entries), system)
-    return with_breakpoints(body) if cache_breakpoints and dialect == "anthropic" else body
+    speaks = AGENT_DIALECTS[dialect]
+    body = speaks.body(task, model_order(entries), system)
+    if cache_breakpoints and speaks.cache_marks is not None:
+        return speaks.cache_marks(body)
+    return body
 
 
 def streaming_body(dialect: Dialect, body: Mapping[str, Any]) -> dict[str, Any]:
