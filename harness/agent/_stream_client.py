@@ -507,6 +507,10 @@ def _status_error(response: httpx.Response, raw: bytes) -> ProviderError:
     """A non-200 answer and its body ``raw`` as a :class:`ProviderError` (headers kept)."""
     headers = {name.lower(): value for name, value in response.headers.items()}
     message, error_type, error_code = _error_fields(raw)
+    delay = _retry_info_delay(raw)
+    if delay is not None and not {"retry-after", "retry-after-ms"} & set(headers):
+        # Gemini asks for its wait in the body (google.rpc.RetryInfo), not in a header.
+        headers["retry-after-ms"] = str(round(delay * 1000))
     return ProviderError(
         "http_status",
         message or f"HTTP {response.status_code}",
@@ -515,6 +519,24 @@ def _status_error(response: httpx.Response, raw: bytes) -> ProviderError:
         error_code,
         headers,
     )
+
+
+def _retry_info_delay(raw: bytes) -> float | None:
+    """Seconds of a ``google.rpc.RetryInfo`` ``retryDelay`` (``"7s"``) in an error body.
+
+    >>> _retry_info_delay(b'{"error":{"details":[{"@type":"type.googleapis.com/'
+    ...                   b'google.rpc.RetryInfo","retryDelay":"7.5s"}]}}')
+    7.5
+    """
+    if b"RetryInfo" not in raw:
+        return None
+    try:
+        details = json.loads(raw)["error"]["details"]
+        delays = [d["retryDelay"] for d in details if str(d.get("@type", "")).endswith(
+            "google.rpc.RetryInfo")]
+        return float(str(delays[0]).removesuffix("s"))
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
 
 
 def _error_fields(raw: bytes) -> tuple[str, str | None, str | None]:
@@ -526,7 +548,7 @@ def _error_fields(raw: bytes) -> tuple[str, str | None, str | None]:
     if not isinstance(error, dict):
         return str(body)[:500], None, None
     code = error.get("code")
-    kind = error.get("type")
+    kind = error.get("type") or error.get("status")  # Gemini: a google.rpc status word
     return (
         str(error.get("message", "")),
         None if kind is None else str(kind),
