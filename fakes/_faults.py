@@ -502,7 +502,7 @@ class NoUsageChunk(FrameFault):
     """
 
     kind: ClassVar[str] = "no_usage_chunk"
-    summary: ClassVar[str] = "Leave out OpenAI's include_usage chunk (OpenAI only)."
+    summary: ClassVar[str] = "Leave out Chat Completions' include_usage chunk (openai only)."
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _require_dialect(
