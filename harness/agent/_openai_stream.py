@@ -51,7 +51,7 @@ def wrong_shape(exc: Exception, data: str) -> StreamFailure:
 
 
 def stream_error(body: object) -> ProviderError:
-    """Turn a provider error object (either dialect) into a :class:`ProviderError`.
+    """Turn a provider error object (any dialect) into a :class:`ProviderError`.
 
     >>> stream_error({"type": "overloaded_error", "message": "Overloaded"}).error_type
     'overloaded_error'

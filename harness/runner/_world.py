@@ -521,7 +521,7 @@ def asked_wait(headers: tuple[tuple[str, str], ...], now: float) -> float | None
 
 
 def offered_tools(body: Mapping[str, object] | None) -> tuple[str, ...] | None:
-    """The names of the tools a request offers the model, in either dialect's shape.
+    """The names of the tools a request offers the model, in either family's shape.
 
     >>> offered_tools({"tools": [{"type": "function", "function": {"name": "mail"}},
     ...                          {"name": "notes", "input_schema": {}}]})
