@@ -31,6 +31,7 @@ from fakes._crashdisk import (
     SimulatedCrash,
     crash_class_applies,
 )
+from fakes._dialects import WIRE, WireDialect, chat_view
 from fakes._faults import (
     BROKEN_STREAM_FAULTS,
     FAULT_KINDS,
@@ -116,6 +117,7 @@ __all__ = [
     "SEGMENTS",
     "TOOL_KINDS",
     "TOOL_KIND_TRAITS",
+    "WIRE",
     "AnthropicCacheRules",
     "Behaviour",
     "ByteAtATime",
@@ -198,8 +200,10 @@ __all__ = [
     "UsageBuckets",
     "VerifierRule",
     "VirtualClock",
+    "WireDialect",
     "WorldState",
     "WorldTool",
+    "chat_view",
     "child_environment",
     "cost",
     "count_tokens",

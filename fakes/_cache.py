@@ -47,12 +47,11 @@ from fnmatch import fnmatchcase
 from typing import final
 
 from fakes._clock import _VirtualEventLoop
-from fakes._faults import check_dialect
 from fakes._prices import UsageBuckets
 from fakes._script import ScriptedUsage
 from fakes._segments import SEGMENTS, CacheTtl, PromptView, Segment
 from harness._errors import ConfigError
-from harness.ports import Dialect
+from harness.ports import Dialect, check_dialect, family_of
 from harness.ports._ids import rng_stream
 
 MISS_KINDS: tuple[str, ...] = (
@@ -231,6 +230,8 @@ class PromptCache:
     def __init__(self, dialect: Dialect, config: CacheConfig | None = None, seed: int = 0,
                  clock: Callable[[], float] | None = None) -> None:
         self.dialect: Dialect = check_dialect(dialect)
+        # Responses and Gemini cache like Chat Completions: automatic prefixes, no marks.
+        self._family = family_of(self.dialect)
         self.config = config if config is not None else CacheConfig()
         if not isinstance(self.config, CacheConfig):
             raise ConfigError("cache", self.config, "a CacheConfig")
@@ -254,7 +255,7 @@ class PromptCache:
         if view.problem is not None:
             return view.problem
         found, limit = len(view.breakpoints), self.config.anthropic.max_breakpoints
-        if self.dialect == "anthropic" and found > limit:
+        if self._family == "anthropic" and found > limit:
             # Worded as the Messages API words it.
             return (f"A maximum of {limit} blocks with cache_control may be provided. "
                     f"Found {found}.")
@@ -264,7 +265,7 @@ class PromptCache:
         """Look ``view`` up, read and write the cache, and say what happened."""
         now = self.now() if now is None else now
         versions = view.versions
-        if self.dialect == "anthropic" and not view.breakpoints:
+        if self._family == "anthropic" and not view.breakpoints:
             return CacheOutcome(view.tokens, miss="no_breakpoint", versions=versions)
         boundaries = self._boundaries(view)
         if not boundaries:
@@ -285,7 +286,7 @@ class PromptCache:
 
     def _boundaries(self, view: PromptView) -> tuple[int, ...]:
         """Block indexes whose prefix this request may cache, in order."""
-        if self.dialect == "openai":
+        if self._family == "openai":
             floor = self.config.openai.min_tokens
             return tuple(i for i, end in enumerate(view.ends) if end >= floor)
         floor = self.config.anthropic.min_tokens_for(view.model)
@@ -300,7 +301,7 @@ class PromptCache:
         return -1
 
     def _reachable(self, view: PromptView) -> set[int]:
-        if self.dialect == "openai":
+        if self._family == "openai":
             return set(range(len(view.blocks)))
         # At each breakpoint the API also checks a window of earlier boundaries.
         back = self.config.anthropic.lookback_blocks
@@ -323,7 +324,7 @@ class PromptCache:
     def _read_tokens(self, view: PromptView, read_at: int) -> int:
         if read_at < 0:
             return 0
-        if self.dialect == "openai":
+        if self._family == "openai":
             return self.config.openai.cached_tokens(view.ends[read_at])
         return view.ends[read_at]
 
@@ -336,7 +337,7 @@ class PromptCache:
 
     def _write(self, view: PromptView, boundaries: tuple[int, ...], read_at: int,
                now: float) -> tuple[int, int]:
-        if self.dialect == "openai":
+        if self._family == "openai":
             self._write_openai(view, boundaries, now)
             return 0, 0  # OpenAI neither bills nor reports cache writes.
         return self._write_anthropic(view, boundaries, read_at, now)

@@ -27,16 +27,24 @@ import asyncio
 import concurrent.futures
 import selectors
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar, final
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from harness._errors import VirtualDeadlockError
 
 T = TypeVar("T")
 
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
+
 # How long the selector waits for real I/O (a subprocess tool's pipes) before it
 # lets virtual time jump. Only loops with such file descriptors registered pay it;
 # pure in-process runs never touch the wall clock.
 _REAL_IO_GRACE_SECONDS = 0.01
+# How long it waits for a child process to exit before virtual time may jump past it
+# (a subprocess tool's timeout). A quick command (a few milliseconds, a few hundred on
+# a loaded machine) always exits within it, and a long one (``sleep 30``) never does,
+# so which timers fire does not depend on how busy the machine is.
+_PROCESS_GRACE_SECONDS = 2.0
 
 
 @final
@@ -131,6 +139,9 @@ class _VirtualSelector(selectors.DefaultSelector):
         self._clock = clock
         self._wake_fd: int | None = None
         self._threads_busy: Callable[[], bool] = lambda: False
+        # File descriptors that say a child process exited (pidfds): see
+        # _PROCESS_GRACE_SECONDS.
+        self.process_fds: set[int] = set()
 
     def watch(self, wake_fd: int, threads_busy: Callable[[], bool]) -> None:
         """Learn the loop's self-pipe and how to tell whether worker threads still run."""
@@ -151,7 +162,8 @@ class _VirtualSelector(selectors.DefaultSelector):
             # fire a timeout that a fast one never sees.
             return super().select(None)
         if self._has_real_io():
-            ready = super().select(_REAL_IO_GRACE_SECONDS)
+            grace = _PROCESS_GRACE_SECONDS if self.process_fds else _REAL_IO_GRACE_SECONDS
+            ready = super().select(grace)
             if ready:
                 return ready
         if timeout is None:
@@ -169,13 +181,24 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
     def __init__(self, clock: VirtualClock) -> None:
         self._virtual_clock = clock
         self._threads_running = 0
-        selector = _VirtualSelector(clock)
+        selector = self._virtual_selector = _VirtualSelector(clock)
         super().__init__(selector)
         wake_fd: int = self._ssock.fileno()  # type: ignore[attr-defined]
         selector.watch(wake_fd, lambda: self._threads_running > 0)
 
     def time(self) -> float:
         return self._virtual_clock.now()
+
+    def add_process_reader(self, pidfd: int, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the process of ``pidfd`` exits; until then virtual time
+        waits up to ``_PROCESS_GRACE_SECONDS`` of real time before it jumps."""
+        self._virtual_selector.process_fds.add(pidfd)
+        self.add_reader(pidfd, callback)
+
+    def remove_reader(self, fd: FileDescriptorLike) -> bool:
+        if isinstance(fd, int):
+            self._virtual_selector.process_fds.discard(fd)
+        return super().remove_reader(fd)
 
     def drop_leftovers(self) -> None:
         """Forget the callbacks and timers still queued, as closing the loop would.

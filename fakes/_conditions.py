@@ -27,7 +27,7 @@ from typing import Literal, get_args
 
 from fakes._wire import compact_json
 from harness._errors import ConfigError, one_of
-from harness.ports import Dialect
+from harness.ports import Dialect, family_of
 
 #: How a provider in an outage answers: a server error status, or a reset connection.
 OutageAnswer = Literal[500, 502, 503, 529, "connection_reset"]
@@ -53,7 +53,12 @@ class ContextWindow:
 
     def overflow_body(self, dialect: Dialect, prompt_tokens: int, request_id: str) -> bytes:
         """The 400 body the dialect's API sends for a prompt longer than the window."""
-        if dialect == "openai":
+        if dialect == "gemini":
+            message = (f"The input token count ({prompt_tokens}) exceeds the maximum number of "
+                       f"tokens allowed ({self.tokens}).")
+            return compact_json({"error": {"code": 400, "message": message,
+                                           "status": "INVALID_ARGUMENT"}}).encode()
+        if family_of(dialect) == "openai":
             message = (f"This model's maximum context length is {self.tokens} tokens. However, "
                        f"your messages resulted in {prompt_tokens} tokens. Please reduce the "
                        "length of the messages.")

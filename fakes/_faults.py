@@ -46,7 +46,8 @@ from typing import Annotated, ClassVar, Literal, get_args
 
 from annotated_types import Ge, Gt, Le, Lt, MinLen
 
-from fakes import _wire_anthropic, _wire_openai
+from fakes import _wire_anthropic
+from fakes._dialects import WIRE
 from fakes._limits import (
     MAX_COUNT,
     Count,
@@ -61,7 +62,7 @@ from fakes._limits import (
 from fakes._script import ScriptedResponse, ToolUse
 from fakes._wire import LINE_ENDINGS, Emit, Frame, Hang, LineEnding, Pause, Reset, Step
 from harness._errors import ConfigError, one_of
-from harness.ports import DIALECTS, Dialect
+from harness.ports import Dialect
 
 Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
 LAYERS: tuple[Layer, ...] = get_args(Layer)
@@ -212,9 +213,8 @@ class HttpError(Fault):
 
     def body(self, dialect: Dialect, request_id: str) -> bytes:
         """The JSON error body, as the dialect's API words it."""
-        if dialect == "openai":
-            return _wire_openai.http_error_body(self.status, self.message)
-        return _wire_anthropic.http_error_body(self.status, self.message, request_id)
+        seconds = self.retry_after if isinstance(self.retry_after, int) else None
+        return WIRE[dialect].http_error_body(self.status, self.message, request_id, seconds)
 
 
 def _check_http_date(value: str) -> None:
@@ -383,7 +383,7 @@ class InjectPings(FrameFault):
         _int_at_least("InjectPings.every", self.every, 1)
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
-        _require_dialect("InjectPings", ctx, "anthropic", "OpenAI streams have no ping event")
+        _require_dialect("InjectPings", ctx, "anthropic", "only Anthropic streams have pings")
         return _interleave(frames, self.every, _wire_anthropic.ping_frame())
 
 
@@ -423,18 +423,14 @@ class MalformedFrame(FrameFault):
         return (*frames[: self.index], broken, *frames[self.index + 1 :])
 
 
-_STREAM_ERROR_TYPES: dict[Dialect, str] = {
-    "openai": "server_error",
-    "anthropic": "overloaded_error",
-}
-
-
 @dataclass(frozen=True)
 class ErrorInStream(FrameFault):
     """After ``after_events`` events, an error event ends the 200 stream.
 
-    OpenAI: ``data: {"error": {...}}``; Anthropic: ``event: error``. ``error_type``
-    defaults to ``server_error`` / ``overloaded_error``.
+    Each dialect words it as its API does (see ``fakes._dialects``): OpenAI
+    ``data: {"error": {...}}``, Anthropic and Responses ``event: error``, Gemini
+    ``data: {"error": {"code", "status"}}``. ``error_type`` defaults to the
+    dialect's overload word (``server_error``, ``overloaded_error``, ``UNAVAILABLE``).
 
     >>> ErrorInStream(after_events=4).kind
     'error_in_stream'
@@ -448,7 +444,8 @@ class ErrorInStream(FrameFault):
     message: Annotated[Text, Doc("The error's message.")] = "Overloaded"
     error_type: Annotated[
         ShortText | None,
-        Doc("The provider's error type; absent: server_error (OpenAI) or overloaded_error."),
+        Doc("The provider's error type; absent: the dialect's (server_error, overloaded_error, "
+            "UNAVAILABLE)."),
     ] = None
 
     def __post_init__(self) -> None:
@@ -458,9 +455,9 @@ class ErrorInStream(FrameFault):
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _check_event_count("ErrorInStream.after_events", self.after_events, len(frames))
-        error_type = self.error_type or _STREAM_ERROR_TYPES[ctx.dialect]
-        module = _wire_openai if ctx.dialect == "openai" else _wire_anthropic
-        error = module.stream_error_frame(self.message, error_type)
+        wire = WIRE[ctx.dialect]
+        error_type = self.error_type or wire.stream_error_type
+        error = wire.stream_error_frame(self.message, error_type, self.after_events)
         return (*frames[: self.after_events], error)
 
 
@@ -475,7 +472,11 @@ def _drop_role(frames: tuple[Frame, ...], role: str) -> tuple[Frame, ...]:
 
 @dataclass(frozen=True)
 class NoTerminalEvent(FrameFault):
-    """The stream ends cleanly but without ``data: [DONE]`` / ``message_stop``.
+    """The stream ends cleanly but without its terminal event.
+
+    ``data: [DONE]`` (Chat Completions), ``message_stop`` (Anthropic),
+    ``response.completed`` / ``response.incomplete`` (Responses), the chunk with
+    ``finishReason`` (Gemini).
 
     >>> NoTerminalEvent().kind
     'no_terminal_event'
@@ -483,7 +484,8 @@ class NoTerminalEvent(FrameFault):
 
     kind: ClassVar[str] = "no_terminal_event"
     summary: ClassVar[str] = (
-        "Close the stream cleanly but leave out ``[DONE]`` / ``message_stop`` (rule S9)."
+        "Close the stream cleanly but leave out its terminal event (``[DONE]``, "
+        "``message_stop``, ``response.completed``, Gemini's finishReason chunk; rule S9)."
     )
     breaks_stream: ClassVar[bool] = True
 
@@ -493,19 +495,19 @@ class NoTerminalEvent(FrameFault):
 
 @dataclass(frozen=True)
 class NoUsageChunk(FrameFault):
-    """OpenAI leaves out the ``include_usage`` chunk (``choices: []``).
+    """OpenAI Chat Completions leaves out the ``include_usage`` chunk (``choices: []``).
 
     >>> NoUsageChunk().kind
     'no_usage_chunk'
     """
 
     kind: ClassVar[str] = "no_usage_chunk"
-    summary: ClassVar[str] = "Leave out OpenAI's include_usage chunk (OpenAI only)."
+    summary: ClassVar[str] = "Leave out Chat Completions' include_usage chunk (openai only)."
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _require_dialect(
             "NoUsageChunk", ctx, "openai",
-            "Anthropic carries usage inside message_start and message_delta",
+            "only Chat Completions sends usage in a chunk of its own",
         )
         return _drop_role(frames, "usage")
 
@@ -957,11 +959,3 @@ def check_faults(faults: Sequence[Fault]) -> None:
             "faults", body, "only byte and header faults beside 'http_error'",
             "an error response has no stream to bend",
         )
-
-
-def check_dialect(dialect: object) -> Dialect:
-    """Return ``dialect`` if known, else raise :class:`ConfigError`."""
-    for known in DIALECTS:
-        if dialect == known:
-            return known
-    raise ConfigError("dialect", dialect, one_of(DIALECTS))

@@ -39,10 +39,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, final
 from urllib.parse import urlsplit
 
-from fakes import _wire_anthropic, _wire_openai
 from fakes._cache import CacheConfig, CacheOutcome, PromptCache
 from fakes._conditions import OutageAnswer, ProviderConditions
 from fakes._crashdisk import HarnessLimitExceeded
+from fakes._dialects import WIRE, WireDialect, chat_view
 from fakes._faults import (
     ByteFault,
     CutToolArguments,
@@ -54,7 +54,6 @@ from fakes._faults import (
     StallBeforeHeaders,
     StallConnecting,
     Timeline,
-    check_dialect,
     check_faults,
 )
 from fakes._latency import Latency
@@ -66,19 +65,13 @@ from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
 from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext, Reset
 from harness._errors import ConfigError, FaultError
-from harness.ports import CALENDAR_ORIGIN_UNIX, Dialect
+from harness.ports import CALENDAR_ORIGIN_UNIX, Dialect, check_dialect
 from harness.ports._ids import rng_stream
 
 if TYPE_CHECKING:
     import httpx
     import httpx2
 
-_ORIGINS: dict[Dialect, tuple[str, str]] = {
-    "openai": ("https://openai.fake.test", "/v1"),
-    "anthropic": ("https://anthropic.fake.test", ""),
-}
-_PATHS: dict[Dialect, str] = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
-_REQUEST_ID_HEADER: dict[Dialect, str] = {"openai": "x-request-id", "anthropic": "request-id"}
 # A fixed `created` keeps bytes identical across runs; nothing reads it as a clock.
 _CREATED = 1_735_689_600
 
@@ -90,7 +83,10 @@ class ProviderRequest:
     ``json`` is the parsed body (``None`` if it was not a JSON object); ``turn``
     and ``attempt`` are 0 for requests that never reached the model (wrong
     path, unreadable body). ``cache`` is what the prompt cache did for it, when
-    the provider has one (see :class:`~fakes.PromptCache`).
+    the provider has one (see :class:`~fakes.PromptCache`). ``chat`` is the
+    body as its dialect's family reads it (see :func:`~fakes.chat_view`): the
+    conversation the scripted model and the checkers read, whatever the dialect.
+    ``streams`` says whether the request asked for a stream.
     """
 
     method: str
@@ -107,6 +103,8 @@ class ProviderRequest:
     prompt_tokens: int | None = None
     #: The limit of the provider's quota that refused it with a 429 ("requests", "tokens" …).
     quota: str | None = None
+    chat: Mapping[str, object] | None = None
+    streams: bool = True
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -138,6 +136,7 @@ class FakeProvider:
         calendar_origin: float = CALENDAR_ORIGIN_UNIX,
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
+        self._wire: WireDialect = WIRE[self.dialect]
         self.max_requests = max_requests
         if not isinstance(responder, ScriptedResponse) and not callable(responder):
             raise ConfigError(
@@ -148,7 +147,8 @@ class FakeProvider:
         self.seed = seed
         self.requests: list[ProviderRequest] = []
         # The messages of the last request, which the next one mostly repeats (see _record).
-        self._last_messages: list[object] = []
+        self._last_turns: list[object] = []
+        self._last_chat: list[object] = []
         self._attempts: dict[int, int] = {}
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
@@ -164,19 +164,18 @@ class FakeProvider:
 
     @property
     def endpoint(self) -> str:
-        """The absolute URL streams are POSTed to."""
-        return _ORIGINS[self.dialect][0] + _PATHS[self.dialect]
+        """The absolute URL streams are POSTed to (Gemini: with ``{model}`` to fill in)."""
+        return self._wire.spec.origin + self._wire.spec.stream_path("{model}")
 
     @property
     def base_url(self) -> str:
         """The ``base_url`` the official SDK of this dialect expects."""
-        origin, prefix = _ORIGINS[self.dialect]
-        return origin + prefix
+        return self._wire.spec.origin + self._wire.spec.sdk_base
 
     @property
     def origin(self) -> str:
         """Scheme and host every request to this provider goes to."""
-        return _ORIGINS[self.dialect][0]
+        return self._wire.spec.origin
 
     def attempts(self, turn: int) -> int:
         """How many requests this provider has seen for ``turn``."""
@@ -199,29 +198,44 @@ class FakeProvider:
                                        f"{self.max_requests:,} requests to the model")
         request_id = _derived_id("req_", self.seed, "request", number)
         body = _parse_json(request.body)
-        if urlsplit(request.url).path != _PATHS[self.dialect] or request.method != "POST":
+        path = urlsplit(request.url).path
+        route = self._wire.route(path)
+        if route is None or request.method != "POST":
             self._record(request, body, turn=0, attempt=0)
-            path = urlsplit(request.url).path
             error = HttpError(404, message=f"Invalid URL ({request.method} {path})")
             return self._error_plan(error, request_id, ())
-        messages = body.get("messages") if body is not None else None
+        model, streams = route
+        chat = chat_view(self.dialect, body or {}, model)
+        messages = chat.get("messages")
         if not isinstance(messages, list):
             self._record(request, body, turn=0, attempt=0)
-            error = HttpError(400, message="messages: field required (a list of messages)")
+            error = HttpError(400, message=f"{self._wire.spec.conversation}: field "
+                                           "required (a list)")
             return self._error_plan(error, request_id, ())
-        unpaired = unpaired_calls_body(self.dialect, messages, request_id)
+        unpaired = self._unpaired(messages, request_id)
         if unpaired is not None:
             self._record(request, body, turn=0, attempt=0)
             return self._bad_request_plan(unpaired, request_id)
         turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1
-        recorded = self._measured(self._record(request, body, turn=turn, attempt=attempt))
+        recorded = self._measured(self._record(
+            request, body, turn=turn, attempt=attempt, chat=chat,
+            streams=_wants_stream(body) if streams is None else streams))
         standing = self._condition_plan(recorded, request_id)
         if standing is not None:
             return standing
         faults = tuple(self._faults.get((turn, attempt), ()))
         with _naming_the_fault(faults, turn, attempt):
             return self._faulted_plan(recorded, request_id, number, faults)
+
+    def _unpaired(self, messages: list[object], request_id: str) -> bytes | None:
+        """The 400 for calls without results, worded by the dialect (Chat Completions' rule)."""
+        family = self._wire.spec.family
+        body = unpaired_calls_body(family, messages, request_id)
+        if body is None or self.dialect == family:
+            return body
+        message = json.loads(body)["error"]["message"]
+        return self._wire.http_error_body(400, message, request_id, None)
 
     def _faulted_plan(
         self, recorded: ProviderRequest, request_id: str, number: int, faults: tuple[Fault, ...]
@@ -276,13 +290,13 @@ class FakeProvider:
     def _outage_plan(self, answer: OutageAnswer, request_id: str) -> ResponsePlan:
         if answer == "connection_reset":
             headers = (("content-type", "text/event-stream; charset=utf-8"),
-                       (_REQUEST_ID_HEADER[self.dialect], request_id))
+                       (self._wire.spec.request_id_header, request_id))
             return ResponsePlan(200, headers, (Reset(),))
         return self._error_plan(HttpError(answer), request_id, ())
 
     def _json_error_plan(self, status: int, body: bytes, request_id: str) -> ResponsePlan:
         headers = (("content-type", "application/json"),
-                   (_REQUEST_ID_HEADER[self.dialect], request_id))
+                   (self._wire.spec.request_id_header, request_id))
         return ResponsePlan(status, headers, (Emit(body),))
 
     def _check_static_faults(self) -> None:
@@ -291,7 +305,7 @@ class FakeProvider:
             return
         body = {"messages": [], "stream": True, "stream_options": {"include_usage": True}}
         for (turn, attempt), faults in self._faults.items():
-            probe = ProviderRequest("POST", self.endpoint, {}, body, turn, attempt)
+            probe = ProviderRequest("POST", self.endpoint, {}, body, turn, attempt, chat=body)
             with _naming_the_fault(faults, turn, attempt):
                 self._faulted_plan(probe, "req_check", 0, faults)
 
@@ -300,7 +314,7 @@ class FakeProvider:
     ) -> tuple[ProviderRequest, str | None]:
         """Validate the cache markers and serve the cache; keep the outcome on the record."""
         assert self.cache is not None
-        view = prompt_view(self.dialect, body)
+        view = prompt_view(self._wire.spec.family, recorded.chat or body)
         problem = self.cache.check(view)
         if problem is not None:
             return recorded, problem
@@ -311,10 +325,14 @@ class FakeProvider:
 
     def _record(
         self, request: IncomingRequest, body: Mapping[str, object] | None, *, turn: int,
-        attempt: int,
+        attempt: int, chat: Mapping[str, object] | None = None, streams: bool = True,
     ) -> ProviderRequest:
         if body is not None:
-            self._last_messages = share_repeated_messages(body, self._last_messages)
+            self._last_turns = share_repeated_messages(body, self._last_turns,
+                                                       self._wire.spec.conversation)
+        if chat is not None:
+            # Built afresh per request for Responses and Gemini: shared the same way.
+            self._last_chat = share_repeated_messages(chat, self._last_chat)
         recorded = ProviderRequest(
             method=request.method,
             url=request.url,
@@ -322,6 +340,8 @@ class FakeProvider:
             json=body,
             turn=turn,
             attempt=attempt,
+            chat=chat,
+            streams=streams,
         )
         self.requests.append(recorded)
         return recorded
@@ -329,7 +349,7 @@ class FakeProvider:
     def _bad_request_plan(self, body: bytes, request_id: str) -> ResponsePlan:
         """A 400 with ``body`` as it stands: the API refused the request's contents."""
         headers = (("content-type", "application/json"),
-                   (_REQUEST_ID_HEADER[self.dialect], request_id))
+                   (self._wire.spec.request_id_header, request_id))
         timeline = Timeline((Emit(body),), (len(body),))
         return _finish_plan(400, headers, timeline, (), None)
 
@@ -343,7 +363,7 @@ class FakeProvider:
         body = error.body(self.dialect, request_id)
         headers = (
             ("content-type", "application/json"),
-            (_REQUEST_ID_HEADER[self.dialect], request_id),
+            (self._wire.spec.request_id_header, request_id),
             *error.headers(),
         )
         timeline = Timeline((Emit(body),), (len(body),))
@@ -369,7 +389,7 @@ class FakeProvider:
             response = replace(response, usage=replace(response.usage,
                                                         input_tokens=request.prompt_tokens))
         self.quota.charge(response.usage.input_tokens, response.usage.output_tokens)
-        if not _wants_stream(request.json):
+        if not request.streams:
             return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
                                    number=number)
         frames = self._render(request, response, number)
@@ -380,7 +400,7 @@ class FakeProvider:
         headers = (
             ("content-type", "text/event-stream; charset=utf-8"),
             ("cache-control", "no-cache"),
-            (_REQUEST_ID_HEADER[self.dialect], request_id),
+            (self._wire.spec.request_id_header, request_id),
         )
         plan = _finish_plan(200, headers, timeline, faults, ctx)
         wait = self._first_token_wait(request)
@@ -405,20 +425,16 @@ class FakeProvider:
         body = self._render_json(response, number)
         timeline = Timeline((Emit(body),), (len(body),))
         headers = (("content-type", "application/json"),
-                   (_REQUEST_ID_HEADER[self.dialect], request_id))
+                   (self._wire.spec.request_id_header, request_id))
         plan = _finish_plan(200, headers, timeline, faults, ctx)
         wait = self._first_token_wait(request)
         return replace(plan, before_headers=(Pause(wait), *plan.before_headers)) if wait \
             else plan
 
     def _render_json(self, response: ScriptedResponse, number: int) -> bytes:
-        if self.dialect == "openai":
-            response_id = _derived_id("chatcmpl-", self.seed, "response", number)
-            ctx = RenderContext(response_id, _CREATED, random.Random(0), False)
-            return _wire_openai.render_json(response, ctx)
-        response_id = _derived_id("msg_", self.seed, "response", number)
-        return _wire_anthropic.render_json(response, RenderContext(response_id, _CREATED,
-                                                                   random.Random(0)))
+        response_id = _derived_id(self._wire.response_id_prefix, self.seed, "response", number)
+        ctx = RenderContext(response_id, _CREATED, random.Random(0), False)
+        return self._wire.render_json(response, ctx)
 
     def _first_token_wait(self, request: ProviderRequest) -> float:
         """The modelled prefill wait before the first byte (0 without a latency model)."""
@@ -428,7 +444,8 @@ class FakeProvider:
             uncached = request.cache.uncached_input_tokens
             cached = request.cache.cache_read_tokens
         else:
-            uncached, cached = prompt_view(self.dialect, request.json or {}).tokens, 0
+            view = prompt_view(self._wire.spec.family, request.chat or request.json or {})
+            uncached, cached = view.tokens, 0
         return self.latency.first_token_seconds(uncached_tokens=uncached, cached_tokens=cached)
 
     def _respond(self, request: ProviderRequest) -> ScriptedResponse:
@@ -456,12 +473,9 @@ class FakeProvider:
         include_usage: bool,
     ) -> tuple[Frame, ...]:
         rng = rng_stream(self.seed, f"fakes.deltas:{request.turn}:{request.attempt}")
-        if self.dialect == "openai":
-            response_id = _derived_id("chatcmpl-", self.seed, "response", number)
-            ctx = RenderContext(response_id, _CREATED, rng, include_usage)
-            return _wire_openai.render(response, ctx)
-        response_id = _derived_id("msg_", self.seed, "response", number)
-        return _wire_anthropic.render(response, RenderContext(response_id, _CREATED, rng))
+        response_id = _derived_id(self._wire.response_id_prefix, self.seed, "response", number)
+        return self._wire.render(response, RenderContext(response_id, _CREATED, rng,
+                                                         include_usage))
 
     def httpx_client(self) -> httpx.AsyncClient:
         """An ``httpx.AsyncClient`` whose every request goes to this provider (respx)."""
@@ -598,8 +612,8 @@ def _encode(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timeline:
     return Timeline(tuple(Emit(chunk) for chunk in chunks), tuple(ends))
 
 
-def share_repeated_messages(body: Mapping[str, object], previous: list[object]
-                            ) -> list[object]:
+def share_repeated_messages(body: Mapping[str, object], previous: list[object],
+                            key: str = "messages") -> list[object]:
     """Point each message of ``body`` equal to the previous request's at that one; return them.
 
     Every request carries the whole conversation again, so keeping each request's
@@ -608,6 +622,8 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object]
     one at the same place in the previous request is the same object instead, so
     each message is held once and memory grows linearly. Nothing changes for a
     reader: the values are equal, and recorded bodies are read, never changed.
+    ``key`` names the field that holds the conversation (``input`` for the
+    Responses API, ``contents`` for Gemini).
 
     >>> first = {"messages": [{"role": "user", "content": "hi"}]}
     >>> second = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"}]}
@@ -615,7 +631,7 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object]
     >>> second["messages"][0] is first["messages"][0], kept is second["messages"]
     (True, True)
     """
-    messages = body.get("messages")
+    messages = body.get(key)
     if not isinstance(messages, list):
         return previous
     for index, (message, earlier) in enumerate(zip(messages, previous, strict=False)):

@@ -269,10 +269,12 @@ class RateLimitWire:
     rejection: Callable[[Rejection], HttpError]
 
 
-#: The rate-limit wire of each dialect; a dialect without an entry sends no rate-limit
-#: headers and a plain ``retry-after`` with its quota 429s.
+#: The rate-limit wire of each dialect; a dialect without an entry (Gemini, whose API
+#: sends no rate-limit headers) sends none and a plain ``retry-after`` with its quota 429s.
 RATE_LIMIT_WIRES: Final[dict[Dialect, RateLimitWire]] = {
     "openai": RateLimitWire(_OPENAI_LIMITS, _openai_headers, _openai_rejection),
+    # The Responses API sits on the same account limits and sends the same headers.
+    "openai-responses": RateLimitWire(_OPENAI_LIMITS, _openai_headers, _openai_rejection),
     "anthropic": RateLimitWire(_LIMITS, _anthropic_headers, _anthropic_rejection),
 }
 

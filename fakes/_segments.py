@@ -39,9 +39,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from fakes._dialects import chat_view
 from fakes._tokenizer import count_tokens
 from fakes._wire import compact_json
-from harness.ports import Dialect
+from harness.ports import Dialect, family_of
 
 Segment = Literal["model", "tools", "system", "instructions", "compaction", "history"]
 # Also the order used to name the first changed segment when two requests
@@ -122,7 +123,13 @@ class PromptView:
 
 
 def prompt_view(dialect: Dialect, body: Mapping[str, object]) -> PromptView:
-    """Cut a parsed request body into labelled blocks (see the module docstring)."""
+    """Cut a parsed request body into labelled blocks (see the module docstring).
+
+    Responses and Gemini bodies are read as their Chat Completions view
+    (:func:`fakes.chat_view`): their caches, too, match automatic prefixes.
+    """
+    if family_of(dialect) != dialect:
+        body, dialect = chat_view(dialect, body), family_of(dialect)
     model = str(body.get("model", ""))
     if dialect == "openai":
         raw, problem = _openai_blocks(body), None

@@ -275,7 +275,9 @@ async def _exited(process: subprocess.Popen[bytes]) -> None:
         if not exited.done():
             exited.set_result(None)
 
-    loop.add_reader(pidfd, mark_exited)
+    # On a virtual loop the clock holds still while a quick child runs (fakes._clock).
+    add_process_reader = getattr(loop, "add_process_reader", loop.add_reader)
+    add_process_reader(pidfd, mark_exited)
     try:
         await exited
     finally:

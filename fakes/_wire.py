@@ -1,4 +1,4 @@
-"""Wire building blocks shared by both dialects: SSE frames, their encoding, timed steps.
+"""Wire building blocks shared by every dialect: SSE frames, their encoding, timed steps.
 
 A response body is built in three layers, so each fault can work on the layer
 where it lives:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, TextIO
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
 from harness._options import parse_seed, parse_target, with_overrides
+from harness.ports import DIALECTS
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
@@ -73,8 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", help="run every streaming fault against the reference stream client"
     )
-    demo.add_argument("--dialect", choices=["openai", "anthropic"], action="append",
-                      help="limit to one dialect (repeatable; default: both)")
+    demo.add_argument("--dialect", choices=DIALECTS, action="append",
+                      help="limit to one dialect (repeatable; default: all)")
     demo.add_argument("--seed", type=parse_seed, default=0, help="run seed (default: 0)")
     return parser
 
@@ -95,7 +96,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="the agent to test: a plain main(prompt) -> str run unchanged, or a "
                           "factory from AgentPorts to an Agent (default: the reference agent)")
     _add_target_option(run)
-    run.add_argument("--dialect", action="append", choices=DIALECT_CHOICES, metavar="DIALECT",
+    run.add_argument("--dialect", action="append", choices=DIALECTS, metavar="DIALECT",
                      help="a dialect the agent speaks (openai, anthropic); repeatable; "
                           "scenarios in another dialect are skipped")
     run.add_argument("--strict", action="store_true",
@@ -184,7 +185,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from harness._demo import demo
 
-    return demo(args.dialect or ["openai", "anthropic"], args.seed)
+    return demo(args.dialect or DIALECTS, args.seed)
 
 
 # --- harness validate ---------------------------------------------------------------
@@ -231,7 +232,6 @@ def _planning_errors(paths: Sequence[str], bad: set[str]) -> list[ScenarioError]
 # --- harness points -----------------------------------------------------------------
 
 
-DIALECT_CHOICES = ("openai", "anthropic")
 
 
 def _add_target_option(command: argparse.ArgumentParser) -> None:

@@ -11,11 +11,12 @@ Example::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fakes import FakeProvider, Fault, ScriptedResponse, VirtualClock
+from fakes import FakeProvider, Fault, IncomingRequest, ScriptedResponse, VirtualClock
 from harness.agent import (
     Budget,
     CompletionResult,
@@ -24,7 +25,11 @@ from harness.agent import (
     MemoryRetryLog,
     StreamClient,
     StreamConfig,
+    Task,
+    build_request,
 )
+from harness.agent._dialects import request_target, streaming_body
+from harness.agent._session_log import UserEntry
 
 MESSAGES = ({"role": "user", "content": "go"},)
 
@@ -40,11 +45,18 @@ class StreamCase:
 
 
 def request_body(dialect: Dialect) -> dict[str, Any]:
-    """A minimal request for ``dialect`` (Anthropic requires ``max_tokens``)."""
-    body: dict[str, Any] = {"model": "fake-model", "messages": list(MESSAGES)}
-    if dialect == "anthropic":
-        body["max_tokens"] = 1024
-    return body
+    """A minimal request for ``dialect``: one user turn saying "go", as the agent builds it."""
+    return build_request(dialect, Task("go"), [UserEntry("turn_1", "go")])
+
+
+def stream_request(dialect: Dialect, endpoint: str) -> IncomingRequest:
+    """The request the reference client sends for :func:`request_body`, as the fake receives it.
+
+    >>> stream_request("gemini", "https://g.test/v1beta/models/{model}:streamGenerateContent").url
+    'https://g.test/v1beta/models/fake-model:streamGenerateContent?alt=sse'
+    """
+    url, body = request_target(endpoint, streaming_body(dialect, request_body(dialect)))
+    return IncomingRequest("POST", url, {}, json.dumps(body).encode())
 
 
 def run_stream_case(

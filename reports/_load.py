@@ -36,6 +36,7 @@ _RUNNER_HINT = ("expected a folder written by 'harness run --out DIR' or "
 _PROVIDER_OF_FAMILY: tuple[tuple[str, str], ...] = (
     ("fake-gpt", "openai"), ("gpt-", "openai"), ("fake-sonnet", "anthropic"),
     ("fake-opus", "anthropic"), ("fake-haiku", "anthropic"), ("claude-", "anthropic"),
+    ("fake-flash", "gemini"), ("fake-gemini", "gemini"), ("gemini-", "gemini"),
 )
 
 

@@ -30,6 +30,7 @@ from typing import Literal
 import polars as pl
 
 from fakes import AnthropicCacheRules, OpenAICacheRules
+from harness.ports import DIALECTS, family_of
 from reports import _schema as s
 
 Frame = pl.DataFrame | pl.LazyFrame
@@ -84,8 +85,10 @@ def min_cache_tokens(model: str, provider: str | None) -> int:
 
     >>> min_cache_tokens("fake-haiku", "anthropic"), min_cache_tokens("fake-gpt", "openai")
     (2048, 1024)
+    >>> min_cache_tokens("fake-flash", "gemini")  # cached by the automatic-prefix rules
+    1024
     """
-    if provider == "openai":
+    if provider in DIALECTS and family_of(provider) == "openai":
         return OpenAICacheRules().min_tokens
     return AnthropicCacheRules().min_tokens_for(model)
 

@@ -41,6 +41,7 @@ from harness.agent._compaction import (
     compacted_entries,
 )
 from harness.agent._defaults import StreamConfig
+from harness.agent._dialects import AGENT_DIALECTS, AgentDialect, build_request, continuation_body
 from harness.agent._disk import RealDisk, ensure_dir
 from harness.agent._goal import GoalKeeper, GoalStop, gap_fingerprint
 from harness.agent._guards import GuardLimits, RecoveryCounters
@@ -58,7 +59,6 @@ from harness.agent._lease import ExecutionLease, StaleLeaseError
 from harness.agent._loop import ReferenceAgent
 from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
 from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
-from harness.agent._requests import build_request
 from harness.agent._retry_after import parse_retry_after
 from harness.agent._retry_log import MemoryRetryLog, RetryEvent, RetryLog
 from harness.agent._session_log import SessionLog, SessionRecord, StaleEpochError
@@ -69,7 +69,6 @@ from harness.agent._stream_client import (
     AttemptRecord,
     CompletionResult,
     StreamClient,
-    continuation_body,
     drop_images,
 )
 from harness.agent._tool_runner import ToolRunner, settle
@@ -97,12 +96,14 @@ from harness.ports import (
 )
 
 __all__ = [
+    "AGENT_DIALECTS",
     "ATTEMPT_ID_HEADER",
     "COMPACTED_MARKER",
     "OUTCOMES",
     "RETRY_LAYER_HEADER",
     "STOP_STATES",
     "Agent",
+    "AgentDialect",
     "AgentFactory",
     "AgentOutcome",
     "AgentPorts",

@@ -27,7 +27,13 @@ from harness.agent._messages import (
     Usage,
     with_call_ids,
 )
-from harness.agent._openai_stream import load_frame, stream_error, wrong_shape
+from harness.agent._openai_stream import (
+    gathered_call,
+    index_of,
+    load_frame,
+    stream_error,
+    wrong_shape,
+)
 from harness.agent._sse import SSEEvent
 
 
@@ -169,19 +175,12 @@ def _tool_call(block: _Block) -> ToolCall:
     text = "".join(block.text)
     if not text and block.initial_input:
         text = json.dumps(block.initial_input)
-    call = ToolCall.parse(block.call_id, block.name, text)
-    if not block.stopped:
-        return ToolCall(call.call_id, call.name, text, {}, "tool_use block was never stopped")
-    return call
+    unfinished = None if block.stopped else "tool_use block was never stopped"
+    return gathered_call(block.call_id, block.name, text, unfinished)
 
 
 def _index_of(frame: dict[str, Any]) -> int:
-    index = frame.get("index")
-    if not isinstance(index, int):
-        raise StreamFailure(
-            ProviderError("malformed_frame", f"content block without index: {frame}")
-        )
-    return index
+    return index_of(frame, "index", "content block")
 
 
 def _usage_of(fields: dict[str, int]) -> Usage | None:

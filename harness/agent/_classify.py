@@ -89,10 +89,11 @@ OVERFLOW_MARKERS = (
     "prompt is too long",
     "maximum context length",
     "context window",
+    "exceeds the maximum number of tokens",  # Gemini's INVALID_ARGUMENT
 )
 
 
-# In-stream error types (both dialects) → the HTTP status they stand for.
+# In-stream error types (every dialect) → the HTTP status they stand for.
 _STATUS_OF_TYPE: Mapping[str, int] = {
     "invalid_request_error": 400,
     "authentication_error": 401,
@@ -109,6 +110,15 @@ _STATUS_OF_TYPE: Mapping[str, int] = {
     "server_error": 500,
     "timeout_error": 504,
     "overloaded_error": 529,
+    # Gemini's google.rpc status words.
+    "INVALID_ARGUMENT": 400,
+    "UNAUTHENTICATED": 401,
+    "PERMISSION_DENIED": 403,
+    "NOT_FOUND": 404,
+    "RESOURCE_EXHAUSTED": 429,
+    "INTERNAL": 500,
+    "UNAVAILABLE": 503,
+    "DEADLINE_EXCEEDED": 504,
 }
 @dataclass(frozen=True, slots=True)
 class ProviderError:

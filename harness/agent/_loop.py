@@ -92,6 +92,7 @@ from harness.agent._compaction import (
     recent_turns,
 )
 from harness.agent._defaults import StreamConfig
+from harness.agent._dialects import build_request
 from harness.agent._goal import Boundary, GoalKeeper, GoalStop, goal_text
 from harness.agent._guards import (
     FINGERPRINT_REMINDER,
@@ -108,7 +109,7 @@ from harness.agent._journal import ToolJournal
 from harness.agent._lease import ExecutionLease, StaleLeaseError
 from harness.agent._messages import AssistantMessage, ToolCall, Usage
 from harness.agent._metrics import MemoryMetrics, MetricsSink
-from harness.agent._requests import Ordered, build_request, model_order, reply_text
+from harness.agent._requests import Ordered, model_order, reply_text
 from harness.agent._retry_log import RetryEvent
 from harness.agent._session_log import (
     AssistantEntry,

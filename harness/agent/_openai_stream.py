@@ -15,6 +15,7 @@ the stream is truncated, never done.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, final
 
@@ -50,7 +51,7 @@ def wrong_shape(exc: Exception, data: str) -> StreamFailure:
 
 
 def stream_error(body: object) -> ProviderError:
-    """Turn a provider error object (either dialect) into a :class:`ProviderError`.
+    """Turn a provider error object (any dialect) into a :class:`ProviderError`.
 
     >>> stream_error({"type": "overloaded_error", "message": "Overloaded"}).error_type
     'overloaded_error'
@@ -65,8 +66,58 @@ def stream_error(body: object) -> ProviderError:
     )
 
 
+def index_of(frame: dict[str, Any], key: str, what: str) -> int:
+    """The int ``frame[key]`` that says which block or item a frame belongs to.
+
+    >>> index_of({"index": 2}, "index", "content block")
+    2
+    """
+    index = frame.get(key)
+    if not isinstance(index, int):
+        raise StreamFailure(ProviderError("malformed_frame", f"{what} without {key}: {frame}"))
+    return index
+
+
+def gathered_call(call_id: str, name: str, text: str, unfinished: str | None) -> ToolCall:
+    """A call parsed from its gathered arguments; one its stream never finished never runs.
+
+    >>> gathered_call("c", "f", "{}", "item never completed").runnable
+    False
+    """
+    call = ToolCall.parse(call_id, name, text)
+    return call if unfinished is None else ToolCall(call.call_id, call.name, text, {}, unfinished)
+
+
 def _text_or_none(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+class StreamState:
+    """What every JSON-per-event accumulator keeps while it reads one attempt.
+
+    The finish reason, the usage and the model as the stream told them, and
+    ``done`` once the dialect's terminal event came; :meth:`take` feeds a parsed
+    frame to a reader and fails the attempt as ``malformed_frame`` when the frame
+    has the wrong shape, instead of letting the error escape the client.
+    """
+
+    def __init__(self) -> None:
+        self._finish: str | None = None
+        self._usage: Usage | None = None
+        self._model: str | None = None
+        self.done = False
+
+    @property
+    def usage(self) -> Usage | None:
+        return self._usage
+
+    @staticmethod
+    def take(read: Callable[[dict[str, Any]], None], frame: dict[str, Any], data: str) -> None:
+        """``read(frame)``; a frame of the wrong shape fails the attempt as malformed."""
+        try:
+            read(frame)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise wrong_shape(exc, data) from exc
 
 
 @dataclass
@@ -77,7 +128,7 @@ class _CallParts:
 
 
 @final
-class OpenAIAccumulator:
+class OpenAIAccumulator(StreamState):
     """Feed the SSE events of one attempt; :meth:`finish` returns the message.
 
     >>> acc = OpenAIAccumulator()
@@ -89,21 +140,14 @@ class OpenAIAccumulator:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self._text: list[str] = []
         self._calls: dict[int, _CallParts] = {}
-        self._finish: str | None = None
-        self._usage: Usage | None = None
-        self._model: str | None = None
-        self.done = False
 
     @property
     def partial_text(self) -> str:
         """The text received so far (shown as interrupted if the attempt fails)."""
         return "".join(self._text)
-
-    @property
-    def usage(self) -> Usage | None:
-        return self._usage
 
     def feed(self, event: SSEEvent) -> None:
         """Take one event; raises :class:`StreamFailure` on an error or bad frame."""
@@ -115,11 +159,7 @@ class OpenAIAccumulator:
         chunk = load_frame(event.data)
         if event.event == "error" or chunk.get("error"):
             raise StreamFailure(stream_error(chunk.get("error", chunk)))
-        try:
-            self._take_chunk(chunk)
-        except (AttributeError, TypeError, ValueError) as exc:
-            # Fails this attempt as malformed_frame instead of escaping the client.
-            raise wrong_shape(exc, event.data) from exc
+        self.take(self._take_chunk, chunk, event.data)
 
     def _take_chunk(self, chunk: dict[str, Any]) -> None:
         if isinstance(chunk.get("model"), str):

@@ -17,10 +17,14 @@ OpenAI Chat Completions: ``messages`` with ``user``, ``assistant`` (with
 functions. Anthropic Messages: ``messages`` whose content blocks are ``text``,
 ``tool_use`` and ``tool_result``; consecutive user-side blocks share one user
 message, tool results first; ``tools`` with ``input_schema``; ``max_tokens``.
+OpenAI Responses: ``input`` items (messages, ``function_call``,
+``function_call_output``) and ``instructions``. Gemini: ``contents`` of
+``user`` and ``model`` turns whose parts are ``text``, ``functionCall`` and
+``functionResponse``, and ``systemInstruction``. Each builder is one entry of
+the agent's dialect table (:mod:`._dialects`).
 
 >>> from harness.agent._adapter import Task
->>> body = build_request("openai", Task("hi"), [UserEntry("turn_1", "hi")])
->>> body["messages"]
+>>> openai_body(Task("hi"), [UserEntry("turn_1", "hi")], None)["messages"]
 [{'role': 'user', 'content': 'hi'}]
 """
 
@@ -34,7 +38,6 @@ from harness.agent._adapter import Task, ToolSpec
 from harness.agent._messages import ToolCall
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry, UserEntry
 from harness.agent._tools import ToolReply
-from harness.ports import Dialect
 
 # Built once: json.dumps builds a new encoder per call, and every request renders replies.
 _SORTED = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
@@ -65,30 +68,6 @@ def model_order(entries: Sequence[Entry]) -> list[Ordered]:
     return ordered
 
 
-def build_request(
-    dialect: Dialect,
-    task: Task,
-    entries: Sequence[Entry],
-    *,
-    system: str | None = None,
-    cache_breakpoints: bool = False,
-) -> dict[str, Any]:
-    """The request body for the next turn (without ``stream``: the client adds it).
-
-    ``cache_breakpoints`` marks Anthropic's prompt cache boundaries: the last
-    tool, the system prompt and the newest message (three of the four allowed).
-    OpenAI caches without marks.
-
-    >>> build_request("anthropic", Task("hi"), [UserEntry("t1", "hi")])["max_tokens"]
-    1024
-    """
-    ordered = model_order(entries)
-    if dialect == "anthropic":
-        body = _anthropic_body(task, ordered, system)
-        return _with_breakpoints(body) if cache_breakpoints else body
-    return _openai_body(task, ordered, system)
-
-
 def reply_text(reply: ToolReply) -> str:
     """A reply's content as the text the model reads (stable bytes: sorted keys).
 
@@ -107,7 +86,7 @@ def _sent_arguments(call: ToolCall) -> str:
 # -- OpenAI Chat Completions ---------------------------------------------------------
 
 
-def _openai_body(task: Task, ordered: list[Ordered], system: str | None) -> dict[str, Any]:
+def openai_body(task: Task, ordered: list[Ordered], system: str | None) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system})
@@ -152,7 +131,7 @@ def _openai_tool(spec: ToolSpec) -> dict[str, Any]:
 # -- Anthropic Messages --------------------------------------------------------------
 
 
-def _anthropic_body(task: Task, ordered: list[Ordered], system: str | None) -> dict[str, Any]:
+def anthropic_body(task: Task, ordered: list[Ordered], system: str | None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": task.model,
         "max_tokens": task.max_output_tokens,
@@ -208,7 +187,7 @@ def _anthropic_blocks(entry: Ordered) -> list[dict[str, Any]]:
 _EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
 
 
-def _with_breakpoints(body: dict[str, Any]) -> dict[str, Any]:
+def with_breakpoints(body: dict[str, Any]) -> dict[str, Any]:
     """Mark the stable prefix (tools, system) and the newest message for Anthropic's cache."""
     if body.get("tools"):
         body["tools"][-1] = {**body["tools"][-1], "cache_control": _EPHEMERAL}
@@ -218,3 +197,89 @@ def _with_breakpoints(body: dict[str, Any]) -> dict[str, Any]:
         blocks = body["messages"][-1]["content"]
         blocks[-1] = {**blocks[-1], "cache_control": _EPHEMERAL}
     return body
+
+
+# -- OpenAI Responses ----------------------------------------------------------------
+
+
+def responses_body(task: Task, ordered: list[Ordered], system: str | None) -> dict[str, Any]:
+    """``input`` items: messages, ``function_call`` and ``function_call_output``.
+
+    ``store: false``: the conversation is sent whole each turn, as for the others,
+    so a restarted agent depends on nothing kept by the provider.
+    """
+    body: dict[str, Any] = {
+        "model": task.model,
+        "input": [item for entry in ordered for item in _responses_items(entry)],
+        "max_output_tokens": task.max_output_tokens,
+        "store": False,
+    }
+    if system:
+        body["instructions"] = system
+    if task.tools:
+        body["tools"] = [{"type": "function", "name": s.name, "description": s.description,
+                          "parameters": dict(s.parameters), "strict": False}
+                         for s in task.tools]
+    return body
+
+
+def _responses_items(entry: Ordered) -> list[dict[str, Any]]:
+    if isinstance(entry, UserEntry):
+        return [{"role": "user", "content": entry.text}]
+    if isinstance(entry, ToolReply):
+        return [{"type": "function_call_output", "call_id": entry.call_id,
+                 "output": reply_text(entry)}]
+    items: list[dict[str, Any]] = []
+    if entry.text:
+        items.append({"role": "assistant", "content": entry.text})
+    items += [{"type": "function_call", "call_id": call.call_id, "name": call.name,
+               "arguments": _sent_arguments(call)} for call in entry.calls]
+    return items or [{"role": "assistant", "content": "(no output)"}]
+
+
+# -- Gemini --------------------------------------------------------------------------
+
+
+def gemini_body(task: Task, ordered: list[Ordered], system: str | None) -> dict[str, Any]:
+    """``contents`` of ``user`` and ``model`` turns; the model is named in the URL.
+
+    ``model`` stays in the body for the stream client, which moves it into the
+    path. A function response names its function, as Gemini requires, and
+    carries the call's ``id`` so replies pair with calls by id (J5).
+    """
+    names = {call.call_id: call.name for entry in ordered
+             if isinstance(entry, AssistantEntry) for call in entry.calls}
+    contents: list[dict[str, Any]] = []
+    for entry in ordered:
+        role = "model" if isinstance(entry, AssistantEntry) else "user"
+        parts = _gemini_parts(entry, names)
+        if contents and contents[-1]["role"] == role == "user":
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+    body: dict[str, Any] = {
+        "model": task.model,
+        "contents": contents,
+        "generationConfig": {"maxOutputTokens": task.max_output_tokens},
+    }
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    if task.tools:
+        declarations = [{"name": s.name, "description": s.description,
+                         "parameters": dict(s.parameters)} for s in task.tools]
+        body["tools"] = [{"functionDeclarations": declarations}]
+    return body
+
+
+def _gemini_parts(entry: Ordered, names: dict[str, str]) -> list[dict[str, Any]]:
+    if isinstance(entry, UserEntry):
+        return [{"text": entry.text}]
+    if isinstance(entry, ToolReply):
+        reply = {"id": entry.call_id, "name": names.get(entry.call_id, ""),
+                 "response": {"output": reply_text(entry)}}
+        return [{"functionResponse": reply}]
+    parts: list[dict[str, Any]] = [{"text": entry.text}] if entry.text else []
+    parts += [{"functionCall": {"id": call.call_id, "name": call.name,
+                                "args": dict(call.arguments) if call.runnable else {}}}
+              for call in entry.calls]
+    return parts or [{"text": "(no output)"}]

@@ -1,7 +1,7 @@
 """The reference stream client: one model call that recovers correctly (S1 to S10).
 
-This is seed 002 "自建起步" made concrete, for OpenAI Chat Completions and
-Anthropic Messages:
+This is seed 002 "自建起步" made concrete, for every dialect of
+:mod:`._dialects` (Chat Completions, Anthropic Messages, OpenAI Responses, Gemini):
 
 ① the first-byte timeout and the idle watchdog are separate; every chunk
   refreshes the watchdog; on expiry the attempt is aborted as a transient
@@ -43,12 +43,10 @@ import functools
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, TypeAlias, final
+from typing import Any, Literal, TypeAlias, final
 
 import httpx
 
-from harness._errors import ConfigError, one_of
-from harness.agent._anthropic_stream import AnthropicAccumulator
 from harness.agent._breaker import CircuitBreaker
 from harness.agent._budget import Budget
 from harness.agent._classify import (
@@ -60,12 +58,18 @@ from harness.agent._classify import (
     classify,
 )
 from harness.agent._defaults import StreamConfig
+from harness.agent._dialects import (
+    AGENT_DIALECTS,
+    Accumulator,
+    continuation_body,
+    request_target,
+    streaming_body,
+)
 from harness.agent._messages import AssistantMessage, ToolCall, Usage
-from harness.agent._openai_stream import OpenAIAccumulator
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
 from harness.agent._sse import SSEDecoder, SSEEvent
 from harness.ports._clock import Clock
-from harness.ports._dialect import DIALECTS, Dialect
+from harness.ports._dialect import SPECS, Dialect, check_dialect
 from harness.ports._ids import IdSource, rng_stream
 
 Outcome: TypeAlias = Literal["committed", "truncated", "failed"]
@@ -74,11 +78,6 @@ AttemptKind: TypeAlias = Literal["first", "retry", "continuation"]
 
 #: What replaces an image when a 413 makes the client drop images (S5).
 IMAGE_PLACEHOLDER = "[image removed: the request was too large]"
-#: The user turn that asks an OpenAI model to continue cut text (S6).
-CONTINUE_PROMPT = (
-    "Your previous message was cut off by the output token limit. Continue exactly where "
-    "it stopped, without repeating anything already written."
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,20 +120,6 @@ class CompletionResult:
     usage_total: Usage | None
     stop_reason: str
     rejected_tool_calls: tuple[ToolCall, ...] = ()
-
-
-class _Accumulator(Protocol):
-    done: bool
-
-    @property
-    def partial_text(self) -> str: ...
-
-    @property
-    def usage(self) -> Usage | None: ...
-
-    def feed(self, event: SSEEvent) -> None: ...
-
-    def finish(self, attempt_id: str) -> AssistantMessage: ...
 
 
 @dataclass
@@ -199,10 +184,8 @@ class StreamClient:
         budget: Budget,
         breaker: CircuitBreaker | None = None,
     ) -> None:
-        if dialect not in DIALECTS:
-            raise ConfigError("dialect", dialect, one_of(DIALECTS))
         self._http = http
-        self._dialect: Dialect = dialect
+        self._dialect: Dialect = check_dialect(dialect)
         self._endpoint = endpoint
         self._config = config
         self._clock = clock
@@ -409,9 +392,7 @@ class StreamClient:
         self, body: dict[str, Any], pending: _Pending
     ) -> tuple[AttemptRecord, AssistantMessage | None]:
         started = self._clock.now()
-        accumulator: _Accumulator = (
-            OpenAIAccumulator() if self._dialect == "openai" else AnthropicAccumulator()
-        )
+        accumulator = AGENT_DIALECTS[self._dialect].accumulator()
         progress = _Progress()
         error: ProviderError | None = None
         message: AssistantMessage | None = None
@@ -462,7 +443,7 @@ class StreamClient:
     async def _stream(
         self,
         body: dict[str, Any],
-        accumulator: _Accumulator,
+        accumulator: Accumulator,
         progress: _Progress,
         correlation: Mapping[str, str],
     ) -> None:
@@ -470,8 +451,9 @@ class StreamClient:
         loop = asyncio.get_running_loop()
         decoder = SSEDecoder()
         phase = "first_byte"
+        url, sent = request_target(self._endpoint, body)
         request = self._http.build_request(
-            "POST", _endpoint_url(self._endpoint), json=body,
+            "POST", _endpoint_url(url), json=sent,
             headers={"accept": "text/event-stream", **correlation},
         )
         try:
@@ -516,14 +498,7 @@ class StreamClient:
             raise StreamFailure(ProviderError(kind, f"no data for {limit:g}s")) from exc
 
     def _streaming_body(self, request_body: Mapping[str, Any]) -> dict[str, Any]:
-        body = dict(request_body)
-        body["stream"] = True
-        if self._dialect == "openai":
-            # Without include_usage an OpenAI stream reports no usage at all (L6).
-            options = dict(body.get("stream_options") or {})
-            options["include_usage"] = True
-            body["stream_options"] = options
-        return body
+        return streaming_body(self._dialect, request_body)
 
 
 @functools.lru_cache(maxsize=64)
@@ -536,7 +511,7 @@ def _endpoint_url(endpoint: str) -> httpx.URL:
     return httpx.URL(endpoint)
 
 
-def _feed_all(accumulator: _Accumulator, events: list[SSEEvent]) -> None:
+def _feed_all(accumulator: Accumulator, events: list[SSEEvent]) -> None:
     for event in events:
         accumulator.feed(event)
 
@@ -555,6 +530,10 @@ def _status_error(response: httpx.Response, raw: bytes) -> ProviderError:
     """A non-200 answer and its body ``raw`` as a :class:`ProviderError` (headers kept)."""
     headers = {name.lower(): value for name, value in response.headers.items()}
     message, error_type, error_code = _error_fields(raw)
+    delay = _retry_info_delay(raw)
+    if delay is not None and not {"retry-after", "retry-after-ms"} & set(headers):
+        # Gemini asks for its wait in the body (google.rpc.RetryInfo), not in a header.
+        headers["retry-after-ms"] = str(round(delay * 1000))
     return ProviderError(
         "http_status",
         message or f"HTTP {response.status_code}",
@@ -563,6 +542,24 @@ def _status_error(response: httpx.Response, raw: bytes) -> ProviderError:
         error_code,
         headers,
     )
+
+
+def _retry_info_delay(raw: bytes) -> float | None:
+    """Seconds of a ``google.rpc.RetryInfo`` ``retryDelay`` (``"7s"``) in an error body.
+
+    >>> _retry_info_delay(b'{"error":{"details":[{"@type":"type.googleapis.com/'
+    ...                   b'google.rpc.RetryInfo","retryDelay":"7.5s"}]}}')
+    7.5
+    """
+    if b"RetryInfo" not in raw:
+        return None
+    try:
+        details = json.loads(raw)["error"]["details"]
+        delays = [d["retryDelay"] for d in details if str(d.get("@type", "")).endswith(
+            "google.rpc.RetryInfo")]
+        return float(str(delays[0]).removesuffix("s"))
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
 
 
 def _error_fields(raw: bytes) -> tuple[str, str | None, str | None]:
@@ -574,7 +571,7 @@ def _error_fields(raw: bytes) -> tuple[str, str | None, str | None]:
     if not isinstance(error, dict):
         return str(body)[:500], None, None
     code = error.get("code")
-    kind = error.get("type")
+    kind = error.get("type") or error.get("status")  # Gemini: a google.rpc status word
     return (
         str(error.get("message", "")),
         None if kind is None else str(kind),
@@ -603,37 +600,20 @@ def _merge(prefix: AssistantMessage, continuation: AssistantMessage) -> Assistan
     )
 
 
-def continuation_body(body: Mapping[str, Any], text: str, dialect: Dialect) -> dict[str, Any]:
-    """The request that continues cut-off ``text`` (S6: never the same input again).
-
-    Anthropic continues a trailing assistant turn (a prefill, which must not end
-    in whitespace); OpenAI gets the text as an assistant turn and a user turn
-    asking it to go on.
-
-    >>> continuation_body({"messages": []}, "Once upon", "anthropic")["messages"]
-    [{'role': 'assistant', 'content': 'Once upon'}]
-    """
-    messages = list(body.get("messages") or [])
-    if dialect == "anthropic":
-        messages.append({"role": "assistant", "content": text.rstrip()})
-    else:
-        messages.append({"role": "assistant", "content": text})
-        messages.append({"role": "user", "content": CONTINUE_PROMPT})
-    return {**body, "messages": messages}
-
-
 def drop_images(body: Mapping[str, Any]) -> dict[str, Any]:
-    """Replace every image part of every message with a text placeholder (413, S5).
+    """Replace every image part of the conversation with a text placeholder (413, S5).
 
-    Both dialects: OpenAI ``image_url`` / ``input_image`` parts and Anthropic
-    ``image`` blocks, also inside Anthropic ``tool_result`` content.
+    Every dialect: OpenAI ``image_url`` / ``input_image`` parts, Anthropic
+    ``image`` blocks (also inside ``tool_result`` content), Gemini ``inlineData``
+    and ``fileData`` parts.
 
     >>> body = {"messages": [{"role": "user", "content": [{"type": "image"}]}]}
     >>> drop_images(body)["messages"][0]["content"][0]["type"]
     'text'
     """
-    messages = [_without_images(message) for message in body.get("messages") or []]
-    return {**body, "messages": messages}
+    keys = {spec.conversation for spec in SPECS.values()} & set(body)
+    return {**body, **{key: [_without_images(turn) for turn in body.get(key) or []]
+                       for key in keys}}
 
 
 def _without_images(node: Any) -> Any:
@@ -643,4 +623,6 @@ def _without_images(node: Any) -> Any:
         return node
     if node.get("type") in ("image", "image_url", "input_image"):
         return {"type": "text", "text": IMAGE_PLACEHOLDER}
+    if "inlineData" in node or "fileData" in node:
+        return {"text": IMAGE_PLACEHOLDER}
     return {key: _without_images(value) for key, value in node.items()}

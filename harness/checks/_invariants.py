@@ -624,9 +624,9 @@ def check_network(trace: Trace) -> Verdict | None:
         return None
     return _fail("network", f"the agent sent {len(foreign)} request(s) to hosts that are not a "
                  "fake provider: point its model clients at the base URL in the environment "
-                 "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL) instead of a fixed one; if one of its "
-                 "own tools calls a service, give that tool a target: naming the function, so "
-                 "the harness counts the call instead", foreign)
+                 "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL) instead of a "
+                 "fixed one; if one of its own tools calls a service, give that tool a target: "
+                 "naming the function, so the harness counts the call instead", foreign)
 
 
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:

@@ -83,6 +83,7 @@ REAL_FS_PACKAGES: tuple[str, ...] = (
     "httpcore2",
     "openai",
     "anthropic",
+    "google",
     "pydantic",
     "pydantic_core",
     "pydantic_ai",

@@ -11,8 +11,10 @@ calls it afresh, inside a case where
   imported afresh, so module-level state does not survive a crash (a crash
   kills the process; a restart imports the code again);
 * every ``httpx``/``httpx2`` client with its default transport reaches the fake
-  provider, and ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL`` and
-  ``ANTHROPIC_API_KEY`` name it (:mod:`harness.intercept._network`);
+  provider, and the variables each dialect's SDK reads (``OPENAI_BASE_URL``,
+  ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``,
+  ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY``; ``harness.ports.SPECS``) name it
+  (:mod:`harness.intercept._network`);
 * the agent's own file I/O goes to a fake file system on the crash disk, in a
   working folder that survives restarts (:mod:`harness.intercept._files`);
 * ``time`` follows the virtual clock (:mod:`harness.intercept._time`);
@@ -45,14 +47,15 @@ from harness.intercept._network import Route, intercepted_network
 from harness.intercept._seeded import seeded_randomness
 from harness.intercept._targets import NamedByModule, Target, replaced_targets
 from harness.intercept._time import threads_the_clock_sees, virtual_event_loops, virtual_time
+from harness.ports import SPECS
 
 #: Environment the agent sees: the SDKs read their base URL and key from here.
 FAKE_API_KEY: Final = "sk-harness-fake-key"
 PROVIDER_ENVIRONMENT: Final[dict[str, str]] = {
-    "OPENAI_BASE_URL": "https://openai.fake.test/v1",
-    "OPENAI_API_KEY": FAKE_API_KEY,
-    "ANTHROPIC_BASE_URL": "https://anthropic.fake.test",
-    "ANTHROPIC_API_KEY": FAKE_API_KEY,
+    name: value
+    for spec in SPECS.values()
+    for name, value in zip(spec.environment, (spec.origin + spec.sdk_base, FAKE_API_KEY),
+                           strict=True)
 }
 #: Packages never imported afresh: the harness itself and the standard library.
 _NEVER_RELOADED: Final = frozenset({"harness", "fakes", "reports"}) | sys.stdlib_module_names

@@ -10,7 +10,15 @@ mapping of ``OSError`` to :class:`harness.DiskError`.
 """
 
 from harness.ports._clock import CALENDAR_ORIGIN_UNIX, Clock, LoopClock
-from harness.ports._dialect import DIALECTS, Dialect
+from harness.ports._dialect import (
+    DIALECTS,
+    SPECS,
+    Dialect,
+    DialectSpec,
+    Family,
+    check_dialect,
+    family_of,
+)
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
 from harness.ports._goals import (
     RESTART_POLICIES,
@@ -55,6 +63,7 @@ __all__ = [
     "DIALECTS",
     "JOB_COMPLETED_MARKER",
     "RESTART_POLICIES",
+    "SPECS",
     "VERIFIER_OUTCOMES",
     "AppendFile",
     "CancelAck",
@@ -67,7 +76,9 @@ __all__ = [
     "CompletionProof",
     "CriterionVerdict",
     "Dialect",
+    "DialectSpec",
     "Disk",
+    "Family",
     "Goal",
     "GoalAction",
     "GoalAnswer",
@@ -91,7 +102,9 @@ __all__ = [
     "VerifierOutcome",
     "Wakeup",
     "call_os",
+    "check_dialect",
     "dirname",
+    "family_of",
     "idempotency_key",
     "normpath",
     "rng_stream",

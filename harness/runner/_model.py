@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
+from harness.ports import family_of
 from harness.scenario import TOOL_OUTCOMES, Reply, Scenario
 
 # Built once: json.dumps builds a new encoder per call, and every request needs one.
@@ -80,6 +81,37 @@ def call_id(turn: int, index: int) -> str:
     return f"call_t{turn}_{index}"
 
 
+def fresh_call_id(turn: int, index: int, used: set[str]) -> str:
+    """:func:`call_id`, made unique against the ids the conversation already holds.
+
+    A continuation (S6) joins two provider turns into one assistant message, so the
+    turn a request counts can come round again; a model never reuses a call's id.
+
+    >>> fresh_call_id(2, 0, {"call_t2_0"})
+    'call_t2_0_r1'
+    """
+    candidate, again = call_id(turn, index), 0
+    while candidate in used:
+        again += 1
+        candidate = f"{call_id(turn, index)}_r{again}"
+    return candidate
+
+
+def _call_ids_in(body: Mapping[str, object]) -> set[str]:
+    """The ids of the calls in a request's conversation (Chat Completions or Messages shape)."""
+    messages = body.get("messages")
+    ids: set[str] = set()
+    for message in messages if isinstance(messages, list) else ():
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        calls = message.get("tool_calls") or []
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        ids |= {str(c.get("id")) for c in [*calls, *blocks]
+                if isinstance(c, dict) and (c.get("type") in ("function", "tool_use"))}
+    return ids
+
+
 def classify_result(content: str, *, is_error: bool = False) -> str:
     """The scenario outcome a tool reply's content stands for.
 
@@ -128,7 +160,7 @@ def last_tool_results(dialect: str, messages: Sequence[Any]) -> list[ToolResult]
     if last < 0:
         return []
     names = _call_names(dialect, messages[last])
-    if dialect == "openai":
+    if family_of(dialect) == "openai":
         return [_openai_result(m, names) for m in messages[last + 1 :] if _role(m) == "tool"]
     blocks = [
         block
@@ -144,7 +176,7 @@ def _role(message: Any) -> str | None:
 
 
 def _call_names(dialect: str, message: Mapping[str, Any]) -> dict[str, str]:
-    if dialect == "openai":
+    if family_of(dialect) == "openai":
         calls = message.get("tool_calls") or []
         return {
             str(c.get("id")): str((c.get("function") or {}).get("name"))
@@ -203,7 +235,8 @@ class ScriptedModel:
 
     def respond(self, request: ProviderRequest) -> ScriptedResponse:
         """The :data:`fakes.Responder`: pick the reply and render it."""
-        body = request.json or {}
+        # The conversation as its family reads it: two shapes for every dialect.
+        body = request.chat or request.json or {}
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
         applied = self._applied() if self._applied is not None else None
@@ -239,7 +272,9 @@ def _matches(reply: Reply, result: ToolResult) -> bool:
 def render(reply: Reply, turn: int, body: Mapping[str, object]) -> ScriptedResponse:
     """A scripted reply as the fake provider's :class:`~fakes.ScriptedResponse`."""
     parts: list[Text | ToolUse] = [Text(reply.text)] if reply.text else []
-    parts += [ToolUse(call_id(turn, i), c.tool, dict(c.args)) for i, c in enumerate(reply.calls)]
+    used = _call_ids_in(body)
+    parts += [ToolUse(fresh_call_id(turn, i, used), c.tool, dict(c.args))
+              for i, c in enumerate(reply.calls)]
     if reply.usage is not None:
         u = reply.usage
         usage = ScriptedUsage(u.input_tokens, u.output_tokens, u.cache_read_tokens,

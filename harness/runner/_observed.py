@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from harness.agent import ToolCallView, TranscriptMessage
+from harness.ports import family_of
 from harness.runner._model import classify_result
 
 # The scripted model's outcome words, as transcript reply statuses.
@@ -38,7 +39,7 @@ _STATUS = {
 
 def observed_transcript(dialect: str, body: Mapping[str, Any] | None
                         ) -> tuple[TranscriptMessage, ...]:
-    """The conversation in ``body`` (a request's JSON)."""
+    """The conversation in ``body`` (a request's JSON, or its family's view of it)."""
     messages = body.get("messages") if body is not None else None
     return tuple(_messages(dialect, messages if isinstance(messages, list) else []))
 
@@ -49,7 +50,7 @@ def _messages(dialect: str, messages: list[Any]) -> Iterator[TranscriptMessage]:
         if not isinstance(message, dict):
             continue
         role = message.get("role")
-        parse = _openai_message if dialect == "openai" else _anthropic_message
+        parse = _openai_message if family_of(dialect) == "openai" else _anthropic_message
         yield from parse(message, f"turn_{turn}")
         if role == "assistant":
             turn += 1

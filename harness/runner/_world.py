@@ -48,6 +48,7 @@ from fakes import (
     ToolLedger,
     VirtualClock,
     WorldTool,
+    chat_view,
     play_steps,
     wait_before_headers,
 )
@@ -62,6 +63,7 @@ from harness.agent import (
     parse_retry_after,
 )
 from harness.intercept._network import Served
+from harness.ports import SPECS, Dialect
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._observed import observed_transcript
@@ -305,11 +307,12 @@ class World:
                            self.clock.now(), plan.status, kinds,
                            len(plan.body), _after_cuts(self._last_response, faults))
         pending.cut_short = plan.cut_short
-        pending.model = _requested_model(seen.json)
+        pending.model = _requested_model(seen.chat or seen.json)
         pending.cache = seen.cache
         pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
         pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
-        pending.body = seen.json
+        # The conversation as its family reads it (Responses and Gemini as Chat Completions).
+        pending.body = seen.chat if seen.chat is not None else seen.json
         pending.retry_after = asked_wait(plan.headers, self.clock.now())
         pending.condition, pending.prompt_tokens = seen.condition, seen.prompt_tokens
         if self.scenario.provider.context_window is not None:
@@ -435,7 +438,7 @@ class World:
         """
         from hashlib import sha256
 
-        turn = _turn_of(incoming.body)
+        turn = _turn_of(self.scenario.dialect, incoming.body)
         provider = self.provider
         parts: list[object] = [
             incoming.method, incoming.url, sorted(incoming.headers.items()), incoming.body,
@@ -614,7 +617,7 @@ def sent_replies(dialect: str, body: Mapping[str, object] | None) -> tuple[SentR
 
 
 def offered_tools(body: Mapping[str, object] | None) -> tuple[str, ...] | None:
-    """The names of the tools a request offers the model, in either dialect's shape.
+    """The names of the tools a request offers the model, in either family's shape.
 
     >>> offered_tools({"tools": [{"type": "function", "function": {"name": "mail"}},
     ...                          {"name": "notes", "input_schema": {}}]})
@@ -744,11 +747,20 @@ class _RecordingTool:
                                              "abandoned" if left else outcome)
 
 
-_FAKE_ORIGINS: dict[str, str] = {
-    httpx.URL(FakeProvider(dialect, ScriptedResponse((), "stop", fakes.ScriptedUsage(0, 0)))
-              .origin).host: dialect
-    for dialect in ("openai", "anthropic")
-}
+def _dialect_called(url: str, scenario_dialect: str) -> str | None:
+    """The dialect whose API ``url`` calls; None for a host no fake provider serves.
+
+    Chat Completions and Responses share a host, so the path decides; a path no
+    dialect of the host knows goes to the scenario's provider (which answers 404).
+    """
+    parsed = httpx.URL(url)
+    on_host = [dialect for dialect, spec in SPECS.items() if spec.host == parsed.host]
+    called = [dialect for dialect in on_host if fakes.WIRE[dialect].route(parsed.path)]
+    if called:
+        return called[0]
+    if scenario_dialect in on_host:
+        return scenario_dialect
+    return on_host[0] if on_host else None
 
 
 class WorldRoute:
@@ -761,8 +773,7 @@ class WorldRoute:
 
     def serve(self, request: IncomingRequest) -> Served | None:
         world = self._world
-        host = httpx.URL(request.url).host
-        dialect = _FAKE_ORIGINS.get(host)
+        dialect = _dialect_called(request.url, world.scenario.dialect)
         if dialect is None:
             world.foreign.append(f"{request.method} {request.url}")
             return None
@@ -857,12 +868,15 @@ def _finish_without_loop(coro: Coroutine[Any, Any, Any], tool: str) -> Any:
         "from blocking code: make the target async, or give the tool another behaviour")
 
 
-def _turn_of(body: bytes) -> int:
+def _turn_of(dialect: Dialect, body: bytes) -> int:
     """The turn a request body asks for, as the provider counts it (0: not a chat request)."""
     try:
-        messages = json.loads(body).get("messages")
-    except (ValueError, AttributeError):
+        parsed = json.loads(body)
+    except ValueError:
         return 0
+    if not isinstance(parsed, dict):
+        return 0
+    messages = chat_view(dialect, parsed).get("messages")
     if not isinstance(messages, list):
         return 0
     return 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")

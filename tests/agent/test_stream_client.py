@@ -240,6 +240,24 @@ def test_429_retry_after_is_honoured_and_the_event_persisted_before_the_sleep(
     assert result.attempts[0].error.status == 429
 
 
+def test_a_gemini_retry_delay_in_the_body_is_honoured_like_retry_after(
+    virtual_clock: VirtualClock,
+) -> None:
+    # Gemini's 429 carries no Retry-After header: the wait is a RetryInfo in the body.
+    body = {"error": {"code": 429, "message": "Resource has been exhausted.",
+                      "status": "RESOURCE_EXHAUSTED", "details": [
+                          {"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                           "retryDelay": "7s"}]}}
+    result, endpoint, log = _run(
+        virtual_clock, [lambda: _status(429, body=body), lambda: _sse(*_openai_text("ok"))])
+    assert result.outcome == "committed"
+    assert [t for t, _ in endpoint.seen] == [0.0, 7.0]
+    assert log.events[0].delay == 7.0
+    error = result.attempts[0].error
+    assert error is not None
+    assert (error.error_type, error.error_code) == ("RESOURCE_EXHAUSTED", "429")
+
+
 def test_retry_after_above_the_cap_is_surfaced_not_waited(virtual_clock: VirtualClock) -> None:
     result, endpoint, log = _run(virtual_clock, [lambda: _status(429, {"retry-after": "120"})])
     assert result.outcome == "failed"

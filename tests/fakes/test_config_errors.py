@@ -35,6 +35,7 @@ from fakes import (
     TruncatedToolArguments,
 )
 from harness import ConfigError, FaultError
+from harness._streamcase import stream_request
 
 USAGE = ScriptedUsage(10, 2)
 ASCII = ScriptedResponse((Text("ok"),), "stop", USAGE)
@@ -134,9 +135,7 @@ def apply(dialect: str, reply: ScriptedResponse, *faults: Fault) -> None:
     provider = FakeProvider(dialect, lambda request: reply,  # type: ignore[arg-type]
                             faults={(1, 1): faults})
     # asks for the usage chunk, as the reference client does
-    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": True,
-                       "stream_options": {"include_usage": True}}).encode()
-    provider.plan(IncomingRequest("POST", provider.endpoint, {}, body))
+    provider.plan(stream_request(dialect, provider.endpoint))  # type: ignore[arg-type]
 
 
 def _naming(fault: Fault, message: str) -> str:
@@ -162,11 +161,17 @@ def _naming(fault: Fault, message: str) -> str:
          r"^SplitBetweenCrLf\.occurrence: got 1; expected a stream with CRLF line endings\. "
          r"add LineEndings\('crlf'\) to the faults$"),
         ("openai", ASCII, InjectPings(),
-         r"^InjectPings\.dialect: got 'openai'; expected 'anthropic'\. OpenAI streams have no "
-         r"ping event$"),
+         r"^InjectPings\.dialect: got 'openai'; expected 'anthropic'\. only Anthropic streams "
+         r"have pings$"),
+        ("gemini", ASCII, InjectPings(),
+         r"^InjectPings\.dialect: got 'gemini'; expected 'anthropic'\. only Anthropic streams "
+         r"have pings$"),
         ("anthropic", ASCII, NoUsageChunk(),
-         r"^NoUsageChunk\.dialect: got 'anthropic'; expected 'openai'\. Anthropic carries "
-         r"usage inside message_start and message_delta$"),
+         r"^NoUsageChunk\.dialect: got 'anthropic'; expected 'openai'\. only Chat Completions "
+         r"sends usage in a chunk of its own$"),
+        ("openai-responses", ASCII, NoUsageChunk(),
+         r"^NoUsageChunk\.dialect: got 'openai-responses'; expected 'openai'\. only Chat "
+         r"Completions sends usage in a chunk of its own$"),
         ("openai", ASCII, MalformedFrame(index=5),
          r"^MalformedFrame\.index: got 5; expected the index of a JSON event, one of "
          r"\[0, 1, 2, 3\]$"),
@@ -199,8 +204,9 @@ def test_faults_the_stream_cannot_honour_are_refused_when_applied(
 @pytest.mark.parametrize(
     ("build", "message"),
     [
-        (lambda: FakeProvider("gemini", ASCII),  # type: ignore[arg-type]
-         r"^dialect: got 'gemini'; expected one of 'openai', 'anthropic'$"),
+        (lambda: FakeProvider("bard", ASCII),  # type: ignore[arg-type]
+         r"^dialect: got 'bard'; expected one of 'openai', 'anthropic', 'openai-responses', "
+         r"'gemini'$"),
         (lambda: FakeProvider("openai", "hello"),  # type: ignore[arg-type]
          r"^responder: got 'hello'; expected a ScriptedResponse or a callable returning one$"),
         (lambda: FakeProvider("openai", ASCII, faults={(0, 1): ()}),

@@ -42,7 +42,9 @@ from fakes import (
     ToolUse,
     TruncatedToolArguments,
 )
+from harness._streamcase import stream_request
 from harness.agent import rng_stream
+from harness.ports import DIALECTS
 
 REPLY = ScriptedResponse(
     parts=(Text("Voilà, the plan:"), ToolUse("call_1", "write_file",
@@ -58,6 +60,8 @@ REQUEST = {"model": "m", "messages": [{"role": "user", "content": "go"}], "strea
 def plan(dialect: str, *faults: Fault, reply: ScriptedResponse = REPLY, seed: int = 0
          ) -> ResponsePlan:
     provider = FakeProvider(dialect, reply, faults={(1, 1): faults}, seed=seed)  # type: ignore[arg-type]
+    if dialect not in ("openai", "anthropic"):
+        return provider.plan(stream_request(dialect, provider.endpoint))  # type: ignore[arg-type]
     content = json.dumps(REQUEST).encode()
     return provider.plan(IncomingRequest("POST", provider.endpoint, {}, content))
 
@@ -78,7 +82,7 @@ def event_names(body: bytes) -> list[str]:
 # ------------------------------------------------------------------ chunking
 
 
-@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_chunking_faults_never_change_the_bytes(dialect: str) -> None:
     clean = plan(dialect).body
     for fault in (SplitAt((1, 7, 40)), ByteAtATime(), RandomSplits(25), SplitInsideUtf8(),

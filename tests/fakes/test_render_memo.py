@@ -15,6 +15,8 @@ from fakes import (
     ToolUse,
     _provider,
 )
+from harness._streamcase import stream_request
+from harness.ports import DIALECTS
 
 TOOLS = ScriptedResponse(
     (Text("Sending ✉ now."), ToolUse("call_1", "mail", {"to": "a@example.com", "body": "hé"}),
@@ -25,6 +27,8 @@ PLAIN = ScriptedResponse((Text("Done."),), "stop", ScriptedUsage(40, 2))
 
 
 def request(provider: FakeProvider, include_usage: bool) -> IncomingRequest:
+    if provider.dialect not in ("openai", "anthropic"):
+        return stream_request(provider.dialect, provider.endpoint)
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True,
             "stream_options": {"include_usage": include_usage}}
     return IncomingRequest("POST", provider.endpoint, {}, json.dumps(body).encode())
@@ -37,7 +41,7 @@ def streamed(response: ScriptedResponse, dialect: str, include_usage: bool,
     return b"".join(getattr(step, "data", b"") for step in plan.steps)
 
 
-@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("include_usage", [True, False])
 @pytest.mark.parametrize("response", [TOOLS, PLAIN], ids=["tools", "plain"])
 def test_a_remembered_rendering_is_the_fresh_one(

@@ -115,3 +115,34 @@ def test_a_runner_leaves_nothing_of_one_coroutine_to_the_next() -> None:
             assert runner.run(counts()) == [1, 2]
     assert fired == []
     assert clock.now() == 10
+
+
+def test_a_quick_child_process_exits_before_virtual_time_moves_on() -> None:
+    # 50 ms of real time is far beyond the grace for other real I/O: before child
+    # processes had a grace of their own, the clock jumped to the timeout meanwhile,
+    # and a quick command "timed out" on a slow or busy machine only.
+    from fakes._tools import run_in_process_group
+
+    clock = VirtualClock()
+
+    async def quick_command_under_a_timeout() -> int:
+        return await asyncio.wait_for(run_in_process_group(("sleep", "0.05")), timeout=1)
+
+    assert clock.run(quick_command_under_a_timeout()) == 0
+    assert clock.now() == 0.0
+
+
+def test_a_long_child_process_meets_its_timeout_in_virtual_time() -> None:
+    from fakes._tools import run_in_process_group
+
+    clock = VirtualClock()
+
+    async def long_command_under_a_timeout() -> str:
+        try:
+            await asyncio.wait_for(run_in_process_group(("sleep", "30")), timeout=1)
+        except TimeoutError:
+            return "timed out"
+        return "finished"
+
+    assert clock.run(long_command_under_a_timeout()) == "timed out"
+    assert clock.now() == 1.0

@@ -9,8 +9,6 @@ exactly what the script said.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +16,6 @@ from fakes import (
     ByteAtATime,
     FakeProvider,
     Fault,
-    IncomingRequest,
     LineEndings,
     RandomSplits,
     ScriptedResponse,
@@ -27,11 +24,11 @@ from fakes import (
     Text,
     ToolUse,
 )
+from harness._streamcase import stream_request
 from harness.agent import Dialect
+from harness.ports import DIALECTS
 
-from ._streaming import request_body, run_client
-
-DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic")
+from ._streaming import run_client
 
 # Text that stresses the decoder: multibyte UTF-8 (2, 3 and 4 bytes), newlines
 # and carriage returns inside JSON strings, SSE-looking content.
@@ -67,15 +64,8 @@ def scripted_responses(draw: st.DrawFn) -> ScriptedResponse:
 
 def _body_length(dialect: Dialect, response: ScriptedResponse, faults: tuple[Fault, ...]) -> int:
     provider = FakeProvider(dialect, response, {(1, 1): faults} if faults else {})
-    request = IncomingRequest("POST", provider.endpoint, {}, _encoded(request_body(dialect)))
+    request = stream_request(dialect, provider.endpoint)
     return len(provider.plan(request).body)
-
-
-def _encoded(body: dict[str, Any]) -> bytes:
-    import json
-
-    body = {**body, "stream": True, "stream_options": {"include_usage": True}}
-    return json.dumps(body).encode()
 
 
 @st.composite

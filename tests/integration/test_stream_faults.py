@@ -40,10 +40,13 @@ from fakes import (
     TruncatedToolArguments,
 )
 from harness.agent import Dialect, StreamConfig
+from harness.ports import DIALECTS
 
 from ._streaming import run_client
 
 CONFIG = StreamConfig(backoff_jitter=0.0)
+#: The dialects that stream a call's arguments in fragments (Gemini sends them whole).
+STREAMED_ARGUMENTS: tuple[Dialect, ...] = tuple(d for d in DIALECTS if d != "gemini")
 RESPONSE = ScriptedResponse(
     parts=(
         Text("Écrire la note — 中文 🙂 then mail."),
@@ -66,7 +69,7 @@ class Row:
     ended_at: float
     retry_reasons: tuple[str, ...] = ()
     error_kind: str | None = None
-    dialects: tuple[Dialect, ...] = ("openai", "anthropic")
+    dialects: tuple[Dialect, ...] = DIALECTS
     notes: dict[str, object] = field(default_factory=dict)
 
 
@@ -127,11 +130,24 @@ ROWS: dict[str, Row] = {
     ),
     # truncated arguments: no tool runs, the same input is not re-sampled (S6)
     "arguments cut at max_tokens": Row(
-        (TruncatedToolArguments(fraction=0.5, call_index=1),), "truncated", ("truncated",), 0.0
+        (TruncatedToolArguments(fraction=0.5, call_index=1),), "truncated", ("truncated",), 0.0,
+        dialects=STREAMED_ARGUMENTS,
     ),
     "invalid JSON under tool_calls": Row(
         (InvalidToolArguments(fraction=0.5, call_index=0),), "committed", ("complete",), 0.0,
-        notes={"invalid_call": "call_1"},
+        notes={"invalid_call": "call_1"}, dialects=STREAMED_ARGUMENTS,
+    ),
+    # Gemini sends a call whole or not at all: the cut call never arrives, the whole
+    # one before it is rejected with the cut message (S6) ...
+    "Gemini: arguments cut at MAX_TOKENS": Row(
+        (TruncatedToolArguments(fraction=0.5, call_index=1),), "truncated", ("truncated",), 0.0,
+        dialects=("gemini",), notes={"rejected": ["call_1"]},
+    ),
+    # ... and a call it cannot parse ends the answer with MALFORMED_FUNCTION_CALL: no
+    # call of it may run, the attempt is retried as an in-stream error.
+    "Gemini: MALFORMED_FUNCTION_CALL": _retried(
+        "interrupted", "stream_error", 2.0, "backoff 2s",
+        faults=(InvalidToolArguments(fraction=0.5, call_index=0),), dialects=("gemini",),
     ),
     # errors inside a 200 stream are classified like HTTP errors (S10)
     "malformed frame": Row(
@@ -239,7 +255,8 @@ def _check_message(row: Row, result: object) -> None:
     if row.outcome == "truncated":
         assert message.finish == "length"
         assert message.tool_calls == ()
-        assert [c.call_id for c in result.rejected_tool_calls] == ["call_1", "call_2"]  # type: ignore[attr-defined]
+        rejected = row.notes.get("rejected", ["call_1", "call_2"])
+        assert [c.call_id for c in result.rejected_tool_calls] == rejected  # type: ignore[attr-defined]
         return
     assert message.text == TEXT
     if "invalid_call" in row.notes:

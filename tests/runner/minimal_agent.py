@@ -297,6 +297,8 @@ def minimal_factory(*flaws: str) -> Callable[[AgentPorts], Agent]:
     def build(ports: AgentPorts) -> Agent:
         return MinimalAgent(ports, chosen)
 
+    # It builds Chat Completions and Messages bodies only (see MinimalAgent._body).
+    build.dialects = ("openai", "anthropic")  # type: ignore[attr-defined]
     return build
 
 

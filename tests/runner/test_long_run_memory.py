@@ -20,6 +20,7 @@ import pytest
 from long_run import long_scenario
 
 from fakes import FakeProvider, IncomingRequest, ScriptedResponse, ScriptedUsage, Text
+from harness.ports import SPECS, Dialect
 from harness.runner import plan_cases, run_case
 from harness.scenario import Scenario
 
@@ -37,25 +38,35 @@ def peak_bytes(action: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-def _history(turns: int) -> Iterator[bytes]:
+def _history(turns: int, dialect: Dialect = "openai") -> Iterator[bytes]:
     """The bodies an agent sends over ``turns`` turns: the whole conversation each time."""
-    messages: list[dict[str, object]] = [{"role": "user", "content": "Write the notes."}]
+    key = SPECS[dialect].conversation
+    said = {"openai": "assistant", "openai-responses": "assistant", "gemini": "model"}[dialect]
+    messages: list[dict[str, object]] = [_turn(dialect, "user", "Write the notes.")]
     for turn in range(1, turns + 1):
-        yield json.dumps({"model": "m", "stream": True, "messages": messages}).encode()
-        messages = [*messages, {"role": "assistant", "content": f"note {turn} " + "x" * 200},
-                    {"role": "user", "content": f"next {turn}"}]
+        yield json.dumps({"model": "m", "stream": True, key: messages}).encode()
+        messages = [*messages, _turn(dialect, said, f"note {turn} " + "x" * 200),
+                    _turn(dialect, "user", f"next {turn}")]
 
 
-def _provider_conversation(turns: int) -> FakeProvider:
-    provider = FakeProvider("openai", REPLY)
-    for body in _history(turns):
-        provider.plan(IncomingRequest("POST", provider.endpoint, {}, body))
+def _turn(dialect: Dialect, role: str, text: str) -> dict[str, object]:
+    if dialect == "gemini":
+        return {"role": role, "parts": [{"text": text}]}
+    return {"role": role, "content": text}
+
+
+def _provider_conversation(turns: int, dialect: Dialect = "openai") -> FakeProvider:
+    provider = FakeProvider(dialect, REPLY)
+    url = provider.endpoint.replace("{model}", "m")
+    for body in _history(turns, dialect):
+        provider.plan(IncomingRequest("POST", url, {}, body))
     return provider
 
 
-def test_the_provider_holds_a_long_conversation_once() -> None:
-    small = peak_bytes(lambda: _provider_conversation(25))
-    large = peak_bytes(lambda: _provider_conversation(100))
+@pytest.mark.parametrize("dialect", ["openai", "openai-responses", "gemini"])
+def test_the_provider_holds_a_long_conversation_once(dialect: Dialect) -> None:
+    small = peak_bytes(lambda: _provider_conversation(25, dialect))
+    large = peak_bytes(lambda: _provider_conversation(100, dialect))
     # Linear: 4x the turns, about 4x the memory; the square would be about 16x.
     assert large < 5 * small, (small, large)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.ports import DIALECTS
 from harness.runner import Case, run_case
 from harness.scenario import load_scenario
 
@@ -32,8 +33,8 @@ expect: {{stop_state: complete}}
 
 # The number of events of turn 1's answer in each dialect, so the fault strikes
 # right after the terminal event.
-EVENTS = {"anthropic": 14, "openai": 12}
-HALF = {"anthropic": 7, "openai": 6}
+EVENTS = {"anthropic": 14, "openai": 12, "openai-responses": 13, "gemini": 2}
+HALF = {"anthropic": 7, "openai": 6, "openai-responses": 6, "gemini": 1}
 
 
 def _run(tmp_path: Path, dialect: str, kind: str, events: int) -> dict[str, str]:
@@ -46,7 +47,7 @@ def _run(tmp_path: Path, dialect: str, kind: str, events: int) -> dict[str, str]
     return {"delivery": first.delivery, **{v.invariant: v.status for v in result.verdicts}}
 
 
-@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("kind", ["connection_reset", "stall"])
 def test_a_cut_after_the_terminal_event_leaves_the_answer_whole(
         tmp_path: Path, dialect: str, kind: str) -> None:
@@ -55,7 +56,7 @@ def test_a_cut_after_the_terminal_event_leaves_the_answer_whole(
     assert seen["I7"] != "fail"
 
 
-@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_cut_before_the_terminal_event_is_still_partial(tmp_path: Path, dialect: str) -> None:
     seen = _run(tmp_path, dialect, "connection_reset", HALF[dialect])
     assert seen["delivery"] == "partial"

@@ -117,8 +117,8 @@ def test_bounds_and_finite_numbers(tmp_path: Path) -> None:
 def test_missing_keys_point_at_their_mapping_with_an_example(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, "name: Bad_Name\nmodel: []\n"),
-        "1:1: scenario: missing required key 'dialect'; expected one of 'openai', 'anthropic'. "
-        "Add, for example, 'dialect: openai'",
+        "1:1: scenario: missing required key 'dialect'; expected one of 'openai', 'anthropic', "
+        "'openai-responses', 'gemini'. Add, for example, 'dialect: openai'",
         "1:1: scenario: missing required key 'expect'; expected a mapping. "
         "Add, for example, 'expect: {stop_state: complete}'",
         "1:7: name: badly formed: got 'Bad_Name'; expected lowercase letters, digits and '-', "

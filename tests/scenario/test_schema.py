@@ -47,7 +47,8 @@ def test_the_schema_is_closed_documented_and_lists_every_fault_kind() -> None:
     assert all(d.get("additionalProperties") is False for d in definitions.values()
                if d.get("type") == "object")
     assert schema["properties"]["seed"]["default"] == 0
-    assert schema["properties"]["dialect"]["enum"] == ["openai", "anthropic"]
+    assert schema["properties"]["dialect"]["enum"] == ["openai", "anthropic", "openai-responses",
+                                                      "gemini"]
     assert "description" in schema["properties"]["model"]
     mapping = schema["properties"]["faults"]["items"]["discriminator"]["mapping"]
     assert sorted(mapping) == sorted(FAULT_KINDS)
