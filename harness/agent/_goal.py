@@ -28,6 +28,9 @@ rule comes from:
   compare-and-swap; a fail becomes a rework turn with the gaps; the same gap
   fingerprint again after a rework ends ``paused`` (NoProgressPaused); an
   unavailable verifier ends ``infra_paused``, never complete (no FailOpenAchieved).
+- **Cancel** (§19.4 "goal: disarm 自动续跑"): :meth:`cancel` sets the goal
+  ``cancelled`` at the service by compare-and-swap, a terminal status: no turn,
+  verifier round or completion follows it, in this incarnation or after a restart.
 """
 
 from __future__ import annotations
@@ -42,7 +45,14 @@ from harness.agent._adapter import StopState
 from harness.agent._lease import ExecutionLease
 from harness.agent._session_log import SessionLog, SessionRecord
 from harness.ports._clock import Clock
-from harness.ports._goals import CompletionProof, Goal, GoalPort, GoalStatus, Verification
+from harness.ports._goals import (
+    TERMINAL_GOAL_STATUSES,
+    CompletionProof,
+    Goal,
+    GoalPort,
+    GoalStatus,
+    Verification,
+)
 
 #: The safe boundaries of seed 002 §19.3 at which a recovery record is written.
 Boundary = Literal["before_request", "before_tools", "after_results", "after_compaction",
@@ -89,7 +99,9 @@ class GoalKeeper:
         self.goal: Goal | None = None
 
     # -- recovery: state from the log, authority anew ------------------------------------
-    def start(self) -> GoalStop | None:
+    def start(self, cancelled: str | None = None) -> GoalStop | None:
+        """Take the lease, adopt the service's goal; ``cancelled``: a goal cancel accepted
+        before the lease was held (before a restart, or as this process started)."""
         logged = self._logged_goal()
         taken = self.port.acquire()
         self.lease = ExecutionLease(taken.epoch, taken.holder, "goal_service")
@@ -97,6 +109,11 @@ class GoalKeeper:
                         tookOver=taken.took_over)
         current = self.port.read()
         self._adopt(current, logged)
+        if cancelled is not None:
+            return self.cancel(cancelled)
+        if current.status == "cancelled":
+            return GoalStop("cancelled", "the goal was cancelled; a cancelled goal is never "
+                            "resumed (seed 002 §19.4)")
         if current.status == "complete":
             return GoalStop("complete", f"goal {current.goal_id} revision {current.revision} "
                             "is complete with its proof")
@@ -162,6 +179,17 @@ class GoalKeeper:
             if record.kind in ("turn_start", "goal"):
                 return None
         return None
+
+    def cancel(self, reason: str) -> GoalStop:
+        """Set the goal ``cancelled`` (once); the run then stops ``cancelled``.
+
+        Needs the lease (:meth:`start` first); a goal already cancelled is left alone,
+        so a repeated or replayed cancel changes nothing.
+        """
+        current = self.port.read()
+        if current.status not in TERMINAL_GOAL_STATUSES:
+            return self._set(current, "cancelled", reason)
+        return GoalStop(_stop_of(current.status), f"the goal is {current.status}")
 
     def _over_budget(self, goal: Goal) -> str | None:
         budget = goal.budget

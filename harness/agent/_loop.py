@@ -269,7 +269,8 @@ class ReferenceAgent:
         self._job_supervisor = job_supervisor
         self._jobs: JobSupervisor | None = None
         self._handles = RunHandles(ports.run_id)
-        self.cancels: CancelRouter = reference_router(self._handles)
+        self.cancels: CancelRouter = reference_router(self._handles,
+                                                      goals=ports.goals is not None)
         self._secret_arguments: dict[str, tuple[str, ...]] = {}  # by tool, kept out of logs
         self._keeper: GoalKeeper | None = None  # the goal discipline, with a goal port
 
@@ -363,11 +364,26 @@ class ReferenceAgent:
             if current is not None:
                 current.uncancel()  # the cancel was our own, asked for by target
             stop = Stop("cancelled", self._handles.stop_reason)
+            self._settle_goal_cancel()
         finally:
             self._handles.run_task = None
-        if self._handles.session_cancelled and self._jobs is not None:
+        if self._handles.stops_owned_jobs and self._jobs is not None:
             await self._jobs.stop_unwatched()  # every job of this session, none of another's
         return self._finish(stop)
+
+    def _settle_goal_cancel(self) -> None:
+        """A goal cancel that stopped the run before the lease was taken (during recovery)
+        still reaches the goal service: take the lease, then set the goal cancelled."""
+        reason = self._handles.goal_cancelled
+        if reason is None or self.ports.goals is None or self._log is None:
+            return
+        keeper = self._keeper or GoalKeeper(self.ports.goals, self._log, self.ports.clock,
+                                            self.ports.incarnation, self._next_turn_id)
+        self._keeper = self._handles.keeper = keeper
+        if keeper.lease.epoch == 0:
+            keeper.start(reason)
+        else:
+            keeper.cancel(reason)
 
     def cancel(self, request: CancelRequest) -> CancelAck:
         """The cancel hook: cancel what ``request`` names, at most once (seed 002 §19.4)."""
@@ -440,6 +456,7 @@ class ReferenceAgent:
         if ports.goals is not None:
             self._keeper = GoalKeeper(ports.goals, log, ports.clock, ports.incarnation,
                                       self._next_turn_id)
+            self._handles.keeper = self._keeper
         return _RunState(task, budget, client, retry_log, runner, compactor)
 
     def _restore_breaker(self) -> CircuitBreaker:
@@ -519,7 +536,8 @@ class ReferenceAgent:
 
     async def _loop(self, state: _RunState) -> Stop:
         # Authority first: a restart takes the lease anew before it may act (seed 002 §19.3).
-        stop = _from_goal(self._keeper.start()) if self._keeper is not None else None
+        stop = _from_goal(self._keeper.start(self._handles.goal_cancelled)) \
+            if self._keeper is not None else None
         stop = stop or self._resume_guards()
         if stop is not None:
             return stop

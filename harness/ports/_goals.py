@@ -30,7 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
-GoalStatus = Literal["active", "complete", "paused", "infra_paused", "budget_limited"]
+GoalStatus = Literal["active", "complete", "paused", "infra_paused", "budget_limited",
+                     "cancelled"]
+#: Statuses nothing leaves: no status change or completion follows them (seed 002 §19.4:
+#: a cancelled goal is never woken again).
+TERMINAL_GOAL_STATUSES: tuple[GoalStatus, ...] = ("complete", "cancelled")
 #: codex resumes an active goal after a restart; grok-build and dsh take authority back
 #: and wait for the user (seed 002 §19.3, "进程重启后").
 RestartPolicy = Literal["continue", "pause"]
