@@ -6,7 +6,7 @@ invocations), the requests and the invocations. After the goal cancel was
 acknowledged:
 
 - no model request starts (the auto-continue is disarmed, a restart too);
-- no side-effecting tool starts (pure tools, ``expect.pure_tools``, may);
+- no side-effecting tool or job starts (pure tools, ``expect.pure_tools``, may);
 - no verifier round runs, and no completion is recorded;
 - the goal service holds the goal ``cancelled``, and the run stops ``cancelled``.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from harness.checks._jobs import NEIGHBOUR_SESSION
 from harness.checks._verdict import Verdict
 from harness.trace import CancelRecord, GoalEventRecord, GoalTrace, Trace
 
@@ -104,6 +105,11 @@ def _acted_after(trace: Trace, goal: GoalTrace, cancel: CancelRecord) -> Iterabl
                 invocations_before is not None and i.seq > invocations_before)):
             yield (f"tool {i.tool} (call {i.call_id}, incarnation {i.incarnation}) started at "
                    f"{i.started_at:g}s, after the goal was cancelled at {cancel.at:g}s")
+            break
+    for job in trace.jobs:
+        if job.owner_session != NEIGHBOUR_SESSION and job.started_at > cancel.at + _EPS:
+            yield (f"job {job.tool} ({job.execution_id}) started at {job.started_at:g}s, after "
+                   f"the goal was cancelled at {cancel.at:g}s")
             break
     late = [e for e in goal.events if e.kind in ("verify", "complete") and e.incarnation > 0
             and (e.at > cancel.at + _EPS or (event is not None and e.seq > event.seq))]

@@ -15,6 +15,11 @@ agent but its calls of the goal port; an agent that never calls it (a plain
   revision, naming every acceptance criterion as passed or waived, backed by a
   verifier pass the world really gave for that revision (no self-judging, no
   fail-open on a verifier outage).
+- ``L3:same-gap`` (§19.2 "相同 gap 指纹连续出现则进入 NoProgressPaused"): when two
+  verifier rounds of one revision, with a rework turn between them and no round
+  between, named the same gaps, no rework turn follows and the run ends
+  ``paused``. A round asked again after a restart with no turn between is the
+  same round replayed, not a new one.
 
 Example::
 
@@ -27,12 +32,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 
 from harness.checks._verdict import Verdict, VerdictStatus
 from harness.trace import GoalEventRecord, GoalTrace, ProofRecord, Trace
 
 _MAX_EVIDENCE = 12
 PROOF = "I5:proof"
+SAME_GAP = "L3:same-gap"
 
 
 def _verdict(invariant: str, status: VerdictStatus, message: str,
@@ -197,6 +204,75 @@ def _unproven(proof: ProofRecord, acceptance: tuple[str, ...]) -> list[str]:
     return [criterion for criterion in acceptance if criterion not in judged]
 
 
+# ------------------------------------------------------------------- same gap twice
+
+
+def check_same_gap(trace: Trace) -> Verdict | None:
+    """The same gaps in two rounds around a rework: no more rework, the run ends paused."""
+    goal = trace.goal
+    if goal is None:
+        return None
+    unjudgeable = _unjudgeable(SAME_GAP, trace)
+    if unjudgeable:
+        return unjudgeable
+    pairs = list(_reworked_pairs(trace, goal))
+    if not pairs:
+        return None  # never two failed rounds of one revision around a rework
+    repeated = next(((first, second) for first, second in pairs
+                     if _gap_set(first) == _gap_set(second)), None)
+    rounds = [f"goal event #{e.seq}: verifier round on revision {e.declared_revision} at "
+              f"{e.at:g}s: {e.verdict} ({'; '.join(e.gaps)})"
+              for e in goal.events if e.kind == "verify" and e.incarnation > 0]
+    if repeated is None:
+        return _verdict(SAME_GAP, "pass", f"{len(pairs)} rework(s), each answered by other "
+                        "gaps: progress every round", rounds)
+    problems = _after_no_progress(trace, repeated[1])
+    if problems:
+        return _verdict(SAME_GAP, "fail", problems[0], [*problems, *rounds])
+    return _verdict(SAME_GAP, "pass", f"the verifier named the same gaps in goal events "
+                    f"#{repeated[0].seq} and #{repeated[1].seq}, around a rework: no further "
+                    "rework, and the run paused (no progress)", rounds)
+
+
+def _gap_set(event: GoalEventRecord) -> frozenset[str]:
+    return frozenset(gap.strip().lower() for gap in event.gaps)
+
+
+def _last_turn(trace: Trace, requests_before: int) -> int:
+    """The furthest conversation turn any request reached before a goal event."""
+    return max((r.turn for r in trace.requests
+                if r.index <= requests_before and r.delivery != "refused"), default=0)
+
+
+def _reworked_pairs(trace: Trace, goal: GoalTrace
+                    ) -> Iterator[tuple[GoalEventRecord, GoalEventRecord]]:
+    """Consecutive failed rounds of one revision with a rework turn (a new turn) between."""
+    rounds = [e for e in goal.events if e.kind == "verify" and e.incarnation > 0]
+    for first, second in pairwise(rounds):
+        if first.verdict == second.verdict == "fail" and \
+                first.declared_revision == second.declared_revision and \
+                _last_turn(trace, second.requests_before) > \
+                _last_turn(trace, first.requests_before):
+            yield first, second
+
+
+def _after_no_progress(trace: Trace, second: GoalEventRecord) -> list[str]:
+    problems = []
+    turn = _last_turn(trace, second.requests_before)
+    rework = [r for r in trace.requests if r.index > second.requests_before
+              and r.delivery != "refused" and r.turn > turn]
+    if rework:
+        problems.append(f"request #{rework[0].index} started turn {rework[0].turn} at "
+                        f"{rework[0].started_at:g}s, after the verifier named the same gaps "
+                        f"twice (goal event #{second.seq}): no progress means pause, not "
+                        "another rework (seed 002 §19.2 NoProgressPaused)")
+    stop = trace.outcome.stop_state if trace.outcome is not None else None
+    if stop != "paused":
+        problems.append(f"the verifier named the same gaps twice around a rework, and the run "
+                        f"ended {stop}, not paused (no progress)")
+    return problems
+
+
 # ------------------------------------------------------------------- the expected stop
 
 
@@ -223,4 +299,6 @@ def goal_verdicts(trace: Trace) -> list[Verdict]:
     if trace.goal is None:
         return []
     listed = "I5" in trace.expect.invariants
-    return [*([] if listed else [check_i5(trace)]), check_goal_proof(trace)]
+    same_gap = check_same_gap(trace)
+    return [*([] if listed else [check_i5(trace)]), check_goal_proof(trace),
+            *([same_gap] if same_gap is not None else [])]

@@ -630,7 +630,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("L3-gap-fingerprint-counts-rounds", "seed 002 §19.2 (相同 gap 指纹连续出现则进入 "
            "NoProgressPaused)", "puts the round number into the gap fingerprint, so the same "
            "gap never looks repeated and the rework goes on",
-           with_goals(reference(), _RoundInFingerprint), (Kill(_SAME_GAP, "I4"),)),
+           with_goals(reference(), _RoundInFingerprint),
+           (Kill(_SAME_GAP, "I4"), Kill(_SAME_GAP, "L3:same-gap"))),
     Mutant("L7-compaction-overwrites-appended", "seed 000 §3.2 (还要检查历史有没有被追加)",
            "a compaction is written back over the history that arrived while it ran",
            reference(compaction=CompactionConfig(keep_appended=False)),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.agent import Agent, AgentFactory, AgentPorts, ReferenceAgent
 from harness.checks import check_trace
-from harness.checks._goals import check_goal_proof, check_i5, expected_stop_state
+from harness.checks._goals import check_goal_proof, check_i5, check_same_gap, expected_stop_state
 from harness.runner import Case, CrashSpec, run_trace
 from harness.scenario import load_scenario
 from harness.trace import Trace
@@ -115,3 +116,68 @@ def test_a_failed_goal_check_is_explained_with_its_fix() -> None:
         "goal revision 1, but the goal was at revision 2: a stale auto-continue. Fix: re-read "
         "the goal before every auto-continue and drop one whose revision is not the current "
         "one (seed 002 §19.3)."]
+
+
+# ------------------------------------------------------------------- L3:same-gap
+
+
+class _RoundInGaps:
+    """The goal port of an agent that stamps each round into its gaps (never the same twice)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def verify(self, goal: Any, epoch: int) -> Any:
+        verdict = self.inner.verify(goal, epoch)
+        return replace(verdict, gaps=tuple(f"{g} (round {verdict.round})" for g in verdict.gaps))
+
+
+def _stamps_rounds(ports: AgentPorts) -> Agent:
+    return ReferenceAgent(replace(ports, goals=_RoundInGaps(ports.goals)))
+
+
+def test_the_same_gaps_around_a_rework_pause_the_reference_agent() -> None:
+    found = check_same_gap(_trace("same-gap-twice-pauses"))
+    assert found is not None
+    assert (found.status, found.message) == (
+        "pass", "the verifier named the same gaps in goal events #6 and #10, around a rework: "
+        "no further rework, and the run paused (no progress)")
+
+
+def test_another_rework_after_the_same_gaps_twice_fails() -> None:
+    found = check_same_gap(_trace("same-gap-twice-pauses", factory=_stamps_rounds))
+    assert found is not None
+    assert found.status == "fail"
+    assert found.message.startswith("request #5 started turn 5 at 0s, after the verifier named "
+                                    "the same gaps twice (goal event #10)")
+    assert "and the run ended budget_limited, not paused (no progress)" in found.evidence[1]
+
+
+def test_other_gaps_each_round_are_progress(tmp_path: Path) -> None:
+    text = (GOALS / "same-gap-twice-pauses.yaml").read_text(encoding="utf-8").replace(
+        '''verifier:
+  - verdict: fail
+    gaps: ["test_checkout failed 3 of 20 runs"]''', '''verifier:
+  - when: {applied: {edit: 1}}
+    verdict: fail
+    gaps: ["test_checkout failed 3 of 20 runs"]
+  - when: {applied: {edit: 2}}
+    verdict: fail
+    gaps: ["test_checkout failed 1 of 20 runs"]
+  - verdict: pass''').replace("stop_state: paused", "stop_state: complete")
+    path = tmp_path / "progress.yaml"
+    path.write_text(text, encoding="utf-8")
+    trace = run_trace(Case("progress", path, 54))
+    found = check_same_gap(trace)
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "complete"
+    assert found is not None
+    assert (found.status, found.message) == (
+        "pass", "1 rework(s), each answered by other gaps: progress every round")
+
+
+def test_a_scenario_without_two_failed_rounds_has_no_same_gap_verdict(edited: Trace) -> None:
+    assert check_same_gap(edited) is None
