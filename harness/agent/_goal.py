@@ -89,8 +89,9 @@ class GoalKeeper:
     """The goal, lease and completion proof of one incarnation; see the module docstring."""
 
     def __init__(self, port: GoalPort, log: SessionLog, clock: Clock, incarnation: int,
-                 next_turn_id: Callable[[], str]) -> None:
+                 next_turn_id: Callable[[], str], *, cap_rounds: bool = True) -> None:
         self.port = port
+        self.cap_rounds = cap_rounds  # off only to reproduce the uncapped-rounds bug
         self.log = log
         self.clock = clock
         self.incarnation = incarnation
@@ -234,6 +235,9 @@ class GoalKeeper:
         if current.revision != goal.revision:
             self._adopt(current, goal)
             return None  # the answer was for a goal that no longer stands
+        spent = self._rounds_spent(current)
+        if spent:  # rounds spent before a restart stay spent
+            return self._set(current, "budget_limited", spent)
         verification = self.port.verify(current, self.lease.epoch)
         fingerprint = gap_fingerprint(verification.gaps)
         self._record(verification, fingerprint)
@@ -253,6 +257,9 @@ class GoalKeeper:
         if self._seen_after_rework(goal.revision, fingerprint):
             return self._pause(f"no progress: the verifier named the same gaps again after a "
                                f"rework ({'; '.join(v.gaps)}) (seed 002 §19.2 NoProgressPaused)")
+        spent = self._rounds_spent(goal)
+        if spent:
+            return self._set(goal, "budget_limited", spent)
         gaps = "\n".join(f"- {gap}" for gap in v.gaps)
         self.log.append("user", self._next_turn_id(), source="verifier",
                         text=f"Verification failed (round {v.round}). Gaps:\n{gaps}")
@@ -267,6 +274,24 @@ class GoalKeeper:
                     and any(r.kind == "turn_start" for r in records[index + 1:]):
                 return True
         return False
+
+    def _rounds_spent(self, goal: Goal) -> str | None:
+        """Why no further verifier round may start: the goal's round budget is used up."""
+        budget, used = goal.budget.rounds, self._rounds_used()
+        if not self.cap_rounds or budget is None or used < budget:
+            return None
+        return (f"the goal's budget of {budget} verifier round(s) is spent without a pass "
+                "(seed 002 §19.3 round budgets)")
+
+    def _rounds_used(self) -> int:
+        """Verifier rounds so far; one asked again after a restart, no turn between, is one."""
+        used, turn_since = 0, True
+        for record in self.log.records:
+            if record.kind == "turn_start":
+                turn_since = True
+            elif record.kind == "verification" and turn_since:
+                used, turn_since = used + 1, False
+        return used
 
     def _complete(self, goal: Goal, v: Verification) -> GoalStop | None:
         proof = CompletionProof.from_verification(v)

@@ -125,6 +125,7 @@ from harness.agent._stream_client import AttemptRecord, CompletionResult, Stream
 from harness.agent._tool_runner import ToolRunner
 from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
+from harness.ports._goals import GoalPort
 from harness.ports._ids import IdSource
 from harness.ports._jobs import CancelAck, CancelRequest
 from harness.ports._tools import ToolInvocation
@@ -377,9 +378,7 @@ class ReferenceAgent:
         reason = self._handles.goal_cancelled
         if reason is None or self.ports.goals is None or self._log is None:
             return
-        keeper = self._keeper or GoalKeeper(self.ports.goals, self._log, self.ports.clock,
-                                            self.ports.incarnation, self._next_turn_id)
-        self._keeper = self._handles.keeper = keeper
+        keeper = self._keeper or self._goal_keeper(self.ports.goals, self._log)
         if keeper.lease.epoch == 0:
             keeper.start(reason)
         else:
@@ -454,10 +453,16 @@ class ReferenceAgent:
         self._epoch = log.epoch
         self._handles.client, self._handles.runner = client, runner
         if ports.goals is not None:
-            self._keeper = GoalKeeper(ports.goals, log, ports.clock, ports.incarnation,
-                                      self._next_turn_id)
-            self._handles.keeper = self._keeper
+            self._goal_keeper(ports.goals, log)
         return _RunState(task, budget, client, retry_log, runner, compactor)
+
+    def _goal_keeper(self, port: GoalPort, log: SessionLog) -> GoalKeeper:
+        """The goal discipline of this incarnation, reachable by the goal cancel handler."""
+        ports = self.ports
+        keeper = GoalKeeper(port, log, ports.clock, ports.incarnation, self._next_turn_id,
+                            cap_rounds=self.budget_policy.cap_verifier_rounds)
+        self._keeper = self._handles.keeper = keeper
+        return keeper
 
     def _restore_breaker(self) -> CircuitBreaker:
         """The circuit breaker, still open if the log says a previous incarnation opened it."""

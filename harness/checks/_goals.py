@@ -20,6 +20,9 @@ agent but its calls of the goal port; an agent that never calls it (a plain
   between, named the same gaps, no rework turn follows and the run ends
   ``paused``. A round asked again after a restart with no turn between is the
   same round replayed, not a new one.
+- ``budget:rounds`` (§19.3 "token/time/cost/round budgets"): no verifier round
+  past the goal's round budget; once the budget is spent without a pass, no
+  rework turn follows and the run ends ``budget_limited``.
 
 Example::
 
@@ -35,11 +38,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from harness.checks._verdict import Verdict, VerdictStatus
-from harness.trace import GoalEventRecord, GoalTrace, ProofRecord, Trace
+from harness.trace import GoalEventRecord, GoalTrace, ProofRecord, RequestRecord, Trace
 
 _MAX_EVIDENCE = 12
 PROOF = "I5:proof"
 SAME_GAP = "L3:same-gap"
+ROUNDS = "budget:rounds"
 
 
 def _verdict(invariant: str, status: VerdictStatus, message: str,
@@ -219,7 +223,7 @@ def check_same_gap(trace: Trace) -> Verdict | None:
     if not pairs:
         return None  # never two failed rounds of one revision around a rework
     repeated = next(((first, second) for first, second in pairs
-                     if _gap_set(first) == _gap_set(second)), None)
+                     if _same_gaps_end_at(trace, goal, second)), None)
     rounds = [f"goal event #{e.seq}: verifier round on revision {e.declared_revision} at "
               f"{e.at:g}s: {e.verdict} ({'; '.join(e.gaps)})"
               for e in goal.events if e.kind == "verify" and e.incarnation > 0]
@@ -244,32 +248,102 @@ def _last_turn(trace: Trace, requests_before: int) -> int:
                 if r.index <= requests_before and r.delivery != "refused"), default=0)
 
 
+def _rounds(trace: Trace, goal: GoalTrace) -> list[GoalEventRecord]:
+    """The agent's verifier rounds; one asked again with no new turn since is the same round."""
+    rounds: list[GoalEventRecord] = []
+    for event in goal.events:
+        if event.kind == "verify" and event.incarnation > 0 and (
+                not rounds or _last_turn(trace, event.requests_before) >
+                _last_turn(trace, rounds[-1].requests_before)):
+            rounds.append(event)
+    return rounds
+
+
 def _reworked_pairs(trace: Trace, goal: GoalTrace
                     ) -> Iterator[tuple[GoalEventRecord, GoalEventRecord]]:
-    """Consecutive failed rounds of one revision with a rework turn (a new turn) between."""
-    rounds = [e for e in goal.events if e.kind == "verify" and e.incarnation > 0]
-    for first, second in pairwise(rounds):
+    """Consecutive failed rounds of one revision (a rework turn lies between any two)."""
+    for first, second in pairwise(_rounds(trace, goal)):
         if first.verdict == second.verdict == "fail" and \
-                first.declared_revision == second.declared_revision and \
-                _last_turn(trace, second.requests_before) > \
-                _last_turn(trace, first.requests_before):
+                first.declared_revision == second.declared_revision:
             yield first, second
+
+
+def _rework_after(trace: Trace, event: GoalEventRecord) -> RequestRecord | None:
+    """The first request of a new conversation turn after ``event``, if any."""
+    turn = _last_turn(trace, event.requests_before)
+    return next((r for r in trace.requests if r.index > event.requests_before
+                 and r.delivery != "refused" and r.turn > turn), None)
 
 
 def _after_no_progress(trace: Trace, second: GoalEventRecord) -> list[str]:
     problems = []
-    turn = _last_turn(trace, second.requests_before)
-    rework = [r for r in trace.requests if r.index > second.requests_before
-              and r.delivery != "refused" and r.turn > turn]
-    if rework:
-        problems.append(f"request #{rework[0].index} started turn {rework[0].turn} at "
-                        f"{rework[0].started_at:g}s, after the verifier named the same gaps "
+    rework = _rework_after(trace, second)
+    if rework is not None:
+        problems.append(f"request #{rework.index} started turn {rework.turn} at "
+                        f"{rework.started_at:g}s, after the verifier named the same gaps "
                         f"twice (goal event #{second.seq}): no progress means pause, not "
                         "another rework (seed 002 §19.2 NoProgressPaused)")
     stop = trace.outcome.stop_state if trace.outcome is not None else None
     if stop != "paused":
         problems.append(f"the verifier named the same gaps twice around a rework, and the run "
                         f"ended {stop}, not paused (no progress)")
+    return problems
+
+
+# ------------------------------------------------------------------- verifier-round budget
+
+
+def check_round_budget(trace: Trace) -> Verdict | None:
+    """No verifier round past the goal's round budget; spent without a pass, the run stops."""
+    goal = trace.goal
+    budget = _round_budget(goal) if goal is not None else None
+    if goal is None or budget is None:
+        return None
+    unjudgeable = _unjudgeable(ROUNDS, trace)
+    if unjudgeable:
+        return unjudgeable
+    rounds = _rounds(trace, goal)
+    lines = [f"round {n} (goal event #{e.seq}, revision {e.declared_revision}, at {e.at:g}s): "
+             f"{e.verdict}" for n, e in enumerate(rounds, 1)]
+    if len(rounds) > budget:
+        past = rounds[budget]
+        return _verdict(ROUNDS, "fail", f"verifier round {budget + 1} (goal event #{past.seq}) "
+                        f"came past the goal's budget of {budget} round(s) (seed 002 §19.3 "
+                        "round budgets)", lines)
+    if len(rounds) < budget or rounds[-1].verdict == "pass":
+        return _verdict(ROUNDS, "unknown", f"{len(rounds)} verifier round(s) of a budget of "
+                        f"{budget}, the last {rounds[-1].verdict if rounds else 'none'}: the "
+                        "budget was never spent", lines)
+    problems = _after_rounds_spent(trace, rounds[-1], budget)
+    if problems:
+        return _verdict(ROUNDS, "fail", problems[0], [*problems, *lines])
+    return _verdict(ROUNDS, "pass", f"{budget} verifier round(s) without a pass, then no "
+                    "rework and the run stopped budget_limited", lines)
+
+
+def _round_budget(goal: GoalTrace) -> int | None:
+    rounds = json.loads(goal.revisions[-1])["budget"].get("rounds")
+    return rounds if isinstance(rounds, int) else None
+
+
+def _same_gaps_end_at(trace: Trace, goal: GoalTrace, event: GoalEventRecord) -> bool:
+    return any(second is event and _gap_set(first) == _gap_set(second)
+               for first, second in _reworked_pairs(trace, goal))
+
+
+def _after_rounds_spent(trace: Trace, last: GoalEventRecord, budget: int) -> list[str]:
+    goal, problems = trace.goal, []
+    rework = _rework_after(trace, last)
+    if rework is not None:
+        problems.append(f"request #{rework.index} started turn {rework.turn} at "
+                        f"{rework.started_at:g}s, after the last of {budget} verifier round(s) "
+                        "failed: a rework no round may verify")
+    stop = trace.outcome.stop_state if trace.outcome is not None else None
+    # The same gaps in the last two rounds: pausing for no progress stops it as well.
+    no_progress = goal is not None and _same_gaps_end_at(trace, goal, last)
+    if stop != "budget_limited" and not (no_progress and stop == "paused"):
+        problems.append(f"the goal's {budget} verifier round(s) are spent without a pass, and "
+                        f"the run ended {stop}, not budget_limited")
     return problems
 
 
@@ -299,6 +373,6 @@ def goal_verdicts(trace: Trace) -> list[Verdict]:
     if trace.goal is None:
         return []
     listed = "I5" in trace.expect.invariants
-    same_gap = check_same_gap(trace)
+    optional = (check_same_gap(trace), check_round_budget(trace))
     return [*([] if listed else [check_i5(trace)]), check_goal_proof(trace),
-            *([same_gap] if same_gap is not None else [])]
+            *(v for v in optional if v is not None)]

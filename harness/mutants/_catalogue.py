@@ -446,6 +446,7 @@ _ORPHAN = "scenarios/jobs/orphan-lossy-and-unknown.yaml"
 _RACE = "scenarios/cancel/race-and-session-cancel.yaml"
 _CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
 _CANCEL_GOAL = "scenarios/cancel/cancel-the-goal.yaml"
+_ROUNDS = "scenarios/goals/verifier-rounds-run-out.yaml"
 _SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
 _EDITED = "scenarios/goals/edited-goal-is-reverified.yaml"
 _VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
@@ -650,6 +651,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "the token budget is recorded but never stops a request",
            reference(budget_policy=BudgetPolicy(cap_tokens=False)),
            (Kill(_TOKENS, "budget:spend"),)),
+    Mutant("L4-verifier-rounds-not-capped", "seed 002 §19.3 (token/time/cost/round budgets)",
+           "the goal's verifier-round budget is recorded but never stops another rework",
+           reference(budget_policy=BudgetPolicy(cap_verifier_rounds=False)),
+           (Kill(_ROUNDS, "budget:rounds"), Kill(_ROUNDS, "I4"))),
     Mutant("L4-cost-not-capped", "seed 002 §19.2 (GoalBudget token/time/cost/deadline)",
            "the cost budget is never charged against, so spending goes on",
            reference(budget_policy=BudgetPolicy(cap_cost=False)), (Kill(_COST, "budget:spend"),)),

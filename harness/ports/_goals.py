@@ -49,10 +49,12 @@ GoalAction = Literal["turn", "tools", "complete", "status"]
 
 @dataclass(frozen=True)
 class GoalBudget:
-    """The goal's own budget (seed 002 §19.2 GoalBudget): tokens and virtual seconds."""
+    """The goal's own budget (seed 002 §19.2 GoalBudget; §19.3 "token/time/cost/round
+    budgets"): tokens, virtual seconds and verifier rounds."""
 
     tokens: int | None = None
     seconds: float | None = None
+    rounds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ class Goal:
             "revision": self.revision,
             "objective": self.objective,
             "acceptance": list(self.acceptance),
-            "budget": {"tokens": self.budget.tokens, "seconds": self.budget.seconds},
+            "budget": {"tokens": self.budget.tokens, "seconds": self.budget.seconds,
+                       "rounds": self.budget.rounds},
             "restartPolicy": self.restart_policy,
         }
 
@@ -90,7 +93,7 @@ class Goal:
         budget = fields["budget"]
         return cls(str(fields["goalId"]), int(fields["revision"]), str(fields["objective"]),
                    tuple(str(c) for c in fields["acceptance"]),
-                   GoalBudget(budget["tokens"], budget["seconds"]),
+                   GoalBudget(budget["tokens"], budget["seconds"], budget.get("rounds")),
                    fields["restartPolicy"], fields.get("status", "active"))
 
 

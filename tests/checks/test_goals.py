@@ -9,9 +9,15 @@ from typing import Any
 
 import pytest
 
-from harness.agent import Agent, AgentFactory, AgentPorts, ReferenceAgent
+from harness.agent import Agent, AgentFactory, AgentPorts, BudgetPolicy, ReferenceAgent
 from harness.checks import check_trace
-from harness.checks._goals import check_goal_proof, check_i5, check_same_gap, expected_stop_state
+from harness.checks._goals import (
+    check_goal_proof,
+    check_i5,
+    check_round_budget,
+    check_same_gap,
+    expected_stop_state,
+)
 from harness.runner import Case, CrashSpec, run_trace
 from harness.scenario import load_scenario
 from harness.trace import Trace
@@ -181,3 +187,53 @@ def test_other_gaps_each_round_are_progress(tmp_path: Path) -> None:
 
 def test_a_scenario_without_two_failed_rounds_has_no_same_gap_verdict(edited: Trace) -> None:
     assert check_same_gap(edited) is None
+
+
+# ------------------------------------------------------------------- budget:rounds
+
+
+def test_the_reference_agent_stops_budget_limited_once_its_rounds_are_spent() -> None:
+    found = check_round_budget(_trace("verifier-rounds-run-out"))
+    assert found is not None
+    assert (found.status, found.message) == (
+        "pass", "2 verifier round(s) without a pass, then no rework and the run stopped "
+        "budget_limited")
+
+
+def test_a_round_past_the_budget_fails() -> None:
+    def uncapped(ports: AgentPorts) -> Agent:
+        return ReferenceAgent(ports, budget_policy=BudgetPolicy(cap_verifier_rounds=False))
+
+    found = check_round_budget(_trace("verifier-rounds-run-out", factory=uncapped))
+    assert found is not None
+    assert found.status == "fail"
+    assert found.message.startswith("verifier round 3 (goal event #")
+    assert found.message.endswith("came past the goal's budget of 2 round(s) (seed 002 §19.3 "
+                                  "round budgets)")
+
+
+def _with_rounds(tmp_path: Path, rounds: int) -> Trace:
+    text = (GOALS / "verifier-rounds-run-out.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "rounds.yaml"
+    path.write_text(text.replace("budget: {rounds: 2}", f"budget: {{rounds: {rounds}}}").replace(
+        "stop_state: budget_limited", "stop_state: paused"), encoding="utf-8")
+    return run_trace(Case("rounds", path, 56))
+
+
+def test_a_budget_never_spent_is_unknown_and_no_budget_no_verdict(edited: Trace,
+                                                                  tmp_path: Path) -> None:
+    assert check_round_budget(edited) is None
+    found = check_round_budget(_with_rounds(tmp_path, 4))
+    assert found is not None
+    assert (found.status, found.message) == (
+        "unknown", "3 verifier round(s) of a budget of 4, the last fail: the budget was never "
+        "spent")
+
+
+def test_the_last_round_repeating_the_gaps_may_pause_instead(tmp_path: Path) -> None:
+    trace = _with_rounds(tmp_path, 3)
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "paused"
+    found = check_round_budget(trace)
+    assert found is not None
+    assert found.status == "pass"
