@@ -9,6 +9,8 @@ types from here, never each other.
 - :class:`Goal`: id, revision, objective, acceptance criteria, budget and the
   restart policy. The user edits it (the revision goes up); the agent changes
   only its status, by compare-and-swap on the revision (dsh's GoalRef CAS).
+  ``cancelled`` (a goal cancel, seed 002 §19.4) is terminal: no status change or
+  completion follows it.
 - :class:`Lease`: the execution lease. Every :meth:`GoalPort.acquire` takes it
   with an epoch one higher; authority from an older epoch is void ("恢复后只接受
   新版本号,旧进程的监视任务和自动续跑请求全部作废").

@@ -7,6 +7,8 @@ goal's jobs; a late completion is recorded and wakes nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fakes import GoalService
 from harness.agent import ReferenceAgent
 from harness.ports import CancelRequest
@@ -71,3 +73,22 @@ def test_without_a_goal_port_the_goal_target_is_unsupported() -> None:
     world = World(load_scenario(BUILD), seed=1)
     agent = ReferenceAgent(world.ports(1))
     assert agent.cancel(CancelRequest("c-1", "goal", world.run_id)).status == "unsupported"
+
+
+def test_a_goal_cancel_drops_the_request_in_flight_and_nothing_runs_after(tmp_path: Path) -> None:
+    text = Path(GOAL).read_text(encoding="utf-8").replace(
+        "build: {seconds: 8, output_lines: 4, ignores_term: true}",
+        "build: {seconds: 2, output_lines: 4}").replace(
+        "cancels:", "faults:\n  - {at: {turn: 2, attempt: 1}, kind: stall, after_events: 2, "
+        "seconds: 25}\ncancels:").replace("points: all", "points: none")
+    path = tmp_path / "in-flight.yaml"
+    path.write_text(text, encoding="utf-8")
+    scenario = load_scenario(path)
+    trace = run_trace(plan_cases(scenario, str(path))[0], scenario)
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "cancelled"
+    assert [(r.turn, r.ended_at) for r in trace.requests] == [(1, 0.0), (2, 5.0)]
+    assert not trace.invocations  # publish never started
+    assert trace.goal is not None
+    assert trace.goal.final_status == "cancelled"
+    assert not [e for e in trace.goal.events if e.kind == "verify"]
