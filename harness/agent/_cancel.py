@@ -165,7 +165,7 @@ def reference_router(handles: RunHandles, *, goals: bool) -> CancelRouter:
     router.register("turn", lambda request: _stop_run(handles, request))
     router.register("session", lambda request: _stop_run(handles, request))
     if goals:
-        router.register("goal", lambda request: cancel_goal(handles, request))
+        router.register("goal", lambda request: _cancel_goal(handles, request))
     return router
 
 
@@ -213,7 +213,7 @@ def _stop_run(handles: RunHandles, request: CancelRequest) -> CancelAck:
     return CancelAck("cancelled", f"the {target} was cancelled by request")
 
 
-def cancel_goal(handles: RunHandles, request: CancelRequest) -> CancelAck:
+def _cancel_goal(handles: RunHandles, request: CancelRequest) -> CancelAck:
     """Goal: the goal record says ``cancelled``, the auto-continue is disarmed, the goal's
     jobs stop (the reference's policy: a goal's run owns them all); idempotent."""
     handles.goal_cancelled = GOAL_CANCELLED
