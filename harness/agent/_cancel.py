@@ -29,7 +29,7 @@ Example::
     router.cancel(request).status      # 'cancelled'
     router.cancel(request).status      # 'already_cancelled'
 
-An agent of your own registers its goal handler the same way::
+Any target's handler can be replaced the same way, the goal's included::
 
     agent.cancels.register("goal", my_goal_cancel)
 """
