@@ -120,8 +120,10 @@ class GoalService:
                 last, revision=last.revision + 1,
                 objective=edit.objective if edit.objective is not None else last.objective,
                 acceptance=edit.acceptance if edit.acceptance is not None else last.acceptance))
-            # Seed 002 §19.2: "目标被编辑后 revision 改变,旧完成依据自动失效".
-            self.status, self.proof = "active", None
+            # Seed 002 §19.2: "目标被编辑后 revision 改变,旧完成依据自动失效"; a cancelled
+            # goal stays cancelled (§19.4: it is never woken again).
+            self.proof = None
+            self.status = "cancelled" if self.status == "cancelled" else "active"
             self._log("edit", USER)
 
     # -- what an incarnation may do ------------------------------------------------
@@ -169,8 +171,11 @@ class GoalService:
         return GoalAnswer(refusal is None, self.goal, refusal or "")
 
     def _refusal(self, incarnation: int, epoch: int, revision: int) -> str | None:
-        """Why a compare-and-swap is refused: a stale revision or a lease not held."""
+        """Why a compare-and-swap is refused: a cancelled goal, a stale revision, a lease not
+        held."""
         lease, current = self.lease, self.revisions[-1].revision
+        if self.status == "cancelled":
+            return "the goal is cancelled: nothing changes it any more (seed 002 §19.4)"
         if revision != current:
             return f"revision {revision} is stale: the goal is at revision {current}"
         if lease is None or lease.epoch != epoch or lease.holder != incarnation:

@@ -17,9 +17,10 @@ The three minimum pass conditions of seed 002 §19.6 are rules of their own:
 - ``recovery_correctness`` (恢复正确性): every crash case of the candidate passes and
   no run applied a non-idempotent side effect twice (``duplicates == 0``).
 - ``repeated_error_stop`` (重复错误停止率): a repeated identical error always ends in a
-  stop or a change of approach. Evidence: a verdict named ``repeated_error_stop``
-  or ``L3`` (fail or pass), or a run the loop guard stopped (stop reason ending
-  in ``(L3)``). ``unknown`` when no run exercises it.
+  stop or a change of approach. Evidence: a verdict named ``repeated_error_stop``,
+  ``L3`` or ``L3:same-gap`` (the same verifier gaps after a rework; fail or pass),
+  or a run the loop guard stopped (stop reason ending in ``(L3)``). ``unknown`` when no
+  run exercises it.
 - ``long_task_continuity`` (长任务连续性): goal fields equal after N compactions and
   restarts, no action under a stale goal revision or lease epoch, and every
   ``complete`` backed by a proof for the final revision (seed 002 §19.2-§19.3),
@@ -67,7 +68,8 @@ EXIT_CODES: Mapping[int, str] = MappingProxyType({
 
 RECOVERY_RULES = ("recovery_correctness", "invariants", "repeated_error_stop",
                   "long_task_continuity")
-REPEATED_ERROR_VERDICTS = frozenset({"repeated_error_stop", "L3"})
+#: L3:same-gap is the goal's form of it: the verifier's same gaps after a rework must stop.
+REPEATED_ERROR_VERDICTS = frozenset({"repeated_error_stop", "L3", "L3:same-gap"})
 GUARD_STOP_MARK = "(L3)"
 GOAL_VERDICTS = frozenset({"I5", "I5:proof"})
 _EVIDENCE = 5  # cases named per failed rule; the report lists them all

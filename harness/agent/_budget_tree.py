@@ -40,6 +40,7 @@ class BudgetPolicy:
 
     cap_tokens: bool = True
     cap_cost: bool = True
+    cap_verifier_rounds: bool = True
     tool_timeouts_within_deadline: bool = True
 
 

@@ -8,8 +8,12 @@ tool_call   that call: its task and process tree stop, its reply is ``cancelled`
 turn        calls not started yet never start, running ones are cancelled, the
             request in flight is dropped; the run stops ``cancelled``
 job         one job, by job id *and* owner session: never another session's
-goal        a hook: :meth:`CancelRouter.register` ("goal", handler); without one
-            the answer is ``unsupported`` (the goal record lands on its own)
+goal        with a goal port: the goal is set ``cancelled`` at the goal service (a
+            terminal status), the auto-continue is disarmed (the run stops
+            ``cancelled``, no turn or verifier round follows, a restart too), and
+            by the reference's policy every job of the goal's run is stopped; a
+            late completion is recorded, never woken. Without a goal port the
+            answer is ``unsupported``
 session     the turn's work and every job this session owns; never a job of
             another session, which the runner shares
 ==========  ===============================================================
@@ -25,11 +29,9 @@ Example::
     router.cancel(request).status      # 'cancelled'
     router.cancel(request).status      # 'already_cancelled'
 
-Wiring the goal target (for the goal record): the goal module registers a handler
-on the agent's router that disarms the goal's auto-continue and cancels the jobs
-the goal owns by policy, and answers ``CancelAck("cancelled")``::
+Any target's handler can be replaced the same way, the goal's included::
 
-    agent.cancels.router.register("goal", goal_service.cancel)
+    agent.cancels.register("goal", my_goal_cancel)
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness._errors import DiskError
+from harness.agent._goal import GoalKeeper
 from harness.agent._jobs import JobSupervisor
 from harness.agent._journal import DurableLineFile
 from harness.agent._stream_client import StreamClient
@@ -89,10 +92,11 @@ class CancelRouter:
 
 
 CANCELS_FILE = "cancels.jsonl"
+GOAL_CANCELLED = "the goal was cancelled by request (seed 002 §19.4)"
 
 
 class CancelLog:
-    """Turn and session cancels, durable before they act: a restart still honours them."""
+    """Turn, goal and session cancels, durable before they act: a restart still honours them."""
 
     def __init__(self, disk: Disk, path: str, *, root: str = "/") -> None:
         self.file = DurableLineFile(disk, path, root=root)
@@ -115,8 +119,10 @@ class CancelLog:
 class RunHandles:
     """What a cancel can reach in the running reference agent; the loop fills it in.
 
-    ``stop_reason`` is set by a turn or session cancel: the loop then stops
-    ``cancelled`` at its next boundary.
+    ``stop_reason`` is set by a turn, goal or session cancel: the loop then stops
+    ``cancelled`` at its next boundary. ``goal_cancelled`` is the reason of a goal
+    cancel, applied at the goal service now if ``keeper`` holds the lease, else by
+    :meth:`GoalKeeper.start` once it does.
     """
 
     session: str
@@ -125,12 +131,14 @@ class RunHandles:
     jobs: JobSupervisor | None = None
     run_task: asyncio.Task[Any] | None = None
     stop_reason: str | None = None
-    session_cancelled: bool = False
+    stops_owned_jobs: bool = False  # a session or goal cancel: every job of ours stops
+    keeper: GoalKeeper | None = None
+    goal_cancelled: str | None = None
     log: CancelLog | None = None
     unrecorded: list[CancelRequest] = field(default_factory=list)
 
     def restore(self, log: CancelLog, router: CancelRouter) -> None:
-        """After a restart: a turn or session cancel accepted before the crash still stands,
+        """After a restart: a turn, goal or session cancel accepted before the crash still stands,
         and the same request sent again is answered ``already_cancelled``. One accepted
         before the log was open (a cancel that reached the process as it started) is
         written now."""
@@ -143,17 +151,21 @@ class RunHandles:
         self.unrecorded.clear()
         for request in log.requests:
             _note_stop(self, request.target)
+            if request.target == "goal":
+                self.goal_cancelled = GOAL_CANCELLED
             router.answered[request.request_id] = CancelAck("cancelled", "before a restart")
 
 
-def reference_router(handles: RunHandles) -> CancelRouter:
-    """The reference agent's router: every target of the table but ``goal`` (a hook)."""
+def reference_router(handles: RunHandles, *, goals: bool) -> CancelRouter:
+    """The reference agent's router: every target of the table (``goal`` with a goal port)."""
     router = CancelRouter()
     router.register("attempt", lambda _request: _cancel_attempt(handles))
     router.register("tool_call", lambda request: _cancel_call(handles, request.ref))
     router.register("job", lambda request: _cancel_job(handles, request))
     router.register("turn", lambda request: _stop_run(handles, request))
     router.register("session", lambda request: _stop_run(handles, request))
+    if goals:
+        router.register("goal", lambda request: _cancel_goal(handles, request))
     return router
 
 
@@ -201,8 +213,19 @@ def _stop_run(handles: RunHandles, request: CancelRequest) -> CancelAck:
     return CancelAck("cancelled", f"the {target} was cancelled by request")
 
 
+def _cancel_goal(handles: RunHandles, request: CancelRequest) -> CancelAck:
+    """Goal: the goal record says ``cancelled``, the auto-continue is disarmed, the goal's
+    jobs stop (the reference's policy: a goal's run owns them all); idempotent."""
+    handles.goal_cancelled = GOAL_CANCELLED
+    ack = _stop_run(handles, request)  # durable first: a restart still honours it
+    keeper = handles.keeper
+    if keeper is not None and keeper.lease.epoch > 0:
+        keeper.cancel(GOAL_CANCELLED)  # else start() applies it once it holds the lease
+    return ack
+
+
 def _note_stop(handles: RunHandles, target: str) -> None:
     handles.stop_reason = handles.stop_reason or f"the {target} was cancelled by request"
-    handles.session_cancelled = handles.session_cancelled or target == "session"
+    handles.stops_owned_jobs = handles.stops_owned_jobs or target in ("session", "goal")
     if handles.jobs is not None:
         handles.jobs.owner_cancelled = True

@@ -28,6 +28,9 @@ rule comes from:
   compare-and-swap; a fail becomes a rework turn with the gaps; the same gap
   fingerprint again after a rework ends ``paused`` (NoProgressPaused); an
   unavailable verifier ends ``infra_paused``, never complete (no FailOpenAchieved).
+- **Cancel** (§19.4 "goal: disarm 自动续跑"): :meth:`cancel` sets the goal
+  ``cancelled`` at the service by compare-and-swap, a terminal status: no turn,
+  verifier round or completion follows it, in this incarnation or after a restart.
 """
 
 from __future__ import annotations
@@ -42,7 +45,14 @@ from harness.agent._adapter import StopState
 from harness.agent._lease import ExecutionLease
 from harness.agent._session_log import SessionLog, SessionRecord
 from harness.ports._clock import Clock
-from harness.ports._goals import CompletionProof, Goal, GoalPort, GoalStatus, Verification
+from harness.ports._goals import (
+    TERMINAL_GOAL_STATUSES,
+    CompletionProof,
+    Goal,
+    GoalPort,
+    GoalStatus,
+    Verification,
+)
 
 #: The safe boundaries of seed 002 §19.3 at which a recovery record is written.
 Boundary = Literal["before_request", "before_tools", "after_results", "after_compaction",
@@ -79,8 +89,9 @@ class GoalKeeper:
     """The goal, lease and completion proof of one incarnation; see the module docstring."""
 
     def __init__(self, port: GoalPort, log: SessionLog, clock: Clock, incarnation: int,
-                 next_turn_id: Callable[[], str]) -> None:
+                 next_turn_id: Callable[[], str], *, cap_rounds: bool = True) -> None:
         self.port = port
+        self.cap_rounds = cap_rounds  # off only to reproduce the uncapped-rounds bug
         self.log = log
         self.clock = clock
         self.incarnation = incarnation
@@ -89,7 +100,9 @@ class GoalKeeper:
         self.goal: Goal | None = None
 
     # -- recovery: state from the log, authority anew ------------------------------------
-    def start(self) -> GoalStop | None:
+    def start(self, cancelled: str | None = None) -> GoalStop | None:
+        """Take the lease, adopt the service's goal; ``cancelled``: a goal cancel accepted
+        before the lease was held (before a restart, or as this process started)."""
         logged = self._logged_goal()
         taken = self.port.acquire()
         self.lease = ExecutionLease(taken.epoch, taken.holder, "goal_service")
@@ -97,6 +110,11 @@ class GoalKeeper:
                         tookOver=taken.took_over)
         current = self.port.read()
         self._adopt(current, logged)
+        if cancelled is not None:
+            return self.cancel(cancelled)
+        if current.status == "cancelled":
+            return GoalStop("cancelled", "the goal was cancelled; a cancelled goal is never "
+                            "resumed (seed 002 §19.4)")
         if current.status == "complete":
             return GoalStop("complete", f"goal {current.goal_id} revision {current.revision} "
                             "is complete with its proof")
@@ -163,6 +181,17 @@ class GoalKeeper:
                 return None
         return None
 
+    def cancel(self, reason: str) -> GoalStop:
+        """Set the goal ``cancelled`` (once); the run then stops ``cancelled``.
+
+        Needs the lease (:meth:`start` first); a goal already cancelled is left alone,
+        so a repeated or replayed cancel changes nothing.
+        """
+        current = self.port.read()
+        if current.status not in TERMINAL_GOAL_STATUSES:
+            return self._set(current, "cancelled", reason)
+        return GoalStop(_stop_of(current.status), f"the goal is {current.status}")
+
     def _over_budget(self, goal: Goal) -> str | None:
         budget = goal.budget
         tokens = sum(int(r.body["usage"]["input"]) + int(r.body["usage"]["output"])
@@ -206,6 +235,9 @@ class GoalKeeper:
         if current.revision != goal.revision:
             self._adopt(current, goal)
             return None  # the answer was for a goal that no longer stands
+        spent = self._rounds_spent(current)
+        if spent:  # rounds spent before a restart stay spent
+            return self._set(current, "budget_limited", spent)
         verification = self.port.verify(current, self.lease.epoch)
         fingerprint = gap_fingerprint(verification.gaps)
         self._record(verification, fingerprint)
@@ -225,6 +257,9 @@ class GoalKeeper:
         if self._seen_after_rework(goal.revision, fingerprint):
             return self._pause(f"no progress: the verifier named the same gaps again after a "
                                f"rework ({'; '.join(v.gaps)}) (seed 002 §19.2 NoProgressPaused)")
+        spent = self._rounds_spent(goal)
+        if spent:
+            return self._set(goal, "budget_limited", spent)
         gaps = "\n".join(f"- {gap}" for gap in v.gaps)
         self.log.append("user", self._next_turn_id(), source="verifier",
                         text=f"Verification failed (round {v.round}). Gaps:\n{gaps}")
@@ -239,6 +274,24 @@ class GoalKeeper:
                     and any(r.kind == "turn_start" for r in records[index + 1:]):
                 return True
         return False
+
+    def _rounds_spent(self, goal: Goal) -> str | None:
+        """Why no further verifier round may start: the goal's round budget is used up."""
+        budget, used = goal.budget.rounds, self._rounds_used()
+        if not self.cap_rounds or budget is None or used < budget:
+            return None
+        return (f"the goal's budget of {budget} verifier round(s) is spent without a pass "
+                "(seed 002 §19.3 round budgets)")
+
+    def _rounds_used(self) -> int:
+        """Verifier rounds so far; one asked again after a restart, no turn between, is one."""
+        used, turn_since = 0, True
+        for record in self.log.records:
+            if record.kind == "turn_start":
+                turn_since = True
+            elif record.kind == "verification" and turn_since:
+                used, turn_since = used + 1, False
+        return used
 
     def _complete(self, goal: Goal, v: Verification) -> GoalStop | None:
         proof = CompletionProof.from_verification(v)

@@ -126,6 +126,7 @@ from harness.agent._stream_client import AttemptRecord, CompletionResult, Stream
 from harness.agent._tool_runner import ToolRunner
 from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
+from harness.ports._goals import GoalPort
 from harness.ports._ids import IdSource
 from harness.ports._jobs import CancelAck, CancelRequest
 from harness.ports._tools import ToolInvocation
@@ -270,7 +271,8 @@ class ReferenceAgent:
         self._job_supervisor = job_supervisor
         self._jobs: JobSupervisor | None = None
         self._handles = RunHandles(ports.run_id)
-        self.cancels: CancelRouter = reference_router(self._handles)
+        self.cancels: CancelRouter = reference_router(self._handles,
+                                                      goals=ports.goals is not None)
         self._secret_arguments: dict[str, tuple[str, ...]] = {}  # by tool, kept out of logs
         self._keeper: GoalKeeper | None = None  # the goal discipline, with a goal port
 
@@ -364,11 +366,24 @@ class ReferenceAgent:
             if current is not None:
                 current.uncancel()  # the cancel was our own, asked for by target
             stop = Stop("cancelled", self._handles.stop_reason)
+            self._settle_goal_cancel()
         finally:
             self._handles.run_task = None
-        if self._handles.session_cancelled and self._jobs is not None:
+        if self._handles.stops_owned_jobs and self._jobs is not None:
             await self._jobs.stop_unwatched()  # every job of this session, none of another's
         return self._finish(stop)
+
+    def _settle_goal_cancel(self) -> None:
+        """A goal cancel that stopped the run before the lease was taken (during recovery)
+        still reaches the goal service: take the lease, then set the goal cancelled."""
+        reason = self._handles.goal_cancelled
+        if reason is None or self.ports.goals is None or self._log is None:
+            return
+        keeper = self._keeper or self._goal_keeper(self.ports.goals, self._log)
+        if keeper.lease.epoch == 0:
+            keeper.start(reason)
+        else:
+            keeper.cancel(reason)
 
     def cancel(self, request: CancelRequest) -> CancelAck:
         """The cancel hook: cancel what ``request`` names, at most once (seed 002 §19.4)."""
@@ -439,9 +454,16 @@ class ReferenceAgent:
         self._epoch = log.epoch
         self._handles.client, self._handles.runner = client, runner
         if ports.goals is not None:
-            self._keeper = GoalKeeper(ports.goals, log, ports.clock, ports.incarnation,
-                                      self._next_turn_id)
+            self._goal_keeper(ports.goals, log)
         return _RunState(task, budget, client, retry_log, runner, compactor)
+
+    def _goal_keeper(self, port: GoalPort, log: SessionLog) -> GoalKeeper:
+        """The goal discipline of this incarnation, reachable by the goal cancel handler."""
+        ports = self.ports
+        keeper = GoalKeeper(port, log, ports.clock, ports.incarnation, self._next_turn_id,
+                            cap_rounds=self.budget_policy.cap_verifier_rounds)
+        self._keeper = self._handles.keeper = keeper
+        return keeper
 
     def _restore_breaker(self) -> CircuitBreaker:
         """The circuit breaker, still open if the log says a previous incarnation opened it."""
@@ -520,7 +542,8 @@ class ReferenceAgent:
 
     async def _loop(self, state: _RunState) -> Stop:
         # Authority first: a restart takes the lease anew before it may act (seed 002 §19.3).
-        stop = _from_goal(self._keeper.start()) if self._keeper is not None else None
+        stop = _from_goal(self._keeper.start(self._handles.goal_cancelled)) \
+            if self._keeper is not None else None
         stop = stop or self._resume_guards()
         if stop is not None:
             return stop

@@ -244,5 +244,9 @@ async def settle(task: asyncio.Future[Any]) -> None:
             await asyncio.wait({task})
         except asyncio.CancelledError:
             interrupted = True
+    if not task.cancelled():
+        # Seen here: the error of a tool stopped on the way out (a timeout, or a crash that
+        # cancels the run) has no one left to report to; it is not "never retrieved".
+        task.exception()
     if interrupted:
         raise asyncio.CancelledError

@@ -15,6 +15,14 @@ agent but its calls of the goal port; an agent that never calls it (a plain
   revision, naming every acceptance criterion as passed or waived, backed by a
   verifier pass the world really gave for that revision (no self-judging, no
   fail-open on a verifier outage).
+- ``L3:same-gap`` (§19.2 "相同 gap 指纹连续出现则进入 NoProgressPaused"): when two
+  verifier rounds of one revision, with a rework turn between them and no round
+  between, named the same gaps, no rework turn follows and the run ends
+  ``paused``. A round asked again after a restart with no turn between is the
+  same round replayed, not a new one.
+- ``budget:rounds`` (§19.3 "token/time/cost/round budgets"): no verifier round
+  past the goal's round budget; once the budget is spent without a pass, no
+  rework turn follows and the run ends ``budget_limited``.
 
 Example::
 
@@ -27,12 +35,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 
 from harness.checks._verdict import Verdict, VerdictStatus
-from harness.trace import GoalEventRecord, GoalTrace, ProofRecord, Trace
+from harness.trace import GoalEventRecord, GoalTrace, ProofRecord, RequestRecord, Trace
 
 _MAX_EVIDENCE = 12
 PROOF = "I5:proof"
+SAME_GAP = "L3:same-gap"
+ROUNDS = "budget:rounds"
 
 
 def _verdict(invariant: str, status: VerdictStatus, message: str,
@@ -197,6 +208,145 @@ def _unproven(proof: ProofRecord, acceptance: tuple[str, ...]) -> list[str]:
     return [criterion for criterion in acceptance if criterion not in judged]
 
 
+# ------------------------------------------------------------------- same gap twice
+
+
+def check_same_gap(trace: Trace) -> Verdict | None:
+    """The same gaps in two rounds around a rework: no more rework, the run ends paused."""
+    goal = trace.goal
+    if goal is None:
+        return None
+    unjudgeable = _unjudgeable(SAME_GAP, trace)
+    if unjudgeable:
+        return unjudgeable
+    pairs = list(_reworked_pairs(trace, goal))
+    if not pairs:
+        return None  # never two failed rounds of one revision around a rework
+    repeated = next(((first, second) for first, second in pairs
+                     if _same_gaps_end_at(trace, goal, second)), None)
+    rounds = [f"goal event #{e.seq}: verifier round on revision {e.declared_revision} at "
+              f"{e.at:g}s: {e.verdict} ({'; '.join(e.gaps)})"
+              for e in goal.events if e.kind == "verify" and e.incarnation > 0]
+    if repeated is None:
+        return _verdict(SAME_GAP, "pass", f"{len(pairs)} rework(s), each answered by other "
+                        "gaps: progress every round", rounds)
+    problems = _after_no_progress(trace, repeated[1])
+    if problems:
+        return _verdict(SAME_GAP, "fail", problems[0], [*problems, *rounds])
+    return _verdict(SAME_GAP, "pass", f"the verifier named the same gaps in goal events "
+                    f"#{repeated[0].seq} and #{repeated[1].seq}, around a rework: no further "
+                    "rework, and the run paused (no progress)", rounds)
+
+
+def _gap_set(event: GoalEventRecord) -> frozenset[str]:
+    return frozenset(gap.strip().lower() for gap in event.gaps)
+
+
+def _last_turn(trace: Trace, requests_before: int) -> int:
+    """The furthest conversation turn any request reached before a goal event."""
+    return max((r.turn for r in trace.requests
+                if r.index <= requests_before and r.delivery != "refused"), default=0)
+
+
+def _rounds(trace: Trace, goal: GoalTrace) -> list[GoalEventRecord]:
+    """The agent's verifier rounds; one asked again with no new turn since is the same round."""
+    rounds: list[GoalEventRecord] = []
+    for event in goal.events:
+        if event.kind == "verify" and event.incarnation > 0 and (
+                not rounds or _last_turn(trace, event.requests_before) >
+                _last_turn(trace, rounds[-1].requests_before)):
+            rounds.append(event)
+    return rounds
+
+
+def _reworked_pairs(trace: Trace, goal: GoalTrace
+                    ) -> Iterator[tuple[GoalEventRecord, GoalEventRecord]]:
+    """Consecutive failed rounds of one revision (a rework turn lies between any two)."""
+    for first, second in pairwise(_rounds(trace, goal)):
+        if first.verdict == second.verdict == "fail" and \
+                first.declared_revision == second.declared_revision:
+            yield first, second
+
+
+def _rework_after(trace: Trace, event: GoalEventRecord) -> RequestRecord | None:
+    """The first request of a new conversation turn after ``event``, if any."""
+    turn = _last_turn(trace, event.requests_before)
+    return next((r for r in trace.requests if r.index > event.requests_before
+                 and r.delivery != "refused" and r.turn > turn), None)
+
+
+def _after_no_progress(trace: Trace, second: GoalEventRecord) -> list[str]:
+    problems = []
+    rework = _rework_after(trace, second)
+    if rework is not None:
+        problems.append(f"request #{rework.index} started turn {rework.turn} at "
+                        f"{rework.started_at:g}s, after the verifier named the same gaps "
+                        f"twice (goal event #{second.seq}): no progress means pause, not "
+                        "another rework (seed 002 §19.2 NoProgressPaused)")
+    stop = trace.outcome.stop_state if trace.outcome is not None else None
+    if stop != "paused":
+        problems.append(f"the verifier named the same gaps twice around a rework, and the run "
+                        f"ended {stop}, not paused (no progress)")
+    return problems
+
+
+# ------------------------------------------------------------------- verifier-round budget
+
+
+def check_round_budget(trace: Trace) -> Verdict | None:
+    """No verifier round past the goal's round budget; spent without a pass, the run stops."""
+    goal = trace.goal
+    budget = _round_budget(goal) if goal is not None else None
+    if goal is None or budget is None:
+        return None
+    unjudgeable = _unjudgeable(ROUNDS, trace)
+    if unjudgeable:
+        return unjudgeable
+    rounds = _rounds(trace, goal)
+    lines = [f"round {n} (goal event #{e.seq}, revision {e.declared_revision}, at {e.at:g}s): "
+             f"{e.verdict}" for n, e in enumerate(rounds, 1)]
+    if len(rounds) > budget:
+        past = rounds[budget]
+        return _verdict(ROUNDS, "fail", f"verifier round {budget + 1} (goal event #{past.seq}) "
+                        f"came past the goal's budget of {budget} round(s) (seed 002 §19.3 "
+                        "round budgets)", lines)
+    if len(rounds) < budget or rounds[-1].verdict == "pass":
+        return _verdict(ROUNDS, "unknown", f"{len(rounds)} verifier round(s) of a budget of "
+                        f"{budget}, the last {rounds[-1].verdict if rounds else 'none'}: the "
+                        "budget was never spent", lines)
+    problems = _after_rounds_spent(trace, rounds[-1], budget)
+    if problems:
+        return _verdict(ROUNDS, "fail", problems[0], [*problems, *lines])
+    return _verdict(ROUNDS, "pass", f"{budget} verifier round(s) without a pass, then no "
+                    "rework and the run stopped budget_limited", lines)
+
+
+def _round_budget(goal: GoalTrace) -> int | None:
+    rounds = json.loads(goal.revisions[-1])["budget"].get("rounds")
+    return rounds if isinstance(rounds, int) else None
+
+
+def _same_gaps_end_at(trace: Trace, goal: GoalTrace, event: GoalEventRecord) -> bool:
+    return any(second is event and _gap_set(first) == _gap_set(second)
+               for first, second in _reworked_pairs(trace, goal))
+
+
+def _after_rounds_spent(trace: Trace, last: GoalEventRecord, budget: int) -> list[str]:
+    goal, problems = trace.goal, []
+    rework = _rework_after(trace, last)
+    if rework is not None:
+        problems.append(f"request #{rework.index} started turn {rework.turn} at "
+                        f"{rework.started_at:g}s, after the last of {budget} verifier round(s) "
+                        "failed: a rework no round may verify")
+    stop = trace.outcome.stop_state if trace.outcome is not None else None
+    # The same gaps in the last two rounds: pausing for no progress stops it as well.
+    no_progress = goal is not None and _same_gaps_end_at(trace, goal, last)
+    if stop != "budget_limited" and not (no_progress and stop == "paused"):
+        problems.append(f"the goal's {budget} verifier round(s) are spent without a pass, and "
+                        f"the run ended {stop}, not budget_limited")
+    return problems
+
+
 # ------------------------------------------------------------------- the expected stop
 
 
@@ -223,4 +373,6 @@ def goal_verdicts(trace: Trace) -> list[Verdict]:
     if trace.goal is None:
         return []
     listed = "I5" in trace.expect.invariants
-    return [*([] if listed else [check_i5(trace)]), check_goal_proof(trace)]
+    optional = (check_same_gap(trace), check_round_budget(trace))
+    return [*([] if listed else [check_i5(trace)]), check_goal_proof(trace),
+            *(v for v in optional if v is not None)]

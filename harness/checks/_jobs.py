@@ -11,12 +11,14 @@ alone, so they apply to any agent that uses the job port and cancel hook:
   and repeats no line; a TERM is followed through until the process is gone;
 - ``JOBS:wakeup`` (the wait/completion race): each completion reaches the model
   exactly once, by its call's reply or by a wake-up message
-  (``JOB_COMPLETED <execution id>``) — never neither, never both; after a turn
-  or session cancel, a late completion wakes nothing;
+  (``JOB_COMPLETED <execution id>``) — never neither, never both; after a turn,
+  goal or session cancel, a late completion wakes nothing;
 - ``CANCEL``: a repeated cancel acts once; a cancel touches only its target
   (never another session's job); a turn or session cancel ends the run
   ``cancelled`` with no request after it; a tool-call, job or attempt cancel
-  leaves the run going, and the cancelled call's reply says ``cancelled``.
+  leaves the run going, and the cancelled call's reply says ``cancelled``. What a
+  goal cancel must do beyond acting once on its target is ``CANCEL:goal``'s
+  (:mod:`._goal_cancel`).
 
 An agent without a job port or cancel hook is ``unknown``, with the reason.
 """
@@ -33,7 +35,8 @@ from harness.trace import CancelRecord, JobRecord, MessageRecord, Trace
 #: The owner session of the runner's neighbour job (``fakes.NEIGHBOUR_SESSION``).
 NEIGHBOUR_SESSION = "other-session"
 _EPS = 1e-6
-_OWNER_TARGETS = ("turn", "session")
+#: Cancels that end the run: a late completion after one is recorded, never woken.
+_OWNER_TARGETS = ("turn", "goal", "session")
 
 
 def _own_jobs(trace: Trace) -> list[JobRecord]:
@@ -318,6 +321,8 @@ def _not_idempotent(trace: Trace) -> Iterable[str]:
 
 def _target_problems(cancel: CancelRecord, trace: Trace) -> list[str]:
     stop = trace.outcome.stop_state if trace.outcome is not None else None
+    if cancel.target == "goal":
+        return []  # judged by CANCEL:goal, with the goal service's record
     if cancel.target in _OWNER_TARGETS:
         return _owner_problems(cancel, stop, trace)
     problems = []

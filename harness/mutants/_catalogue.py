@@ -56,6 +56,8 @@ from harness.mutants._build import (
 from harness.mutants._jobs import (
     cancel_not_idempotent,
     cancelled_waiter_claims,
+    goal_cancel_as_turn_cancel,
+    goal_cancel_leaves_run_armed,
     invents_exit_codes,
     never_claims,
     reruns_jobs_after_restart,
@@ -449,6 +451,8 @@ _BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
 _ORPHAN = "scenarios/jobs/orphan-lossy-and-unknown.yaml"
 _RACE = "scenarios/cancel/race-and-session-cancel.yaml"
 _CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
+_CANCEL_GOAL = "scenarios/cancel/cancel-the-goal.yaml"
+_ROUNDS = "scenarios/goals/verifier-rounds-run-out.yaml"
 _SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
 _EDITED = "scenarios/goals/edited-goal-is-reverified.yaml"
 _VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
@@ -602,6 +606,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("CANCEL-not-idempotent", "seed 002 §19.4 (取消请求应幂等)",
            "acts on a cancel request again each time it is sent",
            cancel_not_idempotent, (Kill(_CANCEL_CALL, "CANCEL"),)),
+    Mutant("CANCEL-goal-treated-as-turn", "seed 002 §19.4 (goal: disarm 自动续跑)",
+           "a goal cancel stops the turn like a turn cancel, and the goal service still holds "
+           "the goal active, for the next session to resume",
+           goal_cancel_as_turn_cancel, (Kill(_CANCEL_GOAL, "CANCEL:goal"),)),
+    Mutant("JOBS-late-completion-wakes-cancelled-goal",
+           "seed 002 §19.4 (迟到的完成事件仍要写入记录,但不能把已取消 Goal 自动唤醒)",
+           "marks the goal cancelled and stops its job, but leaves the run's auto-continue "
+           "armed: the job's late completion wakes the goal",
+           goal_cancel_leaves_run_armed, (Kill(_CANCEL_GOAL, "JOBS:wakeup"),)),
     Mutant("J3-raw-arguments-in-a-log", "seed 000 §5 (诊断日志在持久化前对结构化敏感字段脱敏)",
            "keeps a diagnostic log of every tool call with its raw arguments, secrets included",
            with_ports(reference(), _tool_calls_logged), (Kill(_SECRETS, "J3"),)),
@@ -629,7 +642,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("L3-gap-fingerprint-counts-rounds", "seed 002 §19.2 (相同 gap 指纹连续出现则进入 "
            "NoProgressPaused)", "puts the round number into the gap fingerprint, so the same "
            "gap never looks repeated and the rework goes on",
-           with_goals(reference(), _RoundInFingerprint), (Kill(_SAME_GAP, "I4"),)),
+           with_goals(reference(), _RoundInFingerprint),
+           (Kill(_SAME_GAP, "I4"), Kill(_SAME_GAP, "L3:same-gap"))),
     Mutant("L7-compaction-overwrites-appended", "seed 000 §3.2 (还要检查历史有没有被追加)",
            "a compaction is written back over the history that arrived while it ran",
            reference(compaction=CompactionConfig(keep_appended=False)),
@@ -648,6 +662,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "the token budget is recorded but never stops a request",
            reference(budget_policy=BudgetPolicy(cap_tokens=False)),
            (Kill(_TOKENS, "budget:spend"),)),
+    Mutant("L4-verifier-rounds-not-capped", "seed 002 §19.3 (token/time/cost/round budgets)",
+           "the goal's verifier-round budget is recorded but never stops another rework",
+           reference(budget_policy=BudgetPolicy(cap_verifier_rounds=False)),
+           (Kill(_ROUNDS, "budget:rounds"), Kill(_ROUNDS, "I4"))),
     Mutant("L4-cost-not-capped", "seed 002 §19.2 (GoalBudget token/time/cost/deadline)",
            "the cost budget is never charged against, so spending goes on",
            reference(budget_policy=BudgetPolicy(cap_cost=False)), (Kill(_COST, "budget:spend"),)),

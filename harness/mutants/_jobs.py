@@ -6,14 +6,19 @@ break it; the catalogue (:mod:`._catalogue`) names the cases that kill them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness.agent import (
     Agent,
     AgentFactory,
+    AgentOutcome,
     AgentPorts,
     CancelRouter,
     JobEntry,
     JobSupervisor,
+    RecoveryReport,
     ReferenceAgent,
+    Task,
 )
 from harness.mutants._build import reference
 from harness.ports import CancelAck, CancelRequest, JobStatus, ToolContext
@@ -95,3 +100,51 @@ def cancel_not_idempotent(ports: AgentPorts) -> Agent:
     return agent
 
 
+
+
+def goal_cancel_as_turn_cancel(ports: AgentPorts) -> Agent:
+    """A goal cancel handled like a turn cancel: the run stops, the goal stays active."""
+    agent = ReferenceAgent(ports)
+    agent.cancels.register("goal", agent.cancels.handlers["turn"])
+    return agent
+
+
+class _GoalCancelLeavesRunArmed:
+    """Marks the goal cancelled and cancels its running call, but never notes the run's
+    stop: the turn goes on, and a late completion is taken as a wake-up for the goal."""
+
+    def __init__(self, ports: AgentPorts) -> None:
+        self._agent = ReferenceAgent(ports)
+        self._ports = ports
+        self._opened = False
+        self._cancel_call = self._agent.cancels.handlers["tool_call"]
+        self._agent.cancels.register("goal", self._cancel_goal)
+
+    async def recover(self) -> RecoveryReport:
+        report = await self._agent.recover()
+        self._opened = True
+        return report
+
+    async def run(self, task: Task) -> AgentOutcome:
+        if not self._opened:
+            await self.recover()
+        return await self._agent.run(task)
+
+    def cancel(self, request: CancelRequest) -> CancelAck:
+        return self._agent.cancel(request)
+
+    def _cancel_goal(self, request: CancelRequest) -> CancelAck:
+        goals, agent = self._ports.goals, self._agent
+        if goals is not None:
+            goal = goals.read()
+            goals.set_status(agent.lease.epoch, goal.revision, "cancelled", "by request")
+        log = agent.log if self._opened else None
+        answered = {r.reply.call_id for r in log.replies()} if log is not None else set()
+        calls = [c.call_id for a in log.assistants() for c in a.calls] if log is not None else []
+        for call_id in (c for c in calls if c not in answered):
+            self._cancel_call(replace(request, target="tool_call", ref=call_id))
+        return CancelAck("cancelled", "the goal record says cancelled")
+
+
+def goal_cancel_leaves_run_armed(ports: AgentPorts) -> Agent:
+    return _GoalCancelLeavesRunArmed(ports)

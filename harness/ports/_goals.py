@@ -9,6 +9,8 @@ types from here, never each other.
 - :class:`Goal`: id, revision, objective, acceptance criteria, budget and the
   restart policy. The user edits it (the revision goes up); the agent changes
   only its status, by compare-and-swap on the revision (dsh's GoalRef CAS).
+  ``cancelled`` (a goal cancel, seed 002 §19.4) is terminal: no status change or
+  completion follows it.
 - :class:`Lease`: the execution lease. Every :meth:`GoalPort.acquire` takes it
   with an epoch one higher; authority from an older epoch is void ("恢复后只接受
   新版本号,旧进程的监视任务和自动续跑请求全部作废").
@@ -30,7 +32,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
-GoalStatus = Literal["active", "complete", "paused", "infra_paused", "budget_limited"]
+GoalStatus = Literal["active", "complete", "paused", "infra_paused", "budget_limited",
+                     "cancelled"]
+#: Statuses nothing leaves: no status change or completion follows them (seed 002 §19.4:
+#: a cancelled goal is never woken again).
+TERMINAL_GOAL_STATUSES: tuple[GoalStatus, ...] = ("complete", "cancelled")
 #: codex resumes an active goal after a restart; grok-build and dsh take authority back
 #: and wait for the user (seed 002 §19.3, "进程重启后").
 RestartPolicy = Literal["continue", "pause"]
@@ -45,10 +51,12 @@ GoalAction = Literal["turn", "tools", "complete", "status"]
 
 @dataclass(frozen=True)
 class GoalBudget:
-    """The goal's own budget (seed 002 §19.2 GoalBudget): tokens and virtual seconds."""
+    """The goal's own budget (seed 002 §19.2 GoalBudget; §19.3 "token/time/cost/round
+    budgets"): tokens, virtual seconds and verifier rounds."""
 
     tokens: int | None = None
     seconds: float | None = None
+    rounds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,8 @@ class Goal:
             "revision": self.revision,
             "objective": self.objective,
             "acceptance": list(self.acceptance),
-            "budget": {"tokens": self.budget.tokens, "seconds": self.budget.seconds},
+            "budget": {"tokens": self.budget.tokens, "seconds": self.budget.seconds,
+                       "rounds": self.budget.rounds},
             "restartPolicy": self.restart_policy,
         }
 
@@ -86,7 +95,7 @@ class Goal:
         budget = fields["budget"]
         return cls(str(fields["goalId"]), int(fields["revision"]), str(fields["objective"]),
                    tuple(str(c) for c in fields["acceptance"]),
-                   GoalBudget(budget["tokens"], budget["seconds"]),
+                   GoalBudget(budget["tokens"], budget["seconds"], budget.get("rounds")),
                    fields["restartPolicy"], fields.get("status", "active"))
 
 

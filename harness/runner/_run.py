@@ -347,6 +347,9 @@ class _CaseRun:
         if self.scenario.cancels:
             extra["cancels_declared"] = len(self.scenario.cancels)
             extra["cancel_hook"] = bool(self.world.jobs.hook_offered)
+            goals = sum(1 for c in self.scenario.cancels if c.target == "goal")
+            if goals:
+                extra["goal_cancels_declared"] = goals
         return extra
 
 

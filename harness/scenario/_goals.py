@@ -35,6 +35,9 @@ class GoalBudgetDeclaration(ScenarioModel):
     """Billed tokens (input and output) the goal may spend."""
     seconds: Seconds | None = None
     """Virtual seconds from the start the goal may take."""
+    rounds: Count | None = None
+    """Verifier rounds the goal may use; when they are spent without a pass, the run ends
+    budget_limited instead of another rework."""
 
 
 class GoalEditDeclaration(ScenarioModel):
@@ -75,7 +78,8 @@ class GoalDeclaration(ScenarioModel):
     def fake_goal(self) -> Goal:
         """Revision 1 of the goal, as the goal service starts with it."""
         return Goal(self.id, 1, self.objective, tuple(self.acceptance),
-                    GoalBudget(self.budget.tokens, self.budget.seconds), self.restart_policy)
+                    GoalBudget(self.budget.tokens, self.budget.seconds, self.budget.rounds),
+                    self.restart_policy)
 
     def fake_edits(self) -> tuple[GoalEdit, ...]:
         return tuple(GoalEdit(e.at_seconds, e.objective,

@@ -104,9 +104,16 @@ class CancelFault(ScenarioModel):
 
 
 def job_problems(tools: Mapping[str, object], jobs: Mapping[str, JobDeclaration],
-                 cancels: list[CancelFault]) -> list[Problem]:
-    """A job named like a tool, and a cancel naming neither a tool nor a job."""
-    problems = [Problem(("jobs", name), "a job has the name of a tool", value=name, got=name,
+                 cancels: list[CancelFault], *, has_goal: bool) -> list[Problem]:
+    """A job named like a tool, a cancel naming neither a tool nor a job, a goal cancel
+    without a goal."""
+    problems = [Problem(("cancels", index, "target"), "a goal cancel, and no goal is declared",
+                        value=cancel.target, got=cancel.target,
+                        expected="a 'goal' block (with its 'verifier') beside the cancel",
+                        hint="Declare the goal, or cancel another target")
+                for index, cancel in enumerate(cancels)
+                if cancel.target == "goal" and not has_goal]
+    problems += [Problem(("jobs", name), "a job has the name of a tool", value=name, got=name,
                         expected="a name that 'tools' does not use",
                         hint="Rename the job, or remove the tool of that name", at_key=True)
                 for name in jobs if name in tools]

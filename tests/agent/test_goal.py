@@ -157,3 +157,15 @@ def test_after_a_compaction_the_goal_is_read_again_from_the_service() -> None:
     record = _records(world, "recovery")[-1]
     assert (record["boundary"], record["goal"]["revision"]) == ("after_compaction", 2)
     assert [g["source"] for g in _records(world, "goal")] == ["service", "user_edit"]
+
+
+def test_spent_verifier_rounds_end_budget_limited_without_another_rework() -> None:
+    world = World(_scenario("verifier-rounds-run-out"), seed=56)
+    _, outcome = _run(world)
+    assert outcome.stop_state == "budget_limited"
+    assert outcome.reason.startswith("the goal's budget of 2 verifier round(s) is spent")
+    assert [v["outcome"] for v in _records(world, "verification")] == ["fail", "fail"]
+    assert [u["source"] for u in _records(world, "user")] == ["task", "verifier"]
+    assert world.goals is not None
+    assert world.goals.status == "budget_limited"
+

@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from harness.agent import Agent, AgentFactory, AgentPorts, ReferenceAgent
+from harness.agent import Agent, AgentFactory, AgentPorts, BudgetPolicy, ReferenceAgent
 from harness.checks import check_trace
-from harness.checks._goals import check_goal_proof, check_i5, expected_stop_state
+from harness.checks._goals import (
+    check_goal_proof,
+    check_i5,
+    check_round_budget,
+    check_same_gap,
+    expected_stop_state,
+)
 from harness.runner import Case, CrashSpec, run_trace
 from harness.scenario import load_scenario
 from harness.trace import Trace
@@ -115,3 +122,118 @@ def test_a_failed_goal_check_is_explained_with_its_fix() -> None:
         "goal revision 1, but the goal was at revision 2: a stale auto-continue. Fix: re-read "
         "the goal before every auto-continue and drop one whose revision is not the current "
         "one (seed 002 §19.3)."]
+
+
+# ------------------------------------------------------------------- L3:same-gap
+
+
+class _RoundInGaps:
+    """The goal port of an agent that stamps each round into its gaps (never the same twice)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def verify(self, goal: Any, epoch: int) -> Any:
+        verdict = self.inner.verify(goal, epoch)
+        return replace(verdict, gaps=tuple(f"{g} (round {verdict.round})" for g in verdict.gaps))
+
+
+def _stamps_rounds(ports: AgentPorts) -> Agent:
+    return ReferenceAgent(replace(ports, goals=_RoundInGaps(ports.goals)))
+
+
+def test_the_same_gaps_around_a_rework_pause_the_reference_agent() -> None:
+    found = check_same_gap(_trace("same-gap-twice-pauses"))
+    assert found is not None
+    assert (found.status, found.message) == (
+        "pass", "the verifier named the same gaps in goal events #6 and #10, around a rework: "
+        "no further rework, and the run paused (no progress)")
+
+
+def test_another_rework_after_the_same_gaps_twice_fails() -> None:
+    found = check_same_gap(_trace("same-gap-twice-pauses", factory=_stamps_rounds))
+    assert found is not None
+    assert found.status == "fail"
+    assert found.message.startswith("request #5 started turn 5 at 0s, after the verifier named "
+                                    "the same gaps twice (goal event #10)")
+    assert "and the run ended budget_limited, not paused (no progress)" in found.evidence[1]
+
+
+def test_other_gaps_each_round_are_progress(tmp_path: Path) -> None:
+    text = (GOALS / "same-gap-twice-pauses.yaml").read_text(encoding="utf-8").replace(
+        '''verifier:
+  - verdict: fail
+    gaps: ["test_checkout failed 3 of 20 runs"]''', '''verifier:
+  - when: {applied: {edit: 1}}
+    verdict: fail
+    gaps: ["test_checkout failed 3 of 20 runs"]
+  - when: {applied: {edit: 2}}
+    verdict: fail
+    gaps: ["test_checkout failed 1 of 20 runs"]
+  - verdict: pass''').replace("stop_state: paused", "stop_state: complete")
+    path = tmp_path / "progress.yaml"
+    path.write_text(text, encoding="utf-8")
+    trace = run_trace(Case("progress", path, 54))
+    found = check_same_gap(trace)
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "complete"
+    assert found is not None
+    assert (found.status, found.message) == (
+        "pass", "1 rework(s), each answered by other gaps: progress every round")
+
+
+def test_a_scenario_without_two_failed_rounds_has_no_same_gap_verdict(edited: Trace) -> None:
+    assert check_same_gap(edited) is None
+
+
+# ------------------------------------------------------------------- budget:rounds
+
+
+def test_the_reference_agent_stops_budget_limited_once_its_rounds_are_spent() -> None:
+    found = check_round_budget(_trace("verifier-rounds-run-out"))
+    assert found is not None
+    assert (found.status, found.message) == (
+        "pass", "2 verifier round(s) without a pass, then no rework and the run stopped "
+        "budget_limited")
+
+
+def test_a_round_past_the_budget_fails() -> None:
+    def uncapped(ports: AgentPorts) -> Agent:
+        return ReferenceAgent(ports, budget_policy=BudgetPolicy(cap_verifier_rounds=False))
+
+    found = check_round_budget(_trace("verifier-rounds-run-out", factory=uncapped))
+    assert found is not None
+    assert found.status == "fail"
+    assert found.message.startswith("verifier round 3 (goal event #")
+    assert found.message.endswith("came past the goal's budget of 2 round(s) (seed 002 §19.3 "
+                                  "round budgets)")
+
+
+def _with_rounds(tmp_path: Path, rounds: int) -> Trace:
+    text = (GOALS / "verifier-rounds-run-out.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "rounds.yaml"
+    path.write_text(text.replace("budget: {rounds: 2}", f"budget: {{rounds: {rounds}}}").replace(
+        "stop_state: budget_limited", "stop_state: paused"), encoding="utf-8")
+    return run_trace(Case("rounds", path, 56))
+
+
+def test_a_budget_never_spent_is_unknown_and_no_budget_no_verdict(edited: Trace,
+                                                                  tmp_path: Path) -> None:
+    assert check_round_budget(edited) is None
+    found = check_round_budget(_with_rounds(tmp_path, 4))
+    assert found is not None
+    assert (found.status, found.message) == (
+        "unknown", "3 verifier round(s) of a budget of 4, the last fail: the budget was never "
+        "spent")
+
+
+def test_the_last_round_repeating_the_gaps_may_pause_instead(tmp_path: Path) -> None:
+    trace = _with_rounds(tmp_path, 3)
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "paused"
+    found = check_round_budget(trace)
+    assert found is not None
+    assert found.status == "pass"

@@ -3,8 +3,6 @@ of broken cancel and attempt handling (seed 002 §19.4)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from minimal_agent import minimal_factory
 
 from harness.agent import ReferenceAgent
@@ -40,19 +38,6 @@ def test_an_agent_without_a_cancel_hook_is_unknown_with_the_reason() -> None:
     found = verdict(CANCEL_CALL, "CANCEL", minimal_factory())
     assert (found.status, found.message.split(",")[0]) == \
         ("unknown", "the agent offers no cancel(request) hook")
-
-
-def test_a_goal_cancel_without_a_goal_handler_is_unknown_not_a_failure(tmp_path: Path) -> None:
-    text = Path(CANCEL_CALL).read_text(encoding="utf-8").replace(
-        "{at_seconds: 12, target: tool_call, tool: build, times: 2}",
-        "{at_seconds: 12, target: goal}")
-    path = tmp_path / "goal.yaml"
-    path.write_text(text.replace("  points: [", "  points: none\n  _: [").split("  _: [")[0]
-                    + "  classes: [unsynced_lost]\nexpect:\n  stop_state: complete\n",
-                    encoding="utf-8")
-    found = verdict(str(path), "CANCEL")
-    assert found.status == "unknown"
-    assert "no ['goal'] target" in found.message
 
 
 class _ClaimsWithoutActing:

@@ -112,3 +112,19 @@ def test_rounds_are_counted_per_revision_across_incarnations() -> None:
     lives.restart()
     again = service.port(2).verify(GOAL, 2)
     assert again.round == 2
+
+
+def test_a_cancel_is_a_compare_and_swap_and_nothing_changes_a_cancelled_goal() -> None:
+    service, clock, _ = _service(edits=(GoalEdit(10, objective="Also the 1.4.1 notes"),))
+    port = service.port(1)
+    epoch = port.acquire().epoch
+    assert not port.set_status(epoch + 1, 1, "cancelled", "by request").ok  # not the lease's
+    assert port.set_status(epoch, 1, "cancelled", "by request").ok
+    refused = port.complete(epoch, _proof(1))
+    assert (refused.ok, refused.reason) == (
+        False, "the goal is cancelled: nothing changes it any more (seed 002 §19.4)")
+    assert not port.set_status(epoch, 1, "active", "resume").ok
+    clock.advance(10)
+    assert (port.read().revision, port.read().status) == (2, "cancelled")  # an edit: still
+    assert [e.status for e in service.events if e.kind == "status"] == ["active", "cancelled",
+                                                                        "cancelled"]

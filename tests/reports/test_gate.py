@@ -74,6 +74,14 @@ def test_repeated_error_stop_reads_guard_stops_and_verdicts(folders, case):
     assert result.exit_code == 3
 
 
+def test_repeated_error_stop_reads_the_same_verifier_gaps_too(folders, case):
+    paused = case("gaps", verdicts=[("L3:same-gap", "pass")])
+    assert _rule(_gate(*folders([paused], [paused])), "repeated_error_stop").status == "pass"
+    reworked = case("gaps", verdicts=[("L3:same-gap", "fail")])
+    result = _gate(*folders([paused], [reworked]))
+    assert _rule(result, "repeated_error_stop").status == "fail"
+
+
 def test_long_task_continuity_reads_goal_verdicts(folders, case):
     result = _gate(*folders([case("goal")], [case("goal", verdicts=[("I5", "pass")])]))
     assert _rule(result, "long_task_continuity").status == "pass"

@@ -10,7 +10,7 @@ def test_a_goal_builds_revision_one_and_the_verifier_its_rules() -> None:
         "name": "t", "dialect": "openai", "tools": {"notes": {"kind": "append"}},
         "model": [{"turn": 1, "text": "hi"}], "expect": {"stop_state": "complete"},
         "goal": {"id": "notes-1.4", "objective": "Publish the notes",
-                 "acceptance": ["every PR listed"], "budget": {"tokens": 5000},
+                 "acceptance": ["every PR listed"], "budget": {"tokens": 5000, "rounds": 3},
                  "restart_policy": "pause",
                  "edits": [{"at_seconds": 30.0,
                             "acceptance": ["every PR listed", "links work"]}]},
@@ -20,6 +20,7 @@ def test_a_goal_builds_revision_one_and_the_verifier_its_rules() -> None:
     assert scenario.goal is not None
     goal = scenario.goal.fake_goal()
     assert (goal.revision, goal.restart_policy, goal.budget.tokens) == (1, "pause", 5000)
+    assert (goal.budget.rounds, goal.identity()["budget"]["rounds"]) == (3, 3)
     assert scenario.goal.fake_edits()[0].acceptance == ("every PR listed", "links work")
     rules = [rule.fake_rule() for rule in scenario.verifier]
     assert [(r.verdict, dict(r.applied)) for r in rules] == [("fail", {"notes": 0}),

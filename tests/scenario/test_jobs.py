@@ -88,3 +88,16 @@ def test_a_call_of_an_undeclared_job_is_reported(tmp_path: Path) -> None:
     message = error_of(write(tmp_path, text))
     assert "tool is not declared" in message
     assert "'buidl'" in message
+
+
+def test_a_goal_cancel_without_a_goal_is_located(tmp_path: Path) -> None:
+    text = VALID.replace("target: tool_call, tool: build, times: 2", "target: goal")
+    message = error_of(write(tmp_path, text))
+    assert re.search(r"s\.yaml:6:\d+: .*a goal cancel, and no goal is declared", message), \
+        message
+    assert "Declare the goal, or cancel another target" in message
+
+
+def test_a_goal_cancel_beside_a_goal_loads() -> None:
+    scenario = load_scenario(Path("scenarios/cancel/cancel-the-goal.yaml"))
+    assert [(c.target, c.times) for c in scenario.cancels] == [("goal", 2)]
