@@ -5,6 +5,10 @@ Commands and exit codes::
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
                         [--jobs N] [--case-timeout SECONDS]
                                       0 every case passed, 1 a case failed, 2 bad input
+    harness run PATH... --exec COMMAND [--time-scale X]
+                                      the same, with the agent as a process (any language)
+    harness serve SCENARIO... [--port P] [--time-scale X]
+                                      serves until interrupted; 0, or 2 bad input
     harness validate PATH...          0 every file loads, 1 some file has errors
     harness points SCENARIO           0, or 2 when the scenario does not load
     harness demo                      0 every streaming fault handled, 1 otherwise
@@ -55,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness._fuzz_options import add_fuzz_command
 
     add_fuzz_command(commands)
+    from harness.serve._command import add_serve_command
+
+    add_serve_command(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
@@ -105,6 +112,14 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      metavar="SECONDS",
                      help="real seconds a case may take before its agent is killed and the "
                           f"case fails (default: {DEFAULT_CASE_TIMEOUT:g})")
+    run.add_argument("--exec", metavar="COMMAND",
+                     help="run the agent as this shell command, a process in any language, "
+                          "against the fakes served on 127.0.0.1 (see README, 'Any language'); "
+                          "killed with SIGKILL at the scenarios' world-event crash points and "
+                          "started again in the same working folder")
+    from harness.serve._command import add_time_scale_option
+
+    add_time_scale_option(run)
 
 
 def _positive(text: str) -> int:
@@ -161,6 +176,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from harness.fuzz._command import run_fuzz
 
         return run_fuzz(args)
+    if args.command == "serve":
+        from harness.serve._command import run_serve
+
+        return run_serve(args)
     if args.command in {"compare", "gate"}:
         from reports._commands import run_compare, run_gate
 
@@ -258,11 +277,13 @@ def point_parts(point: str) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness._output import check_writable_folder, write_manifest, write_results
+    from harness._output import check_writable_folder
 
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
     loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
+    if args.exec is not None:
+        return _run_exec(args, loaded, crash_at)
     factory = _agent(args.agent, args.target)
     loaded = _speaking(loaded, factory, args.dialect or ())
     _check_target_names(args.target, [scenario for scenario, _ in loaded])
@@ -275,6 +296,26 @@ def _run(args: argparse.Namespace) -> int:
     results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
                         targets=tuple(args.target), twice=args.check_determinism,
                         timeout=args.case_timeout)
+    return _report(args, loaded, results, crash_mode)
+
+
+def _run_exec(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
+              crash_at: CrashSpec | None) -> int:
+    from harness._output import check_writable_folder
+    from harness.serve._command import plan_exec, run_exec_cases
+
+    loaded = _speaking(loaded, None, args.dialect or ())
+    planned = plan_exec(loaded, args.exec, crash_at, args.no_crash)
+    check_writable_folder(args.out, "--out")
+    results = run_exec_cases(planned, args, _Progress(len(planned), sys.stderr).step)
+    return _report(args, loaded, results, "none" if args.no_crash else None)
+
+
+def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
+            results: list[CaseResult], crash_mode: str | None) -> int:
+    """Print the warnings, failures and summary of a run; write its results; the exit code."""
+    from harness._output import write_manifest, write_results
+
     if args.strict:
         from harness.runner import strictly
 

@@ -33,6 +33,7 @@ class ProcessRun:
     exit_code: int | None = None
     error: str | None = None
     final_text: str | None = None
+    output: str = ""  # the end of what it printed, stderr first
     ended_at: float = 0.0
 
 
