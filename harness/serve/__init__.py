@@ -14,6 +14,7 @@ Example::
 """
 
 from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
+from harness.serve._handle import Served, serving
 from harness.serve._server import ServerThread, serve_forever
 from harness.serve._world import KILL_CLASS, ScaledClock, ServedWorld
 
@@ -21,10 +22,12 @@ __all__ = [
     "KILL_CLASS",
     "SPLIT_GAP_SECONDS",
     "ScaledClock",
+    "Served",
     "ServedWorld",
     "ServerThread",
     "Worlds",
     "agent_environment",
     "build_app",
     "serve_forever",
+    "serving",
 ]
