@@ -103,7 +103,8 @@ def test_the_faults_are_felt(tmp_path: Path) -> None:
     """The comparison above is not between two runs that both saw nothing."""
     seen = {fault: in_process(scenario(tmp_path, "openai", faults), "openai", "async")
             for fault, faults in FAULTS.items()}
-    assert seen["clean"]["text"] == REPLY[0] and seen["clean"]["error"] is None
+    assert seen["clean"]["text"] == REPLY[0]
+    assert seen["clean"]["error"] is None
     assert seen["utf8_and_random_splits"] == seen["clean"]
     assert seen["stall_past_the_timeout"]["error"] == "APITimeoutError"
     assert seen["reset"]["error"] == "APIConnectionError"
