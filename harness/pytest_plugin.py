@@ -462,7 +462,7 @@ def harness_server() -> Iterator[Callable[..., Any]]:
     """Serve scenarios over real HTTP on a free port of 127.0.0.1, stopped after the test.
 
     Call it with scenario paths (or loaded scenarios); it returns a
-    :class:`harness.serve.Served` with the ``url``, the agent's ``env`` and the
+    :class:`harness.serve.RunningServer` with the ``url``, the agent's ``env`` and the
     active ``world``. Keep real waits short with ``time_scale``::
 
         def test_my_agent(harness_server):

@@ -14,15 +14,15 @@ Example::
 """
 
 from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
-from harness.serve._handle import Served, serving
+from harness.serve._handle import RunningServer, serving
 from harness.serve._server import ServerThread, serve_forever
 from harness.serve._world import KILL_CLASS, ScaledClock, ServedWorld
 
 __all__ = [
     "KILL_CLASS",
     "SPLIT_GAP_SECONDS",
+    "RunningServer",
     "ScaledClock",
-    "Served",
     "ServedWorld",
     "ServerThread",
     "Worlds",

@@ -22,7 +22,7 @@ from harness.serve._world import ServedWorld
 
 
 @dataclass(frozen=True)
-class Served:
+class RunningServer:
     """A running server: its URL, what an agent process is told, and the worlds it plays."""
 
     url: str
@@ -41,10 +41,10 @@ class Served:
 
 @contextlib.contextmanager
 def serving(scenarios: Sequence[Scenario | str | Path], *, time_scale: float = 1.0,
-            seed: int | None = None, port: int = 0) -> Iterator[Served]:
+            seed: int | None = None, port: int = 0) -> Iterator[RunningServer]:
     """Serve ``scenarios`` (the first is active) on 127.0.0.1 until the block ends."""
     loaded = [s if isinstance(s, Scenario) else load_scenario(Path(s)) for s in scenarios]
     worlds = Worlds(loaded, lambda s: ServedWorld(
         s, seed=s.seed if seed is None else seed, time_scale=time_scale))
     with ServerThread(build_app(worlds), port) as url:
-        yield Served(url, worlds)
+        yield RunningServer(url, worlds)
