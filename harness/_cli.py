@@ -25,7 +25,6 @@ Bad input is one ``harness: error: ...`` line per problem on stderr, never a tra
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
-from harness._options import parse_seed, parse_target, with_overrides
+from harness._options import parse_seed, parse_target, positive_float, with_overrides
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
@@ -133,14 +132,7 @@ def _positive(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected a number of seconds > 0, "
-                                         "such as 60")
-    return value
+    return positive_float(text, "a number of seconds > 0, such as 60")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

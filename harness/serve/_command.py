@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from harness._options import positive_float
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult, CrashSpec
@@ -25,14 +26,8 @@ def time_scale(text: str) -> float:
     >>> time_scale("0.01")
     0.01
     """
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected a factor > 0 on every "
-                                         "scripted wait, such as 0.01 (a 120 s stall: 1.2 s)")
-    return value
+    return positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
+                                "(a 120 s stall: 1.2 s)")
 
 
 def port(text: str) -> int:
