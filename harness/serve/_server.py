@@ -15,7 +15,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import logging
+import socket
 import threading
 from types import TracebackType
 from typing import Any, final
@@ -23,7 +23,7 @@ from typing import Any, final
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from harness._errors import HarnessError
+from harness._errors import ConfigError, HarnessError
 from harness.serve._app import TRANSPORTS
 
 HOST = "127.0.0.1"
@@ -50,11 +50,23 @@ def server_config(app: Any, port: int) -> uvicorn.Config:
                           timeout_graceful_shutdown=_GRACE_SECONDS)
 
 
-def bound_url(server: uvicorn.Server) -> str:
-    """``http://127.0.0.1:PORT`` of a started server (the port it bound, for ``--port 0``)."""
-    sockets = [sock for listener in server.servers for sock in listener.sockets]
-    port = sockets[0].getsockname()[1]
-    return f"http://{HOST}:{port}"
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:``port`` (0: a free one), or a clear error."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as error:
+        sock.close()
+        raise ConfigError("--port", port, f"a free port on {HOST}", f"{error.strerror}; "
+                          "--port 0 picks a free one") from None
+    sock.listen(2048)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://127.0.0.1:PORT`` of a bound socket (the port it got, for ``--port 0``)."""
+    return f"http://{HOST}:{sock.getsockname()[1]}"
 
 
 @final
@@ -63,27 +75,29 @@ class ServerThread:
 
     def __init__(self, app: Any, port: int = 0) -> None:
         self._server = uvicorn.Server(server_config(app, port))
-        self._thread = threading.Thread(target=self._server.run, name="harness-serve",
-                                        daemon=True)
+        self._port = port
+        self._thread: threading.Thread | None = None
         self.url = ""
 
     def start(self, timeout: float = 10.0) -> str:
-        # uvicorn logs a port in use at ERROR before it exits; the error below says it.
-        logging.getLogger("uvicorn.error").disabled = False
-        self._thread.start()
+        sock = bind(self._port)
+        thread = self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="harness-serve",
+            daemon=True)
+        thread.start()
         waited = 0.0
         while not self._server.started:
-            if not self._thread.is_alive() or waited > timeout:
-                raise HarnessError(f"the harness server did not start on {HOST} "
-                                   f"(port {self._server.config.port} in use?)")
-            self._thread.join(0.01)
+            if not thread.is_alive() or waited > timeout:
+                raise HarnessError(f"the harness server did not start on {url_of(sock)}")
+            thread.join(0.01)
             waited += 0.01
-        self.url = bound_url(self._server)
+        self.url = url_of(sock)
         return self.url
 
     def stop(self) -> None:
         self._server.should_exit = True
-        self._thread.join(timeout=_GRACE_SECONDS + 5)
+        if self._thread is not None:
+            self._thread.join(timeout=_GRACE_SECONDS + 5)
 
     def __enter__(self) -> str:
         return self.start()
@@ -96,16 +110,16 @@ class ServerThread:
 def serve_forever(app: Any, port: int, announce: Any) -> None:
     """Serve in the foreground until interrupted; ``announce(url)`` once it listens."""
     server = uvicorn.Server(server_config(app, port))
+    sock = bind(port)
 
     async def run() -> None:
-        task = asyncio.ensure_future(server.serve())
+        task = asyncio.ensure_future(server.serve(sockets=[sock]))
         while not server.started:
             if task.done():
                 await task
-                raise HarnessError(f"the harness server did not start on {HOST}:{port} "
-                                   "(is the port in use? --port 0 picks a free one)")
+                raise HarnessError(f"the harness server did not start on {url_of(sock)}")
             await asyncio.sleep(0.01)
-        announce(bound_url(server))
+        announce(url_of(sock))
         await task
 
     asyncio.run(run())

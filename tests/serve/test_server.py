@@ -203,3 +203,17 @@ def test_bad_serve_options_exit_2(tmp_path: Path, argv: list[str], message: str)
                           check=False)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_a_port_in_use_is_bad_input(tmp_path: Path) -> None:
+    scenario(tmp_path, [])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "harness", "serve",
+                               str(tmp_path / "served.yaml"), "--port", str(port)],
+                              capture_output=True, text=True, check=False, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr == (f"harness: error: --port: got {port}; expected a free port on "
+                           "127.0.0.1. Address already in use; --port 0 picks a free one\n")
