@@ -148,8 +148,8 @@ class _ExecCase:
 
     def _crash(self, event: str) -> None:
         """The world reached the case's crash point (in the server's thread): kill there."""
+        self.killed_at = event  # before the kill: the main thread reads it once the process is gone
         self._kill()
-        self.killed_at = event
 
     def _kill(self) -> None:
         """SIGKILL the agent's whole process group, and wait until it is gone."""

@@ -55,6 +55,17 @@ def test_the_careful_node_agent_mails_once_after_a_kill(tmp_path: Path) -> None:
     assert any(line.split()[:5] == ["exec-mail-once", "2", "2", "0", "0"] for line in summary)
 
 
+@pytest.mark.parametrize("point", ["mid_stream:1", "after_response:2", "before_request:2"])
+def test_the_careful_node_agent_recovers_at_every_kind_of_world_event(
+        tmp_path: Path, point: str) -> None:
+    done = harness_run(tmp_path, str(SCENARIO), "--exec", node_agent("careful.mjs"),
+                       "--time-scale", "0.01", "--crash-at", f"{point}:at:process_killed")
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Reached and killed there (an unreached point would be 'unknown', not passed).
+    assert any(line.split()[:6] == ["exec-mail-once", "1", "1", "0", "0", "1"]
+               for line in done.stdout.splitlines()), done.stdout
+
+
 def test_a_hung_agent_is_one_failed_case_and_the_run_goes_on(tmp_path: Path) -> None:
     command = 'echo $$ > "$HARNESS_START_DIR/shell.pid"; sleep 60 & echo $! > ' \
               '"$HARNESS_START_DIR/child.pid"; wait'
