@@ -217,3 +217,17 @@ def test_a_port_in_use_is_bad_input(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr == (f"harness: error: --port: got {port}; expected a free port on "
                            "127.0.0.1. Address already in use; --port 0 picks a free one\n")
+
+
+def test_reset_switches_between_served_scenarios(tmp_path: Path) -> None:
+    first = scenario(tmp_path, [])
+    second = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+                           / "exec-mail-once.yaml")
+    with serving([first, second]) as served:
+        url = served.url
+        assert httpx.get(url + "/_harness").json()["scenarios"] == ["served", "exec-mail-once"]
+        switched = httpx.post(url + "/_harness/reset", json={"scenario": "exec-mail-once"})
+        assert switched.json() == {"active": "exec-mail-once"}
+        assert served.world.scenario.name == "exec-mail-once"
+        reply = httpx.post(url + "/v1/chat/completions", json={**REQUEST, "stream": False})
+    assert reply.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "mail"
