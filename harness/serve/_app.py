@@ -235,7 +235,7 @@ def agent_environment(base_url: str, scenario: Scenario) -> dict[str, str]:
     The provider variables are the ones an in-process agent sees
     (``harness.intercept.PROVIDER_ENVIRONMENT``), pointed at this server.
     """
-    from harness.intercept._plain import PROVIDER_ENVIRONMENT
+    from harness.intercept import PROVIDER_ENVIRONMENT
 
     env = {}
     for name, value in PROVIDER_ENVIRONMENT.items():

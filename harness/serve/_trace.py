@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.agent import AgentOutcome
@@ -21,7 +22,7 @@ from harness.runner._results import Case
 from harness.runner._run import expectation, outcome_record
 from harness.runner._secrets import SecretLook
 from harness.serve._world import ServedWorld
-from harness.trace import CrashRecord, EffectRecord, IncarnationRecord, Trace
+from harness.trace import CrashRecord, EffectRecord, IncarnationRecord, OutcomeRecord, Trace
 
 
 @dataclass
@@ -74,7 +75,7 @@ def _completed(run: ProcessRun) -> bool:
     return run.killed_at is None and run.exit_code == 0
 
 
-def _outcome(world: ServedWorld, final: ProcessRun) -> Any:
+def _outcome(world: ServedWorld, final: ProcessRun) -> OutcomeRecord:
     body = world.last_request_body(final.number)
     transcript = observed_transcript(world.scenario.dialect, body)
     outcome = AgentOutcome(stop_state="complete", reason="the agent process exited 0",
@@ -97,8 +98,6 @@ def _extra(world: ServedWorld, final: ProcessRun | None) -> dict[str, Any]:
 
 def folder_files(root: str) -> Mapping[str, bytes]:
     """Every file under ``root`` with its bytes, by path relative to it (for J3)."""
-    from pathlib import Path
-
     base = Path(root)
     return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*"))
             if p.is_file() and "node_modules" not in p.parts}
