@@ -5,6 +5,10 @@ Commands and exit codes::
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
                         [--jobs N] [--case-timeout SECONDS]
                                       0 every case passed, 1 a case failed, 2 bad input
+    harness run PATH... --exec COMMAND [--time-scale X]
+                                      the same, with the agent as a process (any language)
+    harness serve SCENARIO... [--port P] [--time-scale X]
+                                      serves until interrupted; 0, or 2 bad input
     harness validate PATH...          0 every file loads, 1 some file has errors
     harness points SCENARIO           0, or 2 when the scenario does not load
     harness demo                      0 every streaming fault handled, 1 otherwise
@@ -24,7 +28,6 @@ Bad input is one ``harness: error: ...`` line per problem on stderr, never a tra
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
-from harness._options import parse_seed, parse_target, with_overrides
+from harness._options import parse_seed, parse_target, positive_float, with_overrides
 from harness.ports import DIALECTS
 
 if TYPE_CHECKING:
@@ -62,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness.record._command import add_record_commands
 
     add_record_commands(commands)
+    from harness.serve._command import add_serve_command
+
+    add_serve_command(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
@@ -115,6 +121,14 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      metavar="SECONDS",
                      help="real seconds a case may take before its agent is killed and the "
                           f"case fails (default: {DEFAULT_CASE_TIMEOUT:g})")
+    run.add_argument("--exec", metavar="COMMAND",
+                     help="run the agent as this shell command, a process in any language, "
+                          "against the fakes served on 127.0.0.1 (see README, 'Any language'); "
+                          "killed with SIGKILL at the scenarios' world-event crash points and "
+                          "started again in the same working folder")
+    from harness.serve._command import add_time_scale_option
+
+    add_time_scale_option(run)
 
 
 def _positive(text: str) -> int:
@@ -128,14 +142,7 @@ def _positive(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected a number of seconds > 0, "
-                                         "such as 60")
-    return value
+    return positive_float(text, "a number of seconds > 0, such as 60")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -175,6 +182,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from harness.record._command import run_import, run_record
 
         return {"record": run_record, "import": run_import}[args.command](args)
+    if args.command == "serve":
+        from harness.serve._command import run_serve
+
+        return run_serve(args)
     if args.command in {"compare", "gate"}:
         from reports._commands import run_compare, run_gate
 
@@ -271,11 +282,13 @@ def point_parts(point: str) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness._output import check_writable_folder, write_manifest, write_results
+    from harness._output import check_writable_folder
 
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
     loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
+    if args.exec is not None:
+        return _run_exec(args, loaded, crash_at)
     factory = _agent(args.agent, args.target)
     loaded = _speaking(loaded, factory, args.dialect or ())
     _check_target_names(args.target, [scenario for scenario, _ in loaded])
@@ -288,6 +301,26 @@ def _run(args: argparse.Namespace) -> int:
     results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
                         targets=tuple(args.target), twice=args.check_determinism,
                         timeout=args.case_timeout, replay=args.replay)
+    return _report(args, loaded, results, crash_mode)
+
+
+def _run_exec(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
+              crash_at: CrashSpec | None) -> int:
+    from harness._output import check_writable_folder
+    from harness.serve._command import plan_exec, run_exec_cases
+
+    loaded = _speaking(loaded, None, args.dialect or ())
+    planned = plan_exec(loaded, args.exec, crash_at, args.no_crash)
+    check_writable_folder(args.out, "--out")
+    results = run_exec_cases(planned, args, _Progress(len(planned), sys.stderr).step)
+    return _report(args, loaded, results, "none" if args.no_crash else None)
+
+
+def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
+            results: list[CaseResult], crash_mode: str | None) -> int:
+    """Print the warnings, failures and summary of a run; write its results; the exit code."""
+    from harness._output import write_manifest, write_results
+
     if args.strict:
         from harness.runner import strictly
 

@@ -77,3 +77,21 @@ def parse_target(text: str) -> tuple[str, str]:
             f"got {text!r}; expected TOOL=MODULE:FUNCTION, such as "
             "'mail=mypackage.tools:send_mail'")
     return tool, spec
+
+
+def positive_float(text: str, expected: str) -> float:
+    """``text`` as a finite number > 0, else the argparse error naming what was ``expected``.
+
+    >>> positive_float("0.5", "a factor > 0")
+    0.5
+    """
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected {expected}")
+    return value

@@ -464,3 +464,29 @@ def virtual_clock() -> VirtualClock:
     from fakes import VirtualClock
 
     return VirtualClock()
+
+
+@pytest.fixture
+def harness_server() -> Iterator[Callable[..., Any]]:
+    """Serve scenarios over real HTTP on a free port of 127.0.0.1, stopped after the test.
+
+    Call it with scenario paths (or loaded scenarios); it returns a
+    :class:`harness.serve.RunningServer` with the ``url``, the agent's ``env`` and the
+    active ``world``. Keep real waits short with ``time_scale``::
+
+        def test_my_agent(harness_server):
+            served = harness_server("scenarios/crash/unknown-send-is-inspected.yaml",
+                                    time_scale=0.01)
+            subprocess.run(["node", "agent.mjs"], env={**os.environ, **served.env})
+            assert served.world.ledger.duplicates() == {}
+    """
+    from contextlib import ExitStack
+
+    from harness.serve import serving
+
+    with ExitStack() as stack:
+
+        def start(*scenarios: Any, time_scale: float = 1.0, seed: int | None = None) -> Any:
+            return stack.enter_context(serving(scenarios, time_scale=time_scale, seed=seed))
+
+        yield start

@@ -13,6 +13,7 @@ PACKAGES = [
     "harness.ports",
     "harness.runner",
     "harness.scenario",
+    "harness.serve",
     "harness.trace",
     "fakes",
     "reports",

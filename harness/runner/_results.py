@@ -63,6 +63,8 @@ class Case:
     agent: str | None = None
     """The ``--agent`` spec the case ran with (None: the reference agent), for its replay."""
     targets: tuple[tuple[str, str], ...] = ()
+    exec: str | None = None
+    """The ``--exec`` command the case ran (an agent process), for its replay."""
     """The ``--target`` pairs it ran with, for its replay."""
 
     @property
@@ -80,6 +82,8 @@ class Case:
             words += ["--agent", self.agent]
         for tool, spec in self.targets:
             words += ["--target", f"{tool}={spec}"]
+        if self.exec is not None:
+            words += ["--exec", self.exec]
         if self.crash is not None:
             words += ["--crash-at", self.crash.label]
         return shlex.join(words)

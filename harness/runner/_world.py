@@ -171,10 +171,11 @@ class World:
     """Everything that outlives the agent; see the module docstring."""
 
     def __init__(self, scenario: Scenario, *, seed: int, plan: CrashPlan | None = None,
-                 world_crash: WorldCrash | None = None) -> None:
+                 world_crash: WorldCrash | None = None, clock: Any = None) -> None:
         self.scenario = scenario
         self.seed = seed
-        self.clock = VirtualClock()
+        # A served world (harness serve) reads real time; every other world is virtual.
+        self.clock: VirtualClock = clock if clock is not None else VirtualClock()
         self.disk = CrashDisk(plan=plan, seed=seed)
         self.incarnations = self.disk.incarnations
         self.ledger = ToolLedger(self.clock, self.incarnations)

@@ -1,0 +1,33 @@
+"""The fakes over real HTTP, for agents outside the process (``harness serve``, ``--exec``).
+
+:class:`ServedWorld` is a scenario's world on real (scaled) time;
+:func:`build_app` the ASGI app that plays its providers, tools (plain HTTP and
+MCP) and control endpoint; :class:`ServerThread` serves it from a thread on
+127.0.0.1; :func:`run_exec_case` runs an agent command as a process against
+it, killing and restarting the process at a case's crash point.
+
+Example::
+
+    worlds = Worlds([scenario], lambda s: ServedWorld(s, seed=s.seed, time_scale=0.01))
+    with ServerThread(build_app(worlds)) as url:
+        ...   # OPENAI_BASE_URL = url + "/v1"
+"""
+
+from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
+from harness.serve._handle import RunningServer, serving
+from harness.serve._server import ServerThread, serve_forever
+from harness.serve._world import KILL_CLASS, ScaledClock, ServedWorld
+
+__all__ = [
+    "KILL_CLASS",
+    "SPLIT_GAP_SECONDS",
+    "RunningServer",
+    "ScaledClock",
+    "ServedWorld",
+    "ServerThread",
+    "Worlds",
+    "agent_environment",
+    "build_app",
+    "serve_forever",
+    "serving",
+]

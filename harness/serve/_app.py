@@ -1,0 +1,428 @@
+"""The ASGI app of ``harness serve``: the fake providers, the tools and the control endpoint.
+
+Routes (one server, one port, bound to 127.0.0.1)::
+
+    POST /v1/chat/completions        the OpenAI dialect  (OPENAI_BASE_URL = URL/v1)
+    POST /v1/messages                the Anthropic dialect (ANTHROPIC_BASE_URL = URL)
+    POST /_harness/tools/NAME        a scenario tool, JSON arguments in, its JSON result out
+    POST /_harness/mcp               the same tools over MCP (streamable HTTP)
+    GET  /_harness                   scenarios, the active one, the URLs
+    GET  /_harness/requests          every request seen, as the trace records it
+    GET  /_harness/ledger            the side effects and the world's state
+    GET  /_harness/verdicts          the checks over what the world saw so far
+    POST /_harness/reset             a fresh world: {"scenario": NAME} (default: the active one)
+
+A provider answer is played step by step from the world's
+:class:`~fakes.ResponsePlan`: each :class:`~fakes.Emit` is its own write, flushed
+at once (a split frame, a UTF-8 character cut in two: separate TCP writes, the
+parts of a split sent :data:`SPLIT_GAP_SECONDS` apart so that a reader gets them
+as separate reads); a :class:`~fakes.Pause` waits on the scaled clock with the
+connection open; a :class:`~fakes.Hang` waits until the client goes; a
+:class:`~fakes.Reset` aborts the TCP connection (RST).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import socket
+import struct
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any, final
+from urllib.parse import urlsplit
+
+import mcp.types as mcp_types
+from mcp.server.lowlevel.server import Server as McpServer
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+import fakes
+from fakes import DeadIncarnationError, Emit, Hang, HarnessLimitExceeded, IncomingRequest, Pause
+from fakes import Reset as ResetStep
+from harness.checks import check_trace
+from harness.ports import DIALECTS
+from harness.runner._results import Case
+from harness.runner._task import tool_specs
+from harness.scenario import Scenario
+from harness.serve._trace import ProcessRun, served_trace
+from harness.serve._world import ServedWorld
+
+#: Real seconds between the parts of a split (a byte-layer fault), so each is its own read.
+SPLIT_GAP_SECONDS = 0.002
+#: The connections uvicorn holds, by (client, server) address: a reset aborts one of them.
+TRANSPORTS: dict[tuple[object, object], asyncio.Transport] = {}
+
+
+def _provider_origins() -> dict[str, str]:
+    """Each dialect's request path, mapped to its fake origin (the world routes by host)."""
+    origins: dict[str, str] = {}
+    for dialect in DIALECTS:
+        probe = fakes.FakeProvider(dialect, fakes.ScriptedResponse((), "stop",
+                                                                  fakes.ScriptedUsage(0, 0)))
+        origins[urlsplit(probe.endpoint).path] = probe.origin
+    return origins
+
+
+PROVIDER_PATHS: dict[str, str] = _provider_origins()
+
+
+@final
+class Worlds:
+    """The scenarios a server plays, and the world of the active one.
+
+    ``make`` builds a world for a scenario; :meth:`reset` starts a fresh one (the
+    control endpoint's reset between tests). ``runs`` are the agent processes an
+    ``--exec`` run started over the world, for the verdicts.
+    """
+
+    def __init__(self, scenarios: Sequence[Scenario],
+                 make: Callable[[Scenario], ServedWorld]) -> None:
+        if not scenarios:
+            raise ValueError("a server needs at least one scenario")
+        self.scenarios = {scenario.name: scenario for scenario in scenarios}
+        self._make = make
+        self.world = make(scenarios[0])
+        self.runs: list[ProcessRun] = []
+        self.limit: str | None = None
+
+    def reset(self, name: str | None = None) -> ServedWorld:
+        scenario = self.scenarios[name] if name is not None else self.world.scenario
+        self.world = self._make(scenario)
+        self.runs = []
+        self.limit = None
+        return self.world
+
+    def case(self) -> Case:
+        scenario = self.world.scenario
+        return Case(scenario.name, Path(f"<served {scenario.name}>"), self.world.seed)
+
+
+def build_app(worlds: Worlds) -> Starlette:
+    """The server's ASGI app over ``worlds``; see the module docstring."""
+    manager = StreamableHTTPSessionManager(
+        app=_mcp_server(worlds), json_response=True, stateless=True,
+        security_settings=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=["127.0.0.1:*", "localhost:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*"]))
+    control = _Control(worlds)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    routes = [
+        Route("/_harness", control.info, methods=["GET"]),
+        Route("/_harness/requests", control.requests, methods=["GET"]),
+        Route("/_harness/ledger", control.ledger, methods=["GET"]),
+        Route("/_harness/verdicts", control.verdicts, methods=["GET"]),
+        Route("/_harness/reset", control.reset, methods=["POST"]),
+        Route("/_harness/tools/{name}", control.tool, methods=["POST"]),
+        Route("/_harness/mcp", StreamableHTTPASGIApp(manager)),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    # Everything else is a provider request: the world answers (a 404 for a wrong path).
+    app.router.default = _ProviderEndpoint(worlds)
+    return app
+
+
+# ----------------------------------------------------------------------- control
+
+
+class _Control:
+    """The JSON endpoints under ``/_harness/``."""
+
+    def __init__(self, worlds: Worlds) -> None:
+        self._worlds = worlds
+
+    async def info(self, request: Request) -> Response:
+        worlds = self._worlds
+        base = str(request.base_url).rstrip("/")
+        return JSONResponse({
+            "scenarios": list(worlds.scenarios), "active": worlds.world.scenario.name,
+            "incarnation": worlds.world.incarnation, "time_scale": worlds.world.time_scale,
+            "environment": agent_environment(base, worlds.world.scenario)})
+
+    async def requests(self, _request: Request) -> Response:
+        records = self._worlds.world.request_records()
+        return JSONResponse([dataclasses.asdict(record) for record in records])
+
+    async def ledger(self, _request: Request) -> Response:
+        ledger = self._worlds.world.ledger
+        effects = [dataclasses.asdict(effect) for effect in ledger.effects]
+        return JSONResponse({"effects": json.loads(json.dumps(effects, default=str)),
+                             "duplicates": ledger.duplicates(),
+                             "world": ledger.world.snapshot()})
+
+    async def verdicts(self, _request: Request) -> Response:
+        worlds = self._worlds
+        trace = served_trace(worlds.world, worlds.case(), worlds.runs)
+        verdicts = [{"invariant": v.invariant, "status": v.status, "message": v.message,
+                     "evidence": list(v.evidence)} for v in check_trace(trace)]
+        return JSONResponse({"scenario": trace.scenario, "limit": worlds.limit,
+                             "verdicts": verdicts})
+
+    async def reset(self, request: Request) -> Response:
+        body = await _json_object(request)
+        name = body.get("scenario") if isinstance(body, dict) else None
+        if name is not None and name not in self._worlds.scenarios:
+            return _error(404, f"no scenario {name!r}; this server plays "
+                          + ", ".join(self._worlds.scenarios))
+        world = self._worlds.reset(name)
+        return JSONResponse({"active": world.scenario.name})
+
+    async def tool(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        arguments = await _json_object(request)
+        if not isinstance(arguments, dict):
+            return _error(400, "the body must be a JSON object of the tool's arguments, "
+                          "such as {\"to\": \"cfo@example.com\", \"body\": \"invoice 7\"}")
+        outcome = await call_world_tool(self._worlds, name, arguments)
+        if isinstance(outcome, _Killed):
+            return _abort_response(request.scope)
+        status, result = outcome
+        return JSONResponse(result, status_code=status)
+
+
+@final
+class _Killed:
+    """The call reached the case's crash point: the agent's process is dead."""
+
+
+async def call_world_tool(worlds: Worlds, name: str, arguments: dict[str, Any]
+                          ) -> tuple[int, Any] | _Killed:
+    """Run scenario tool ``name`` for the living process; (HTTP status, JSON result)."""
+    world = worlds.world
+    if name not in world.tools:
+        return 404, {"status": "error", "error": f"no tool {name!r}; the scenario "
+                     f"{world.scenario.name!r} declares " + ", ".join(sorted(world.tools))}
+    try:
+        return 200, await world.call_tool(name, arguments, world.incarnation)
+    except (fakes.SimulatedCrash, DeadIncarnationError):
+        return _Killed()
+    except fakes.ToolFailure as failure:
+        return 500, {"status": "error", "error": str(failure)}
+
+
+def _abort_response(scope: Scope) -> Response:
+    abort_connection(scope)
+    return Response(status_code=599)
+
+
+async def _json_object(request: Request) -> Any:
+    raw = await request.body()
+    try:
+        return json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return None
+
+
+def _error(status: int, message: str) -> Response:
+    return JSONResponse({"status": "error", "error": message}, status_code=status)
+
+
+def agent_environment(base_url: str, scenario: Scenario) -> dict[str, str]:
+    """What an agent process is told: provider base URLs and keys, tool endpoints, the task.
+
+    The provider variables are the ones an in-process agent sees
+    (``harness.intercept.PROVIDER_ENVIRONMENT``), pointed at this server.
+    """
+    from harness.intercept import PROVIDER_ENVIRONMENT
+
+    env = {}
+    for name, value in PROVIDER_ENVIRONMENT.items():
+        parts = urlsplit(value)
+        env[name] = base_url + parts.path if parts.scheme else value
+    specs = [{"name": s.name, "description": s.description, "parameters": s.parameters}
+             for s in tool_specs(scenario)]
+    env.update({
+        "HARNESS_URL": base_url,
+        "HARNESS_TOOLS_URL": f"{base_url}/_harness/tools",
+        "HARNESS_MCP_URL": f"{base_url}/_harness/mcp",
+        "HARNESS_PROMPT": scenario.description or f"Run scenario {scenario.name}.",
+        "HARNESS_MODEL": scenario.provider.model,
+        "HARNESS_TOOLS": json.dumps(specs),
+    })
+    return env
+
+
+# ----------------------------------------------------------------------- MCP
+
+
+def _mcp_server(worlds: Worlds) -> McpServer[Any]:
+    """The scenario's tools over MCP: listed from the active world, counted in its ledger."""
+
+    async def list_tools(_ctx: Any, _params: Any) -> mcp_types.ListToolsResult:
+        specs = tool_specs(worlds.world.scenario)
+        return mcp_types.ListToolsResult(tools=[
+            mcp_types.Tool(name=s.name, description=s.description, input_schema=s.parameters)
+            for s in specs if s.name in worlds.world.tools])
+
+    async def call_tool(_ctx: Any, params: mcp_types.CallToolRequestParams
+                        ) -> mcp_types.CallToolResult:
+        outcome = await call_world_tool(worlds, params.name, dict(params.arguments or {}))
+        if isinstance(outcome, _Killed):
+            # The process that asked is dead: nobody reads this answer.
+            return mcp_types.CallToolResult(content=[], is_error=True)
+        status, result = outcome
+        text = json.dumps(result, sort_keys=True, default=str)
+        return mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text=text)],
+            structured_content=result if isinstance(result, dict) else None,
+            is_error=status != 200)
+
+    return McpServer("llm-chaos-harness", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+# ----------------------------------------------------------------------- providers
+
+
+def abort_connection(scope: Scope) -> None:
+    """Reset the request's TCP connection (RST, not FIN): what a dropped link looks like."""
+    transport = TRANSPORTS.get((_address(scope.get("client")), _address(scope.get("server"))))
+    if transport is None:
+        return
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+
+
+def _address(value: object) -> object:
+    return tuple(value) if isinstance(value, list | tuple) else value
+
+
+class _ProviderEndpoint:
+    """Serve a provider request from the active world, byte for byte as planned."""
+
+    def __init__(self, worlds: Worlds) -> None:
+        self._worlds = worlds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        body = await _read_body(receive)
+        world = self._worlds.world
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        origin = PROVIDER_PATHS.get(scope["path"], world.provider.origin)
+        incoming = IncomingRequest(scope["method"], origin + scope["path"], headers, body)
+        try:
+            served = world.route(world.incarnation).serve(incoming)
+        except (fakes.SimulatedCrash, DeadIncarnationError):
+            abort_connection(scope)
+            return
+        except HarnessLimitExceeded as limit:
+            self._worlds.limit = str(limit)
+            await _send_json(send, 429, {"error": {"type": "harness_limit",
+                                                   "message": str(limit)}})
+            return
+        assert served is not None  # every path maps to a fake origin
+        split = _has_byte_fault(world)
+        await _Player(scope, receive, send, world.time_scale, split).play(served)
+
+
+def _has_byte_fault(world: ServedWorld) -> bool:
+    faults = world.requests[-1].faults if world.requests else ()
+    return any(fakes.FAULT_KINDS[kind].layer == "bytes" for kind in faults)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _send_json(send: Send, status: int, value: object) -> None:
+    body = json.dumps(value).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Player:
+    """Plays one served answer on the connection, step by step, and tells the world's record."""
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send, scale: float,
+                 split: bool) -> None:
+        self._scope, self._send, self._scale, self._split = scope, send, scale, split
+        self._gone = asyncio.Event()
+        self._watch = asyncio.ensure_future(self._watch_disconnect(receive))
+
+    async def _watch_disconnect(self, receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self._gone.set()
+
+    async def play(self, served: Any) -> None:
+        try:
+            await self._play(served)
+        except (fakes.SimulatedCrash, DeadIncarnationError):
+            abort_connection(self._scope)
+        finally:
+            self._watch.cancel()
+
+    async def _play(self, served: Any) -> None:
+        record = served.record
+        # No connect phase to hold back over a real socket: an unaccepted connection
+        # (stall_connecting) is a wait before the headers, as for the ports' client.
+        for step in (*served.before_connect, *served.before_headers):
+            if await self._wait(step):
+                return _end(record, "closed")
+        await self._send({"type": "http.response.start", "status": served.status,
+                          "headers": [(k.encode(), v.encode()) for k, v in served.headers]})
+        first = True
+        for step in served.steps:
+            if isinstance(step, Emit):
+                if step.data:
+                    if not first and self._split and await self._idle(SPLIT_GAP_SECONDS):
+                        return _end(record, "closed")
+                    await self._write(step.data, record, first)
+                    first = False
+            elif isinstance(step, ResetStep):
+                _end(record, "reset")
+                abort_connection(self._scope)
+                return None
+            elif await self._wait(step):
+                return _end(record, "closed")
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+        return _end(record, "eof")
+
+    async def _write(self, data: bytes, record: Any, first: bool) -> None:
+        await self._send({"type": "http.response.body", "body": data, "more_body": True})
+        if record is not None:
+            record.on_chunk(data)
+            if first:
+                record.after_first_chunk()
+
+    async def _wait(self, step: object) -> bool:
+        """Take a pause (scaled) or a hang; True when the client went meanwhile."""
+        if isinstance(step, Pause):
+            return await self._idle(step.seconds * self._scale)
+        if isinstance(step, Hang):
+            await self._gone.wait()
+            return True
+        return self._gone.is_set()
+
+    async def _idle(self, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(self._gone.wait(), timeout=seconds)
+        except TimeoutError:
+            return False
+        return True
+
+
+def _end(record: Any, how: str) -> None:
+    if record is not None:
+        record.on_end(how)

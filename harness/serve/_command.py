@@ -1,0 +1,123 @@
+"""The command line of the served fakes: ``harness serve`` and ``harness run --exec``.
+
+Kept apart from :mod:`harness._cli` so that the server's imports (uvicorn,
+starlette, mcp) load only when one of these commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness._options import positive_float
+
+if TYPE_CHECKING:
+    from harness.runner._results import Case, CaseResult, CrashSpec
+    from harness.scenario import Scenario
+
+
+def time_scale(text: str) -> float:
+    """``--time-scale``: a positive factor on every scripted wait.
+
+    >>> time_scale("0.01")
+    0.01
+    """
+    return positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
+                                "(a 120 s stall: 1.2 s)")
+
+
+def port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected a port 0-65535 "
+                                         "(0 picks a free one)")
+    return value
+
+
+def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser(
+        "serve", help="serve scenarios' fake providers, tools and control endpoint over HTTP "
+                      "on 127.0.0.1, for agents in any language")
+    serve.add_argument("paths", nargs="+", metavar="SCENARIO", help="scenario files or folders")
+    serve.add_argument("--port", type=port, default=0,
+                       help="port on 127.0.0.1 (default 0: a free one, printed)")
+    add_time_scale_option(serve)
+    serve.add_argument("--seed", type=int, help="use this seed instead of each scenario's")
+
+
+def add_time_scale_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--time-scale", type=time_scale, default=1.0, metavar="X",
+                         help="multiply every scripted wait (stalls, slow tools) by X "
+                              "(default 1: real time)")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from harness.scenario import load_scenarios, scenario_files
+    from harness.serve import ServedWorld, Worlds, agent_environment, build_app, serve_forever
+
+    scenarios = load_scenarios(scenario_files(args.paths))
+    _check_unique_names(scenarios)
+    worlds = Worlds(scenarios, lambda s: ServedWorld(
+        s, seed=s.seed if args.seed is None else args.seed, time_scale=args.time_scale))
+
+    def announce(url: str) -> None:
+        print(f"harness serve: {url}  (scenario {worlds.world.scenario.name}; "
+              f"control: {url}/_harness)", flush=True)
+        for name, value in agent_environment(url, worlds.world.scenario).items():
+            if name != "HARNESS_TOOLS":
+                print(f"  {name}={value}", flush=True)
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a served run ends
+        serve_forever(build_app(worlds), args.port, announce)
+    return 0
+
+
+def _check_unique_names(scenarios: Sequence[Scenario]) -> None:
+    from harness._errors import ConfigError
+
+    seen: set[str] = set()
+    for scenario in scenarios:
+        if scenario.name in seen:
+            raise ConfigError("SCENARIO", scenario.name, "scenarios with distinct names (the "
+                              "control endpoint's reset picks one by name)")
+        seen.add(scenario.name)
+
+
+def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
+              crash_at: CrashSpec | None, no_crash: bool) -> list[tuple[Case, Scenario]]:
+    """The cases of ``--exec``: world events only, each crashed by a kill."""
+    from harness._errors import ConfigError
+    from harness.runner._points import is_world_point
+    from harness.serve._exec import exec_cases
+
+    if crash_at is not None and not is_world_point(crash_at.point_id):
+        raise ConfigError("--crash-at", crash_at.point_id, "a world event with --exec "
+                          "(after_tool:NAME#K, before_request:T, mid_stream:T, after_response:T): "
+                          "the harness kills the process, it does not see its files")
+    planned = []
+    for scenario, source in loaded:
+        cases = [replace(case, exec=command) for case in exec_cases(scenario, source, crash_at)]
+        planned += [(case, scenario) for case in (cases[:1] if no_crash else cases)]
+    return planned
+
+
+def run_exec_cases(planned: Sequence[tuple[Case, Scenario]], args: argparse.Namespace,
+                   progress: Any) -> list[CaseResult]:
+    from harness.serve._exec import run_exec
+
+    if args.agent or args.target or args.jobs != 1 or args.check_determinism:
+        from harness._errors import ConfigError
+
+        raise ConfigError("--exec", args.exec, "no --agent, --target, --jobs or "
+                          "--check-determinism beside it (the command is the agent; its "
+                          "cases run one at a time, on real time)")
+    return run_exec(planned, args.exec, time_scale=args.time_scale,
+                    timeout=args.case_timeout, on_result=progress)
+

@@ -1,0 +1,206 @@
+"""``harness run PATH… --exec COMMAND``: an agent as a process, killed and restarted.
+
+For each case the scenario's world is served on a free port of 127.0.0.1 and
+``COMMAND`` runs through ``/bin/sh`` in a working folder of the case, with the
+server's URLs in its environment (:func:`~harness.serve.agent_environment`).
+When the world reaches the case's crash point (``after_tool:NAME#K``,
+``before_request:T``, ``mid_stream:T``, ``after_response:T``), the server kills
+the process group with SIGKILL before it answers, and the command starts again
+in the same folder: what the process wrote is there as a killed process leaves
+it (the ``process_killed`` crash class). The run is judged from the world's
+record, by the same checks as an in-process run.
+
+A process that exits non-zero, or runs past the case timeout (it is killed),
+makes that one case fail with the reason; the next case runs. Every process is
+started in its own session and killed with the harness (and, on Linux, by the
+kernel if the harness itself dies).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from harness.runner._points import is_world_point
+from harness.runner._results import Case, CaseResult, CrashSpec, Verdict
+from harness.runner._run import case_result
+from harness.runner._secrets import SecretLook
+from harness.scenario import Scenario
+from harness.serve._app import Worlds, agent_environment, build_app
+from harness.serve._server import ServerThread
+from harness.serve._trace import ProcessRun, folder_files, served_trace
+from harness.serve._world import KILL_CLASS, ServedWorld
+
+#: A killed agent is started again at most this often in one case (a crash, then its recovery).
+MAX_PROCESSES = 3
+_TAIL_CHARS = 600
+
+
+def exec_cases(scenario: Scenario, source: Path, crash_at: CrashSpec | None = None
+               ) -> list[Case]:
+    """The uncrashed case, then one per world event the scenario crashes at (``process_killed``).
+
+    A process is crashed by a kill, so only the world's events are crash points
+    here; the agent's own file operations are out of the harness's sight.
+    """
+    base = Case(scenario.name, source, scenario.seed)
+    if crash_at is not None:
+        return [replace(base, crash=replace(crash_at, crash_class=KILL_CLASS))]
+    points = scenario.crash.points
+    listed = [] if points in ("none", "all") else [p for p in points if is_world_point(p)]
+    return [base] + [replace(base, crash=CrashSpec(p, "at", KILL_CLASS)) for p in listed]
+
+
+def run_exec_case(case: Case, scenario: Scenario, command: str, *, time_scale: float,
+                  timeout: float) -> CaseResult:
+    """Run ``command`` over ``case``'s world until it exits (restarted after a kill); judge it."""
+    return _ExecCase(case, scenario, command, time_scale, timeout).run()
+
+
+class _ExecCase:
+    """One case of an agent process: the world, the server, the processes in turn."""
+
+    def __init__(self, case: Case, scenario: Scenario, command: str, time_scale: float,
+                 timeout: float) -> None:
+        self.case, self.scenario, self.command, self.timeout = case, scenario, command, timeout
+        self.folder = tempfile.mkdtemp(prefix=f"harness-exec-{scenario.name}-")
+        self.process: subprocess.Popen[bytes] | None = None
+        # The world event the server killed the running process at, if it did.
+        self.killed_at: str | None = None
+        kill_at = case.crash.point_id if case.crash is not None else None
+        self.world = ServedWorld(scenario, seed=case.seed, time_scale=time_scale,
+                                 kill_at=kill_at, on_kill=self._crash)
+        self.worlds = Worlds([scenario], lambda _s: self.world)
+        self.secrets = SecretLook(scenario)
+
+    def run(self) -> CaseResult:
+        with ServerThread(build_app(self.worlds)) as url:
+            env = {**os.environ, **agent_environment(url, self.scenario),
+                   "HARNESS_START_DIR": os.getcwd()}
+            try:
+                self._run_processes(env)
+            finally:
+                self._kill()
+        trace = served_trace(self.world, self.case, self.worlds.runs, self.secrets)
+        result = case_result(self.case, trace)
+        problem = self._process_verdict()
+        if problem is not None:
+            result = replace(result, verdicts=(*result.verdicts, problem))
+        return result
+
+    def _run_processes(self, env: dict[str, str]) -> None:
+        for number in range(1, MAX_PROCESSES + 1):
+            if number > 1:
+                self.world.restart()
+            run = self._run_one(number, {**env, "HARNESS_INCARNATION": str(number)})
+            self.worlds.runs.append(run)
+            self.secrets.after(number, lambda: folder_files(self.folder), self.world.invocations)
+            if run.killed_at is None:
+                return
+
+    def _run_one(self, number: int, env: dict[str, str]) -> ProcessRun:
+        run = ProcessRun(number)
+        logs = Path(self.folder).parent / f"{Path(self.folder).name}.{number}"
+        with open(f"{logs}.out", "wb") as out, open(f"{logs}.err", "wb") as err:
+            self.killed_at = None
+            self.process = subprocess.Popen(
+                ["/bin/sh", "-c", self.command], cwd=self.folder, env=env, stdout=out,
+                stderr=err, stdin=subprocess.DEVNULL, start_new_session=True,
+                # Only a call through a function pointer looked up before the fork.
+                preexec_fn=_die_with_parent)  # noqa: PLW1509
+            code = self._wait(self.process)
+        run.ended_at = self.world.clock.now()
+        run.killed_at = self._killed_at()
+        if run.killed_at is not None:
+            return run
+        stdout, stderr = _tail(f"{logs}.out"), _tail(f"{logs}.err")
+        run.exit_code = code
+        run.final_text = stdout.strip().splitlines()[-1] if stdout.strip() else None
+        run.output = stderr or stdout or "(none)"
+        if code is None:
+            run.error = f"the agent process was still running after {self.timeout:g} s (killed)"
+        elif code != 0:
+            run.error = f"the agent process exited with {code}"
+        return run
+
+    def _wait(self, process: subprocess.Popen[bytes]) -> int | None:
+        """The exit code; None when the process hung past the timeout (then it is killed)."""
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return process.wait(timeout=0.05)
+        self._kill()
+        return None
+
+    def _killed_at(self) -> str | None:
+        """Where the server killed the process that just ended (set from its thread)."""
+        return self.killed_at
+
+    def _crash(self, event: str) -> None:
+        """The world reached the case's crash point (in the server's thread): kill there."""
+        self.killed_at = event  # before the kill: the main thread reads it once the process is gone
+        self._kill()
+
+    def _kill(self) -> None:
+        """SIGKILL the agent's whole process group, and wait until it is gone."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def _process_verdict(self) -> Verdict | None:
+        runs = self.worlds.runs
+        if not runs or runs[-1].error is None:
+            return None
+        return Verdict("process", "fail", f"{runs[-1].error}; its last output:\n"
+                       f"{runs[-1].output}",
+                       advice="the agent process must exit 0 once the task is done; "
+                              f"its working folder was {self.folder}")
+
+
+def _tail(path: str) -> str:
+    data = Path(path).read_bytes()[-_TAIL_CHARS:]
+    return data.decode("utf-8", "replace").strip()
+
+
+def _prctl() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child: the kernel SIGKILLs it when the harness dies (Linux's PR_SET_PDEATHSIG)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def run_exec(planned: Sequence[tuple[Case, Scenario]], command: str, *, time_scale: float,
+             timeout: float, on_result: object = None) -> list[CaseResult]:
+    """Every case in turn, each over its own server; results in plan order."""
+    results = []
+    for case, scenario in planned:
+        result = run_exec_case(case, scenario, command, time_scale=time_scale, timeout=timeout)
+        if callable(on_result):
+            on_result(result)
+        results.append(result)
+    return results

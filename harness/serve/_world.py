@@ -1,0 +1,78 @@
+"""A scenario's world served over real HTTP: real time, and crash points that kill a process.
+
+:class:`ServedWorld` is the runner's :class:`~harness.runner.World` with two
+changes. Its clock is real time read in scenario seconds (:class:`ScaledClock`:
+``--time-scale 0.01`` plays a 120 s stall in 1.2 real seconds, and the checks
+still see 120 s). And a world event the case crashes at (``after_tool:mail#1``,
+``mid_stream:2`` …) calls ``on_kill`` — which kills the agent's process —
+before the crash propagates, so the process dies where the server stands.
+
+Example::
+
+    world = ServedWorld(scenario, seed=7, time_scale=0.01)
+    world.clock.now()      # scenario seconds since the world began
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Final, final
+
+from fakes import CrashClass, SimulatedCrash
+from harness.runner._world import World, WorldCrash
+from harness.scenario import Scenario
+
+#: The crash class of a real process kill: its written bytes stay, fsynced or not.
+KILL_CLASS: Final[CrashClass] = "process_killed"
+
+
+@final
+class ScaledClock:
+    """Real time in scenario seconds: one scenario second lasts ``scale`` real seconds.
+
+    >>> clock = ScaledClock(0.5)
+    >>> 0.0 <= clock.now() < 1.0
+    True
+    """
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+        self._start = time.monotonic()
+
+    def now(self) -> float:
+        return (time.monotonic() - self._start) / self.scale
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds * self.scale)
+
+
+class ServedWorld(World):
+    """A world on real time whose crash points call ``on_kill``; see the module docstring."""
+
+    def __init__(self, scenario: Scenario, *, seed: int, time_scale: float = 1.0,
+                 kill_at: str | None = None,
+                 on_kill: Callable[[str], None] | None = None) -> None:
+        crash = WorldCrash(kill_at, KILL_CLASS) if kill_at else None
+        super().__init__(scenario, seed=seed, world_crash=crash, clock=ScaledClock(time_scale))
+        self.time_scale = time_scale
+        self._on_kill = on_kill
+
+    @property
+    def incarnation(self) -> int:
+        """The agent process now alive (or the one just killed, until :meth:`restart`)."""
+        return self.incarnations.current
+
+    def reach(self, event: str) -> None:
+        try:
+            super().reach(event)
+        except SimulatedCrash:
+            if self._on_kill is not None:
+                self._on_kill(event)
+            raise
+
+    def restart(self) -> int:
+        """The next agent process: requests and tool calls count as its from now on."""
+        self.disk.restart()
+        return self.incarnations.current

@@ -1,0 +1,122 @@
+"""``harness run --exec``: an agent in another language, killed at a world event and restarted.
+
+The Node.js agents of ``examples/node_agent`` use the official ``openai`` npm
+package (``npm ci`` there installs it; ``.ci/run`` does). The naive one starts
+over after the kill and mails twice; the careful one journals around the send and
+asks the model to inspect, so the mail goes out once.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "examples" / "scenarios" / "exec-mail-once.yaml"
+NODE_AGENTS = ROOT / "examples" / "node_agent"
+
+
+def harness_run(tmp_path: Path, *argv: str, timeout: float = 120
+                ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", "run", *argv, "--out",
+                           str(tmp_path / "results")], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def node_agent(name: str) -> str:
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is not installed (the agents in another language need it)")
+    if not (NODE_AGENTS / "node_modules" / "openai").is_dir():
+        pytest.fail(f"the openai npm package is missing: run 'npm ci' in {NODE_AGENTS}")
+    return f"node {NODE_AGENTS / name}"
+
+
+def test_the_naive_node_agent_mails_twice_after_a_kill(tmp_path: Path) -> None:
+    done = harness_run(tmp_path, str(SCENARIO), "--exec", node_agent("naive.mjs"),
+                       "--time-scale", "0.01")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED exec-mail-once[after_tool:mail#1:at:process_killed]" in done.stdout
+    assert "I1 broken: 1 non-idempotent effect(s) applied more than once" in done.stdout
+    assert "ledger    mail=2, outbox=0 side effect(s); 1 duplicate(s)" in done.stdout
+    assert "--exec 'node " in done.stdout  # the replay command repeats the agent
+    # Uncrashed, the naive agent is fine: only the kill shows its bug.
+    assert "FAILED exec-mail-once " not in done.stdout
+
+
+def test_the_careful_node_agent_mails_once_after_a_kill(tmp_path: Path) -> None:
+    done = harness_run(tmp_path, str(SCENARIO), "--exec", node_agent("careful.mjs"),
+                       "--time-scale", "0.01")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = done.stdout.splitlines()
+    assert any(line.split()[:5] == ["exec-mail-once", "2", "2", "0", "0"] for line in summary)
+
+
+@pytest.mark.parametrize("point", ["mid_stream:1", "after_response:2", "before_request:2"])
+def test_the_careful_node_agent_recovers_at_every_kind_of_world_event(
+        tmp_path: Path, point: str) -> None:
+    done = harness_run(tmp_path, str(SCENARIO), "--exec", node_agent("careful.mjs"),
+                       "--time-scale", "0.01", "--crash-at", f"{point}:at:process_killed")
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Reached and killed there (an unreached point would be 'unknown', not passed).
+    assert any(line.split()[:6] == ["exec-mail-once", "1", "1", "0", "0", "1"]
+               for line in done.stdout.splitlines()), done.stdout
+
+
+def test_a_hung_agent_is_one_failed_case_and_the_run_goes_on(tmp_path: Path) -> None:
+    command = 'echo $$ > "$HARNESS_START_DIR/shell.pid"; sleep 60 & echo $! > ' \
+              '"$HARNESS_START_DIR/child.pid"; wait'
+    done = harness_run(tmp_path, str(SCENARIO), "--exec", command, "--case-timeout", "1")
+    assert done.returncode == 1
+    assert done.stdout.count("the agent process was still running after 1 s (killed)") >= 2
+    assert "[2/2]" in done.stderr  # the second case ran after the first one hung
+    for name in ("shell.pid", "child.pid"):  # the whole process group is gone
+        assert not running(int((tmp_path / name).read_text())), name
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie nobody reaped yet has stopped running)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_a_crashing_agent_fails_with_its_exit_code_and_output(tmp_path: Path) -> None:
+    done = harness_run(tmp_path, str(SCENARIO), "--exec", "echo 'no key here' >&2; exit 3",
+                       "--no-crash")
+    assert done.returncode == 1
+    assert "process: the agent process exited with 3; its last output:\nno key here" \
+        in done.stdout
+
+
+def test_the_agent_sees_the_servers_urls(tmp_path: Path) -> None:
+    names = ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "HARNESS_TOOLS_URL",
+             "HARNESS_MCP_URL", "HARNESS_PROMPT", "HARNESS_INCARNATION"]
+    command = " ".join(f'echo "{name}=${name}" >> "$HARNESS_START_DIR/env";' for name in names)
+    harness_run(tmp_path, str(SCENARIO), "--exec", command, "--no-crash")
+    seen = dict(line.split("=", 1) for line in (tmp_path / "env").read_text().splitlines())
+    base = seen["HARNESS_TOOLS_URL"].removesuffix("/_harness/tools")
+    assert base.startswith("http://127.0.0.1:")
+    assert seen["OPENAI_BASE_URL"] == base + "/v1"
+    assert seen["ANTHROPIC_BASE_URL"] == base
+    assert seen["HARNESS_MCP_URL"] == base + "/_harness/mcp"
+    assert seen["HARNESS_INCARNATION"] == "1"
+    assert seen["HARNESS_PROMPT"].startswith("Mail the CFO invoice 7")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--agent", "examples.naive_resend_agent:agent"],
+     "harness: error: --exec: got 'true'; expected no --agent, --target, --jobs or "
+     "--check-determinism beside it"),
+    (["--crash-at", "journal:fsync#1:after:unsynced_lost"],
+     "harness: error: --crash-at: got 'journal:fsync#1'; expected a world event with --exec"),
+])
+def test_exec_refuses_what_it_cannot_do(tmp_path: Path, argv: list[str], message: str) -> None:
+    done = harness_run(tmp_path, str(SCENARIO), "--exec", "true", *argv)
+    assert done.returncode == 2
+    assert message in done.stderr

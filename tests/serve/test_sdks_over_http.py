@@ -1,0 +1,114 @@
+"""The official SDKs in another process see from ``harness serve`` what they see in-process.
+
+Each case serves one scenario with one fault on the first attempt, runs
+``sdk_probe.py`` as a separate Python process (sync and async clients) against
+the server, and compares what it saw with the same SDK inside a case, as an
+unchanged agent runs there (intercepted transport, virtual time).
+Waits are scaled by 0.01 both for the server and the SDK's timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.intercept import PROVIDER_ENVIRONMENT, intercepted_network, virtual_time
+from harness.intercept._time import threads_the_clock_sees, virtual_event_loops
+from harness.runner import World
+from harness.scenario import Scenario, load_scenario
+from harness.serve import serving
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+import sdk_probe  # noqa: E402
+
+SCALE = 0.01
+TIMEOUT = 30.0
+REPLY = ("Je vérifie d'abord l'état — 日本語 ok. ", {"to": "ops@example.com", "body": "ÿ → ok"})
+FAULTS: dict[str, list[dict[str, Any]]] = {
+    "clean": [],
+    "utf8_and_random_splits": [{"kind": "split_inside_utf8"},
+                               {"kind": "random_splits", "count": 12}],
+    "stall_past_the_timeout": [{"kind": "stall", "after_events": 3, "seconds": 120}],
+    "reset": [{"kind": "connection_reset", "after_events": 3}],
+    "no_terminal_event": [{"kind": "no_terminal_event"}],
+    "http_429_retry_after": [{"kind": "http_error", "status": 429, "retry_after": 7}],
+    "error_in_stream": [{"kind": "error_in_stream", "after_events": 2}],
+}
+
+
+def scenario(tmp_path: Path, dialect: str, faults: list[dict[str, Any]]) -> Scenario:
+    listed = json.dumps([{"at": {"turn": 1, "attempt": 1}, **fault} for fault in faults])
+    text = f"""
+name: served-{dialect}
+dialect: {dialect}
+seed: 5
+tools: {{mail: {{kind: send}}}}
+model:
+  - turn: 1
+    text: {json.dumps(REPLY[0])}
+    calls: [{{tool: mail, args: {json.dumps(REPLY[1])}}}]
+faults: {listed}
+expect: {{stop_state: complete}}
+"""
+    path = tmp_path / f"{dialect}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_scenario(path)
+
+
+def _base_url(env: dict[str, str], dialect: str) -> str:
+    return env["OPENAI_BASE_URL" if dialect == "openai" else "ANTHROPIC_BASE_URL"]
+
+
+def in_process(loaded: Scenario, dialect: str, mode: str) -> dict[str, Any]:
+    """The SDK inside a case, as an unchanged agent runs: intercepted, on virtual time."""
+    world = World(loaded, seed=loaded.seed)
+    with ExitStack() as stack:
+        stack.enter_context(virtual_time(world.clock))
+        stack.enter_context(virtual_event_loops(world.clock))
+        stack.enter_context(threads_the_clock_sees())
+        stack.enter_context(intercepted_network(world.route(1)))
+        sdk = sdk_probe.client(dialect, mode, _base_url(PROVIDER_ENVIRONMENT, dialect), TIMEOUT)
+        if mode == "sync":
+            return sdk_probe.see_sync(dialect, sdk)
+        return world.clock.run(sdk_probe.see_async(dialect, sdk))
+
+
+def over_http(loaded: Scenario, dialect: str) -> dict[str, dict[str, Any]]:
+    """The SDK in a process of its own, sync then async, each on a fresh world."""
+    with serving([loaded], time_scale=SCALE) as served:
+        done = subprocess.run(
+            [sys.executable, str(HERE / "sdk_probe.py"), dialect, "both",
+             _base_url(served.env, dialect), str(TIMEOUT * SCALE), served.url],
+            capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_an_sdk_in_another_process_sees_what_it_sees_in_process(
+        tmp_path: Path, dialect: str, fault: str) -> None:
+    loaded = scenario(tmp_path, dialect, FAULTS[fault])
+    expected = {mode: in_process(loaded, dialect, mode) for mode in ("sync", "async")}
+    assert over_http(loaded, dialect) == expected
+
+
+def test_the_faults_are_felt(tmp_path: Path) -> None:
+    """The comparison above is not between two runs that both saw nothing."""
+    seen = {fault: in_process(scenario(tmp_path, "openai", faults), "openai", "async")
+            for fault, faults in FAULTS.items()}
+    assert seen["clean"]["text"] == REPLY[0]
+    assert seen["clean"]["error"] is None
+    assert seen["utf8_and_random_splits"] == seen["clean"]
+    assert seen["stall_past_the_timeout"]["error"] == "APITimeoutError"
+    assert seen["reset"]["error"] == "APIConnectionError"
+    assert seen["no_terminal_event"]["error"] is None
+    assert seen["http_429_retry_after"][("error")] == "RateLimitError"
+    assert seen["http_429_retry_after"]["retry_after"] == "7"
+    assert seen["error_in_stream"]["error"] == "APIError"

@@ -1,0 +1,233 @@
+"""The served fakes at the socket: separate reads for a split, an RST for a reset, the
+control endpoint, the tools over plain HTTP and over MCP, and the ``serve`` command."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp.client.client import Client
+
+from fakes import Emit, IncomingRequest
+from harness.runner import World
+from harness.scenario import Scenario, load_scenario
+from harness.serve import serving
+
+MAIL = {"to": "cfo@example.com", "body": "facture réglée — 日本"}
+
+
+def scenario(tmp_path: Path, faults: list[dict[str, Any]], dialect: str = "openai") -> Scenario:
+    listed = json.dumps([{"at": {"turn": 1, "attempt": 1}, **f} for f in faults])
+    path = tmp_path / "served.yaml"
+    path.write_text(f"""
+name: served
+dialect: {dialect}
+seed: 3
+tools: {{mail: {{kind: send}}, outbox: {{kind: inspect}}}}
+model:
+  - turn: 1
+    text: "Voilà l'état — 日本語."
+    calls: [{{tool: mail, args: {json.dumps(MAIL)}}}]
+  - turn: 2
+    text: "Sent."
+faults: {listed}
+expect: {{stop_state: complete, side_effects: {{mail: 1}}}}
+""", encoding="utf-8")
+    return load_scenario(path)
+
+
+REQUEST = {"model": "m", "messages": [{"role": "user", "content": "go"}], "stream": True}
+
+
+def raw_reads(url: str, path: str, body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
+    """POST over a bare socket; the response head and each ``recv`` of the body, as read."""
+    host, port = url.removeprefix("http://").split(":")
+    data = json.dumps(body).encode()
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json"
+                     f"\r\ncontent-length: {len(data)}\r\nconnection: close\r\n\r\n".encode()
+                     + data)
+        reads: list[bytes] = []
+        while chunk := sock.recv(65536):
+            reads.append(chunk)
+    raw = b"".join(reads)
+    head, _, _ = raw.partition(b"\r\n\r\n")
+    return head, _body_reads(reads, len(head) + 4)
+
+
+def _body_reads(reads: list[bytes], skip: int) -> list[bytes]:
+    """The de-chunked body bytes of each read (a chunked frame lies within one read here)."""
+    out: list[bytes] = []
+    for read in reads:
+        take = read[skip:]
+        skip = max(0, skip - len(read))
+        payload = b""
+        while take:
+            size_line, _, rest = take.partition(b"\r\n")
+            size = int(size_line, 16)
+            payload += rest[:size]
+            take = rest[size + 2:]
+        if payload:
+            out.append(payload)
+    return out
+
+
+def planned_emits(loaded: Scenario) -> list[bytes]:
+    """The byte chunks the in-process fake plans for the first request."""
+    provider = World(loaded, seed=loaded.seed).provider
+    plan = provider.plan(IncomingRequest("POST", provider.endpoint, {},
+                                         json.dumps(REQUEST).encode()))
+    return [step.data for step in plan.steps if isinstance(step, Emit) and step.data]
+
+
+def test_a_split_inside_a_utf8_character_arrives_as_two_reads(tmp_path: Path) -> None:
+    loaded = scenario(tmp_path, [{"kind": "split_inside_utf8"}])
+    with serving([loaded]) as served:
+        head, reads = raw_reads(served.url, "/v1/chat/completions", REQUEST)
+    assert head.startswith(b"HTTP/1.1 200")
+    assert reads == planned_emits(loaded)
+    cut = [read for read in reads if not _decodes(read)]
+    assert cut, "no read ends inside a UTF-8 character"
+
+
+def _decodes(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def test_a_reset_is_an_rst_not_an_orderly_close(tmp_path: Path) -> None:
+    loaded = scenario(tmp_path, [{"kind": "connection_reset", "after_events": 2}])
+    with serving([loaded]) as served, pytest.raises(ConnectionResetError):
+        raw_reads(served.url, "/v1/chat/completions", REQUEST)
+
+
+def test_a_stall_keeps_the_connection_open_for_the_scaled_time(tmp_path: Path) -> None:
+    loaded = scenario(tmp_path, [{"kind": "stall", "after_events": 1, "seconds": 50}])
+    with serving([loaded], time_scale=0.01) as served:
+        started = time.monotonic()
+        with httpx.stream("POST", served.url + "/v1/chat/completions", json=REQUEST,
+                          timeout=5) as response:
+            reads = [(time.monotonic() - started, chunk) for chunk in response.iter_raw()]
+        record = served.world.request_records()[0]
+    gaps = [later[0] - earlier[0] for earlier, later in itertools.pairwise(reads)]
+    # 50 scenario seconds at 0.01: one silence of half a real second, the rest at once.
+    assert 0.45 <= max(gaps) < 2.0
+    assert 45 <= record.longest_silence < 200
+    assert record.delivery == "complete"
+
+
+def test_the_control_endpoint_shows_requests_ledger_and_verdicts(tmp_path: Path) -> None:
+    with serving([scenario(tmp_path, [])], time_scale=0.01) as served:
+        url = served.url
+        httpx.post(url + "/v1/chat/completions", json=REQUEST).raise_for_status()
+        (seen,) = httpx.get(url + "/_harness/requests").json()
+        assert (seen["turn"], seen["attempt"], seen["delivery"]) == (1, 1, "complete")
+        for _ in range(2):
+            assert httpx.post(url + "/_harness/tools/mail", json=MAIL).json()["sent"] is True
+        ledger = httpx.get(url + "/_harness/ledger").json()
+        assert [e["tool"] for e in ledger["effects"]] == ["mail", "mail"]
+        assert ledger["world"]["outbox"] == [MAIL, MAIL]
+        verdicts = {v["invariant"]: v for v in httpx.get(url + "/_harness/verdicts").json()
+                    ["verdicts"]}
+        assert verdicts["I1"]["status"] == "fail"
+        assert httpx.post(url + "/_harness/reset", json={}).json() == {"active": "served"}
+        assert httpx.get(url + "/_harness/requests").json() == []
+        assert httpx.get(url + "/_harness/ledger").json()["effects"] == []
+
+
+def test_bad_tool_calls_get_clear_answers(tmp_path: Path) -> None:
+    with serving([scenario(tmp_path, [])]) as served:
+        missing = httpx.post(served.url + "/_harness/tools/mial", json={})
+        not_json = httpx.post(served.url + "/_harness/tools/mail", content=b"[1")
+        reset = httpx.post(served.url + "/_harness/reset", json={"scenario": "other"})
+    assert missing.status_code == 404
+    assert missing.json()["error"] == "no tool 'mial'; the scenario 'served' declares mail, outbox"
+    assert not_json.status_code == 400
+    assert reset.status_code == 404
+    assert reset.json()["error"] == "no scenario 'other'; this server plays served"
+
+
+def test_a_tool_called_over_mcp_is_counted_in_the_ledger(tmp_path: Path) -> None:
+    async def call(url: str) -> tuple[list[str], Any]:
+        async with Client(url) as client:
+            listed = await client.list_tools()
+            result = await client.call_tool("mail", MAIL)
+            return [tool.name for tool in listed.tools], result
+
+    with serving([scenario(tmp_path, [])]) as served:
+        names, result = asyncio.run(call(served.env["HARNESS_MCP_URL"]))
+        effects = served.world.ledger.effects
+    assert names == ["mail", "outbox"]
+    assert result.is_error is False
+    assert json.loads(result.content[0].text)["sent"] is True
+    assert [(e.tool, e.detail) for e in effects] == [("mail", MAIL)]
+
+
+def test_harness_serve_on_port_0_prints_its_url(tmp_path: Path) -> None:
+    scenario(tmp_path, [])
+    with subprocess.Popen([sys.executable, "-m", "harness", "serve", str(tmp_path / "served.yaml"),
+                           "--port", "0", "--time-scale", "0.01"],
+                          stdout=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stdout is not None
+            first = server.stdout.readline()
+            url = first.split()[2]
+            assert url.startswith("http://127.0.0.1:")
+            assert httpx.get(url + "/_harness").json()["active"] == "served"
+        finally:
+            server.kill()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--port", "70000"], "argument --port: got '70000'; expected a port 0-65535 (0 picks a "
+                          "free one)"),
+    (["--time-scale", "0"], "argument --time-scale: got '0'; expected a factor > 0 on every "
+                            "scripted wait, such as 0.01 (a 120 s stall: 1.2 s)"),
+])
+def test_bad_serve_options_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
+    scenario(tmp_path, [])
+    done = subprocess.run([sys.executable, "-m", "harness", "serve",
+                           str(tmp_path / "served.yaml"), *argv], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_a_port_in_use_is_bad_input(tmp_path: Path) -> None:
+    scenario(tmp_path, [])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "harness", "serve",
+                               str(tmp_path / "served.yaml"), "--port", str(port)],
+                              capture_output=True, text=True, check=False, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr == (f"harness: error: --port: got {port}; expected a free port on "
+                           "127.0.0.1. Address already in use; --port 0 picks a free one\n")
+
+
+def test_reset_switches_between_served_scenarios(tmp_path: Path) -> None:
+    first = scenario(tmp_path, [])
+    second = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+                           / "exec-mail-once.yaml")
+    with serving([first, second]) as served:
+        url = served.url
+        assert httpx.get(url + "/_harness").json()["scenarios"] == ["served", "exec-mail-once"]
+        switched = httpx.post(url + "/_harness/reset", json={"scenario": "exec-mail-once"})
+        assert switched.json() == {"active": "exec-mail-once"}
+        assert served.world.scenario.name == "exec-mail-once"
+        reply = httpx.post(url + "/v1/chat/completions", json={**REQUEST, "stream": False})
+    assert reply.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "mail"
