@@ -117,12 +117,18 @@ def call_signature(entry: AssistantEntry) -> tuple[tuple[str, str], ...]:
     return tuple((call.name, normalise_arguments(call.arguments)) for call in entry.calls)
 
 
-def repetition_run(assistants: Sequence[AssistantEntry]) -> int:
+def repetition_run(history: Sequence[Entry]) -> int:
     """How many messages in a row, ending with the last, asked for the same calls.
+
+    ``history`` is the session's entries (or only its assistant messages). A
+    message whose every call a crash kept from starting is left out: asking for
+    it again is what the synthetic reply invites (seed 002 §19.1, TOOL_NOT_STARTED
+    "若仍需要可重新调度"), not a repetition of work that ran.
 
     >>> repetition_run([])
     0
     """
+    assistants = _ran_or_refused(history)
     if not assistants or not assistants[-1].calls:
         return 0
     last = call_signature(assistants[-1])
@@ -134,11 +140,20 @@ def repetition_run(assistants: Sequence[AssistantEntry]) -> int:
     return run
 
 
+def _ran_or_refused(history: Sequence[Entry]) -> list[AssistantEntry]:
+    """The assistant messages of ``history``, less those a crash kept from starting."""
+    interrupted = {entry.reply.key for entry in history if isinstance(entry, ReplyEntry)
+                   and entry.reply.synthetic and entry.reply.status == "not_started"}
+    return [entry for entry in history if isinstance(entry, AssistantEntry)
+            and not (entry.calls and all((entry.turn_id, call.call_id) in interrupted
+                                         for call in entry.calls))]
+
+
 def repetition_decision(
-    assistants: Sequence[AssistantEntry], limits: GuardLimits = GuardLimits()
+    history: Sequence[Entry], limits: GuardLimits = GuardLimits()
 ) -> GuardDecision:
     """``remind`` on the second identical turn, ``stop`` from the cap on (L3)."""
-    run = repetition_run(assistants)
+    run = repetition_run(history)
     if run >= limits.repetitions_before_stop:
         return "stop"
     return "remind" if run >= 2 else "ok"

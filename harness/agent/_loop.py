@@ -763,7 +763,7 @@ class ReferenceAgent:
     # -- tools (L1, L2) and guards (L3, L4) ----------------------------------------------
 
     async def _act(self, state: _RunState, entry: AssistantEntry) -> Stop | None:
-        if repetition_decision(self.log.assistants(), self.limits) == "stop":
+        if repetition_decision(self.log.entries(), self.limits) == "stop":
             self._answer_unrun(entry, "the same calls were asked for three turns in a row")
             return self._guard_stop("repetition", "identical tool calls kept repeating (L3)")
         if self._keeper is not None and any(c.runnable for c in entry.calls):
@@ -806,7 +806,7 @@ class ReferenceAgent:
             return self._guard_stop("error_fingerprint", reason)
         if errors == "remind":
             self._remind(entry.turn_id, "error_fingerprint", FINGERPRINT_REMINDER)
-        elif repetition_decision(self.log.assistants(), self.limits) == "remind":
+        elif repetition_decision(self.log.entries(), self.limits) == "remind":
             self._remind(entry.turn_id, "repetition", REPETITION_REMINDER)
         return None
 

@@ -190,7 +190,10 @@ class ToolRunner:
             await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             task.cancel()
-            await settle(task)
+            try:
+                await settle(task)
+            finally:
+                _read_error(task)
             raise
         finally:
             timer.cancel()
@@ -230,6 +233,16 @@ def as_json_reply(call: ToolInvocation, result: Any) -> tuple[ToolReply, Outcome
         }
         return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
     return ToolReply(call.turn_id, call.call_id, "ok", value), "returned", value
+
+
+def _read_error(task: asyncio.Future[Any]) -> None:
+    """Read what a tool stopped with when the run that waited for it is itself cancelled.
+
+    Nothing is left to report it to (a crash: the tool's clean-up write was refused),
+    and asyncio would log an unread error as "Task exception was never retrieved".
+    """
+    if task.done() and not task.cancelled():
+        task.exception()
 
 
 async def settle(task: asyncio.Future[Any]) -> None:

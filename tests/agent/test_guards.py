@@ -9,6 +9,7 @@ import pytest
 from harness import ConfigError
 from harness.agent import Budget, CompletionResult, GuardLimits, ProviderError, ToolCall, ToolReply
 from harness.agent._guards import (
+    REPETITION_REMINDER,
     argument_repairs,
     fingerprint,
     fingerprint_decision,
@@ -19,6 +20,8 @@ from harness.agent._guards import (
 )
 from harness.agent._loop import failure_stop
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry
+from harness.runner import plan_cases, run_trace
+from harness.scenario import load_scenario
 
 
 def _turn(turn: str, *calls: tuple[str, dict[str, Any]]) -> AssistantEntry:
@@ -41,6 +44,36 @@ def test_repetition_counts_identical_messages_in_a_row() -> None:
     assert repetition_decision(history) == "remind"
     assert repetition_decision([*history, _turn("t4", same)]) == "stop"
     assert repetition_decision([*history, _turn("t4", ("read", {"path": "z"}))]) == "ok"
+
+
+def test_asking_again_for_a_call_a_crash_kept_from_starting_is_no_repetition() -> None:
+    # Seed 002 §19.1: TOOL_NOT_STARTED "若仍需要可重新调度" (it may be scheduled again).
+    same = ("read", {"path": "x"})
+    interrupted = ReplyEntry(ToolReply("t1", "c0", "not_started", {}, synthetic=True))
+    history: list[Entry] = [_turn("t1", same), interrupted, _turn("t2", same)]
+    assert repetition_decision(history) == "ok"
+    assert repetition_decision([*history, _reply("t2", "ok", {}), _turn("t3", same)]) == "remind"
+
+
+def test_the_model_is_not_told_a_call_that_never_started_ran_again() -> None:
+    path = "scenarios/compaction/appended-during-compaction-kept.yaml"
+    scenario = load_scenario(path)
+    case = next(c for c in plan_cases(scenario, path)
+                if c.crash is not None and c.crash.label == "session:fsync#10:after:unsynced_lost")
+    outcome = run_trace(case, scenario).outcome  # the pager call never started
+    assert outcome is not None
+    asked = [m.tool_calls[0].name for m in outcome.transcript if m.role == "assistant"
+             and m.tool_calls]
+    assert asked == ["status_page", "pager", "pager", "notes"]
+    assert REPETITION_REMINDER not in [m.text for m in outcome.transcript if m.role == "user"]
+
+
+def test_a_call_refused_again_and_again_is_still_a_repetition() -> None:
+    same = ("nope", {})
+    history: list[Entry] = []
+    for turn in ("t1", "t2", "t3"):
+        history += [_turn(turn, same), _reply(turn, "not_started", {})]  # unknown tool
+    assert repetition_decision(history[:-1]) == "stop"
 
 
 def test_a_message_without_calls_is_never_a_repetition() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 
 import pytest
 
-from fakes import Behaviour, CrashDisk, ToolLedger, VirtualClock, WorldTool
+from fakes import Behaviour, CrashDisk, DeadIncarnationError, ToolLedger, VirtualClock, WorldTool
 from harness.agent import ToolInvocation, ToolJournal, ToolRunner, settle
 
 
@@ -193,3 +194,39 @@ def test_a_result_is_held_as_the_json_a_restarted_agent_reads_back() -> None:
     reply = clock.run(runner.run(_call("odd")))
     assert (reply.status, reply.content) == ("ok", {"1": ["x", 2], "b": None})
     assert runner.journal.executions[0].outcome == "returned"
+
+
+class _CleanUpRefused:
+    """A tool whose clean-up write, once it is stopped, is refused: its process crashed."""
+
+    name = "build"
+    concurrency_safe = False
+    idempotent = False
+
+    async def run(self, arguments: object, context: object) -> object:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            raise DeadIncarnationError("append /state/jobs.jsonl", 1, 1) from None
+        return None
+
+
+def test_a_crash_leaves_no_tool_error_unread() -> None:
+    # A crash cancels the run while a tool runs; the tool's error on the way out has no
+    # reader left, and asyncio would log it as "Task exception was never retrieved".
+    clock = VirtualClock()
+    runner = _runner(clock, {"build": _CleanUpRefused()})  # type: ignore[dict-item]
+    unread: list[str] = []
+
+    async def crash_while_it_runs() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _loop, context: unread.append(str(context["message"])))
+        run = asyncio.ensure_future(runner.run(_call("build")))
+        await clock.sleep(1)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    clock.run(crash_while_it_runs())
+    gc.collect()
+    assert unread == []

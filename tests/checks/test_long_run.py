@@ -29,7 +29,7 @@ def _verdict(result: CaseResult, check: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize(("path", "check", "message"), [
     ("compaction/overflow-compacts-and-retries.yaml", "compaction:overflow",
-     "1 overflow(s), each followed by one smaller request (718→616 prompt tokens)"),
+     "1 overflow(s), each followed by one smaller request (721→541 prompt tokens)"),
     ("compaction/overflow-compacts-and-retries.yaml", "compaction",
      "3 tool result(s) each reached the model whole before any compaction replaced them"),
     ("compaction/appended-during-compaction-kept.yaml", "compaction",

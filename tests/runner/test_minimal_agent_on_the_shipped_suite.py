@@ -22,7 +22,9 @@ SUITE = Path(__file__).resolve().parents[2] / "scenarios"
 # scenario -> the invariants the minimal agent must be caught breaking
 KNOWN_GAPS = {
     "budget-spent-at-a-crash": {"I4"},
-    # It keeps no circuit breaker, budgets no tokens or cost, and never compacts.
+    # It keeps no circuit breaker, budgets no tokens or cost, and never compacts: a
+    # restart's longer history (repaired replies, calls issued again) outgrows the window.
+    "appended-during-compaction-kept": {"I4", "side_effects"},
     "cost-budget-stops": {"I4", "budget:spend"},
     "long-outage-breaker": {"I4", "breaker"},
     "overflow-compacts-and-retries": {"I4", "side_effects"},
