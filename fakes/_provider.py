@@ -36,7 +36,7 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, NamedTuple, final
 from urllib.parse import urlsplit
 
 from fakes._cache import CacheConfig, CacheOutcome, PromptCache
@@ -105,6 +105,10 @@ class ProviderRequest:
     quota: str | None = None
     chat: Mapping[str, object] | None = None
     streams: bool = True
+    #: Faults keyed to this request that its stream could not take (the agent asked for
+    #: a whole answer, or a shorter one): "KIND: why". They were left out, and a case
+    #: proves nothing about them (harness.checks: faults).
+    unfit: tuple[str, ...] = ()
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -225,8 +229,15 @@ class FakeProvider:
         if standing is not None:
             return standing
         faults = tuple(self._faults.get((turn, attempt), ()))
+        # The static probe (number 0) renders the script's own stream: a fault that
+        # does not fit it is the scenario's mistake and is refused at its line. Later,
+        # a fault that does not fit the stream this agent asked for is left out.
+        unfit: list[str] | None = [] if number else None
         with _naming_the_fault(faults, turn, attempt):
-            return self._faulted_plan(recorded, request_id, number, faults)
+            plan = self._faulted_plan(recorded, request_id, number, faults, unfit)
+        if unfit:  # plan() appended the record just now, synchronously: it is the last one
+            self.requests[-1] = replace(self.requests[-1], unfit=tuple(unfit))
+        return plan
 
     def _unpaired(self, messages: list[object], request_id: str) -> bytes | None:
         """The 400 for calls without results, worded by the dialect (Chat Completions' rule)."""
@@ -238,7 +249,8 @@ class FakeProvider:
         return self._wire.http_error_body(400, message, request_id, None)
 
     def _faulted_plan(
-        self, recorded: ProviderRequest, request_id: str, number: int, faults: tuple[Fault, ...]
+        self, recorded: ProviderRequest, request_id: str, number: int, faults: tuple[Fault, ...],
+        unfit: list[str] | None = None,
     ) -> ResponsePlan:
         turn, attempt = recorded.turn, recorded.attempt
         ctx = FaultContext(self.dialect, rng_stream(self.seed, f"fakes.faults:{turn}:{attempt}"))
@@ -256,7 +268,7 @@ class FakeProvider:
             recorded, problem = self._serve_cache(recorded, recorded.json)
             if problem is not None:
                 return self._error_plan(HttpError(400, message=problem), request_id, faults, ctx)
-        return self._stream_plan(recorded, request_id, number, faults, ctx)
+        return self._stream_plan(recorded, request_id, number, faults, ctx, unfit=unfit)
 
     def _measured(self, recorded: ProviderRequest) -> ProviderRequest:
         """The record with the provider's standing conditions noted (an outage, an overflow)."""
@@ -376,6 +388,8 @@ class FakeProvider:
         number: int,
         faults: tuple[Fault, ...],
         ctx: FaultContext,
+        *,
+        unfit: list[str] | None = None,
     ) -> ResponsePlan:
         response = self._respond(request)
         for fault in faults:
@@ -391,18 +405,23 @@ class FakeProvider:
         self.quota.charge(response.usage.input_tokens, response.usage.output_tokens)
         if not request.streams:
             return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
-                                   number=number)
+                                   number=number, unfit=unfit)
         frames = self._render(request, response, number)
+        fits = self._fits_reference(request, response, number) if unfit is not None else None
         for fault in faults:
             if isinstance(fault, FrameFault):
-                frames = fault.apply_frames(frames, ctx)
+                with _leaving_out(fault, unfit, request, fits) as fitted:
+                    frames = fault.apply_frames(frames, ctx)
+                if not fitted[0]:
+                    faults = tuple(f for f in faults if f is not fault)
         timeline = _encode(frames, _line_ending(faults))
         headers = (
             ("content-type", "text/event-stream; charset=utf-8"),
             ("cache-control", "no-cache"),
             (self._wire.spec.request_id_header, request_id),
         )
-        plan = _finish_plan(200, headers, timeline, faults, ctx)
+        plan = _finish_plan(200, headers, timeline, faults, ctx,
+                            leaving=_Leaving(unfit, request, fits))
         wait = self._first_token_wait(request)
         return replace(plan, steps=(Pause(wait), *plan.steps)) if wait else plan
 
@@ -415,6 +434,7 @@ class FakeProvider:
         faults: tuple[Fault, ...],
         ctx: FaultContext,
         number: int,
+        unfit: list[str] | None = None,
     ) -> ResponsePlan:
         """A request that did not ask to stream gets the whole answer as one JSON object.
 
@@ -426,7 +446,9 @@ class FakeProvider:
         timeline = Timeline((Emit(body),), (len(body),))
         headers = (("content-type", "application/json"),
                    (self._wire.spec.request_id_header, request_id))
-        plan = _finish_plan(200, headers, timeline, faults, ctx)
+        fits = self._fits_reference(request, response, number) if unfit is not None else None
+        plan = _finish_plan(200, headers, timeline, faults, ctx,
+                            leaving=_Leaving(unfit, request, fits))
         wait = self._first_token_wait(request)
         return replace(plan, before_headers=(Pause(wait), *plan.before_headers)) if wait \
             else plan
@@ -455,6 +477,26 @@ class FakeProvider:
         if not isinstance(response, ScriptedResponse):
             raise ConfigError("responder", response, "a callable returning a ScriptedResponse")
         return response
+
+    def _fits_reference(self, request: ProviderRequest, response: ScriptedResponse,
+                        number: int) -> Callable[[Fault], bool]:
+        """Whether a fault fits the stream of this answer as a streaming client that asks
+        for usage gets it: where it does, a misfit is the agent's request, not the scenario."""
+
+        def fits(fault: Fault) -> bool:
+            probe = replace(request, json=_REFERENCE_BODY, streams=True)
+            frames = self._render(probe, response, number)
+            ctx = FaultContext(self.dialect, rng_stream(self.seed, "fakes.faults:reference"))
+            try:
+                if isinstance(fault, FrameFault):
+                    fault.apply_frames(frames, ctx)
+                elif isinstance(fault, ByteFault):
+                    fault.apply_timeline(_encode(frames, _line_ending((fault,))), ctx)
+            except ConfigError:
+                return False
+            return True
+
+        return fits
 
     def _render(
         self, request: ProviderRequest, response: ScriptedResponse, number: int
@@ -559,12 +601,18 @@ def _finish_plan(
     timeline: Timeline,
     faults: tuple[Fault, ...],
     ctx: FaultContext | None,
+    *,
+    leaving: _Leaving | None = None,
 ) -> ResponsePlan:
+    leaving = leaving or _Leaving(None, None, None)
     cut_short = False
     for fault in faults:
         if isinstance(fault, ByteFault):
             assert ctx is not None
-            faulted = fault.apply_timeline(timeline, ctx)
+            with _leaving_out(fault, *leaving) as fitted:
+                faulted = fault.apply_timeline(timeline, ctx)
+            if not fitted[0]:
+                continue
             # A hang or a reset drops every byte after it; one after the last byte drops none.
             cut_short = cut_short or faulted.length < timeline.length
             timeline = faulted
@@ -661,6 +709,43 @@ def _wants_usage(body: Mapping[str, object] | None) -> bool:
 def _derived_id(prefix: str, seed: int, name: str, number: int) -> str:
     digest = hashlib.sha256(f"{seed}:{name}:{number}".encode()).hexdigest()
     return f"{prefix}{digest[:24]}"
+
+
+# The request a streaming client that asks for usage sends: the stream a scenario is
+# written against (stream_options only counts for Chat Completions).
+_REFERENCE_BODY: Mapping[str, object] = {"stream": True,
+                                         "stream_options": {"include_usage": True}}
+
+
+class _Leaving(NamedTuple):
+    """What :func:`_leaving_out` needs: where to note a misfit, the request, the probe."""
+
+    unfit: list[str] | None
+    request: ProviderRequest | None
+    fits_reference: Callable[[Fault], bool] | None
+
+
+@contextmanager
+def _leaving_out(fault: Fault, unfit: list[str] | None, request: ProviderRequest | None,
+                 fits_reference: Callable[[Fault], bool] | None) -> Iterator[list[bool]]:
+    """Apply ``fault`` in the block; when it does not fit, note why in ``unfit`` and go on.
+
+    Yields a one-item list, true unless the fault was left out. The fault's error is
+    raised as before (the scenario's mistake, refused at its line) when ``unfit`` is
+    None (the static probe of the script's own stream) or when the fault does not fit
+    the reference stream either: only a misfit the agent's own request caused (a whole
+    answer instead of a stream, no usage chunk) is left out.
+    """
+    fitted = [True]
+    try:
+        yield fitted
+    except ConfigError as error:
+        if unfit is None or fits_reference is None or not fits_reference(fault):
+            raise
+        fitted[0] = False
+        whole = request is not None and not request.streams
+        why = " (the agent asked for a whole answer, not a stream)" if whole else ""
+        unfit.append(f"{fault.kind}: {error}{why}")
 
 
 @contextmanager

@@ -368,8 +368,13 @@ def _speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
 
 
 def _unknown_reason(result: CaseResult) -> str:
-    crash = [v for v in result.verdicts if v.invariant == "crash"]
-    return crash[0].message if crash else "the case's crash point was never reached"
+    """Why a case proves nothing: its crash point or a scripted fault was never reached."""
+    crash = [v for v in result.verdicts if v.invariant == "crash" and v.status == "unknown"]
+    if crash:
+        return crash[0].message
+    if result.unreached_faults:
+        return f"the fault {result.unreached_faults[0]} was never reached"
+    return "the case's crash point was never reached"
 
 
 def _print_warnings(results: Sequence[CaseResult]) -> None:

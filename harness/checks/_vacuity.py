@@ -45,6 +45,12 @@ def check_faults_reached(trace: Trace) -> Verdict | None:
     faults = trace.expect.faults
     if not faults:
         return None
+    unfit = [_left_out(r.turn, r.attempt, reason) for r in trace.requests
+             for reason in r.unfit_faults]
+    if unfit:
+        return Verdict("faults", "unknown",
+                       f"{unfit[0]}: the stream the agent asked for could not take it, so the "
+                       "case proves nothing about it", tuple(f"never reached: {u}" for u in unfit))
     turns = {r.turn for r in trace.requests if r.delivery != "refused"}
     missed = [f"turn {turn} attempt {attempt} {kind}" for turn, attempt, kind in faults
               if turn not in turns]
@@ -54,3 +60,9 @@ def check_faults_reached(trace: Trace) -> Verdict | None:
                        tuple(f"never reached: {m}" for m in missed))
     return Verdict("faults", "pass", f"all {len(faults)} scripted fault(s) were reached")
 
+
+
+def _left_out(turn: int, attempt: int, reason: str) -> str:
+    """``turn 1 attempt 1 stall (left out: why)`` from the provider's ``stall: why``."""
+    kind, _, why = reason.partition(": ")
+    return f"turn {turn} attempt {attempt} {kind} (left out: {why})"

@@ -155,6 +155,7 @@ class _Pending:
     delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
     body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
     condition: str | None = None  # context_overflow or outage, when one answered
+    unfit: tuple[str, ...] = ()  # faults its stream could not take (fakes.ProviderRequest)
     prompt_tokens: int | None = None
     replies: tuple[SentReply, ...] = ()
 
@@ -301,7 +302,10 @@ class World:
         self._last_response = None
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
-        faults = self._faults.get((seen.turn, seen.attempt), ())
+        # A fault this request's stream could not take was left out: it is not one it met.
+        left_out = {reason.split(":", 1)[0] for reason in seen.unfit}
+        faults = tuple(f for f in self._faults.get((seen.turn, seen.attempt), ())
+                       if f.kind not in left_out)
         # A quota's 429 is named beside the scripted faults: it came from load, not the script.
         kinds = tuple(f.kind for f in faults) + ((f"quota:{seen.quota}",) if seen.quota else ())
         pending = _Pending(len(self.requests) + 1, incarnation, seen.turn, seen.attempt,
@@ -316,6 +320,7 @@ class World:
         pending.body = seen.chat if seen.chat is not None else seen.json
         pending.retry_after = asked_wait(plan.headers, self.clock.now())
         pending.condition, pending.prompt_tokens = seen.condition, seen.prompt_tokens
+        pending.unfit = seen.unfit
         if self.scenario.provider.context_window is not None:
             pending.replies = sent_replies(self.scenario.dialect, seen.json)
         self.requests.append(pending)
@@ -582,6 +587,7 @@ def _record(p: _Pending, dialect: str) -> RequestRecord:
         usage_seen=usage if reported else _seen(dialect, p, delivery),
         offered_tools=offered_tools(p.body),
         prompt_tokens=p.prompt_tokens, replies=p.replies, condition=p.condition,
+        unfit_faults=p.unfit,
     )
 
 

@@ -1,0 +1,85 @@
+"""A stream fault the agent's request cannot take is one case's `unknown`, never the run's end.
+
+An agent that asks for a whole answer (no ``stream: true``) gives a stream with no SSE
+frames to split; a shorter answer than the scenario's gives fewer events to stall after.
+Such a fault is left out and named; the other cases of the run go on as before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+
+WHOLE_ANSWER_AGENT = '''
+import os
+
+import httpx
+
+
+def main(prompt: str) -> str:
+    base = os.environ["OPENAI_BASE_URL"]
+    answer = httpx.post(f"{base}/chat/completions", timeout=600,
+                        json={"model": "fake-model",
+                              "messages": [{"role": "user", "content": prompt}]})
+    return answer.json()["choices"][0]["message"]["content"] or ""
+'''
+
+SPLIT_FRAMES = """\
+name: split-frames
+dialect: openai
+seed: 3
+model:
+  - turn: 1
+    text: "Hello there, this is a longer answer."
+faults:
+  - {at: {turn: 1, attempt: 1}, kind: split_inside_data_field, occurrence: 2}
+expect:
+  stop_state: complete
+"""
+
+PLAIN = """\
+name: plain
+dialect: openai
+seed: 4
+model:
+  - turn: 1
+    text: "Hello."
+expect:
+  stop_state: complete
+"""
+
+
+@pytest.fixture
+def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "whole_answer_agent.py").write_text(WHOLE_ANSWER_AGENT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "a-split-frames.yaml").write_text(SPLIT_FRAMES, encoding="utf-8")
+    (folder / "b-plain.yaml").write_text(PLAIN, encoding="utf-8")
+    return folder
+
+
+def test_a_fault_the_agents_request_cannot_take_is_unknown_and_the_run_goes_on(
+        suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+
+    code = main(["run", str(suite), "--agent", "whole_answer_agent:main", "--out", str(out)])
+
+    assert code == 0  # nothing failed; one case proves nothing, and says so
+    rows = {r["scenario"]: r for r in map(json.loads, (out / "cases.jsonl").read_text()
+                                          .splitlines())}
+    assert rows["plain"]["passed"] is True
+    split = rows["split-frames"]
+    assert (split["passed"], split["error"], split["failed_invariants"]) == (False, None, [])
+    assert "faults" in split["unknown_invariants"]
+    verdict = next(v for v in split["verdicts"] if v["invariant"] == "faults")
+    assert verdict["message"].startswith("turn 1 attempt 1 split_inside_data_field (left out: ")
+    assert "the agent asked for a whole answer, not a stream" in verdict["message"]
+    printed = capsys.readouterr().err
+    assert "UNKNOWN split-frames: the fault turn 1 attempt 1 split_inside_data_field (left " \
+        "out: " in printed
