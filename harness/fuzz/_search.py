@@ -26,8 +26,9 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.strategies import SearchStrategy
+from pydantic import ValidationError
 
-from harness._errors import ScenarioError
+from harness._errors import HarnessError, ScenarioError
 from harness.fuzz._bounds import FuzzBounds
 from harness.fuzz._judge import scheduled_scenario, violations
 from harness.fuzz._space import Schedule, crash_candidates, schedule_strategy
@@ -102,6 +103,53 @@ class _Search:
             self.first_found_at = self.first_found_at or self.runs
             raise _Violation(finding)
 
+    def trimmed(self, finding: Finding) -> Finding:
+        """``finding`` with every model line dropped that the violation does not need.
+
+        Hypothesis shrinks the schedule; the script is the base scenario's, whose
+        branches for other outcomes a repro does not need. Each line is dropped in
+        turn, last first, and stays dropped when the same invariant is still violated
+        (a request no line answers gets the fake model's unscripted reply) and the
+        reference agent fares no worse on it: a repro must stay a scenario a careful
+        agent passes, or it proves nothing about the agent under test.
+        """
+        first = finding.violated[0].invariant
+        careful = self._reference_violations(finding.scenario, finding.schedule)
+        for index in reversed(range(len(finding.scenario.model))):
+            candidate = _without_model_line(finding.scenario, index)
+            if candidate is None:
+                continue
+            result = self._run(candidate, finding.schedule, self.agent)
+            if result is None or first not in {v.invariant for v in violations(result)}:
+                continue
+            if self._reference_violations(candidate, finding.schedule) <= careful:
+                finding = Finding(finding.schedule, candidate, result)
+        return finding
+
+    def _run(self, scenario: Scenario, schedule: Schedule,
+             agent: AgentUnderTest | None) -> CaseResult | None:
+        self.runs += 1
+        try:
+            return run_case(replace(self.case, crash=schedule.crash), scenario, agent)
+        except ScenarioError:
+            return None
+
+    def _reference_violations(self, scenario: Scenario, schedule: Schedule) -> set[str]:
+        result = self._run(scenario, schedule, None)
+        return {"harness"} if result is None else {v.invariant for v in violations(result)}
+
+
+def _without_model_line(scenario: Scenario, index: int) -> Scenario | None:
+    """``scenario`` without its ``index``-th model line; None when that would not validate."""
+    data = scenario.model_dump(mode="json", exclude_defaults=True)
+    data["model"] = [line for i, line in enumerate(data["model"]) if i != index]
+    if not data["model"]:
+        return None
+    try:
+        return Scenario.model_validate(data)
+    except (ValidationError, HarnessError):
+        return None
+
 
 def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
                   out: Path | None, agent: AgentUnderTest | None = None,
@@ -130,7 +178,8 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
     try:
         prop()
     except _Violation as violation:
-        return FuzzOutcome(search.runs, violation.finding, search.first_found_at)
+        found_at = search.first_found_at
+        return FuzzOutcome(search.runs, search.trimmed(violation.finding), found_at)
     return FuzzOutcome(search.runs, None)
 
 
