@@ -84,6 +84,17 @@ def missing_function(spec: str) -> str | None:
     return None
 
 
+def called_from_blocking_code(target: Target) -> bool:
+    """Whether ``target`` names a plain (not async) function: its stand-in runs with no loop.
+
+    A target that cannot be had is not: the run reports it before any case.
+    """
+    try:
+        return not inspect.iscoroutinefunction(_resolve(target)[2])
+    except AgentEntryError:
+        return False
+
+
 def _resolve(target: Target) -> tuple[Any, str, Any]:
     try:
         owner: Any = importlib.import_module(target.module)

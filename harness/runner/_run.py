@@ -54,6 +54,7 @@ from harness.intercept import (
     PlainAgent,
     PlainEntry,
     Target,
+    called_from_blocking_code,
     missing_function,
     provider_environment,
 )
@@ -394,16 +395,30 @@ def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFac
     """The factory of a case: a plain entry is bound to the case's world and tool targets."""
     if not isinstance(factory, PlainEntry):
         return factory
-    mapped = dict(factory.tool_map)
-    entry = factory.with_targets(tuple(Target(name, spec.target or mapped[name])
-                                       for name, spec in scenario.tools.items()
-                                       if spec.target or name in mapped))
+    entry = factory.with_targets(_scenario_targets(factory, scenario))
 
     def build(ports: AgentPorts) -> Agent:
         agent: Agent = PlainAgent(entry, world, ports.incarnation)
         return agent
 
     return build
+
+
+def _scenario_targets(entry: PlainEntry, scenario: Scenario) -> tuple[Target, ...]:
+    mapped = dict(entry.tool_map)
+    return tuple(Target(name, spec.target or mapped[name])
+                 for name, spec in scenario.tools.items() if spec.target or name in mapped)
+
+
+def blocking_tools(scenario: Scenario, agent: AgentUnderTest | None) -> frozenset[str]:
+    """The tools ``agent`` reaches through a plain function: no loop-bound behaviour fits them.
+
+    Only a plain entry has targets; a factory over the ports runs every tool on the loop.
+    """
+    if not isinstance(agent, PlainEntry):
+        return frozenset()
+    targets = agent.with_targets(_scenario_targets(agent, scenario)).targets
+    return frozenset(t.tool for t in targets if called_from_blocking_code(t))
 
 
 def _crash_class(name: str) -> Any:
