@@ -23,6 +23,7 @@ from harness.intercept._plain import (
 from harness.intercept._targets import (
     Target,
     called_from_blocking_code,
+    import_from_cwd,
     missing_function,
     replaced_targets,
     stand_in,
@@ -43,6 +44,7 @@ __all__ = [
     "Served",
     "Target",
     "called_from_blocking_code",
+    "import_from_cwd",
     "intercepted_network",
     "missing_function",
     "outcome_of_error",

@@ -45,7 +45,12 @@ from harness._errors import AgentEntryError, HarnessError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, intercepted_network
 from harness.intercept._seeded import seeded_randomness
-from harness.intercept._targets import NamedByModule, Target, replaced_targets
+from harness.intercept._targets import (
+    NamedByModule,
+    Target,
+    import_from_cwd,
+    replaced_targets,
+)
 from harness.intercept._time import threads_the_clock_sees, virtual_event_loops, virtual_time
 from harness.ports import SPECS
 
@@ -105,6 +110,7 @@ class PlainEntry(NamedByModule):
 
     def load(self) -> Callable[..., Any]:
         """Import the entry's module and return ``main``."""
+        import_from_cwd()
         owner: Any = importlib.import_module(self.module)
         for part in self.attribute.split("."):
             owner = getattr(owner, part, None)

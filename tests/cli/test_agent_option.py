@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,46 @@ def test_a_bad_spec_on_the_command_line_is_exit_2_without_traceback(
     err = capsys.readouterr().err
     assert err.startswith("harness: error: --agent: got 'nope'")
     assert "Traceback" not in err
+
+
+@pytest.fixture
+def package_in_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A package ``cwd_agent_pkg`` in a fresh folder that is the current one and not on sys.path.
+
+    Its agent is the reference agent's factory; its tool a plain function.
+    """
+    package = tmp_path / "cwd_agent_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "agent.py").write_text("from harness.agent import ReferenceAgent as agent\n")
+    (package / "tools.py").write_text("def deploy(**arguments):\n    raise RuntimeError\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    yield "cwd_agent_pkg"
+    for name in [n for n in sys.modules if n.startswith("cwd_agent_pkg")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_agent_in_the_current_folder_is_found_as_python_m_would(
+        package_in_cwd: str, capsys: pytest.CaptureFixture[str], jobs: str) -> None:
+    # Before, this needed PYTHONPATH=. and failed with "No module named 'cwd_agent_pkg'".
+    code = main(["run", str(SCENARIO), "--out", "results", "--jobs", jobs,
+                 "--agent", f"{package_in_cwd}.agent:agent"])
+    assert code == 0, capsys.readouterr()
+
+
+def test_a_pytest_ini_agent_error_names_the_ini_option(pytester: pytest.Pytester) -> None:
+    pytester.makeini("""
+        [pytest]
+        harness_agent = no_such_module_anywhere:main
+    """)
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios/s.yaml").write_text(SCENARIO.read_text())
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.stdout.fnmatch_lines([
+        "*ini harness_agent (*tox.ini): got 'no_such_module_anywhere:main'; expected "
+        "MODULE:ATTRIBUTE*"])
+    assert "--agent:" not in result.stdout.str()
