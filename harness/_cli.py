@@ -290,8 +290,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.exec is not None:
         return _run_exec(args, loaded, crash_at)
     factory = _agent(args.agent, args.target)
-    loaded = _speaking(loaded, factory, args.dialect or ())
+    # A target is checked against every scenario named, spoken or not: skipping one for
+    # its dialect does not make its tools' names wrong.
     _check_target_names(args.target, [scenario for scenario, _ in loaded])
+    spoken = _speaking(loaded, factory, args.dialect or ())
+    if loaded and not spoken:
+        print(f"harness run: all {len(loaded)} scenario(s) skipped: none is in a dialect the "
+              "agent speaks; nothing ran", file=sys.stderr)
+        return 0
+    loaded = spoken
     targets = tuple(args.target)
     planned = [(replace(case, agent=args.agent, targets=targets), scenario)
                for scenario, source in loaded

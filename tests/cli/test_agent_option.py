@@ -111,3 +111,30 @@ def test_a_pytest_ini_agent_error_names_the_ini_option(pytester: pytest.Pytester
         "*ini harness_agent (*tox.ini): got 'no_such_module_anywhere:main'; expected "
         "MODULE:ATTRIBUTE*"])
     assert "--agent:" not in result.stdout.str()
+
+
+ANTHROPIC = SCENARIO.parents[1] / "crash/mail-at-every-world-event-anthropic.yaml"
+
+
+def test_a_run_where_every_scenario_is_skipped_checks_targets_and_exits_0(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, the targets were checked against the scenarios left after the dialect
+    # filter: none, so a right tool name was refused ("they declare none"), exit 2.
+    code = main(["run", str(ANTHROPIC), "--dialect", "openai", "--target", "mail=os:getcwd",
+                 "--out", str(tmp_path / "results")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"SKIPPED {ANTHROPIC}: this scenario speaks anthropic; the agent speaks openai only",
+        "harness run: all 1 scenario(s) skipped: none is in a dialect the agent speaks; "
+        "nothing ran",
+    ]
+
+
+def test_a_target_no_scenario_declares_is_refused_even_when_skipped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", str(ANTHROPIC), "--dialect", "openai", "--target", "mial=os:getcwd",
+                 "--out", str(tmp_path / "results")])
+    assert code == 2
+    assert ("--target: got 'mial=os:getcwd'; expected the name of a tool the scenarios "
+            "declare: mail") in capsys.readouterr().err
