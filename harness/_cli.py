@@ -234,10 +234,21 @@ def _planning_errors(paths: Sequence[str], bad: set[str]) -> list[ScenarioError]
     errors: list[ScenarioError] = []
     for file in files:
         try:
-            runner.plan_cases(load_scenario(file), file)
+            scenario = load_scenario(file)
+            runner.plan_cases(scenario, file)
+            _faults_fit(scenario, file)
         except ScenarioError as error:
             errors += error.errors
     return errors
+
+
+def _faults_fit(scenario: Scenario, source: Path) -> None:
+    """Run the scenario once, crash-free, with the reference agent: a fault that does not fit
+    the stream the script renders (a split past its end) raises at its line, as in run."""
+    from harness import runner
+
+    if scenario.faults:
+        runner.run_case(runner.Case(scenario.name, source, scenario.seed), scenario)
 
 
 # --- harness points -----------------------------------------------------------------
