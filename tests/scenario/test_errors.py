@@ -67,17 +67,21 @@ def test_an_unknown_tool_kind_lists_the_kinds(tmp_path: Path) -> None:
     )
 
 
+UNKNOWN_STAL = (
+    "faults[0].kind: unknown fault kind: got 'stal'; expected one of 'http_error', "
+    "'truncated_tool_arguments', 'invalid_tool_arguments', 'inject_comments', "
+    "'inject_pings', 'malformed_frame', 'error_in_stream', 'no_terminal_event', "
+    "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
+    "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
+    "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
+    "'stall_before_headers', 'stall_connecting'. Did you mean 'stall'?")
+
+
 def test_an_unknown_fault_kind_lists_the_kinds(tmp_path: Path) -> None:
     error = assert_error(
         write(tmp_path, VALID + "faults:\n  - {at: {turn: 1}, kind: stal, seconds: 1, "
               "after_bytes: 5}\n"),
-        "11:27: faults[0].kind: unknown fault kind: got 'stal'; expected one of 'http_error', "
-        "'truncated_tool_arguments', 'invalid_tool_arguments', 'inject_comments', "
-        "'inject_pings', 'malformed_frame', 'error_in_stream', 'no_terminal_event', "
-        "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
-        "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
-        "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
-        "'stall_before_headers', 'stall_connecting'. Did you mean 'stall'?",
+        "11:27: " + UNKNOWN_STAL,
     )
     assert error.value == "stal"
 
@@ -91,13 +95,7 @@ def test_a_fault_entrys_mistakes_are_reported_in_one_pass(tmp_path: Path) -> Non
         "them, such as 'after_bytes: 120'",
         "11:17: faults[0].at.turn: turn is never reached by the script: got 7; expected a turn "
         "from 1 to 1 (the last scripted turn)",
-        "11:27: faults[0].kind: unknown fault kind: got 'stal'; expected one of 'http_error', "
-        "'truncated_tool_arguments', 'invalid_tool_arguments', 'inject_comments', "
-        "'inject_pings', 'malformed_frame', 'error_in_stream', 'no_terminal_event', "
-        "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
-        "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
-        "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
-        "'stall_before_headers', 'stall_connecting'. Did you mean 'stall'?",
+        "11:27: " + UNKNOWN_STAL,
     )
 
 
