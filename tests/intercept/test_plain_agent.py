@@ -136,7 +136,7 @@ def test_the_replay_command_names_the_agent(openai_agent: Callable[..., str]) ->
     case = Case("mail", SOURCE, 4, crash, agent=f"{package}.agent:main")
     assert case.replay_command == (f"harness run scenarios/mail.yaml --seed 4 --agent "
                                    f"{package}.agent:main --crash-at "
-                                   "'after_tool:mail#1:at:unsynced_lost'")
+                                   "'after_tool:mail#1:at:unsynced_lost' --out results-replay")
 
 
 AGENT_THAT_FAILS = '''
