@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fakes import (
     CRASH_CLASSES,
+    LOOP_BOUND_BEHAVIOURS,
     ClockRunner,
     CrashPlan,
     HarnessLimitExceeded,
@@ -72,7 +73,13 @@ from harness.runner._results import (
 from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for
 from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
-from harness.scenario import Scenario, check_targets, fault_error, load_scenario
+from harness.scenario import (
+    Scenario,
+    check_blocking_behaviours,
+    check_targets,
+    fault_error,
+    load_scenario,
+)
 from harness.trace import (
     CallRecord,
     CrashRecord,
@@ -384,6 +391,7 @@ def _world_crash(crash: CrashSpec | None) -> WorldCrash | None:
 def _check_functions(scenario: Scenario, entry: PlainEntry) -> None:
     """Refuse a target or ``--target`` that names no function, before any case runs."""
     check_targets(scenario, missing_function)
+    check_blocking_behaviours(scenario, blocking_tools(scenario, entry), LOOP_BOUND_BEHAVIOURS)
     for tool, spec in entry.tool_map:
         why = missing_function(spec)
         if why is not None:

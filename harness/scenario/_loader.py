@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from harness.scenario._model import (
 )
 from harness.scenario._problems import Problem, did_you_mean, quoted, show, show_typed
 from harness.scenario._source import SourceMap, located_error
+from harness.scenario._tools import BEHAVIOUR_KINDS
 from harness.scenario._yaml import parse_yaml, read_yaml
 
 StrPath = str | PathLike[str]
@@ -215,6 +216,29 @@ def check_targets(scenario: Scenario, missing: Callable[[str], str | None]) -> N
                                     tool.target, show(tool.target),
                                     "'module:function' naming a function of the agent's code",
                                     why))
+    if problems:
+        raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
+
+
+def check_blocking_behaviours(scenario: Scenario, blocking: Collection[str],
+                              loop_bound: Collection[str]) -> None:
+    """Raise :class:`ScenarioError` for a ``blocking`` tool whose behaviour is ``loop_bound``.
+
+    ``blocking`` are the tools the agent reaches through a plain (not async) function:
+    called with no event loop, they cannot wait on one. The error is on the behaviour's
+    line, before any case runs.
+    """
+    problems = []
+    for name in sorted(blocking):
+        tool = scenario.tools.get(name)
+        kind = tool.behaviour.kind if tool is not None and tool.behaviour is not None else None
+        if kind in loop_bound:
+            allowed = [k for k in BEHAVIOUR_KINDS if k not in loop_bound]
+            problems.append(Problem(
+                ("tools", name, "behaviour", "kind"), "the behaviour waits on the event loop, "
+                "but the tool's target is a plain function called from blocking code", kind,
+                show(kind), quoted(allowed), "Make the target async, or give the tool another "
+                "behaviour"))
     if problems:
         raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
 
