@@ -870,12 +870,14 @@ def _finish_without_loop(coro: Coroutine[Any, Any, Any], tool: str) -> Any:
     except StopIteration as done:
         return done.value
     coro.close()
-    raise AgentEntryError(loop_bound_message(tool, "a behaviour that waits"))
+    raise AgentEntryError(loop_bound_message(tool))
 
 
-def loop_bound_message(tool: str, behaviour: str) -> str:
-    """Why ``tool`` cannot run with ``behaviour`` from blocking code, and the two fixes."""
-    return (f"tool {tool!r} has behaviour {behaviour!r}, which waits on the event loop, but "
+def loop_bound_message(tool: str, behaviour: str | None = None) -> str:
+    """Why ``tool`` cannot run (with ``behaviour``) from blocking code, and the two fixes."""
+    waits = (f"has behaviour {behaviour!r}, which waits" if behaviour is not None
+             else "waits")
+    return (f"tool {tool!r} {waits} on the event loop, but "
             "its target is a plain function called from blocking code: make the target "
             "async, or give the tool another behaviour (one of "
             f"{', '.join(k for k in BEHAVIOURS if k not in LOOP_BOUND_BEHAVIOURS)})")
