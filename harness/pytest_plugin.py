@@ -72,6 +72,7 @@ class HarnessSettings:
     agent_source: str = "--harness-agent"  # or the ini option, for the error that names it
     dialects: tuple[str, ...] = ()
     targets: tuple[tuple[str, str], ...] = ()
+    targets_source: str = "--harness-target"
     results: list[CaseResult] = field(default_factory=list)
     twice: bool = False  # --harness-check-determinism
     replay: bool = False  # --harness-replay
@@ -163,6 +164,8 @@ def pytest_configure(config: pytest.Config) -> None:
                       else f"ini harness_agent ({config.inipath or 'the ini file'})"),
         dialects=tuple(config.getoption("harness_dialect") or config.getini("harness_dialects")),
         targets=_targets(config.getoption("harness_target") or config.getini("harness_targets")),
+        targets_source=("--harness-target" if config.getoption("harness_target")
+                        else f"ini harness_targets ({config.inipath or 'the ini file'})"),
         twice=config.getoption("harness_check_determinism"),
         replay=config.getoption("harness_replay"),
         strict=config.getoption("harness_strict"),
@@ -275,7 +278,7 @@ def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest 
         agent = (load_agent_factory(settings.agent, settings.agent_source)
                  if settings.agent else None)
     if isinstance(agent, PlainEntry):
-        return agent.with_tool_map(settings.targets)
+        return agent.with_tool_map(settings.targets, settings.targets_source)
     return agent
 
 

@@ -395,8 +395,8 @@ def _check_functions(scenario: Scenario, entry: PlainEntry) -> None:
     for tool, spec in entry.tool_map:
         why = missing_function(spec)
         if why is not None:
-            raise ConfigError("--target", f"{tool}={spec}", "TOOL=MODULE:FUNCTION naming a "
-                              "function of the agent's code", why)
+            raise ConfigError(entry.tool_map_source, f"{tool}={spec}", "TOOL=MODULE:FUNCTION "
+                              "naming a function of the agent's code", why)
 
 
 def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFactory:

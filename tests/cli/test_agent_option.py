@@ -138,3 +138,19 @@ def test_a_target_no_scenario_declares_is_refused_even_when_skipped(
     assert code == 2
     assert ("--target: got 'mial=os:getcwd'; expected the name of a tool the scenarios "
             "declare: mail") in capsys.readouterr().err
+
+
+def test_a_pytest_ini_target_error_names_the_ini_option(pytester: pytest.Pytester) -> None:
+    pytester.makeini("""
+        [pytest]
+        harness_agent = harness.intercept._plain:outcome_of_value
+        harness_targets = deploy=os:no_such_function
+    """)
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios/s.yaml").write_text(SCENARIO.read_text())
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.stdout.fnmatch_lines([
+        "*ini harness_targets (*tox.ini): got 'deploy=os:no_such_function'; expected "
+        "TOOL=MODULE:FUNCTION naming a function of the agent's code*"])
