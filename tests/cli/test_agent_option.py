@@ -97,22 +97,6 @@ def test_an_agent_in_the_current_folder_is_found_as_python_m_would(
     assert code == 0, capsys.readouterr()
 
 
-def test_a_pytest_ini_agent_error_names_the_ini_option(pytester: pytest.Pytester) -> None:
-    pytester.makeini("""
-        [pytest]
-        harness_agent = no_such_module_anywhere:main
-    """)
-    pytester.mkdir("scenarios")
-    (pytester.path / "scenarios/s.yaml").write_text(SCENARIO.read_text())
-
-    result = pytester.runpytest("-p", "no:cacheprovider")
-
-    result.stdout.fnmatch_lines([
-        "*ini harness_agent (*tox.ini): got 'no_such_module_anywhere:main'; expected "
-        "MODULE:ATTRIBUTE*"])
-    assert "--agent:" not in result.stdout.str()
-
-
 ANTHROPIC = SCENARIO.parents[1] / "crash/mail-at-every-world-event-anthropic.yaml"
 
 
@@ -140,17 +124,24 @@ def test_a_target_no_scenario_declares_is_refused_even_when_skipped(
             "declare: mail") in capsys.readouterr().err
 
 
-def test_a_pytest_ini_target_error_names_the_ini_option(pytester: pytest.Pytester) -> None:
-    pytester.makeini("""
-        [pytest]
-        harness_agent = harness.intercept._plain:outcome_of_value
-        harness_targets = deploy=os:no_such_function
-    """)
+@pytest.mark.parametrize(("ini", "message"), [
+    ("harness_agent = no_such_module_anywhere:main",
+     "*ini harness_agent (*tox.ini): got 'no_such_module_anywhere:main'; expected "
+     "MODULE:ATTRIBUTE*"),
+    ("harness_agent = harness.intercept._plain:outcome_of_value\n"
+     "harness_targets = deploy=os:no_such_function",
+     "*ini harness_targets (*tox.ini): got 'deploy=os:no_such_function'; expected "
+     "TOOL=MODULE:FUNCTION naming a function of the agent's code*"),
+], ids=["agent", "target"])
+def test_a_pytest_ini_error_names_the_ini_option(pytester: pytest.Pytester, ini: str,
+                                                 message: str) -> None:
+    # Before, both errors named an option ('--agent:', '--target:') never typed.
+    pytester.makeini("[pytest]\n" + ini + "\n")
     pytester.mkdir("scenarios")
     (pytester.path / "scenarios/s.yaml").write_text(SCENARIO.read_text())
 
     result = pytester.runpytest("-p", "no:cacheprovider")
 
-    result.stdout.fnmatch_lines([
-        "*ini harness_targets (*tox.ini): got 'deploy=os:no_such_function'; expected "
-        "TOOL=MODULE:FUNCTION naming a function of the agent's code*"])
+    result.stdout.fnmatch_lines([message])
+    assert "--agent:" not in result.stdout.str()
+    assert "--target:" not in result.stdout.str()
