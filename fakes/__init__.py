@@ -80,8 +80,10 @@ from fakes._segments import (
 )
 from fakes._tokenizer import count_tokens
 from fakes._tools import (
+    BEHAVIOURS,
     CHILD_ENVIRONMENT,
     CONCURRENCY_SAFE_TOOL_KINDS,
+    LOOP_BOUND_BEHAVIOURS,
     PURE_TOOL_KINDS,
     TOOL_KIND_TRAITS,
     TOOL_KINDS,
@@ -99,6 +101,7 @@ from fakes._wire import Emit, Hang, Pause, Reset, Step
 from harness.ports import idempotency_key
 
 __all__ = [
+    "BEHAVIOURS",
     "BROKEN_STREAM_FAULTS",
     "CHILD_ENVIRONMENT",
     "COMPACTION_MARKER",
@@ -107,6 +110,7 @@ __all__ = [
     "FAULT_KINDS",
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
+    "LOOP_BOUND_BEHAVIOURS",
     "MISS_KINDS",
     "NEIGHBOUR_SESSION",
     "OUTAGE_ANSWERS",

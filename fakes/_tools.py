@@ -53,6 +53,10 @@ BEHAVIOURS: tuple[BehaviourKind, ...] = (
     "ignores_cancellation",
     "subprocess",
 )
+#: Behaviours that wait on the event loop (an event, a shielded task, a child process):
+#: a tool called from blocking code, with no loop running, cannot take them.
+LOOP_BOUND_BEHAVIOURS: frozenset[BehaviourKind] = frozenset(
+    {"hanging", "ignores_cancellation", "subprocess"})
 
 
 class ToolKindTraits(NamedTuple):

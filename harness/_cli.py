@@ -234,10 +234,21 @@ def _planning_errors(paths: Sequence[str], bad: set[str]) -> list[ScenarioError]
     errors: list[ScenarioError] = []
     for file in files:
         try:
-            runner.plan_cases(load_scenario(file), file)
+            scenario = load_scenario(file)
+            runner.plan_cases(scenario, file)
+            _faults_fit(scenario, file)
         except ScenarioError as error:
             errors += error.errors
     return errors
+
+
+def _faults_fit(scenario: Scenario, source: Path) -> None:
+    """Run the scenario once, crash-free, with the reference agent: a fault that does not fit
+    the stream the script renders (a split past its end) raises at its line, as in run."""
+    from harness import runner
+
+    if scenario.faults:
+        runner.run_case(runner.Case(scenario.name, source, scenario.seed), scenario)
 
 
 # --- harness points -----------------------------------------------------------------
@@ -290,8 +301,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.exec is not None:
         return _run_exec(args, loaded, crash_at)
     factory = _agent(args.agent, args.target)
-    loaded = _speaking(loaded, factory, args.dialect or ())
+    # A target is checked against every scenario named, spoken or not: skipping one for
+    # its dialect does not make its tools' names wrong.
     _check_target_names(args.target, [scenario for scenario, _ in loaded])
+    spoken = _speaking(loaded, factory, args.dialect or ())
+    if loaded and not spoken:
+        print(f"harness run: all {len(loaded)} scenario(s) skipped: none is in a dialect the "
+              "agent speaks; nothing ran", file=sys.stderr)
+        return 0
+    loaded = spoken
     targets = tuple(args.target)
     planned = [(replace(case, agent=args.agent, targets=targets), scenario)
                for scenario, source in loaded

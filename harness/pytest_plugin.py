@@ -69,8 +69,10 @@ class HarnessSettings:
     seed: int | None
     results_dir: Path | None
     agent: str | None = None
+    agent_source: str = "--harness-agent"  # or the ini option, for the error that names it
     dialects: tuple[str, ...] = ()
     targets: tuple[tuple[str, str], ...] = ()
+    targets_source: str = "--harness-target"
     results: list[CaseResult] = field(default_factory=list)
     twice: bool = False  # --harness-check-determinism
     replay: bool = False  # --harness-replay
@@ -158,8 +160,12 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=config.getoption("harness_seed"),
         results_dir=None if results is None else (rootdir / results).resolve(),
         agent=config.getoption("harness_agent") or config.getini("harness_agent") or None,
+        agent_source=("--harness-agent" if config.getoption("harness_agent")
+                      else f"ini harness_agent ({config.inipath or 'the ini file'})"),
         dialects=tuple(config.getoption("harness_dialect") or config.getini("harness_dialects")),
         targets=_targets(config.getoption("harness_target") or config.getini("harness_targets")),
+        targets_source=("--harness-target" if config.getoption("harness_target")
+                        else f"ini harness_targets ({config.inipath or 'the ini file'})"),
         twice=config.getoption("harness_check_determinism"),
         replay=config.getoption("harness_replay"),
         strict=config.getoption("harness_strict"),
@@ -269,9 +275,10 @@ def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest 
     if hooked is not None:
         agent = agent_under_test(hooked)
     else:
-        agent = load_agent_factory(settings.agent) if settings.agent else None
+        agent = (load_agent_factory(settings.agent, settings.agent_source)
+                 if settings.agent else None)
     if isinstance(agent, PlainEntry):
-        return agent.with_tool_map(settings.targets)
+        return agent.with_tool_map(settings.targets, settings.targets_source)
     return agent
 
 

@@ -25,6 +25,7 @@ from reports._load import load_results
 from reports._render import (
     FORMATS,
     comparison_warnings,
+    gate_preview_line,
     parse_formats,
     verdict_line,
     write_report,
@@ -82,7 +83,7 @@ def run_compare(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for path in write_report(comparison, gate, args.out, formats):
         print(f"wrote {path}", file=out)
     _print_warnings(comparison, out)
-    print(verdict_line(gate), file=out)
+    print(gate_preview_line(gate), file=out)
     return 0
 
 

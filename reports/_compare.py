@@ -79,6 +79,21 @@ class MetricDelta:
         return min(self.worse_by(self.interval[0]), self.worse_by(self.interval[1]))
 
 
+def change_text(metric: MetricDelta) -> str | None:
+    """The change as the table and the chart both print it: a relative metric in per cent.
+
+    >>> change_text(MetricDelta(mx.METRICS[3], 1.0, 2.53, None)), change_text(
+    ...     MetricDelta(mx.METRICS[1], 0.73, 0.0, None))
+    ('+153 %', '-0.73')
+    """
+    delta = metric.delta
+    if delta is None:
+        return None
+    if metric.metric.threshold == "relative" and metric.baseline:
+        return f"{delta / metric.baseline * 100:+.3g} %"
+    return f"{delta:+.4g}"
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Everything a report or the gate reads about two releases."""

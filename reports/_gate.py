@@ -45,7 +45,7 @@ import polars as pl
 
 from harness import ReportError
 from reports import _schema as s
-from reports._compare import Comparison, MetricDelta
+from reports._compare import Comparison, MetricDelta, change_text
 from reports._metrics import METRIC_NAMES
 
 RuleStatus = Literal["pass", "fail", "unknown"]
@@ -225,18 +225,54 @@ def no_dropped_cases(comparison: Comparison) -> RuleResult:
                       f"{_listing(ids)}", EXIT_DROPPED, ids)
 
 
-def regression(metric: MetricDelta, threshold: float) -> RuleResult:
-    """Fails when even the interval's most favourable end is worse than ``threshold``."""
+def regression(metric: MetricDelta, threshold: float, unpriced: Sequence[str] = ()
+               ) -> RuleResult:
+    """Fails when even the interval's most favourable end is worse than ``threshold``.
+
+    The reason reads as the report's table and chart do: the change with its sign
+    (``+153 %`` for a relative metric), then how much worse or better the interval's
+    best end is, in the threshold's unit.
+    """
     rule = f"regression:{metric.name}"
     bound = metric.least_worse()
-    unit = "relative" if metric.metric.threshold == "relative" else "absolute"
     if bound is None:
-        return RuleResult(rule, "unknown", f"{metric.metric.label} is undefined in one release",
-                          EXIT_REGRESSION)
-    detail = (f"{metric.metric.label}: {_fmt(metric.baseline)} -> {_fmt(metric.candidate)}, "
-              f"worse by {bound:+.4g} ({unit}) at the interval's best end; threshold {threshold:g}")
+        return RuleResult(rule, "unknown", _undefined(metric, unpriced), EXIT_REGRESSION)
+    detail = (f"{metric.metric.label}: {_fmt(metric.baseline)} -> {_fmt(metric.candidate)} "
+              f"({change_text(metric)}); at the interval's most favourable end "
+              f"{_how_much(metric, bound)}, threshold {_threshold(metric, threshold)}")
     status: RuleStatus = "fail" if bound > threshold else "pass"
     return RuleResult(rule, status, detail, EXIT_REGRESSION)
+
+
+def _how_much(metric: MetricDelta, worse_by: float) -> str:
+    """``12.5 % worse`` (relative) or ``0.05 better`` (absolute)."""
+    direction = "worse" if worse_by > 0 else "better" if worse_by < 0 else "no change"
+    if metric.metric.threshold == "relative":
+        size = f"{abs(worse_by) * 100:.3g} %"
+    else:
+        size = f"{abs(worse_by):.4g}"
+    return direction if worse_by == 0 else f"{size} {direction}"
+
+
+def _threshold(metric: MetricDelta, threshold: float) -> str:
+    """``25 % worse`` (relative) or ``0.05 worse`` (absolute): how far the gate lets it go."""
+    if metric.metric.threshold == "relative":
+        return f"{threshold * 100:.3g} % worse"
+    return f"{threshold:.4g} worse"
+
+
+def _undefined(metric: MetricDelta, unpriced: Sequence[str]) -> str:
+    """Which release leaves the metric undefined, and why when it is known."""
+    sides = [name for name, value in (("baseline", metric.baseline),
+                                      ("candidate", metric.candidate)) if value is None]
+    if not sides:
+        return f"{metric.metric.label} has no interval: no paired run defines its change"
+    where = "both releases" if len(sides) == 2 else f"the {sides[0]}"
+    why = ""
+    if metric.metric.name.startswith("cost") and unpriced:
+        why = (f": no price for model {', '.join(unpriced)} (add it to the price table, "
+               "or gate without the cost threshold)")
+    return f"{metric.metric.label} is undefined in {where}{why}"
 
 
 def _fmt(value: float | None) -> str:
@@ -249,7 +285,9 @@ def evaluate(comparison: Comparison, thresholds: Mapping[str, float], *,
     runs = comparison.candidate.runs
     rules = [recovery_correctness(runs), invariants(runs), repeated_error_stop(runs),
              long_task_continuity(runs), no_dropped_cases(comparison)]
-    rules += [regression(comparison.metric(name), thresholds[name])
+    unpriced = sorted({*comparison.baseline.unpriced_models,
+                       *comparison.candidate.unpriced_models})
+    rules += [regression(comparison.metric(name), thresholds[name], unpriced)
               for name in METRIC_NAMES if name in thresholds]
     return GateResult(tuple(rules), fail_on_unknown)
 

@@ -27,7 +27,7 @@ from harness.frontend import write_atomic
 from reports import _charts as charts
 from reports import _metrics as mx
 from reports import _schema as s
-from reports._compare import MIN_PAIRED_RUNS, Comparison, MetricDelta
+from reports._compare import MIN_PAIRED_RUNS, Comparison, change_text
 from reports._gate import EXIT_CODES, GateResult
 
 FORMATS = ("md", "html", "json")
@@ -69,22 +69,6 @@ def _metric_rows(comparison: Comparison, gate: GateResult | None) -> list[dict[s
             (m.worse_by(m.interval[0]), m.worse_by(m.interval[1]))),
         "gate": status.get(f"regression:{m.name}"),
     } for m in comparison.metrics]
-
-
-def change_text(metric: MetricDelta) -> str | None:
-    """The change as the table and the chart both print it: a relative metric in per cent.
-
-    >>> from reports._metrics import METRICS
-    >>> change_text(MetricDelta(METRICS[3], 1.0, 2.53, None)), change_text(
-    ...     MetricDelta(METRICS[1], 0.73, 0.0, None))
-    ('+153 %', '-0.73')
-    """
-    delta = metric.delta
-    if delta is None:
-        return None
-    if metric.metric.threshold == "relative" and metric.baseline:
-        return f"{delta / metric.baseline * 100:+.3g} %"
-    return f"{delta:+.4g}"
 
 
 def comparison_warnings(comparison: Comparison) -> list[str]:
@@ -174,6 +158,16 @@ def verdict_line(gate: GateResult | None) -> str:
     return _verdict_of({"gate": None if gate is None else _gate_data(gate)})
 
 
+def gate_preview_line(gate: GateResult) -> str:
+    """What ``harness gate`` would do, for ``harness compare`` (which itself exits 0).
+
+    >>> gate_preview_line(GateResult(()))
+    'harness gate would exit 0: every rule passed'
+    """
+    data = _gate_data(gate)
+    return f"harness gate would exit {data['exit_code']}: {_verdict_reasons(data)}"
+
+
 # -- formatting helpers shared by the templates ---------------------------------------------
 
 
@@ -238,17 +232,20 @@ def _verdict_of(data: Mapping[str, Any]) -> str:
     if gate is None:
         return "Gate: not evaluated"
     head = f"Gate: {'PASS' if gate['passed'] else 'FAIL'} (exit {gate['exit_code']})"
+    return f"{head}: {_verdict_reasons(gate)}"
+
+
+def _verdict_reasons(gate: Mapping[str, Any]) -> str:
+    """The failed rules with their reasons, else the exit code's meaning; then the unknown."""
     # Worst (smallest exit code) first; sorted() keeps the rule order among equals.
     failed = sorted((r for r in gate["rules"] if r["status"] == "fail"),
                     key=lambda r: r["exit_code"])
     unknown = [r["rule"] for r in gate["rules"] if r["status"] == "unknown"]
-    if failed:
-        head += ": " + "; ".join(f"{r['rule']}: {r['reason']}" for r in failed)
-    else:
-        head += f": {gate['meaning']}"
+    text = ("; ".join(f"{r['rule']}: {r['reason']}" for r in failed) if failed
+            else str(gate["meaning"]))
     if unknown:
-        head += "; unknown: " + ", ".join(unknown)
-    return head
+        text += "; unknown: " + ", ".join(unknown)
+    return text
 
 
 def render_html(data: Mapping[str, Any]) -> str:

@@ -38,6 +38,7 @@ from harness.runner import (
     CaseResult,
     CrashSpec,
     Verdict,
+    blocking_tools,
     record_run,
     run_case,
 )
@@ -187,7 +188,8 @@ def schedule_space(base: Scenario, agent: AgentUnderTest | None = None,
                    bounds: FuzzBounds | None = None) -> SearchStrategy[Schedule]:
     """The schedules over ``base`` for ``agent``: its turns, its plain tools, its crashes."""
     return schedule_strategy(last_turn=base.last_turn, tools=plain_tools(base),
-                             crashes=_crashes(base, agent), bounds=bounds or FuzzBounds())
+                             crashes=_crashes(base, agent), bounds=bounds or FuzzBounds(),
+                             blocking=blocking_tools(base, agent))
 
 
 def plain_tools(base: Scenario) -> list[str]:

@@ -19,12 +19,13 @@ the shortest scenario that still fails.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from fakes import LOOP_BOUND_BEHAVIOURS
 from harness.fuzz._bounds import FuzzBounds
 from harness.runner import CrashSpec, crash_specs, parse_world_point
 from harness.scenario import FAULT_KINDS, FaultModel, Scenario
@@ -215,15 +216,23 @@ def crash_strategy(crashes: Sequence[CrashSpec]) -> st.SearchStrategy[CrashSpec 
 
 
 def schedule_strategy(*, last_turn: int, tools: Sequence[str], crashes: Sequence[CrashSpec],
-                      bounds: FuzzBounds) -> st.SearchStrategy[Schedule]:
-    """Schedules over a scenario with ``last_turn`` turns, these tools and crash candidates."""
+                      bounds: FuzzBounds, blocking: Collection[str] = ()
+                      ) -> st.SearchStrategy[Schedule]:
+    """Schedules over a scenario with ``last_turn`` turns, these tools and crash candidates.
+
+    A tool in ``blocking`` is called from blocking code, with no event loop: it draws no
+    behaviour that waits on one.
+    """
     kinds = [k for k in bounds.fault_kinds if k in FAULT_KINDS]
     faults = (st.lists(fault_strategy(kinds, last_turn, bounds), max_size=bounds.max_faults)
               if kinds and bounds.max_faults else st.just([]))
     crash = crash_strategy(crashes)
+    loop_free = replace(bounds, behaviours=tuple(
+        k for k in bounds.behaviours if k not in LOOP_BOUND_BEHAVIOURS))
+    per_tool = {t: loop_free if t in blocking else bounds for t in tools}
+    optional = {t: behaviour_strategy(b) for t, b in per_tool.items() if b.behaviours}
     behaviours: st.SearchStrategy[Mapping[str, Json]] = (
-        st.fixed_dictionaries({}, optional={t: behaviour_strategy(bounds) for t in tools})
-        if tools and bounds.behaviours else st.just({}))
+        st.fixed_dictionaries({}, optional=optional) if optional else st.just({}))
     return st.builds(
         lambda f, c, b: Schedule(tuple(f), c, tuple(sorted(b.items()))),
         faults, crash, behaviours)

@@ -20,7 +20,14 @@ from harness.intercept._plain import (
     provider_environment,
     stop_state_for,
 )
-from harness.intercept._targets import Target, missing_function, replaced_targets, stand_in
+from harness.intercept._targets import (
+    Target,
+    called_from_blocking_code,
+    import_from_cwd,
+    missing_function,
+    replaced_targets,
+    stand_in,
+)
 from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 
 __all__ = [
@@ -36,6 +43,8 @@ __all__ = [
     "Route",
     "Served",
     "Target",
+    "called_from_blocking_code",
+    "import_from_cwd",
     "intercepted_network",
     "missing_function",
     "outcome_of_error",

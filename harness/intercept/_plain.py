@@ -37,7 +37,7 @@ import sys
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from fakes import CrashDisk, SimulatedCrash, VirtualClock
@@ -45,7 +45,12 @@ from harness._errors import AgentEntryError, HarnessError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, intercepted_network
 from harness.intercept._seeded import seeded_randomness
-from harness.intercept._targets import NamedByModule, Target, replaced_targets
+from harness.intercept._targets import (
+    NamedByModule,
+    Target,
+    import_from_cwd,
+    replaced_targets,
+)
 from harness.intercept._time import threads_the_clock_sees, virtual_event_loops, virtual_time
 from harness.ports import SPECS
 
@@ -93,18 +98,22 @@ class PlainEntry(NamedByModule):
     targets: tuple[Target, ...] = ()
     tool_map: tuple[tuple[str, str], ...] = ()
     """``--target`` pairs (scenario tool, ``module:function``): they win over the scenario's."""
+    tool_map_source: str = field(default="--target", repr=False)
+    """Where the pairs came from (``--target``, ``ini harness_targets``), for an error."""
 
     def with_targets(self, targets: tuple[Target, ...]) -> PlainEntry:
         """This entry with a case's tool targets, the ``tool_map`` overriding them."""
         mapped = dict(self.tool_map)
         chosen = {t.tool: Target(t.tool, mapped.get(t.tool, t.spec)) for t in targets}
-        return PlainEntry(self.spec, tuple(chosen.values()), self.tool_map)
+        return replace(self, targets=tuple(chosen.values()))
 
-    def with_tool_map(self, tool_map: tuple[tuple[str, str], ...]) -> PlainEntry:
-        return PlainEntry(self.spec, self.targets, tool_map)
+    def with_tool_map(self, tool_map: tuple[tuple[str, str], ...],
+                      source: str = "--target") -> PlainEntry:
+        return replace(self, tool_map=tool_map, tool_map_source=source)
 
     def load(self) -> Callable[..., Any]:
         """Import the entry's module and return ``main``."""
+        import_from_cwd()
         owner: Any = importlib.import_module(self.module)
         for part in self.attribute.split("."):
             owner = getattr(owner, part, None)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import os
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -84,7 +86,31 @@ def missing_function(spec: str) -> str | None:
     return None
 
 
+def called_from_blocking_code(target: Target) -> bool:
+    """Whether ``target`` names a plain (not async) function: its stand-in runs with no loop.
+
+    A target that cannot be had is not: the run reports it before any case.
+    """
+    try:
+        return not inspect.iscoroutinefunction(_resolve(target)[2])
+    except AgentEntryError:
+        return False
+
+
+def import_from_cwd() -> None:
+    """Make the current folder importable, as ``python -m`` does, if it is not already.
+
+    A spec such as ``mypackage.agent:main`` names a package beside the user, not one
+    installed; the ``harness`` script's own folder is what ``sys.path`` starts with.
+    Worker processes call this too: they inherit the folder, not the change to the path.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def _resolve(target: Target) -> tuple[Any, str, Any]:
+    import_from_cwd()
     try:
         owner: Any = importlib.import_module(target.module)
     except Exception as error:  # whatever the module does at import time

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.mutants._catalogue import MUTANTS
-from harness.mutants._run import markdown_table, matrix
+from harness.mutants._run import markdown_table, matrix, out_of_reach
 from harness.scenario import load_scenario, scenario_files
 
 
@@ -42,12 +42,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     found = matrix(chosen, loaded, crashes=not args.no_crash, twice=args.check_determinism,
                    first=args.first)
     width = max(len(m.name) for m in chosen)
+    unreachable = {m.name: why for m in chosen if not found[m.name] and (why := out_of_reach(
+        m, crashes=not args.no_crash, twice=args.check_determinism))}
     for mutant in chosen:
         kills = found[mutant.name]
         shown = "; ".join(f"{Path(s).stem} ({', '.join(c)})" for s, c in kills.items())
-        print(f"{mutant.name:<{width}}  {'killed ' if kills else 'SURVIVED'}  {shown}")
-    survivors = [m.name for m in chosen if not found[m.name]]
-    print(f"{len(chosen) - len(survivors)} of {len(chosen)} mutants killed", file=sys.stderr)
+        mark = "killed " if kills else "not run" if mutant.name in unreachable else "SURVIVED"
+        if mutant.name in unreachable:
+            shown = f"needs {unreachable[mutant.name]}"
+        print(f"{mutant.name:<{width}}  {mark}  {shown}")
+    survivors = [m.name for m in chosen if not found[m.name] and m.name not in unreachable]
+    tried = len(chosen) - len(unreachable)
+    print(f"{tried - len(survivors)} of {tried} mutants killed"
+          + (f"; {len(unreachable)} out of reach of these options" if unreachable else ""),
+          file=sys.stderr)
     return 1 if survivors else 0
 
 

@@ -65,6 +65,21 @@ def matrix(mutants: Sequence[Mutant], scenarios: Iterable[tuple[Scenario, Path]]
     return found
 
 
+def out_of_reach(mutant: Mutant, *, crashes: bool, twice: bool) -> str | None:
+    """Why the options keep every case its catalogue row names from killing ``mutant``, or None.
+
+    Under ``--no-crash`` a mutant killed only by crash cases cannot be killed, and
+    without ``--check-determinism`` neither can one only the determinism check catches:
+    such a mutant is out of reach, not a survivor.
+    """
+    needs = []
+    if not crashes and all(kill.crash is not None for kill in mutant.kills):
+        needs.append("crash cases (run without --no-crash)")
+    if not twice and all(kill.check == "determinism" for kill in mutant.kills):
+        needs.append("--check-determinism")
+    return " and ".join(needs) or None
+
+
 def _named_first(mutant: Mutant, loaded: list[tuple[Scenario, Path]]
                  ) -> list[tuple[Scenario, Path]]:
     named = {Path(k.scenario).resolve() for k in mutant.kills}

@@ -23,26 +23,31 @@ from typing import Any, cast
 
 from harness._errors import ConfigError
 from harness.agent import AgentFactory
-from harness.intercept import PlainEntry, provider_environment
+from harness.intercept import PlainEntry, import_from_cwd, provider_environment
 from harness.scenario import Scenario
 
 AGENT_SPEC_FORM = ("MODULE:ATTRIBUTE, such as 'mypackage.agent:main' (a plain main(prompt)) "
                    "or 'harness.agent:ReferenceAgent' (a factory over the ports)")
 
 
-def load_agent_factory(spec: str) -> AgentFactory | PlainEntry:
-    """Import ``MODULE`` and return its ``ATTRIBUTE`` as a factory or a plain entry point."""
+def load_agent_factory(spec: str, option: str = "--agent") -> AgentFactory | PlainEntry:
+    """Import ``MODULE`` and return its ``ATTRIBUTE`` as a factory or a plain entry point.
+
+    ``option`` is where the spec came from, for the error (``ini harness_agent``...).
+    ``MODULE`` may be a package in the current folder, as with ``python -m``.
+    """
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise ConfigError("--agent", spec, AGENT_SPEC_FORM)
+        raise ConfigError(option, spec, AGENT_SPEC_FORM)
+    import_from_cwd()
     try:
         with provider_environment():  # an agent may build its SDK client at import time
             module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ConfigError("--agent", spec, AGENT_SPEC_FORM,
+        raise ConfigError(option, spec, AGENT_SPEC_FORM,
                           f"Module {module_name!r} cannot be imported: {error}") from error
     except Exception as error:  # whatever the agent's module does at import time
-        raise ConfigError("--agent", spec, AGENT_SPEC_FORM,
+        raise ConfigError(option, spec, AGENT_SPEC_FORM,
                           f"Importing {module_name!r} raised {type(error).__name__}: "
                           f"{error}") from error
     found: Any = module
@@ -50,7 +55,7 @@ def load_agent_factory(spec: str) -> AgentFactory | PlainEntry:
         found = getattr(found, part, None)
     if not callable(found):
         public = sorted(name for name in vars(module) if not name.startswith("_"))
-        raise ConfigError("--agent", spec, AGENT_SPEC_FORM,
+        raise ConfigError(option, spec, AGENT_SPEC_FORM,
                           f"{module_name} has no callable {attribute!r}; it has: "
                           + ", ".join(public[:12]))
     if is_factory(found):

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from harness._redact import redact_values
 
@@ -52,6 +52,10 @@ class CrashSpec:
         return f"{self.point_id}:{self.when}:{self.crash_class}{suffix}"
 
 
+#: Where a printed replay command writes its results (``harness run`` writes ``results``).
+REPLAY_OUT: Final = "results-replay"
+
+
 @dataclass(frozen=True)
 class Case:
     """One run of one scenario file, with an optional crash."""
@@ -63,9 +67,9 @@ class Case:
     agent: str | None = None
     """The ``--agent`` spec the case ran with (None: the reference agent), for its replay."""
     targets: tuple[tuple[str, str], ...] = ()
+    """The ``--target`` pairs it ran with, for its replay."""
     exec: str | None = None
     """The ``--exec`` command the case ran (an agent process), for its replay."""
-    """The ``--target`` pairs it ran with, for its replay."""
 
     @property
     def case_id(self) -> str:
@@ -86,7 +90,8 @@ class Case:
             words += ["--exec", self.exec]
         if self.crash is not None:
             words += ["--crash-at", self.crash.label]
-        return shlex.join(words)
+        # A folder of its own: a pasted replay must not overwrite the whole run's results.
+        return shlex.join([*words, "--out", REPLAY_OUT])
 
 
 @dataclass(frozen=True)

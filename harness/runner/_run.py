@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fakes import (
     CRASH_CLASSES,
+    LOOP_BOUND_BEHAVIOURS,
     ClockRunner,
     CrashPlan,
     HarnessLimitExceeded,
@@ -54,6 +55,7 @@ from harness.intercept import (
     PlainAgent,
     PlainEntry,
     Target,
+    called_from_blocking_code,
     missing_function,
     provider_environment,
 )
@@ -71,7 +73,13 @@ from harness.runner._results import (
 from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for
 from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
-from harness.scenario import Scenario, check_targets, fault_error, load_scenario
+from harness.scenario import (
+    Scenario,
+    check_blocking_behaviours,
+    check_targets,
+    fault_error,
+    load_scenario,
+)
 from harness.trace import (
     CallRecord,
     CrashRecord,
@@ -383,27 +391,42 @@ def _world_crash(crash: CrashSpec | None) -> WorldCrash | None:
 def _check_functions(scenario: Scenario, entry: PlainEntry) -> None:
     """Refuse a target or ``--target`` that names no function, before any case runs."""
     check_targets(scenario, missing_function)
+    check_blocking_behaviours(scenario, blocking_tools(scenario, entry), LOOP_BOUND_BEHAVIOURS)
     for tool, spec in entry.tool_map:
         why = missing_function(spec)
         if why is not None:
-            raise ConfigError("--target", f"{tool}={spec}", "TOOL=MODULE:FUNCTION naming a "
-                              "function of the agent's code", why)
+            raise ConfigError(entry.tool_map_source, f"{tool}={spec}", "TOOL=MODULE:FUNCTION "
+                              "naming a function of the agent's code", why)
 
 
 def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFactory:
     """The factory of a case: a plain entry is bound to the case's world and tool targets."""
     if not isinstance(factory, PlainEntry):
         return factory
-    mapped = dict(factory.tool_map)
-    entry = factory.with_targets(tuple(Target(name, spec.target or mapped[name])
-                                       for name, spec in scenario.tools.items()
-                                       if spec.target or name in mapped))
+    entry = factory.with_targets(_scenario_targets(factory, scenario))
 
     def build(ports: AgentPorts) -> Agent:
         agent: Agent = PlainAgent(entry, world, ports.incarnation)
         return agent
 
     return build
+
+
+def _scenario_targets(entry: PlainEntry, scenario: Scenario) -> tuple[Target, ...]:
+    mapped = dict(entry.tool_map)
+    return tuple(Target(name, spec.target or mapped[name])
+                 for name, spec in scenario.tools.items() if spec.target or name in mapped)
+
+
+def blocking_tools(scenario: Scenario, agent: AgentUnderTest | None) -> frozenset[str]:
+    """The tools ``agent`` reaches through a plain function: no loop-bound behaviour fits them.
+
+    Only a plain entry has targets; a factory over the ports runs every tool on the loop.
+    """
+    if not isinstance(agent, PlainEntry):
+        return frozenset()
+    targets = agent.with_targets(_scenario_targets(agent, scenario)).targets
+    return frozenset(t.tool for t in targets if called_from_blocking_code(t))
 
 
 def _crash_class(name: str) -> Any:

@@ -31,7 +31,9 @@ import httpx
 
 import fakes
 from fakes import (
+    BEHAVIOURS,
     BROKEN_STREAM_FAULTS,
+    LOOP_BOUND_BEHAVIOURS,
     CacheConfig,
     CacheOutcome,
     CrashClass,
@@ -370,6 +372,11 @@ class World:
 
     def call_tool_blocking(self, tool: str, arguments: dict[str, Any], incarnation: int) -> Any:
         """The same from blocking code: the tool's own waits move the clock directly."""
+        behaviour = self.tools[tool].behaviour.kind
+        if behaviour in LOOP_BOUND_BEHAVIOURS:
+            # Refused before it starts: with no loop running, the wait would fail inside
+            # asyncio and read as the agent's own exception.
+            raise AgentEntryError(loop_bound_message(tool, behaviour))
         recording, context = self._tool_call(tool, arguments, incarnation, _JumpClock(self.clock))
         return _finish_without_loop(recording.run(arguments, context), tool)
 
@@ -869,10 +876,17 @@ def _finish_without_loop(coro: Coroutine[Any, Any, Any], tool: str) -> Any:
     except StopIteration as done:
         return done.value
     coro.close()
-    raise AgentEntryError(
-        f"tool {tool!r} waits on the event loop (a hanging, subprocess or "
-        "ignores_cancellation behaviour), but its target is a plain function called "
-        "from blocking code: make the target async, or give the tool another behaviour")
+    raise AgentEntryError(loop_bound_message(tool))
+
+
+def loop_bound_message(tool: str, behaviour: str | None = None) -> str:
+    """Why ``tool`` cannot run (with ``behaviour``) from blocking code, and the two fixes."""
+    waits = (f"has behaviour {behaviour!r}, which waits" if behaviour is not None
+             else "waits")
+    return (f"tool {tool!r} {waits} on the event loop, but "
+            "its target is a plain function called from blocking code: make the target "
+            "async, or give the tool another behaviour (one of "
+            f"{', '.join(k for k in BEHAVIOURS if k not in LOOP_BOUND_BEHAVIOURS)})")
 
 
 def _turn_of(dialect: Dialect, body: bytes) -> int:

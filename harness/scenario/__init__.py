@@ -23,6 +23,7 @@ from harness.scenario._goals import (
     fake_verifier,
 )
 from harness.scenario._loader import (
+    check_blocking_behaviours,
     check_crash_points,
     check_targets,
     fault_error,
@@ -116,6 +117,7 @@ __all__ = [
     "ToolKind",
     "ToolOutcome",
     "VerifierRuleDeclaration",
+    "check_blocking_behaviours",
     "check_crash_points",
     "check_targets",
     "fake_verifier",

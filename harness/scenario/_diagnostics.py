@@ -13,6 +13,7 @@ sentence of its own; the rest fall back to pydantic's words, still located::
 from __future__ import annotations
 
 import types
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types
@@ -39,9 +40,15 @@ from harness.scenario._tools import BEHAVIOUR_KINDS
 
 def scenario_errors(exc: ValidationError, data: object, source: SourceMap) -> list[ScenarioError]:
     """Every error in ``exc``, located in ``source`` and sorted by position."""
+    return located_details(exc.errors(include_url=False), data, source)
+
+
+def located_details(details: Iterable[ErrorDetails], data: object, source: SourceMap
+                    ) -> list[ScenarioError]:
+    """:func:`scenario_errors` of some of a validation's error details."""
     errors = [
         source.error(problem, within)
-        for detail in exc.errors(include_url=False)
+        for detail in details
         for within, problem in _problems(detail, data)
     ]
     return sorted(errors, key=lambda error: (error.line or 0, error.column or 0))

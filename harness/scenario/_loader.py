@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import difflib
+from collections.abc import Callable, Collection, Iterable
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness._errors import FaultError, ScenarioError
-from harness.scenario._diagnostics import scenario_errors
+from harness.scenario._diagnostics import located_details, scenario_errors
+from harness.scenario._faults import FAULT_KINDS
 from harness.scenario._model import (
     Scenario,
     attach_source,
+    fault_turn_problems,
     source_of,
     undeclared_tool_problems,
 )
 from harness.scenario._problems import Problem, did_you_mean, quoted, show, show_typed
 from harness.scenario._source import SourceMap, located_error
+from harness.scenario._tools import BEHAVIOUR_KINDS
 from harness.scenario._yaml import parse_yaml, read_yaml
 
 StrPath = str | PathLike[str]
@@ -74,8 +78,42 @@ def _every_error(exc: ValidationError, data: dict[str, Any], source: SourceMap
     undeclared tools too: every mistake of a file in one pass."""
     errors = scenario_errors(exc, data, source)
     if not any(detail["loc"] == () for detail in exc.errors(include_url=False)):
-        errors += [source.error(problem) for problem in undeclared_tool_problems(data)]
+        problems = [*undeclared_tool_problems(data), *fault_turn_problems(data)]
+        errors += [source.error(problem) for problem in problems]
+        errors += _errors_of_the_meant_kinds(data, source)
     return sorted(errors, key=lambda error: (error.line or 0, error.column or 0))
+
+
+def _errors_of_the_meant_kinds(data: dict[str, Any], source: SourceMap) -> list[ScenarioError]:
+    """A fault whose misspelt kind has a close match, checked as that kind.
+
+    Its unknown kind is reported on its own; without this its missing or wrong fields
+    would show only once the kind is fixed, one round later.
+    """
+    faults = data.get("faults")
+    if not isinstance(faults, list):
+        return []
+    meant = {i: _close_kind(fault.get("kind")) for i, fault in enumerate(faults)
+             if isinstance(fault, dict)}
+    meant = {i: kind for i, kind in meant.items() if kind is not None}
+    if not meant:
+        return []
+    fixed = [{**fault, "kind": meant[i]} if i in meant else fault
+             for i, fault in enumerate(faults)]
+    try:
+        Scenario.model_validate({**data, "faults": fixed})
+    except ValidationError as exc:
+        details = [d for d in exc.errors(include_url=False)
+                   if len(d["loc"]) > 2 and d["loc"][:2] in {("faults", i) for i in meant}]
+        return located_details(details, {**data, "faults": fixed}, source)
+    return []
+
+
+def _close_kind(kind: object) -> str | None:
+    if not isinstance(kind, str) or kind in FAULT_KINDS:
+        return None
+    close = difflib.get_close_matches(kind, list(FAULT_KINDS), n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def scenario_files(paths: Iterable[StrPath]) -> list[Path]:
@@ -178,6 +216,29 @@ def check_targets(scenario: Scenario, missing: Callable[[str], str | None]) -> N
                                     tool.target, show(tool.target),
                                     "'module:function' naming a function of the agent's code",
                                     why))
+    if problems:
+        raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
+
+
+def check_blocking_behaviours(scenario: Scenario, blocking: Collection[str],
+                              loop_bound: Collection[str]) -> None:
+    """Raise :class:`ScenarioError` for a ``blocking`` tool whose behaviour is ``loop_bound``.
+
+    ``blocking`` are the tools the agent reaches through a plain (not async) function:
+    called with no event loop, they cannot wait on one. The error is on the behaviour's
+    line, before any case runs.
+    """
+    problems = []
+    for name in sorted(blocking):
+        tool = scenario.tools.get(name)
+        kind = tool.behaviour.kind if tool is not None and tool.behaviour is not None else None
+        if kind in loop_bound:
+            allowed = [k for k in BEHAVIOUR_KINDS if k not in loop_bound]
+            problems.append(Problem(
+                ("tools", name, "behaviour", "kind"), "the behaviour waits on the event loop, "
+                "but the tool's target is a plain function called from blocking code", kind,
+                show(kind), quoted(allowed), "Make the target async, or give the tool another "
+                "behaviour"))
     if problems:
         raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
 

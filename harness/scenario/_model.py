@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Self
+from typing import TYPE_CHECKING, Annotated, Any, Final, Self, TypeGuard
 
 from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
 
@@ -316,6 +316,7 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *undeclared_tool_problems(scenario.model_dump(
             include={"tools", "jobs", "model", "expect", "verifier"})),
         *_fault_turn_problems(scenario),
+        *_crash_point_problems(scenario),
         *_fault_combination_problems(scenario),
         *job_problems(scenario.tools, scenario.jobs, scenario.cancels,
                       has_goal=scenario.goal is not None),
@@ -420,14 +421,71 @@ def _undeclared(loc: Loc, name: str, declared: list[str], *, at_key: bool = Fals
 
 
 def _fault_turn_problems(scenario: Scenario) -> list[Problem]:
-    last = scenario.last_turn
-    return [
-        Problem(("faults", index, "at", "turn"), "turn is never reached by the script",
-                value=fault.at.turn, got=str(fault.at.turn),
-                expected=f"a turn from 1 to {last} (the last scripted turn)")
-        for index, fault in enumerate(scenario.faults)
-        if fault.at.turn > last
-    ]
+    return fault_turn_problems(scenario.model_dump(include={"model", "faults"}))
+
+
+def fault_turn_problems(data: Mapping[str, Any]) -> list[Problem]:
+    """Every fault keyed to a turn past the last scripted one.
+
+    Reads plain data, like :func:`undeclared_tool_problems`, so the loader reports these
+    beside an entry's other mistakes.
+    """
+    turns = [reply.get("turn") for _, reply in _items(data.get("model"))]
+    last = max((t for t in turns if _is_count(t)), default=None)
+    if last is None:
+        return []  # no usable script: its own error says so
+    problems = []
+    for index, fault in _items(data.get("faults")):
+        at = fault.get("at")
+        turn = at.get("turn") if isinstance(at, dict) else None
+        if _is_count(turn) and turn > last:
+            problems.append(Problem(("faults", index, "at", "turn"),
+                                    "turn is never reached by the script", value=turn,
+                                    got=str(turn),
+                                    expected=f"a turn from 1 to {last} (the last scripted turn)"))
+    return problems
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _crash_point_problems(scenario: Scenario) -> list[Problem]:
+    """World-event crash points no run of the script reaches: an undeclared tool, a turn
+    past the script. Found here, each is an error at its line, not an ``unknown`` case."""
+    points = scenario.crash.points
+    if isinstance(points, str):
+        return []
+    problems = []
+    for index, point in enumerate(points):
+        problem = _unreachable_world_point(scenario, point)
+        if problem is not None:
+            problems.append(Problem(("crash", "points", index), problem[0], point, show(point),
+                                    problem[1], problem[2]))
+    return problems
+
+
+def _unreachable_world_point(scenario: Scenario, point: str) -> tuple[str, str, str] | None:
+    """Why world point ``point`` is never reached, what is expected, a hint; None if it may be."""
+    kind, _, rest = point.partition(":")
+    if kind == "after_tool":
+        tool, _, number = rest.rpartition("#")
+        declared = [*scenario.tools, *scenario.jobs]
+        if tool in declared:
+            return None
+        return ("the crash point names a tool the scenario does not declare",
+                quoted([f"after_tool:{name}#{number}" for name in declared], "no tool (none "
+                       "is declared)"),
+                did_you_mean(point, [f"after_tool:{name}#{number}" for name in declared]))
+    if kind in _TURN_POINT_KINDS and int(rest) > scenario.last_turn:
+        last = scenario.last_turn
+        return ("the crash point's turn is past the script",
+                f"a turn from 1 to {last} (the last scripted turn)",
+                f"Did you mean '{kind}:{last}'?")
+    return None
+
+
+_TURN_POINT_KINDS: Final = frozenset({"before_request", "mid_stream", "after_response"})
 
 
 def _fault_combination_problems(scenario: Scenario) -> list[Problem]:

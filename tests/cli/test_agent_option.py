@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,80 @@ def test_a_bad_spec_on_the_command_line_is_exit_2_without_traceback(
     err = capsys.readouterr().err
     assert err.startswith("harness: error: --agent: got 'nope'")
     assert "Traceback" not in err
+
+
+@pytest.fixture
+def package_in_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A package ``cwd_agent_pkg`` in a fresh folder that is the current one and not on sys.path.
+
+    Its agent is the reference agent's factory; its tool a plain function.
+    """
+    package = tmp_path / "cwd_agent_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "agent.py").write_text("from harness.agent import ReferenceAgent as agent\n")
+    (package / "tools.py").write_text("def deploy(**arguments):\n    raise RuntimeError\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    yield "cwd_agent_pkg"
+    for name in [n for n in sys.modules if n.startswith("cwd_agent_pkg")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_agent_in_the_current_folder_is_found_as_python_m_would(
+        package_in_cwd: str, capsys: pytest.CaptureFixture[str], jobs: str) -> None:
+    # Before, this needed PYTHONPATH=. and failed with "No module named 'cwd_agent_pkg'".
+    code = main(["run", str(SCENARIO), "--out", "results", "--jobs", jobs,
+                 "--agent", f"{package_in_cwd}.agent:agent"])
+    assert code == 0, capsys.readouterr()
+
+
+ANTHROPIC = SCENARIO.parents[1] / "crash/mail-at-every-world-event-anthropic.yaml"
+
+
+def test_a_run_where_every_scenario_is_skipped_checks_targets_and_exits_0(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, the targets were checked against the scenarios left after the dialect
+    # filter: none, so a right tool name was refused ("they declare none"), exit 2.
+    code = main(["run", str(ANTHROPIC), "--dialect", "openai", "--target", "mail=os:getcwd",
+                 "--out", str(tmp_path / "results")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"SKIPPED {ANTHROPIC}: this scenario speaks anthropic; the agent speaks openai only",
+        "harness run: all 1 scenario(s) skipped: none is in a dialect the agent speaks; "
+        "nothing ran",
+    ]
+
+
+def test_a_target_no_scenario_declares_is_refused_even_when_skipped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", str(ANTHROPIC), "--dialect", "openai", "--target", "mial=os:getcwd",
+                 "--out", str(tmp_path / "results")])
+    assert code == 2
+    assert ("--target: got 'mial=os:getcwd'; expected the name of a tool the scenarios "
+            "declare: mail") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("ini", "message"), [
+    ("harness_agent = no_such_module_anywhere:main",
+     "*ini harness_agent (*tox.ini): got 'no_such_module_anywhere:main'; expected "
+     "MODULE:ATTRIBUTE*"),
+    ("harness_agent = harness.intercept._plain:outcome_of_value\n"
+     "harness_targets = deploy=os:no_such_function",
+     "*ini harness_targets (*tox.ini): got 'deploy=os:no_such_function'; expected "
+     "TOOL=MODULE:FUNCTION naming a function of the agent's code*"),
+], ids=["agent", "target"])
+def test_a_pytest_ini_error_names_the_ini_option(pytester: pytest.Pytester, ini: str,
+                                                 message: str) -> None:
+    # Before, both errors named an option ('--agent:', '--target:') never typed.
+    pytester.makeini("[pytest]\n" + ini + "\n")
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios/s.yaml").write_text(SCENARIO.read_text())
+
+    result = pytester.runpytest("-p", "no:cacheprovider")
+
+    result.stdout.fnmatch_lines([message])
+    assert "--agent:" not in result.stdout.str()
+    assert "--target:" not in result.stdout.str()

@@ -48,5 +48,6 @@ def test_the_report_shows_the_lines_the_failure_points_at(write, monkeypatch, tm
         *(f"      | ledger row {n}" for n in range(12)),
         "      | ... (2 more lines)",
         "",
-        "replay: harness run crashy.yaml --seed 0 --crash-at 'journal:fsync#1:after:unsynced_lost'",
+        "replay: harness run crashy.yaml --seed 0 --crash-at 'journal:fsync#1:after:unsynced_lost' "
+        "--out results-replay",
     ]

@@ -86,3 +86,21 @@ def test_validate_and_run_agree_on_a_listed_point_the_agent_never_reaches(
     assert ("UNKNOWN badpoint[journal:fsync#9:after:unsynced_lost]: the agent never reached "
             "journal:fsync#9, so this case proves nothing; it reached: ") in err
     assert "Did you mean 'journal:fsync#3'?" in err
+
+
+def test_validate_reports_a_split_past_the_end_of_the_scripted_stream(
+        tmp_path: Path, capsys) -> None:
+    # Before, validate said ok and run exited 2 on it.
+    path = tmp_path / "split.yaml"
+    path.write_text(
+        "name: split\ndialect: openai\nmodel:\n  - turn: 1\n    text: Hi.\nfaults:\n"
+        "  - {kind: split_at, at: {turn: 1}, offsets: [5000]}\nexpect:\n"
+        "  stop_state: complete\n", encoding="utf-8")
+
+    assert main(["validate", str(path)]) == 1
+
+    out, err = capsys.readouterr()
+    assert out.startswith(f"{path}:7:46: faults[0].offsets: the 'split_at' fault does not fit "
+                          "the stream it met at turn 1, attempt 1: got 5000; expected an "
+                          "offset in [1, ")
+    assert err == "harness: 1 error(s) in 1 of 1 file(s)\n"

@@ -103,3 +103,65 @@ def test_a_budget_below_one_is_refused(fuzz, scenario_file, tmp_path) -> None:
         fuzz(scenario_file, "--budget", 0, "--out", tmp_path)
 
     assert exit_.value.code == 2
+
+
+SYNC_MAIN = '''
+import json
+
+from openai import OpenAI
+
+from .tools import check_outbox, send_mail
+
+FUNCTIONS = {"mail": send_mail, "outbox": check_outbox}
+TOOLS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+         for name in FUNCTIONS]
+
+
+def main(prompt: str) -> str:
+    client = OpenAI(timeout=30.0, max_retries=0)
+    messages = [{"role": "user", "content": prompt}]
+    while True:
+        reply = client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return message.content or ""
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            result = FUNCTIONS[call.function.name](**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id,
+                             "content": json.dumps(result)})
+'''
+SYNC_TOOLS = '''
+def send_mail(to: str, body: str) -> dict:
+    raise RuntimeError("never reached in a test")
+
+
+def check_outbox() -> dict:
+    raise RuntimeError("never reached in a test")
+'''
+
+
+def test_a_blocking_agent_is_fuzzed_without_loop_bound_behaviours(
+        fuzz, scenario_text, tmp_path, monkeypatch, caplog) -> None:
+    # Before, a hanging or ignores_cancellation tool was drawn for a plain function; each
+    # left a coroutine never awaited (a RuntimeWarning, an error under filterwarnings)
+    # and a pending task destroyed (logged by asyncio).
+    package = tmp_path / "blocking_agent_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "agent.py").write_text(SYNC_MAIN)
+    (package / "tools.py").write_text(SYNC_TOOLS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # No crash, no fault: the search is about the tools' behaviours, which this agent
+    # copes with (it retries nothing, so a stream fault would fail it).
+    scenario_file = tmp_path / "mail-once.yaml"
+    scenario_file.write_text(scenario_text.replace("crash:\n  points: [after_tool:mail#1]\n",
+                                                   ""), encoding="utf-8")
+
+    code, out, err = fuzz(scenario_file, "--agent", "blocking_agent_pkg.agent:main",
+                          "--target", "mail=blocking_agent_pkg.tools:send_mail",
+                          "--target", "outbox=blocking_agent_pkg.tools:check_outbox",
+                          "--max-faults", 0, "--budget", 40, "--out", tmp_path / "fuzz")
+
+    assert (code, err) == (0, ""), out
+    assert "Task was destroyed" not in caplog.text

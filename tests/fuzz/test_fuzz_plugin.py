@@ -6,8 +6,8 @@ import pytest
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, scenario_text: str) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nfilterwarnings = error\n")
+def project(pytester: pytest.Pytester, scenario_text: str, strict_ini: str) -> pytest.Pytester:
+    pytester.makeini(strict_ini)
     pytester.mkdir("scenarios")
     (pytester.path / "scenarios" / "mail-once.yaml").write_text(scenario_text)
     return pytester

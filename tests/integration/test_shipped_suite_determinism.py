@@ -48,8 +48,9 @@ def _digests(folder: Path) -> dict[str, str]:
     return {row["case_id"]: row["digest"] for row in rows}
 
 
-def test_xdist_and_a_single_process_give_the_same_digests(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nfilterwarnings = error\n")
+def test_xdist_and_a_single_process_give_the_same_digests(pytester: pytest.Pytester,
+                                                          strict_ini: str) -> None:
+    pytester.makeini(strict_ini)
     shutil.copytree(SUITE / "streaming", pytester.path / "scenarios" / "streaming")
     shutil.copy(SUITE / "crash" / "unknown-send-is-inspected.yaml", pytester.path / "scenarios")
 

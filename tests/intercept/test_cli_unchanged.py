@@ -143,3 +143,27 @@ def test_a_target_naming_no_function_is_refused_at_its_line_before_any_case_runs
             f"'{package}.tools:send_mial'; expected 'module:function' naming a function of the "
             f"agent's code. '{package}.tools' has no function 'send_mial'") in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_hanging_tool_on_a_plain_target_is_refused_at_its_line_before_any_case(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, the case failed inside asyncio ('NoneType' object has no attribute
+    # 'create_future') and the report blamed the agent's own code.
+    package = openai_agent()
+    scenario = tmp_path / "hangs.yaml"
+    scenario.write_text(
+        "name: hangs\ndialect: openai\ntools:\n  mail: {kind: send, behaviour: {kind: hanging},"
+        " timeout_seconds: 5}\nmodel:\n  - turn: 1\n    calls: [{tool: mail, args: {to: a}}]\n"
+        "  - turn: 2\n    text: Sent.\nexpect:\n  stop_state: complete\n", encoding="utf-8")
+
+    code = main(["run", str(scenario), "--agent", f"{package}.agent:main",
+                 "--target", f"mail={package}.tools:send_mail", "--out", str(tmp_path / "r")])
+
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"harness: error: {scenario}:4:40: tools.mail.behaviour.kind: the behaviour waits on "
+        "the event loop, but the tool's target is a plain function called from blocking "
+        "code: got 'hanging'; expected one of 'instant', 'slow', 'failing'. Make the target "
+        "async, or give the tool another behaviour\n")
+    assert not (tmp_path / "r").exists()

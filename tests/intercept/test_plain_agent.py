@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from harness._errors import AgentEntryError
 from harness.intercept import PlainEntry
 from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
 from harness.scenario import Scenario
@@ -135,7 +136,7 @@ def test_the_replay_command_names_the_agent(openai_agent: Callable[..., str]) ->
     case = Case("mail", SOURCE, 4, crash, agent=f"{package}.agent:main")
     assert case.replay_command == (f"harness run scenarios/mail.yaml --seed 4 --agent "
                                    f"{package}.agent:main --crash-at "
-                                   "'after_tool:mail#1:at:unsynced_lost'")
+                                   "'after_tool:mail#1:at:unsynced_lost' --out results-replay")
 
 
 AGENT_THAT_FAILS = '''
@@ -201,6 +202,46 @@ def test_a_blocking_main_on_the_sync_sdk_runs_on_virtual_time(
     assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
     assert result.trace is not None
     assert result.trace.extra["final_answer"] == "Sent. after 90s"
+
+
+def _sync_agent(agent_packages: AgentPackages) -> str:
+    from .conftest import TOOLS
+
+    return agent_packages.write({"tools": TOOLS,
+                                 "agent": SYNC_AGENT.replace("{package}", "{{package}}")
+                                 .replace("{", "{{").replace("}", "}}")
+                                 .replace("{{{{package}}}}", "{package}")})
+
+
+def _mail_behaving(package: str, behaviour: dict[str, Any]) -> Scenario:
+    return mail_scenario(package, tools={"mail": {
+        "kind": "send", "target": f"{package}.tools:send_mail", "behaviour": behaviour,
+        "timeout_seconds": 10}})
+
+
+@pytest.mark.parametrize("behaviour", [
+    {"kind": "hanging"}, {"kind": "ignores_cancellation", "seconds": 3},
+    {"kind": "subprocess", "argv": ["true"]},
+], ids=lambda b: b["kind"])
+def test_a_loop_bound_behaviour_on_a_blocking_target_is_a_clear_error(
+        agent_packages: AgentPackages, behaviour: dict[str, Any]) -> None:
+    # Without the check, a hanging tool failed inside asyncio (no running loop) and the
+    # report blamed the agent's own code.
+    package = _sync_agent(agent_packages)
+    with pytest.raises(AgentEntryError, match=(
+            rf"^tool 'mail' has behaviour '{behaviour['kind']}', which waits on the event "
+            r"loop, but its target is a plain function called from blocking code: make the "
+            r"target async, or give the tool another behaviour \(one of instant, slow, "
+            r"failing\)$")):
+        run(package, _mail_behaving(package, behaviour))
+
+
+def test_a_slow_blocking_target_runs_on_virtual_time(agent_packages: AgentPackages) -> None:
+    package = _sync_agent(agent_packages)
+    result = run(package, _mail_behaving(package, {"kind": "slow", "seconds": 3}))
+    assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
+    assert result.trace is not None
+    assert result.trace.extra["final_answer"] == "Sent. after 93s"
 
 
 AGENT_CALLING_OUT = '''

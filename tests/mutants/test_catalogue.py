@@ -42,3 +42,27 @@ def test_the_readme_table_is_the_catalogue() -> None:
     readme = Path("harness/mutants/README.md").read_text(encoding="utf-8")
     assert readme.rstrip().endswith(markdown_table(MUTANTS)), \
         "regenerate the table with: python -m harness.mutants --table"
+
+
+def test_a_mutant_only_crash_cases_kill_is_out_of_reach_under_no_crash(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, it was marked SURVIVED and failed the run, with no word of why.
+    from harness.mutants.__main__ import main
+
+    code = main(["--no-crash", "--only", "J4-unknown-as-not-started",
+                 "scenarios/crash/unknown-send-is-inspected.yaml"])
+
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert out == ("J4-unknown-as-not-started  not run  needs crash cases (run without "
+                   "--no-crash)\n")
+    assert err == "0 of 0 mutants killed; 1 out of reach of these options\n"
+
+
+def test_a_determinism_mutant_is_out_of_reach_without_the_check() -> None:
+    from harness.mutants._run import out_of_reach
+
+    caught = [m for m in MUTANTS if all(k.check == "determinism" for k in m.kills)]
+    assert caught
+    assert out_of_reach(caught[0], crashes=True, twice=False) == "--check-determinism"
+    assert out_of_reach(caught[0], crashes=True, twice=True) is None

@@ -72,9 +72,9 @@ SCENARIOS = {"hello": HELLO, "crashy": CRASHY, "bad": BAD, "unreached": UNREACHE
 class Project:
     """A throwaway pytest project with an ini file and a ``scenarios/`` folder."""
 
-    def __init__(self, pytester: pytest.Pytester) -> None:
+    def __init__(self, pytester: pytest.Pytester, ini: str) -> None:
         self.pytester = pytester
-        pytester.makeini("[pytest]\nfilterwarnings = error\n")
+        pytester.makeini(ini)
         pytester.mkdir("scenarios")
         pytester.makeconftest("")
 
@@ -92,5 +92,5 @@ class Project:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> Project:
-    return Project(pytester)
+def project(pytester: pytest.Pytester, strict_ini: str) -> Project:
+    return Project(pytester, strict_ini)

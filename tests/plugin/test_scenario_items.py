@@ -89,7 +89,7 @@ def test_a_broken_invariant_reports_yaml_evidence_and_replay(project) -> None:
         "> 7 |   stop_state: complete",
         "broken invariants",
         "  I4: *",
-        "replay: harness run scenarios/hello.yaml --seed 5",
+        "replay: harness run scenarios/hello.yaml --seed 5 --out results-replay",
     ])
     assert "Traceback" not in result.stdout.str()
     assert "runtest" not in result.stdout.str()

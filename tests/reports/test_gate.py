@@ -185,7 +185,7 @@ def test_without_a_config_the_default_thresholds_apply(folders, case, attempt, c
     monkeypatch.chdir(base.parent)  # no ./pyproject.toml here
     assert main(["gate", str(base), str(cand)]) == 5
     out = capsys.readouterr().out
-    assert "threshold 0.25" in out  # attempts_per_task's default
+    assert "threshold 25 % worse" in out  # attempts_per_task's default
     assert "FAIL     regression:cost_per_successful_task" in out
 
 
@@ -214,3 +214,30 @@ def test_bad_input_is_one_clear_line_and_exit_2(folders, write_folder, case, cap
     assert len(err.splitlines()) == 1
     assert re.match(message, err)
     assert "Traceback" not in err
+
+
+def test_a_regression_reads_as_a_signed_percentage_and_a_direction(folders, case, attempt,
+                                                                   capsys, monkeypatch):
+    # Before: "worse by -0.1006 (relative)" beside a chart that showed "+153 %".
+    cases = [case(f"s{i}") for i in range(20)]
+    base, cand = folders(cases, cases,
+                         [attempt(c, k, attempt_no=k + 1) for c in cases for k in range(3)])
+    monkeypatch.chdir(base.parent)
+    main(["gate", str(base), str(cand)])
+    out = capsys.readouterr().out
+    assert ("FAIL     regression:attempts_per_task: request attempts per task: 1 -> 3 (+200 %); "
+            "at the interval's most favourable end 200 % worse, threshold 25 % worse") in out
+
+
+def test_a_metric_undefined_in_both_releases_says_so_and_why(folders, case, attempt, capsys,
+                                                              tmp_path):
+    cases = [case(f"s{i}") for i in range(3)]
+    _, cand = folders(cases, cases, [attempt(c, model="no-such-model") for c in cases])
+    # The candidate compared with itself: both releases unpriced.
+    (tmp_path / "cost.toml").write_text("", encoding="utf-8")
+    main(["gate", str(cand), str(cand), "--config", str(tmp_path / "cost.toml"),
+          "--threshold", "cost_per_successful_task=0.1"])
+    out = capsys.readouterr().out
+    assert ("UNKNOWN  regression:cost_per_successful_task: cost per successful task (USD) is "
+            "undefined in both releases: no price for model no-such-model (add it to the "
+            "price table, or gate without the cost threshold)") in out

@@ -73,7 +73,7 @@ def test_compare_command_writes_the_chosen_formats(write_folder, case, attempt, 
                  "--config", str(tmp_path / "empty.toml")])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md"]
-    assert capsys.readouterr().out.splitlines()[-1].startswith("Gate: PASS (exit 0)")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("harness gate would exit 0: ")
 
 
 def test_an_unknown_format_is_bad_input(write_folder, case, tmp_path, capsys):

@@ -75,9 +75,9 @@ def test_the_command_line_reports_it_as_bad_input(
 
 
 def test_under_pytest_it_fails_with_the_location_and_no_traceback(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, strict_ini: str,
 ) -> None:
-    pytester.makeini("[pytest]\nfilterwarnings = error\n")
+    pytester.makeini(strict_ini)
     (pytester.path / "scenarios").mkdir()
     (pytester.path / "scenarios" / "split.yaml").write_text(SPLIT_PAST_THE_END)
     result = pytester.runpytest()

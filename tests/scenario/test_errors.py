@@ -67,18 +67,51 @@ def test_an_unknown_tool_kind_lists_the_kinds(tmp_path: Path) -> None:
     )
 
 
+UNKNOWN_STAL = (
+    "faults[0].kind: unknown fault kind: got 'stal'; expected one of 'http_error', "
+    "'truncated_tool_arguments', 'invalid_tool_arguments', 'inject_comments', "
+    "'inject_pings', 'malformed_frame', 'error_in_stream', 'no_terminal_event', "
+    "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
+    "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
+    "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
+    "'stall_before_headers', 'stall_connecting'. Did you mean 'stall'?")
+
+
 def test_an_unknown_fault_kind_lists_the_kinds(tmp_path: Path) -> None:
     error = assert_error(
-        write(tmp_path, VALID + "faults:\n  - {at: {turn: 1}, kind: stal, seconds: 1}\n"),
-        "11:27: faults[0].kind: unknown fault kind: got 'stal'; expected one of 'http_error', "
-        "'truncated_tool_arguments', 'invalid_tool_arguments', 'inject_comments', "
-        "'inject_pings', 'malformed_frame', 'error_in_stream', 'no_terminal_event', "
-        "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
-        "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
-        "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
-        "'stall_before_headers', 'stall_connecting'. Did you mean 'stall'?",
+        write(tmp_path, VALID + "faults:\n  - {at: {turn: 1}, kind: stal, seconds: 1, "
+              "after_bytes: 5}\n"),
+        "11:27: " + UNKNOWN_STAL,
     )
     assert error.value == "stal"
+
+
+def test_a_fault_entrys_mistakes_are_reported_in_one_pass(tmp_path: Path) -> None:
+    # Before, the unknown kind hid the missing field, which hid the unreachable turn:
+    # three rounds of fix-and-rerun for one entry.
+    assert_error(
+        write(tmp_path, VALID + "faults:\n  - {at: {turn: 7}, kind: stal}\n"),
+        "11:5: faults[0]: missing 'after_bytes' or 'after_events'; expected exactly one of "
+        "them, such as 'after_bytes: 120'",
+        "11:17: faults[0].at.turn: turn is never reached by the script: got 7; expected a turn "
+        "from 1 to 1 (the last scripted turn)",
+        "11:27: " + UNKNOWN_STAL,
+    )
+
+
+def test_world_crash_points_no_run_reaches_are_errors_at_their_line(tmp_path: Path) -> None:
+    # Before, both loaded, and the run reported their cases unknown.
+    text = VALID.replace("expect:", "crash:\n  points: [after_tool:ntoes#1, mid_stream:9, "
+                         "after_tool:notes#2]\nexpect:")
+    assert_error(
+        write(tmp_path, text),
+        "9:12: crash.points[0]: the crash point names a tool the scenario does not declare: "
+        "got 'after_tool:ntoes#1'; expected one of 'after_tool:notes#1'. Did you mean "
+        "'after_tool:notes#1'?",
+        "9:32: crash.points[1]: the crash point's turn is past the script: got "
+        "'mid_stream:9'; expected a turn from 1 to 1 (the last scripted turn). Did you mean "
+        "'mid_stream:1'?",
+    )
 
 
 def test_an_unknown_behaviour_kind_lists_the_kinds(tmp_path: Path) -> None:
