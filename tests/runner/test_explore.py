@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +186,27 @@ def test_jobs_cancels_and_goals_are_not_recorded_so_their_cases_replay(
     assert explore.unrecorded_parts(scenario) == parts
     assert run_case(case, scenario).exploration == "replayed"
     assert not explore._RECORDINGS
+
+
+def test_an_async_generator_finalized_by_the_collector_does_not_stop_a_copy() -> None:
+    # When the garbage collector meets an unfinished async generator (an HTTP stream the
+    # agent stopped reading), the loop schedules its aclose() as a task. When that happens
+    # depends on every allocation before, other tests' included: it must not decide
+    # whether a persistence point can be copied.
+    import gc
+
+    async def stream() -> Any:
+        yield b"chunk"
+        yield b"more"
+
+    async def finalizer_task_is_harmless() -> bool:
+        opened = stream()
+        await opened.__anext__()
+        del opened
+        gc.collect()
+        await asyncio.sleep(0)
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        assert [type(t.get_coro()).__name__ for t in pending] == ["async_generator_athrow"]
+        return not explore._other_tasks()
+
+    assert asyncio.run(finalizer_task_is_harmless())
