@@ -348,7 +348,7 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
     _print_failures([r for r in results if r.status == "fail"], by_name)
     for result in results:
         if result.status == "unknown":
-            print(f"UNKNOWN {result.case.case_id}: {_unknown_reason(result)}", file=sys.stderr)
+            print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
     print(summary_table(results))
     written = write_results(args.out, results)
     write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
@@ -383,16 +383,6 @@ def _speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
         else:
             print(f"SKIPPED {source}: {reason}", file=sys.stderr)
     return kept
-
-
-def _unknown_reason(result: CaseResult) -> str:
-    """Why a case proves nothing: its crash point or a scripted fault was never reached."""
-    crash = [v for v in result.verdicts if v.invariant == "crash" and v.status == "unknown"]
-    if crash:
-        return crash[0].message
-    if result.unreached_faults:
-        return f"the fault {result.unreached_faults[0]} was never reached"
-    return "the case's crash point was never reached"
 
 
 def _print_warnings(results: Sequence[CaseResult]) -> None:

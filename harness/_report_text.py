@@ -118,9 +118,7 @@ def _verdict_line(result: CaseResult) -> str:
         return f"{failed[0].invariant} broken: {failed[0].message}{more}"
     if result.error is not None:
         return f"harness error: {result.error}"
-    if result.unreached_faults:
-        return f"the fault {result.unreached_faults[0]} was never reached"
-    return "the crash point was never reached"
+    return result.unknown_reason
 
 
 def _headline(result: CaseResult, scenario: Scenario | None) -> str:

@@ -344,8 +344,7 @@ class ScenarioItem(pytest.Item):
         if result.status == "fail":
             raise CaseFailed(result)
         if result.status == "unknown":
-            unknown = [v.message for v in result.verdicts if v.invariant == "crash"]
-            pytest.skip(f"unknown: {unknown[0] if unknown else 'the crash was never reached'}")
+            pytest.skip(f"unknown: {result.unknown_reason}")
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None,

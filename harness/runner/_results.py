@@ -170,6 +170,18 @@ class CaseResult:
                      if v.invariant == "faults" and v.status == "unknown" for line in v.evidence)
 
     @property
+    def unknown_reason(self) -> str:
+        """Why an ``unknown`` case proves nothing: the crash point's verdict (with the
+        points the agent did reach), else the first scripted fault never reached."""
+        crash = [v.message for v in self.verdicts
+                 if v.invariant == "crash" and v.status == "unknown"]
+        if crash:
+            return crash[0]
+        if self.unreached_faults:
+            return f"the fault {self.unreached_faults[0]} was never reached"
+        return "the case's crash point was never reached"
+
+    @property
     def passed(self) -> bool:
         """No invariant failed, no harness error, the injected crash and every fault reached."""
         return self.status == "pass"

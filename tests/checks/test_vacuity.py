@@ -71,3 +71,5 @@ def test_a_case_with_an_unreached_fault_does_not_pass() -> None:
     result = case_result(Case(trace.scenario, Path("x.yaml"), trace.seed), trace)
     assert not result.passed
     assert result.unreached_faults == ("turn 3 attempt 1 http_error",)
+    # What the run's UNKNOWN line, pytest's skip and the failure text all say.
+    assert result.unknown_reason == "the fault turn 3 attempt 1 http_error was never reached"

@@ -8,6 +8,7 @@ asks the model to inspect, so the mail goes out once.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,10 @@ def harness_run(tmp_path: Path, *argv: str, timeout: float = 120
 
 def node_agent(name: str) -> str:
     if shutil.which("node") is None:
-        pytest.skip("Node.js is not installed (the agents in another language need it)")
+        reason = "Node.js is not installed (the agents in another language need it)"
+        if os.environ.get("HARNESS_REQUIRE_NODE") == "1":  # .ci/run installs it: never skip there
+            pytest.fail(f"HARNESS_REQUIRE_NODE=1 but {reason}")
+        pytest.skip(reason)
     if not (NODE_AGENTS / "node_modules" / "openai").is_dir():
         pytest.fail(f"the openai npm package is missing: run 'npm ci' in {NODE_AGENTS}")
     return f"node {NODE_AGENTS / name}"
