@@ -36,7 +36,8 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, NamedTuple, final
+from functools import partial
+from typing import TYPE_CHECKING, NamedTuple, TypeVar, final
 from urllib.parse import urlsplit
 
 from fakes._cache import CacheConfig, CacheOutcome, PromptCache
@@ -408,20 +409,21 @@ class FakeProvider:
                                    number=number, unfit=unfit)
         frames = self._render(request, response, number)
         fits = self._fits_reference(request, response, number) if unfit is not None else None
+        leaving = _Leaving(unfit, request, fits)
         for fault in faults:
             if isinstance(fault, FrameFault):
-                with _leaving_out(fault, unfit, request, fits) as fitted:
-                    frames = fault.apply_frames(frames, ctx)
-                if not fitted[0]:
+                faulted = leaving.apply(fault, partial(fault.apply_frames, frames, ctx))
+                if faulted is None:
                     faults = tuple(f for f in faults if f is not fault)
+                else:
+                    frames = faulted
         timeline = _encode(frames, _line_ending(faults))
         headers = (
             ("content-type", "text/event-stream; charset=utf-8"),
             ("cache-control", "no-cache"),
             (self._wire.spec.request_id_header, request_id),
         )
-        plan = _finish_plan(200, headers, timeline, faults, ctx,
-                            leaving=_Leaving(unfit, request, fits))
+        plan = _finish_plan(200, headers, timeline, faults, ctx, leaving=leaving)
         wait = self._first_token_wait(request)
         return replace(plan, steps=(Pause(wait), *plan.steps)) if wait else plan
 
@@ -609,9 +611,8 @@ def _finish_plan(
     for fault in faults:
         if isinstance(fault, ByteFault):
             assert ctx is not None
-            with _leaving_out(fault, *leaving) as fitted:
-                faulted = fault.apply_timeline(timeline, ctx)
-            if not fitted[0]:
+            faulted = leaving.apply(fault, partial(fault.apply_timeline, timeline, ctx))
+            if faulted is None:
                 continue
             # A hang or a reset drops every byte after it; one after the last byte drops none.
             cut_short = cut_short or faulted.length < timeline.length
@@ -717,35 +718,34 @@ _REFERENCE_BODY: Mapping[str, object] = {"stream": True,
                                          "stream_options": {"include_usage": True}}
 
 
+_Applied = TypeVar("_Applied")
+
+
 class _Leaving(NamedTuple):
-    """What :func:`_leaving_out` needs: where to note a misfit, the request, the probe."""
+    """Where a fault the agent's own request cannot take is left out (see :meth:`apply`)."""
 
     unfit: list[str] | None
     request: ProviderRequest | None
     fits_reference: Callable[[Fault], bool] | None
 
+    def apply(self, fault: Fault, applied: Callable[[], _Applied]) -> _Applied | None:
+        """``applied()``; None when the fault did not fit and was left out, noted in ``unfit``.
 
-@contextmanager
-def _leaving_out(fault: Fault, unfit: list[str] | None, request: ProviderRequest | None,
-                 fits_reference: Callable[[Fault], bool] | None) -> Iterator[list[bool]]:
-    """Apply ``fault`` in the block; when it does not fit, note why in ``unfit`` and go on.
-
-    Yields a one-item list, true unless the fault was left out. The fault's error is
-    raised as before (the scenario's mistake, refused at its line) when ``unfit`` is
-    None (the static probe of the script's own stream) or when the fault does not fit
-    the reference stream either: only a misfit the agent's own request caused (a whole
-    answer instead of a stream, no usage chunk) is left out.
-    """
-    fitted = [True]
-    try:
-        yield fitted
-    except ConfigError as error:
-        if unfit is None or fits_reference is None or not fits_reference(fault):
-            raise
-        fitted[0] = False
-        whole = request is not None and not request.streams
-        why = " (the agent asked for a whole answer, not a stream)" if whole else ""
-        unfit.append(f"{fault.kind}: {error}{why}")
+        The fault's error is raised as before (the scenario's mistake, refused at its
+        line) when ``unfit`` is None (the static probe of the script's own stream) or
+        when the fault does not fit the reference stream either: only a misfit the
+        agent's own request caused (a whole answer, no usage chunk) is left out.
+        """
+        try:
+            return applied()
+        except ConfigError as error:
+            if self.unfit is None or self.fits_reference is None \
+                    or not self.fits_reference(fault):
+                raise
+            whole = self.request is not None and not self.request.streams
+            why = " (the agent asked for a whole answer, not a stream)" if whole else ""
+            self.unfit.append(f"{fault.kind}: {error}{why}")
+            return None
 
 
 @contextmanager
