@@ -107,9 +107,9 @@ class ProviderRequest:
     chat: Mapping[str, object] | None = None
     streams: bool = True
     #: Faults keyed to this request that its stream could not take (the agent asked for
-    #: a whole answer, or a shorter one): "KIND: why". They were left out, and a case
+    #: a whole answer, or a shorter one), as (kind, why). They were left out, and a case
     #: proves nothing about them (harness.checks: faults).
-    unfit: tuple[str, ...] = ()
+    unfit: tuple[tuple[str, str], ...] = ()
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -233,7 +233,7 @@ class FakeProvider:
         # The static probe (number 0) renders the script's own stream: a fault that
         # does not fit it is the scenario's mistake and is refused at its line. Later,
         # a fault that does not fit the stream this agent asked for is left out.
-        unfit: list[str] | None = [] if number else None
+        unfit: list[tuple[str, str]] | None = [] if number else None
         with _naming_the_fault(faults, turn, attempt):
             plan = self._faulted_plan(recorded, request_id, number, faults, unfit)
         if unfit:  # plan() appended the record just now, synchronously: it is the last one
@@ -251,7 +251,7 @@ class FakeProvider:
 
     def _faulted_plan(
         self, recorded: ProviderRequest, request_id: str, number: int, faults: tuple[Fault, ...],
-        unfit: list[str] | None = None,
+        unfit: list[tuple[str, str]] | None = None,
     ) -> ResponsePlan:
         turn, attempt = recorded.turn, recorded.attempt
         ctx = FaultContext(self.dialect, rng_stream(self.seed, f"fakes.faults:{turn}:{attempt}"))
@@ -390,7 +390,7 @@ class FakeProvider:
         faults: tuple[Fault, ...],
         ctx: FaultContext,
         *,
-        unfit: list[str] | None = None,
+        unfit: list[tuple[str, str]] | None = None,
     ) -> ResponsePlan:
         response = self._respond(request)
         for fault in faults:
@@ -436,14 +436,18 @@ class FakeProvider:
         faults: tuple[Fault, ...],
         ctx: FaultContext,
         number: int,
-        unfit: list[str] | None = None,
+        unfit: list[tuple[str, str]] | None = None,
     ) -> ResponsePlan:
         """A request that did not ask to stream gets the whole answer as one JSON object.
 
         Faults on the bytes (stalls, resets, slow drips) and on the response
         (cut tool arguments) still apply; faults on SSE frames have no frames to
-        act on and leave the body as it is.
+        act on: they are left out and noted, so the case does not count them as met.
         """
+        if unfit is not None:
+            unfit += [(f.kind, "a whole answer has no SSE frames to act on (the agent asked "
+                               "for a whole answer, not a stream)")
+                      for f in faults if isinstance(f, FrameFault)]
         body = self._render_json(response, number)
         timeline = Timeline((Emit(body),), (len(body),))
         headers = (("content-type", "application/json"),
@@ -724,7 +728,7 @@ _Applied = TypeVar("_Applied")
 class _Leaving(NamedTuple):
     """Where a fault the agent's own request cannot take is left out (see :meth:`apply`)."""
 
-    unfit: list[str] | None
+    unfit: list[tuple[str, str]] | None
     request: ProviderRequest | None
     fits_reference: Callable[[Fault], bool] | None
 
@@ -744,7 +748,7 @@ class _Leaving(NamedTuple):
                 raise
             whole = self.request is not None and not self.request.streams
             why = " (the agent asked for a whole answer, not a stream)" if whole else ""
-            self.unfit.append(f"{fault.kind}: {error}{why}")
+            self.unfit.append((fault.kind, f"{error}{why}"))
             return None
 
 

@@ -45,8 +45,8 @@ def check_faults_reached(trace: Trace) -> Verdict | None:
     faults = trace.expect.faults
     if not faults:
         return None
-    unfit = [_left_out(r.turn, r.attempt, reason) for r in trace.requests
-             for reason in r.unfit_faults]
+    unfit = [f"turn {r.turn} attempt {r.attempt} {kind} (left out: {why})"
+             for r in trace.requests for kind, why in r.unfit_faults]
     if unfit:
         return Verdict("faults", "unknown",
                        f"{unfit[0]}: the stream the agent asked for could not take it, so the "
@@ -61,8 +61,3 @@ def check_faults_reached(trace: Trace) -> Verdict | None:
     return Verdict("faults", "pass", f"all {len(faults)} scripted fault(s) were reached")
 
 
-
-def _left_out(turn: int, attempt: int, reason: str) -> str:
-    """``turn 1 attempt 1 stall (left out: why)`` from the provider's ``stall: why``."""
-    kind, _, why = reason.partition(": ")
-    return f"turn {turn} attempt {attempt} {kind} (left out: {why})"

@@ -157,7 +157,7 @@ class _Pending:
     delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
     body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
     condition: str | None = None  # context_overflow or outage, when one answered
-    unfit: tuple[str, ...] = ()  # faults its stream could not take (fakes.ProviderRequest)
+    unfit: tuple[tuple[str, str], ...] = ()  # (kind, why): fakes.ProviderRequest.unfit
     prompt_tokens: int | None = None
     replies: tuple[SentReply, ...] = ()
 
@@ -305,7 +305,7 @@ class World:
         plan = self.provider.plan(incoming)
         seen = self.provider.requests[-1]
         # A fault this request's stream could not take was left out: it is not one it met.
-        left_out = {reason.split(":", 1)[0] for reason in seen.unfit}
+        left_out = {kind for kind, _ in seen.unfit}
         faults = tuple(f for f in self._faults.get((seen.turn, seen.attempt), ())
                        if f.kind not in left_out)
         # A quota's 429 is named beside the scripted faults: it came from load, not the script.

@@ -169,8 +169,8 @@ class RequestRecord:
     replies: tuple[SentReply, ...] = ()
     # A standing condition answered instead of the script: context_overflow or outage.
     condition: str | None = None
-    # Faults keyed to this request that its stream could not take, left out ("KIND: why").
-    unfit_faults: tuple[str, ...] = ()
+    # Faults keyed to this request that its stream could not take, left out: (kind, why).
+    unfit_faults: tuple[tuple[str, str], ...] = ()
 
     @property
     def complete(self) -> bool:

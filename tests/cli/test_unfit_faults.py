@@ -83,3 +83,39 @@ def test_a_fault_the_agents_request_cannot_take_is_unknown_and_the_run_goes_on(
     printed = capsys.readouterr().err
     assert "UNKNOWN split-frames: the fault turn 1 attempt 1 split_inside_data_field (left " \
         "out: " in printed
+
+
+ERROR_IN_STREAM = """\
+name: error-in-stream
+dialect: openai
+seed: 5
+model:
+  - turn: 1
+    text: "Hello there."
+faults:
+  - {at: {turn: 1, attempt: 1}, kind: error_in_stream, after_events: 1}
+expect:
+  stop_state: complete
+"""
+
+
+def test_a_frame_fault_on_a_whole_answer_is_not_counted_as_met(
+        suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A whole (non-streaming) answer has no SSE frames: the fault never happened, so an
+    # agent that never streams must not pass a scenario written about it.
+    (suite / "a-split-frames.yaml").unlink()
+    (suite / "c-error-in-stream.yaml").write_text(ERROR_IN_STREAM, encoding="utf-8")
+    out = tmp_path / "results"
+
+    assert main(["run", str(suite), "--agent", "whole_answer_agent:main", "--out",
+                 str(out)]) == 0
+
+    rows = {r["scenario"]: r for r in map(json.loads, (out / "cases.jsonl").read_text()
+                                          .splitlines())}
+    case = rows["error-in-stream"]
+    assert case["passed"] is False
+    assert "faults" in case["unknown_invariants"]
+    verdict = next(v for v in case["verdicts"] if v["invariant"] == "faults")
+    assert verdict["message"].startswith(
+        "turn 1 attempt 1 error_in_stream (left out: a whole answer has no SSE frames")
+    capsys.readouterr()
