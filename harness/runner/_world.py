@@ -477,6 +477,14 @@ class World:
         shared: list[object] = [*self.invocations, *self.ledger.effects, *self.disk.points,
                                 *self.provider.requests, self.model._by_turn]
         shared += [p for p in self.requests if p.ended != "open"]
+        # Values nothing changes once made: the provider's checked fault plan, wire
+        # dialect and conditions, each tool's behaviour, the scripted responses, and the
+        # last conversation seen (only read, to share the next request's equal messages).
+        provider = self.provider
+        shared += [provider._faults, provider._wire, provider.conditions,
+                   provider._last_turns, provider._last_chat, self._last_response,
+                   *(tool.behaviour for tool in self.tools.values())]
+        shared += [p.response for p in self.requests]
         for item in shared:
             memo[id(item)] = item
         hooks = self.on_event, self.on_request, self.disk.observer
