@@ -45,7 +45,12 @@ MIN_SECRET_LENGTH = 4
 
 def secret_words() -> tuple[str, ...]:
     """:data:`SECRET_KEY_WORDS` and the words of ``HARNESS_SECRET_KEYS``."""
-    extra = os.environ.get(_ENV_WORDS, "")
+    return _words_with(os.environ.get(_ENV_WORDS, ""))
+
+
+# Asked for every key and every line written out: the list is built once per setting.
+@lru_cache(maxsize=8)
+def _words_with(extra: str) -> tuple[str, ...]:
     return SECRET_KEY_WORDS + tuple(w.strip().lower() for w in extra.split(",") if w.strip())
 
 
@@ -96,13 +101,19 @@ def secret_leaves(value: object, marked: Collection[str] = (),
     >>> list(secret_leaves({"to": "cfo", "auth": {"password": "hunter2"}, "pin": "12"}))
     [('password', 'hunter2')]
     """
+    # The word list is read from the environment once per walk, not once per key.
+    return _secret_leaves(value, marked, key, secret_words())
+
+
+def _secret_leaves(value: object, marked: Collection[str], key: str,
+                   words: tuple[str, ...]) -> Iterator[tuple[str, str]]:
     if isinstance(value, dict):
         for k, v in value.items():
-            secret = str(k) in marked or is_secret_key(k)
-            yield from secret_leaves(v, marked, str(k) if secret else key)
+            secret = str(k) in marked or _is_secret(str(k), words)
+            yield from _secret_leaves(v, marked, str(k) if secret else key, words)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from secret_leaves(item, marked, key)
+            yield from _secret_leaves(item, marked, key, words)
     elif key and isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
         yield key, value
 
