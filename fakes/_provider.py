@@ -654,7 +654,25 @@ def _line_ending(faults: tuple[Fault, ...]) -> LineEnding:
     return styles[-1] if styles else "lf"
 
 
+# Encoded timelines of remembered renderings, by the frames' identity: the same
+# rendering is encoded again case after case. The entry keeps its frames, so an
+# identity found here is never one reused by a later tuple.
+_ENCODED: dict[tuple[int, LineEnding], tuple[tuple[Frame, ...], Timeline]] = {}
+
+
 def _encode(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timeline:
+    key = (id(frames), line_ending)
+    known = _ENCODED.get(key)
+    if known is not None and known[0] is frames:
+        return known[1]
+    timeline = _encode_fresh(frames, line_ending)
+    if len(_ENCODED) >= _RENDERED_MAX:
+        del _ENCODED[next(iter(_ENCODED))]  # the oldest
+    _ENCODED[key] = (frames, timeline)
+    return timeline
+
+
+def _encode_fresh(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timeline:
     # One read per event: what a well-behaved server and network deliver.
     chunks = tuple(frame.encode(line_ending) for frame in frames)
     ends: list[int] = []
