@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness._options import parse_seed
+from harness.frontend import parse_seed
 from reports._options import DEFAULT_RESAMPLES, DEFAULT_SEED, FORMATS
 
 if TYPE_CHECKING:
