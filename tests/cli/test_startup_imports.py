@@ -46,9 +46,12 @@ def test_a_run_of_a_plain_scenario_loads_no_server_or_report(
     assert [name for name in _loaded("main", action, tmp_path) if name != "polars"] == []
 
 
-@pytest.mark.parametrize("package", ["harness.serve", "harness.record", "reports"])
+@pytest.mark.parametrize("package", ["harness.serve", "harness.record", "reports",
+                                     "harness.frontend"])
 def test_every_name_a_lazy_package_exports_resolves(package: str) -> None:
     module = importlib.import_module(package)
+    lazy = {name for names in getattr(module, "_EXPORTS", {}).values() for name in names}
+    assert lazy <= set(module.__all__)
     for name in module.__all__:
         assert getattr(module, name) is getattr(module, name)
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
