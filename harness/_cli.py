@@ -36,7 +36,13 @@ from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
-from harness._options import parse_seed, parse_target, positive_float, with_overrides
+from harness._options import (
+    DEFAULT_CASE_TIMEOUT,
+    parse_seed,
+    parse_target,
+    positive_float,
+    with_overrides,
+)
 from harness.ports import DIALECTS
 
 if TYPE_CHECKING:
@@ -87,8 +93,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from harness.runner._contain import DEFAULT_CASE_TIMEOUT
-
     run = commands.add_parser("run", help="run every case of the scenarios and judge them")
     run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     crash = run.add_mutually_exclusive_group()
@@ -497,7 +501,7 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
     past ``timeout`` real seconds (default
     :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason.
     """
-    from harness.runner._contain import DEFAULT_CASE_TIMEOUT, AgentChoice, run_contained
+    from harness.runner._contain import AgentChoice, run_contained
 
     bar = _Progress(len(planned), progress)
     choice = AgentChoice(agent, targets, twice, replay)

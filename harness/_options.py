@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 #: The largest seed a scenario file may give (its schema's bound); --seed keeps to it too.
 MAX_SEED = 2**63 - 1
 
+#: Real seconds a case may take before it is killed; far above any honest case. Kept here,
+#: not in harness.runner._contain, so that ``--case-timeout``'s help costs no runner import.
+DEFAULT_CASE_TIMEOUT = 60.0
+
 
 def parse_seed(text: str) -> int:
     """A ``--seed`` value: a whole number from 0 to :data:`MAX_SEED`, as in a scenario file.

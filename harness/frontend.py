@@ -8,7 +8,16 @@ then a rename), so a killed run leaves the old file or the new one, never half.
 7
 """
 
+import typing
+
+from harness import _lazy
 from harness._options import MAX_SEED, parse_seed
-from harness._output import write_atomic
+
+# write_atomic's module reads the runner's row types: loaded on first use, so that an
+# argument parser reading --seed costs no runner import.
+if typing.TYPE_CHECKING:
+    from harness._output import write_atomic
+else:
+    __getattr__ = _lazy.lazy_exports(__name__, {"harness._output": ["write_atomic"]})
 
 __all__ = ["MAX_SEED", "parse_seed", "write_atomic"]

@@ -14,52 +14,86 @@ two releases with paired bootstrap intervals, and gate a deploy on seed 002
     raise SystemExit(gate.exit_code)
 """
 
+import importlib
+import typing
+
 from harness import ReportError
-from reports._compare import Comparison, MetricDelta, compare, missing_runs, most_regressed
-from reports._gate import (
-    DEFAULT_THRESHOLDS,
-    EXIT_CODES,
-    GateResult,
-    RuleResult,
-    check_thresholds,
-    evaluate,
-    gate_thresholds,
-    parse_threshold,
-    thresholds_from_pyproject,
-)
-from reports._load import ResultSet, attempt_table, load_results, run_table
-from reports._metrics import (
-    METRICS,
-    Metric,
-    cached_input_share,
-    cached_input_share_eligible,
-    cost_per_successful_task,
-    headline,
-    miss_reasons,
-    pass_rate,
-    retries_per_task,
-    stop_state_distribution,
-    ttft_by_model_and_context,
-)
-from reports._render import (
-    comparison_warnings,
-    parse_formats,
-    render_html,
-    render_json,
-    render_markdown,
-    report_data,
-    verdict_line,
-    write_report,
-)
-from reports._schema import (
-    ATTEMPT_FROM_RUNNER,
-    ATTEMPT_SCHEMA,
-    DERIVED,
-    NOT_REPORTED,
-    PAIR_KEY,
-    RUN_FROM_RUNNER,
-    RUN_SCHEMA,
-)
+
+# polars, numpy and jinja2 load on first use of a name below, so that the ``harness``
+# command line, which builds the compare and gate parsers (reports._commands), loads
+# them only for those commands.
+_EXPORTS = {
+    "reports._compare": ["Comparison", "MetricDelta", "compare", "missing_runs", "most_regressed"],
+    "reports._gate": ["DEFAULT_THRESHOLDS", "EXIT_CODES", "GateResult", "RuleResult",
+                      "check_thresholds", "evaluate", "gate_thresholds", "parse_threshold",
+                      "thresholds_from_pyproject"],
+    "reports._load": ["ResultSet", "attempt_table", "load_results", "run_table"],
+    "reports._metrics": ["METRICS", "Metric", "cached_input_share",
+                         "cached_input_share_eligible", "cost_per_successful_task", "headline",
+                         "miss_reasons", "pass_rate", "retries_per_task",
+                         "stop_state_distribution", "ttft_by_model_and_context"],
+    "reports._render": ["comparison_warnings", "parse_formats", "render_html", "render_json",
+                        "render_markdown", "report_data", "verdict_line", "write_report"],
+    "reports._schema": ["ATTEMPT_FROM_RUNNER", "ATTEMPT_SCHEMA", "DERIVED", "NOT_REPORTED",
+                        "PAIR_KEY", "RUN_FROM_RUNNER", "RUN_SCHEMA"],
+}
+if typing.TYPE_CHECKING:
+    from reports._compare import Comparison, MetricDelta, compare, missing_runs, most_regressed
+    from reports._gate import (
+        DEFAULT_THRESHOLDS,
+        EXIT_CODES,
+        GateResult,
+        RuleResult,
+        check_thresholds,
+        evaluate,
+        gate_thresholds,
+        parse_threshold,
+        thresholds_from_pyproject,
+    )
+    from reports._load import ResultSet, attempt_table, load_results, run_table
+    from reports._metrics import (
+        METRICS,
+        Metric,
+        cached_input_share,
+        cached_input_share_eligible,
+        cost_per_successful_task,
+        headline,
+        miss_reasons,
+        pass_rate,
+        retries_per_task,
+        stop_state_distribution,
+        ttft_by_model_and_context,
+    )
+    from reports._render import (
+        comparison_warnings,
+        parse_formats,
+        render_html,
+        render_json,
+        render_markdown,
+        report_data,
+        verdict_line,
+        write_report,
+    )
+    from reports._schema import (
+        ATTEMPT_FROM_RUNNER,
+        ATTEMPT_SCHEMA,
+        DERIVED,
+        NOT_REPORTED,
+        PAIR_KEY,
+        RUN_FROM_RUNNER,
+        RUN_SCHEMA,
+    )
+else:
+    _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its module on first use and kept (PEP 562)."""
+        module = _HOME.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
 
 __all__ = [
     "ATTEMPT_FROM_RUNNER",

@@ -16,20 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from harness.frontend import parse_seed
-from reports._compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
-from reports._gate import GateResult, evaluate, gate_thresholds, parse_threshold
-from reports._load import load_results
-from reports._render import (
-    FORMATS,
-    comparison_warnings,
-    gate_preview_line,
-    parse_formats,
-    verdict_line,
-    write_report,
-)
+from reports._options import DEFAULT_RESAMPLES, DEFAULT_SEED, FORMATS
+
+if TYPE_CHECKING:
+    from reports._compare import Comparison
+    from reports._gate import GateResult
 
 _STATUS_MARK = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN"}
 
@@ -67,6 +61,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _judge(args: argparse.Namespace) -> tuple[Comparison, GateResult]:
+    from reports._compare import compare
+    from reports._gate import evaluate, gate_thresholds, parse_threshold
+    from reports._load import load_results
+
     config = args.config or Path("pyproject.toml")
     thresholds = gate_thresholds(config, required=args.config is not None)
     thresholds.update(parse_threshold(text) for text in args.threshold)
@@ -77,6 +75,8 @@ def _judge(args: argparse.Namespace) -> tuple[Comparison, GateResult]:
 
 def run_compare(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``harness compare``: write the reports, print the verdict line and where they went."""
+    from reports._render import gate_preview_line, parse_formats, write_report
+
     out = out or sys.stdout
     formats = parse_formats(args.format)
     comparison, gate = _judge(args)
@@ -89,6 +89,8 @@ def run_compare(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def run_gate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``harness gate``: print every rule with its reason; exit with the gate's code."""
+    from reports._render import verdict_line, write_report
+
     out = out or sys.stdout
     comparison, gate = _judge(args)
     if args.out is not None:
@@ -101,5 +103,7 @@ def run_gate(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _print_warnings(comparison: Comparison, out: TextIO) -> None:
+    from reports._render import comparison_warnings
+
     for warning in comparison_warnings(comparison):
         print(f"warning: {warning}", file=out)

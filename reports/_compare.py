@@ -26,9 +26,8 @@ from reports import _metrics as mx
 from reports import _schema as s
 from reports._bootstrap import bootstrap_deltas, percentile_interval
 from reports._load import ResultSet
+from reports._options import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
 CONFIDENCE = 0.95
 #: Below this many paired runs a bootstrap interval says little; reports warn.
 MIN_PAIRED_RUNS = 10

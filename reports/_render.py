@@ -29,8 +29,8 @@ from reports import _metrics as mx
 from reports import _schema as s
 from reports._compare import MIN_PAIRED_RUNS, Comparison, change_text
 from reports._gate import EXIT_CODES, GateResult
+from reports._options import FORMATS
 
-FORMATS = ("md", "html", "json")
 #: Bumped when a key of the JSON sidecar changes meaning or disappears.
 JSON_FORMAT_VERSION = 1
 _TOP_TTFT_ROWS = 12

@@ -7,19 +7,35 @@ commented scenario (:func:`import_capture`), so a production incident becomes a
 regression scenario onto which more faults can be layered.
 """
 
-from harness.record._capture import (
-    CREDENTIAL_HEADERS,
-    Capture,
-    Chunk,
-    Exchange,
-    is_credential,
-    load_capture,
-    scrubbed,
-    write_exchange,
-)
-from harness.record._import import DEFAULT_STALL_SECONDS, Imported, import_capture
-from harness.record._proxy import RecordingProxy
-from harness.record._readers import READERS, AnswerReader, ImportedTurn
+import typing
+
+from harness import _lazy
+
+# Loaded on first use, so that the ``record`` and ``import`` argument parsers
+# (harness.record._command) cost no proxy or reader import to other commands.
+_EXPORTS = {
+    "harness.record._capture": ["CREDENTIAL_HEADERS", "Capture", "Chunk", "Exchange",
+                                "is_credential", "load_capture", "scrubbed", "write_exchange"],
+    "harness.record._import": ["DEFAULT_STALL_SECONDS", "Imported", "import_capture"],
+    "harness.record._proxy": ["RecordingProxy"],
+    "harness.record._readers": ["READERS", "AnswerReader", "ImportedTurn"],
+}
+if typing.TYPE_CHECKING:
+    from harness.record._capture import (
+        CREDENTIAL_HEADERS,
+        Capture,
+        Chunk,
+        Exchange,
+        is_credential,
+        load_capture,
+        scrubbed,
+        write_exchange,
+    )
+    from harness.record._import import DEFAULT_STALL_SECONDS, Imported, import_capture
+    from harness.record._proxy import RecordingProxy
+    from harness.record._readers import READERS, AnswerReader, ImportedTurn
+else:
+    __getattr__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CREDENTIAL_HEADERS",

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakes import HarnessLimitExceeded
 from harness._errors import HarnessError, ScenarioError, WorkerError
+from harness._options import DEFAULT_CASE_TIMEOUT
 from harness.runner._results import Case, CaseResult
 from harness.runner._run import limit_result
 
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
-#: Real seconds a case may take before it is killed; far above any honest case.
-DEFAULT_CASE_TIMEOUT = 60.0
 _PR_SET_PDEATHSIG = 1
 
 Job = tuple[Case, "Scenario"]

@@ -187,6 +187,12 @@ def _model_field(name: str, hint: Any, default: Any) -> tuple[Any, Any]:
     return field_type, Field(default, description=_doc(hint))
 
 
+# A derived model has no source to read attribute docstrings from (its descriptions come
+# from the fake's Doc metadata): looking for one walks every frame of the import and
+# asks inspect for each frame's module, a fifth of a second for nothing in each process.
+_NO_SOURCE: Final = {"use_attribute_docstrings": False}
+
+
 def _kind_type(kind: str) -> Any:
     return Literal[kind]
 
@@ -208,6 +214,7 @@ def fault_model(fake: type[fakes.Fault]) -> type[FaultModel]:
         __base__=_base(set(fields)),
         __module__=__name__,
         __doc__=fake.summary,
+        __cls_kwargs__=_NO_SOURCE,
         kind=(_kind_type(fake.kind), Field(...)),
         **fields,
     )
@@ -226,7 +233,7 @@ def value_model(fake: type[Any], name: str, module: str) -> type[ScenarioModel]:
         for f in dataclasses.fields(fake)
     }
     return create_model(  # type: ignore[call-overload,no-any-return]
-        name, __base__=ScenarioModel, __module__=module,
+        name, __base__=ScenarioModel, __module__=module, __cls_kwargs__=_NO_SOURCE,
         __doc__=(fake.__doc__ or name).split("\n")[0], **fields)
 
 

@@ -13,10 +13,25 @@ Example::
         ...   # OPENAI_BASE_URL = url + "/v1"
 """
 
-from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
-from harness.serve._handle import RunningServer, serving
-from harness.serve._server import ServerThread, serve_forever
-from harness.serve._world import KILL_CLASS, ScaledClock, ServedWorld
+import typing
+
+from harness import _lazy
+
+# The server's modules (uvicorn, starlette, mcp) load on first use of a name below, so that
+# ``harness serve``'s argument parser (harness.serve._command) costs no server import.
+_EXPORTS = {
+    "harness.serve._app": ["SPLIT_GAP_SECONDS", "Worlds", "agent_environment", "build_app"],
+    "harness.serve._handle": ["RunningServer", "serving"],
+    "harness.serve._server": ["ServerThread", "serve_forever"],
+    "harness.serve._world": ["KILL_CLASS", "ScaledClock", "ServedWorld"],
+}
+if typing.TYPE_CHECKING:
+    from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
+    from harness.serve._handle import RunningServer, serving
+    from harness.serve._server import ServerThread, serve_forever
+    from harness.serve._world import KILL_CLASS, ScaledClock, ServedWorld
+else:
+    __getattr__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "KILL_CLASS",
