@@ -84,7 +84,9 @@ def serve(state: Upstream) -> Iterator[Upstream]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, provider))
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # Shutting down waits for the loop's next look at its stop flag (0.5 s by default).
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                              daemon=True)
     thread.start()
     yield state
     server.shutdown()

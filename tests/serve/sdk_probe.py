@@ -4,11 +4,14 @@ As a script it imports nothing of the harness: it is an agent's process, talking
 ``harness serve`` over a socket::
 
     python sdk_probe.py openai sync http://127.0.0.1:PORT/v1 0.3
-    python sdk_probe.py openai both http://127.0.0.1:PORT/v1 0.3 http://127.0.0.1:PORT
+    python sdk_probe.py every http://127.0.0.1:PORT 0.3 < plan.json
 
 prints one JSON line: the text, the tool calls, the stop reason and the error
 class (``APITimeoutError``, ``RateLimitError`` …) with its status and
-``retry-after``.
+``retry-after``. ``every`` reads a plan ``{NAME: [DIALECT, BASE_URL]}``, switches the
+server to each scenario NAME in turn and probes it sync then async, each on a fresh
+world; it prints ``{NAME: {"sync": …, "async": …}}``. One process for many scenarios,
+because starting Python and importing both SDKs costs far more than a probe.
 """
 
 from __future__ import annotations
@@ -107,22 +110,32 @@ def see(dialect: str, mode: str, base_url: str, timeout: float) -> dict[str, Any
     return see_sync(dialect, sdk) if mode == "sync" else asyncio.run(see_async(dialect, sdk))
 
 
-def reset(harness_url: str) -> None:
-    """A fresh world between two probes: POST /_harness/reset (the fault strikes again)."""
-    request = urllib.request.Request(f"{harness_url}/_harness/reset", data=b"{}",
+def reset(harness_url: str, scenario: str) -> None:
+    """A fresh world of ``scenario``: POST /_harness/reset (its fault strikes again)."""
+    body = json.dumps({"scenario": scenario}).encode()
+    request = urllib.request.Request(f"{harness_url}/_harness/reset", data=body,
                                      method="POST")
     urllib.request.urlopen(request, timeout=10).close()
 
 
+def every(harness_url: str, timeout: float,
+          plan: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Each planned scenario, sync then async, each probe on a fresh world of its own."""
+    seen: dict[str, dict[str, Any]] = {}
+    for name, (dialect, base_url) in plan.items():
+        seen[name] = {}
+        for mode in ("sync", "async"):
+            reset(harness_url, name)
+            seen[name][mode] = see(dialect, mode, base_url, timeout)
+    return seen
+
+
 def main(argv: list[str]) -> None:
-    dialect, mode, base_url, timeout = argv[0], argv[1], argv[2], float(argv[3])
-    if mode != "both":
-        print(json.dumps(see(dialect, mode, base_url, timeout)))
+    if argv[0] == "every":
+        print(json.dumps(every(argv[1], float(argv[2]), json.load(sys.stdin))))
         return
-    seen = {"sync": see(dialect, "sync", base_url, timeout)}
-    reset(argv[4])
-    seen["async"] = see(dialect, "async", base_url, timeout)
-    print(json.dumps(seen))
+    dialect, mode, base_url, timeout = argv[0], argv[1], argv[2], float(argv[3])
+    print(json.dumps(see(dialect, mode, base_url, timeout)))
 
 
 if __name__ == "__main__":

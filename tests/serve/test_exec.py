@@ -4,6 +4,13 @@ The Node.js agents of ``examples/node_agent`` use the official ``openai`` npm
 package (``npm ci`` there installs it; ``.ci/run`` does). The naive one starts
 over after the kill and mails twice; the careful one journals around the send and
 asks the model to inspect, so the mail goes out once.
+
+Where a test is about what the harness does with the agent's process (killing it at
+a world event, its exit code, its environment, a refused option), ``harness run``
+runs in this process through its ``main``: the agent still runs as a real process
+of its own, and starting the harness's own interpreter over again would only add
+its start-up time. The tests of the shipped example, the exit codes of the command
+and the killing of a hung agent's process group run ``python -m harness`` itself.
 """
 
 from __future__ import annotations
@@ -12,9 +19,12 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from harness._cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "scenarios" / "exec-mail-once.yaml"
@@ -26,6 +36,22 @@ def harness_run(tmp_path: Path, *argv: str, timeout: float = 120
     return subprocess.run([sys.executable, "-m", "harness", "run", *argv, "--out",
                            str(tmp_path / "results")], cwd=tmp_path, capture_output=True,
                           text=True, timeout=timeout, check=False)
+
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def harness_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str]) -> Run:
+    """``harness run`` in this process, as :func:`harness_run` runs it in another."""
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        monkeypatch.chdir(tmp_path)  # the agent's HARNESS_START_DIR, as the cwd= above
+        capsys.readouterr()
+        code = main(["run", *argv, "--out", str(tmp_path / "results")])
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["harness", "run", *argv], code, out, err)
+    return run
 
 
 def node_agent(name: str) -> str:
@@ -61,8 +87,8 @@ def test_the_careful_node_agent_mails_once_after_a_kill(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("point", ["mid_stream:1", "after_response:2", "before_request:2"])
 def test_the_careful_node_agent_recovers_at_every_kind_of_world_event(
-        tmp_path: Path, point: str) -> None:
-    done = harness_run(tmp_path, str(SCENARIO), "--exec", node_agent("careful.mjs"),
+        harness_main: Run, point: str) -> None:
+    done = harness_main(str(SCENARIO), "--exec", node_agent("careful.mjs"),
                        "--time-scale", "0.01", "--crash-at", f"{point}:at:process_killed")
     assert done.returncode == 0, done.stdout + done.stderr
     # Reached and killed there (an unreached point would be 'unknown', not passed).
@@ -90,19 +116,19 @@ def running(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
-def test_a_crashing_agent_fails_with_its_exit_code_and_output(tmp_path: Path) -> None:
-    done = harness_run(tmp_path, str(SCENARIO), "--exec", "echo 'no key here' >&2; exit 3",
+def test_a_crashing_agent_fails_with_its_exit_code_and_output(harness_main: Run) -> None:
+    done = harness_main(str(SCENARIO), "--exec", "echo 'no key here' >&2; exit 3",
                        "--no-crash")
     assert done.returncode == 1
     assert "process: the agent process exited with 3; its last output:\nno key here" \
         in done.stdout
 
 
-def test_the_agent_sees_the_servers_urls(tmp_path: Path) -> None:
+def test_the_agent_sees_the_servers_urls(tmp_path: Path, harness_main: Run) -> None:
     names = ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "HARNESS_TOOLS_URL",
              "HARNESS_MCP_URL", "HARNESS_PROMPT", "HARNESS_INCARNATION"]
     command = " ".join(f'echo "{name}=${name}" >> "$HARNESS_START_DIR/env";' for name in names)
-    harness_run(tmp_path, str(SCENARIO), "--exec", command, "--no-crash")
+    harness_main(str(SCENARIO), "--exec", command, "--no-crash")
     seen = dict(line.split("=", 1) for line in (tmp_path / "env").read_text().splitlines())
     base = seen["HARNESS_TOOLS_URL"].removesuffix("/_harness/tools")
     assert base.startswith("http://127.0.0.1:")
@@ -120,7 +146,8 @@ def test_the_agent_sees_the_servers_urls(tmp_path: Path) -> None:
     (["--crash-at", "journal:fsync#1:after:unsynced_lost"],
      "harness: error: --crash-at: got 'journal:fsync#1'; expected a world event with --exec"),
 ])
-def test_exec_refuses_what_it_cannot_do(tmp_path: Path, argv: list[str], message: str) -> None:
-    done = harness_run(tmp_path, str(SCENARIO), "--exec", "true", *argv)
+def test_exec_refuses_what_it_cannot_do(harness_main: Run, argv: list[str], message: str
+                                        ) -> None:
+    done = harness_main(str(SCENARIO), "--exec", "true", *argv)
     assert done.returncode == 2
     assert message in done.stderr

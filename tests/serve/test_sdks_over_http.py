@@ -1,9 +1,12 @@
 """The official SDKs in another process see from ``harness serve`` what they see in-process.
 
-Each case serves one scenario with one fault on the first attempt, runs
-``sdk_probe.py`` as a separate Python process (sync and async clients) against
-the server, and compares what it saw with the same SDK inside a case, as an
-unchanged agent runs there (intercepted transport, virtual time).
+Each case is one scenario with one fault on the first attempt. One server plays
+them all, and ``sdk_probe.py``, a separate Python process, probes each of them
+against it (sync and async clients, each on a fresh world); each case compares
+what that process saw of its scenario with the same SDK inside a case, as an
+unchanged agent runs there (intercepted transport, virtual time). One process for
+all cases rather than one each: starting Python and importing both SDKs costs far
+more than a probe, and a reset gives every probe a fresh world all the same.
 Waits are scaled by 0.01 both for the server and the SDK's timeout.
 """
 
@@ -43,10 +46,13 @@ FAULTS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def scenario(tmp_path: Path, dialect: str, faults: list[dict[str, Any]]) -> Scenario:
-    listed = json.dumps([{"at": {"turn": 1, "attempt": 1}, **fault} for fault in faults])
+DIALECTS = ["openai", "anthropic"]
+
+
+def scenario(folder: Path, dialect: str, fault: str) -> Scenario:
+    listed = json.dumps([{"at": {"turn": 1, "attempt": 1}, **f} for f in FAULTS[fault]])
     text = f"""
-name: served-{dialect}
+name: served-{dialect}-{fault.replace("_", "-")}
 dialect: {dialect}
 seed: 5
 tools: {{mail: {{kind: send}}}}
@@ -57,7 +63,7 @@ model:
 faults: {listed}
 expect: {{stop_state: complete}}
 """
-    path = tmp_path / f"{dialect}.yaml"
+    path = folder / f"{dialect}-{fault}.yaml"
     path.write_text(text, encoding="utf-8")
     return load_scenario(path)
 
@@ -80,29 +86,42 @@ def in_process(loaded: Scenario, dialect: str, mode: str) -> dict[str, Any]:
         return world.clock.run(sdk_probe.see_async(dialect, sdk))
 
 
-def over_http(loaded: Scenario, dialect: str) -> dict[str, dict[str, Any]]:
+class OverHttp:
+    """Every case's scenario, and what the SDK in another process saw of each."""
+
+    def __init__(self, folder: Path) -> None:
+        self.scenarios = {(dialect, fault): scenario(folder, dialect, fault)
+                          for dialect in DIALECTS for fault in FAULTS}
+        with serving(list(self.scenarios.values()), time_scale=SCALE) as served:
+            plan = {loaded.name: [dialect, _base_url(served.env, dialect)]
+                    for (dialect, _), loaded in self.scenarios.items()}
+            done = subprocess.run(
+                [sys.executable, str(HERE / "sdk_probe.py"), "every", served.url,
+                 str(TIMEOUT * SCALE)], input=json.dumps(plan),
+                capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        self.seen: dict[str, dict[str, Any]] = json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def over_http(tmp_path_factory: pytest.TempPathFactory) -> OverHttp:
     """The SDK in a process of its own, sync then async, each on a fresh world."""
-    with serving([loaded], time_scale=SCALE) as served:
-        done = subprocess.run(
-            [sys.executable, str(HERE / "sdk_probe.py"), dialect, "both",
-             _base_url(served.env, dialect), str(TIMEOUT * SCALE), served.url],
-            capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(done.stdout)
+    return OverHttp(tmp_path_factory.mktemp("served"))
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_an_sdk_in_another_process_sees_what_it_sees_in_process(
-        tmp_path: Path, dialect: str, fault: str) -> None:
-    loaded = scenario(tmp_path, dialect, FAULTS[fault])
+        over_http: OverHttp, dialect: str, fault: str) -> None:
+    loaded = over_http.scenarios[dialect, fault]
     expected = {mode: in_process(loaded, dialect, mode) for mode in ("sync", "async")}
-    assert over_http(loaded, dialect) == expected
+    assert over_http.seen[loaded.name] == expected
 
 
 def test_the_faults_are_felt(tmp_path: Path) -> None:
     """The comparison above is not between two runs that both saw nothing."""
-    seen = {fault: in_process(scenario(tmp_path, "openai", faults), "openai", "async")
-            for fault, faults in FAULTS.items()}
+    seen = {fault: in_process(scenario(tmp_path, "openai", fault), "openai", "async")
+            for fault in FAULTS}
     assert seen["clean"]["text"] == REPLY[0]
     assert seen["clean"]["error"] is None
     assert seen["utf8_and_random_splits"] == seen["clean"]

@@ -18,6 +18,7 @@ import pytest
 from mcp.client.client import Client
 
 from fakes import Emit, IncomingRequest
+from harness._cli import main
 from harness.runner import World
 from harness.scenario import Scenario, load_scenario
 from harness.serve import serving
@@ -196,27 +197,28 @@ def test_harness_serve_on_port_0_prints_its_url(tmp_path: Path) -> None:
     (["--time-scale", "0"], "argument --time-scale: got '0'; expected a factor > 0 on every "
                             "scripted wait, such as 0.01 (a 120 s stall: 1.2 s)"),
 ])
-def test_bad_serve_options_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
+def test_bad_serve_options_exit_2(tmp_path: Path, argv: list[str], message: str,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # In this process: ``python -m harness`` exits with what main returns or raises, and
+    # the test above starts the command as a process of its own.
     scenario(tmp_path, [])
-    done = subprocess.run([sys.executable, "-m", "harness", "serve",
-                           str(tmp_path / "served.yaml"), *argv], capture_output=True, text=True,
-                          check=False)
-    assert done.returncode == 2
-    assert message in done.stderr
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", str(tmp_path / "served.yaml"), *argv])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
 
 
-def test_a_port_in_use_is_bad_input(tmp_path: Path) -> None:
+def test_a_port_in_use_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario(tmp_path, [])
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "harness", "serve",
-                               str(tmp_path / "served.yaml"), "--port", str(port)],
-                              capture_output=True, text=True, check=False, timeout=30)
-    assert done.returncode == 2
-    assert done.stderr == (f"harness: error: --port: got {port}; expected a free port on "
-                           "127.0.0.1. Address already in use; --port 0 picks a free one\n")
+        code = main(["serve", str(tmp_path / "served.yaml"), "--port", str(port)])
+    assert code == 2
+    assert capsys.readouterr().err == (f"harness: error: --port: got {port}; expected a free "
+                                       "port on 127.0.0.1. Address already in use; --port 0 "
+                                       "picks a free one\n")
 
 
 def test_reset_switches_between_served_scenarios(tmp_path: Path) -> None:
