@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 
 from harness.runner import Case, plan_cases, run_case
-from harness.scenario import load_scenario, scenario_files
+from harness.scenario import Scenario, load_scenario, scenario_files
 
 SUITE = Path(__file__).resolve().parents[2] / "scenarios"
 SHIPPED = sorted(scenario_files([SUITE]))
 
 
-def _sampled_cases(path: Path) -> list[Case]:
+def _sampled_cases(scenario: Scenario, path: Path) -> list[Case]:
     """The uncrashed case and the first and last crash cases of one scenario."""
-    cases = plan_cases(load_scenario(path), path)
+    cases = plan_cases(scenario, path)
     crashed = [case for case in cases if case.crash is not None]
     picked = [case for case in cases if case.crash is None] + crashed[:1] + crashed[-1:]
     return list(dict.fromkeys(picked))
@@ -37,7 +37,7 @@ def test_the_suite_ships_at_least_twelve_scenarios() -> None:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_each_shipped_scenario_passes_and_repeats_byte_for_byte(path: Path) -> None:
     scenario = load_scenario(path)
-    for case in _sampled_cases(path):
+    for case in _sampled_cases(scenario, path):
         first, second = run_case(case, scenario), run_case(case, scenario)
         assert first.passed, (case.case_id, first.failed_verdicts, first.error)
         assert first.digest == second.digest, case.case_id
