@@ -62,10 +62,10 @@ if TYPE_CHECKING:
 # lets virtual time jump. Only loops with such file descriptors registered pay it;
 # pure in-process runs never touch the wall clock.
 _REAL_IO_GRACE_SECONDS = 0.01
-# How long it waits for a child process to exit before virtual time may jump past it
-# (a subprocess tool's timeout). A quick command (a few milliseconds, a few hundred on
-# a loaded machine) always exits within it, and a long one (``sleep 30``) never does,
-# so which timers fire does not depend on how busy the machine is.
+# The most it waits for a child process to exit before virtual time may jump past it
+# (a subprocess tool's timeout) while the child keeps running. A quick command (a few
+# milliseconds, a few hundred on a loaded machine) always exits within it, and one
+# that waits on something (``sleep 30``) is overtaken sooner, by the quiet rule below.
 _PROCESS_GRACE_SECONDS = 2.0
 # How long a child's whole process group must stay blocked without running for the
 # clock to jump before the grace is over (see the module docstring), and how often
