@@ -19,13 +19,35 @@ Example::
 
 One clock can run several coroutines one after another (an agent, its crash, a
 new incarnation): time keeps going forward across them, like the world's clock.
+
+Child processes (a subprocess tool) run in real time, so the selector must decide
+when a running child may be overtaken by virtual time (its tool's timeout firing).
+The rule, chosen so that which timers fire never depends on how busy the machine is:
+
+* while any thread of the child's process group runs, could run (``R``: a loaded
+  machine only makes it wait for a CPU) or waits on the kernel's own I/O (``D``),
+  the clock holds still, up to ``_PROCESS_GRACE_SECONDS`` of real time;
+* when every thread of the group has stayed blocked (``S``, or stopped, or a
+  zombie) without running once for ``_CHILD_QUIET_SECONDS`` of real time in a row,
+  the group waits on the outside world (a timer of its own longer than that, a pipe
+  nobody writes) and the clock may jump at once.
+
+A child blocked in one stretch for less than ``_CHILD_QUIET_SECONDS`` (``sleep
+0.05``) therefore always exits before virtual time moves, and one blocked longer
+(``sleep 30``) is always overtaken: how long a blocked child stays blocked is set by
+what it waits for, not by the load, and the load only stretches the running parts,
+which keep the clock still. The one boundary is a single blocked stretch of about
+``_CHILD_QUIET_SECONDS`` itself. Without ``/proc`` (or when it cannot tell) the
+plain grace of ``_PROCESS_GRACE_SECONDS`` applies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import selectors
+import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
@@ -40,11 +62,22 @@ if TYPE_CHECKING:
 # lets virtual time jump. Only loops with such file descriptors registered pay it;
 # pure in-process runs never touch the wall clock.
 _REAL_IO_GRACE_SECONDS = 0.01
-# How long it waits for a child process to exit before virtual time may jump past it
-# (a subprocess tool's timeout). A quick command (a few milliseconds, a few hundred on
-# a loaded machine) always exits within it, and a long one (``sleep 30``) never does,
-# so which timers fire does not depend on how busy the machine is.
+# The most it waits for a child process to exit before virtual time may jump past it
+# (a subprocess tool's timeout) while the child keeps running. A quick command (a few
+# milliseconds, a few hundred on a loaded machine) always exits within it, and one
+# that waits on something (``sleep 30``) is overtaken sooner, by the quiet rule below.
 _PROCESS_GRACE_SECONDS = 2.0
+# How long a child's whole process group must stay blocked without running for the
+# clock to jump before the grace is over (see the module docstring), and how often
+# the selector looks at it meanwhile. The quiet time is far above any one blocked
+# stretch of a quick command (a pipe between two of its processes, a short sleep)
+# and far below the grace it spares.
+_CHILD_QUIET_SECONDS = 0.25
+_CHILD_POLL_SECONDS = 0.01
+# Thread states (``/proc/<pid>/stat``) of a thread that is waiting on something
+# outside its process group, or will never run again: sleeping, stopped, traced,
+# zombie, dead. Running or runnable (``R``) and uninterruptible I/O (``D``) are not.
+_WAITING_STATES = frozenset(b"STtZXx")
 
 
 @final
@@ -139,9 +172,9 @@ class _VirtualSelector(selectors.DefaultSelector):
         self._clock = clock
         self._wake_fd: int | None = None
         self._threads_busy: Callable[[], bool] = lambda: False
-        # File descriptors that say a child process exited (pidfds): see
-        # _PROCESS_GRACE_SECONDS.
-        self.process_fds: set[int] = set()
+        # File descriptors that say a child process exited (pidfds), each with the
+        # process group of its child (None: unknown): see the module docstring.
+        self.process_fds: dict[int, int | None] = {}
 
     def watch(self, wake_fd: int, threads_busy: Callable[[], bool]) -> None:
         """Learn the loop's self-pipe and how to tell whether worker threads still run."""
@@ -162,8 +195,10 @@ class _VirtualSelector(selectors.DefaultSelector):
             # fire a timeout that a fast one never sees.
             return super().select(None)
         if self._has_real_io():
-            grace = _PROCESS_GRACE_SECONDS if self.process_fds else _REAL_IO_GRACE_SECONDS
-            ready = super().select(grace)
+            if self.process_fds:
+                ready = self._wait_for_children()
+            else:
+                ready = super().select(_REAL_IO_GRACE_SECONDS)
             if ready:
                 return ready
         if timeout is None:
@@ -175,6 +210,26 @@ class _VirtualSelector(selectors.DefaultSelector):
 
     def _has_real_io(self) -> bool:
         return any(key.fd != self._wake_fd for key in self.get_map().values())
+
+    def _wait_for_children(self) -> list[tuple[selectors.SelectorKey, int]]:
+        """Real I/O ready within the grace, or ``[]`` once the children wait on the
+        outside world or the grace is over (the rule of the module docstring)."""
+        groups = {group for group in self.process_fds.values() if group is not None}
+        known = len(groups) == len(set(self.process_fds.values()))
+        started = quiet_since = time.monotonic()
+        seen: dict[int, bytes] | None = None
+        while True:
+            ready = super().select(_CHILD_POLL_SECONDS)
+            if ready:
+                return ready
+            now = time.monotonic()
+            if now - started >= _PROCESS_GRACE_SECONDS:
+                return []
+            threads = _blocked_threads(groups) if known else None
+            if threads is None or threads != seen:
+                seen, quiet_since = threads, now
+            elif now - quiet_since >= _CHILD_QUIET_SECONDS:
+                return []
 
 
 class _VirtualEventLoop(asyncio.SelectorEventLoop):
@@ -191,13 +246,13 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def add_process_reader(self, pidfd: int, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the process of ``pidfd`` exits; until then virtual time
-        waits up to ``_PROCESS_GRACE_SECONDS`` of real time before it jumps."""
-        self._virtual_selector.process_fds.add(pidfd)
+        holds still while the child's process group runs (see the module docstring)."""
+        self._virtual_selector.process_fds[pidfd] = _process_group_of(pidfd)
         self.add_reader(pidfd, callback)
 
     def remove_reader(self, fd: FileDescriptorLike) -> bool:
         if isinstance(fd, int):
-            self._virtual_selector.process_fds.discard(fd)
+            self._virtual_selector.process_fds.pop(fd, None)
         return super().remove_reader(fd)
 
     def drop_leftovers(self) -> None:
@@ -224,3 +279,52 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def _thread_finished(self, _future: asyncio.Future[Any]) -> None:
         self._threads_running -= 1
+
+
+def _process_group_of(pidfd: int) -> int | None:
+    """The process group of the process ``pidfd`` refers to, or None if it cannot tell."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as info:
+            pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
+        return os.getpgid(pid) if pid > 0 else None
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
+def _blocked_threads(groups: set[int]) -> dict[int, bytes] | None:
+    """Every thread of the process ``groups`` with its scheduler statistics (time run,
+    time waited for a CPU, times run), or None if one is not blocked (running,
+    runnable, in I/O) or nothing can be seen.
+
+    Two equal answers some time apart mean that no thread of the groups ran in
+    between, and that none appeared or ended: all of them waited the whole time.
+    """
+    threads: dict[int, bytes] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            if _stat_fields(f"/proc/{name}/stat")[2] not in groups:
+                continue
+            for tid in os.listdir(f"/proc/{name}/task"):
+                fields = _stat_fields(f"/proc/{name}/task/{tid}/stat")
+                if fields[0] not in _WAITING_STATES:
+                    return None
+                with open(f"/proc/{name}/task/{tid}/schedstat", "rb") as schedstat:
+                    threads[int(tid)] = schedstat.read()
+        except (OSError, IndexError, ValueError):
+            continue  # a process or thread that ended meanwhile: the next look sees it gone
+    return threads or None
+
+
+def _stat_fields(path: str) -> tuple[int, int, int]:
+    """State (a byte), parent and process group from a ``/proc`` ``stat`` file."""
+    with open(path, "rb") as stat:
+        text = stat.read()
+    # The command name, in parentheses, may itself hold spaces and parentheses.
+    state, parent, group = text[text.rindex(b")") + 2:].split(maxsplit=3)[:3]
+    return state[0], int(parent), int(group)

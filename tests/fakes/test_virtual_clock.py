@@ -146,3 +146,66 @@ def test_a_long_child_process_meets_its_timeout_in_virtual_time() -> None:
 
     assert clock.run(long_command_under_a_timeout()) == "timed out"
     assert clock.now() == 1.0
+
+
+# Children that block in one stretch for less than the quiet time (a short sleep, or
+# several in turn) finish under their timeout, and one that blocks for good meets it;
+# so does a child that runs on the CPU for longer than the quiet time finish.
+BLOCKING = {
+    ("sleep", "0.05"): (0, 0.0),
+    ("sh", "-c", "sleep 0.1; sleep 0.1; sleep 0.1"): (0, 0.0),
+    ("sleep", "30"): ("timed out", 1.0),
+}
+BUSY = {("sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done"): (0, 0.0)}
+
+
+def outcomes(children: dict[tuple[str, ...], object]
+             ) -> dict[tuple[str, ...], tuple[object, float]]:
+    from fakes._tools import run_in_process_group
+
+    async def under_a_timeout(argv: tuple[str, ...]) -> object:
+        try:
+            return await asyncio.wait_for(run_in_process_group(argv), timeout=1)
+        except TimeoutError:
+            return "timed out"
+
+    seen = {}
+    for argv in children:
+        clock = VirtualClock()
+        seen[argv] = (clock.run(under_a_timeout(argv)), clock.now())
+    return seen
+
+
+def test_a_child_process_meets_its_timeout_only_if_it_blocks_longer_than_the_quiet_time() -> None:
+    assert outcomes({**BLOCKING, **BUSY}) == {**BLOCKING, **BUSY}
+
+
+def test_a_loaded_machine_gives_child_processes_the_same_outcomes() -> None:
+    """Processes burning every CPU slow the children's running parts down, never
+    their blocked ones: the same timers fire. (A child busy on the CPU is held by the
+    grace alone, which a machine loaded enough can exhaust, as before the quiet rule.)"""
+    import os
+    import subprocess
+    import sys
+
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+               for _ in range(os.cpu_count() or 2)]
+    try:
+        assert outcomes(BLOCKING) == BLOCKING
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def test_a_child_blocked_for_good_is_overtaken_long_before_the_grace_is_over() -> None:
+    from fakes._clock import _CHILD_QUIET_SECONDS, _PROCESS_GRACE_SECONDS
+    from fakes._tools import run_in_process_group
+
+    async def long_command_under_a_timeout() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(run_in_process_group(("sleep", "30")), timeout=1)
+
+    started = time.monotonic()
+    VirtualClock().run(long_command_under_a_timeout())
+    assert time.monotonic() - started < (_CHILD_QUIET_SECONDS + _PROCESS_GRACE_SECONDS) / 2

@@ -21,8 +21,10 @@ def test_a_correct_agent_gives_no_false_alarm(fuzz, scenario_file, tmp_path) -> 
     assert out == "harness fuzz: 25 schedules, no invariant violated (seed 0)\n"
 
 
-def test_the_naive_agent_resends_and_the_repro_reproduces(fuzz, scenario_file, tmp_path,
-                                                          capsys) -> None:
+def test_the_naive_agent_resends_and_the_repro_and_the_replay_command_reproduce(
+        fuzz, scenario_file, tmp_path, capsys) -> None:
+    # One search serves both ways of reproducing what it found: the repro file under
+    # `harness run`, and the replay line it prints, which runs the one failing case.
     out_dir = tmp_path / "out"
     code, out, _ = fuzz(scenario_file, "--agent", NAIVE, "--budget", 50, "--out", out_dir)
 
@@ -38,13 +40,9 @@ def test_the_naive_agent_resends_and_the_repro_reproduces(fuzz, scenario_file, t
     assert main(["run", str(repro), "--out", str(tmp_path / "ref")]) == 0  # the reference copes
     capsys.readouterr()
 
-
-def test_the_replay_command_runs_the_one_failing_case(fuzz, scenario_file, tmp_path,
-                                                      capsys) -> None:
-    _, out, _ = fuzz(scenario_file, "--agent", NAIVE, "--budget", 50, "--out", tmp_path / "o")
     replay = shlex.split(out.splitlines()[-1].removeprefix("replay: harness "))
 
-    assert main([*replay, "--out", str(tmp_path / "r")]) == 1
+    assert main([*replay, "--out", str(tmp_path / "replayed")]) == 1
     summary = capsys.readouterr().out.splitlines()
     assert re.fullmatch(r"total +1 +0 +1 +0 +1 +1 .*", summary[-1])
 

@@ -1,10 +1,12 @@
-"""The plugin end to end, through pytester: collection, verdicts, reports, xdist."""
+"""The plugin end to end, through pytester: collection, verdicts, reports.
+
+Under xdist: tests/integration/test_shipped_suite_determinism.py runs part of the
+shipped suite spread over workers and in one process, once for every property.
+"""
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -135,31 +137,3 @@ def test_a_scenario_folder_outside_the_rootdir_is_collected(project, tmp_path_fa
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*hello.yaml::hello PASSED*"])
-
-
-def _case_rows(out: Path) -> dict[str, dict[str, object]]:
-    """case id -> its whole result row (verdicts, stop state, ...), from every worker's file."""
-    rows = [json.loads(line) for path in out.glob("cases-*.jsonl")
-            for line in path.read_text().splitlines()]
-    return {str(row["case_id"]): row for row in rows}
-
-
-def test_xdist_workers_each_write_their_own_results_and_the_same_as_one_process(project
-                                                                               ) -> None:
-    # pytest-xdist's --tx spreads a suite over machines (ssh=host//python=...); popen
-    # workers (what -n starts) go through the same gateway code on one machine. Which
-    # worker ran a case, and what else it ran before, must not change the case's result.
-    project.add("hello", "crashy")
-
-    spread = project.pytester.runpytest_subprocess(
-        "--tx", "2*popen", "--dist", "load", "--harness-results", "spread")
-    alone = project.pytester.runpytest("--harness-results", "alone")
-
-    assert spread.ret == 0, spread.stdout.str()
-    assert alone.ret == 0, alone.stdout.str()
-    spread_files = {p.name.split("-")[1] for p in (project.pytester.path / "spread").iterdir()}
-    assert spread_files == {"gw0.jsonl", "gw0.parquet", "gw1.jsonl", "gw1.parquet"}
-    spread_rows = _case_rows(project.pytester.path / "spread")
-    assert spread_rows == _case_rows(project.pytester.path / "alone")
-    assert sorted(spread_rows) == sorted(item.split("::")[1] for item in collected(
-        project.pytester.runpytest("--collect-only", "-q")))
