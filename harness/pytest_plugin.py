@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
-CRASH_MODES = ("all", "none", "listed")
+CRASH_MODES = ("all", "none", "listed", "sample")
 
 
 class HarnessHookSpecs:
@@ -99,8 +99,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="folder (or file) of YAML scenarios to collect, relative to the rootdir;"
                          " repeatable (default: ini harness_scenarios, else 'scenarios')")
     group.addoption("--harness-crash", choices=CRASH_MODES, default=None,
-                    help="crash at every recorded point (all), at none, or only at the points a"
-                         " scenario lists by id (listed); default: as each scenario says")
+                    help="crash at every recorded point (all), at none, only at the points a"
+                         " scenario lists by id (listed), or at one occurrence of each kind of"
+                         " point, when and class of the scenario's own plan (sample: a quick"
+                         " pass); default: ini harness_crash, else as each scenario says")
     group.addoption("--harness-seed", type=parse_seed, metavar="N", default=None,
                     help="run every scenario with this seed instead of its own")
     group.addoption("--harness-strict", action="store_true", default=False,
@@ -124,6 +126,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-dialect", action="append", metavar="DIALECT", default=None,
                     help="a dialect the agent speaks (openai, anthropic); repeatable; scenarios"
                          " in another dialect are skipped")
+    parser.addini("harness_crash", default="",
+                  help=f"the crash selection when --harness-crash is not given: one of "
+                       f"{', '.join(CRASH_MODES)}")
     parser.addini("harness_scenarios", type="args", default=["scenarios"],
                   help="folders of YAML scenarios, relative to the rootdir")
     group.addoption("--harness-target", action="append", metavar="TOOL=MODULE:FUNCTION",
@@ -156,7 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SETTINGS] = HarnessSettings(
         roots=tuple((rootdir / path).resolve() for path in given),
         named=_named_on_command_line(config),
-        crash=config.getoption("harness_crash"),
+        crash=_crash_mode(config),
         seed=config.getoption("harness_seed"),
         results_dir=None if results is None else (rootdir / results).resolve(),
         agent=config.getoption("harness_agent") or config.getini("harness_agent") or None,
@@ -172,6 +177,21 @@ def pytest_configure(config: pytest.Config) -> None:
         fuzz_budget=config.getoption("harness_fuzz"),
         rootdir=rootdir,
     )
+
+
+def _crash_mode(config: pytest.Config) -> str | None:
+    """``--harness-crash``, else the ini's ``harness_crash``, else ``None`` (as each file says)."""
+    given: str | None = config.getoption("harness_crash")
+    if given is not None:
+        return given
+    ini = str(config.getini("harness_crash")).strip()
+    if not ini:
+        return None
+    if ini not in CRASH_MODES:
+        raise pytest.UsageError(
+            f"ini harness_crash ({config.inipath or 'the ini file'}): got {ini!r}; expected "
+            f"one of {', '.join(CRASH_MODES)}")
+    return ini
 
 
 def _collect_outside_the_walk(config: pytest.Config, rootdir: Path) -> None:
@@ -255,13 +275,15 @@ class ScenarioFile(pytest.File):
 
         settings = self.config.stash[_SETTINGS]
         source = _display_path(self.path)
-        scenario = with_overrides(load_scenario(source), crash=settings.crash, seed=settings.seed)
+        sample = settings.crash == "sample"
+        scenario = with_overrides(load_scenario(source), crash=None if sample else settings.crash,
+                                  seed=settings.seed)
         # The points to crash at are those the agent under test reaches, as with
         # `harness run --agent`. xdist compares the collection of every worker:
         # plan_cases must be a pure function of the scenario and the agent
         # (recording runs included), and it is kept in its order.
-        return scenario, list(runner.plan_cases(scenario, source, _agent_factory(
-            self.config, scenario)))
+        cases = runner.plan_cases(scenario, source, _agent_factory(self.config, scenario))
+        return scenario, runner.sample_cases(cases) if sample else list(cases)
 
 
 def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest | None:

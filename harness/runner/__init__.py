@@ -31,6 +31,7 @@ from harness.runner._run import (
     attempt_rows,
     blocking_tools,
     case_result,
+    crash_kind,
     crash_specs,
     default_agent_factory,
     plan_cases,
@@ -38,6 +39,7 @@ from harness.runner._run import (
     record_run,
     run_case,
     run_trace,
+    sample_cases,
 )
 from harness.runner._task import TOOL_PARAMETERS, task_for, tool_specs
 from harness.runner._world import STATE_DIR, World, fault_plan
@@ -66,6 +68,7 @@ __all__ = [
     "call_id",
     "case_result",
     "classify_result",
+    "crash_kind",
     "crash_specs",
     "default_agent_factory",
     "determinism_verdict",
@@ -80,6 +83,7 @@ __all__ = [
     "run_case",
     "run_case_twice",
     "run_trace",
+    "sample_cases",
     "strictly",
     "task_for",
     "tool_specs",

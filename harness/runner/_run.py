@@ -739,6 +739,36 @@ def crash_specs(scenario: Scenario, points: Sequence[str]) -> list[CrashSpec]:
     return specs
 
 
+def crash_kind(spec: CrashSpec) -> tuple[str, str, str, bool]:
+    """What a crash is, whichever occurrence of its point it strikes.
+
+    The point without its ordinal (``journal:fsync#3`` is ``journal:fsync``), with
+    when, class and whether it strikes again during recovery.
+
+    >>> crash_kind(CrashSpec("journal:fsync#3", "after", "unsynced_lost"))
+    ('journal:fsync', 'after', 'unsynced_lost', False)
+    """
+    return spec.point_id.partition("#")[0], spec.when, spec.crash_class, spec.during_recovery
+
+
+def sample_cases(cases: Sequence[Case]) -> list[Case]:
+    """The uncrashed cases and, of each kind of crash (:func:`crash_kind`), one case.
+
+    The one is the kind's middle occurrence in the plan, where the run is under way
+    rather than starting or ending. A quick pass over a suite whose every case a
+    slower pass (``harness run``) covers: each kind of persistence point is crashed
+    in each class, before and after, once. The plan's order is kept, and the choice
+    is a pure function of the plan, so every pytest-xdist worker collects the same.
+    """
+    by_kind: dict[tuple[str, str, str, bool], list[int]] = {}
+    for index, case in enumerate(cases):
+        if case.crash is not None:
+            by_kind.setdefault(crash_kind(case.crash), []).append(index)
+    chosen = {indices[(len(indices) - 1) // 2] for indices in by_kind.values()}
+    return [case for index, case in enumerate(cases)
+            if case.crash is None or index in chosen]
+
+
 def plan_cases(scenario: Scenario, source: Path | str,
                agent_factory: AgentUnderTest | None = None) -> list[Case]:
     """The no-crash case, then one case per selected point x when x applicable class.

@@ -38,6 +38,44 @@ def test_crash_option_narrows_the_plan(project) -> None:
     assert ids == ["scenarios/crashy.yaml::crashy"]
 
 
+def test_a_sample_keeps_the_uncrashed_case_and_one_case_of_each_kind(project) -> None:
+    project.add("crashy")
+    every = collected(project.pytester.runpytest("--collect-only", "-q"))
+
+    sampled = collected(project.pytester.runpytest("--collect-only", "-q",
+                                                   "--harness-crash", "sample"))
+
+    def kind(item: str) -> str:  # crashy[journal:fsync#3:after:unsynced_lost] -> journal:fsync…
+        return re.sub(r"#\d+", "", item.partition("[")[2])
+
+    assert sampled[0] == "scenarios/crashy.yaml::crashy"
+    assert set(sampled) < set(every)
+    assert sorted(kind(i) for i in sampled[1:]) == sorted({kind(i) for i in every[1:]})
+
+
+def test_the_ini_chooses_the_crash_selection_and_the_option_overrides_it(
+        project, strict_ini: str) -> None:
+    project.add("crashy")
+    project.pytester.makeini(strict_ini.rstrip("\n") + "\nharness_crash = none\n")
+
+    assert collected(project.pytester.runpytest("--collect-only", "-q")) == [
+        "scenarios/crashy.yaml::crashy"]
+    assert len(collected(project.pytester.runpytest("--collect-only", "-q",
+                                                    "--harness-crash", "all"))) > 2
+
+
+def test_an_unknown_crash_selection_in_the_ini_is_refused_with_the_choices(
+        project, strict_ini: str) -> None:
+    project.add("crashy")
+    project.pytester.makeini(strict_ini.rstrip("\n") + "\nharness_crash = some\n")
+
+    result = project.pytester.runpytest("--collect-only", "-q")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini harness_crash (*tox.ini): got 'some'; expected one of "
+                                 "all, none, listed, sample"])
+
+
 def test_a_scenario_the_agent_handles_passes(project) -> None:
     project.add("hello")
 

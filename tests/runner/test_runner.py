@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import mail_scenario
 from minimal_agent import minimal_factory
 
-from harness.runner import Case, CrashSpec, plan_cases, record_points, run_case
+from conftest import mail_scenario
+from harness.runner import (
+    Case,
+    CrashSpec,
+    crash_kind,
+    plan_cases,
+    record_points,
+    run_case,
+    sample_cases,
+)
 
 AGENT = minimal_factory()
 SOURCE = Path("scenarios/mail.yaml")
@@ -38,6 +46,25 @@ def test_cases_have_readable_ids_and_put_fsync_points_first() -> None:
     # eio_on_fsync never applies to a write point
     assert not any(c.crash and c.crash.crash_class == "eio_on_fsync"
                    and ":write#" in c.crash.point_id for c in cases)
+
+
+def test_a_sample_crashes_each_kind_of_point_once_at_its_middle_occurrence() -> None:
+    planned = plan_cases(mail_scenario(crash={
+        "points": "all", "classes": ["unsynced_lost", "torn_append_short"],
+        "during_recovery": True}), SOURCE, AGENT)
+    sampled = sample_cases(planned)
+
+    kinds = [crash_kind(c.crash) for c in planned if c.crash]
+    assert [c for c in sampled if c.crash is None] == [case()]
+    assert sorted(crash_kind(c.crash) for c in sampled if c.crash) == sorted(set(kinds))
+    assert len(sampled) - 1 == len(set(kinds)) < len(planned) - 1
+    assert [c for c in planned if c in sampled] == sampled  # the plan's order
+    fsyncs = [c for c in planned if c.crash and crash_kind(c.crash) == (
+        "journal:fsync", "after", "unsynced_lost", False)]
+    assert len(fsyncs) >= 3  # a kind with occurrences on both sides of its middle
+    assert fsyncs[(len(fsyncs) - 1) // 2] in sampled
+    assert fsyncs[0] not in sampled
+    assert fsyncs[-1] not in sampled
 
 
 def test_crash_points_none_plans_only_the_crash_free_case() -> None:
