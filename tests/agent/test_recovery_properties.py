@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -281,6 +282,7 @@ workloads = st.lists(
 ).map(lambda kinds: [Op(i, k) for i, k in enumerate(kinds, start=1)])
 
 
+@pytest.mark.system  # system tier: every crash case of generated workloads
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=workloads, seed=st.integers(0, 2**16))
 def test_every_crash_point_and_class_keeps_the_invariants(ops: list[Op], seed: int) -> None:

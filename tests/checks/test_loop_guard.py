@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from minimal_agent import minimal_factory
 
 from harness.checks import check_l3
@@ -54,6 +55,7 @@ print(check_l3(SimpleNamespace(outcome=outcome)).message)
 """
 
 
+@pytest.mark.system  # system tier: six child interpreters
 def test_the_streak_named_does_not_depend_on_the_hash_seed() -> None:
     # Three fingerprints tie; the one named came from set iteration order, which
     # string hashing makes differ between processes (xdist workers, reruns).

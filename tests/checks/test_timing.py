@@ -105,6 +105,7 @@ def test_s5_backoff_warns_about_instant_retries_and_fails_them_only_when_strict(
     assert [v.invariant for v in strict.failed_verdicts] == ["S5:backoff"]
 
 
+@pytest.mark.system  # system tier: real child processes on a loaded machine
 def test_a_killed_subprocess_settles_at_the_same_virtual_time_on_a_loaded_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A machine too busy to deliver the child's death within the selector's grace

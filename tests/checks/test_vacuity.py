@@ -17,6 +17,7 @@ LAZY = {m.name: m for m in MUTANTS if m.name in (
     "I4-claims-success-doing-nothing", "L5-no-outcome")}
 
 
+@pytest.mark.system  # system tier: the whole shipped suite per agent
 @pytest.mark.parametrize("name", sorted(LAZY))
 def test_an_agent_that_proves_nothing_passes_no_shipped_scenario(name: str) -> None:
     passed = []

@@ -15,6 +15,9 @@ import pytest
 from harness._cli import main
 from harness.runner._contain import worker_count
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 # The agent misbehaves on the scenario with seed 1 and is the reference agent elsewhere.
 AGENTS = """\
 import os, sys, time

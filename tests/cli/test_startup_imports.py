@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 # Loaded by serve, compare, gate and the MCP tools only; together over a second per process.
 HEAVY = ["mcp", "starlette", "uvicorn", "polars", "numpy", "jinja2",
          "harness.serve._app", "harness.record._proxy", "reports._compare"]

@@ -161,6 +161,7 @@ def test_the_careful_agent_retries_a_cut_stream_and_runs_nothing_from_a_cut_answ
     assert result.side_effects["send_mail"] == 1
 
 
+@pytest.mark.system  # system tier: every case of a shipped scenario
 def test_the_shipped_careful_scenario_passes_in_every_crash_case() -> None:
     path = EXAMPLES / "scenarios/openai-careful.yaml"
     scenario = load_scenario(path)

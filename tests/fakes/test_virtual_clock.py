@@ -176,10 +176,12 @@ def outcomes(children: dict[tuple[str, ...], object]
     return seen
 
 
+@pytest.mark.system  # system tier: real child processes
 def test_a_child_process_meets_its_timeout_only_if_it_blocks_longer_than_the_quiet_time() -> None:
     assert outcomes({**BLOCKING, **BUSY}) == {**BLOCKING, **BUSY}
 
 
+@pytest.mark.system  # system tier: real child processes on a loaded machine
 def test_a_loaded_machine_gives_child_processes_the_same_outcomes() -> None:
     """Processes burning every CPU slow the children's running parts down, never
     their blocked ones: the same timers fire. (A child busy on the CPU is held by the

@@ -11,6 +11,9 @@ import pytest
 from harness._cli import main
 from harness.scenario import load_scenario
 
+# System tier (pytest --system): whole searches, each of many runs.
+pytestmark = pytest.mark.system
+
 NAIVE = "examples.naive_resend_agent:agent"
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# System tier (pytest --system): whole searches, each of many runs.
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, scenario_text: str, strict_ini: str) -> pytest.Pytester:

@@ -79,6 +79,7 @@ def test_a_declared_behaviour_is_the_scenarios_world_and_stays(tmp_path) -> None
     assert outcome.found is None
 
 
+@pytest.mark.system  # system tier: a whole search
 def test_a_scenario_that_never_crashes_is_fuzzed_without_crashes(base: Scenario) -> None:
     # Its script is written for a run without restarts: a model that repeats a call
     # whatever it is told would repeat one of unknown outcome too, and I3 would blame

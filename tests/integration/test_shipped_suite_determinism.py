@@ -18,6 +18,9 @@ import pytest
 from harness.runner import Case, plan_cases, run_case
 from harness.scenario import Scenario, load_scenario, scenario_files
 
+# System tier (pytest --system): every case of shipped scenarios, run more than one way.
+pytestmark = pytest.mark.system
+
 SUITE = Path(__file__).resolve().parents[2] / "scenarios"
 SHIPPED = sorted(scenario_files([SUITE]))
 

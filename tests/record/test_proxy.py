@@ -11,6 +11,9 @@ from loopback import KEY, Upstream
 
 from harness.record import RecordingProxy, import_capture, load_capture
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 BODY = {"model": "gpt-4o-mini", "stream": True,
         "messages": [{"role": "user", "content": "Did the invoice go out?"}]}
 

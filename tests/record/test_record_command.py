@@ -14,6 +14,9 @@ from loopback import KEY, Upstream
 
 from harness._cli import main
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 
 def test_record_serves_until_interrupted_and_counts_what_it_kept(upstream: Upstream,
                                                                  tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ import pytest
 
 from reports import _charts as charts
 
-pytestmark = pytest.mark.browser
+# System tier (pytest --system): a real headless browser.
+pytestmark = [pytest.mark.browser, pytest.mark.system]
 
 # HARNESS_CHROMIUM names another Chromium build (the system's by default).
 CHROMIUM = os.environ.get("HARNESS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

@@ -16,6 +16,9 @@ from harness.runner import Case, CaseResult, plan_cases, run_case
 from harness.runner import _explore as explore
 from harness.scenario import Scenario, load_scenario
 
+# System tier (pytest --system): every case of shipped scenarios, run more than one way.
+pytestmark = pytest.mark.system
+
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios" / "crash"
 # Shipped scenarios with each kind of case (disk points in every class, world events,
 # parallel calls, a budget spent across the crash), one case in STRIDE of each: the

@@ -24,6 +24,9 @@ from harness.ports import SPECS, Dialect
 from harness.runner import plan_cases, run_case
 from harness.scenario import Scenario
 
+# System tier (pytest --system): runs of a thousand turns.
+pytestmark = pytest.mark.system
+
 REPLY = ScriptedResponse((Text("noted"),), "stop", ScriptedUsage(40, 9))
 
 

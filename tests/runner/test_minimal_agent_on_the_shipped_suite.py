@@ -18,6 +18,9 @@ from minimal_agent import minimal_factory
 from harness.runner import dialect_skip, plan_cases, run_case
 from harness.scenario import load_scenario, scenario_files
 
+# System tier (pytest --system): every case of shipped scenarios, run more than one way.
+pytestmark = pytest.mark.system
+
 SUITE = Path(__file__).resolve().parents[2] / "scenarios"
 # scenario -> the invariants the minimal agent must be caught breaking
 KNOWN_GAPS = {

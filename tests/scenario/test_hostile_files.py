@@ -20,6 +20,9 @@ from harness._cli import main
 from harness.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 from harness.scenario._yaml import MAX_BYTES, MAX_DEPTH
 
+# System tier (pytest --system): whole searches, each of many runs.
+pytestmark = pytest.mark.system
+
 NAME = "hostile.yaml"
 VALID = (Path(__file__).parent / "data" / "good" / "parallel-append-crash.yaml").read_bytes()
 HEAD = b"name: x\ndialect: openai\nmodel: [{turn: 1, text: Hi.}]\nexpect: {stop_state: complete}\n"

@@ -26,6 +26,9 @@ import pytest
 
 from harness._cli import main
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "scenarios" / "exec-mail-once.yaml"
 NODE_AGENTS = ROOT / "examples" / "node_agent"

@@ -10,6 +10,9 @@ import httpx
 import openai
 import pytest
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 SCENARIO = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "exec-mail-once.yaml"
 
 

@@ -27,6 +27,9 @@ from harness.runner import World
 from harness.scenario import Scenario, load_scenario
 from harness.serve import serving
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import sdk_probe  # noqa: E402

@@ -23,6 +23,9 @@ from harness.runner import World
 from harness.scenario import Scenario, load_scenario
 from harness.serve import serving
 
+# System tier (pytest --system): real processes and servers on loopback.
+pytestmark = pytest.mark.system
+
 MAIL = {"to": "cfo@example.com", "body": "facture réglée — 日本"}
 
 
