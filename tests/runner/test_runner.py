@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import mail_scenario
 from minimal_agent import minimal_factory
 
-from conftest import mail_scenario
 from harness.runner import (
     Case,
     CrashSpec,
