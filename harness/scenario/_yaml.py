@@ -19,6 +19,8 @@ models see exactly what the user typed, nothing library-specific::
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,20 @@ def read_yaml(path: Path) -> tuple[object, SourceMap]:
 
 
 def parse_yaml(raw: bytes, path: str) -> tuple[object, SourceMap]:
-    """:func:`read_yaml` of bytes already read; ``path`` names them in errors."""
+    """:func:`read_yaml` of bytes already read; ``path`` names them in errors.
+
+    The same bytes under the same name are composed once per process: the round-trip
+    composer is by far the dearest step of loading a scenario (about 30 ms a file),
+    and a test suite, the mutant catalogue or a fuzz search loads the same files
+    again and again. Each caller gets its own copy of the data; the source map is
+    never changed after it is built, so it is shared.
+    """
+    data, source = _composed(raw, path)
+    return copy.deepcopy(data), source
+
+
+@functools.lru_cache(maxsize=256)
+def _composed(raw: bytes, path: str) -> tuple[object, SourceMap]:
     tree = _parse(path, _decoded(raw, path))
     values: dict[Loc, Position] = {(): _root_position(tree)}
     keys: dict[Loc, Position] = {}
