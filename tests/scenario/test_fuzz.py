@@ -6,11 +6,15 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from harness.scenario import Scenario, ScenarioError, load_scenario
+
+# System tier (pytest --system): whole searches, each of many runs.
+pytestmark = pytest.mark.system
 
 VALID = (Path(__file__).parent / "data" / "good" / "parallel-append-crash.yaml").read_text()
 
