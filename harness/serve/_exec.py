@@ -11,7 +11,9 @@ it (the ``process_killed`` crash class). The run is judged from the world's
 record, by the same checks as an in-process run.
 
 A process that exits non-zero, or runs past the case timeout (it is killed),
-makes that one case fail with the reason; the next case runs. Every process is
+makes that one case fail with the reason; the next case runs. A case that passes
+leaves nothing behind; one that does not keeps its working folder and its
+processes' output (``FOLDER.N.out``, ``FOLDER.N.err``) under the temporary folder. Every process is
 started in its own session and killed with the harness (and, on Linux, by the
 kernel if the harness itself dies).
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,7 +99,21 @@ class _ExecCase:
         problem = self._process_verdict()
         if problem is not None:
             result = replace(result, verdicts=(*result.verdicts, problem))
+        if result.passed:
+            self._remove_files()  # a failing case keeps them, for whoever looks into it
         return result
+
+    def _remove_files(self) -> None:
+        """The case's working folder and its processes' logs (``FOLDER.N.out``/``.err``)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        for run in self.worlds.runs:
+            for stream in ("out", "err"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self._logs(run.number)}.{stream}")
+
+    def _logs(self, number: int) -> Path:
+        """Where process ``number``'s output goes, beside the working folder."""
+        return Path(self.folder).parent / f"{Path(self.folder).name}.{number}"
 
     def _run_processes(self, env: dict[str, str]) -> None:
         for number in range(1, MAX_PROCESSES + 1):
@@ -110,7 +127,7 @@ class _ExecCase:
 
     def _run_one(self, number: int, env: dict[str, str]) -> ProcessRun:
         run = ProcessRun(number)
-        logs = Path(self.folder).parent / f"{Path(self.folder).name}.{number}"
+        logs = self._logs(number)
         with open(f"{logs}.out", "wb") as out, open(f"{logs}.err", "wb") as err:
             self.killed_at = None
             self.process = subprocess.Popen(

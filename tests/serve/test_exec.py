@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -125,6 +126,29 @@ def test_a_crashing_agent_fails_with_its_exit_code_and_output(harness_main: Run)
     assert done.returncode == 1
     assert "process: the agent process exited with 3; its last output:\nno key here" \
         in done.stdout
+
+
+def test_a_passing_case_leaves_no_files_and_a_failing_one_keeps_its_own(
+        tmp_path: Path, harness_main: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
+    def left() -> list[str]:
+        return sorted(path.name for path in temp.glob("harness-exec-*"))
+
+    passed = harness_main(str(SCENARIO), "--exec", node_agent("careful.mjs"),
+                          "--time-scale", "0.01", "--no-crash")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert left() == []
+
+    failed = harness_main(str(SCENARIO), "--exec", "echo 'no key here' >&2; exit 3",
+                          "--no-crash")
+    assert failed.returncode == 1
+    folder, *logs = left()
+    assert logs == [f"{folder}.1.err", f"{folder}.1.out"]
+    assert f"its working folder was {temp / folder}" in failed.stdout
+    assert (temp / logs[0]).read_text() == "no key here\n"
 
 
 def test_the_agent_sees_the_servers_urls(tmp_path: Path, harness_main: Run) -> None:
