@@ -25,15 +25,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Deselected, not skipped: the summary counts them apart, and says how to run them.
+    # Deselected, not skipped: a test left to the other tier is no result of this run.
     if config.getoption("--system"):
         return
-    system = [item for item in items if item.get_closest_marker(SYSTEM_TIER) is not None]
-    if not system:
-        return
-    chosen = set(map(id, system))
-    items[:] = [item for item in items if id(item) not in chosen]
-    config.hook.pytest_deselected(items=system)
+    quick: list[pytest.Item] = []
+    system: list[pytest.Item] = []
+    for item in items:
+        (quick if item.get_closest_marker(SYSTEM_TIER) is None else system).append(item)
+    if system:
+        items[:] = quick
+        config.hook.pytest_deselected(items=system)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

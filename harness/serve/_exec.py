@@ -11,11 +11,11 @@ it (the ``process_killed`` crash class). The run is judged from the world's
 record, by the same checks as an in-process run.
 
 A process that exits non-zero, or runs past the case timeout (it is killed),
-makes that one case fail with the reason; the next case runs. A case that passes
-leaves nothing behind; one that does not keeps its working folder and its
-processes' output (``FOLDER.N.out``, ``FOLDER.N.err``) under the temporary folder. Every process is
+makes that one case fail with the reason; the next case runs. Every process is
 started in its own session and killed with the harness (and, on Linux, by the
-kernel if the harness itself dies).
+kernel if the harness itself dies). A case that passes leaves nothing behind; one
+that does not keeps its working folder and its processes' output
+(``FOLDER.N.out``, ``FOLDER.N.err``) under the temporary folder.
 """
 
 from __future__ import annotations
