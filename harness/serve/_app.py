@@ -56,7 +56,7 @@ from harness.serve._trace import ProcessRun, served_trace
 from harness.serve._world import ServedWorld
 
 #: Real seconds between the parts of a split (a byte-layer fault), so each is its own read.
-SPLIT_GAP_SECONDS = 0.002
+SPLIT_GAP_SECONDS = 0.01
 #: The connections uvicorn holds, by (client, server) address: a reset aborts one of them.
 TRANSPORTS: dict[tuple[object, object], asyncio.Transport] = {}
 
