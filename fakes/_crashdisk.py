@@ -478,6 +478,26 @@ class CrashDisk:
         ]
         return repr(parts).encode()
 
+    def crash_state_key(self) -> bytes:
+        """What a restart after the crash that happened will find, and nothing else.
+
+        The names and bytes the crash left (inode numbers renamed in name order, so
+        that two crashes leaving the same files have one key); what was written before
+        the crash and lost is not part of it. A disk that has not crashed has no such
+        state: :class:`ValueError`.
+        """
+        state = self._after_crash
+        if state is None:
+            raise ValueError("the disk has not crashed")
+        ids: dict[int, int] = {}
+        for _, number in sorted(state.names.items()):
+            ids.setdefault(number, len(ids))
+        parts = [sorted((path, ids[n]) for path, n in state.names.items()),
+                 [(ids[n], i.is_dir, bytes(i.data)) for n, i in
+                  sorted(state.inodes.items(), key=lambda item: ids.get(item[0], -1))
+                  if n in ids]]
+        return repr(parts).encode()
+
     def _install(self, state: _Snapshot) -> None:
         self._inodes = state.inodes
         self._names = dict(state.names)

@@ -449,13 +449,27 @@ class World:
         prompt cache), tool state, world events already reached and disk. The
         history that led there (which incarnation, how many crashes) is left out.
         """
+        turn = _turn_of(self.scenario.dialect, incoming.body)
+        request: list[object] = [incoming.method, incoming.url,
+                                 sorted(incoming.headers.items()), incoming.body]
+        return self._key(request, turn, self.disk.state_key())
+
+    def crash_state_key(self) -> str:
+        """What the next incarnation's run depends on, once a crash has been applied.
+
+        Two crashed worlds with one key restart alike: the same files survived, and
+        the clock, provider, tools and world events the restarted agent meets are the
+        same. Where and how the crash happened is left out: two crashes that leave
+        the same state have the same future.
+        """
+        return self._key(["crashed"], 0, self.disk.crash_state_key())
+
+    def _key(self, head: list[object], turn: int, disk: bytes) -> str:
         from hashlib import sha256
 
-        turn = _turn_of(self.scenario.dialect, incoming.body)
         provider = self.provider
         parts: list[object] = [
-            incoming.method, incoming.url, sorted(incoming.headers.items()), incoming.body,
-            self.clock.now(), len(provider.requests),
+            *head, self.clock.now(), len(provider.requests),
             sorted((t, n) for t, n in provider._attempts.items() if t >= turn),
             [(e.tool, e.key, e.idempotent, repr(e.detail)) for e in self.ledger.effects],
             repr(self.ledger.world), sorted(self._events_seen), provider.quota.state(),
@@ -464,7 +478,7 @@ class World:
         if cache is not None:  # its state has no public face: read it as it is
             parts += [cache._rng.getstate(), sorted(cache._entries.items()), cache._written]
         digest = sha256(repr(parts).encode())
-        digest.update(self.disk.state_key())
+        digest.update(disk)
         return digest.hexdigest()
 
     def copy(self) -> World:

@@ -248,3 +248,22 @@ def test_durable_folders_are_set_up_without_points() -> None:
         view.mkdir("/home/agent/x")
     assert disk.points[0].id == "x:mkdir#1"
     assert disk.restart().is_dir("/home/agent")
+
+
+def test_crashes_that_leave_the_same_files_have_one_crash_state_key() -> None:
+    # Lost before its fsync, or never written: the restart finds the same one record.
+    lost_unsynced = _crash("unsynced_lost", "journal:fsync#2")
+    never_written = _crash("unsynced_lost", "journal:write#2")
+    kept_by_the_os = _crash("process_killed", "journal:fsync#2")
+
+    assert lost_unsynced.crash_state_key() == never_written.crash_state_key()
+    assert lost_unsynced.crash_state_key() != kept_by_the_os.crash_state_key()
+    assert kept_by_the_os.durable_view()[FILE] == b"first\nsecond-record\n"
+
+
+def test_a_disk_that_has_not_crashed_has_no_crash_state_key() -> None:
+    disk = CrashDisk()
+    _write_two_records(disk)
+
+    with pytest.raises(ValueError, match="has not crashed"):
+        disk.crash_state_key()
