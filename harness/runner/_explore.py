@@ -18,10 +18,19 @@ world here is deterministic, so this goes further:
    request with a key the recorded run had, the rest is the recorded run's by
    determinism: the case stops there and its trace is the recorded run's suffix,
    renumbered (incarnations, request indices, sequence numbers, point ids).
-3. **Checked.** The first case a recording serves from a copy, and the first that
-   rejoins, are also replayed from the start; if a digest differs (an agent that
-   is not deterministic, or that acts while it unwinds from a crash), every case of
-   the scenario replays and the results say so (``CaseResult.exploration``).
+3. **Share a restart.** Crashes at different points often leave one state (every
+   ``unsynced_lost`` point between two fsyncs where no request or effect came
+   between). A crashed world is keyed by what its restart depends on
+   (:meth:`World.crash_state_key`: the files the crash left, ledger, provider,
+   clock, world events); a case whose key an earlier case had runs nothing after its
+   crash: its trace is its own records up to the crash, then the earlier case's
+   restart, renumbered as a rejoin is (CrashMonkey, too, tests each distinct crash
+   state once).
+4. **Checked.** The first case a recording serves each way (from a copy, rejoined,
+   shared), and one in 32 of each after, are also replayed from the start; if a
+   digest differs (an agent that is not deterministic, or that acts while it unwinds
+   from a crash), every case of the scenario replays and the results say so
+   (``CaseResult.exploration``).
 
 Error classes (an ``EIO`` the agent lives through), second crashes during recovery,
 scenarios with background jobs, cancels or a goal (:func:`unrecorded_parts`)
@@ -55,13 +64,18 @@ from harness.runner._world import World
 from harness.scenario import Scenario
 from harness.trace import EffectRecord, Trace
 
-Exploration = Literal["recorded", "rejoined", "replayed"]
-"""How a case ran: from a recorded copy, rejoining the recorded run, or from its start."""
+Exploration = Literal["recorded", "rejoined", "shared", "replayed"]
+"""How a case ran: from a recorded copy, rejoining the recorded run, sharing the
+recovery of an earlier case that crashed into the same state, or from its start."""
 
 # Of the cases served from a recording, one in this many is replayed as well to check it.
 _SAMPLE_EVERY: Final = 32
 # Recordings kept per process: a worker runs the cases of a few scenarios at a time.
 _KEPT: Final = 8
+# Crash states are remembered with the trace of the case that reached each first, for
+# the scenario whose cases run now, up to this many trace points in all: a trace weighs
+# about 130 bytes per point (a 32-turn run's 155 KB), so this is some 50 MB.
+_SHARED_POINTS_KEPT: Final = 400_000
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,10 @@ class Recording:
         # of the recorded run, and this tells so without keying the whole world.
         self.requests_sent: set[tuple[object, ...]] = set()
         self.fallback: str | None = None
+        # Crash states already run, by World.crash_state_key: the first case's trace
+        # and its counts at the crash.
+        self.crash_states: dict[str, tuple[Trace, Mark]] = {}
+        self._shared_points = 0
         self._served: dict[str, int] = {}
         run = _CaseRun(replace(case, crash=None), scenario, factory)
         world = run.world
@@ -131,6 +149,29 @@ class Recording:
         """
         served = self._served[how] = self._served.get(how, 0) + 1
         return served % _SAMPLE_EVERY == 1
+
+    def checked(self, case: Case, scenario: Scenario, trace: Trace, how: Exploration
+                ) -> tuple[Trace, Exploration]:
+        """``trace`` and how it was made; or, where this case is one of the sample and its
+        replay differs, the replay, and every later case of the scenario replays too."""
+        if how == "replayed" or not self.sampled(how):
+            return trace, how
+        replayed = replayed_trace(case, scenario, self.factory)
+        if replayed.digest == trace.digest:
+            return trace, how
+        self.fallback = (f"a {how} case differed from its replay ({case.case_id}); "
+                         "every case of the scenario replays")
+        return replayed, "replayed"
+
+    def remember(self, state: str, trace: Trace, at_crash: Mark) -> None:
+        """Keep ``trace`` as the restart from crash state ``state``, within the budget."""
+        if self._shared_points + len(trace.points) <= _SHARED_POINTS_KEPT:
+            self.crash_states[state] = (trace, at_crash)
+            self._shared_points += len(trace.points)
+
+    def forget_crash_states(self) -> None:
+        self.crash_states.clear()
+        self._shared_points = 0
 
     def crashed_world(self, crash: CrashSpec) -> World | None:
         """A copy of the world crashed at ``crash``, or None when the case must replay."""
@@ -183,17 +224,22 @@ _HARMLESS_CODE: Final = frozenset({_guarded.__code__, VirtualClock.sleep.__code_
 
 @dataclass(frozen=True)
 class Join:
-    """Where a case rejoined the recorded run: the recorded and the case's counts then."""
+    """Where a case joined a run already traced: that run's and the case's counts then.
 
-    recording: Recording
+    ``source`` is the recorded run's trace or an earlier case's; the case's
+    incarnation ``incarnation`` goes on as the source's ``source_incarnation`` did.
+    """
+
+    source: Trace
     recorded: Mark
     case: Mark
     incarnation: int
+    source_incarnation: int = 1
 
     def trace(self, run: _CaseRun) -> Trace:
-        """The case's own records up to the join, then the recorded run's, renumbered."""
-        base, m, c, world = self.recording.base, self.recorded, self.case, run.world
-        shift = self.incarnation - 1  # the recorded run's incarnation 1 is the case's k
+        """The case's own records up to the join, then the source's, renumbered."""
+        base, m, c, world = self.source, self.recorded, self.case, run.world
+        shift = self.incarnation - self.source_incarnation
         requests = world.request_records()[:c.requests] + tuple(
             replace(r, index=r.index - m.requests + c.requests, incarnation=r.incarnation + shift)
             for r in base.requests[m.requests:])
@@ -208,10 +254,10 @@ class Join:
         points = tuple(p.id for p in world.disk.points[:c.points]) + tuple(
             _renumbered(p, dict(m.point_counts), dict(c.point_counts))
             for p in base.points[m.points:])
-        final = base.incarnations[0]
         own = run._trace(run.incarnations[-1], ())  # crash record, earlier incarnations
-        incarnations = (*own.incarnations[:-1], replace(final, number=self.incarnation),
-                        *(replace(i, number=i.number + shift) for i in base.incarnations[1:]))
+        incarnations = (*(i for i in own.incarnations if i.number < self.incarnation),
+                        *(replace(i, number=i.number + shift) for i in base.incarnations
+                          if i.number >= self.source_incarnation))
         extra = dict(base.extra)
         _join_list(extra, "world_events", world.events[:c.events],
                    base.extra.get("world_events", [])[m.events:])
@@ -219,7 +265,7 @@ class Join:
                    base.extra.get("foreign_requests", [])[m.foreign:])
         return replace(base, case=own.case, crash=own.crash, points=points,
                        incarnations=incarnations, requests=requests, invocations=invocations,
-                       effects=effects, final_incarnation=self.incarnation,
+                       effects=effects, final_incarnation=base.final_incarnation + shift,
                        recoveries=tuple(replace(r, incarnation=r.incarnation + shift)
                                         for r in base.recoveries))
 
@@ -267,7 +313,7 @@ class _Joiner:
         mark = self.recording.marks.get(world.state_key(incoming))
         if mark is None:
             return
-        self.run.joined = Join(self.recording, mark, Mark.of(world), incarnation)
+        self.run.joined = Join(self.recording.base, mark, Mark.of(world), incarnation)
         world.incarnations.crash()  # whatever the stopped agent still tries is refused
         raise Rejoined
 
@@ -294,6 +340,9 @@ def recording_for(case: Case, scenario: Scenario, factory: AgentUnderTest
         hash(key)
     except TypeError:  # an unhashable factory object: the recording keeps it alive
         key = (*where, "id", id(factory))
+    if next(reversed(_RECORDINGS), key) != key:  # another scenario's cases begin
+        for other in _RECORDINGS.values():
+            other.forget_crash_states()
     recording = _RECORDINGS.get(key)
     if recording is None:
         if _MADE[where] >= _REMADE_AT_MOST:
@@ -353,19 +402,23 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     if recording is None or recording.fallback is not None:
         return None
     world = recording.crashed_world(crash)
-    run = _CaseRun(case, scenario, factory, world=world) if world is not None else \
-        _CaseRun(case, scenario, factory)
-    if world is not None:
-        run.incarnations.append(_Incarnation(1, "run", crashed_at=crash.point_id,
-                                             ended_at=world.clock.now()))
+    if world is None:
+        run = _CaseRun(case, scenario, factory)
+        _Joiner(run, recording)
+        trace = run.run()
+        return recording.checked(case, scenario, trace,
+                                 "rejoined" if run.joined is not None else "replayed")
+    run = _CaseRun(case, scenario, factory, world=world)
+    run.incarnations.append(_Incarnation(1, "run", crashed_at=crash.point_id,
+                                         ended_at=world.clock.now()))
+    state, at_crash = world.crash_state_key(), Mark.of(world)
+    shared = recording.crash_states.get(state)
+    if shared is not None:  # an earlier case crashed into this state: its restart is this one's
+        trace = Join(shared[0], shared[1], at_crash, 2, 2).trace(run)
+        return recording.checked(case, scenario, trace, "shared")
     _Joiner(run, recording)
-    trace = run.run()
-    how: Exploration = "rejoined" if run.joined is not None else \
-        "recorded" if world is not None else "replayed"
-    if how != "replayed" and recording.sampled(how):
-        replayed = replayed_trace(case, scenario, factory)
-        if replayed.digest != trace.digest:
-            recording.fallback = (f"a case {how} from the recorded run differed from its "
-                                  f"replay ({case.case_id}); every case of the scenario replays")
-            return replayed, "replayed"
-    return trace, how
+    checked = recording.checked(case, scenario, run.run(),
+                                "rejoined" if run.joined is not None else "recorded")
+    if checked[1] != "replayed":
+        recording.remember(state, checked[0], at_crash)
+    return checked

@@ -12,8 +12,9 @@ from minimal_agent import MinimalAgent, minimal_factory
 
 from fakes import CrashDisk
 from harness.agent import AgentPorts, Task
-from harness.runner import Case, CaseResult, plan_cases, run_case
+from harness.runner import Case, CaseResult, World, plan_cases, run_case
 from harness.runner import _explore as explore
+from harness.runner._run import default_agent_factory
 from harness.scenario import Scenario, load_scenario
 
 # System tier (pytest --system): every case of shipped scenarios, run more than one way.
@@ -75,8 +76,61 @@ def test_an_agent_whose_ids_change_at_a_restart_never_rejoins() -> None:
     # request after a restart differ from the recorded run's: nothing may be carried over.
     pairs = both_ways(appends(2), Path("appends.yaml"), minimal_factory(), stride=3)
 
-    assert {e.exploration for e, _ in pairs if e.case.crash} == {"recorded"}
+    ways = {e.exploration for e, _ in pairs if e.case.crash}
+    assert "rejoined" not in ways
+    assert "recorded" in ways
     assert [e.digest for e, _ in pairs] == [r.digest for _, r in pairs]
+
+
+def _same_crash_state(scenario: Scenario) -> tuple[Case, Case]:
+    """Two crash cases of ``scenario``, at different points, whose crashes leave the
+    world in one state."""
+    cases = [c for c in plan_cases(scenario, Path("appends.yaml")) if c.crash]
+    recording = explore.recording_for(cases[0], scenario, default_agent_factory)
+    assert recording is not None
+    seen: dict[str, Case] = {}
+    for case in cases:
+        world = recording.crashed_world(case.crash)  # type: ignore[arg-type]
+        if world is None:
+            continue
+        first = seen.setdefault(world.crash_state_key(), case)
+        if first.crash.point_id != case.crash.point_id:  # type: ignore[union-attr]
+            return first, case
+    raise AssertionError("no two crashes leave the same state")
+
+
+def test_crashes_that_leave_one_state_share_one_restart_and_keep_their_own_records() -> None:
+    scenario = appends(2)
+    first, second = _same_crash_state(scenario)
+
+    ran, shared = run_case(first, scenario), run_case(second, scenario)
+    replayed = run_case(second, scenario, replay=True)
+
+    assert (ran.exploration, shared.exploration) == ("recorded", "shared")
+    assert (shared.verdicts, shared.digest) == (replayed.verdicts, replayed.digest)
+    assert shared.trace is not None
+    assert ran.trace is not None
+    assert second.crash is not None
+    assert shared.trace.crash.fired == second.crash.point_id != ran.trace.crash.fired
+    assert shared.trace.points != ran.trace.points
+
+
+def test_a_crash_state_key_that_leaves_out_what_matters_is_caught_by_the_sample(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Broken on purpose: every crash "leaves one state", so each case would take the
+    # first one's restart. The replayed sample differs and the scenario replays.
+    monkeypatch.setattr(World, "crash_state_key", lambda self: "one state")
+    scenario = appends(2)
+    crashes = [c for c in plan_cases(scenario, Path("appends.yaml")) if c.crash]
+    cases = [crashes[0], crashes[-1], *crashes[1:-1:8]]  # the first shared one differs
+
+    results = [run_case(case, scenario) for case in cases]
+
+    (recording,) = explore._RECORDINGS.values()
+    assert recording.fallback is not None
+    assert "shared case differed from its replay" in recording.fallback
+    assert [r.digest for r in results] == \
+        [run_case(case, scenario, replay=True).digest for case in cases]
 
 
 _RUNS = {"count": 0}
@@ -213,3 +267,22 @@ def test_an_async_generator_finalized_by_the_collector_does_not_stop_a_copy() ->
         return not explore._other_tasks()
 
     assert asyncio.run(finalizer_task_is_harmless())
+
+
+def test_crash_states_are_kept_for_the_running_scenario_only_and_within_a_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = appends(1), appends(2)
+    for case in [c for c in plan_cases(first, Path("one.yaml")) if c.crash][:6]:
+        run_case(case, first)
+    (one,) = explore._RECORDINGS.values()
+    assert one.crash_states
+
+    case = next(c for c in plan_cases(second, Path("two.yaml")) if c.crash)
+    run_case(case, second)
+    assert not one.crash_states  # the first scenario's cases are over: its traces went
+
+    explore._RECORDINGS.clear()
+    monkeypatch.setattr(explore, "_SHARED_POINTS_KEPT", 0)
+    first_state, same_state = _same_crash_state(second)
+    assert [run_case(c, second).exploration for c in (first_state, same_state)] == \
+        ["recorded", "recorded"]
