@@ -78,12 +78,17 @@ def _once() -> None:
     for way, replay in (("replayed", True), ("explored", False)):
         started = time.perf_counter()
         outcomes: Counter[str] = Counter()
+        ways: Counter[str] = Counter()
         for case in cases:
             result = run_case(case, SCENARIO, factory, replay=replay)
             outcomes["passed" if result.passed else "failed"] += 1
+            ways[result.exploration] += 1
         elapsed = time.perf_counter() - started
+        # A "shared" case ran nothing after its crash: an earlier case left the same
+        # state, and its restart is this case's (harness.runner._explore).
         print(f"{way}: {len(cases)} crash runs ({agent} agent) in {elapsed:.2f}s: "
-              f"{len(cases) / elapsed:.0f} crash runs/s on one core; {dict(outcomes)}")
+              f"{len(cases) / elapsed:.0f} crash runs/s on one core; {dict(outcomes)}; "
+              f"{dict(ways)}")
 
 
 def _rounds() -> int:
