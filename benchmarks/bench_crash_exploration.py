@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harness.runner import AgentUnderTest, CaseResult, plan_cases, run_case
+from harness.runner import AgentUnderTest, CaseResult, _explore, plan_cases, run_case
 from harness.scenario import Scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "runner"))
@@ -62,6 +62,8 @@ def _suite() -> int:
         replay_s, explore_s = replay_s + middle - started, explore_s + time.perf_counter() - middle
         cases += len(planned)
         ways.update(r.exploration for r in explored)
+        ways["of which shared"] += sum(r.shared_restarts for r in _explore._RECORDINGS.values())
+        _explore._RECORDINGS.clear()
         differ += [e.case.case_id for e, r in zip(explored, replayed, strict=True)
                    if (e.digest, e.verdicts) != (r.digest, r.verdicts)]
     print(f"shipped suite, {cases} cases: replay {replay_s:.1f} s, explore {explore_s:.1f} s; "
@@ -91,6 +93,9 @@ def main() -> int:
         same &= [r.digest for r in replayed] == [r.digest for r in explored]
         per_case[turns] = (replay_s / n, explore_s / n)
         ways = dict(Counter(r.exploration for r in explored))
+        # Of the "recorded" ones, those that took an earlier case's restart.
+        ways["of which shared"] = sum(r.shared_restarts for r in _explore._RECORDINGS.values())
+        _explore._RECORDINGS.clear()
         print(f"{turns:>3} turns, {n:>5} crash cases: replay {replay_s:6.2f} s "
               f"({1000 * replay_s / n:5.1f} ms/case), explore {explore_s:6.2f} s "
               f"({1000 * explore_s / n:5.1f} ms/case): {replay_s / explore_s:4.1f}x; {ways}")

@@ -84,11 +84,18 @@ def _once() -> None:
             outcomes["passed" if result.passed else "failed"] += 1
             ways[result.exploration] += 1
         elapsed = time.perf_counter() - started
-        # A "shared" case ran nothing after its crash: an earlier case left the same
-        # state, and its restart is this case's (harness.runner._explore).
+        # Of the "recorded" ones, some ran nothing after their crash: an earlier case
+        # left the same state, and its restart is theirs (harness.runner._explore).
+        ways["of which shared"] = _shared_restarts()
         print(f"{way}: {len(cases)} crash runs ({agent} agent) in {elapsed:.2f}s: "
               f"{len(cases) / elapsed:.0f} crash runs/s on one core; {dict(outcomes)}; "
               f"{dict(ways)}")
+
+
+def _shared_restarts() -> int:
+    from harness.runner import _explore
+
+    return sum(r.shared_restarts for r in _explore._RECORDINGS.values())
 
 
 def _rounds() -> int:

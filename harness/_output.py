@@ -88,7 +88,7 @@ def case_row(result: CaseResult) -> dict[str, Any]:
              "evidence": [redact_text(line) for line in v.evidence]}
             for v in result.verdicts
         ],
-        # recorded, rejoined, shared or replayed (harness.runner._explore): how it ran.
+        # recorded, rejoined or replayed (harness.runner._explore): how the case ran.
         "exploration": result.exploration,
     }
 

@@ -64,9 +64,13 @@ from harness.runner._world import World
 from harness.scenario import Scenario
 from harness.trace import EffectRecord, Trace
 
-Exploration = Literal["recorded", "rejoined", "shared", "replayed"]
-"""How a case ran: from a recorded copy, rejoining the recorded run, sharing the
-recovery of an earlier case that crashed into the same state, or from its start."""
+Exploration = Literal["recorded", "rejoined", "replayed"]
+"""How a case ran: from a recorded copy, rejoining the recorded run, or from its start.
+
+A case that shared an earlier case's restart is ``recorded``: which case ran first
+depends on what else its process ran, and a case's result must not."""
+_Made = Literal["recorded", "rejoined", "shared", "replayed"]
+"""How a trace was made here: as :data:`Exploration`, or from an earlier case's restart."""
 
 # Of the cases served from a recording, one in this many is replayed as well to check it.
 _SAMPLE_EVERY: Final = 32
@@ -113,6 +117,7 @@ class Recording:
         # and its counts at the crash.
         self.crash_states: dict[str, tuple[Trace, Mark]] = {}
         self._shared_points = 0
+        self.shared_restarts = 0  # cases that took an earlier case's restart
         self._served: dict[str, int] = {}
         run = _CaseRun(replace(case, crash=None), scenario, factory)
         world = run.world
@@ -142,7 +147,7 @@ class Recording:
             self.marks.setdefault(world.state_key(incoming), Mark.of(world))
             self.requests_sent.add(_sent(incoming))
 
-    def sampled(self, how: Exploration) -> bool:
+    def sampled(self, how: _Made) -> bool:
         """Whether this case is one of the sample replayed to check the recording.
 
         The first case served each way, then one in :data:`_SAMPLE_EVERY`.
@@ -150,18 +155,20 @@ class Recording:
         served = self._served[how] = self._served.get(how, 0) + 1
         return served % _SAMPLE_EVERY == 1
 
-    def checked(self, case: Case, scenario: Scenario, trace: Trace, how: Exploration
+    def checked(self, case: Case, scenario: Scenario, trace: Trace, how: _Made
                 ) -> tuple[Trace, Exploration]:
-        """``trace`` and how it was made; or, where this case is one of the sample and its
-        replay differs, the replay, and every later case of the scenario replays too."""
-        if how == "replayed" or not self.sampled(how):
-            return trace, how
-        replayed = replayed_trace(case, scenario, self.factory)
-        if replayed.digest == trace.digest:
-            return trace, how
-        self.fallback = (f"a {how} case differed from its replay ({case.case_id}); "
-                         "every case of the scenario replays")
-        return replayed, "replayed"
+        """``trace`` and how the case ran; or, where this case is one of the sample and
+        its replay differs, the replay, and every later case of the scenario replays."""
+        if how != "replayed" and self.sampled(how):
+            replayed = replayed_trace(case, scenario, self.factory)
+            if replayed.digest != trace.digest:
+                self.fallback = (f"a {how} case differed from its replay ({case.case_id}); "
+                                 "every case of the scenario replays")
+                return replayed, "replayed"
+        if how == "shared":
+            self.shared_restarts += 1
+            return trace, "recorded"
+        return trace, how
 
     def remember(self, state: str, trace: Trace, at_crash: Mark) -> None:
         """Keep ``trace`` as the restart from crash state ``state``, within the budget."""

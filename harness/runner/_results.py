@@ -152,8 +152,7 @@ class CaseResult:
     trace: Trace | None = field(default=None, compare=False, repr=False)
     exploration: str = field(default="replayed", compare=False)
     """How the case ran: ``recorded`` (from a copy of its scenario's recorded run),
-    ``rejoined`` (… and stopped once it rejoined it), ``shared`` (its crash left the
-    state an earlier case's did, whose restart it took) or ``replayed`` (from its start)."""
+    ``rejoined`` (… and stopped once it rejoined it) or ``replayed`` (from its start)."""
 
     @property
     def failed_verdicts(self) -> tuple[Verdict, ...]:
