@@ -58,7 +58,7 @@ import posixpath
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal, TypeVar, final, get_args
 
@@ -261,7 +261,9 @@ class Incarnations:
 @dataclass
 class _Inode:
     is_dir: bool
-    data: bytearray = field(default_factory=bytearray)
+    # Immutable, so that a copy of the disk (one at every point of a recorded run)
+    # shares every file's bytes instead of copying them: an append makes a new value.
+    data: bytes = b""
     durable: bytes = b""
     # (offset, length, tick) of the last append, for torn-append crash states.
     last_write: tuple[int, int, int] | None = None
@@ -442,7 +444,7 @@ class CrashDisk:
             content = bytes(inode.data) if volatile else inode.durable
             if i == torn:
                 content = _torn(inode, crash_class, rng)
-            survivors[i] = _Inode(inode.is_dir, bytearray(content), content)
+            survivors[i] = _Inode(inode.is_dir, content, content)
         return _Snapshot(names, survivors)
 
     def _torn_inode(self) -> int | None:
@@ -602,7 +604,7 @@ class _CrashDiskView:
 
     def truncate(self, path: str, length: int) -> None:
         inode = self._file("truncate", path)
-        self._op("truncate", path, lambda: inode.data.__delitem__(slice(length, None)))
+        self._op("truncate", path, lambda: setattr(inode, "data", inode.data[:length]))
 
     def fsync_dir(self, path: str) -> None:
         path = normpath(path)
@@ -683,7 +685,7 @@ class _CrashAppendFile:
 
     def fsync(self) -> None:
         inode = self._inode()
-        self._view._op("fsync", self._path, lambda: setattr(inode, "durable", bytes(inode.data)))
+        self._view._op("fsync", self._path, lambda: setattr(inode, "durable", inode.data))
 
     def close(self) -> None:
         self._view._disk.incarnations.check(self._view.generation, f"close {self._path}")
