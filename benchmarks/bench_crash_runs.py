@@ -92,6 +92,16 @@ def _once() -> None:
               f"{dict(ways)}")
 
 
+def _forget_recordings() -> None:
+    """Drop the recorded runs (and the restarts they share) of the tree under test."""
+    try:
+        from harness.runner import _explore
+    except ImportError:  # a tree from before crash exploration: nothing is kept
+        return
+    _explore._RECORDINGS.clear()
+    _explore._MADE.clear()
+
+
 def _shared_restarts() -> int:
     from harness.runner import _explore
 
@@ -108,6 +118,7 @@ def _worker() -> None:
     cases = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), factory) if c.crash]
     run_case(cases[0], SCENARIO, factory)  # imports and first-call caches, outside the rounds
     for _ in sys.stdin:
+        _forget_recordings()  # each round records the scenario again and shares nothing
         wall, cpu = time.perf_counter(), time.process_time()
         passed = sum(run_case(case, SCENARIO, factory).passed for case in cases)
         print(json.dumps({"cases": len(cases), "passed": passed,
