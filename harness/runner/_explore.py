@@ -277,6 +277,16 @@ class Join:
                                         for r in base.recoveries))
 
 
+def _no_secrets(run: _CaseRun, source: Trace) -> bool:
+    """Whether neither the case so far nor the run it would join has a secret (J3).
+
+    A joined trace takes the source's findings in the agent's files; where there are
+    secrets, what the case's own files held before the join may differ from what the
+    source's did, so such a case runs on instead.
+    """
+    return source.secrets is None and not run.secrets.any_to_look_for(run.world.invocations)
+
+
 def run_effects(world: World) -> list[EffectRecord]:
     """The world's ledger as trace records, in the order the effects were applied."""
     return [EffectRecord(e.seq, e.tool, e.key, e.idempotent, e.incarnation, e.at)
@@ -315,7 +325,7 @@ class _Joiner:
     def at_request(self, incoming: IncomingRequest, incarnation: int) -> None:
         world = self.run.world
         if incarnation < 2 or _sent(incoming) not in self.recording.requests_sent or \
-                world.in_flight():
+                world.in_flight() or not _no_secrets(self.run, self.recording.base):
             return
         mark = self.recording.marks.get(world.state_key(incoming))
         if mark is None:
@@ -418,9 +428,11 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     run = _CaseRun(case, scenario, factory, world=world)
     run.incarnations.append(_Incarnation(1, "run", crashed_at=crash.point_id,
                                          ended_at=world.clock.now()))
+    run._look_for_secrets(1)  # what incarnation 1's files held when it crashed, as a replay
     state, at_crash = world.crash_state_key(), Mark.of(world)
     shared = recording.crash_states.get(state)
-    if shared is not None:  # an earlier case crashed into this state: its restart is this one's
+    if shared is not None and _no_secrets(run, shared[0]):
+        # An earlier case crashed into this state: its restart is this one's.
         trace = Join(shared[0], shared[1], at_crash, 2, 2).trace(run)
         return recording.checked(case, scenario, trace, "shared")
     _Joiner(run, recording)

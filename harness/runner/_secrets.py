@@ -53,6 +53,11 @@ class SecretLook:
             if len(self._leaks) < _MAX_LEAKS:
                 self._leaks.setdefault((leak.path, leak.secret), leak)
 
+    def any_to_look_for(self, invocations: Iterable[InvocationRecord]) -> bool:
+        """Whether the case has a secret, counting what ``invocations`` were passed."""
+        self._learn(invocations)
+        return bool(self._secrets)
+
     def _learn(self, invocations: Iterable[InvocationRecord]) -> None:
         for invocation in invocations:
             declared = self._scenario.tools.get(invocation.tool)

@@ -291,3 +291,20 @@ def test_crash_states_are_kept_for_the_running_scenario_only_and_within_a_budget
         run_case(case, second)
     (recording,) = explore._RECORDINGS.values()
     assert recording.shared_restarts == 0
+
+
+def test_a_case_with_secrets_takes_no_restart_of_another_and_looks_at_its_own_files() -> None:
+    # J3's findings come from each incarnation's own files: a restart shared from a case
+    # that crashed elsewhere would carry that case's findings, so none is shared.
+    source = SHIPPED / "secret-arguments-stay-out.yaml"
+    scenario = load_scenario(source)
+    cases = [c for c in plan_cases(scenario, source) if c.crash]
+
+    explored = [run_case(case, scenario) for case in cases]
+
+    (recording,) = explore._RECORDINGS.values()
+    assert recording.crash_states, "no restart was run from a copy"
+    assert recording.shared_restarts == 0
+    assert all(r.trace is not None and r.trace.secrets is not None for r in explored)
+    assert [(r.verdicts, r.digest) for r in explored] == \
+        [(r.verdicts, r.digest) for r in (run_case(c, scenario, replay=True) for c in cases)]
