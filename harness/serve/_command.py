@@ -54,8 +54,10 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 def add_time_scale_option(command: argparse.ArgumentParser) -> None:
     command.add_argument("--time-scale", type=time_scale, default=1.0, metavar="X",
-                         help="multiply every scripted wait (stalls, slow tools) by X "
-                              "(default 1: real time)")
+                         help="for an agent served over a real socket (serve, run --exec), "
+                              "whose waits pass in real seconds: multiply every scripted "
+                              "wait (stalls, slow tools) by X (default 1; in-process "
+                              "cases run on virtual time)")
 
 
 def run_serve(args: argparse.Namespace) -> int:
