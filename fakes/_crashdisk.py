@@ -261,12 +261,27 @@ class Incarnations:
 @dataclass
 class _Inode:
     is_dir: bool
-    # Immutable, so that a copy of the disk (one at every point of a recorded run)
-    # shares every file's bytes instead of copying them: an append makes a new value.
-    data: bytes = b""
+    # Copy on write: a copy of the disk (one at every point of a recorded run) freezes
+    # the bytes into an immutable value that it and the original share; the next append
+    # to either makes its own mutable buffer again, and appends to it are amortised.
+    data: bytes | bytearray = b""
     durable: bytes = b""
     # (offset, length, tick) of the last append, for torn-append crash states.
     last_write: tuple[int, int, int] | None = None
+
+    def append(self, chunk: bytes) -> None:
+        if isinstance(self.data, bytes):
+            self.data = bytearray(self.data)
+        self.data += chunk
+
+    def synced(self) -> None:
+        """Make the current bytes durable (what an fsync does)."""
+        self.durable = self.data if isinstance(self.data, bytes) else bytes(self.data)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _Inode:
+        if not isinstance(self.data, bytes):
+            self.data = bytes(self.data)
+        return _Inode(self.is_dir, self.data, self.durable, self.last_write)
 
 
 @final
@@ -681,11 +696,10 @@ class _CrashAppendFile:
                 f"more than the {disk.max_bytes:,} a case may write")
         disk._tick += 1
         inode.last_write = (len(inode.data), len(data), disk._tick)
-        inode.data += data
+        inode.append(data)
 
     def fsync(self) -> None:
-        inode = self._inode()
-        self._view._op("fsync", self._path, lambda: setattr(inode, "durable", inode.data))
+        self._view._op("fsync", self._path, self._inode().synced)
 
     def close(self) -> None:
         self._view._disk.incarnations.check(self._view.generation, f"close {self._path}")
