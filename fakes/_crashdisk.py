@@ -281,7 +281,8 @@ class _Inode:
     def __deepcopy__(self, memo: dict[int, object]) -> _Inode:
         if not isinstance(self.data, bytes):
             self.data = bytes(self.data)
-        return _Inode(self.is_dir, self.data, self.durable, self.last_write)
+        twin = memo[id(self)] = _Inode(self.is_dir, self.data, self.durable, self.last_write)
+        return twin
 
 
 @final
@@ -481,9 +482,7 @@ class CrashDisk:
         durable) and the same order of unsynced appends (which one a torn crash tears).
         Inode numbers, point counters and tick values are left out: they only number.
         """
-        ids: dict[int, int] = {}
-        for _, number in sorted(self._names.items()) + sorted(self._durable_names.items()):
-            ids.setdefault(number, len(ids))
+        ids = _renamed(self._names, self._durable_names)
         parts: list[object] = [
             sorted((path, ids[n]) for path, n in self._names.items()),
             sorted((path, ids[n]) for path, n in self._durable_names.items()),
@@ -506,9 +505,7 @@ class CrashDisk:
         state = self._after_crash
         if state is None:
             raise ValueError("the disk has not crashed")
-        ids: dict[int, int] = {}
-        for _, number in sorted(state.names.items()):
-            ids.setdefault(number, len(ids))
+        ids = _renamed(state.names)
         parts = [sorted((path, ids[n]) for path, n in state.names.items()),
                  [(ids[n], i.is_dir, bytes(i.data)) for n, i in
                   sorted(state.inodes.items(), key=lambda item: ids.get(item[0], -1))
@@ -533,6 +530,16 @@ class _Snapshot:
             for p, i in sorted(self.names.items())
             if not self.inodes[i].is_dir
         }
+
+
+def _renamed(*names: Mapping[str, int]) -> dict[int, int]:
+    """Inode numbers renumbered in order of the paths that name them: two disks with the
+    same files, reached by different histories, get the same numbers."""
+    ids: dict[int, int] = {}
+    for mapping in names:
+        for _, number in sorted(mapping.items()):
+            ids.setdefault(number, len(ids))
+    return ids
 
 
 def _tick_of(item: tuple[int, _Inode]) -> int:

@@ -433,7 +433,7 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     shared = recording.crash_states.get(state)
     if shared is not None and _no_secrets(run, shared[0]):
         # An earlier case crashed into this state: its restart is this one's.
-        trace = Join(shared[0], shared[1], at_crash, 2, 2).trace(run)
+        trace = Join(*shared, at_crash, incarnation=2, source_incarnation=2).trace(run)
         return recording.checked(case, scenario, trace, "shared")
     _Joiner(run, recording)
     checked = recording.checked(case, scenario, run.run(),

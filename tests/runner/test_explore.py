@@ -76,9 +76,7 @@ def test_an_agent_whose_ids_change_at_a_restart_never_rejoins() -> None:
     # request after a restart differ from the recorded run's: nothing may be carried over.
     pairs = both_ways(appends(2), Path("appends.yaml"), minimal_factory(), stride=3)
 
-    ways = {e.exploration for e, _ in pairs if e.case.crash}
-    assert "rejoined" not in ways
-    assert "recorded" in ways
+    assert {e.exploration for e, _ in pairs if e.case.crash} == {"recorded"}
     assert [e.digest for e, _ in pairs] == [r.digest for _, r in pairs]
 
 
@@ -116,6 +114,21 @@ def test_crashes_that_leave_one_state_share_one_restart_and_keep_their_own_recor
     assert second.crash is not None
     assert shared.trace.crash.fired == second.crash.point_id != ran.trace.crash.fired
     assert shared.trace.points != ran.trace.points
+
+
+@pytest.mark.parametrize("flaw", ["", "rerun_unknown", "no_fsync"])
+def test_another_agent_sharing_restarts_gets_the_verdicts_a_replay_gives(flaw: str) -> None:
+    # The tests' minimal agent, correct or with a recovery bug: shared restarts carry
+    # its failures as faithfully as its passes.
+    factory = minimal_factory(*filter(None, [flaw]))
+    pairs = both_ways(appends(2), Path("appends.yaml"), factory)
+
+    (recording,) = explore._RECORDINGS.values()
+    assert recording.shared_restarts > 0
+    assert recording.fallback is None
+    assert [(e.verdicts, e.digest) for e, _ in pairs] == [(r.verdicts, r.digest) for _, r in pairs]
+    if flaw:
+        assert any(not e.passed for e, _ in pairs), "the flaw is never caught"
 
 
 def test_a_crash_state_key_that_leaves_out_what_matters_is_caught_by_the_sample(

@@ -71,31 +71,17 @@ def raw_reads(url: str, path: str, body: dict[str, Any]) -> tuple[bytes, list[by
 def _body_reads(reads: list[bytes], skip: int) -> list[bytes]:
     """The de-chunked body bytes each read carried (a chunked frame may span reads)."""
     body = b"".join(reads)[skip:]
-    payload, spans, at = b"", [], 0  # spans: (raw offset, payload offset) of each frame
+    frames: list[tuple[int, int]] = []  # (offset of its payload in the body, its size)
+    at = 0
     while at < len(body):
-        size_line, _, _ = body[at:].partition(b"\r\n")
-        size = int(size_line, 16)
-        start = at + len(size_line) + 2
-        spans.append((start, len(payload)))
-        payload += body[start:start + size]
-        at = start + size + 2
-    ends, offset = [], -skip
-    for read in reads:
-        offset += len(read)
-        ends.append(offset)
-    cuts = sorted({_payload_offset(end, spans, len(payload)) for end in ends if end > 0})
+        line_end = body.index(b"\r\n", at)
+        frames.append((line_end + 2, int(body[at:line_end], 16)))
+        at = line_end + 2 + frames[-1][1] + 2
+    payload = b"".join(body[start:start + size] for start, size in frames)
+    read_ends = [end - skip for end in itertools.accumulate(map(len, reads)) if end > skip]
+    cuts = sorted({sum(max(0, min(end - start, size)) for start, size in frames)
+                   for end in read_ends})
     return [payload[a:b] for a, b in itertools.pairwise([0, *cuts]) if b > a]
-
-
-def _payload_offset(raw: int, spans: list[tuple[int, int]], total: int) -> int:
-    """How many payload bytes lie before raw body offset ``raw``."""
-    before = 0
-    for (start, offset), following in itertools.zip_longest(spans, spans[1:]):
-        end_of_frame = following[1] if following else total
-        if raw <= start:
-            return before
-        before = min(offset + raw - start, end_of_frame)
-    return before
 
 
 def _boundaries(parts: list[bytes]) -> set[int]:
