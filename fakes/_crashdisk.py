@@ -27,10 +27,15 @@ before and after every write to durable records"):
   ``process_killed``     SIGKILL, not power loss: everything handed to the OS
                          survives, data and names; only what sat in the
                          process's own buffers (never written) is lost
-  ``eio_on_write``       no crash: the ``write`` raises ``EIO``
-  ``eio_on_fsync``       no crash: the ``fsync``/``fsync_dir`` raises ``EIO``
-  ``enospc_on_write``    no crash: the ``write`` raises ``ENOSPC``
+  ``eio_on_write``       no crash: the ``write`` (or database ``commit``) raises ``EIO``
+  ``eio_on_fsync``       no crash: the ``fsync``/``fsync_dir`` (or ``commit``) raises
+                         ``EIO``
+  ``enospc_on_write``    no crash: the ``write`` (or ``commit``) raises ``ENOSPC``
   ====================  ====================================================
+
+  A database's commit (:meth:`_CrashDiskView.commit_file`, the ``commit`` op) replaces
+  a file's whole content in one step, as SQLite's atomic commit does: it is never
+  torn, and it is durable at once or only once synced, as the database's settings say.
 
   A crash raises :class:`SimulatedCrash`, a ``BaseException`` that an
   ``except Exception`` in agent code cannot swallow, and freezes the world: every
@@ -83,9 +88,9 @@ CRASH_CLASSES: tuple[CrashClass, ...] = get_args(CrashClass)
 # Classes that raise an OSError at the point instead of stopping the process,
 # with the operations they can hit.
 _ERROR_CLASSES: dict[str, tuple[int, frozenset[str]]] = {
-    "eio_on_write": (errno.EIO, frozenset({"write"})),
-    "eio_on_fsync": (errno.EIO, frozenset({"fsync", "fsync_dir"})),
-    "enospc_on_write": (errno.ENOSPC, frozenset({"write"})),
+    "eio_on_write": (errno.EIO, frozenset({"write", "commit"})),
+    "eio_on_fsync": (errno.EIO, frozenset({"fsync", "fsync_dir", "commit"})),
+    "enospc_on_write": (errno.ENOSPC, frozenset({"write", "commit"})),
 }
 POINT_OPS = (
     "mkdir",
@@ -97,6 +102,7 @@ POINT_OPS = (
     "rename",
     "unlink",
     "rmdir",
+    "commit",
 )
 When = Literal["before", "after"]
 
@@ -384,6 +390,10 @@ class CrashDisk:
         self._names[path] = self._durable_names[path] = number
 
     # -- persistence points -------------------------------------------------
+    def assign_role(self, path: str, role: str) -> None:
+        """Name ``path``'s persistence points by ``role`` (``sqlite:commit#2``), not its name."""
+        self._roles[normpath(path)] = role
+
     def role_of(self, path: str) -> str:
         role = self._roles.get(path)
         if role is None:
@@ -623,6 +633,35 @@ class _CrashDiskView:
         self._disk._inodes[number] = inode
         self._disk._names[path] = number
         return number
+
+    def commit_file(self, path: str, data: bytes, *, durable: bool) -> None:
+        """Replace the whole content of ``path`` with ``data`` in one atomic step.
+
+        A database's commit: never torn. ``durable`` says whether the commit reached
+        the disk's surface (SQLite's ``synchronous`` and ``journal_mode`` decide); one
+        that did not survives only a crash that keeps the page cache, until a later
+        :meth:`_CrashAppendFile.fsync` of the file. A durable commit makes the file's
+        name durable too: SQLite syncs the folder when it creates its journal.
+        """
+        path = normpath(path)
+        self._file("commit", dirname(path))
+        self._op("commit", path, lambda: self._replace_content(path, bytes(data), durable))
+
+    def _replace_content(self, path: str, data: bytes, durable: bool) -> None:
+        disk = self._disk
+        number = disk._names.get(path)
+        if number is None:
+            number = self._link(path, _Inode(is_dir=False))
+        inode = disk._inodes[number]
+        disk.bytes_written += max(0, len(data) - len(inode.data))
+        if disk.bytes_written > disk.max_bytes:
+            raise HarnessLimitExceeded(
+                "disk_bytes", f"the agent's databases grew the crash disk to "
+                f"{disk.bytes_written:,} bytes, more than the {disk.max_bytes:,} a case may write")
+        inode.data, inode.last_write = data, None
+        if durable:
+            inode.durable = data
+            disk._durable_names[path] = number
 
     def truncate(self, path: str, length: int) -> None:
         inode = self._file("truncate", path)

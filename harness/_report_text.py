@@ -154,6 +154,11 @@ def _problems_section(result: CaseResult) -> str:
     if foreign:
         lines += ["requests to hosts that are not a fake provider (refused: no network in a case)",
                   *(f"  {line}" for line in foreign[:_MAX_EVIDENCE])]
+    refused = result.trace.extra.get("databases_refused") if result.trace else None
+    if refused:
+        lines += ["SQLite databases the world could not open (their folder is not in the case's "
+                  "world: open them under the working folder, or create the folder first)",
+                  *(f"  {path}" for path in refused[:_MAX_EVIDENCE])]
     lines += [f"the fault {fault} was never reached, so this case proves nothing about it"
               for fault in result.unreached_faults]
     failed = result.failed_verdicts

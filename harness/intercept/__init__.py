@@ -2,9 +2,9 @@
 
 The harness hands an unchanged agent nothing; it intercepts what the agent
 touches instead: HTTP (:func:`intercepted_network`), time (:func:`virtual_time`),
-its own files (:class:`AgentFiles`) and the tool functions a scenario names
-(:func:`replaced_targets`). :class:`PlainEntry` and :class:`PlainAgent` put them
-together around a plain ``main(prompt) -> str``.
+its own files (:class:`AgentFiles`), its SQLite databases (:class:`WorldDatabases`)
+and the tool functions a scenario names (:func:`replaced_targets`). :class:`PlainEntry`
+and :class:`PlainAgent` put them together around a plain ``main(prompt) -> str``.
 """
 
 from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
@@ -20,6 +20,7 @@ from harness.intercept._plain import (
     provider_environment,
     stop_state_for,
 )
+from harness.intercept._sqlite import SQLITE_ROLE, WorldDatabases
 from harness.intercept._targets import (
     Target,
     called_from_blocking_code,
@@ -34,6 +35,7 @@ __all__ = [
     "FAKE_API_KEY",
     "PROVIDER_ENVIRONMENT",
     "REAL_FS_PACKAGES",
+    "SQLITE_ROLE",
     "VIRTUAL_EPOCH",
     "AgentFiles",
     "CaseWorld",
@@ -43,6 +45,7 @@ __all__ = [
     "Route",
     "Served",
     "Target",
+    "WorldDatabases",
     "called_from_blocking_code",
     "import_from_cwd",
     "intercepted_network",

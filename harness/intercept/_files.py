@@ -593,6 +593,31 @@ class AgentFiles:
         assert fs is not None
         return fs
 
+    @classmethod
+    def current_dir(cls) -> str | None:
+        """The running incarnation's current folder (None when no incarnation runs)."""
+        files = cls._active
+        return None if files is None else str(files._fake_fs().cwd)
+
+    @classmethod
+    def reflect(cls, path: str, data: bytes) -> None:
+        """Show ``data`` as ``path``'s content to the running incarnation, without mirroring.
+
+        For a file the world itself wrote to the crash disk (a database's commit,
+        :mod:`harness.intercept._sqlite`): the agent's ``os.path.exists`` and
+        ``open`` see it as they would see the real file.
+        """
+        files = cls._active
+        if files is None:
+            return
+        fs = files._fake_fs()
+        if fs.exists(path):
+            fs.get_object(path).set_initial_contents(data)
+            return
+        changed = functools.partial(
+            _MirroredFilesystem.contents_changed, cast(_MirroredFilesystem, fs))
+        FakeFilesystem.create_file_internally(fs, path, contents=data, side_effect=changed)
+
     def _close_leftovers(self, fs: FakeFilesystem, generation: int) -> None:
         """Close what the incarnation left open, as its process's end would.
 

@@ -16,7 +16,8 @@ calls it afresh, inside a case where
   ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY``; ``harness.ports.SPECS``) name it
   (:mod:`harness.intercept._network`);
 * the agent's own file I/O goes to a fake file system on the crash disk, in a
-  working folder that survives restarts (:mod:`harness.intercept._files`);
+  working folder that survives restarts (:mod:`harness.intercept._files`), and so
+  do the SQLite databases it opens (:mod:`harness.intercept._sqlite`);
 * ``time`` follows the virtual clock (:mod:`harness.intercept._time`);
 * the functions named by tool targets are counting tools
   (:mod:`harness.intercept._targets`).
@@ -83,9 +84,11 @@ class CaseWorld(Protocol):
 
     def files(self) -> FileSystem: ...
 
+    def databases(self) -> FileSystem: ...
+
 
 class FileSystem(Protocol):
-    """The agent's own files (see :mod:`harness.intercept._files`)."""
+    """The agent's own files or databases (:mod:`harness.intercept._files`, ``._sqlite``)."""
 
     def active(self, generation: int) -> Any: ...
 
@@ -193,6 +196,7 @@ class PlainAgent:
             # (an editable install's finder among it) reads the real disk.
             main = self._entry.load()
             stack.enter_context(world.files().active(number))
+            stack.enter_context(world.databases().active(number))
             yield main
 
 

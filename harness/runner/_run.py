@@ -343,6 +343,9 @@ class _CaseRun:
             extra["agent"] = "plain"
         if self.world.foreign:
             extra["foreign_requests"] = list(self.world.foreign)
+        refused = self.world.databases().refused if self.plain else []
+        if refused:
+            extra["databases_refused"] = list(dict.fromkeys(refused))
         if final.outcome is not None and final.outcome.final_text is not None:
             extra["final_answer"] = final.outcome.final_text
         traceback = final.outcome.agent_traceback if final.outcome else None
@@ -713,7 +716,7 @@ def record_run(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
 
 def _is_fsync(point: str) -> bool:
     op = point.rpartition(":")[2].partition("#")[0]
-    return op in ("fsync", "fsync_dir")
+    return op in ("fsync", "fsync_dir", "commit")
 
 
 def crash_specs(scenario: Scenario, points: Sequence[str]) -> list[CrashSpec]:

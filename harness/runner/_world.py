@@ -204,6 +204,7 @@ class World:
         # Requests to hosts that are not a fake provider (refused, reported).
         self.foreign: list[str] = []
         self._files: Any = None
+        self._databases: Any = None
         self.returned = False  # the current incarnation's run() has returned
         # Told of every world event as it is first reached (a recording run keeps the
         # world's state there), and of every request a living incarnation sends before
@@ -415,6 +416,14 @@ class World:
 
             self._files = AgentFiles(self.disk)
         return self._files
+
+    def databases(self) -> Any:
+        """The agent's SQLite databases, kept on this world's crash disk."""
+        if self._databases is None:
+            from harness.intercept import WorldDatabases
+
+            self._databases = WorldDatabases(self.disk)
+        return self._databases
 
     def last_request_body(self, incarnation: int) -> Mapping[str, object] | None:
         """The JSON of the newest request ``incarnation`` got answered (its conversation)."""
