@@ -28,6 +28,7 @@ from harness.checks._always import always_verdicts
 from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._verdict import Verdict
+from harness.ports import reply_failed
 from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
 _MAX_EVIDENCE = 12
@@ -461,7 +462,12 @@ def check_i9(trace: Trace) -> Verdict:
 
 
 def check_i10(trace: Trace) -> Verdict:
-    """Each side effect the model was told is done (an ``ok`` reply) is in the ledger, once."""
+    """Each side effect the model was told is done (an ``ok`` reply) is in the ledger, once.
+
+    The model reads the reply's text, not the agent's own status beside it: a reply
+    whose text reports an error (a framework's error wording, an exception, an
+    ``{"error": …}`` object; :func:`harness.ports.reply_failed`) told it nothing was done.
+    """
     missing = _no_outcome("I10", trace)
     if missing:
         return missing
@@ -470,8 +476,8 @@ def check_i10(trace: Trace) -> Verdict:
     transcript = trace.outcome.transcript
     calls = {c.call_id: (c.name, c.arguments) for m in transcript for c in m.tool_calls}
     done = [(m, calls[m.call_id]) for m in transcript
-            if m.role == "tool" and m.status == "ok" and m.call_id in calls
-            and _changes_the_world(kinds.get(calls[m.call_id][0]))]
+            if m.role == "tool" and m.status == "ok" and not reply_failed(m.text)
+            and m.call_id in calls and _changes_the_world(kinds.get(calls[m.call_id][0]))]
     if not done:
         return _unknown("I10", "no side effect was reported done")
     # Each ok reply stands for an effect of its own: a recovery that calls an unknown
