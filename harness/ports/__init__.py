@@ -18,6 +18,7 @@ from harness.ports._dialect import (
     DialectSpec,
     Family,
     check_dialect,
+    cut_at_limit,
     family_of,
 )
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
@@ -108,6 +109,7 @@ __all__ = [
     "call_os",
     "check_dialect",
     "classify_reply",
+    "cut_at_limit",
     "dirname",
     "family_of",
     "idempotency_key",
