@@ -666,6 +666,21 @@ def check_network(trace: Trace) -> Verdict | None:
                  "naming the function, so the harness counts the call instead", foreign)
 
 
+def check_dialect_spoken(trace: Trace) -> Verdict | None:
+    """The agent speaks the scenario's dialect: a request in another one fails the case.
+
+    Such a request is answered 404 and the run meets none of the scenario's faults or
+    crash points, so without this verdict the case would only be ``unknown``.
+    """
+    misdialed = trace.extra.get("misdialed_requests") or []
+    if not misdialed:
+        return None
+    return _fail("dialect", f"this scenario speaks {trace.dialect}; the agent sent "
+                 f"{len(misdialed)} request(s) in another dialect: declare the dialects the "
+                 "agent speaks (--dialect, or a dialects attribute on main) to skip such "
+                 "scenarios", misdialed)
+
+
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:
     """The verdicts of the scenario's invariants, the side-effect expectation, then the
     checks every case gets (:mod:`._always`).
@@ -678,5 +693,6 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
         for i in trace.expect.invariants
     ]
     verdicts += goal_verdicts(trace)
-    extra = [check_side_effects(trace), check_tool_names(trace), check_network(trace)]
+    extra = [check_side_effects(trace), check_tool_names(trace), check_network(trace),
+             check_dialect_spoken(trace)]
     return tuple(verdicts + [v for v in extra if v is not None] + list(always_verdicts(trace)))

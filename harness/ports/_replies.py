@@ -127,12 +127,17 @@ def classify_reply(content: str, *, is_error: bool = False) -> ToolOutcome:
 
 
 def reply_failed(content: str, *, is_error: bool = False) -> bool:
-    """Whether a tool reply tells the model its call did not succeed.
+    """Whether a tool reply reports that its call failed with an error.
+
+    The other outcomes that are not ``ok`` (unknown, not started, timed out, …) say
+    something else than a failure; their checks read them by their own names.
 
     >>> reply_failed('{"status": "error", "detail": "SMTP 550"}')
     True
+    >>> reply_failed('{"error": "TOOL_OUTCOME_UNKNOWN"}')
+    False
     """
-    return classify_reply(content, is_error=is_error) != "ok"
+    return classify_reply(content, is_error=is_error) == "error"
 
 
 def _json(content: str) -> object | None:

@@ -208,9 +208,10 @@ class CaseResult:
 
 #: Verdicts that judge the agent whatever the run met, so they fail a case even when its
 #: crash point or fault was never reached: the harness's own limits, a request to a real
-#: host, tools the agent does not offer, no stop state, a dead process, two differing runs.
-FAIL_UNREACHED: Final = frozenset({"harness_limit", "network", "tools", "outcome", "process",
-                                   "determinism"})
+#: host, tools the agent does not offer, another dialect than the scenario's, no stop
+#: state, a dead process, two differing runs.
+FAIL_UNREACHED: Final = frozenset({"harness_limit", "network", "tools", "dialect", "outcome",
+                                   "process", "determinism"})
 
 
 def strictly(result: CaseResult) -> CaseResult:

@@ -117,6 +117,8 @@ def test_a_case_whose_fault_was_never_reached_is_unknown_even_with_failed_checks
             "provider"),
     Verdict("tools", "fail", "the scenario's model calls ['mail'], tools this agent does not "
             "offer"),
+    Verdict("dialect", "fail", "this scenario speaks openai; the agent sent 1 request(s) in "
+            "another dialect"),
 ])
 def test_a_failure_that_needs_no_crash_still_fails_an_unreached_case(verdict: Verdict) -> None:
     # These judge the agent's setup, not what it did at the crash: they hold either way.
@@ -174,3 +176,15 @@ def test_cases_that_failed_alike_are_still_grouped() -> None:
                           (same, Verdict("I4", "pass", "stopped 'complete'")), str(n),
                           crash_reached=True) for n in (1, 2, 3)]
     assert [len(group) for group in fold_failures(results)] == [3]
+
+
+def test_a_request_in_another_dialect_is_a_verdict_of_its_own() -> None:
+    # It meets no fault and no crash point; the case fails on it, not on being unreached.
+    from harness.checks._invariants import check_dialect_spoken
+
+    trace = _with(_cut_trace(), misdialed_requests=["POST /v1/responses (openai-responses)"])
+    verdict = check_dialect_spoken(trace)
+    assert verdict is not None
+    assert (verdict.invariant, verdict.status) == ("dialect", "fail")
+    assert verdict.evidence == ("POST /v1/responses (openai-responses)",)
+    assert check_dialect_spoken(_cut_trace()) is None
