@@ -188,3 +188,11 @@ def test_a_request_in_another_dialect_is_a_verdict_of_its_own() -> None:
     assert (verdict.invariant, verdict.status) == ("dialect", "fail")
     assert verdict.evidence == ("POST /v1/responses (openai-responses)",)
     assert check_dialect_spoken(_cut_trace()) is None
+
+
+def test_an_agent_that_called_its_tool_with_cut_arguments_is_told_it_called_it() -> None:
+    # The Anthropic SDK hands over what it could parse of a cut input; the call then fails.
+    called = _with(_cut_trace(), agent_traceback=_traceback(
+        "TypeError: mail() missing 1 required positional argument: 'to'"))
+    [line] = diagnosis(_failed(called))
+    assert "and the agent called mail with them anyway and it failed (TypeError)." in line
