@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from harness._redact import redact_text, redact_values
+from harness.ports import cut_at_limit
 from harness.runner._points import is_world_point
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario
@@ -65,17 +66,29 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
 
 
 def fold_failures(results: Iterable[CaseResult]) -> list[list[CaseResult]]:
-    """Failed cases grouped by what failed: the same checks with the same messages (or the
-    same harness error), in the order each group first appears.
+    """Failed cases grouped by what failed, in the order each group first appears.
 
-    A crash scenario that breaks one rule at forty points says so forty times in
-    the same words; the report shows the first case in full and names the others.
+    Cases share a group only when everything the shown case's report says of them
+    holds for each: the same harness error, stop state and stop reason, whether the
+    crash and the faults were reached, the same failed checks and warnings with the
+    same messages, and the same diagnoses. A crash scenario that breaks one rule at
+    forty points says so forty times in the same words; the report shows the first case
+    in full and names the others.
     """
     groups: dict[tuple[object, ...], list[CaseResult]] = {}
     for result in results:
-        signature = (result.error, *((v.invariant, v.message) for v in result.failed_verdicts))
-        groups.setdefault(signature, []).append(result)
+        groups.setdefault(_failure_signature(result), []).append(result)
     return list(groups.values())
+
+
+def _failure_signature(result: CaseResult) -> tuple[object, ...]:
+    shown = tuple((v.invariant, v.status, v.message) for v in result.verdicts
+                  if v.status in ("fail", "warn"))
+    trace = result.trace
+    explained = () if trace is None or result.status != "fail" else tuple(
+        rule.__name__ for rule in _RULES if rule(result, trace))
+    return (result.status, result.error, result.stop_state, result.stop_reason,
+            result.crash_reached, result.unreached_faults, shown, explained)
 
 
 def folded_note(others: list[CaseResult]) -> str:
@@ -305,9 +318,7 @@ def diagnosis(result: CaseResult) -> list[str]:
     trace = result.trace
     if trace is None or result.status != "fail":
         return []
-    rules = (_done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever,
-             _goal_lost)
-    return [line for rule in rules for line in rule(result, trace)]
+    return [line for rule in _RULES for line in rule(result, trace)]
 
 
 def _done_twice(result: CaseResult, trace: Trace) -> list[str]:
@@ -383,17 +394,46 @@ def _stream_cut(_result: CaseResult, trace: Trace) -> list[str]:
 
 
 def _cut_arguments(_result: CaseResult, trace: Trace) -> list[str]:
+    """What the agent did with a tool call cut at the output limit, as the trace shows it:
+    ran it, failed parsing or calling it, or refused it and then stopped."""
     cut = [r for r in trace.requests if r.truncated and r.calls and r.complete]
     if not cut:
         return []
-    ran = {i.call_id for i in trace.invocations if not i.refused}
-    crashed = "agent_traceback" in trace.extra
-    if not crashed and not ran & {c.call_id for r in cut for c in r.calls}:
-        return []
     r = cut[0]
-    return [f"turn {r.turn}'s answer was cut at the output limit (finish reason 'length') in "
-            "the middle of a tool call's arguments, and the agent used them anyway. Check "
-            "finish_reason (stop_reason) before parsing or running tool calls."]
+    named = cut_at_limit(trace.dialect)
+    what = _what_became_of_cut_calls(trace, r)
+    if what is None:
+        return []
+    opening = (f"turn {r.turn}'s answer was cut at the output limit ({named}) in the middle of "
+               f"a tool call's arguments, and ")
+    if what.startswith("the agent ran none"):
+        return [opening + what + ": refusing them was right; tell the model its answer was "
+                "cut and ask again instead of stopping."]
+    field = named.split(" ")[0]  # the field that says so: finish_reason, stop_reason, …
+    return [opening + what + f". Check {field} before parsing or running tool calls."]
+
+
+def _what_became_of_cut_calls(trace: Trace, cut: RequestRecord) -> str | None:
+    """The agent's handling of ``cut``'s calls in the trace's words; None: nothing to explain."""
+    ids = {c.call_id for c in cut.calls}
+    ran = sorted({i.tool for i in trace.invocations if not i.refused and i.call_id in ids})
+    if ran:
+        return f"the agent ran {', '.join(ran)} with them anyway"
+    error = _last_line(trace.extra.get("agent_traceback") or "")
+    if not error:
+        return None
+    kind = error.partition(":")[0].rpartition(".")[2]
+    if any(word in error for word in _DECODE_ERRORS):
+        return f"the agent parsed them anyway and failed ({kind})"
+    called = [c.name for c in cut.calls if re.search(rf"\b{re.escape(c.name)}\(", error)]
+    if called:
+        return f"the agent called {called[0]} with them anyway and it failed ({kind})"
+    return f"the agent ran none of its calls and stopped ({error})"
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def _stalled_forever(_result: CaseResult, trace: Trace) -> list[str]:
@@ -402,3 +442,7 @@ def _stalled_forever(_result: CaseResult, trace: Trace) -> list[str]:
         return []
     return ["the run never ended: a stream stalled with the connection open and nothing gave "
             "up on it. Configure a read timeout on the client (or an idle watchdog)."]
+
+
+_RULES: tuple[Callable[[CaseResult, Trace], list[str]], ...] = (
+    _done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever, _goal_lost)

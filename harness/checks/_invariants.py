@@ -28,6 +28,7 @@ from harness.checks._always import always_verdicts
 from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._verdict import Verdict
+from harness.ports import cut_at_limit, reply_failed
 from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
 _MAX_EVIDENCE = 12
@@ -273,8 +274,7 @@ def check_i4(trace: Trace) -> Verdict:
     if stop == "complete":
         failure = _completion_contradiction(trace)
         if failure:
-            return _fail("I4", f"complete after an infrastructure failure: {failure}",
-                         [_request_line(r) for r in trace.requests[-4:]])
+            return _fail("I4", failure, [_request_line(r) for r in trace.requests[-4:]])
     expected = expected_stop_state(trace)
     if expected is None:
         return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
@@ -290,15 +290,32 @@ def check_i4(trace: Trace) -> Verdict:
 
 
 def _completion_contradiction(trace: Trace) -> str | None:
+    """Why the world contradicts a ``complete`` stop, in the words of what it saw; None: it
+    does not.
+
+    A run may end on a final tool call (smolagents' ``final_answer``, structured output
+    delivered as a tool call by pydantic-ai or the OpenAI Agents SDK): the last answer
+    is whole and holds tool calls, the agent returned a final answer, and no request
+    follows. An answer cut at the output limit is no infrastructure failure: the report
+    names the cut by the dialect's own word for it.
+    """
     assert trace.outcome is not None
+    infra = "complete after an infrastructure failure: "
     if trace.outcome.infra_failure:
-        return "the agent itself reports an infrastructure failure"
+        return infra + "the agent itself reports an infrastructure failure"
     live = [r for r in trace.requests if r.delivery != "refused"]
     if not live:
-        return "no request reached the model"
+        return infra + "no request reached the model"
     last = live[-1]
-    if not last.complete or last.truncated or last.calls:
-        return f"the last request ended {last.delivery}" + (" truncated" if last.truncated else "")
+    if not last.complete:
+        return infra + f"the last request ended {last.delivery}"
+    if last.truncated:
+        return (f"complete, but the last answer (turn {last.turn}) was cut at the output limit "
+                f"({cut_at_limit(trace.dialect)}): the model never finished")
+    if last.calls and trace.extra.get("final_answer") is None:
+        calls = ", ".join(f"{c.name}#{c.call_id}" for c in last.calls)
+        return (f"complete, but the last answer (turn {last.turn}) asked for tool call(s) "
+                f"{calls} and the run ended without a final answer")
     return None
 
 
@@ -395,8 +412,10 @@ def check_i8(trace: Trace) -> Verdict:
     The k-th assistant message answers turn k; its text must be the whole text
     of one complete answer of that turn (or a truncated answer's text followed
     by its continuation's, the one sanctioned merge, S6), and no two committed
-    messages share an attempt id. ``unknown`` when no attempt broke off after
-    sending text (there was nothing to join).
+    messages share an attempt id. Tool calls the agent echoed back as text
+    (smolagents' "Calling tools: [...]") are its own record of the answer's calls,
+    not text joined from another attempt. ``unknown`` when no attempt broke off
+    after sending text (there was nothing to join).
     """
     missing = _no_outcome("I8", trace)
     if missing:
@@ -426,9 +445,22 @@ def _joined_messages(trace: Trace) -> list[str]:
         texts = {r.text for r in answers if r.turn == turn}
         texts |= {a.text + b.text for a in answers if a.turn == turn and a.truncated
                   for b in answers if b.index > a.index}
-        if message.text and message.text not in texts:
+        said = _without_echoed_calls(message.text)
+        if said and said not in texts and said not in {t.strip() for t in texts}:
             bad.append(f"{_message_line(message)} (turn {turn}) matches no complete answer")
     return bad
+
+
+# smolagents keeps the calls an answer made as assistant text, "Calling tools:\n[{…}]",
+# after the answer's own text; the echo is the agent's note of the calls, not model text.
+_CALLS_ECHO = "Calling tools:"
+
+
+def _without_echoed_calls(text: str) -> str:
+    """The message's text without tool calls the agent echoed back as text (stripped, when
+    there was an echo: the agent joined the two with its own line breaks)."""
+    head, echo, _ = text.partition(_CALLS_ECHO)
+    return head.strip() if echo else text
 
 
 # ------------------------------------------------------------------------- I9
@@ -461,7 +493,12 @@ def check_i9(trace: Trace) -> Verdict:
 
 
 def check_i10(trace: Trace) -> Verdict:
-    """Each side effect the model was told is done (an ``ok`` reply) is in the ledger, once."""
+    """Each side effect the model was told is done (an ``ok`` reply) is in the ledger, once.
+
+    The model reads the reply's text, not the agent's own status beside it: a reply
+    whose text reports an error (a framework's error wording, an exception, an
+    ``{"error": …}`` object; :func:`harness.ports.reply_failed`) told it nothing was done.
+    """
     missing = _no_outcome("I10", trace)
     if missing:
         return missing
@@ -470,8 +507,8 @@ def check_i10(trace: Trace) -> Verdict:
     transcript = trace.outcome.transcript
     calls = {c.call_id: (c.name, c.arguments) for m in transcript for c in m.tool_calls}
     done = [(m, calls[m.call_id]) for m in transcript
-            if m.role == "tool" and m.status == "ok" and m.call_id in calls
-            and _changes_the_world(kinds.get(calls[m.call_id][0]))]
+            if m.role == "tool" and m.status == "ok" and not reply_failed(m.text)
+            and m.call_id in calls and _changes_the_world(kinds.get(calls[m.call_id][0]))]
     if not done:
         return _unknown("I10", "no side effect was reported done")
     # Each ok reply stands for an effect of its own: a recovery that calls an unknown
@@ -629,6 +666,21 @@ def check_network(trace: Trace) -> Verdict | None:
                  "naming the function, so the harness counts the call instead", foreign)
 
 
+def check_dialect_spoken(trace: Trace) -> Verdict | None:
+    """The agent speaks the scenario's dialect: a request in another one fails the case.
+
+    Such a request is answered 404 and the run meets none of the scenario's faults or
+    crash points, so without this verdict the case would only be ``unknown``.
+    """
+    misdialed = trace.extra.get("misdialed_requests") or []
+    if not misdialed:
+        return None
+    return _fail("dialect", f"this scenario speaks {trace.dialect}; the agent sent "
+                 f"{len(misdialed)} request(s) in another dialect: declare the dialects the "
+                 "agent speaks (--dialect, or a dialects attribute on main) to skip such "
+                 "scenarios", misdialed)
+
+
 def check_trace(trace: Trace) -> tuple[Verdict, ...]:
     """The verdicts of the scenario's invariants, the side-effect expectation, then the
     checks every case gets (:mod:`._always`).
@@ -641,5 +693,6 @@ def check_trace(trace: Trace) -> tuple[Verdict, ...]:
         for i in trace.expect.invariants
     ]
     verdicts += goal_verdicts(trace)
-    extra = [check_side_effects(trace), check_tool_names(trace), check_network(trace)]
+    extra = [check_side_effects(trace), check_tool_names(trace), check_network(trace),
+             check_dialect_spoken(trace)]
     return tuple(verdicts + [v for v in extra if v is not None] + list(always_verdicts(trace)))

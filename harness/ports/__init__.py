@@ -5,8 +5,9 @@ small protocols, and the fakes (:mod:`fakes`) implement them; neither side
 imports the other's internals (DESIGN §4). Besides the ports (:class:`Disk`,
 :class:`AppendFile`, :class:`Clock`, :class:`Tool`), this package holds the
 helpers both sides must compute identically: the seeded random streams and ids,
-the hashes of arguments and side effects, the remembered path helpers and the
-mapping of ``OSError`` to :class:`harness.DiskError`.
+the hashes of arguments and side effects, the remembered path helpers, the
+mapping of ``OSError`` to :class:`harness.DiskError`, and the reading of a tool
+reply's outcome the scripted model and the checkers share (:func:`classify_reply`).
 """
 
 from harness.ports._clock import CALENDAR_ORIGIN_UNIX, Clock, LoopClock
@@ -17,6 +18,7 @@ from harness.ports._dialect import (
     DialectSpec,
     Family,
     check_dialect,
+    cut_at_limit,
     family_of,
 )
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
@@ -55,6 +57,7 @@ from harness.ports._jobs import (
     Signal,
     Wakeup,
 )
+from harness.ports._replies import TOOL_OUTCOMES, ToolOutcome, classify_reply, reply_failed
 from harness.ports._tools import Tool, ToolContext, ToolInvocation
 
 __all__ = [
@@ -64,6 +67,7 @@ __all__ = [
     "JOB_COMPLETED_MARKER",
     "RESTART_POLICIES",
     "SPECS",
+    "TOOL_OUTCOMES",
     "VERIFIER_OUTCOMES",
     "AppendFile",
     "CancelAck",
@@ -98,15 +102,19 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolInvocation",
+    "ToolOutcome",
     "Verification",
     "VerifierOutcome",
     "Wakeup",
     "call_os",
     "check_dialect",
+    "classify_reply",
+    "cut_at_limit",
     "dirname",
     "family_of",
     "idempotency_key",
     "normpath",
+    "reply_failed",
     "rng_stream",
     "sha256_json",
 ]

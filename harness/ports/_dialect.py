@@ -55,6 +55,8 @@ class DialectSpec:
     conversation: str = "messages"
     json_path: str = ""
     versions: tuple[str, ...] = ()
+    # How an answer cut at the output limit ends, in the API's own words (a report names it so).
+    cut_at_limit: str = "finish_reason 'length'"
 
     @property
     def origin(self) -> str:
@@ -76,16 +78,19 @@ SPECS: dict[Dialect, DialectSpec] = {
                           "x-request-id", "openai", _OPENAI_ENVIRONMENT),
     "anthropic": DialectSpec("anthropic", "anthropic.fake.test", "", "/v1/messages",
                              "request-id", "anthropic",
-                             ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")),
+                             ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+                             cut_at_limit="stop_reason 'max_tokens'"),
     "openai-responses": DialectSpec("openai-responses", "openai.fake.test", "/v1",
                                     "/v1/responses", "x-request-id", "openai",
-                                    _OPENAI_ENVIRONMENT, "input"),
+                                    _OPENAI_ENVIRONMENT, "input",
+                                    cut_at_limit="status 'incomplete' (incomplete_details.reason "
+                                    "'max_output_tokens')"),
     "gemini": DialectSpec("gemini", "gemini.fake.test", "",
                           "/{version}/models/{model}:streamGenerateContent",
                           "x-goog-request-id", "openai",
                           ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY"), "contents",
                           json_path="/{version}/models/{model}:generateContent",
-                          versions=("v1beta", "v1")),
+                          versions=("v1beta", "v1"), cut_at_limit="finishReason 'MAX_TOKENS'"),
 }
 """Every dialect's spec; a dialect is added here and in the two behaviour registries."""
 
@@ -97,6 +102,16 @@ def family_of(dialect: str) -> Family:
     ('openai', 'anthropic')
     """
     return next((spec.family for spec in SPECS.values() if spec.name == dialect), "openai")
+
+
+def cut_at_limit(dialect: str) -> str:
+    """How ``dialect`` says an answer was cut at the output limit; unknown names read as OpenAI.
+
+    >>> cut_at_limit("anthropic"), cut_at_limit("gemini")
+    ("stop_reason 'max_tokens'", "finishReason 'MAX_TOKENS'")
+    """
+    spec = next((spec for spec in SPECS.values() if spec.name == dialect), SPECS["openai"])
+    return spec.cut_at_limit
 
 
 def check_dialect(dialect: object) -> Dialect:

@@ -25,43 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
-from harness.ports import family_of
-from harness.scenario import TOOL_OUTCOMES, Reply, Scenario
+from harness.ports import classify_reply, family_of
+from harness.scenario import Reply, Scenario
 
 # Built once: json.dumps builds a new encoder per call, and every request needs one.
 _SORTED = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 
 UNSCRIPTED_TEXT = "(the script has no reply for this turn)"
-
-# Markers the agents put in a tool reply, checked in this order; the first that
-# appears decides the outcome the scenario's `when` sees (seed 002 §19.1 names
-# TOOL_NOT_STARTED and TOOL_OUTCOME_UNKNOWN).
-_OUTCOME_MARKERS: tuple[tuple[str, str], ...] = (
-    ("TOOL_OUTCOME_UNKNOWN", "unknown_after_restart"),
-    ("unknown_after_restart", "unknown_after_restart"),
-    ("TOOL_NOT_STARTED", "interrupted_before_execution"),
-    ("interrupted_before_execution", "interrupted_before_execution"),
-    ("TOOL_TIMEOUT", "timeout"),
-    ("TRUNCATED", "truncated"),
-    ("CancelledError", "cancelled"),
-)
-
-
-# A JSON reply may state its outcome as a field; these keys are read in this order,
-# and these words (besides the scenario's own outcome names) mean the outcome beside
-# them. An agent with its own wording is then understood by what it states, not by
-# whether it happens to quote the reference agent's markers.
-_STATUS_KEYS = ("outcome", "status", "state")
-_STATUS_WORDS: dict[str, str] = {
-    **{outcome: outcome for outcome in TOOL_OUTCOMES},
-    "unknown": "unknown_after_restart",
-    "outcome_unknown": "unknown_after_restart",
-    "not_started": "interrupted_before_execution",
-    "interrupted": "interrupted_before_execution",
-    "timed_out": "timeout",
-    "failed": "error",
-    "success": "ok",
-}
 
 
 @dataclass(frozen=True)
@@ -113,45 +83,15 @@ def _call_ids_in(body: Mapping[str, object]) -> set[str]:
 
 
 def classify_result(content: str, *, is_error: bool = False) -> str:
-    """The scenario outcome a tool reply's content stands for.
+    """The scenario outcome a tool reply's content stands for (:func:`harness.ports.classify_reply`,
+    which the checkers read replies with too).
 
     >>> classify_result('{"error": "TOOL_OUTCOME_UNKNOWN", "message": "..."}')
     'unknown_after_restart'
     >>> classify_result('{"sent": true}')
     'ok'
-    >>> classify_result('{"status": "unknown", "note": "it may have been sent; look first"}')
-    'unknown_after_restart'
     """
-    stated = _stated_outcome(content)
-    if stated is not None:
-        return stated
-    for marker, outcome in _OUTCOME_MARKERS:
-        if marker in content:
-            return outcome
-    if is_error:
-        return "error"
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return "ok"
-    return "error" if isinstance(value, dict) and "error" in value else "ok"
-
-
-def _stated_outcome(content: str) -> str | None:
-    """The outcome a JSON object reply states in a status field, if it states one."""
-    if not content.lstrip().startswith("{"):
-        return None
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    for key in _STATUS_KEYS:
-        word = value.get(key)
-        if isinstance(word, str) and word.strip().lower() in _STATUS_WORDS:
-            return _STATUS_WORDS[word.strip().lower()]
-    return None
+    return classify_reply(content, is_error=is_error)
 
 
 def last_tool_results(dialect: str, messages: Sequence[Any]) -> list[ToolResult]:

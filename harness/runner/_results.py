@@ -189,12 +189,29 @@ class CaseResult:
     @property
     def status(self) -> VerdictStatus:
         """``fail`` (a verdict or the harness failed), ``unknown`` (the crash point or a
-        scripted fault was never reached: the case proves nothing), else ``pass``."""
-        if self.error is not None or self.failed_verdicts:
+        scripted fault was never reached: the case proves nothing), else ``pass``.
+
+        A case that never met its crash or fault is ``unknown`` whatever its checks say:
+        the run they judged is not the one the case is about (an agent that resumed an
+        earlier case's conversation never reaches them). Only what holds of any run fails
+        it still: a harness error, and the verdicts of :data:`FAIL_UNREACHED`.
+        """
+        unreached = (self.case.crash is not None and not self.crash_reached) \
+            or bool(self.unreached_faults)
+        failed = self.failed_verdicts
+        if unreached:
+            failed = tuple(v for v in failed if v.invariant in FAIL_UNREACHED)
+        if self.error is not None or failed:
             return "fail"
-        if (self.case.crash is not None and not self.crash_reached) or self.unreached_faults:
-            return "unknown"
-        return "pass"
+        return "unknown" if unreached else "pass"
+
+
+#: Verdicts that judge the agent whatever the run met, so they fail a case even when its
+#: crash point or fault was never reached: the harness's own limits, a request to a real
+#: host, tools the agent does not offer, another dialect than the scenario's, no stop
+#: state, a dead process, two differing runs.
+FAIL_UNREACHED: Final = frozenset({"harness_limit", "network", "tools", "dialect", "outcome",
+                                   "process", "determinism"})
 
 
 def strictly(result: CaseResult) -> CaseResult:

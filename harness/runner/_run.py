@@ -346,6 +346,8 @@ class _CaseRun:
         refused = self.world.databases().refused if self.plain else []
         if refused:
             extra["databases_refused"] = list(dict.fromkeys(refused))
+        if self.world.misdialed:
+            extra["misdialed_requests"] = list(self.world.misdialed)
         if final.outcome is not None and final.outcome.final_text is not None:
             extra["final_answer"] = final.outcome.final_text
         traceback = final.outcome.agent_traceback if final.outcome else None

@@ -203,6 +203,8 @@ class World:
         self.crashed_at: str | None = None
         # Requests to hosts that are not a fake provider (refused, reported).
         self.foreign: list[str] = []
+        # Requests to the fake provider in another dialect than the scenario's (answered 404).
+        self.misdialed: list[str] = []
         self._files: Any = None
         self._databases: Any = None
         self.returned = False  # the current incarnation's run() has returned
@@ -823,6 +825,8 @@ class WorldRoute:
             world.foreign.append(f"{request.method} {request.url}")
             return None
         if dialect != world.scenario.dialect:
+            world.misdialed.append(f"{request.method} {httpx.URL(request.url).path} "
+                                   f"({dialect})")
             return _wrong_dialect(world.scenario.dialect, request)
         accepted = world.accept(request, self._incarnation)
         if accepted is None:  # a dead incarnation: the process is gone, so is its request

@@ -15,22 +15,17 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 from fakes import CONCURRENCY_SAFE_TOOL_KINDS
+from harness import ports
 
 # Tool kinds are the fakes' (one description per kind: fakes.TOOL_KIND_TRAITS).
 # Reading and inspecting change nothing, so they may overlap with other calls by
 # default; every other kind writes a resource and runs alone unless declared safe.
 CONCURRENCY_SAFE_KINDS: Final = CONCURRENCY_SAFE_TOOL_KINDS
 
-ToolOutcome = Literal[
-    "ok",
-    "error",
-    "timeout",
-    "cancelled",
-    "truncated",
-    "interrupted_before_execution",
-    "unknown_after_restart",
-]
-TOOL_OUTCOMES: Final[tuple[ToolOutcome, ...]] = get_args(ToolOutcome)
+# A tool reply's outcomes are read alike by the scripted model and the checkers
+# (harness.ports.classify_reply), so they are named where both read them.
+ToolOutcome = ports.ToolOutcome
+TOOL_OUTCOMES: Final = ports.TOOL_OUTCOMES
 
 ScriptedFinish = Literal["stop", "tool_calls", "length"]
 FINISH_REASONS: Final[tuple[ScriptedFinish, ...]] = get_args(ScriptedFinish)

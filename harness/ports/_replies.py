@@ -1,0 +1,184 @@
+"""What a tool reply says happened, read the same way by the scripted model and the checkers.
+
+The scripted model picks its next answer by the outcome of the last tool replies (a
+scenario's ``when: {tool, outcome}``), and the checkers decide from the same replies
+what the model was told (I10: an ``ok`` reply says a side effect is done). Both must
+read a reply alike, and neither may depend on the other, so the reading lives here.
+
+A reply is read, first rule that applies:
+
+1. a JSON object stating its outcome in an ``outcome``, ``status`` or ``state`` field;
+2. the seed's markers (``TOOL_OUTCOME_UNKNOWN``, ``TOOL_NOT_STARTED``, …);
+3. the provider's own error flag (Anthropic's ``is_error``);
+4. a JSON error shape: a non-empty ``error``/``errors``, ``isError``/``is_error`` true,
+   ``ok``/``success`` false;
+5. the error wording the mainstream agent frameworks put in a failed call's reply
+   (LangGraph's ``ToolNode``, smolagents, pydantic-ai's retry prompt, the OpenAI Agents
+   SDK, CrewAI, LlamaIndex, MCP) and a Python exception or traceback;
+6. anything else is ``ok``.
+
+The error wording is recognised where the frameworks put it (at the start of the
+reply, or as its closing request to fix the call), so a result that merely mentions
+an error in its middle is still ``ok``.
+
+>>> classify_reply('{"sent": true}')
+'ok'
+>>> classify_reply("Error: ValidationError('to: Field required')\\n Please fix your mistakes.")
+'error'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final, Literal, get_args
+
+ToolOutcome = Literal[
+    "ok",
+    "error",
+    "timeout",
+    "cancelled",
+    "truncated",
+    "interrupted_before_execution",
+    "unknown_after_restart",
+]
+#: Every outcome a tool reply can stand for (the scenario format's ``when: {outcome}``).
+TOOL_OUTCOMES: Final[tuple[ToolOutcome, ...]] = get_args(ToolOutcome)
+
+# Markers the agents put in a tool reply, checked in this order; the first that
+# appears decides (seed 002 §19.1 names TOOL_NOT_STARTED and TOOL_OUTCOME_UNKNOWN).
+_OUTCOME_MARKERS: Final[tuple[tuple[str, ToolOutcome], ...]] = (
+    ("TOOL_OUTCOME_UNKNOWN", "unknown_after_restart"),
+    ("unknown_after_restart", "unknown_after_restart"),
+    ("TOOL_NOT_STARTED", "interrupted_before_execution"),
+    ("interrupted_before_execution", "interrupted_before_execution"),
+    ("TOOL_TIMEOUT", "timeout"),
+    ("TRUNCATED", "truncated"),
+    ("CancelledError", "cancelled"),
+)
+
+# A JSON reply may state its outcome as a field; these keys are read in this order,
+# and these words (besides the outcome names themselves) mean the outcome beside
+# them. An agent with its own wording is understood by what it states, not by
+# whether it happens to quote the reference agent's markers.
+_STATUS_KEYS: Final = ("outcome", "status", "state")
+_STATUS_WORDS: Final[dict[str, ToolOutcome]] = {
+    **{outcome: outcome for outcome in TOOL_OUTCOMES},
+    "unknown": "unknown_after_restart",
+    "outcome_unknown": "unknown_after_restart",
+    "not_started": "interrupted_before_execution",
+    "interrupted": "interrupted_before_execution",
+    "timed_out": "timeout",
+    "failed": "error",
+    "failure": "error",
+    "success": "ok",
+}
+
+# How the frameworks begin the reply of a call that failed. Each is the framework's
+# fixed text before the error it quotes:
+#   LangGraph/LangChain ToolNode: "Error: {error}\n Please fix your mistakes." and
+#     "Error invoking tool '{name}' with kwargs {kwargs} with error:\n{error}\n Please fix
+#     the error and try again."
+#   smolagents: "Error executing tool '{name}' …", older "Error when executing tool {name}
+#     …", and the memory's "Error:\n{error}\nNow let's retry: …"
+#   MCP servers (the python SDK): "Error executing tool {name}: {error}"
+#   OpenAI Agents SDK (default_tool_error_function): "An error occurred while running the
+#     tool. Please try again. Error: {error}"
+#   CrewAI: "I encountered an error while trying to use the tool. …"
+#   LlamaIndex FunctionTool: "Encountered error: {error}"
+_ERROR_OPENINGS: Final = re.compile(
+    r"(?:Error(?::| invoking tool| executing tool| when executing tool| calling tool)"
+    r"|An error occurred while running the tool|I encountered an error while trying to use "
+    r"the tool|Encountered error:|Tool error:|Exception:)",
+)
+# …or end it with a request to fix the call (pydantic-ai's retry prompt, LangChain's).
+_ERROR_CLOSINGS: Final = ("Fix the errors and try again.", "Please fix your mistakes.",
+                          "Please fix the error and try again.")
+# A Python exception as a traceback's last line or repr(error) opens the reply:
+# "ValueError: …", "ToolException('…')", "smtplib.SMTPRecipientsRefused: …" (a name
+# qualified by its module is an exception's whatever it ends with).
+_EXCEPTION_OPENING: Final = re.compile(
+    r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)[:(]|(?:[a-z_]\w*\.)+[A-Z]\w*: ")
+_TRACEBACK: Final = "Traceback (most recent call last):"
+# smolagents answers a call as "Call id: {id}\n…": what follows is the reply proper.
+_CALL_ID_LINE: Final = re.compile(r"\A\s*Call id: [^\n]*\n")
+
+
+def classify_reply(content: str, *, is_error: bool = False) -> ToolOutcome:
+    """The outcome a tool reply's content stands for (see the module docstring).
+
+    >>> classify_reply('{"error": "TOOL_OUTCOME_UNKNOWN", "message": "..."}')
+    'unknown_after_restart'
+    >>> classify_reply('{"status": "unknown", "note": "it may have been sent; look first"}')
+    'unknown_after_restart'
+    >>> classify_reply("the mail went out; no errors")
+    'ok'
+    """
+    value = _json(content)
+    stated = _stated_outcome(value)
+    if stated is not None:
+        return stated
+    for marker, outcome in _OUTCOME_MARKERS:
+        if marker in content:
+            return outcome
+    if is_error or _error_shape(value) or (value is None and _error_prose(content)):
+        return "error"
+    return "ok"
+
+
+def reply_failed(content: str, *, is_error: bool = False) -> bool:
+    """Whether a tool reply reports that its call failed with an error.
+
+    The other outcomes that are not ``ok`` (unknown, not started, timed out, …) say
+    something else than a failure; their checks read them by their own names.
+
+    >>> reply_failed('{"status": "error", "detail": "SMTP 550"}')
+    True
+    >>> reply_failed('{"error": "TOOL_OUTCOME_UNKNOWN"}')
+    False
+    """
+    return classify_reply(content, is_error=is_error) == "error"
+
+
+def _json(content: str) -> object | None:
+    """The reply as JSON, or None when it is not JSON (prose)."""
+    if not content.lstrip().startswith(("{", "[", '"')):
+        return None
+    try:
+        value: object = json.loads(content)
+    except ValueError:
+        return None
+    return value
+
+
+def _stated_outcome(value: object | None) -> ToolOutcome | None:
+    """The outcome a JSON object reply states in a status field, if it states one."""
+    if not isinstance(value, dict):
+        return None
+    for key in _STATUS_KEYS:
+        word = value.get(key)
+        if isinstance(word, str) and word.strip().lower() in _STATUS_WORDS:
+            return _STATUS_WORDS[word.strip().lower()]
+    return None
+
+
+def _error_shape(value: object | None) -> bool:
+    """A JSON error object: ``{"error": …}``, ``{"errors": [...]}``, ``{"isError": true}``,
+    ``{"ok": false}`` or ``{"success": false}``. ``{"error": null}`` is no error."""
+    if isinstance(value, str):
+        return _error_prose(value)  # a JSON string reply holds prose
+    if not isinstance(value, dict):
+        return False
+    if any(value.get(key) not in (None, "", [], {}, False) for key in ("error", "errors")):
+        return True
+    if any(value.get(key) is True for key in ("isError", "is_error")):
+        return True
+    return any(value.get(key) is False for key in ("ok", "success"))
+
+
+def _error_prose(content: str) -> bool:
+    """A framework's error wording, an exception or a traceback (see ``_ERROR_OPENINGS``)."""
+    text = _CALL_ID_LINE.sub("", content, count=1).strip()
+    if _ERROR_OPENINGS.match(text) or _EXCEPTION_OPENING.match(text):
+        return True
+    return _TRACEBACK in text or text.endswith(_ERROR_CLOSINGS)

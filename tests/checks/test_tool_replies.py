@@ -1,0 +1,160 @@
+"""A tool reply that reports an error is a failed call, for I10 and for the model's `when:`.
+
+The frameworks tell the model a call failed in their own words, not in the reference
+agent's markers. Each row below is a reply as one framework writes it; where the
+framework is not installed here, the test name says the wording is the one it is
+known to write.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import mail_scenario  # type: ignore[attr-defined]
+from minimal_agent import minimal_factory
+
+from harness.checks import check_i10
+from harness.ports import classify_reply
+from harness.runner import Case, ScriptedModel, run_case
+from harness.runner._model import last_tool_results
+from harness.runner._observed import observed_transcript
+from harness.trace import CallRecord, MessageRecord, Trace
+
+# pydantic-ai 2.68 (installed): RetryPromptPart.model_response() for a validation error and
+# for ModelRetry, and a failed ToolReturnPart as sent on a provider without an error flag.
+PYDANTIC_AI = [
+    '1 validation error:\n```json\n[\n  {\n    "type": "missing",\n    "loc": [\n      "to"\n'
+    '    ],\n    "msg": "Field required",\n    "input": {\n      "body": "x"\n    }\n  }\n]\n'
+    '```\n\nFix the errors and try again.',
+    "the outbox is locked\n\nFix the errors and try again.",
+    '{"error":"SMTP 550 mailbox unavailable"}',
+]
+# LangGraph's ToolNode (as known, not installed here): the current template and the older one.
+LANGGRAPH_AS_KNOWN = [
+    "Error invoking tool 'mail' with kwargs {'body': 'hi'} with error:\n to: Field required\n"
+    " Please fix the error and try again.",
+    "Error: 1 validation error for mail\nto\n  Field required [type=missing, input_value="
+    "{'body': 'hi'}, input_type=dict]\n Please fix your mistakes.",
+]
+# smolagents (as known, not installed here): the tool-execution errors, and the memory's reply
+# to a failed step ("Call id: …" then "Error:").
+SMOLAGENTS_AS_KNOWN = [
+    "Error executing tool 'mail' with arguments {\"body\": \"hi\"}: TypeError: mail() missing "
+    "1 required positional argument: 'to'\nPlease try again or use another tool",
+    "Error when executing tool mail with arguments {'body': 'hi'}: TypeError: mail() missing "
+    "1 required positional argument: 'to'\nYou should only use this tool with a correct input.",
+    "Call id: call_t1_0\nError:\nError executing tool 'mail' with arguments {}: KeyError: 'to'"
+    "\nNow let's retry: take care not to repeat previous errors! If you have retried several "
+    "times, try a completely different approach.\n",
+]
+# The OpenAI Agents SDK's default_tool_error_function, CrewAI and LlamaIndex (as known).
+OTHERS_AS_KNOWN = [
+    "An error occurred while running the tool. Please try again. Error: SMTP 550",
+    "I encountered an error while trying to use the tool. This was the error: SMTP 550.\n "
+    "Tool mail accepts these inputs: to, body",
+    "Encountered error: SMTP 550 mailbox unavailable",
+]
+# An exception's own text, a traceback, and the JSON error shapes.
+EXCEPTIONS_AND_SHAPES = [
+    "ValueError: the outbox is locked",
+    "smtplib.SMTPRecipientsRefused: {'a': (550, b'no such user')}",
+    "ToolException('SMTP 550')",
+    'Traceback (most recent call last):\n  File "tools.py", line 3, in mail\n'
+    "ConnectionRefusedError: [Errno 111] Connection refused",
+    '{"error": {"type": "smtp", "message": "550"}}',
+    '{"status": "error", "detail": "SMTP 550"}',
+    '{"ok": false, "reason": "locked"}',
+    '{"success": false}',
+    '{"isError": true, "content": [{"type": "text", "text": "SMTP 550"}]}',
+    '{"errors": ["to: Field required"]}',
+]
+# Replies that merely mention an error, or carry an empty error field, are results.
+RESULTS = [
+    '{"sent": true}',
+    '{"sent": true, "error": null}',
+    "Mail sent; no errors.",
+    "Sent. The report said: Error: none found",
+    "Observation:\n{'sent': True}",
+    '"queued"',
+    "[1, 2]",
+]
+
+
+@pytest.mark.parametrize("reply", [*PYDANTIC_AI, *LANGGRAPH_AS_KNOWN, *SMOLAGENTS_AS_KNOWN,
+                                   *OTHERS_AS_KNOWN, *EXCEPTIONS_AND_SHAPES])
+def test_each_frameworks_error_reply_reads_as_a_failed_call(reply: str) -> None:
+    assert classify_reply(reply) == "error"
+
+
+@pytest.mark.parametrize("reply", RESULTS)
+def test_a_result_that_mentions_an_error_still_reads_ok(reply: str) -> None:
+    assert classify_reply(reply) == "ok"
+
+
+def test_the_installed_pydantic_ai_still_words_its_retry_prompt_so() -> None:
+    # The rows above were copied from this version; a newer one must still read as failed.
+    messages = pytest.importorskip("pydantic_ai.messages")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        retry = messages.RetryPromptPart("the outbox is locked", tool_name="mail")
+        failed = messages.ToolReturnPart("mail", "SMTP 550", tool_call_id="c", outcome="failed")
+    assert classify_reply(retry.model_response()) == "error"
+    assert classify_reply(failed.model_response_str()) == "error"
+
+
+def _langgraph_body(reply: str) -> dict[str, Any]:
+    call = {"id": "call_t1_0", "type": "function",
+            "function": {"name": "mail", "arguments": json.dumps({"body": "hi"})}}
+    return {"messages": [{"role": "user", "content": "Mail a."},
+                         {"role": "assistant", "content": None, "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": "call_t1_0", "content": reply}]}
+
+
+def test_the_scripted_model_takes_the_error_branch_for_a_langgraph_error() -> None:
+    scenario = mail_scenario(model=[
+        {"turn": 1, "calls": [{"tool": "mail", "args": {"to": "a", "body": "hi"}}]},
+        {"turn": 2, "when": {"tool": "mail", "outcome": "error"},
+         "calls": [{"tool": "mail", "args": {"to": "a", "body": "hi"}}]},
+        {"turn": 2, "text": "Sent."},
+    ])
+    body = _langgraph_body(LANGGRAPH_AS_KNOWN[0])
+    results = last_tool_results("openai", body["messages"])
+    reply = ScriptedModel(scenario).choose(2, results)
+    assert [(r.tool, r.outcome) for r in results] == [("mail", "error")]
+    assert reply is not None
+    assert reply.calls  # the branch that calls again, not "Sent."
+
+
+def test_the_observed_transcript_marks_a_prose_error_reply_failed() -> None:
+    messages = observed_transcript("openai", _langgraph_body(LANGGRAPH_AS_KNOWN[1]))
+    assert [m.status for m in messages if m.role == "tool"] == ["error"]
+
+
+def _mail_trace() -> Trace:
+    scenario = mail_scenario()
+    result = run_case(Case(scenario.name, Path("scenarios/mail.yaml"), 0), scenario,
+                      minimal_factory())
+    assert result.trace is not None
+    return result.trace
+
+
+def test_i10_does_not_count_an_error_reply_as_a_side_effect_done() -> None:
+    # The mail never ran (no effect in the ledger) and the agent told the model so in
+    # LangGraph's words; a status of "ok" beside that text does not make it done.
+    trace = _mail_trace()
+    assert trace.outcome is not None
+    transcript = (
+        MessageRecord("user", "turn_1", "Mail a."),
+        MessageRecord("assistant", "turn_1", "", (CallRecord("call_t1_0", "mail",
+                                                             '{"body":"hi"}'),)),
+        MessageRecord("tool", "turn_1", LANGGRAPH_AS_KNOWN[0], call_id="call_t1_0",
+                      status="ok"),
+    )
+    failed = replace(trace, effects=(), outcome=replace(trace.outcome, transcript=transcript))
+    verdict = check_i10(failed)
+    assert (verdict.status, verdict.message) == ("unknown", "no side effect was reported done")
