@@ -22,7 +22,8 @@ calls it afresh, inside a case where
 * the functions named by tool targets are counting tools
   (:mod:`harness.intercept._targets`).
 
-What ``main`` returns is the final answer (``complete``); returning an
+What ``main`` returns is the final answer (``complete``): text, or the structured
+output a framework hands back (a pydantic model, a dataclass, a dict); returning an
 :class:`~harness.agent.AgentOutcome` reports more and takes precedence. An
 exception ends the run; :func:`stop_state_for` maps the official SDKs' errors
 to stop states (auth → ``blocked``, rate limit or quota → ``usage_limited``,
@@ -31,8 +32,10 @@ connection, timeout or 5xx → ``infra_paused``, anything else → ``failed``).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
+import json
 import os
 import sys
 import traceback
@@ -239,14 +242,38 @@ def _forget(packages: frozenset[str]) -> None:
 
 
 def outcome_of_value(value: object) -> AgentOutcome:
-    """``main``'s return value as an outcome: a str is the final answer."""
+    """``main``'s return value as an outcome: a str, or a structured output, is the final answer.
+
+    Frameworks hand back structured output (a pydantic model, a dataclass, a dict)
+    as the run's result; returning it is as complete as returning text. ``None``
+    is not an answer: a ``main`` that forgot its ``return`` ran to no end.
+
+    >>> outcome_of_value({"city": "Paris"}).final_text
+    '{"city": "Paris"}'
+    >>> outcome_of_value(None).stop_state
+    'failed'
+    """
     if isinstance(value, AgentOutcome):
         return value
-    if isinstance(value, str):
-        return AgentOutcome("complete", "main returned its final answer", (), None, None, 0,
-                            final_text=value)
-    return AgentOutcome("failed", f"main returned {type(value).__name__}, not the final answer "
-                        "(a str) or an AgentOutcome", (), None, None, 0)
+    if value is None:
+        return AgentOutcome("failed", "main returned None, not the final answer (a str, a "
+                            "structured output) or an AgentOutcome", (), None, None, 0)
+    text = value if isinstance(value, str) else _as_text(value)
+    return AgentOutcome("complete", "main returned its final answer", (), None, None, 0,
+                        final_text=text)
+
+
+def _as_text(value: object) -> str:
+    """A structured output as the text a report shows: JSON where it has a JSON form."""
+    dump_json = getattr(value, "model_dump_json", None)
+    if callable(dump_json):
+        return str(dump_json())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def outcome_of_error(error: BaseException, incarnation: int) -> AgentOutcome:

@@ -265,3 +265,38 @@ def test_a_request_to_a_real_host_is_refused_and_fails_the_case(
     assert network.status == "fail"
     assert network.evidence == ("GET https://api.openai.com/v1/models",)
     assert result.stop_state == "infra_paused"  # the ConnectError, as the agent met it
+
+
+STRUCTURED_AGENT = '''
+from openai import OpenAI
+from pydantic import BaseModel
+
+
+class Booking(BaseModel):
+    room: str
+    nights: int
+
+
+def main(prompt: str) -> Booking:
+    OpenAI(max_retries=0).chat.completions.create(
+        model="gpt-test", messages=[{"role": "user", "content": prompt}])
+    return Booking(room="12B", nights=2)
+
+
+def forgot_to_return(prompt: str) -> None:
+    pass
+'''
+
+
+def test_a_structured_output_is_a_final_answer_and_none_is_not(
+        agent_packages: AgentPackages) -> None:
+    package = agent_packages.write({"agent": STRUCTURED_AGENT})
+    scenario = mail_scenario(package, tools={}, model=[{"turn": 1, "text": "Booked."}],
+                             expect={"stop_state": "complete"})
+    done = run(package, scenario)
+    assert done.status == "pass", done.failed_verdicts
+    assert done.trace is not None
+    assert done.trace.extra["final_answer"] == '{"room":"12B","nights":2}'
+    forgot = run(package, scenario, attribute="forgot_to_return")
+    assert forgot.stop_state == "failed"
+    assert "main returned None" in forgot.stop_reason
