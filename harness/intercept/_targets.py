@@ -132,7 +132,13 @@ def stand_in(tool: str, original: Callable[..., Any], call: ToolCaller,
     signature = _signature(original)
 
     def arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        return _named_arguments(signature, args, kwargs)
+        # A call the real function would refuse (a required argument missing, one too
+        # many) raises the TypeError Python raises before its body runs: nothing is sent.
+        try:
+            return _named_arguments(signature, args, kwargs)
+        except TypeError as error:
+            name = getattr(original, "__name__", tool)
+            raise TypeError(f"{name}() {error}") from None
 
     if inspect.iscoroutinefunction(original):
         @functools.wraps(original)
@@ -165,7 +171,7 @@ def _named_arguments(signature: inspect.Signature | None, args: tuple[Any, ...],
     """
     if signature is None:
         return dict(kwargs)
-    bound = signature.bind_partial(*args, **kwargs)
+    bound = signature.bind(*args, **kwargs)
     named: dict[str, Any] = {}
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind

@@ -75,6 +75,20 @@ def test_a_stand_in_keeps_the_shape_and_names_the_arguments() -> None:
                      ("mail", {"to": "c@d"})]
 
 
+def test_a_call_the_real_function_would_refuse_is_refused_and_counts_nothing() -> None:
+    calls, call, call_blocking = _recorder()
+
+    def send_mail(to: str, subject: str, body: str) -> dict[str, Any]:
+        raise AssertionError("never called")
+
+    blocking = stand_in("mail", send_mail, call, call_blocking)
+    with pytest.raises(TypeError, match="send_mail\\(\\) missing a required argument: 'subject'"):
+        blocking(to="a@b", body="hi")  # a framework passing what the model gave, cut
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        blocking("a", "b", "c", "d")
+    assert calls == []
+
+
 def test_targets_are_replaced_for_the_duration_then_restored(
         agent_packages: AgentPackages) -> None:
     package = agent_packages.write({"tools": "def send_mail(to):\n    return 'real'\n"})
