@@ -57,6 +57,7 @@ from fakes._faults import (
     Timeline,
     check_faults,
 )
+from fakes._held import HeldConversations, UnknownConversation
 from fakes._latency import Latency
 from fakes._pairing import unpaired_calls_body
 from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
@@ -165,6 +166,8 @@ class FakeProvider:
         self.quota = QuotaWindow(quota)
         self._now = clock or _loop_time
         self._calendar_origin = calendar_origin
+        # Conversations held on the server (Anthropic threads, Responses' previous_response_id).
+        self.held = HeldConversations()
         self._check_static_faults()
 
     @property
@@ -210,6 +213,13 @@ class FakeProvider:
             error = HttpError(404, message=f"Invalid URL ({request.method} {path})")
             return self._error_plan(error, request_id, ())
         model, streams = route
+        try:
+            body = self.held.expand(self.dialect, body) if body is not None else None
+        except UnknownConversation as unknown:
+            self._record(request, body, turn=0, attempt=0)
+            error = HttpError(404 if self.dialect == "anthropic" else 400,
+                              message=unknown.message)
+            return self._error_plan(error, request_id, ())
         chat = chat_view(self.dialect, body or {}, model)
         messages = chat.get("messages")
         if not isinstance(messages, list):
@@ -404,6 +414,7 @@ class FakeProvider:
             response = replace(response, usage=replace(response.usage,
                                                         input_tokens=request.prompt_tokens))
         self.quota.charge(response.usage.input_tokens, response.usage.output_tokens)
+        self._hold(request, response, number)
         if not request.streams:
             return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
                                    number=number, unfit=unfit)
@@ -458,6 +469,14 @@ class FakeProvider:
         wait = self._first_token_wait(request)
         return replace(plan, before_headers=(Pause(wait), *plan.before_headers)) if wait \
             else plan
+
+    def _hold(self, request: ProviderRequest, response: ScriptedResponse, number: int) -> None:
+        """Keep the conversation with this answer, if the request asked the server to."""
+        body = request.json
+        if number == 0 or body is None or not self.held.holds(self.dialect, body):
+            return  # number 0: the static probe of _check_static_faults, not a request
+        response_id = _derived_id(self._wire.response_id_prefix, self.seed, "response", number)
+        self.held.remember(self.dialect, body, response_id, self._render_json(response, number))
 
     def _render_json(self, response: ScriptedResponse, number: int) -> bytes:
         response_id = _derived_id(self._wire.response_id_prefix, self.seed, "response", number)

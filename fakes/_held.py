@@ -1,0 +1,110 @@
+"""Conversations the provider holds for a client that sends only the new turn.
+
+Two APIs keep a conversation on the server side, and their SDKs use it by default:
+
+* the Anthropic Messages API's threads: ``thread: {"type": "create"}`` asks the
+  server to hold the conversation under the response's id, and
+  ``thread: {"type": "continue", "previous_message_id": ID}`` resumes it, the
+  request carrying only the new messages (anthropic's tool runner does this);
+* the OpenAI Responses API's ``previous_response_id``: the input of that response
+  and its output come before the new ``input`` items (``store`` holds a response
+  unless it is ``false``; the OpenAI Agents SDK chains turns this way).
+
+:class:`HeldConversations` expands such a request into the whole conversation
+before anything else reads it, so the scripted model, the pairing check and the
+recorded trace see what the server would have seen; and it holds each answered
+response's conversation (the request's and the answer) under the response's id.
+The conversations live in the world: a crashed agent that resumes a thread finds
+it as the real server would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class UnknownConversation(Exception):
+    """A request continues a conversation the provider does not hold (a 404 there)."""
+
+    message: str
+
+
+class HeldConversations:
+    """Whole conversations by response id, for the two dialects that continue them."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, list[Any]] = {}
+
+    def expand(self, dialect: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``body`` with the held conversation it continues put before its own messages.
+
+        A body that continues nothing is returned as it is; one that continues an
+        unknown id raises :class:`UnknownConversation`.
+        """
+        previous = _continued_id(dialect, body)
+        if previous is None:
+            return body
+        held = self._held.get(previous)
+        if held is None:
+            raise UnknownConversation(_unknown_message(dialect, previous))
+        if dialect == "anthropic":
+            return {**body, "messages": [*held, *_list(body.get("messages"))]}
+        return {**body, "input": [*held, *_input_items(body.get("input"))]}
+
+    @staticmethod
+    def holds(dialect: str, body: Mapping[str, Any]) -> bool:
+        """Whether the server keeps this request's conversation (it asked, or by default)."""
+        return _holds(dialect, body)
+
+    def remember(self, dialect: str, body: Mapping[str, Any], response_id: str,
+                 rendered: bytes) -> None:
+        """Hold ``body``'s conversation with the answer (``rendered``, its JSON) under its id."""
+        answer = json.loads(rendered)
+        if dialect == "anthropic":
+            turn = {"role": "assistant", "content": answer.get("content", [])}
+            self._held[response_id] = [*_list(body.get("messages")), turn]
+        else:
+            self._held[response_id] = [*_input_items(body.get("input")),
+                                       *_list(answer.get("output"))]
+
+
+def _holds(dialect: str, body: Mapping[str, Any]) -> bool:
+    if dialect == "anthropic":
+        thread = body.get("thread")
+        return isinstance(thread, Mapping) and thread.get("type") in ("create", "continue")
+    if dialect == "openai-responses":
+        return body.get("store") is not False
+    return False
+
+
+def _continued_id(dialect: str, body: Mapping[str, Any]) -> str | None:
+    if dialect == "anthropic":
+        thread = body.get("thread")
+        if isinstance(thread, Mapping) and thread.get("type") == "continue":
+            previous = thread.get("previous_message_id")
+            return previous if isinstance(previous, str) else ""
+        return None
+    if dialect == "openai-responses":
+        previous = body.get("previous_response_id")
+        return previous if isinstance(previous, str) and previous else None
+    return None
+
+
+def _unknown_message(dialect: str, previous: str) -> str:
+    if dialect == "anthropic":
+        return f"thread: no message with id '{previous}' to continue"
+    return f"Previous response with id '{previous}' not found."
+
+
+def _list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _input_items(value: object) -> list[Any]:
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    return _list(value)
