@@ -26,6 +26,7 @@ from typing import Any
 
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
 from harness.ports import classify_reply, family_of
+from harness.runner._text_calls import with_text_tool_calls
 from harness.scenario import Reply, Scenario
 
 # Built once: json.dumps builds a new encoder per call, and every request needs one.
@@ -179,6 +180,8 @@ class ScriptedModel:
         body = request.chat or request.json or {}
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
+        if family_of(self.scenario.dialect) == "openai":
+            messages = with_text_tool_calls(messages)  # smolagents keeps calls as text
         applied = self._applied() if self._applied is not None else None
         reply = self.choose(request.turn, last_tool_results(self.scenario.dialect, messages),
                             applied)

@@ -28,6 +28,7 @@ from typing import Any
 from harness.agent import ToolCallView, TranscriptMessage
 from harness.ports import family_of
 from harness.runner._model import classify_result
+from harness.runner._text_calls import with_text_tool_calls
 
 # The scripted model's outcome words, as transcript reply statuses.
 _STATUS = {
@@ -41,7 +42,10 @@ def observed_transcript(dialect: str, body: Mapping[str, Any] | None
                         ) -> tuple[TranscriptMessage, ...]:
     """The conversation in ``body`` (a request's JSON, or its family's view of it)."""
     messages = body.get("messages") if body is not None else None
-    return tuple(_messages(dialect, messages if isinstance(messages, list) else []))
+    messages = messages if isinstance(messages, list) else []
+    if family_of(dialect) == "openai":
+        messages = with_text_tool_calls(messages)  # smolagents keeps calls as text
+    return tuple(_messages(dialect, messages))
 
 
 def _messages(dialect: str, messages: list[Any]) -> Iterator[TranscriptMessage]:

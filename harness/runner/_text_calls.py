@@ -1,0 +1,127 @@
+"""Tool calls and replies a framework keeps as text, read back as calls and replies.
+
+smolagents asks for tool calls through the API's own tool calling, but keeps them
+in its memory as text and sends that text back in later requests: the
+assistant's calls as ``Calling tools:\\n[{'id': …, 'type': 'function',
+'function': {'name': …, 'arguments': {…}}}]`` (a Python literal), and the
+results as a user message ``Observation:\\n…``, or ``Call id: …\\nError:\\n…`` when
+the tool failed. Read as they are, a conversation of such an agent has no tool
+calls and no tool replies: the scripted model's ``when:`` branches never see a
+result, and the transcript has calls the checks cannot pair.
+
+:func:`with_text_tool_calls` rewrites Chat Completions messages in that form into
+the API's own: an assistant message with ``tool_calls``, then one ``tool``
+message per call. What the agent sent is unchanged on the wire; only the
+harness's reading of it (the scripted model's, the observed transcript's) is.
+
+>>> messages = [
+...     {"role": "user", "content": "Mail the CFO."},
+...     {"role": "assistant", "content": [{"type": "text", "text": "Calling tools:\\n"
+...         "[{'id': 'call_1', 'type': 'function', 'function': {'name': 'mail', "
+...         "'arguments': {'to': 'cfo'}}}]"}]},
+...     {"role": "user", "content": [{"type": "text", "text": "Observation:\\nsent"}]}]
+>>> [(m["role"], m.get("tool_call_id")) for m in with_text_tool_calls(messages)]
+[('user', None), ('assistant', None), ('tool', 'call_1')]
+>>> with_text_tool_calls(messages)[1]["tool_calls"][0]["function"]
+{'name': 'mail', 'arguments': '{"to": "cfo"}'}
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Sequence
+from typing import Any
+
+_CALLING = "Calling tools:\n"
+_OBSERVATION = "Observation:\n"
+_CALL_ID = "Call id: "
+
+
+def with_text_tool_calls(messages: Sequence[Any]) -> list[Any]:
+    """``messages`` with text-kept tool calls and replies as the API's own (see above)."""
+    if not any(_texts_starting(m, "assistant", _CALLING) for m in messages):
+        return list(messages)
+    rewritten: list[Any] = []
+    waiting: list[str] = []  # the ids of the last text calls, until their replies come
+    for message in messages:
+        calls = _text_calls(message)
+        if calls:
+            rewritten.append(_assistant_with_calls(message, calls))
+            waiting = [call["id"] for call in calls]
+            continue
+        if waiting and _texts_starting(message, "user", _OBSERVATION, _CALL_ID):
+            rewritten += _replies(message, waiting)
+            waiting = []
+            continue
+        rewritten.append(message)
+    return rewritten
+
+
+def _texts(message: Any) -> list[str]:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [part["text"] for part in content
+                if isinstance(part, dict) and isinstance(part.get("text"), str)]
+    return []
+
+
+def _texts_starting(message: Any, role: str, *prefixes: str) -> bool:
+    return (isinstance(message, dict) and message.get("role") == role
+            and any(text.startswith(prefixes) for text in _texts(message)))
+
+
+def _text_calls(message: Any) -> list[dict[str, Any]]:
+    if not isinstance(message, dict) or message.get("role") != "assistant" \
+            or message.get("tool_calls"):
+        return []
+    calls: list[dict[str, Any]] = []
+    for text in _texts(message):
+        if text.startswith(_CALLING):
+            calls += _parsed_calls(text[len(_CALLING):])
+    return calls
+
+
+def _parsed_calls(literal: str) -> list[dict[str, Any]]:
+    try:
+        value = ast.literal_eval(literal.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return []
+    calls = []
+    for item in value if isinstance(value, list) else ():
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict) or "id" not in item:
+            continue
+        arguments = function.get("arguments")
+        calls.append({"id": str(item["id"]), "type": "function", "function": {
+            "name": str(function.get("name")),
+            "arguments": arguments if isinstance(arguments, str)
+            else json.dumps(arguments, default=str)}})
+    return calls
+
+
+def _assistant_with_calls(message: dict[str, Any], calls: list[dict[str, Any]]
+                          ) -> dict[str, Any]:
+    said = "\n".join(t for t in _texts(message) if not t.startswith(_CALLING))
+    return {**message, "content": said or None, "tool_calls": calls}
+
+
+def _replies(message: dict[str, Any], waiting: list[str]) -> list[dict[str, Any]]:
+    """One ``tool`` message per waiting call, and the rest of the user's text, if any."""
+    replies: dict[str, str] = {}
+    rest: list[str] = []
+    for text in _texts(message):
+        if text.startswith(_CALL_ID):
+            head, _, error = text.partition("\n")
+            replies[head[len(_CALL_ID):].strip()] = error
+        elif text.startswith(_OBSERVATION):
+            # One observation holds the results of all the step's calls.
+            for call_id in waiting:
+                replies.setdefault(call_id, text[len(_OBSERVATION):])
+        else:
+            rest.append(text)
+    tools = [{"role": "tool", "tool_call_id": call_id, "content": replies.get(call_id, "")}
+             for call_id in waiting]
+    return [*tools, *([{"role": "user", "content": "\n".join(rest)}] if rest else [])]

@@ -1,0 +1,53 @@
+"""Tool calls a framework keeps as text (smolagents) are read as calls by the harness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.runner._model import last_tool_results
+from harness.runner._observed import observed_transcript
+from harness.runner._text_calls import with_text_tool_calls
+
+CALL = ("Calling tools:\n[{'id': 'call_t1_0', 'type': 'function', 'function': {'name': "
+        "'send_mail', 'arguments': {'to': 'ops@example.com', 'body': 'deploy 42'}}}]")
+
+
+def smolagents_conversation(reply: str) -> list[dict[str, Any]]:
+    """What smolagents' ToolCallingAgent sends on its second step (its memory as messages)."""
+    return [
+        {"role": "system", "content": [{"type": "text", "text": "You are an expert assistant."}]},
+        {"role": "user", "content": [{"type": "text", "text": "New task:\nMail ops."}]},
+        {"role": "assistant", "content": [{"type": "text", "text": CALL}]},
+        {"role": "user", "content": [{"type": "text", "text": reply}]},
+    ]
+
+
+def test_the_scripted_model_sees_the_result_of_a_call_kept_as_text() -> None:
+    messages = with_text_tool_calls(smolagents_conversation("Observation:\n{'sent': True}"))
+    results = last_tool_results("openai", messages)
+    assert [(r.tool, r.outcome) for r in results] == [("send_mail", "ok")]
+
+
+def test_an_error_kept_as_text_is_a_failed_call() -> None:
+    reply = ("Call id: call_t1_0\nError:\nError executing tool 'send_mail' with arguments "
+             "{}: TypeError: send_mail() missing a required argument: 'to'\n"
+             "Now let's retry: take care not to repeat previous errors!")
+    results = last_tool_results("openai", with_text_tool_calls(smolagents_conversation(reply)))
+    assert [(r.tool, r.outcome) for r in results] == [("send_mail", "error")]
+
+
+def test_the_observed_transcript_pairs_text_calls_with_their_replies() -> None:
+    body = {"messages": smolagents_conversation("Observation:\n{'sent': True}")}
+    transcript = observed_transcript("openai", body)
+    # The system prompt is not part of a transcript.
+    assert [(m.role, m.call_id) for m in transcript] == [
+        ("user", None), ("assistant", None), ("tool", "call_t1_0")]
+    assert [c.name for c in transcript[1].tool_calls] == ["send_mail"]
+
+
+def test_ordinary_conversations_are_left_alone() -> None:
+    messages = [{"role": "user", "content": "Calling tools:\nnot an assistant"},
+                {"role": "assistant", "content": "Observation: plain text"}]
+    assert with_text_tool_calls(messages) == messages
+    broken = [{"role": "assistant", "content": "Calling tools:\n[{'id': "}]
+    assert with_text_tool_calls(broken) == broken
