@@ -8,9 +8,9 @@ too; a blocking ``time.sleep`` moves the clock forward by itself, as the loop
 would have waited that long.
 
 Virtual time belongs to the case's own threads: the one that runs the
-incarnation, and every thread a thread of the case starts meanwhile that is
-not a daemon (the loop's executor workers, anyio's, the agent's own workers),
-for as long as the case runs. Every other thread (one started before the case,
+incarnation, and every thread a thread of the case starts that is not a
+daemon (the loop's executor workers, anyio's, the agent's own workers; a pool
+made in one case serves the next on its clock). Every other thread (one started before the case,
 at a framework's import; a daemon a library starts for itself: a trace
 exporter, a poller, a keep-alive) lives on the real clock: its ``time.sleep``
 really sleeps, its clocks read real time, and the event loops it makes are
@@ -65,25 +65,22 @@ from fakes import VirtualClock
 VIRTUAL_EPOCH: Final = 1_735_689_600.0
 
 
-# The threads of each case (keyed by its clock): they outlive one incarnation's
-# patch, as the loop's executor workers serve every incarnation of the case.
-_CASE_THREADS: weakref.WeakKeyDictionary[VirtualClock, weakref.WeakSet[threading.Thread]] = (
-    weakref.WeakKeyDictionary())
+# The threads of the cases: the thread running an incarnation while it runs, and
+# the threads the cases started. One case runs at a time; a thread a case
+# started (the loop's executor workers, a framework's pool made on first use)
+# serves the later incarnations and cases too, and stays the case's there.
+_CASE_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
 
-def _threads_of(clock: VirtualClock) -> weakref.WeakSet[threading.Thread]:
-    return _CASE_THREADS.setdefault(clock, weakref.WeakSet())
-
-
-def in_the_case(clock: VirtualClock) -> bool:
+def in_the_case() -> bool:
     """Whether the calling thread is one of the case's (see the module docstring)."""
-    return threading.current_thread() in _threads_of(clock)
+    return threading.current_thread() in _CASE_THREADS
 
 
 @contextmanager
 def virtual_time(clock: VirtualClock) -> Iterator[None]:
     """Put the :mod:`time` module on ``clock`` for the duration, for the case's threads."""
-    threads = _threads_of(clock)
+    threads = _CASE_THREADS
     here = threading.current_thread()
     joined = here not in threads
     threads.add(here)
@@ -176,7 +173,7 @@ class _VirtualLoopPolicy(asyncio.DefaultEventLoopPolicy):
 
     def new_event_loop(self) -> asyncio.AbstractEventLoop:
         # A thread outside the case (a library's own background loop) keeps real time.
-        if in_the_case(self._clock):
+        if in_the_case():
             return self._clock.new_event_loop()
         return super().new_event_loop()
 

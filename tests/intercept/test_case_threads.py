@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,17 @@ def test_the_loops_executor_threads_stay_the_cases_in_the_next_incarnation() -> 
         with virtual_time(clock):  # the same executor thread, a new incarnation
             runner.run(sleep_in_a_worker(7))
     assert clock.now() == 12.0
+
+
+def test_a_pool_one_case_made_serves_the_next_case_on_its_clock() -> None:
+    # A framework's pool made on first use: its threads are the cases', not a stranger's.
+    first, second = VirtualClock(), VirtualClock()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with virtual_time(first):
+            pool.submit(time.sleep, 2).result()
+        with virtual_time(second):
+            pool.submit(time.sleep, 3).result()
+    assert (first.now(), second.now()) == (2.0, 3.0)
 
 
 def test_a_loop_a_foreign_thread_makes_during_the_case_keeps_real_time() -> None:
