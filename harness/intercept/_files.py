@@ -27,6 +27,17 @@ class, ``process_killed`` included. ``EIO``/``ENOSPC`` reach the agent as the
 ``OSError`` the real call raises. A :class:`fakes.SimulatedCrash` propagates out
 of the agent's call.
 
+Real files the agent only reads are read through, read-only and lazily (a
+folder is listed when first looked into): the interpreter's installation and
+every ``site-packages`` (a library's packaged prompts, a tokenizer's encoding
+files), the certificate bundles, the tokenizer and model caches that exist,
+and the agent's own code (:func:`read_through_roots`). What the agent writes
+goes to the fake file system and the crash disk, never the real disk: a new
+file beside package data is the world's like any other; a real file written
+over or removed (as root) is so for that incarnation only. The working folder
+is the world's (``/agent``), so nothing relative reaches the folder a run
+starts in.
+
 Code of the packages in :data:`REAL_FS_PACKAGES` (the harness, the HTTP stack,
 the SDKs, the test tools, ``importlib``) keeps the real file system, and so does
 the import system.
@@ -56,6 +67,8 @@ import os
 import pathlib
 import posixpath
 import random
+import site
+import ssl
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -64,7 +77,13 @@ from types import FrameType, ModuleType
 from typing import Any, ClassVar, cast, final
 
 from pyfakefs import fake_io, fake_open, fake_os, fake_path, fake_pathlib
-from pyfakefs.fake_file import FakeDirectory, FakeDirWrapper, FakeFile, FakeFileWrapper
+from pyfakefs.fake_file import (
+    FakeDirectory,
+    FakeDirectoryFromRealDirectory,
+    FakeDirWrapper,
+    FakeFile,
+    FakeFileWrapper,
+)
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
 from pyfakefs.fake_os import FakeOsModule, handle_original_call
@@ -207,6 +226,7 @@ class _Mirror:
 
     def created(self, path: str) -> None:
         self._alive(f"create {path}")
+        self._folder_of(path)
         with self._os_errors():
             self._view.open_append(path)
 
@@ -235,8 +255,21 @@ class _Mirror:
             else:
                 self._view.open_append(path).fsync()
 
+    def _folder_of(self, path: str) -> None:
+        """The folder of ``path`` is the world's too: the agent saw it, so it exists.
+
+        It is missing from the disk only when it is a real folder the agent
+        reads through (pyfakefs refuses a path whose folder it lacks): a write
+        there goes to the crash disk like any other, into a stand-in for the
+        real folder, durable as the world's setup is.
+        """
+        folder = posixpath.dirname(path)
+        if not self._view.exists(folder):
+            self._disk.make_durable_folders(folder)
+
     def mkdir(self, path: str) -> None:
         self._alive(f"mkdir {path}")
+        self._folder_of(path)
         with self._os_errors():
             self._view.mkdir(path)
 
@@ -255,6 +288,10 @@ class _Mirror:
     def remove(self, path: str) -> None:
         """``path`` is gone, with whatever was inside it (deepest first)."""
         self._alive(f"remove {path}")
+        if not self._view.exists(path):
+            return  # a real file read through: gone for this incarnation only, as it is
+            # changed for this incarnation only (the real disk keeps it, and the next
+            # incarnation reads it afresh)
         inside = self._inside(path) if self._view.is_dir(path) else []
         with self._os_errors():
             for p in sorted(inside, key=lambda p: (-p.count("/"), p)):
@@ -291,6 +328,9 @@ class _MirroredFilesystem(FakeFilesystem):
 
     mirror: _Mirror
     _renaming = False
+    # True while pyfakefs lists a real folder the agent reads through: what it
+    # adds then (files, links) is the real disk's, never the agent's doing.
+    _reading_through = False
 
     def _mirrored(self, file: FakeFile) -> str | None:
         """The path of ``file`` if the agent can still reach it by name.
@@ -322,12 +362,20 @@ class _MirroredFilesystem(FakeFilesystem):
             raise
 
     def create_file_internally(self, *args: Any, **kwargs: Any) -> FakeFile:
-        if kwargs.get("read_from_real_fs"):  # a read-only real folder, read lazily
+        # A real file or link read through (lazily, as its folder is listed).
+        if kwargs.get("read_from_real_fs") or self._reading_through:
             return super().create_file_internally(*args, **kwargs)
         kwargs["side_effect"] = self.contents_changed
         file = super().create_file_internally(*args, **kwargs)
         self.mirror.created(_text(file.path))
         return file
+
+    def add_real_symlink(self, source_path: Any, target_path: Any = None) -> FakeFile:
+        self._reading_through = True
+        try:
+            return super().add_real_symlink(source_path, target_path)
+        finally:
+            self._reading_through = False
 
     def makedir(self, dir_path: Any, mode: int = 0o777) -> None:
         super().makedir(dir_path, mode)
@@ -361,7 +409,9 @@ class _MirroredFilesystem(FakeFilesystem):
         if source != target:  # pyfakefs renames a name onto itself as a no-op
             self.mirror.rename(source, target)
 
-    def create_symlink(self, file_path: Any, *_target: Any, **_options: Any) -> Any:
+    def create_symlink(self, file_path: Any, *target: Any, **options: Any) -> Any:
+        if self._reading_through:  # a link of a real folder, shown as it is
+            return super().create_symlink(file_path, *target, **options)
         raise _not_modelled(f"the symbolic link {_text(file_path)!r}")
 
     def link(self, *paths: Any, **_options: Any) -> Any:
@@ -453,6 +503,65 @@ def _seeded_tempfile_names(rng: random.Random) -> Iterator[None]:
         tempfile._name_sequence = saved  # type: ignore[attr-defined]
 
 
+def read_through_roots(world: Iterable[str], sources: Iterable[str] = (),
+                       temp: str | None = None) -> tuple[str, ...]:
+    """The real files and folders the agent reads through its fake file system, read-only.
+
+    The interpreter's installation (``sys.prefix``, ``sys.base_prefix``: the
+    standard library, ``site-packages``), any other ``site-packages`` on
+    ``sys.path``, the certificate bundles ``ssl`` and the HTTP libraries read,
+    the tokenizer and model caches that exist, and ``sources`` (the agent's own
+    code). A library outside :data:`REAL_FS_PACKAGES` then finds its packaged
+    prompts and encoding files where ``__file__`` says they are.
+
+    ``temp`` is the real temporary folder (``tempfile.gettempdir()`` by
+    default: pass it when calling under the patch, which fakes ``tempfile``).
+    Never a folder holding one of ``world``'s folders (the working folder, the
+    temporary folder; ``/`` above all): the world's own files would be hidden
+    under real ones. Nested roots collapse into the outermost.
+    """
+    chosen: list[str] = []
+    world_folders = [os.path.abspath(f) for f in world]
+    temp = temp if temp is not None else tempfile.gettempdir()
+    candidates = {os.path.abspath(p) for p in (*_installed(), *_certificates(), *_caches(temp),
+                                                 *sources) if p}
+    for path in sorted(candidates, key=lambda p: (p.count(os.sep), p)):
+        if not os.path.exists(path) or any(_within(path, kept) for kept in chosen):
+            continue
+        if any(_within(folder, path) for folder in world_folders):
+            continue
+        chosen.append(path)
+    return tuple(sorted(chosen))
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _installed() -> list[str]:
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    sites = [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
+    return [*prefixes, *sites, site.getusersitepackages()]
+
+
+def _certificates() -> list[str]:
+    paths = ssl.get_default_verify_paths()
+    named = [os.environ.get(v) for v in ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+                                         "CURL_CA_BUNDLE")]
+    return [p for p in (paths.cafile, paths.capath, paths.openssl_cafile, paths.openssl_capath,
+                        *named) if p]
+
+
+def _caches(temp: str) -> list[str]:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    named = [os.environ.get(v) for v in ("HF_HOME", "HF_HUB_CACHE", "TRANSFORMERS_CACHE",
+                                         "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR",
+                                         "TORCH_HOME", "SENTENCE_TRANSFORMERS_HOME")]
+    defaults = [os.path.join(cache, name) for name in ("huggingface", "torch", "tiktoken")]
+    # tiktoken's own default cache lives in the temporary folder.
+    return [*(p for p in named if p), *defaults, os.path.join(temp, "data-gym-cache")]
+
+
 class _AgentPatcher(Patcher):
     """pyfakefs's patcher with its own singleton and module cache.
 
@@ -504,8 +613,9 @@ class AgentFiles:
     disk; it survives restarts. ``real_fs_packages`` lists the packages whose
     code keeps the real file system (see :data:`REAL_FS_PACKAGES`).
     ``read_only_folders`` are real folders the agent's own code may read (its
-    package's prompts and data), shown read-only and never mirrored. ``seed``
-    drives ``tempfile``'s names.
+    package's prompts and data), shown read-only like the other real roots it
+    reads through (:func:`read_through_roots`). ``seed`` drives ``tempfile``'s
+    names.
 
     Example (not a doctest: code of this package keeps the real file system)::
 
@@ -533,6 +643,7 @@ class AgentFiles:
         self._read_only = tuple(os.path.abspath(f) for f in read_only_folders)
         self._seed = seed
         self._temp = tempfile.gettempdir()
+        self._roots_by_sources: dict[tuple[str, ...], tuple[str, ...]] = {}
         disk.make_durable_folders(self.workdir)
         disk.make_durable_folders(self._temp)
         self._library_callers = _LibraryCallers(self._packages)
@@ -554,13 +665,15 @@ class AgentFiles:
         return patcher
 
     @contextmanager
-    def active(self, generation: int) -> Iterator[None]:
+    def active(self, generation: int, *, sources: Iterable[str] = ()) -> Iterator[None]:
         """Patch ``open``/``os``/``io``/``pathlib``/``shutil``/``tempfile`` while incarnation
         ``generation`` runs.
 
         The fake file system holds the disk's files and folders as that
         incarnation sees them (after a crash and ``disk.restart()``: the crash
-        state); the current folder is ``workdir``.
+        state) over the real roots read through; the current folder is
+        ``workdir``. ``sources`` are the folders of the agent's own code, read
+        through too.
         """
         self.disk.incarnations.check(generation, f"start incarnation {generation}")
         if AgentFiles._active is not None:
@@ -575,7 +688,7 @@ class AgentFiles:
                 self._patcher.pass_over_libraries(self._packages)
                 self._patcher.setUp()
                 try:
-                    self._load(self._fake_fs(), generation)
+                    self._load(self._fake_fs(), generation, sources)
                     self._library_callers.enabled = True
                     try:
                         yield
@@ -587,6 +700,15 @@ class AgentFiles:
                     self._patcher.tearDown()
         finally:
             AgentFiles._active = None
+
+    def _roots(self, sources: tuple[str, ...]) -> tuple[str, ...]:
+        """The real roots read through, worked out once per case and agent."""
+        roots = self._roots_by_sources.get(sources)
+        if roots is None:
+            world = (self.workdir, self._temp)
+            roots = read_through_roots(world, (*self._read_only, *sources), self._temp)
+            self._roots_by_sources[sources] = roots
+        return roots
 
     def _fake_fs(self) -> FakeFilesystem:
         fs = self._patcher.fs
@@ -636,23 +758,53 @@ class AgentFiles:
                 handle.filedes = None
             fs.open_files[fd] = None
 
-    def _load(self, fs: FakeFilesystem, generation: int) -> None:
-        """Fill the fresh fake file system from the disk, then start mirroring."""
-        for folder in self.disk.folders():
-            if not fs.exists(folder):
-                fs.create_dir(folder)
+    def _load(self, fs: FakeFilesystem, generation: int, sources: Iterable[str]) -> None:
+        """Fill the fresh fake file system, then start mirroring.
+
+        The real roots the agent reads through come first, lazily (a folder is
+        listed when first looked into); the disk's folders and files go on top,
+        so a file the agent wrote over a real one is the world's.
+        """
         # Bound by hand: the class becomes _MirroredFilesystem only once loaded.
         changed = functools.partial(
             _MirroredFilesystem.contents_changed, cast(_MirroredFilesystem, fs)
         )
+        for root in self._roots(tuple(sources)):
+            if os.path.isdir(root):
+                _mount_lazily(fs, root)
+            else:
+                fs.add_real_file(root, read_only=True)
+        for folder in self.disk.folders():
+            if not fs.exists(folder):
+                fs.create_dir(folder)
         for path, data in self.disk.files().items():
+            if fs.exists(path):
+                fs.remove_object(path)  # a real file the agent wrote over
             fs.create_file(path, contents=data, side_effect=changed)
-        for folder in self._read_only:
-            fs.add_real_directory(folder, read_only=True, lazy_read=True)
         fs.cwd = self.workdir
         fs.__class__ = _MirroredFilesystem
         assert isinstance(fs, _MirroredFilesystem)
         fs.mirror = _Mirror(self.disk, generation)
+
+
+def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
+    """``fs.add_real_directory(root, lazy_read=True)``, read-only, for a fresh file system.
+
+    Built by hand: pyfakefs's own resolves every path it touches, which cost
+    more than the rest of an incarnation's setup. The roots are never nested
+    (see :func:`read_through_roots`), so the folders above one are plain ones.
+    """
+    *above, name = root.strip("/").split("/")
+    folder = fs.root
+    for part in above:
+        child = folder.entries.get(part)
+        if child is None:
+            child = FakeDirectory(part, filesystem=fs)
+            folder.add_entry(child)
+        assert isinstance(child, FakeDirectory)
+        folder = child
+    if name not in folder.entries:
+        folder.add_entry(FakeDirectoryFromRealDirectory(root, fs, read_only=True))
 
 
 class _KeepLibraryModules(dict[str, Callable[[str], bool]]):

@@ -16,8 +16,10 @@ calls it afresh, inside a case where
   ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY``; ``harness.ports.SPECS``) name it
   (:mod:`harness.intercept._network`);
 * the agent's own file I/O goes to a fake file system on the crash disk, in a
-  working folder that survives restarts (:mod:`harness.intercept._files`), and so
-  do the SQLite databases it opens (:mod:`harness.intercept._sqlite`);
+  working folder that survives restarts; the installed packages, the
+  interpreter's files and the agent's own code are read through, read-only
+  (:mod:`harness.intercept._files`); the SQLite databases it opens live on the
+  crash disk too (:mod:`harness.intercept._sqlite`);
 * ``time`` follows the virtual clock (:mod:`harness.intercept._time`);
 * the functions named by tool targets are counting tools
   (:mod:`harness.intercept._targets`).
@@ -39,7 +41,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
@@ -93,7 +95,7 @@ class CaseWorld(Protocol):
 class FileSystem(Protocol):
     """The agent's own files or databases (:mod:`harness.intercept._files`, ``._sqlite``)."""
 
-    def active(self, generation: int) -> Any: ...
+    def active(self, generation: int, *, sources: Iterable[str] = ()) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,18 @@ class PlainEntry(NamedByModule):
             raise AgentEntryError(f"--agent {self.spec}: {self.module} has no callable "
                                   f"{self.attribute!r}")
         return owner  # type: ignore[no-any-return]
+
+    def sources(self) -> tuple[str, ...]:
+        """Where the imported packages' code lives: the agent reads its own files there."""
+        found: list[str] = []
+        for name in sorted(self.packages()):
+            module = sys.modules.get(name)
+            folders, file = getattr(module, "__path__", None), getattr(module, "__file__", None)
+            if folders is not None:
+                found.extend(str(f) for f in folders)
+            elif file:
+                found.append(os.path.dirname(str(file)))
+        return tuple(found)
 
     def packages(self) -> frozenset[str]:
         """The top-level packages imported afresh for each incarnation."""
@@ -198,7 +212,7 @@ class PlainAgent:
             # Imported before the agent's files are swapped in: the import system
             # (an editable install's finder among it) reads the real disk.
             main = self._entry.load()
-            stack.enter_context(world.files().active(number))
+            stack.enter_context(world.files().active(number, sources=self._entry.sources()))
             stack.enter_context(world.databases().active(number))
             yield main
 

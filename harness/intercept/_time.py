@@ -1,4 +1,4 @@
-"""The agent's clocks follow the world's virtual clock (DESIGN §3, "Virtual time").
+"""The case's clocks follow the world's virtual clock (DESIGN §3, "Virtual time").
 
 While an incarnation runs, :func:`virtual_time` replaces ``time.time``,
 ``time.monotonic``, ``time.perf_counter`` (and their ``_ns`` forms) and
@@ -6,6 +6,18 @@ While an incarnation runs, :func:`virtual_time` replaces ``time.time``,
 virtual clock's loop, so ``asyncio.sleep`` and the loop's own time are virtual
 too; a blocking ``time.sleep`` moves the clock forward by itself, as the loop
 would have waited that long.
+
+Virtual time belongs to the case's own threads: the one that runs the
+incarnation, and every thread a thread of the case starts that is not a
+daemon (the loop's executor workers, anyio's, the agent's own workers; a pool
+made in one case serves the next on its clock). Every other thread (one started before the case,
+at a framework's import; a daemon a library starts for itself: a trace
+exporter, a poller, a keep-alive) lives on the real clock: its ``time.sleep``
+really sleeps, its clocks read real time, and the event loops it makes are
+ordinary ones. A poller's ``time.sleep(0.2)`` would otherwise move the case's
+clock by however many times it happened to wake, different every run. A
+daemon started by a daemon case thread stays the case's: daemon-ness is then
+inherited, not chosen.
 
 Why a patch of our own rather than a time-travel package: the case needs one
 clock under all of wall time, monotonic time, sleeping and the event loop, and
@@ -40,7 +52,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -51,18 +65,69 @@ from fakes import VirtualClock
 VIRTUAL_EPOCH: Final = 1_735_689_600.0
 
 
+# The threads of the cases: the thread running an incarnation while it runs, and
+# the threads the cases started. One case runs at a time; a thread a case
+# started (the loop's executor workers, a framework's pool made on first use)
+# serves the later incarnations and cases too, and stays the case's there.
+_CASE_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def in_the_case() -> bool:
+    """Whether the calling thread is one of the case's (see the module docstring)."""
+    return threading.current_thread() in _CASE_THREADS
+
+
 @contextmanager
 def virtual_time(clock: VirtualClock) -> Iterator[None]:
-    """Put the :mod:`time` module on ``clock`` for the duration."""
-    replacements = _replacements(clock)
-    saved = {name: getattr(time, name) for name in replacements}
+    """Put the :mod:`time` module on ``clock`` for the duration, for the case's threads."""
+    threads = _CASE_THREADS
+    here = threading.current_thread()
+    joined = here not in threads
+    threads.add(here)
+    saved = {name: getattr(time, name) for name in _VIRTUAL_NAMES}
+    replacements = {name: _for_the_case(threads, virtual, saved[name])
+                    for name, virtual in _replacements(clock).items()}
+    saved_start = threading.Thread.start
     try:
         for name, function in replacements.items():
             setattr(time, name, function)
+        setattr(threading.Thread, "start", _start_marking(threads, saved_start))  # noqa: B010
         yield
     finally:
+        setattr(threading.Thread, "start", saved_start)  # noqa: B010
         for name, function in saved.items():
             setattr(time, name, function)
+        if joined:
+            threads.discard(here)
+
+
+def _for_the_case(threads: weakref.WeakSet[threading.Thread], virtual: Callable[..., Any],
+                  real: Callable[..., Any]) -> Callable[..., Any]:
+    """``virtual`` for a thread of the case, ``real`` (what was there before) for any other."""
+    def either(*args: Any) -> Any:
+        if threading.current_thread() in threads:
+            return virtual(*args)
+        return real(*args)
+
+    functools.update_wrapper(either, real)
+    return either
+
+
+def _start_marking(threads: weakref.WeakSet[threading.Thread],
+                   start: Callable[[threading.Thread], None]) -> Callable[[threading.Thread], None]:
+    """``Thread.start`` that enrols a thread the case starts, unless it is a chosen daemon."""
+    def start_thread(thread: threading.Thread) -> None:
+        starter = threading.current_thread()
+        if starter in threads and (starter.daemon or not thread.daemon):
+            threads.add(thread)
+        start(thread)
+
+    functools.update_wrapper(start_thread, start)
+    return start_thread
+
+
+_VIRTUAL_NAMES: Final = ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter",
+                         "perf_counter_ns", "sleep")
 
 
 def _replacements(clock: VirtualClock) -> dict[str, Callable[..., Any]]:
@@ -107,7 +172,10 @@ class _VirtualLoopPolicy(asyncio.DefaultEventLoopPolicy):
         self._clock = clock
 
     def new_event_loop(self) -> asyncio.AbstractEventLoop:
-        return self._clock.new_event_loop()
+        # A thread outside the case (a library's own background loop) keeps real time.
+        if in_the_case():
+            return self._clock.new_event_loop()
+        return super().new_event_loop()
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from fakes import (
 from harness import HarnessError
 from harness.agent import RealDisk
 from harness.intercept import REAL_FS_PACKAGES, AgentFiles
+from harness.intercept._files import read_through_roots
 
 Program = Callable[[], object]
 
@@ -60,6 +61,24 @@ def read_after_restart(disk: CrashDisk, path: str) -> str | None:
 
 
 # -- what a person writes ------------------------------------------------------
+
+
+def _walk_the_world(world_folders: list[str]) -> Iterator[tuple[str, list[str]]]:
+    """``os.walk("/")`` as the agent sees it, without the real folders it reads through.
+
+    A folder that is read through, or only leads to one, is the real disk's;
+    everything else the walk finds must be the world's.
+    """
+    real = read_through_roots(("/agent", tempfile.gettempdir()))
+    kept = set(world_folders)
+
+    def the_real_disks(path: str) -> bool:
+        leads = any(root == path or root.startswith(path + "/") for root in real)
+        return leads and path not in kept
+
+    for folder, folders, names in os.walk("/"):
+        folders[:] = [f for f in folders if not the_real_disks(os.path.join(folder, f))]
+        yield folder, names
 
 
 def save_naively(state: dict[str, Any]) -> None:
@@ -349,7 +368,7 @@ def test_the_next_incarnation_sees_exactly_the_crash_state(plan: CrashPlan) -> N
     disk.restart()
     seen: dict[str, bytes] = {}
     with files.active(generation=2):
-        for folder, _, names in os.walk("/"):
+        for folder, names in _walk_the_world(disk.folders()):
             for name in names:
                 seen[os.path.join(folder, name)] = pathlib.Path(folder, name).read_bytes()
     assert seen == expected
@@ -737,9 +756,9 @@ class _AgentProgram:
         os.truncate(name, len(data))
 
 
-def _what_the_agent_sees() -> dict[str, bytes]:
+def _what_the_agent_sees(disk: CrashDisk) -> dict[str, bytes]:
     seen = {}
-    for folder, _, names in os.walk("/"):
+    for folder, names in _walk_the_world(disk.folders()):
         for name in names:
             seen[os.path.join(folder, name)] = pathlib.Path(folder, name).read_bytes()
     return seen
@@ -755,5 +774,5 @@ def test_the_crash_disk_holds_what_the_agent_handed_to_the_os_after_every_step(
     with AgentFiles(disk).active(generation=1):
         for op in ops:
             program.run(*op)
-            assert _what_the_agent_sees() == disk.files()
-            assert sorted(d for d, _, _ in os.walk("/")) == disk.folders()
+            assert _what_the_agent_sees(disk) == disk.files()
+            assert sorted(d for d, _ in _walk_the_world(disk.folders())) == disk.folders()

@@ -1,0 +1,175 @@
+"""Virtual time belongs to the case: threads it did not start live on the real clock."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from fakes import VirtualClock
+from harness.intercept import PlainEntry, virtual_time
+from harness.intercept._time import virtual_event_loops
+from harness.runner import Case
+from harness.runner._determinism import run_case_twice
+
+from .conftest import TOOLS
+from .test_plain_agent import mail_scenario
+
+
+class Poller:
+    """A background thread polling with ``time.sleep``, as a trace exporter does."""
+
+    def __init__(self, seconds: float = 0.01, *, daemon: bool = True) -> None:
+        self.seconds = seconds
+        self.polled = threading.Event()
+        self.stopped = threading.Event()
+        self.readings: list[float] = []
+        self.thread = threading.Thread(target=self._poll, daemon=daemon)
+
+    def _poll(self) -> None:
+        while not self.stopped.is_set():
+            time.sleep(self.seconds)
+            self.readings.append(time.monotonic())
+            self.polled.set()
+
+    def start(self) -> Poller:
+        self.thread.start()
+        return self
+
+    def wait_for_polls(self, count: int) -> None:
+        """Let ``count`` polls happen (in real time) before going on."""
+        for _ in range(count):
+            self.polled.clear()
+            assert self.polled.wait(timeout=10), "the poller stopped polling"
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def poller() -> Iterator[Poller]:
+    started = Poller().start()
+    yield started
+    started.stop()
+
+
+def test_a_thread_started_before_the_case_neither_moves_nor_reads_its_clock(
+        poller: Poller) -> None:
+    clock, real_before = VirtualClock(), time.monotonic()
+    with virtual_time(clock):
+        poller.wait_for_polls(5)
+        readings = poller.readings[-5:]
+    assert clock.now() == 0.0
+    assert min(readings) >= real_before  # the real monotonic clock, not the case's
+
+
+def test_a_daemon_a_library_starts_inside_the_case_lives_on_the_real_clock() -> None:
+    clock = VirtualClock()
+    with virtual_time(clock):
+        exporter = Poller(0.01, daemon=True).start()  # started lazily, on the first trace
+        try:
+            exporter.wait_for_polls(5)
+        finally:
+            exporter.stop()
+    assert clock.now() == 0.0
+
+
+def test_a_worker_thread_the_case_starts_moves_its_clock() -> None:
+    clock = VirtualClock()
+
+    def work() -> None:
+        time.sleep(30)
+        inner = threading.Thread(target=time.sleep, args=(12,))  # and one it starts
+        inner.start()
+        inner.join()
+
+    with virtual_time(clock):
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join()
+        seen = time.monotonic()
+    assert (clock.now(), seen) == (42.0, 42.0)
+
+
+def test_the_loops_executor_threads_stay_the_cases_in_the_next_incarnation() -> None:
+    clock = VirtualClock()
+
+    async def sleep_in_a_worker(seconds: float) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, time.sleep, seconds)
+
+    with clock.runner() as runner:
+        with virtual_time(clock):
+            runner.run(sleep_in_a_worker(5))
+        with virtual_time(clock):  # the same executor thread, a new incarnation
+            runner.run(sleep_in_a_worker(7))
+    assert clock.now() == 12.0
+
+
+def test_a_pool_one_case_made_serves_the_next_case_on_its_clock() -> None:
+    # A framework's pool made on first use: its threads are the cases', not a stranger's.
+    first, second = VirtualClock(), VirtualClock()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with virtual_time(first):
+            pool.submit(time.sleep, 2).result()
+        with virtual_time(second):
+            pool.submit(time.sleep, 3).result()
+    assert (first.now(), second.now()) == (2.0, 3.0)
+
+
+def test_a_loop_a_foreign_thread_makes_during_the_case_keeps_real_time() -> None:
+    clock, go, results = VirtualClock(), threading.Event(), []
+
+    def background_loop() -> None:
+        assert go.wait(timeout=10)
+        results.append(asyncio.run(_loop_time_after(0.05)))
+
+    outsider = threading.Thread(target=background_loop, daemon=True)
+    outsider.start()
+    real_before = time.monotonic()
+    with virtual_time(clock), virtual_event_loops(clock):
+        go.set()
+        outsider.join(timeout=10)
+    assert clock.now() == 0.0
+    assert len(results) == 1
+    assert results[0] >= real_before
+
+
+async def _loop_time_after(seconds: float) -> float:
+    await asyncio.sleep(seconds)
+    return asyncio.get_running_loop().time()
+
+
+EXPORTER = TOOLS + '''
+
+import threading
+import time
+
+
+def _export() -> None:
+    # A tracing SDK's exporter: a daemon polling its queue every 10 ms.
+    for _ in range(300):
+        time.sleep(0.01)
+        time.time()
+
+
+threading.Thread(target=_export, daemon=True).start()
+'''
+
+
+def test_a_polling_exporter_leaves_the_case_deterministic_and_its_time_at_zero(
+        openai_agent: Callable[..., str], poller: Poller) -> None:
+    package = openai_agent(tools=EXPORTER)
+    scenario = mail_scenario(package)
+    case = Case(scenario.name, Path("scenarios/mail.yaml"), scenario.seed, None,
+                agent=f"{package}.agent:main")
+    result = run_case_twice(case, scenario, PlainEntry(f"{package}.agent:main"))
+    statuses = {v.invariant: v.status for v in result.verdicts}
+    assert statuses["determinism"] == "pass", result.verdicts
+    assert result.status == "pass", result.failed_verdicts
+    assert result.virtual_seconds == 0.0
