@@ -89,13 +89,19 @@ class CaseWorld(Protocol):
 
     def files(self) -> FileSystem: ...
 
-    def databases(self) -> FileSystem: ...
+    def databases(self) -> Databases: ...
 
 
 class FileSystem(Protocol):
-    """The agent's own files or databases (:mod:`harness.intercept._files`, ``._sqlite``)."""
+    """The agent's own files (see :mod:`harness.intercept._files`)."""
 
     def active(self, generation: int, *, sources: Iterable[str] = ()) -> Any: ...
+
+
+class Databases(Protocol):
+    """The agent's SQLite databases (see :mod:`harness.intercept._sqlite`)."""
+
+    def active(self, generation: int) -> Any: ...
 
 
 @dataclass(frozen=True)
