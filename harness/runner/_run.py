@@ -343,6 +343,8 @@ class _CaseRun:
             extra["agent"] = "plain"
         if self.world.foreign:
             extra["foreign_requests"] = list(self.world.foreign)
+        if self.world.telemetry:
+            extra["telemetry_requests"] = list(self.world.telemetry)
         if final.outcome is not None and final.outcome.final_text is not None:
             extra["final_answer"] = final.outcome.final_text
         traceback = final.outcome.agent_traceback if final.outcome else None
