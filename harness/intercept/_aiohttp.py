@@ -72,7 +72,7 @@ async def _connect(connector: Any, req: Any, timeout: Any, route: Route) -> Any:
     try:
         async with ceil_timeout(timeout.sock_connect, threshold):
             await wait_async(served.before_connect, None)
-    except (asyncio.TimeoutError, asyncio.CancelledError):
+    except (TimeoutError, asyncio.CancelledError):
         end_stream(served, "timeout" if _connect_timed_out(timeout, loop.time() - started)
                    else "cancelled")
         raise
@@ -110,7 +110,8 @@ class _Wire(asyncio.Transport):
         self._loop = asyncio.get_running_loop()
         self._started = started
         self._player: asyncio.Task[None] | None = None
-        self._closing = False
+        self._closing = False  # no further request on this connection
+        self._closed = False  # closed by the client: connection_lost is on its way
         self._over = False  # the answer was played to its end, or cut by the peer
         self._timed_out = False
         self._readable = asyncio.Event()
@@ -135,20 +136,22 @@ class _Wire(asyncio.Transport):
         return self._closing
 
     def close(self) -> None:
-        if self._closing:
+        if self._closed:
             return
-        self._closing = True
+        self._closed = self._closing = True
         if self._player is not None:
             self._player.cancel()
         if not self._over:
             self._over = True
             end_stream(self._served, self._why_closed())
+        # aiohttp waits for this on closing a session (its ``protocol.closed``).
         self._loop.call_soon(self._protocol.connection_lost, None)
 
     def abort(self) -> None:
         self.close()
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
+        del name  # no socket, no peer, no TLS object: aiohttp copes with none of them
         return default
 
     def pause_reading(self) -> None:
@@ -194,7 +197,7 @@ class _Wire(asyncio.Transport):
                 self._closing = True  # one request a connection
         except asyncio.CancelledError:
             raise
-        except BaseException as error:  # noqa: BLE001 - the case's crash, for the client to meet
+        except BaseException as error:
             self._deliver(error)
 
     async def _steps(self) -> bool:
@@ -245,7 +248,7 @@ class _Wire(asyncio.Transport):
     def _reset(self) -> None:
         self._over = True
         end_stream(self._served, "reset")
-        self._closing = True
+        self._closed = self._closing = True
         self._protocol.connection_lost(ConnectionResetError(errno.ECONNRESET,
                                                             "Connection reset by peer"))
 

@@ -26,6 +26,9 @@ from types import FrameType
 from typing import Final
 from urllib.parse import urlsplit
 
+from fakes import Emit
+from harness.intercept._network import Served
+
 
 @dataclass(frozen=True)
 class Telemetry:
@@ -97,6 +100,13 @@ def absorbed(method: str, url: str, extra_hosts: Iterable[str] = ()) -> Telemetr
     return None
 
 
+def telemetry_answer(entry: Telemetry) -> Served:
+    """A telemetry endpoint's reply, as its service gives it: status and a small body, at once."""
+    kind = "application/json" if entry.body[:1] == b"{" else "text/plain"
+    steps = (Emit(entry.body),) if entry.body else ()
+    return Served(entry.status, (("content-type", kind),), (), steps, None)
+
+
 def telemetry_line(method: str, url: str, entry: Telemetry) -> str:
     """How an absorbed call is listed in the trace."""
     return f"{method} {url} ({entry.library}; off switch: {entry.off_switch})"
@@ -118,10 +128,10 @@ def calling_library(frame: FrameType | None = None) -> str:
     A call in a background thread or task is walked from that thread's own stack,
     so an exporter thread names its framework.
     """
-    current = frame if frame is not None else sys._getframe(1)
+    current: FrameType | None = frame if frame is not None else sys._getframe(1)
     while current is not None:
         name = str(current.f_globals.get("__name__") or "")
-        top = name.split(".")[0]
+        top = name.split(".", maxsplit=1)[0]
         if top and top not in sys.stdlib_module_names and top not in _TRANSPORTS \
                 and top not in _OWN:
             return top

@@ -48,11 +48,12 @@ def urllib3_patches(route: Route) -> Patched:
         return []
     from urllib3.connectionpool import HTTPConnectionPool
 
-    def _make_request(pool: Any, conn: Any, method: str, url: str, body: Any = None,
-                      headers: Any = None, retries: Any = None, timeout: Any = None,
-                      chunked: bool = False, response_conn: Any = None,
-                      preload_content: bool = True, decode_content: bool = True,
-                      enforce_content_length: bool = True) -> Any:
+    def _make_request(  # noqa: PLR0917 - urllib3's own signature, called positionally
+            pool: Any, conn: Any, method: str, url: str, body: Any = None,
+            headers: Any = None, retries: Any = None, timeout: Any = None,
+            chunked: bool = False, response_conn: Any = None,
+            preload_content: bool = True, decode_content: bool = True,
+            enforce_content_length: bool = True) -> Any:
         del chunked
         from urllib3.util.timeout import _DEFAULT_TIMEOUT
 
@@ -68,7 +69,25 @@ def urllib3_patches(route: Route) -> Patched:
         response._pool = pool
         return response
 
-    return patch_attribute(HTTPConnectionPool, "_make_request", _make_request)
+    return patch_attribute(HTTPConnectionPool, "_make_request", _make_request) \
+        + _no_certificate_files()
+
+
+def _no_certificate_files() -> Patched:
+    """requests checks its CA bundle file exists before each send; no TLS is spoken here.
+
+    The check reads the disk, which inside a case is the agent's own file system,
+    where the installed certificate bundle is not; an intercepted connection
+    never does a handshake, so there is nothing for it to find.
+    """
+    if importlib.util.find_spec("requests") is None:
+        return []
+    from requests.adapters import HTTPAdapter
+
+    def cert_verify(adapter: Any, conn: Any, url: str, verify: Any, cert: Any) -> None:
+        del adapter, conn, url, verify, cert
+
+    return patch_attribute(HTTPAdapter, "cert_verify", cert_verify)
 
 
 class _Sent:
@@ -109,6 +128,7 @@ class _Sent:
         return served
 
     def answer(self, served: Served, clock: VirtualClock, **response: Any) -> Any:
+        from urllib3 import HTTPHeaderDict
         from urllib3.exceptions import ReadTimeoutError
         from urllib3.response import HTTPResponse
 
@@ -123,9 +143,13 @@ class _Sent:
             reason = HTTPStatus(served.status).phrase
         except ValueError:
             reason = "Unknown"
-        headers = [(n, v) for n, v in served.headers if n.lower() != "transfer-encoding"]
+        headers = HTTPHeaderDict()
+        for name, value in served.headers:
+            if name.lower() != "transfer-encoding":  # the body is handed over unframed
+                headers.add(name, value)
         retries, connection = response.pop("retries"), response.pop("response_conn")
-        return HTTPResponse(body=_Body(served, read_timeout, clock), headers=headers,
+        body: Any = _Body(served, read_timeout, clock)  # file-like: read, close, closed
+        return HTTPResponse(body=body, headers=headers,
                             status=served.status, version=11, version_string="HTTP/1.1",
                             reason=reason, pool=self.pool, connection=connection,
                             retries=retries, request_method=self.method,
@@ -179,13 +203,20 @@ class _Body:
         return len(data)
 
     def read(self, size: int | None = -1) -> bytes:
-        if self.closed or self._over and not self._pending:
+        if self.closed or (self._over and not self._pending):
             return b""
         self._moved_on()
+        if size is None or size < 0:  # everything, to the end of the stream
+            parts = [self._pending]
+            self._pending = b""
+            while not self._over:
+                self._next()
+                parts.append(self._pending)
+                self._pending = b""
+            return b"".join(parts)
         while not self._pending and not self._over:
             self._next()
-        want = len(self._pending) if size is None or size < 0 else size
-        data, self._pending = self._pending[:want], self._pending[want:]
+        data, self._pending = self._pending[:size], self._pending[size:]
         return data
 
     def _moved_on(self) -> None:

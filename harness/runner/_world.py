@@ -66,10 +66,10 @@ from harness.agent import (
 )
 from harness.intercept._network import Served
 from harness.intercept._telemetry import (
-    Telemetry,
     absorbed,
     calling_library,
     foreign_line,
+    telemetry_answer,
     telemetry_line,
 )
 from harness.ports import SPECS, Dialect
@@ -212,7 +212,7 @@ class World:
         # the library that sent it; and the telemetry answered instead (information).
         self.foreign: list[str] = []
         self.telemetry: list[str] = []
-        self.absorb: tuple[str, ...] = tuple(getattr(scenario, "absorb", ()) or ())
+        self.absorb: tuple[str, ...] = tuple(scenario.absorb)
         self._files: Any = None
         self.returned = False  # the current incarnation's run() has returned
         # Told of every world event as it is first reached (a recording run keeps the
@@ -847,14 +847,6 @@ class WorldRoute:
     def refuse(self, what: str, library: str) -> None:
         """Note a refused socket (a name lookup, a connection) the agent's process tried."""
         self._world.foreign.append(foreign_line(what, library))
-
-
-def telemetry_answer(entry: Telemetry) -> Served:
-    """A telemetry endpoint's reply: its success status and a minimal body, at once."""
-    headers = (("content-type", "application/json" if entry.body[:1] == b"{"
-                else "text/plain"),)
-    steps = (fakes.Emit(entry.body),) if entry.body else ()
-    return Served(entry.status, headers, (), steps, None)
 
 
 def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:
