@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.intercept import PlainEntry
-from harness.runner import Case, CaseResult, run_case
+from harness.runner import Case, CaseResult, CrashSpec, run_case
 from harness.runner._agents import load_agent_factory
 from harness.scenario import Scenario
 
@@ -97,8 +97,8 @@ def hello(**changes: Any) -> Scenario:
     return Scenario(**fields)
 
 
-def run(package: str, scenario: Scenario) -> CaseResult:
-    case = Case(scenario.name, SOURCE, scenario.seed, None, agent=f"{package}.agent:main")
+def run(package: str, scenario: Scenario, crash: CrashSpec | None = None) -> CaseResult:
+    case = Case(scenario.name, SOURCE, scenario.seed, crash, agent=f"{package}.agent:main")
     return run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
 
 
@@ -129,6 +129,21 @@ def test_an_agent_on_another_client_meets_the_worlds_faults(
     assert verdict(result, "network") is None or verdict(result, "network").status != "fail"
     assert result.trace is not None
     assert [r.attempt for r in result.trace.requests] == ([1] if not faults else [1, 2])
+
+
+@pytest.mark.parametrize("source", [AIOHTTP_AGENT, REQUESTS_AGENT], ids=["aiohttp", "requests"])
+@pytest.mark.parametrize("point", ["before_request:1", "mid_stream:1", "after_response:1"])
+def test_the_worlds_crash_points_are_reached_through_another_client(
+        agent_packages: AgentPackages, source: str, point: str) -> None:
+    # The crash is raised where the client reads, so it kills the incarnation and is
+    # never swallowed by the client's own error handling.
+    package = agent_packages.write({"agent": source})
+    result = run(package, hello(), CrashSpec(point, "at", "unsynced_lost"))
+
+    assert result.crash_reached, result.stop_reason
+    assert result.trace is not None
+    assert [i.crashed_at for i in result.trace.incarnations] == [point, None]
+    assert answer(result) == "Hello there. (attempt 1, t=0)"
 
 
 # -------------------------------------------------------------------- no socket escapes
@@ -287,3 +302,48 @@ def test_importing_the_agent_to_check_its_entry_point_reaches_no_network(
     assert isinstance(entry, PlainEntry)
     import sys
     assert "no network inside a harness case" in sys.modules[f"{package}.agent"].FETCHED
+
+
+# ------------------------------------------------------------------ harness run --absorb
+
+HELLO_FILE = """\
+name: hello
+dialect: openai
+model:
+  - turn: 1
+    text: Hello there.
+expect:
+  stop_state: complete
+"""
+
+
+def test_harness_run_absorb_answers_a_host_the_harness_does_not_know(
+        agent_packages: AgentPackages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness._cli import main
+
+    monkeypatch.chdir(tmp_path)  # the agent's package is found as python -m finds it
+    traced = REQUESTS_AGENT.replace("def main(prompt: str) -> str:\n", (
+        "def main(prompt: str) -> str:\n"
+        "    requests.post('https://otel.example.com/v1/traces', json={}, timeout=5)\n"))
+    package = agent_packages.write({"agent": traced})
+    scenario = tmp_path / "hello.yaml"
+    scenario.write_text(HELLO_FILE)
+    command = ["run", str(scenario), "--no-crash", "--out", "results",
+               "--agent", f"{package}.agent:main"]
+
+    assert main(command) == 1
+    out = capsys.readouterr().out
+    assert f"POST https://otel.example.com/v1/traces (by {package})" in out
+    assert "--absorb HOST" in out
+    assert main([*command, "--absorb", "otel.example.com"]) == 0, capsys.readouterr().out
+
+
+def test_harness_run_absorb_takes_a_host_name_only(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness._cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "x.yaml", "--absorb", "https://otel.example.com/v1"])
+    assert exited.value.code == 2
+    assert ("argument --absorb: got 'https://otel.example.com/v1'; expected a host name such "
+            "as otel.example.com (no scheme, port or path)") in capsys.readouterr().err
