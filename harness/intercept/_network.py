@@ -83,7 +83,7 @@ class Route(Protocol):
         ...
 
 
-class Silence(Exception):
+class _Silence(Exception):
     """The peer stayed silent longer than the read timeout."""
 
 
@@ -194,13 +194,13 @@ def _async_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
             raise _refused(lib, request)
         try:
             await wait_async(served.before_connect, _timeout(request, "connect"))
-        except Silence:
+        except _Silence:
             end_stream(served, "timeout")
             raise lib.ConnectTimeout("timed out connecting", request=request) from None
         timeout = _timeout(request, "read")
         try:
             await wait_async(served.before_headers, timeout)
-        except Silence:
+        except _Silence:
             end_stream(served, "timeout")
             raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
         body = _async_body(lib)(served, timeout, request)
@@ -218,13 +218,13 @@ def _sync_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
             raise _refused(lib, request)
         try:
             wait_sync(route.clock, served.before_connect, _timeout(request, "connect"))
-        except Silence:
+        except _Silence:
             end_stream(served, "timeout")
             raise lib.ConnectTimeout("timed out connecting", request=request) from None
         timeout = _timeout(request, "read")
         try:
             wait_sync(route.clock, served.before_headers, timeout)
-        except Silence:
+        except _Silence:
             end_stream(served, "timeout")
             raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
         body = _sync_body(lib)(served, timeout, request, route.clock)
@@ -249,12 +249,12 @@ async def wait_async(steps: tuple[Step, ...], timeout: float | None) -> None:
 
 
 async def pause_async(step: Step, silent: float, timeout: float | None) -> float:
-    """Wait out a Pause or Hang; raise :class:`Silence` past the read timeout."""
+    """Wait out a Pause or Hang; raise :class:`_Silence` past the read timeout."""
     seconds = step.seconds if isinstance(step, Pause) else None
     left = None if timeout is None else timeout - silent
     if left is not None and (seconds is None or seconds > left):
         await asyncio.sleep(max(left, 0.0))
-        raise Silence
+        raise _Silence
     if seconds is None:
         await asyncio.Event().wait()  # a hang with no read timeout: as long as the peer
         return silent
@@ -273,7 +273,7 @@ def pause_sync(clock: VirtualClock, step: Step, silent: float, timeout: float | 
     left = None if timeout is None else timeout - silent
     if left is not None and (seconds is None or seconds > left):
         clock.advance(max(left, 0.0))
-        raise Silence
+        raise _Silence
     if seconds is None:
         raise ForeverStalled
     clock.advance(seconds)
@@ -396,7 +396,7 @@ class _AsyncBody(_Reading):
                 continue
             try:
                 self._silent = await pause_async(item, self._silent, self._timeout)
-            except Silence:
+            except _Silence:
                 raise self._timed_out() from None
 
     async def aclose(self) -> None:
@@ -421,7 +421,7 @@ class _SyncBody(_Reading):
                 continue
             try:
                 self._silent = pause_sync(self._clock, item, self._silent, self._timeout)
-            except Silence:
+            except _Silence:
                 raise self._timed_out() from None
         self._eof()
 

@@ -33,7 +33,7 @@ from harness.intercept._network import (
     Patched,
     Route,
     Served,
-    Silence,
+    _Silence,
     end_stream,
     patch_attribute,
     pause_sync,
@@ -121,7 +121,7 @@ class _Sent:
                                      f"{refusal_message(self.pool.host)}")
         try:
             wait_sync(route.clock, served.before_connect, _seconds(self.connect_timeout))
-        except Silence:
+        except _Silence:
             end_stream(served, "timeout")
             raise ConnectTimeoutError(self.conn, f"Connection to {self.pool.host} timed out. "
                                       f"(connect timeout={self.connect_timeout})") from None
@@ -135,7 +135,7 @@ class _Sent:
         read_timeout = _seconds(self.timeout.read_timeout)
         try:
             wait_sync(clock, served.before_headers, read_timeout)
-        except Silence:
+        except _Silence:
             end_stream(served, "timeout")
             raise ReadTimeoutError(self.pool, self.url,
                                    f"Read timed out. (read timeout={read_timeout})") from None
@@ -245,7 +245,7 @@ class _Body:
         else:
             try:
                 self._silent = pause_sync(self._clock, step, self._silent, self._timeout)
-            except Silence:
+            except _Silence:
                 self._over = True
                 end_stream(self._served, "timeout")
                 raise TimeoutError("The read operation timed out") from None

@@ -201,7 +201,8 @@ def test_any_other_socket_is_refused_at_once_and_fails_network_naming_host_and_l
 
     assert answer(result) == f"offline: {refused}"
     network = verdict(result, "network")
-    assert network is not None and network.status == "fail"
+    assert network is not None
+    assert network.status == "fail"
     assert network.evidence == (f"{line} (by {library})",)
     assert library in network.message
 
