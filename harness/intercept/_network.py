@@ -20,6 +20,11 @@ that never ends with no read timeout configured waits forever, as it would in
 production (the case's own guard then ends it). The SDKs' ``max_retries`` and
 ``Retry-After`` handling run on top, unchanged.
 
+aiohttp (:mod:`harness.intercept._aiohttp`) and urllib3, so requests
+(:mod:`harness.intercept._urllib3`), reach the same route with the same faults;
+any other name lookup or connection is refused (:mod:`harness.intercept._sockets`),
+and known telemetry is answered (:mod:`harness.intercept._telemetry`).
+
 Example::
 
     with intercepted_network(route):
