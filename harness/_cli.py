@@ -38,9 +38,11 @@ from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
 from harness._options import (
     DEFAULT_CASE_TIMEOUT,
+    parse_host,
     parse_seed,
     parse_target,
     positive_float,
+    with_absorbed,
     with_overrides,
 )
 from harness.ports import DIALECTS
@@ -106,6 +108,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="the agent to test: a plain main(prompt) -> str run unchanged, or a "
                           "factory from AgentPorts to an Agent (default: the reference agent)")
     _add_target_option(run)
+    run.add_argument("--absorb", action="append", type=parse_host, default=[], metavar="HOST",
+                     help="answer calls to HOST as telemetry (listed in the trace, no verdict) "
+                          "beside the tracing and usage endpoints the harness knows; repeatable")
     run.add_argument("--dialect", action="append", choices=DIALECTS, metavar="DIALECT",
                      help="a dialect the agent speaks (openai, anthropic); repeatable; "
                           "scenarios in another dialect are skipped")
@@ -301,7 +306,8 @@ def _run(args: argparse.Namespace) -> int:
 
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
-    loaded = _load(args.paths, crash=crash_mode, seed=args.seed)
+    loaded = [(with_absorbed(scenario, args.absorb), source)
+              for scenario, source in _load(args.paths, crash=crash_mode, seed=args.seed)]
     if args.exec is not None:
         return _run_exec(args, loaded, crash_at)
     factory = _agent(args.agent, args.target)

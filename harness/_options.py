@@ -12,6 +12,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from harness.scenario import Scenario
 
 #: The largest seed a scenario file may give (its schema's bound); --seed keeps to it too.
@@ -63,6 +65,31 @@ def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -
         update["crash"] = scenario.crash.model_copy(update={"points": points})
     # model_copy keeps the private source map, so errors and reports still point into the file.
     return scenario.model_copy(update=update) if update else scenario
+
+
+def parse_host(text: str) -> str:
+    """A ``--absorb`` value: a host name, without scheme, port or path.
+
+    >>> parse_host("otel.example.com")
+    'otel.example.com'
+    """
+    import re
+
+    from harness.scenario._model import HOST_PATTERN
+
+    if re.fullmatch(HOST_PATTERN, text) is None:
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; expected a host name such as otel.example.com (no scheme, port "
+            "or path)")
+    return text
+
+
+def with_absorbed(scenario: Scenario, hosts: Sequence[str]) -> Scenario:
+    """``scenario`` with ``hosts`` added to the ones it answers as telemetry."""
+    if not hosts:
+        return scenario
+    return scenario.model_copy(update={"absorb": list(dict.fromkeys([*scenario.absorb,
+                                                                     *hosts]))})
 
 
 def parse_target(text: str) -> tuple[str, str]:

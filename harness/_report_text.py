@@ -165,13 +165,17 @@ def _problems_section(result: CaseResult) -> str:
                   *(f"  {line}" for line in traceback.splitlines())]
     foreign = result.trace.extra.get("foreign_requests") if result.trace else None
     if foreign:
-        lines += ["requests to hosts that are not a fake provider (refused: no network in a case)",
+        lines += ["outside calls no fake provider serves (refused: no network in a case)",
                   *(f"  {line}" for line in foreign[:_MAX_EVIDENCE])]
     refused = result.trace.extra.get("databases_refused") if result.trace else None
     if refused:
         lines += ["SQLite databases the world could not open (their folder is not in the case's "
                   "world: open them under the working folder, or create the folder first)",
                   *(f"  {path}" for path in refused[:_MAX_EVIDENCE])]
+    telemetry = result.trace.extra.get("telemetry_requests") if result.trace else None
+    if telemetry:
+        lines += ["telemetry answered by the harness (information, no verdict)",
+                  *(f"  {line}" for line in telemetry[:_MAX_EVIDENCE])]
     lines += [f"the fault {fault} was never reached, so this case proves nothing about it"
               for fault in result.unreached_faults]
     failed = result.failed_verdicts

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, cast
@@ -655,15 +656,37 @@ def check_tool_names(trace: Trace) -> Verdict | None:
 
 
 def check_network(trace: Trace) -> Verdict | None:
-    """A case has no network: a request to a host that is no fake provider fails the case."""
+    """A case has no network: a call to a host that is no fake provider fails the case.
+
+    Each recorded line ends with the library that made the call, and its off
+    switch where the harness knows one (:mod:`harness.intercept._telemetry`);
+    the message names them, so the fix is in the advice.
+    """
     foreign = trace.extra.get("foreign_requests") or []
     if not foreign:
         return None
-    return _fail("network", f"the agent sent {len(foreign)} request(s) to hosts that are not a "
-                 "fake provider: point its model clients at the base URL in the environment "
+    callers = dict.fromkeys(_caller(line) for line in foreign)
+    named = ", ".join(library for library, _ in callers)
+    switches = [f"{library}: {switch}" for library, switch in callers if switch]
+    advice = (f"turn off what they send by themselves ({'; '.join(switches)}); otherwise "
+              if switches else "")
+    return _fail("network", f"the agent's process made {len(foreign)} outside call(s) that no "
+                 f"fake provider serves (refused: a case has no network), from {named}: "
+                 f"{advice}point its model clients at the base URL in the environment "
                  "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL) instead of a "
                  "fixed one; if one of its own tools calls a service, give that tool a target: "
-                 "naming the function, so the harness counts the call instead", foreign)
+                 "naming the function, so the harness counts the call instead; a tracing or "
+                 "usage endpoint the harness does not know can be answered with "
+                 "'harness run --absorb HOST'", foreign)
+
+
+_CALLER = re.compile(r" \(by ([^;)]+)(?:; off switch: (.+))?\)$")
+
+
+def _caller(line: str) -> tuple[str, str | None]:
+    """The library (and its off switch, if known) a recorded outside call names."""
+    found = _CALLER.search(line)
+    return (found.group(1), found.group(2)) if found else ("the agent", None)
 
 
 def check_dialect_spoken(trace: Trace) -> Verdict | None:

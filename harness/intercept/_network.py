@@ -20,6 +20,11 @@ that never ends with no read timeout configured waits forever, as it would in
 production (the case's own guard then ends it). The SDKs' ``max_retries`` and
 ``Retry-After`` handling run on top, unchanged.
 
+aiohttp (:mod:`harness.intercept._aiohttp`) and urllib3, so requests
+(:mod:`harness.intercept._urllib3`), reach the same route with the same faults;
+any other name lookup or connection is refused (:mod:`harness.intercept._sockets`),
+and known telemetry is answered (:mod:`harness.intercept._telemetry`).
+
 Example::
 
     with intercepted_network(route):
@@ -78,33 +83,71 @@ class Route(Protocol):
         """The answer, or None when the host is not a fake provider (refused)."""
         ...
 
+    def refuse(self, what: str, library: str) -> None:
+        """Note an outside connection ``library`` tried (a name lookup, a socket): refused."""
+        ...
+
 
 class _Silence(Exception):
     """The peer stayed silent longer than the read timeout."""
 
 
+Patched = list[tuple[Any, str, Any]]
+"""Attributes replaced for the duration: (owner, name, original), restored in reverse."""
+
+
 @contextmanager
 def intercepted_network(route: Route) -> Iterator[None]:
-    """Send every default-transport request of httpx and httpx2 to ``route``."""
-    saved: list[tuple[Any, str, Any]] = []
+    """Send every HTTP request of httpx, httpx2, aiohttp and urllib3 (requests) to ``route``,
+    and refuse any other socket (:mod:`harness.intercept._sockets`)."""
+    from harness.intercept._aiohttp import aiohttp_patches
+    from harness.intercept._sockets import socket_patches
+    from harness.intercept._urllib3 import urllib3_patches
+
+    saved: Patched = []
     try:
         for lib in LIBRARIES:
-            saved += _patch(lib.HTTPTransport, "handle_request", _sync_handler(lib, route))
-            saved += _patch(lib.AsyncHTTPTransport, "handle_async_request",
-                            _async_handler(lib, route))
+            saved += patch_attribute(lib.HTTPTransport, "handle_request", _sync_handler(lib, route))
+            saved += patch_attribute(lib.AsyncHTTPTransport, "handle_async_request",
+                                     _async_handler(lib, route))
             defaults = sys.modules[f"{lib.__name__}._transports.default"]
-            saved += _patch(defaults, "create_ssl_context",
-                            _shared_ssl_context(defaults.create_ssl_context))
+            saved += patch_attribute(defaults, "create_ssl_context",
+                                     _shared_ssl_context(defaults.create_ssl_context))
+        saved += aiohttp_patches(route)
+        saved += urllib3_patches(route)
+        saved += socket_patches(route)
         yield
     finally:
-        for owner, name, original in reversed(saved):
+        restore(saved)
+
+
+def patch_attribute(owner: Any, name: str, replacement: Callable[..., Any]) -> Patched:
+    """Set ``owner.name`` to ``replacement``; what to restore afterwards.
+
+    An attribute ``owner`` only inherits (``socket.socket.connect``) is removed
+    again afterwards rather than copied down.
+    """
+    original = vars(owner).get(name, _INHERITED)
+    setattr(owner, name, replacement)
+    return [(owner, name, original)]
+
+
+def restore(saved: Patched) -> None:
+    """Undo :func:`patch_attribute`, newest first."""
+    for owner, name, original in reversed(saved):
+        if original is _INHERITED:
+            delattr(owner, name)
+        else:
             setattr(owner, name, original)
 
 
-def _patch(owner: Any, name: str, replacement: Callable[..., Any]) -> list[tuple[Any, str, Any]]:
-    original = vars(owner)[name]
-    setattr(owner, name, replacement)
-    return [(owner, name, original)]
+_INHERITED: Any = object()
+
+
+def refusal_message(host: object) -> str:
+    """What a refused client reads: why, and what to do instead."""
+    return (f"no network inside a harness case: {str(host)!r} is not a fake provider "
+            "(point the client at the base URL from the environment)")
 
 
 def _shared_ssl_context(create: Callable[..., Any]) -> Callable[..., Any]:
@@ -144,10 +187,7 @@ def _timeout(request: Any, phase: str) -> float | None:
 
 
 def _refused(lib: ModuleType, request: Any) -> Exception:
-    host = request.url.host
-    error: Exception = lib.ConnectError(
-        f"no network inside a harness case: {host!r} is not a fake provider "
-        "(point the client at the base URL from the environment)", request=request)
+    error: Exception = lib.ConnectError(refusal_message(request.url.host), request=request)
     return error
 
 
@@ -158,15 +198,15 @@ def _async_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
         if served is None:
             raise _refused(lib, request)
         try:
-            await _wait_async(served.before_connect, _timeout(request, "connect"))
+            await wait_async(served.before_connect, _timeout(request, "connect"))
         except _Silence:
-            _end(served, "timeout")
+            end_stream(served, "timeout")
             raise lib.ConnectTimeout("timed out connecting", request=request) from None
         timeout = _timeout(request, "read")
         try:
-            await _wait_async(served.before_headers, timeout)
+            await wait_async(served.before_headers, timeout)
         except _Silence:
-            _end(served, "timeout")
+            end_stream(served, "timeout")
             raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
         body = _async_body(lib)(served, timeout, request)
         return lib.Response(served.status, headers=list(served.headers), stream=body,
@@ -182,15 +222,15 @@ def _sync_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
         if served is None:
             raise _refused(lib, request)
         try:
-            _wait_sync(route.clock, served.before_connect, _timeout(request, "connect"))
+            wait_sync(route.clock, served.before_connect, _timeout(request, "connect"))
         except _Silence:
-            _end(served, "timeout")
+            end_stream(served, "timeout")
             raise lib.ConnectTimeout("timed out connecting", request=request) from None
         timeout = _timeout(request, "read")
         try:
-            _wait_sync(route.clock, served.before_headers, timeout)
+            wait_sync(route.clock, served.before_headers, timeout)
         except _Silence:
-            _end(served, "timeout")
+            end_stream(served, "timeout")
             raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
         body = _sync_body(lib)(served, timeout, request, route.clock)
         return lib.Response(served.status, headers=list(served.headers), stream=body,
@@ -199,7 +239,7 @@ def _sync_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
     return handle_request
 
 
-def _end(served: Served, how: str) -> None:
+def end_stream(served: Served, how: str) -> None:
     if served.record is not None:
         served.record.on_end(how)
 
@@ -207,13 +247,13 @@ def _end(served: Served, how: str) -> None:
 # --------------------------------------------------------------- waiting in virtual time
 
 
-async def _wait_async(steps: tuple[Step, ...], timeout: float | None) -> None:
+async def wait_async(steps: tuple[Step, ...], timeout: float | None) -> None:
     silent = 0.0
     for step in steps:
-        silent = await _pause_async(step, silent, timeout)
+        silent = await pause_async(step, silent, timeout)
 
 
-async def _pause_async(step: Step, silent: float, timeout: float | None) -> float:
+async def pause_async(step: Step, silent: float, timeout: float | None) -> float:
     """Wait out a Pause or Hang; raise :class:`_Silence` past the read timeout."""
     seconds = step.seconds if isinstance(step, Pause) else None
     left = None if timeout is None else timeout - silent
@@ -227,13 +267,13 @@ async def _pause_async(step: Step, silent: float, timeout: float | None) -> floa
     return silent + seconds
 
 
-def _wait_sync(clock: VirtualClock, steps: tuple[Step, ...], timeout: float | None) -> None:
+def wait_sync(clock: VirtualClock, steps: tuple[Step, ...], timeout: float | None) -> None:
     silent = 0.0
     for step in steps:
-        silent = _pause_sync(clock, step, silent, timeout)
+        silent = pause_sync(clock, step, silent, timeout)
 
 
-def _pause_sync(clock: VirtualClock, step: Step, silent: float, timeout: float | None) -> float:
+def pause_sync(clock: VirtualClock, step: Step, silent: float, timeout: float | None) -> float:
     seconds = step.seconds if isinstance(step, Pause) else None
     left = None if timeout is None else timeout - silent
     if left is not None and (seconds is None or seconds > left):
@@ -321,19 +361,19 @@ class _Reading:
         self._first = False
 
     def _reset(self) -> Exception:
-        _end(self._served, "reset")
+        end_stream(self._served, "reset")
         error: Exception = self._lib.ReadError("[Errno 104] Connection reset by peer",
                                                request=self._request)
         return error
 
     def _timed_out(self) -> Exception:
-        _end(self._served, "timeout")
+        end_stream(self._served, "timeout")
         error: Exception = self._lib.ReadTimeout("timed out reading the stream",
                                                  request=self._request)
         return error
 
     def _eof(self) -> None:
-        _end(self._served, "eof")
+        end_stream(self._served, "eof")
 
 
 class _AsyncBody(_Reading):
@@ -346,10 +386,10 @@ class _AsyncBody(_Reading):
             async for chunk in self._play():
                 yield chunk
         except asyncio.CancelledError:
-            _end(self._served, "cancelled")
+            end_stream(self._served, "cancelled")
             raise
         except GeneratorExit:
-            _end(self._served, "closed")
+            end_stream(self._served, "closed")
             raise
         self._eof()
 
@@ -360,12 +400,12 @@ class _AsyncBody(_Reading):
                 self._delivered()
                 continue
             try:
-                self._silent = await _pause_async(item, self._silent, self._timeout)
+                self._silent = await pause_async(item, self._silent, self._timeout)
             except _Silence:
                 raise self._timed_out() from None
 
     async def aclose(self) -> None:
-        _end(self._served, "closed")
+        end_stream(self._served, "closed")
 
 
 class _SyncBody(_Reading):
@@ -385,10 +425,10 @@ class _SyncBody(_Reading):
                 self._delivered()
                 continue
             try:
-                self._silent = _pause_sync(self._clock, item, self._silent, self._timeout)
+                self._silent = pause_sync(self._clock, item, self._silent, self._timeout)
             except _Silence:
                 raise self._timed_out() from None
         self._eof()
 
     def close(self) -> None:
-        _end(self._served, "closed")
+        end_stream(self._served, "closed")

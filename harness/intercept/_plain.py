@@ -46,10 +46,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
-from fakes import CrashDisk, SimulatedCrash, VirtualClock
+from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._errors import AgentEntryError, HarnessError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
-from harness.intercept._network import Route, intercepted_network
+from harness.intercept._network import Route, Served, intercepted_network
 from harness.intercept._seeded import seeded_randomness
 from harness.intercept._targets import (
     NamedByModule,
@@ -57,6 +57,7 @@ from harness.intercept._targets import (
     import_from_cwd,
     replaced_targets,
 )
+from harness.intercept._telemetry import absorbed, telemetry_answer
 from harness.intercept._time import threads_the_clock_sees, virtual_event_loops, virtual_time
 from harness.ports import SPECS
 
@@ -223,9 +224,27 @@ class PlainAgent:
             yield main
 
 
-def provider_environment() -> Any:
-    """The environment an agent sees in a case, for importing its code outside one."""
-    return _environment(PROVIDER_ENVIRONMENT)
+@contextmanager
+def provider_environment() -> Iterator[None]:
+    """The environment and the network an agent sees in a case, for importing its code
+    outside one (to check its entry point): a fetch at import time is refused, or
+    answered when it is known telemetry, and never reaches the real network."""
+    with _environment(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()):
+        yield
+
+
+class _NoWorld:
+    """The network outside any case: no fake provider, telemetry answered, the rest refused."""
+
+    def __init__(self) -> None:
+        self.clock = VirtualClock()
+
+    def serve(self, request: IncomingRequest) -> Served | None:
+        entry = absorbed(request.method, request.url)
+        return None if entry is None else telemetry_answer(entry)
+
+    def refuse(self, what: str, library: str) -> None:
+        """Nothing to record: no case is running, and the import goes on without it."""
 
 
 @contextmanager

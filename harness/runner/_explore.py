@@ -93,13 +93,14 @@ class Mark:
     point_counts: tuple[tuple[tuple[str, str], int], ...]
     events: int
     foreign: int
+    telemetry: int
 
     @classmethod
     def of(cls, world: World) -> Mark:
         disk = world.disk
         return cls(len(world.requests), world._invocation_seq, len(world.ledger.effects),
                    len(disk.points), tuple(sorted(disk._counts.items())), len(world.events),
-                   len(world.foreign))
+                   len(world.foreign), len(world.telemetry))
 
 
 class Recording:
@@ -270,6 +271,8 @@ class Join:
                    base.extra.get("world_events", [])[m.events:])
         _join_list(extra, "foreign_requests", world.foreign[:c.foreign],
                    base.extra.get("foreign_requests", [])[m.foreign:])
+        _join_list(extra, "telemetry_requests", world.telemetry[:c.telemetry],
+                   base.extra.get("telemetry_requests", [])[m.telemetry:])
         return replace(base, case=own.case, crash=own.crash, points=points,
                        incarnations=incarnations, requests=requests, invocations=invocations,
                        effects=effects, final_incarnation=base.final_incarnation + shift,

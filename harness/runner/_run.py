@@ -348,6 +348,8 @@ class _CaseRun:
             extra["databases_refused"] = list(dict.fromkeys(refused))
         if self.world.misdialed:
             extra["misdialed_requests"] = list(self.world.misdialed)
+        if self.world.telemetry:
+            extra["telemetry_requests"] = list(self.world.telemetry)
         if final.outcome is not None and final.outcome.final_text is not None:
             extra["final_answer"] = final.outcome.final_text
         traceback = final.outcome.agent_traceback if final.outcome else None

@@ -65,6 +65,13 @@ from harness.agent import (
     parse_retry_after,
 )
 from harness.intercept._network import Served
+from harness.intercept._telemetry import (
+    absorbed,
+    calling_library,
+    foreign_line,
+    telemetry_answer,
+    telemetry_line,
+)
 from harness.ports import SPECS, Dialect
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
@@ -201,10 +208,13 @@ class World:
         self._events_seen: set[str] = set()
         self._world_crash = world_crash
         self.crashed_at: str | None = None
-        # Requests to hosts that are not a fake provider (refused, reported).
+        # Requests to hosts that are not a fake provider (refused, reported), each naming
+        # the library that sent it; and the telemetry answered instead (information).
         self.foreign: list[str] = []
         # Requests to the fake provider in another dialect than the scenario's (answered 404).
         self.misdialed: list[str] = []
+        self.telemetry: list[str] = []
+        self.absorb: tuple[str, ...] = tuple(scenario.absorb)
         self._files: Any = None
         self._databases: Any = None
         self.returned = False  # the current incarnation's run() has returned
@@ -822,8 +832,7 @@ class WorldRoute:
         world = self._world
         dialect = _dialect_called(request.url, world.scenario.dialect)
         if dialect is None:
-            world.foreign.append(f"{request.method} {request.url}")
-            return None
+            return self._outside(request)
         if dialect != world.scenario.dialect:
             world.misdialed.append(f"{request.method} {httpx.URL(request.url).path} "
                                    f"({dialect})")
@@ -835,6 +844,22 @@ class WorldRoute:
         plan = accepted.plan
         return Served(plan.status, plan.headers, plan.before_headers, plan.steps,
                       _StreamRecord(world, accepted.pending), plan.before_connect)
+
+
+    def _outside(self, request: IncomingRequest) -> Served | None:
+        """Telemetry is answered and listed; any other outside call is refused and listed."""
+        world = self._world
+        entry = absorbed(request.method, request.url, world.absorb)
+        if entry is None:
+            world.foreign.append(foreign_line(f"{request.method} {request.url}",
+                                              calling_library()))
+            return None
+        world.telemetry.append(telemetry_line(request.method, request.url, entry))
+        return telemetry_answer(entry)
+
+    def refuse(self, what: str, library: str) -> None:
+        """Note a refused socket (a name lookup, a connection) the agent's process tried."""
+        self._world.foreign.append(foreign_line(what, library))
 
 
 def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:

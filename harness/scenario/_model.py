@@ -237,6 +237,11 @@ class Expectation(ScenarioModel):
     """The circuit breaker the agent must keep during an outage; absent: not judged."""
 
 
+_LABEL: Final = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+HOST_PATTERN: Final = rf"^{_LABEL}(\.{_LABEL})*$"
+"""A host name as ``absorb:`` takes it: no scheme, no port, no path."""
+
+
 class Scenario(ScenarioModel):
     """One fault scenario: the tools, the scripted model, the faults, the crashes, the verdict."""
 
@@ -270,6 +275,9 @@ class Scenario(ScenarioModel):
     """The scripted verifier's rules, first match wins (seed 002 §19.2)."""
     expect: Expectation
     """The verdict a correct agent reaches."""
+    absorb: list[Annotated[str, Field(pattern=HOST_PATTERN, max_length=253)]] = []  # noqa: RUF012
+    """More hosts answered as telemetry (a 200 with ``{}``, listed, no verdict), beside the
+    tracing and usage endpoints of the mainstream frameworks the harness knows."""
 
     _source: SourceMap | None = PrivateAttr(default=None)
 

@@ -84,7 +84,8 @@ def test_a_foreign_host_fails_loudly_and_is_recorded(lib: Any) -> None:
             lib.ConnectError, match=r"^no network inside a harness case: 'api\.example\.com' "
                                     r"is not a fake provider"):
         w.clock.run(escape())
-    assert w.foreign == ["GET https://api.example.com/v1/models"]
+    # The line names who sent it: here the test's own package, the first caller above httpx.
+    assert w.foreign == ["GET https://api.example.com/v1/models (by tests)"]
     assert w.requests == []
 
 

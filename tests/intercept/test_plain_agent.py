@@ -263,7 +263,8 @@ def test_a_request_to_a_real_host_is_refused_and_fails_the_case(
     assert result.status == "fail"
     network = next(v for v in result.verdicts if v.invariant == "network")
     assert network.status == "fail"
-    assert network.evidence == ("GET https://api.openai.com/v1/models",)
+    # The line names the library that sent it: the agent's own package here.
+    assert network.evidence == (f"GET https://api.openai.com/v1/models (by {package})",)
     assert result.stop_state == "infra_paused"  # the ConnectError, as the agent met it
 
 

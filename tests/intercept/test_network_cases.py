@@ -1,0 +1,350 @@
+"""Whole cases: every HTTP client reaches the world, no socket escapes, telemetry is absorbed."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.intercept import PlainEntry
+from harness.runner import Case, CaseResult, CrashSpec, run_case
+from harness.runner._agents import load_agent_factory
+from harness.scenario import Scenario
+
+from .conftest import AgentPackages
+
+SOURCE = Path("scenarios/hello.yaml")
+
+# The same agent twice, as people write it on each client: its own retry loop, a read
+# timeout, and the Retry-After of a 429 honoured. It answers with what it went through.
+AIOHTTP_AGENT = '''
+import asyncio
+import json
+import os
+import time
+
+import aiohttp
+
+
+async def main(prompt: str) -> str:
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    headers = {"authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": prompt}]}
+    timeout = aiohttp.ClientTimeout(total=120, sock_read=10)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        for attempt in range(1, 4):
+            try:
+                async with session.post(url, json=body, headers=headers) as response:
+                    if response.status == 429:
+                        await asyncio.sleep(float(response.headers["retry-after"]))
+                        continue
+                    text = ""
+                    async for line in response.content:
+                        line = line.decode().strip()
+                        if line.startswith("data: {"):
+                            for choice in json.loads(line[6:]).get("choices", []):
+                                text += choice["delta"].get("content") or ""
+                    return f"{text} (attempt {attempt}, t={time.monotonic():g})"
+            except (aiohttp.ServerTimeoutError, asyncio.TimeoutError):
+                continue
+    return "gave up"
+'''
+
+REQUESTS_AGENT = '''
+import json
+import os
+import time
+
+import requests
+
+
+def main(prompt: str) -> str:
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    headers = {"authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": prompt}]}
+    for attempt in range(1, 4):
+        try:
+            with requests.post(url, json=body, headers=headers, timeout=(5, 10),
+                               stream=True) as response:
+                if response.status_code == 429:
+                    time.sleep(float(response.headers["retry-after"]))
+                    continue
+                text = ""
+                for line in response.iter_lines():
+                    line = line.decode().strip()
+                    if line.startswith("data: {"):
+                        for choice in json.loads(line[6:]).get("choices", []):
+                            text += choice["delta"].get("content") or ""
+                return f"{text} (attempt {attempt}, t={time.monotonic():g})"
+        except (requests.ReadTimeout, requests.ConnectionError):
+            continue
+    return "gave up"
+'''
+
+STALL = {"at": {"turn": 1, "attempt": 1}, "kind": "stall", "after_events": 1}
+RATE_LIMITED = {"at": {"turn": 1, "attempt": 1}, "kind": "http_error", "status": 429,
+                "retry_after": 3}
+
+
+def hello(**changes: Any) -> Scenario:
+    fields: dict[str, Any] = {"name": "hello", "dialect": "openai", "seed": 2,
+                              "description": "Say hello.",
+                              "model": [{"turn": 1, "text": "Hello there."}],
+                              "expect": {"stop_state": "complete"}}
+    fields.update(changes)
+    return Scenario(**fields)
+
+
+def run(package: str, scenario: Scenario, crash: CrashSpec | None = None) -> CaseResult:
+    case = Case(scenario.name, SOURCE, scenario.seed, crash, agent=f"{package}.agent:main")
+    return run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
+
+
+def verdict(result: CaseResult, invariant: str) -> Any:
+    return next((v for v in result.verdicts if v.invariant == invariant), None)
+
+
+def answer(result: CaseResult) -> str:
+    assert result.trace is not None
+    extra = result.trace.extra
+    return str(extra.get("final_answer", extra.get("agent_traceback", result.stop_reason)))
+
+
+@pytest.mark.parametrize("source", [AIOHTTP_AGENT, REQUESTS_AGENT], ids=["aiohttp", "requests"])
+@pytest.mark.parametrize(("faults", "expected"), [
+    ([], "Hello there. (attempt 1, t=0)"),
+    ([STALL], "Hello there. (attempt 2, t=10)"),  # cut by its read timeout, in virtual time
+    ([RATE_LIMITED], "Hello there. (attempt 2, t=3)"),  # Retry-After, in virtual time
+], ids=["normal", "stall", "429"])
+def test_an_agent_on_another_client_meets_the_worlds_faults(
+        agent_packages: AgentPackages, source: str, faults: list[dict[str, Any]],
+        expected: str) -> None:
+    package = agent_packages.write({"agent": source})
+    result = run(package, hello(faults=faults))
+
+    assert answer(result) == expected
+    assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
+    assert verdict(result, "network") is None or verdict(result, "network").status != "fail"
+    assert result.trace is not None
+    assert [r.attempt for r in result.trace.requests] == ([1] if not faults else [1, 2])
+
+
+@pytest.mark.parametrize("source", [AIOHTTP_AGENT, REQUESTS_AGENT], ids=["aiohttp", "requests"])
+@pytest.mark.parametrize("point", ["before_request:1", "mid_stream:1", "after_response:1"])
+def test_the_worlds_crash_points_are_reached_through_another_client(
+        agent_packages: AgentPackages, source: str, point: str) -> None:
+    # The crash is raised where the client reads, so it kills the incarnation and is
+    # never swallowed by the client's own error handling.
+    package = agent_packages.write({"agent": source})
+    result = run(package, hello(), CrashSpec(point, "at", "unsynced_lost"))
+
+    assert result.crash_reached, result.stop_reason
+    assert result.trace is not None
+    assert [i.crashed_at for i in result.trace.incarnations] == [point, None]
+    assert answer(result) == "Hello there. (attempt 1, t=0)"
+
+
+# -------------------------------------------------------------------- no socket escapes
+
+RAW_CONNECT = '''
+import socket
+
+from {lib}.client import ping
+
+
+def main(prompt: str) -> str:
+    try:
+        ping()
+    except OSError as error:
+        return f"offline: {type(error).__name__}"
+    return "online"
+'''
+
+LIBRARY = {
+    "loopback": '''
+import socket
+
+
+def ping():
+    with socket.socket() as sock:
+        sock.connect(("127.0.0.1", 8125))
+''',
+    "dns": '''
+import socket
+
+
+def ping():
+    socket.getaddrinfo("example.com", 443)
+''',
+    "urllib": '''
+import urllib.request
+
+
+def ping():
+    urllib.request.urlopen("http://stats.example.net/ping", timeout=5)
+''',
+}
+
+
+@pytest.mark.parametrize(("kind", "refused", "line"), [
+    ("loopback", "ConnectionRefusedError", "connect 127.0.0.1:8125"),
+    ("dns", "gaierror", "resolve example.com"),
+    ("urllib", "URLError", "resolve stats.example.net"),
+])
+def test_any_other_socket_is_refused_at_once_and_fails_network_naming_host_and_library(
+        agent_packages: AgentPackages, kind: str, refused: str, line: str) -> None:
+    library = agent_packages.write({"client": LIBRARY[kind]})
+    package = agent_packages.write({"agent": RAW_CONNECT.replace("{lib}", library)})
+    result = run(package, hello())
+
+    assert answer(result) == f"offline: {refused}"
+    network = verdict(result, "network")
+    assert network is not None
+    assert network.status == "fail"
+    assert network.evidence == (f"{line} (by {library})",)
+    assert library in network.message
+
+
+def test_a_known_library_is_named_with_its_off_switch(agent_packages: AgentPackages,
+                                                      tmp_path: Path) -> None:
+    # A package named as the framework is: the advice names its off switch.
+    crewai = tmp_path / "crewai"
+    crewai.mkdir()
+    (crewai / "__init__.py").write_text(textwrap.dedent(LIBRARY["dns"]))
+    package = agent_packages.write({"agent": RAW_CONNECT.replace("{lib}.client", "crewai")})
+    try:
+        result = run(package, hello())
+    finally:
+        import sys
+        sys.modules.pop("crewai", None)
+
+    network = verdict(result, "network")
+    assert network.evidence == (
+        "resolve example.com (by crewai; off switch: CREWAI_DISABLE_TELEMETRY=true)",)
+    assert "crewai: CREWAI_DISABLE_TELEMETRY=true" in network.message
+
+
+# -------------------------------------------------------------------------- telemetry
+
+EXPORTER_AGENT = '''
+import httpx
+
+
+def main(prompt: str) -> str:
+    response = httpx.post("https://api.openai.com/v1/traces/ingest",
+                          json={"data": [{"object": "trace.span"}]})
+    return f"exported: {response.status_code}"
+'''
+
+
+def test_the_openai_agents_trace_ingest_is_absorbed_and_listed_as_telemetry(
+        agent_packages: AgentPackages) -> None:
+    package = agent_packages.write({"agent": EXPORTER_AGENT})
+    result = run(package, hello(model=[{"turn": 1, "text": "unused"}]))
+
+    assert answer(result) == "exported: 204"
+    assert verdict(result, "network") is None
+    assert result.trace is not None
+    assert "foreign_requests" not in result.trace.extra
+    assert result.trace.extra["telemetry_requests"] == [
+        "POST https://api.openai.com/v1/traces/ingest "
+        "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)"]
+    assert result.trace.requests == ()  # the fake provider never saw it
+
+
+OTEL_AGENT = '''
+import requests
+
+
+def main(prompt: str) -> str:
+    return str(requests.post("https://otel.example.com/v1/traces", json={}, timeout=5)
+               .status_code)
+'''
+
+
+def test_a_scenario_absorbs_more_hosts(agent_packages: AgentPackages) -> None:
+    package = agent_packages.write({"agent": OTEL_AGENT})
+    refused = run(package, hello())
+    assert verdict(refused, "network").status == "fail"
+
+    absorbed = run(package, hello(absorb=["otel.example.com"]))
+    assert answer(absorbed) == "200"
+    assert verdict(absorbed, "network") is None
+    assert absorbed.trace is not None
+    assert absorbed.trace.extra["telemetry_requests"] == [
+        "POST https://otel.example.com/v1/traces (otel.example.com; off switch: (added with "
+        "absorb))"]
+
+
+# ------------------------------------------------------------- the import of the agent
+
+IMPORT_TIME_FETCH = '''
+import requests
+
+try:
+    requests.get("https://models.example.org/prices.json", timeout=5)
+    FETCHED = "reached the network"
+except requests.ConnectionError as error:
+    FETCHED = str(error)
+
+
+def main(prompt: str) -> str:
+    return FETCHED
+'''
+
+
+def test_importing_the_agent_to_check_its_entry_point_reaches_no_network(
+        agent_packages: AgentPackages) -> None:
+    package = agent_packages.write({"agent": IMPORT_TIME_FETCH})
+    entry = load_agent_factory(f"{package}.agent:main")
+
+    assert isinstance(entry, PlainEntry)
+    import sys
+    assert "no network inside a harness case" in sys.modules[f"{package}.agent"].FETCHED
+
+
+# ------------------------------------------------------------------ harness run --absorb
+
+HELLO_FILE = """\
+name: hello
+dialect: openai
+model:
+  - turn: 1
+    text: Hello there.
+expect:
+  stop_state: complete
+"""
+
+
+def test_harness_run_absorb_answers_a_host_the_harness_does_not_know(
+        agent_packages: AgentPackages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from harness._cli import main
+
+    monkeypatch.chdir(tmp_path)  # the agent's package is found as python -m finds it
+    traced = REQUESTS_AGENT.replace("def main(prompt: str) -> str:\n", (
+        "def main(prompt: str) -> str:\n"
+        "    requests.post('https://otel.example.com/v1/traces', json={}, timeout=5)\n"))
+    package = agent_packages.write({"agent": traced})
+    scenario = tmp_path / "hello.yaml"
+    scenario.write_text(HELLO_FILE)
+    command = ["run", str(scenario), "--no-crash", "--out", "results",
+               "--agent", f"{package}.agent:main"]
+
+    assert main(command) == 1
+    out = capsys.readouterr().out
+    assert f"POST https://otel.example.com/v1/traces (by {package})" in out
+    assert "--absorb HOST" in out
+    assert main([*command, "--absorb", "otel.example.com"]) == 0, capsys.readouterr().out
+
+
+def test_harness_run_absorb_takes_a_host_name_only(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness._cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "x.yaml", "--absorb", "https://otel.example.com/v1"])
+    assert exited.value.code == 2
+    assert ("argument --absorb: got 'https://otel.example.com/v1'; expected a host name such "
+            "as otel.example.com (no scheme, port or path)") in capsys.readouterr().err
