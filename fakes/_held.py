@@ -22,15 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
-
-
-@dataclass(frozen=True)
-class UnknownConversation(Exception):
-    """A request continues a conversation the provider does not hold (a 404 there)."""
-
-    message: str
 
 
 class HeldConversations:
@@ -39,21 +31,22 @@ class HeldConversations:
     def __init__(self) -> None:
         self._held: dict[str, list[Any]] = {}
 
-    def expand(self, dialect: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
+    def expand(self, dialect: str, body: Mapping[str, Any]
+               ) -> tuple[Mapping[str, Any], str | None]:
         """``body`` with the held conversation it continues put before its own messages.
 
-        A body that continues nothing is returned as it is; one that continues an
-        unknown id raises :class:`UnknownConversation`.
+        A body that continues nothing comes back as it is; one that continues an id
+        the provider does not hold comes back with the API's words for that error.
         """
         previous = _continued_id(dialect, body)
         if previous is None:
-            return body
+            return body, None
         held = self._held.get(previous)
         if held is None:
-            raise UnknownConversation(_unknown_message(dialect, previous))
+            return body, _unknown_message(dialect, previous)
         if dialect == "anthropic":
-            return {**body, "messages": [*held, *_list(body.get("messages"))]}
-        return {**body, "input": [*held, *_input_items(body.get("input"))]}
+            return {**body, "messages": [*held, *_list(body.get("messages"))]}, None
+        return {**body, "input": [*held, *_input_items(body.get("input"))]}, None
 
     @staticmethod
     def holds(dialect: str, body: Mapping[str, Any]) -> bool:

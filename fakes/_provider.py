@@ -57,7 +57,7 @@ from fakes._faults import (
     Timeline,
     check_faults,
 )
-from fakes._held import HeldConversations, UnknownConversation
+from fakes._held import HeldConversations
 from fakes._latency import Latency
 from fakes._pairing import unpaired_calls_body
 from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
@@ -213,12 +213,12 @@ class FakeProvider:
             error = HttpError(404, message=f"Invalid URL ({request.method} {path})")
             return self._error_plan(error, request_id, ())
         model, streams = route
-        try:
-            body = self.held.expand(self.dialect, body) if body is not None else None
-        except UnknownConversation as unknown:
+        unknown = None
+        if body is not None:
+            body, unknown = self.held.expand(self.dialect, body)
+        if unknown is not None:
             self._record(request, body, turn=0, attempt=0)
-            error = HttpError(404 if self.dialect == "anthropic" else 400,
-                              message=unknown.message)
+            error = HttpError(404 if self.dialect == "anthropic" else 400, message=unknown)
             return self._error_plan(error, request_id, ())
         chat = chat_view(self.dialect, body or {}, model)
         messages = chat.get("messages")
