@@ -85,7 +85,8 @@ _STATUS_WORDS: Final[dict[str, ToolOutcome]] = {
 #   OpenAI Agents SDK (default_tool_error_function): "An error occurred while running the
 #     tool. Please try again. Error: {error}"
 #   CrewAI: "I encountered an error while trying to use the tool. …"
-#   LlamaIndex FunctionTool: "Encountered error: {error}"
+#   LlamaIndex FunctionTool: "Encountered error: {error}" (its workflow agents: str(error)
+#     alone, read by _CALL_REFUSED below)
 _ERROR_OPENINGS: Final = re.compile(
     r"(?:Error(?::| invoking tool| executing tool| when executing tool| calling tool)"
     r"|An error occurred while running the tool|I encountered an error while trying to use "
@@ -99,6 +100,14 @@ _ERROR_CLOSINGS: Final = ("Fix the errors and try again.", "Please fix your mist
 # qualified by its module is an exception's whatever it ends with).
 _EXCEPTION_OPENING: Final = re.compile(
     r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)[:(]|(?:[a-z_]\w*\.)+[A-Z]\w*: ")
+# LlamaIndex's workflow agents answer a failed call with str(error) alone; the one error
+# a framework meets before any tool code runs is Python refusing the call's arguments:
+# "send_mail() missing 1 required positional argument: 'to'", "… got an unexpected
+# keyword argument 'cc'", "… takes 2 positional arguments but 3 were given".
+_CALL_REFUSED: Final = re.compile(
+    r"[A-Za-z_][\w.]*\(\) (?:missing \d+ required|missing a required argument|got an "
+    r"unexpected keyword argument|got multiple values for|takes \d+ positional|too many "
+    r"positional arguments)")
 _TRACEBACK: Final = "Traceback (most recent call last):"
 # smolagents answers a call as "Call id: {id}\n…": what follows is the reply proper.
 _CALL_ID_LINE: Final = re.compile(r"\A\s*Call id: [^\n]*\n")
@@ -179,6 +188,7 @@ def _error_shape(value: object | None) -> bool:
 def _error_prose(content: str) -> bool:
     """A framework's error wording, an exception or a traceback (see ``_ERROR_OPENINGS``)."""
     text = _CALL_ID_LINE.sub("", content, count=1).strip()
-    if _ERROR_OPENINGS.match(text) or _EXCEPTION_OPENING.match(text):
+    if _ERROR_OPENINGS.match(text) or _EXCEPTION_OPENING.match(text) \
+            or _CALL_REFUSED.match(text):
         return True
     return _TRACEBACK in text or text.endswith(_ERROR_CLOSINGS)
