@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from harness.intercept import PlainEntry
 from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
 from harness.scenario import Scenario
 
+from .conftest import TOOLS as TOOLS_SOURCE
 from .conftest import AgentPackages
 
 SOURCE = Path("scenarios/mail.yaml")
@@ -301,3 +304,68 @@ def test_a_structured_output_is_a_final_answer_and_none_is_not(
     forgot = run(package, scenario, attribute="forgot_to_return")
     assert forgot.stop_state == "failed"
     assert "main returned None" in forgot.stop_reason
+
+
+# A third-party framework the agent builds on: its import is slow and counted.
+FRAMEWORK = '''
+import os
+
+IMPORTS = int(os.environ.get("FRAMEWORK_IMPORTS", "0")) + 1
+os.environ["FRAMEWORK_IMPORTS"] = str(IMPORTS)
+
+
+def lazily():
+    from {framework} import backend
+    return backend.NAME
+'''
+BACKEND = """
+import os
+
+os.environ["BACKEND_IMPORTS"] = str(int(os.environ.get("BACKEND_IMPORTS", "0")) + 1)
+NAME = 'backend'
+"""
+ON_A_FRAMEWORK = '''
+from openai import OpenAI
+
+import {framework}
+
+from {package}.tools import send_mail
+
+OWN_IMPORTS = []
+OWN_IMPORTS.append(1)
+
+
+def main(prompt: str) -> str:
+    {framework}.lazily()  # a submodule the framework imports only when first used
+    OpenAI(max_retries=0).chat.completions.create(
+        model="gpt-test", messages=[{{"role": "user", "content": prompt}}])
+    return f"own module imported {{len(OWN_IMPORTS)}} time(s) in this incarnation"
+'''
+
+
+def test_a_framework_is_imported_once_and_the_agents_own_code_every_incarnation(
+        agent_packages: AgentPackages, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRAMEWORK_IMPORTS", "0")
+    monkeypatch.setenv("BACKEND_IMPORTS", "0")
+    framework = f"slow_framework_{id(agent_packages) % 10_000}"
+    folder = agent_packages.root / framework
+    folder.mkdir()
+    (folder / "__init__.py").write_text(FRAMEWORK.replace("{framework}", framework))
+    (folder / "backend.py").write_text(BACKEND)
+    package = agent_packages.write({"tools": TOOLS_SOURCE, "agent": ON_A_FRAMEWORK.replace(
+        "{framework}", framework)})
+    scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
+                             expect={"stop_state": "complete"})
+    try:
+        results = [run(package, scenario) for _ in range(3)]
+        crashed = run(package, scenario, CrashSpec("after_response:1", "at", "process_killed"))
+    finally:
+        for name in [n for n in sys.modules if n.startswith(framework)]:
+            del sys.modules[name]
+    assert [r.status for r in [*results, crashed]] == ["pass"] * 4
+    # Four cases and a restart: the framework (and its lazy submodule) once, the agent's
+    # own module afresh for every incarnation.
+    assert (os.environ["FRAMEWORK_IMPORTS"], os.environ["BACKEND_IMPORTS"]) == ("1", "1")
+    assert crashed.trace is not None
+    assert crashed.trace.extra["final_answer"] == "own module imported 1 time(s) in this " \
+        "incarnation"
