@@ -78,6 +78,7 @@ from fakes._segments import (
     PromptView,
     prompt_view,
 )
+from fakes._threads import CASE_THREADS, settle_threads
 from fakes._tokenizer import count_tokens
 from fakes._tools import (
     BEHAVIOURS,
@@ -103,6 +104,7 @@ from harness.ports import idempotency_key
 __all__ = [
     "BEHAVIOURS",
     "BROKEN_STREAM_FAULTS",
+    "CASE_THREADS",
     "CHILD_ENVIRONMENT",
     "COMPACTION_MARKER",
     "CONCURRENCY_SAFE_TOOL_KINDS",
@@ -218,5 +220,6 @@ __all__ = [
     "price_of",
     "prompt_view",
     "run_in_process_group",
+    "settle_threads",
     "wait_before_headers",
 ]

@@ -47,10 +47,12 @@ import asyncio
 import concurrent.futures
 import os
 import selectors
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
+from fakes._threads import CASE_THREADS, settle_threads
 from harness._errors import VirtualDeadlockError
 
 T = TypeVar("T")
@@ -194,6 +196,9 @@ class _VirtualSelector(selectors.DefaultSelector):
             # self-pipe. Jumping to the next timer meanwhile would let a slow machine
             # fire a timeout that a fast one never sees.
             return super().select(None)
+        woken = self._settle_case_threads()
+        if woken:
+            return woken
         if self._has_real_io():
             if self.process_fds:
                 ready = self._wait_for_children()
@@ -207,6 +212,26 @@ class _VirtualSelector(selectors.DefaultSelector):
             raise VirtualDeadlockError(self._clock.now())
         self._clock._jump_to(self._clock.now() + timeout)
         return []
+
+    def _settle_case_threads(self) -> list[tuple[selectors.SelectorKey, int]]:
+        """Let the case's other threads finish what they are doing before time moves on.
+
+        A thread the case started may be about to hand the loop a result
+        (aiosqlite runs each statement on a thread of its own and answers through
+        ``call_soon_threadsafe``): jumping to the next timer, or calling the loop
+        deadlocked, while it works would make the outcome depend on the machine's
+        load. What the self-pipe brings meanwhile is returned, as a ready loop.
+        """
+        if not any(t.is_alive() for t in CASE_THREADS if t is not threading.current_thread()):
+            return []
+        woken: list[tuple[selectors.SelectorKey, int]] = []
+
+        def wait(seconds: float) -> bool:
+            woken.extend(super(_VirtualSelector, self).select(seconds))
+            return bool(woken)
+
+        settle_threads(CASE_THREADS, wait=wait)
+        return woken
 
     def _has_real_io(self) -> bool:
         return any(key.fd != self._wake_fd for key in self.get_map().values())

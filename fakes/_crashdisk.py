@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal, TypeVar, final, get_args
 
+from fakes._threads import settle_case_threads
 from harness._errors import ConfigError, one_of
 from harness.ports._disk import AppendFile, call_os, dirname, normpath
 from harness.ports._ids import rng_stream
@@ -327,6 +328,10 @@ class CrashDisk:
         # Told of every persistence point, before and after its operation (a recording
         # run keeps the world's state there, to build crash states without re-running).
         self.observer: Callable[[PersistencePoint, When], None] | None = None
+        # Called before a crash state is taken: the agent's other threads finish the
+        # work under way (a checkpoint a framework saves on a thread of its own), so
+        # what survives does not depend on how busy the machine is.
+        self.before_crash: Callable[[], object] | None = settle_case_threads
 
     # -- incarnations -------------------------------------------------------
     def view(self) -> _CrashDiskView:
@@ -434,6 +439,8 @@ class CrashDisk:
         returned (a disk built from a recorded run's state crashes without raising).
         """
         self.fired = point
+        if self.before_crash is not None:
+            self.before_crash()
         self._after_crash = self._crash_state(crash_class, point.id)
         self.incarnations.crash()
         return SimulatedCrash(point.id, crash_class, point.generation)
@@ -450,6 +457,8 @@ class CrashDisk:
                               "a crash class that kills the process, not an I/O error",
                               hint=f"{event} is a world event, not a disk operation")
         generation = self.incarnations.current
+        if self.before_crash is not None:
+            self.before_crash()
         self._after_crash = self._crash_state(crash_class, event)
         self.incarnations.crash()
         return SimulatedCrash(event, crash_class, generation)

@@ -39,6 +39,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
@@ -319,7 +320,7 @@ def outcome_of_error(error: BaseException, incarnation: int) -> AgentOutcome:
     """An exception that ended ``main``, as a stop state with the agent's own traceback."""
     stop = stop_state_for(error)
     text = agent_traceback(error)
-    reason = f"the agent raised {type(error).__name__}: {error}"
+    reason = without_native_noise(f"the agent raised {type(error).__name__}: {error}")
     return AgentOutcome(stop, reason, (), None, None, 0,
                         infra_failure=stop == "infra_paused",
                         agent_traceback=f"incarnation {incarnation} (the agent's code):\n{text}")
@@ -342,7 +343,32 @@ def agent_traceback(error: BaseException) -> str:
     for part in _chain(shown):
         part.stack = traceback.StackSummary.from_list(
             [frame for frame in part.stack if not frame.filename.startswith(_HARNESS_DIRS)])
-    return "".join(shown.format()).rstrip()
+    return without_native_noise("".join(shown.format()).rstrip())
+
+
+_UUID: Final = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+_ADDRESS: Final = re.compile(r"\bat 0x[0-9a-f]+\b")
+
+
+def without_native_noise(text: str) -> str:
+    """``text`` with what native code draws from the real clock and the OS renamed.
+
+    Ids a library makes in native code (LangGraph's task ids come from a Rust
+    ``uuid7`` reading the real clock and OS randomness) and object addresses
+    differ between two runs of one case, though nothing the agent did differs:
+    each distinct UUID becomes ``uuid-N`` in order of appearance, each address
+    ``at 0x…``, so the trace (and its digest) stays the same run after run.
+
+    >>> without_native_noise("task 'agent' id 'bb89d530-a6f0-7e0e-d95d-06b8fa2dd8be' "
+    ...                      "<object at 0x7f2a>")
+    "task 'agent' id 'uuid-1' <object at 0x…>"
+    """
+    names: dict[str, str] = {}
+
+    def name(match: re.Match[str]) -> str:
+        return names.setdefault(match.group(), f"uuid-{len(names) + 1}")
+
+    return _ADDRESS.sub("at 0x…", _UUID.sub(name, text))
 
 
 def _chain(exception: traceback.TracebackException) -> Iterator[traceback.TracebackException]:

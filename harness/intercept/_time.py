@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
-from fakes import VirtualClock
+from fakes import CASE_THREADS, VirtualClock
 
 #: What ``time.time()`` reads at virtual second 0.
 VIRTUAL_EPOCH: Final = 1_735_689_600.0
@@ -69,7 +69,7 @@ VIRTUAL_EPOCH: Final = 1_735_689_600.0
 # the threads the cases started. One case runs at a time; a thread a case
 # started (the loop's executor workers, a framework's pool made on first use)
 # serves the later incarnations and cases too, and stays the case's there.
-_CASE_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+_CASE_THREADS: weakref.WeakSet[threading.Thread] = CASE_THREADS
 
 
 def in_the_case() -> bool:

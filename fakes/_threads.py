@@ -1,0 +1,101 @@
+"""Let other threads of the process finish what they are doing, in real time.
+
+A framework does part of its work on threads of its own: LangGraph saves a
+checkpoint on a background thread while the next step runs (its default
+``durability="async"``), aiosqlite runs every statement on a thread of its
+connection. Where the world must take a decision that depends on that work — the
+state a crash leaves, whether virtual time may move on — deciding while such a
+thread is in the middle of it makes the outcome depend on the machine's load.
+
+:func:`settle_threads` waits, in real time, until every thread it is given is blocked
+(waiting on a lock, a queue, a socket, a sleep) and has stayed so for a moment:
+its state in ``/proc`` says it sleeps, and its CPU time has not moved. Work
+under way is then done; what a thread waits for comes from outside it. The wait
+is bounded: a thread that never blocks (a busy loop) is given up on after
+``limit`` seconds, and the decision is taken anyway. Where ``/proc`` cannot be
+read (not Linux), nothing is waited for.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Final
+
+# Taken before any case patches the time module: these waits are real.
+_REAL_MONOTONIC: Final = time.monotonic
+_REAL_SLEEP: Final = time.sleep
+_QUIET_SECONDS: Final = 0.003
+_POLL_SECONDS: Final = 0.0005
+_WAITING_STATES: Final = frozenset(b"SDtTIZX")
+# Each thread's scheduler statistics when it was last seen settled: a thread still
+# asleep with the same figures has not run since, and needs no quiet period again.
+_SETTLED: dict[int, bytes] = {}
+
+#: The threads of the cases (the thread running an incarnation, and the threads the
+#: cases started): what the world waits for before it decides (see :func:`settle_threads`).
+CASE_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def settle_threads(threads: Iterable[threading.Thread], *, limit: float = 5.0,
+           wait: Callable[[float], bool] | None = None) -> bool:
+    """Wait until every live thread of ``threads`` is blocked and quiet; see the module doc.
+
+    ``wait(seconds)`` waits between two looks (a real sleep by default); one that
+    returns True ends the wait early (the caller has something to do: the loop's
+    self-pipe woke). Returns whether the threads settled (False: gave up, or woken).
+    """
+    ids = [t.native_id for t in threads
+           if t is not threading.current_thread() and t.is_alive() and t.native_id]
+    if not ids:
+        return True
+    started = quiet_since = _REAL_MONOTONIC()
+    seen: dict[int, tuple[bool, bytes]] | None = None
+    while True:
+        look = _stats(ids)
+        if look is None:
+            return True  # nothing to read: do not wait on what cannot be seen
+        now = _REAL_MONOTONIC()
+        if _unchanged_since_settled(look):
+            return True  # asleep, and has not run at all since it last settled
+        if look != seen or not all(state for state, _ in look.values()):
+            seen, quiet_since = look, now
+        elif now - quiet_since >= _QUIET_SECONDS:
+            _SETTLED.update({tid: ran for tid, (_, ran) in look.items()})
+            return True
+        if now - started >= limit:
+            return False
+        if wait is not None:
+            if wait(_POLL_SECONDS):
+                return False
+        else:
+            _REAL_SLEEP(_POLL_SECONDS)
+
+
+def _unchanged_since_settled(look: dict[int, tuple[bool, bytes]]) -> bool:
+    return all(waiting and _SETTLED.get(tid) == ran for tid, (waiting, ran) in look.items())
+
+
+def _stats(ids: list[int]) -> dict[int, tuple[bool, bytes]] | None:
+    """Each thread: whether it waits, and its scheduler statistics (None: /proc unreadable)."""
+    look: dict[int, tuple[bool, bytes]] = {}
+    for tid in ids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as stat:
+                text = stat.read()
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as schedstat:
+                ran = schedstat.read()
+        except FileNotFoundError:
+            continue  # ended meanwhile
+        except OSError:
+            return None
+        state = text[text.rindex(b")") + 2]
+        look[tid] = (state in _WAITING_STATES, ran)
+    return look
+
+
+def settle_case_threads() -> bool:
+    """:func:`settle_threads` the threads of the cases (what a crash waits for)."""
+    return settle_threads(CASE_THREADS)
