@@ -460,3 +460,75 @@ def test_a_database_the_world_cannot_hold_is_named_in_the_report(agent_packages:
     result = run_agent(package, scenario)
     assert result.trace.extra["databases_refused"] == ["/srv/app/state.db"]
     assert "  /srv/app/state.db" in render_failure(result)
+
+
+# -- what is built on sqlite3 --------------------------------------------------------
+
+
+def test_aiosqlite_reaches_the_world_on_virtual_time() -> None:
+    import aiosqlite
+
+    from fakes import VirtualClock
+    from harness.intercept import virtual_time
+    from harness.intercept._time import virtual_event_loops
+
+    async def program() -> None:
+        # Every statement runs on aiosqlite's own thread and answers the loop through
+        # call_soon_threadsafe: the clock must wait for it, neither jump nor deadlock.
+        async with aiosqlite.connect("state.db") as db:
+            await db.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)")
+            await db.execute("INSERT INTO kv VALUES ('a', 1)")
+            await db.commit()
+        await asyncio.sleep(5)
+
+    clock = VirtualClock()
+    disk = CrashDisk()
+    databases = WorldDatabases(disk)
+    with virtual_time(clock), virtual_event_loops(clock), incarnation(disk, databases, 1):
+        asyncio.run(program())
+    assert clock.now() == 5.0
+    assert points(disk) == ["sqlite:commit#1", "sqlite:commit#2"]
+    disk.restart()
+    assert rows_after_restart(disk, databases) == [("a", 1)]
+
+
+def test_sqlalchemy_reaches_the_world() -> None:
+    from sqlalchemy import create_engine, text
+
+    def program() -> None:
+        engine = create_engine("sqlite:///state.db")
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)"))
+            connection.execute(text("INSERT INTO kv VALUES ('a', 1)"))
+        engine.dispose()
+
+    disk, databases = run_program(program)
+    assert {p.path for p in disk.points} == {"/agent/state.db"}
+    assert rows_after_restart(disk, databases) == [("a", 1)]
+
+
+def test_a_crash_waits_for_a_commit_a_thread_of_the_agent_has_under_way() -> None:
+    import threading
+
+    from fakes import VirtualClock
+    from harness.intercept import virtual_time
+
+    def checkpoint_in_the_background() -> None:
+        sum(range(3_000_000))  # a framework's work before its checkpoint lands
+        connection = sqlite3.connect("state.db")
+        connection.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)")
+        connection.execute("INSERT INTO kv VALUES ('saved', 1)")
+        connection.commit()
+
+    disk = CrashDisk()
+    databases = WorldDatabases(disk)
+    with virtual_time(VirtualClock()), incarnation(disk, databases, 1):
+        # LangGraph's default durability: the checkpoint is saved on a thread of its
+        # own while the next step runs; the process dies meanwhile.
+        saver = threading.Thread(target=checkpoint_in_the_background)
+        saver.start()
+        crash = disk.crash_at_event("after_tool:mail#1", "process_killed")
+        saver.join()
+    assert crash.point_id == "after_tool:mail#1"
+    disk.restart()
+    assert rows_after_restart(disk, databases) == [("saved", 1)]
