@@ -8,6 +8,7 @@ and :class:`PlainAgent` put them together around a plain ``main(prompt) -> str``
 """
 
 from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
+from harness.intercept._native import NATIVE_CLIENTS, native_clients
 from harness.intercept._network import ForeverStalled, Route, Served, intercepted_network
 from harness.intercept._plain import (
     FAKE_API_KEY,
@@ -33,6 +34,7 @@ from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 
 __all__ = [
     "FAKE_API_KEY",
+    "NATIVE_CLIENTS",
     "PROVIDER_ENVIRONMENT",
     "REAL_FS_PACKAGES",
     "SQLITE_ROLE",
@@ -50,6 +52,7 @@ __all__ = [
     "import_from_cwd",
     "intercepted_network",
     "missing_function",
+    "native_clients",
     "outcome_of_error",
     "outcome_of_value",
     "provider_environment",

@@ -18,12 +18,18 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from harness._errors import ConfigError
 from harness.agent import AgentFactory
-from harness.intercept import PlainEntry, import_from_cwd, provider_environment
+from harness.intercept import (
+    PlainEntry,
+    import_from_cwd,
+    native_clients,
+    provider_environment,
+)
 from harness.scenario import Scenario
 
 AGENT_SPEC_FORM = ("MODULE:ATTRIBUTE, such as 'mypackage.agent:main' (a plain main(prompt)) "
@@ -40,6 +46,7 @@ def load_agent_factory(spec: str, option: str = "--agent") -> AgentFactory | Pla
     if not module_name or not attribute:
         raise ConfigError(option, spec, AGENT_SPEC_FORM)
     import_from_cwd()
+    before = set(sys.modules)
     try:
         with provider_environment():  # an agent may build its SDK client at import time
             module = importlib.import_module(module_name)
@@ -50,6 +57,10 @@ def load_agent_factory(spec: str, option: str = "--agent") -> AgentFactory | Pla
         raise ConfigError(option, spec, AGENT_SPEC_FORM,
                           f"Importing {module_name!r} raised {type(error).__name__}: "
                           f"{error}") from error
+    escapes = native_clients(set(sys.modules) - before)
+    if escapes:
+        raise ConfigError(option, spec, "an agent whose network calls the harness can see",
+                          f"importing {module_name!r} loaded " + "; ".join(escapes))
     found: Any = module
     for part in attribute.split("."):
         found = getattr(found, part, None)

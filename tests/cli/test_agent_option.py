@@ -145,3 +145,25 @@ def test_a_pytest_ini_error_names_the_ini_option(pytester: pytest.Pytester, ini:
     result.stdout.fnmatch_lines([message])
     assert "--agent:" not in result.stdout.str()
     assert "--target:" not in result.stdout.str()
+
+
+def test_an_agent_on_a_client_that_connects_from_c_is_refused_at_the_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # libpq opens its sockets in C, past every interception: refused before any case.
+    (tmp_path / "psycopg2").mkdir()
+    (tmp_path / "psycopg2" / "__init__.py").write_text("def connect(dsn): ...\n")
+    (tmp_path / "pg_agent.py").write_text(
+        "import psycopg2\n\ndef main(prompt):\n    return psycopg2.connect('dbname=app')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        code = main(["run", str(SCENARIO), "--out", str(tmp_path / "out"),
+                     "--agent", "pg_agent:main"])
+    finally:
+        for name in ("pg_agent", "psycopg2"):
+            sys.modules.pop(name, None)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "psycopg2: PostgreSQL through libpq, which connects from C" in err
+    assert "SQLite database" in err
+    assert "Traceback" not in err

@@ -88,6 +88,7 @@ def test_every_verdict_is_what_the_framework_really_does(module: str, tmp_path: 
     for line in (out / "cases.jsonl").read_text().splitlines():
         row = json.loads(line)
         status = "pass" if row["passed"] else "fail"
-        seen[row["case_id"].removeprefix(prefix)] = (status, tuple(sorted(row["failed_invariants"])))
+        failed = tuple(sorted(row["failed_invariants"]))
+        seen[row["case_id"].removeprefix(prefix)] = (status, failed)
     assert seen == expected, done.stdout[-3000:]
     assert sorted(os.listdir(cwd)) == []  # no database, state file or cache left behind
