@@ -545,11 +545,18 @@ def _installed() -> list[str]:
 
 
 def _certificates() -> list[str]:
+    """The certificate bundles, as files.
+
+    Not the hashed certificate folders (``capath``, ``SSL_CERT_DIR``): OpenSSL reads
+    those from C, below the fake file system, and one holds a link per certificate
+    (1,400 on Debian) that pyfakefs would build, at 0.4 s, whenever a path inside it
+    is looked at (litellm checks its bundle's path on every client it makes).
+    """
     paths = ssl.get_default_verify_paths()
-    named = [os.environ.get(v) for v in ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+    named = [os.environ.get(v) for v in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
                                          "CURL_CA_BUNDLE")]
-    return [p for p in (paths.cafile, paths.capath, paths.openssl_cafile, paths.openssl_capath,
-                        *named) if p]
+    return [p for p in (paths.cafile, paths.openssl_cafile, *named)
+            if p and not os.path.isdir(p)]
 
 
 def _caches(temp: str) -> list[str]:
