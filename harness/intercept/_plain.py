@@ -213,6 +213,7 @@ class PlainAgent:
             stack.enter_context(threads_the_clock_sees())
             stack.enter_context(intercepted_network(world.route(number)))
             stack.enter_context(_fresh_packages(self._entry.packages()))
+            stack.enter_context(no_bytecode_written())
             stack.enter_context(replaced_targets(
                 self._entry.targets,
                 lambda tool, args: world.call_tool(tool, args, number),
@@ -230,8 +231,25 @@ def provider_environment() -> Iterator[None]:
     """The environment and the network an agent sees in a case, for importing its code
     outside one (to check its entry point): a fetch at import time is refused, or
     answered when it is known telemetry, and never reaches the real network."""
-    with _environment(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()):
+    with _environment(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()), \
+            no_bytecode_written():
         yield
+
+
+@contextmanager
+def no_bytecode_written() -> Iterator[None]:
+    """Import without writing ``__pycache__`` beside the agent's code, on the real disk.
+
+    The import system would cache each module it compiles next to its source; the
+    agent's own modules are imported afresh for every incarnation, and its folder
+    must be as it was after a run. Caches already there are still read.
+    """
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = saved
 
 
 class _NoWorld:

@@ -146,6 +146,8 @@ def stateful_agent(agent_packages: AgentPackages) -> str:
 def test_a_run_changes_nothing_on_the_real_disk(
         stateful_agent: str, agent_packages: AgentPackages, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, crash: CrashSpec | None) -> None:
+    # Python as CI runs it, caching what it compiles: no __pycache__ beside the agent's code.
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     started_in = tmp_path / "project"
     started_in.mkdir()
     (started_in / "data.db").write_bytes(b"the user's own database")
