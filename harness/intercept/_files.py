@@ -82,6 +82,7 @@ from pyfakefs.fake_file import (
     FakeDirectoryFromRealDirectory,
     FakeDirWrapper,
     FakeFile,
+    FakeFileFromRealFile,
     FakeFileWrapper,
 )
 from pyfakefs.fake_filesystem import FakeFilesystem
@@ -811,7 +812,43 @@ def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
         assert isinstance(child, FakeDirectory)
         folder = child
     if name not in folder.entries:
-        folder.add_entry(FakeDirectoryFromRealDirectory(root, fs, read_only=True))
+        folder.add_entry(_RealFolder(root, fs, read_only=True))
+
+
+class _RealFolder(FakeDirectoryFromRealDirectory):
+    """A real folder, read-only, listed when first looked into: pyfakefs's lazy folder,
+    filled without its path resolution.
+
+    pyfakefs adds each entry by path, resolving it from the root again: looking into
+    ``site-packages`` (1,700 entries; smolagents reads its prompt templates from
+    there) cost a few hundred milliseconds, in every incarnation. Here each entry is
+    made and linked in directly, with the same stat, mode and laziness.
+    """
+
+    @property
+    def entries(self) -> dict[str, FakeFile]:
+        if self.contents_read:
+            return self._entries
+        self.contents_read = True
+        for entry in os.scandir(self.source_path):
+            if entry.is_symlink():  # rare here; pyfakefs's own way, by path
+                self.filesystem.add_real_symlink(entry.path,
+                                                 posixpath.join(str(self.path), entry.name))
+            elif entry.is_dir():
+                self.add_entry(_RealFolder(entry.path, self.filesystem, self.read_only))
+            else:
+                self.add_entry(_real_file(entry, self.filesystem, read_only=self.read_only))
+        return self._entries
+
+
+def _real_file(entry: os.DirEntry[str], fs: FakeFilesystem, *, read_only: bool) -> FakeFile:
+    """What ``fs.add_real_file`` makes of ``entry``, without adding it by path."""
+    made = FakeFileFromRealFile(entry.path, fs)
+    made.stat_result.set_from_stat_result(entry.stat())
+    if read_only:
+        made.st_mode &= 0o777444
+    made.file_path = entry.path
+    return made
 
 
 class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
