@@ -231,7 +231,8 @@ class _VirtualSelector(selectors.DefaultSelector):
             return bool(woken)
 
         settle_threads(CASE_THREADS, wait=wait)
-        return woken
+        # What a thread sent just before it went quiet is in the self-pipe now.
+        return woken or super().select(0)
 
     def _has_real_io(self) -> bool:
         return any(key.fd != self._wake_fd for key in self.get_map().values())

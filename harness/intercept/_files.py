@@ -852,7 +852,8 @@ def _real_file(entry: os.DirEntry[str], fs: FakeFilesystem, *, read_only: bool) 
 
 
 class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
-    """Cleanup handlers that keep library and standard modules imported while the agent ran.
+    """Cleanup handlers that keep library, installed and standard modules imported while the
+    agent ran.
 
     pyfakefs drops every module imported during a patch from ``sys.modules``;
     for the agent's modules that is welcome (the next incarnation imports them
@@ -880,18 +881,52 @@ class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
         return listed or name.partition(".")[0] in _STDLIB
 
     def __contains__(self, name: object) -> bool:
-        return self._is_library(name) or super().__contains__(name)
+        # Every module has a say: an installed library the agent imported lazily
+        # (litellm loads dozens of its modules on first use) stays imported, once per
+        # process instead of once per incarnation; the agent's own code does not.
+        return isinstance(name, str)
 
     def __missing__(self, name: str) -> Callable[[str], bool]:
         return self._keep
 
     def _keep(self, name: str) -> bool:
+        """Put the real modules back into ``name``; whether it may stay imported.
+
+        A module that bound something of the fake file system other than a whole
+        module (``from os.path import exists``, under the patch) cannot be put
+        right and is dropped, as pyfakefs would: the next import makes it afresh.
+        """
         module = sys.modules.get(name)
         reals = {id(fake): _real_module(key) for key, fake in self._fakes.items()}
+        kept = True
         for attr, value in list(vars(module).items() if module is not None else ()):
             if id(value) in reals:
                 setattr(module, attr, reals[id(value)])
-        return True
+            elif _of_the_fake_file_system(value):
+                kept = False
+        return self._is_library(name) or (kept and _installed_module(module))
+
+
+def _installed_module(module: ModuleType | None) -> bool:
+    """Whether ``module`` was loaded from an installation (``site-packages``, the prefix)."""
+    where = getattr(module, "__file__", None)
+    if not isinstance(where, str):
+        return False
+    return any(_within(os.path.abspath(where), root) for root in _installed_roots(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=8)
+def _installed_roots(path: tuple[str, ...]) -> tuple[str, ...]:
+    del path  # the cache key: _installed() reads sys.path
+    return tuple(os.path.abspath(p) for p in _installed() if p)
+
+
+def _of_the_fake_file_system(value: object) -> bool:
+    """Whether ``value`` is a function, method or object of pyfakefs's fakes."""
+    owner = getattr(value, "__self__", value)
+    module = getattr(type(owner), "__module__", "") if owner is not value else \
+        getattr(value, "__module__", None) or getattr(type(value), "__module__", "")
+    return isinstance(module, str) and module.startswith("pyfakefs")
 
 
 def _real_module(name: str) -> object:

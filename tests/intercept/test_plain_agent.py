@@ -315,8 +315,10 @@ os.environ["FRAMEWORK_IMPORTS"] = str(IMPORTS)
 
 
 def lazily():
-    from {framework} import backend
-    return backend.NAME
+    import importlib
+
+    # As litellm loads its providers: by name, so sys.modules is asked every time.
+    return importlib.import_module("{framework}.backend").NAME
 '''
 BACKEND = """
 import os
@@ -348,8 +350,10 @@ def test_a_framework_is_imported_once_and_the_agents_own_code_every_incarnation(
     monkeypatch.setenv("FRAMEWORK_IMPORTS", "0")
     monkeypatch.setenv("BACKEND_IMPORTS", "0")
     framework = f"slow_framework_{id(agent_packages) % 10_000}"
-    folder = agent_packages.root / framework
-    folder.mkdir()
+    installed = agent_packages.root / "site-packages"  # as pip installs a framework
+    folder = installed / framework
+    folder.mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(installed))
     (folder / "__init__.py").write_text(FRAMEWORK.replace("{framework}", framework))
     (folder / "backend.py").write_text(BACKEND)
     package = agent_packages.write({"tools": TOOLS_SOURCE, "agent": ON_A_FRAMEWORK.replace(
