@@ -61,6 +61,7 @@ Example (the torn-state-file bug a naive save has)::
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import functools
 import os
@@ -74,16 +75,18 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from types import FrameType, ModuleType
-from typing import Any, ClassVar, cast, final
+from typing import Any, ClassVar, Final, cast, final
 
 from pyfakefs import fake_io, fake_open, fake_os, fake_path, fake_pathlib
 from pyfakefs.fake_file import (
+    FakeBinaryFileWrapper,
     FakeDirectory,
     FakeDirectoryFromRealDirectory,
     FakeDirWrapper,
     FakeFile,
     FakeFileFromRealFile,
     FakeFileWrapper,
+    FakeTextFileWrapper,
 )
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
@@ -570,6 +573,66 @@ def _caches(temp: str) -> list[str]:
     return [*(p for p in named if p), *defaults, os.path.join(temp, "data-gym-cache")]
 
 
+# -- pyfakefs's file objects, at the cost of the writes they carry -----------------------
+
+# Names pyfakefs's wrappers answer from the object itself; every other name goes
+# through its ``__getattr__`` (which checks the file is open and wraps the call).
+_WRAPPER_OWN_NAMES: Final = frozenset(n for c in FakeFileWrapper.__mro__ for n in vars(c))
+_object_attribute = object.__getattribute__
+_CACHED_WRITE: Final = "_harness_write"
+
+
+def _wrapper_attribute(wrapper: FakeFileWrapper, name: str) -> Any:
+    """pyfakefs's ``__getattribute__`` of its text and binary wrappers, made cheap.
+
+    pyfakefs answers every attribute through ``hasattr(FakeFileWrapper, name)``
+    and a second ``__getattribute__`` for ``__dict__``, and builds a new
+    ``write`` wrapper for every call: ``json.dump`` into an open file (hundreds
+    of small writes) cost 15 ms. The answers are the same; the write wrapper of
+    a file still open and writable is built once and kept.
+    """
+    if name == "write":
+        return _write_of(wrapper)
+    if name in _WRAPPER_OWN_NAMES or name in _object_attribute(wrapper, "__dict__"):
+        return _object_attribute(wrapper, name)
+    return _object_attribute(wrapper, "__getattr__")(name)
+
+
+def _write_of(wrapper: FakeFileWrapper) -> Any:
+    """``wrapper.write``: pyfakefs's checks each time, its wrapper built once."""
+    attributes = _object_attribute(wrapper, "__dict__")
+    cached = attributes.get(_CACHED_WRITE)
+    if cached is not None and not attributes["file_object"].is_large_file() and (
+        attributes["is_stream"] or _object_attribute(wrapper, "_is_open")()
+    ):
+        return cached
+    # The first write, or a failing one: pyfakefs's own path raises or answers.
+    write = _object_attribute(wrapper, "__getattr__")("write")
+    if getattr(write, "__name__", "") == "write_wrapper":  # not its write_error
+        attributes[_CACHED_WRITE] = write
+    return write
+
+
+class _TextFile(FakeTextFileWrapper):
+    __getattribute__ = _wrapper_attribute
+
+
+class _BinaryFile(FakeBinaryFileWrapper):
+    __getattribute__ = _wrapper_attribute
+
+
+@contextmanager
+def _cheap_file_objects() -> Iterator[None]:
+    """pyfakefs's ``open`` hands out :class:`_TextFile` and :class:`_BinaryFile`."""
+    names = vars(fake_open)  # the globals its FakeFileOpen looks the classes up in
+    saved = {name: names[name] for name in ("FakeTextFileWrapper", "FakeBinaryFileWrapper")}
+    names.update(FakeTextFileWrapper=_TextFile, FakeBinaryFileWrapper=_BinaryFile)
+    try:
+        yield
+    finally:
+        names.update(saved)
+
+
 class _AgentPatcher(Patcher):
     """pyfakefs's patcher with its own singleton and module cache.
 
@@ -657,6 +720,17 @@ class AgentFiles:
         self._library_callers = _LibraryCallers(self._packages)
         self._patcher = self._new_patcher()
 
+    def __deepcopy__(self, memo: dict[int, object]) -> AgentFiles:
+        # A copy of a world (crash exploration) holds the files of the copied disk;
+        # the patcher and the read-through roots are the same for every world of the
+        # case, and only one incarnation's files are ever active at a time, so the
+        # twin shares them rather than paying for a patcher of its own.
+        twin = AgentFiles.__new__(AgentFiles)
+        memo[id(self)] = twin
+        twin.__dict__.update(self.__dict__)
+        twin.disk = copy.deepcopy(self.disk, memo)
+        return twin
+
     def _new_patcher(self) -> _AgentPatcher:
         # Only the package names: a longer list (every loaded submodule) makes
         # pyfakefs's scan quadratic and invalidates its cache whenever a module
@@ -692,7 +766,8 @@ class AgentFiles:
         AgentFiles._active = self
         rng = rng_stream(self._seed, f"tempfile:{generation}")
         try:
-            with _skip_check(self._library_callers), _seeded_tempfile_names(rng):
+            with _skip_check(self._library_callers), _seeded_tempfile_names(rng), \
+                    _cheap_file_objects():
                 self._patcher.pass_over_libraries(self._packages)
                 self._patcher.setUp()
                 try:

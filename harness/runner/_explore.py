@@ -32,21 +32,26 @@ world here is deterministic, so this goes further:
    from a crash), every case of the scenario replays and the results say so
    (``CaseResult.exploration``).
 
+An unchanged agent (``main(prompt)``) is explored the same way: a crash kills its
+process, so what its restart meets is the world alone (the crash disk its files and
+databases live on, the provider, the ledger, the clock), and that is what is copied.
+Its modules are imported afresh by the restart either way.
+
 Error classes (an ``EIO`` the agent lives through), second crashes during recovery,
-scenarios with background jobs, cancels or a goal (:func:`unrecorded_parts`)
-and plain ``main(prompt)`` agents (their files and loops live in the agent's own
-process state) always replay. ``HARNESS_REPLAY=1`` (``harness run --replay``) turns
-all of it off; a test runs the shipped suite both ways and requires equal digests.
+and scenarios with background jobs, cancels or a goal (:func:`unrecorded_parts`)
+always replay. ``HARNESS_REPLAY=1`` (``harness run --replay``) turns all of it off;
+a test runs the shipped suite both ways and requires equal digests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from fakes import IncomingRequest, PersistencePoint, VirtualClock
+from fakes import CASE_THREADS, IncomingRequest, PersistencePoint, VirtualClock
 from harness.runner._points import is_world_point
 from harness.runner._results import Case, CrashSpec
 from harness.runner._run import (
@@ -126,6 +131,7 @@ class Recording:
         world.on_event = self._at_event
         world.on_request = self._at_request
         self._world = world
+        self._thread = threading.current_thread()
         with run.driven():
             final = run._run_to_stop()
             world.disk.observer = world.on_event = world.on_request = None
@@ -140,7 +146,19 @@ class Recording:
 
     def _copy(self) -> World | None:
         world = self._world
-        return None if world.in_flight() or _other_tasks() else world.copy()
+        if world.in_flight() or not self._in_case_thread() or _other_tasks():
+            return None
+        return world.copy()
+
+    def _in_case_thread(self) -> bool:
+        """Whether the point is reached by the case: its own thread or one it started.
+
+        A crash refuses every later world operation from any thread, so where the
+        point was reached does not change the crashed world; the sampled replays
+        (:meth:`checked`) catch an agent whose threads make it otherwise.
+        """
+        current = threading.current_thread()
+        return current is self._thread or current in CASE_THREADS
 
     def _at_request(self, incoming: IncomingRequest, incarnation: int) -> None:
         world = self._world
@@ -189,12 +207,15 @@ class Recording:
             return None
         world = copied.copy()
         disk = world.disk
+        # No agent runs in a copy: there are no threads of its to wait for.
+        settle, disk.before_crash = disk.before_crash, None
         if at_event:
             world.crashed_at = crash.point_id
             disk.crash_at_event(crash.point_id, _crash_class(crash.crash_class))
         else:
             disk.plan = _first_plan(crash)
             disk.crash_here(disk.points[-1], _crash_class(crash.crash_class))
+        disk.before_crash = settle
         return world
 
 
@@ -208,7 +229,7 @@ def _other_tasks() -> bool:
         current = asyncio.current_task()
         tasks = asyncio.all_tasks()
     except RuntimeError:
-        return True  # blocking code: no loop to ask
+        return False  # blocking code in the case's own thread: no loop, no tasks
     return any(not task.done() and task is not current and not _harmless(task) for task in tasks)
 
 

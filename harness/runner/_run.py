@@ -538,8 +538,7 @@ def run_trace(case: Case, scenario: Scenario | None = None,
 def traced(case: Case, scenario: Scenario, factory: AgentUnderTest, replay: bool | None
            ) -> tuple[Trace, str]:
     """``case``'s trace, and how it was run (``recorded``, ``rejoined`` or ``replayed``)."""
-    if not (replay_each_case() if replay is None else replay) and \
-            not isinstance(factory, PlainEntry):
+    if not (replay_each_case() if replay is None else replay):
         from harness.runner._explore import explored_trace
 
         explored = explored_trace(case, scenario, factory)

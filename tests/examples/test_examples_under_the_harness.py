@@ -181,3 +181,26 @@ def test_a_state_file_lost_with_the_power_is_explained_after_a_world_event_crash
     assert ("the agent failed after restarting from the crash at before_request:2 "
             "(unsynced_lost): it could not read a file it wrote before the crash"
             in report(result))
+
+
+@pytest.mark.system  # some 70 cases, each run both ways
+def test_the_careful_agents_crash_cases_start_from_its_recorded_run_as_replays_would() -> None:
+    from harness.runner import _explore
+
+    _explore._RECORDINGS.clear()
+    _explore._MADE.clear()
+    scenario = send_then_note(crash={"points": "all",
+                                     "classes": ["unsynced_lost", "process_killed"]})
+    entry = PlainEntry(CAREFUL)
+    # Every point of the agent's own files and every world event, in two classes; one
+    # case in five keeps it short.
+    cases = [c for c in plan_cases(scenario, Path("scenario.yaml"), entry) if c.crash][::5]
+    explored = [run_case(c, scenario, entry) for c in cases]
+    replayed = [run_case(c, scenario, entry, replay=True) for c in cases]
+
+    assert [(r.case.case_id, r.digest, r.verdicts) for r in explored] == \
+        [(r.case.case_id, r.digest, r.verdicts) for r in replayed]
+    assert all(r.fallback is None for r in _explore._RECORDINGS.values())
+    # Most cases ran only the restart, from the world copied at their point.
+    ways = [r.exploration for r in explored]
+    assert ways.count("recorded") > len(cases) * 3 // 4, ways
