@@ -776,3 +776,39 @@ def test_the_crash_disk_holds_what_the_agent_handed_to_the_os_after_every_step(
             program.run(*op)
             assert _what_the_agent_sees(disk) == disk.files()
             assert sorted(d for d, _ in _walk_the_world(disk.folders())) == disk.folders()
+
+
+# -- pyfakefs's file objects, made cheap, answer as pyfakefs does ------------------------
+
+
+def test_a_file_object_written_in_many_small_pieces_holds_them_all() -> None:
+    # json.dump writes token by token: hundreds of write() calls into one file.
+    state = {"entries": [{"id": i, "tags": ["a", "b"], "text": "é" * 3} for i in range(40)]}
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        with open("state.json", "w", encoding="utf-8") as text:
+            json.dump(state, text)
+        with open("state.bin", "wb") as binary:
+            for i in range(300):
+                binary.write(bytes([i % 256]))
+        with open("state.json", "a", encoding="utf-8") as appended:
+            appended.write("\n")
+            appended.write("tail")
+    files = disk.files()
+    assert files["/agent/state.json"] == (json.dumps(state) + "\ntail").encode()
+    assert files["/agent/state.bin"] == bytes(i % 256 for i in range(300))
+
+
+def test_writing_a_closed_or_read_only_file_object_fails_as_on_a_real_disk() -> None:
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        with open("notes.txt", "w") as kept:
+            kept.write("one")  # the write method is now known to this object
+        with pytest.raises(ValueError, match="closed file"):
+            kept.write("two")
+        with open("notes.txt") as reading, pytest.raises(OSError, match="not open for writing"):
+            reading.write("three")
+        with open("notes.txt", "rb") as reading_bytes, \
+                pytest.raises(OSError, match="not open for writing"):
+            reading_bytes.write(b"four")
+    assert disk.files()["/agent/notes.txt"] == b"one"

@@ -373,3 +373,4 @@ def test_a_framework_is_imported_once_and_the_agents_own_code_every_incarnation(
     assert crashed.trace is not None
     assert crashed.trace.extra["final_answer"] == "own module imported 1 time(s) in this " \
         "incarnation"
+
