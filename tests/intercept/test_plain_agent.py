@@ -374,3 +374,29 @@ def test_a_framework_is_imported_once_and_the_agents_own_code_every_incarnation(
     assert crashed.trace.extra["final_answer"] == "own module imported 1 time(s) in this " \
         "incarnation"
 
+
+
+EDITED = '''
+ANSWER = "{answer}"
+
+
+def main(prompt: str) -> str:
+    return ANSWER
+'''
+
+
+def test_an_agent_module_edited_between_cases_runs_its_new_code(
+        agent_packages: AgentPackages) -> None:
+    # Compiled code is reused per source: the same bytes, never a stale edit.
+    package = agent_packages.write({"tools": TOOLS_SOURCE,
+                                    "agent": EDITED.replace("{answer}", "first")})
+    scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
+                             expect={"stop_state": "complete"})
+    before = run(package, scenario)
+    agent_file = agent_packages.root / package / "agent.py"
+    agent_file.write_text(EDITED.replace("{answer}", "second"))
+    after = run(package, scenario)
+
+    assert before.trace is not None and after.trace is not None
+    assert (before.trace.extra["final_answer"], after.trace.extra["final_answer"]) == \
+        ("first", "second")
