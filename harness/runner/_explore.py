@@ -130,11 +130,14 @@ class Recording:
         world.disk.observer = self._at_point
         world.on_event = self._at_event
         world.on_request = self._at_request
+        world.on_tool_settled = self._at_tool_settled
         self._world = world
+        self._after_tool: str | None = None
         self._thread = threading.current_thread()
         with run.driven():
             final = run._run_to_stop()
             world.disk.observer = world.on_event = world.on_request = None
+            world.on_tool_settled = None
             self.run = run
             self.base = run.finish(final)
 
@@ -142,11 +145,25 @@ class Recording:
         self.copies[(point.id, when)] = self._copy()
 
     def _at_event(self, event: str) -> None:
-        self.copies[(event, "at")] = self._copy()
+        # A crash at before_request raises where the request is accepted, before
+        # any response exists: the request stays as it is, whatever the client.
+        self.copies[(event, "at")] = self._copy(
+            but_the_last_request=event.startswith("before_request:"))
+        if event.startswith("after_tool:"):
+            # Reached inside the tool call, whose record is still open: a crash here
+            # closes it at once (the call's own ``finally``, with no wait between), so
+            # the world as the crash leaves it is the one when the call settles.
+            self._after_tool = event
 
-    def _copy(self) -> World | None:
+    def _at_tool_settled(self) -> None:
+        event, self._after_tool = self._after_tool, None
+        if event is not None and self.copies.get((event, "at")) is None:
+            self.copies[(event, "at")] = self._copy()
+
+    def _copy(self, *, but_the_last_request: bool = False) -> World | None:
         world = self._world
-        if world.in_flight() or not self._in_case_thread() or _other_tasks():
+        if world.in_flight(but_the_last_request=but_the_last_request) or \
+                not self._in_case_thread() or _other_tasks():
             return None
         return world.copy()
 
@@ -234,8 +251,8 @@ def _other_tasks() -> bool:
 
 
 def _harmless(task: asyncio.Task[object]) -> bool:
-    """The runner's own guard around the agent, a bare timer, or an async generator's
-    finalizer: none of them acts on the world.
+    """The runner's own guard around the agent, a bare timer, an async generator's
+    finalizer or a client's ``aclose``: none of them acts on the world.
 
     The loop schedules ``aclose()`` of an async generator the garbage collector found
     unfinished (an HTTP client's byte stream the agent stopped reading); when that
@@ -245,7 +262,12 @@ def _harmless(task: asyncio.Task[object]) -> bool:
     coro = task.get_coro()
     if type(coro).__name__ == "async_generator_athrow":
         return True
-    return getattr(coro, "cr_code", None) in _HARMLESS_CODE
+    code = getattr(coro, "cr_code", None)
+    # An SDK client's finalizer schedules its own ``aclose()`` when the collector
+    # finds it (the openai SDK does): when depends on the process's history, as
+    # above. With no stream open (checked first) closing a client cannot touch the
+    # world.
+    return code in _HARMLESS_CODE or getattr(code, "co_name", None) == "aclose"
 
 
 _HARMLESS_CODE: Final = frozenset({_guarded.__code__, VirtualClock.sleep.__code__})

@@ -23,6 +23,7 @@ import asyncio
 import copy
 import functools
 import json
+import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -223,6 +224,9 @@ class World:
         # the provider sees it (a case may stop there: see harness.runner._explore).
         self.on_event: Callable[[str], None] | None = None
         self.on_request: Callable[[IncomingRequest, int], None] | None = None
+        # Told when a tool call's record is final (ended, or cut by a crash at its
+        # after_tool event): where a crash there leaves the world.
+        self.on_tool_settled: Callable[[], None] | None = None
         self.jobs = WorldJobs(self)  # background jobs and cancels (seed 002 §19.4)
         self.goals = _goal_service(self)
 
@@ -456,9 +460,15 @@ class World:
     def request_records(self) -> tuple[RequestRecord, ...]:
         return tuple(_record(p, self.scenario.dialect) for p in self.requests)
 
-    def in_flight(self) -> bool:
-        """Whether a stream is open or a tool call is running (a crash now cuts them)."""
-        return any(p.ended == "open" for p in self.requests) or \
+    def in_flight(self, *, but_the_last_request: bool = False) -> bool:
+        """Whether a stream is open or a tool call is running (a crash now cuts them).
+
+        ``but_the_last_request``: leave out the request just accepted, not yet
+        answered (a crash at its ``before_request`` leaves it as it is: no response
+        exists for the client to close).
+        """
+        requests = self.requests[:-1] if but_the_last_request else self.requests
+        return any(p.ended == "open" for p in requests) or \
             any(i.outcome == "running" for i in self.invocations)
 
     def state_key(self, incoming: IncomingRequest) -> str:
@@ -522,12 +532,13 @@ class World:
         shared += [p.response for p in self.requests]
         for item in shared:
             memo[id(item)] = item
-        hooks = self.on_event, self.on_request, self.disk.observer
-        self.on_event = self.on_request = self.disk.observer = None  # the copy has none
+        hooks = self.on_event, self.on_request, self.on_tool_settled, self.disk.observer
+        # The copy has none.
+        self.on_event = self.on_request = self.on_tool_settled = self.disk.observer = None
         try:
             return copy.deepcopy(self, memo)
         finally:
-            self.on_event, self.on_request, self.disk.observer = hooks
+            self.on_event, self.on_request, self.on_tool_settled, self.disk.observer = hooks
 
     def files_digest(self) -> str:
         """sha256 over every file's current bytes, by path (what recovery wrote)."""
@@ -802,6 +813,8 @@ class _RecordingTool:
             left = world.returned
             world.invocations[slot] = record(None if left else world.clock.now(),
                                              "abandoned" if left else outcome)
+            if world.on_tool_settled is not None:
+                world.on_tool_settled()
 
 
 def _dialect_called(url: str, scenario_dialect: str) -> str | None:
@@ -854,7 +867,10 @@ class WorldRoute:
             world.foreign.append(foreign_line(f"{request.method} {request.url}",
                                               calling_library()))
             return None
-        world.telemetry.append(telemetry_line(request.method, request.url, entry))
+        if threading.current_thread() in fakes.CASE_THREADS:
+            # A thread the case did not start (a trace exporter started at import)
+            # sends when real time says so: answered, but not the case's record.
+            world.telemetry.append(telemetry_line(request.method, request.url, entry))
         return telemetry_answer(entry)
 
     def refuse(self, what: str, library: str) -> None:
