@@ -791,6 +791,10 @@ def plan_cases(scenario: Scenario, source: Path | str,
     if isinstance(agent_factory, PlainEntry):
         with provider_environment():  # the agent's modules may build clients at import
             _check_functions(scenario, agent_factory)
+            # Its libraries imported before any case: what a framework does once per
+            # process at import (a price list fetched, telemetry) never lands in
+            # whichever case happens to run first.
+            agent_factory.load()
     selection = scenario.crash.points
     if selection == "none":
         return [base]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
+import threading
+import types
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from harness.intercept import PlainEntry
@@ -252,6 +256,50 @@ def test_the_openai_agents_trace_ingest_is_absorbed_and_listed_as_telemetry(
         "POST https://api.openai.com/v1/traces/ingest "
         "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)"]
     assert result.trace.requests == ()  # the fake provider never saw it
+
+
+EXPORTS_FROM_A_THREAD_IT_DID_NOT_START = '''
+import httpx
+
+import exporter_started_at_import as exporter
+
+
+def main(prompt: str) -> str:
+    exporter.flush.set()  # the exporter posts now, from its own thread
+    exporter.flushed.wait(30)
+    response = httpx.post("https://api.openai.com/v1/traces/ingest", json={"data": []})
+    return f"exported: {response.status_code}"
+'''
+
+
+def test_telemetry_from_a_thread_the_case_did_not_start_is_answered_but_not_listed(
+        agent_packages: AgentPackages, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A framework's exporter thread, started when it was imported (outside any case),
+    # sends when real time says so: the case that happens to run then must not list it.
+    exporter = types.ModuleType("exporter_started_at_import")
+    exporter.flush, exporter.flushed = threading.Event(), threading.Event()  # type: ignore[attr-defined]
+    statuses: list[int] = []
+
+    def export() -> None:
+        exporter.flush.wait(30)  # type: ignore[attr-defined]
+        statuses.append(httpx.post("https://api.openai.com/v1/traces/ingest",
+                                   json={"data": [{"object": "trace.span"}]}).status_code)
+        exporter.flushed.set()  # type: ignore[attr-defined]
+
+    monkeypatch.setitem(sys.modules, "exporter_started_at_import", exporter)
+    thread = threading.Thread(target=export, daemon=True)
+    thread.start()
+    package = agent_packages.write({"agent": EXPORTS_FROM_A_THREAD_IT_DID_NOT_START})
+    result = run(package, hello(model=[{"turn": 1, "text": "unused"}]))
+    thread.join(30)
+
+    assert statuses == [204]  # answered as the service would, never the real network
+    assert answer(result) == "exported: 204"
+    assert result.trace is not None
+    # Only the agent's own export is the case's.
+    assert result.trace.extra["telemetry_requests"] == [
+        "POST https://api.openai.com/v1/traces/ingest "
+        "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)"]
 
 
 OTEL_AGENT = '''

@@ -397,6 +397,7 @@ def test_an_agent_module_edited_between_cases_runs_its_new_code(
     agent_file.write_text(EDITED.replace("{answer}", "second"))
     after = run(package, scenario)
 
-    assert before.trace is not None and after.trace is not None
+    assert before.trace is not None
+    assert after.trace is not None
     assert (before.trace.extra["final_answer"], after.trace.extra["final_answer"]) == \
         ("first", "second")
