@@ -28,22 +28,42 @@ from harness.scenario import Scenario
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "runner"))
 from long_scenarios import appends  # type: ignore[import-not-found]
 
+PLAIN = "examples.openai_careful.agent:main"
+PLAIN_TOOLS = "examples.openai_agent.tools"
+
 
 def _factory(agent: str) -> AgentUnderTest | None:
     if agent == "reference":
         return None
+    if agent == "plain":
+        from harness.intercept import PlainEntry
+
+        return PlainEntry(PLAIN)
     from minimal_agent import minimal_factory  # type: ignore[import-not-found]
 
     factory: AgentUnderTest = minimal_factory(*agent.split(":")[1:])
     return factory
 
 
+def _for(agent: str, scenario: Scenario) -> Scenario:
+    """``scenario`` as the agent can run it: the unchanged agent's append tool is its own."""
+    if agent != "plain":
+        return scenario
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    data["tools"] = {"append_note": {"kind": "append",
+                                     "target": f"{PLAIN_TOOLS}:append_note"}}
+    for step in data["model"]:
+        for call in step.get("calls", []):
+            call["tool"] = "append_note"
+    return Scenario.model_validate(data)
+
+
 def _timed(scenario: Scenario, factory: AgentUnderTest | None, replay: bool
            ) -> tuple[float, list[CaseResult]]:
     cases = [c for c in plan_cases(scenario, Path("bench.yaml"), factory) if c.crash]
-    started = time.perf_counter()
+    started = time.process_time()
     results = [run_case(case, scenario, factory, replay=replay) for case in cases]
-    return time.perf_counter() - started, results
+    return time.process_time() - started, results
 
 
 def _suite() -> int:
@@ -74,8 +94,9 @@ def _suite() -> int:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--agent", default="reference",
-                        help="reference, minimal, or minimal:FLAW (the tests' minimal agent, "
-                             "e.g. minimal:ids_per_run, which can rejoin the recorded run)")
+                        help="reference, plain (the careful openai-SDK example, "
+                             "unchanged), minimal, or minimal:FLAW (the tests' minimal agent, e.g. "
+                             "minimal:ids_per_run, which can rejoin the recorded run)")
     parser.add_argument("--turns", default="8,32", help="comma-separated lengths")
     parser.add_argument("--suite", action="store_true",
                         help="instead: the shipped scenarios, every case, both ways")
@@ -86,7 +107,7 @@ def main() -> int:
     per_case: dict[int, tuple[float, float]] = {}
     same = True
     for turns in (int(t) for t in args.turns.split(",")):
-        scenario = appends(turns)
+        scenario = _for(args.agent, appends(turns))
         replay_s, replayed = _timed(scenario, factory, replay=True)
         explore_s, explored = _timed(scenario, factory, replay=False)
         n = len(replayed)
