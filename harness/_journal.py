@@ -198,14 +198,17 @@ def plan_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
         if before.get(key) != now.get(key):
             found.append(f"{_OPTION_NAMES.get(key, key)} was {_shown(before.get(key))}, "
                          f"now {_shown(now.get(key))}")
-    found += _scenario_differences(old.get("scenarios") or [], new.get("scenarios") or [])
+    # A changed --seed changes every file's seed: said once, above.
+    seeds = before.get("seed") == now.get("seed")
+    found += _scenario_differences(old.get("scenarios") or [], new.get("scenarios") or [],
+                                   seeds=seeds)
     if not found and old.get("cases") != new.get("cases"):
         found.append(f"the planned cases differ ({len(old.get('cases') or [])} then, "
                      f"{len(new.get('cases') or [])} now)")
     return found
 
 
-def _scenario_differences(old: list[Any], new: list[Any]) -> list[str]:
+def _scenario_differences(old: list[Any], new: list[Any], *, seeds: bool) -> list[str]:
     before = {str(s.get("path")): s for s in old if isinstance(s, dict)}
     now = {str(s.get("path")): s for s in new if isinstance(s, dict)}
     found = [f"scenario file {path} was in the run, not now" for path in before
@@ -214,7 +217,7 @@ def _scenario_differences(old: list[Any], new: list[Any]) -> list[str]:
     for path in (p for p in now if p in before):
         if before[path].get("sha256") != now[path].get("sha256"):
             found.append(f"scenario file {path} changed since (its SHA-256 differs)")
-        elif before[path].get("seed") != now[path].get("seed"):
+        elif seeds and before[path].get("seed") != now[path].get("seed"):
             found.append(f"scenario file {path} ran with seed {before[path].get('seed')}, "
                          f"now {now[path].get('seed')}")
     return found
