@@ -434,7 +434,7 @@ class _RunState:
         if self._progress.live and self._progress.drawn:
             sys.stderr.write("\n")
         folder = self.folder
-        if folder is None or (not folder.entries and not folder.journal.exists()):
+        if folder is None or not folder.started:
             print(f"harness run: interrupted by {signal_name} before any case finished; "
                   "nothing was written", file=sys.stderr)
             return code

@@ -254,6 +254,8 @@ class RunFolder:
         self.folder, self.header, self._resumed = folder, header, resumed
         self.entries: dict[int, Mapping[str, Any]] = dict(resumed.entries) if resumed else {}
         self._journal: JournalFile | None = None
+        #: Whether the folder holds this run's journal (resumed, or a first case in).
+        self.started = resumed is not None
 
     @property
     def total(self) -> int:
@@ -281,6 +283,7 @@ class RunFolder:
             return JournalFile.reopen(self._resumed)
         clean_strays(self.folder, [JOURNAL_NAME, MANIFEST_NAME, *result_names()])
         journal = JournalFile.create(self.journal, self.header)
+        self.started = True
         (self.folder / MANIFEST_NAME).unlink(missing_ok=True)
         sync_folder(self.folder)
         return journal
