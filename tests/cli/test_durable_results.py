@@ -174,6 +174,19 @@ def killed(suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     return out
 
 
+def test_a_journal_line_a_kill_cut_short_is_no_case_and_resume_writes_over_it(
+        suite: Path, killed: Path, tmp_path: Path) -> None:
+    whole = tmp_path / "whole"
+    main(["run", str(suite), "--out", str(whole)])
+    with (killed / "journal.jsonl").open("ab") as journal:
+        journal.write(b'{"index": 4, "case_id": "crashy[journ')  # the write a SIGKILL cut
+
+    assert refusal(killed) == (f"{killed}: this run is incomplete: 2 of 7 cases; resume it "
+                               f"with: harness run {suite} --out {killed} --resume")
+    assert main(["run", str(suite), "--out", str(killed), "--resume"]) == 1
+    assert files(killed) == files(whole)
+
+
 def test_a_run_without_resume_starts_afresh_over_an_interrupted_one(
         suite: Path, killed: Path) -> None:
     out = killed
