@@ -3,8 +3,10 @@
 Commands and exit codes::
 
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
-                        [--jobs N] [--case-timeout SECONDS]
-                                      0 every case passed, 1 a case failed, 2 bad input
+                        [--jobs N] [--case-timeout SECONDS] [--resume]
+                                      0 every case passed, 1 a case failed, 2 bad input,
+                                      130 / 143 stopped by SIGINT / SIGTERM (finished cases
+                                      kept; --resume runs the rest)
     harness run PATH... --exec COMMAND [--time-scale X]
                                       the same, with the agent as a process (any language)
     harness serve SCENARIO... [--port P] [--time-scale X]
@@ -32,10 +34,11 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
+from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_TIMEOUT,
     parse_host,
@@ -48,6 +51,8 @@ from harness._options import (
 from harness.ports import DIALECTS
 
 if TYPE_CHECKING:
+    from harness._journal import JournalRead
+    from harness._output import RunFolder
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
@@ -104,6 +109,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
     run.add_argument("--out", type=Path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
+    run.add_argument("--resume", action="store_true",
+                     help="finish the interrupted run in --out: run only the cases its "
+                          "journal lacks (same paths and options, else refused)")
     run.add_argument("--agent", metavar="MODULE:CALLABLE",
                      help="the agent to test: a plain main(prompt) -> str run unchanged, or a "
                           "factory from AgentPorts to an Agent (default: the reference agent)")
@@ -157,7 +165,9 @@ def _seconds(text: str) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(words)
+    args.argv = words  # for the command that resumes an interrupted run
     if args.command is None:
         parser.print_help()
         return 0
@@ -302,14 +312,28 @@ def point_parts(point: str) -> tuple[str, str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness._output import check_writable_folder
+    """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
+    from harness._interrupt import Interrupted, stopping_cleanly
 
+    state = _RunState(args)
+    with stopping_cleanly():
+        try:
+            return _run_planned(args, state)
+        except Interrupted as stop:
+            return state.stopped(stop.name, stop.exit_code)
+        except KeyboardInterrupt:  # raised before the handlers were in place
+            return state.stopped("SIGINT", 130)
+        finally:
+            state.close()
+
+
+def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
     loaded = [(with_absorbed(scenario, args.absorb), source)
               for scenario, source in _load(args.paths, crash=crash_mode, seed=args.seed)]
     if args.exec is not None:
-        return _run_exec(args, loaded, crash_at)
+        return _run_exec(args, loaded, crash_at, state)
     factory = _agent(args.agent, args.target)
     # A target is checked against every scenario named, spoken or not: skipping one for
     # its dialect does not make its tools' names wrong.
@@ -324,35 +348,173 @@ def _run(args: argparse.Namespace) -> int:
     planned = [(replace(case, agent=args.agent, targets=targets), scenario)
                for scenario, source in loaded
                for case in _plan(scenario, source, crash_at, factory)]
-    # After every input check (bad input leaves no folder behind), before any case runs.
-    check_writable_folder(args.out, "--out")
-    results = run_cases(planned, jobs=args.jobs, progress=sys.stderr, agent=args.agent,
-                        targets=tuple(args.target), twice=args.check_determinism,
-                        timeout=args.case_timeout, replay=args.replay)
-    return _report(args, loaded, results, crash_mode)
+    todo = state.open(loaded, planned)
+    run_cases([planned[index] for index in todo], jobs=args.jobs, on_result=state.record,
+              agent=args.agent, targets=tuple(args.target), twice=args.check_determinism,
+              timeout=args.case_timeout, replay=args.replay)
+    return _report(args, loaded, state, crash_mode)
 
 
 def _run_exec(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
-              crash_at: CrashSpec | None) -> int:
-    from harness._output import check_writable_folder
+              crash_at: CrashSpec | None, state: _RunState) -> int:
     from harness.serve._command import plan_exec, run_exec_cases
 
     loaded = _speaking(loaded, None, args.dialect or ())
     planned = plan_exec(loaded, args.exec, crash_at, args.no_crash)
-    check_writable_folder(args.out, "--out")
-    results = run_exec_cases(planned, args, _Progress(len(planned), sys.stderr).step)
-    return _report(args, loaded, results, "none" if args.no_crash else None)
+    todo = state.open(loaded, planned)
+    run_exec_cases([planned[index] for index in todo], args, state.record)
+    return _report(args, loaded, state, "none" if args.no_crash else None)
+
+
+def _crash_option(args: argparse.Namespace) -> str:
+    """How the run chose its crashes, as the manifest and the journal name it."""
+    return str(args.crash_at or ("none" if args.no_crash else "as-scenario"))
+
+
+class _RunState:
+    """A run's plan, its results folder (:class:`harness._output.RunFolder`) and progress.
+
+    :meth:`open` checks ``--out`` (and, with ``--resume``, that the journal there is of
+    this very plan) and says which planned cases are still to run; :meth:`record` takes
+    each result as it comes; :meth:`stopped` reports a run a signal ended.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.planned: list[tuple[Case, Scenario]] = []
+        self.folder: RunFolder | None = None
+        self.live: dict[int, CaseResult] = {}
+        self._indices: dict[Case, list[int]] = {}
+        self._progress = _Progress(0, sys.stderr)
+
+    def open(self, loaded: list[tuple[Scenario, Path]],
+             planned: list[tuple[Case, Scenario]]) -> list[int]:
+        """Check the folder, start or resume the journal; the indices of the cases to run."""
+        from harness._output import RunFolder, check_writable_folder
+
+        plan = _plan_identity(self.args, loaded, planned)
+        resumed = _resumable(self.args.out, plan) if self.args.resume else None
+        # After every input check (bad input leaves no folder behind), before any case runs.
+        check_writable_folder(self.args.out, "--out")
+        header = {"journal": JOURNAL_VERSION, "plan": plan,
+                  "resume": _resume_command(self.args.argv)}
+        self.planned = planned
+        self.folder = RunFolder(self.args.out, header, resumed)
+        todo = [index for index in range(len(planned)) if index not in self.folder.entries]
+        for index in todo:
+            self._indices.setdefault(planned[index][0], []).append(index)
+        self._progress = _Progress(len(planned), sys.stderr, done=len(planned) - len(todo))
+        if resumed is not None:
+            print(f"harness run: resuming {self.args.out}/: {len(planned) - len(todo)} of "
+                  f"{len(planned)} cases done, {len(todo)} to run", file=sys.stderr)
+        return todo
+
+    def record(self, result: CaseResult) -> None:
+        from harness.runner import strictly
+
+        assert self.folder is not None
+        index = self._indices[result.case].pop(0)
+        if self.args.strict:
+            result = strictly(result)
+        self.folder.record(index, result)
+        self.live[index] = result
+        self._progress.step(result)
+
+    def results(self) -> list[CaseResult]:
+        """Every planned case's result in the planned order: those of this process as
+        they came (with their traces), the journal's for cases an earlier run finished."""
+        from harness._output import result_from_entry
+
+        assert self.folder is not None
+        return [self.live.get(index) or result_from_entry(case, self.folder.entries[index])
+                for index, (case, _) in enumerate(self.planned)]
+
+    def stopped(self, signal_name: str, code: int) -> int:
+        """Say how far the run got and how to resume it; the exit code (130, 143)."""
+        if self._progress.live and self._progress.drawn:
+            sys.stderr.write("\n")
+        folder = self.folder
+        if folder is None or not folder.started:
+            print(f"harness run: interrupted by {signal_name} before any case finished; "
+                  "nothing was written", file=sys.stderr)
+            return code
+        print(f"harness run: interrupted by {signal_name} after {len(folder.entries)} of "
+              f"{folder.total} cases; every finished case is kept in {folder.journal}",
+              file=sys.stderr)
+        print(f"resume with: {folder.header['resume']}", file=sys.stderr)
+        return code
+
+    def close(self) -> None:
+        if self.folder is not None:
+            self.folder.close()
+
+
+def _plan_identity(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
+                   planned: list[tuple[Case, Scenario]]) -> dict[str, Any]:
+    """What makes two runs the same run: a journal is resumed only by the same plan.
+
+    ``--jobs``, ``--case-timeout`` and ``--out`` are left out: they change how the
+    cases run, not what they are.
+    """
+    import json
+
+    from harness._output import file_digest
+
+    plan = {
+        "harness_version": __version__,
+        "options": {
+            "seed": args.seed, "crash": _crash_option(args), "agent": args.agent,
+            "targets": [list(pair) for pair in args.target], "absorb": list(args.absorb),
+            "dialect": list(args.dialect or []), "strict": args.strict,
+            "check_determinism": args.check_determinism, "replay": args.replay,
+            "exec": args.exec, "time_scale": args.time_scale,
+        },
+        "scenarios": [{"name": scenario.name, "path": str(source), "seed": scenario.seed,
+                       "sha256": file_digest(source)} for scenario, source in loaded],
+        "cases": [case.case_id for case, _ in planned],
+    }
+    # As a journal reads it back (lists, not tuples), so that the two compare.
+    loaded_back: dict[str, Any] = json.loads(json.dumps(plan))
+    return loaded_back
+
+
+def _resumable(out: Path, plan: dict[str, Any]) -> JournalRead:
+    """The journal in ``out`` when it is of ``plan``; else a ConfigError saying why not."""
+    from harness._journal import JOURNAL_NAME, plan_differences, read_journal
+
+    found = read_journal(out / JOURNAL_NAME)
+    if found is None:
+        what = ("its journal's first line is damaged" if (out / JOURNAL_NAME).exists()
+                else f"it has no {JOURNAL_NAME}: its run finished, or none was started there")
+        raise ConfigError("--resume", str(out), "a results folder holding an interrupted "
+                          f"run; {what}", "Run without --resume to start the run afresh")
+    differences = plan_differences(found.header.get("plan") or {}, plan)
+    if differences:
+        raise ConfigError("--resume", str(out), "the same scenarios and options as the "
+                          f"interrupted run there, but {'; '.join(differences)}",
+                          "Resume with the inputs it started with, or run without --resume "
+                          "to start afresh (its finished cases are then discarded)")
+    return found
+
+
+def _resume_command(argv: Sequence[str]) -> str:
+    """The command line that resumes this run: the same words, with ``--resume``."""
+    import shlex
+
+    words = list(argv)
+    if "--resume" not in words:
+        words.append("--resume")
+    return shlex.join(["harness", *words])
 
 
 def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
-            results: list[CaseResult], crash_mode: str | None) -> int:
-    """Print the warnings, failures and summary of a run; write its results; the exit code."""
-    from harness._output import write_manifest, write_results
+            state: _RunState, crash_mode: str | None) -> int:
+    """Print the warnings, failures and summary of a run; write its results; the exit code.
 
-    if args.strict:
-        from harness.runner import strictly
-
-        results = [strictly(result) for result in results]
+    ``--strict`` was applied as each result came (:meth:`_RunState.record`).
+    """
+    assert state.folder is not None
+    results = state.results()
     _print_warnings(results)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     _print_failures([r for r in results if r.status == "fail"], by_name)
@@ -360,10 +522,8 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
         if result.status == "unknown":
             print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
     print(summary_table(results))
-    written = write_results(args.out, results)
-    write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
-                   seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario",
-                   files=written)
+    state.folder.finish([(s.name, source, s.seed) for s, source in loaded], seed=args.seed,
+                        crash=args.crash_at or crash_mode or "as-scenario")
     print(f"results written to {args.out}/", file=sys.stderr)
     return 1 if any(result.status == "fail" for result in results) else 0
 
@@ -495,11 +655,12 @@ def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
-              progress: TextIO, agent: str | None = None,
+              on_result: Callable[[CaseResult], object], agent: str | None = None,
               targets: tuple[tuple[str, str], ...] = (), twice: bool = False,
               timeout: float | None = None, replay: bool = False) -> list[CaseResult]:
     """Run every case in worker processes (at most ``jobs``); results in plan order.
 
+    ``on_result`` takes each result as it comes (in the order cases finish).
     ``agent`` is the ``--agent`` spec and ``targets`` its ``--target`` tool
     functions; each process imports the agent for itself. ``twice`` runs each
     case twice and judges its determinism too; ``replay`` runs every crash case from
@@ -509,19 +670,21 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
     """
     from harness.runner._contain import AgentChoice, run_contained
 
-    bar = _Progress(len(planned), progress)
+    if not planned:
+        return []
     choice = AgentChoice(agent, targets, twice, replay)
     return run_contained(planned, agent=choice, workers=jobs,
-                         timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=bar.step)
+                         timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=on_result)
 
 
 class _Progress:
     """``[12/40] 1 failed  name[point]`` on stderr: redrawn in place on a terminal,
-    every tenth of the run in a log."""
+    every tenth of the run in a log. A resumed run counts on from the cases done."""
 
-    def __init__(self, total: int, out: TextIO) -> None:
-        self.total, self.out, self.done, self.failed = total, out, 0, 0
+    def __init__(self, total: int, out: TextIO, done: int = 0) -> None:
+        self.total, self.out, self.done, self.failed = total, out, done, 0
         self.live = out.isatty()
+        self.drawn = False  # a line is on the terminal without its newline
 
     def step(self, result: CaseResult) -> None:
         self.done += 1
@@ -530,6 +693,7 @@ class _Progress:
         if self.live:
             end = "\n" if self.done == self.total else ""
             self.out.write(f"\r\x1b[K{line}{end}")
+            self.drawn = not end
         elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
             self.out.write(line + "\n")
         self.out.flush()

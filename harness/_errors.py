@@ -47,8 +47,10 @@ the agent as its HTTP library's own ``ReadTimeout``), the YAML loader's
 ``_AliasCycleError`` and ``_AliasBombError`` (reported as a located
 :class:`ScenarioError`); the fuzzer's ``_Violation`` (raised inside the property so
 Hypothesis shrinks the schedule), the plugin's ``FuzzFound`` (a repro was written,
-reported without a traceback) and the runner's ``Rejoined`` (a recovering incarnation
-reached the recorded run's state; the runner stops it and carries the record over).
+reported without a traceback), the runner's ``Rejoined`` (a recovering incarnation
+reached the recorded run's state; the runner stops it and carries the record over) and
+``harness run``'s ``Interrupted`` (a ``KeyboardInterrupt`` for SIGINT or SIGTERM, caught
+by the command, which keeps the finished cases and exits 130 or 143).
 """
 
 from __future__ import annotations

@@ -7,13 +7,19 @@ The same rows go to both formats so a script can read either. Files:
 - ``attempts.jsonl`` / ``attempts.parquet``: one request attempt per row
   (columns: :data:`ATTEMPT_COLUMNS`);
 - ``manifest.json``: what was run (format version, harness version, seed, scenario digests)
-  and the SHA-256 of each result file, so a reader notices a file edited or lost since.
+  and the SHA-256 of each result file, so a reader notices a file edited or lost since;
+- ``journal.jsonl``, only while ``harness run`` runs (:class:`RunFolder`): each case as it
+  finishes, so an interrupted run keeps them and ``--resume`` runs only the rest.
 
 Values under secret-looking keys (``api_key: …``) in messages and evidence are
 redacted (:mod:`harness._redact`).
 
-Every file is written to a temporary name beside it and renamed into place: a
-harness killed mid-write leaves the old file or the new one, never half of one.
+Every file is written to a temporary name beside it, synced and renamed into place: a
+harness killed mid-write leaves the old file or the new one, never half of one; the
+temporary files a kill leaves behind are removed at the next write of the same files.
+``harness run`` writes the result files from its journal, then the manifest, then
+removes the journal: a folder caught between two of them still has its journal, and
+``harness gate`` calls it incomplete (see :mod:`harness._journal`).
 
 A ``suffix`` keeps parallel writers apart: pytest-xdist worker ``gw0`` writes
 ``cases-gw0.jsonl`` and never touches ``cases-gw1.jsonl``::
@@ -24,23 +30,35 @@ A ``suffix`` keeps parallel writers apart: pytest-xdist worker ``gw0`` writes
 from __future__ import annotations
 
 import dataclasses
+import glob
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness._errors import ConfigError
+from harness._interrupt import critical
+from harness._journal import (
+    JOURNAL_NAME,
+    JournalFile,
+    JournalRead,
+    entry_line,
+    sync_folder,
+)
 from harness._redact import redact_text
-from harness.runner._results import AttemptRow, CaseResult
+from harness.checks import Verdict
+from harness.runner._results import AttemptRow, Case, CaseResult
 
 if TYPE_CHECKING:
     import polars as pl
 
 #: Bumped when a column changes meaning or disappears; readers check it.
 FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
 
 CASE_COLUMNS: tuple[str, ...] = (
     "scenario", "case_id", "source", "seed", "crash_point", "crash_when", "crash_class",
@@ -100,9 +118,22 @@ def attempt_rows(results: Iterable[CaseResult]) -> list[dict[str, Any]]:
 
 def write_results(folder: Path, results: Sequence[CaseResult], *, suffix: str = "") -> list[Path]:
     """Write ``cases`` and ``attempts`` as ``.jsonl`` and ``.parquet``; return the paths."""
+    return write_rows(folder, [case_row(result) for result in results], attempt_rows(results),
+                      suffix=suffix)
+
+
+def result_names(suffix: str = "") -> tuple[str, ...]:
+    """The names of the result files a writer with ``suffix`` writes."""
+    return tuple(f"{stem}{suffix}{ext}" for stem in ("cases", "attempts")
+                 for ext in (".jsonl", ".parquet"))
+
+
+def write_rows(folder: Path, cases: list[dict[str, Any]], attempts: list[dict[str, Any]], *,
+               suffix: str = "") -> list[Path]:
+    """Write case and attempt rows (:func:`case_row`, :func:`attempt_rows`) as
+    ``.jsonl`` and ``.parquet``; return the paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    cases = [case_row(result) for result in results]
-    attempts = attempt_rows(results)
+    clean_strays(folder, result_names(suffix))
     written = [
         _write_jsonl(folder / f"cases{suffix}.jsonl", cases),
         _write_jsonl(folder / f"attempts{suffix}.jsonl", attempts),
@@ -136,8 +167,9 @@ def write_manifest(
         "files": {path.name: file_digest(path) for path in sorted(files)},
     }
     folder.mkdir(parents=True, exist_ok=True)
+    clean_strays(folder, [MANIFEST_NAME])
     text = json.dumps(manifest, indent=2) + "\n"
-    return write_atomic(folder / "manifest.json", lambda tmp: tmp.write_text(text, "utf-8"))
+    return write_atomic(folder / MANIFEST_NAME, lambda tmp: tmp.write_text(text, "utf-8"))
 
 
 def check_writable_folder(folder: Path, option: str) -> None:
@@ -167,16 +199,133 @@ def file_digest(path: Path) -> str:
 def write_atomic(path: Path, write: Callable[[Path], object]) -> Path:
     """Call ``write`` on a temporary file beside ``path``, then rename it to ``path``.
 
-    A reader (or a harness killed half-way) sees the old file or the new one, whole.
+    A reader (or a harness killed half-way) sees the old file or the new one, whole;
+    synced before the rename, so a power loss after it leaves the new one whole too.
     """
     # A per-process name keeps parallel writers apart; the file gets the usual umask mode.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
+        _sync_file(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+    sync_folder(path.parent)
     return path
+
+
+def _sync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def clean_strays(folder: Path, names: Iterable[str]) -> None:
+    """Remove the temporary files :func:`write_atomic` left for ``names`` when killed.
+
+    Only these names' own: a pytest-xdist worker cleans its suffixed files and never
+    another worker's, which may be writing at this moment.
+    """
+    for name in names:
+        pattern = re.compile(rf"\.{re.escape(name)}\.[0-9]+\.tmp")
+        for path in folder.glob(f".{glob.escape(name)}.*.tmp"):
+            if pattern.fullmatch(path.name):
+                path.unlink(missing_ok=True)
+
+
+class RunFolder:
+    """The ``--out`` folder of ``harness run`` while it runs: each case durable as it ends.
+
+    :meth:`record` appends a finished case to the journal (:mod:`harness._journal`);
+    the first one of a new run writes the journal's header and removes the old
+    ``manifest.json`` (from then on the folder is an incomplete run, not the old one
+    with new parts). :meth:`finish` writes the result files from the journal, in the
+    planned order, then the manifest, then removes the journal::
+
+        out = RunFolder(Path("results"), header)           # or resumed=read_journal(...)
+        out.record(0, result)
+        out.finish(sources, seed=None, crash="as-scenario")
+    """
+
+    def __init__(self, folder: Path, header: Mapping[str, Any],
+                 resumed: JournalRead | None = None) -> None:
+        self.folder, self.header, self._resumed = folder, header, resumed
+        self.entries: dict[int, Mapping[str, Any]] = dict(resumed.entries) if resumed else {}
+        self._journal: JournalFile | None = None
+        #: Whether the folder holds this run's journal (resumed, or a first case in).
+        self.started = resumed is not None
+
+    @property
+    def total(self) -> int:
+        return len(self.header["plan"]["cases"])
+
+    @property
+    def journal(self) -> Path:
+        return self.folder / JOURNAL_NAME
+
+    def record(self, index: int, result: CaseResult) -> None:
+        """Make case ``index``'s result durable; a stop signal waits until it is."""
+        entry = {"index": index, "case_id": result.case.case_id, "case": case_row(result),
+                 "attempts": [dataclasses.asdict(row) for row in result.attempts],
+                 "advice": [redact_text(v.advice) for v in result.verdicts]}
+        line = entry_line(entry)
+        with critical():
+            if self._journal is None:
+                self._journal = self._open()
+            self._journal.append(line)
+            # What a resumed run reads back, so that both write the same bytes.
+            self.entries[index] = json.loads(line)
+
+    def _open(self) -> JournalFile:
+        if self._resumed is not None:
+            return JournalFile.reopen(self._resumed)
+        clean_strays(self.folder, [JOURNAL_NAME, MANIFEST_NAME, *result_names()])
+        journal = JournalFile.create(self.journal, self.header)
+        self.started = True
+        (self.folder / MANIFEST_NAME).unlink(missing_ok=True)
+        sync_folder(self.folder)
+        return journal
+
+    def finish(self, sources: Sequence[tuple[str, Path, int]], *, seed: int | None,
+               crash: str) -> list[Path]:
+        """Write the result files and the manifest; remove the journal. Every case is in."""
+        missing = [i for i in range(self.total) if i not in self.entries]
+        assert not missing, f"cases {missing[:5]} never finished"
+        ordered = [self.entries[index] for index in range(self.total)]
+        written = write_rows(self.folder, [dict(entry["case"]) for entry in ordered],
+                             [dict(row) for entry in ordered for row in entry["attempts"]])
+        write_manifest(self.folder, sources, seed=seed, crash=crash, files=written)
+        self.close()
+        self.journal.unlink(missing_ok=True)
+        sync_folder(self.folder)
+        return written
+
+    def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+
+def result_from_entry(case: Case, entry: Mapping[str, Any]) -> CaseResult:
+    """The result a journal line records, for the summary and the failures of a resumed run.
+
+    Its texts are the redacted ones of the row, and it has no trace (the failure text
+    shows no timeline for it).
+    """
+    row = entry["case"]
+    advice = list(entry.get("advice") or []) + [""] * len(row["verdicts"])
+    verdicts = tuple(Verdict(v["invariant"], v["status"], v["message"], tuple(v["evidence"]),
+                             advice[i]) for i, v in enumerate(row["verdicts"]))
+    return CaseResult(
+        case, row["stop_state"], row["stop_reason"], verdicts, row["digest"],
+        bool(row["crash_reached"]),
+        side_effects={pair["tool"]: pair["count"] for pair in row["side_effects"]},
+        duplicates=row["duplicates"], retries=row["retries"],
+        virtual_seconds=row["virtual_seconds"],
+        attempts=tuple(AttemptRow(**attempt) for attempt in entry["attempts"]),
+        error=row["error"], exploration=row["exploration"])
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:

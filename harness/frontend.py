@@ -2,7 +2,8 @@
 
 The command line, the pytest plugin and the report commands read a ``--seed``
 the same way and write each result or report file whole (a temporary name,
-then a rename), so a killed run leaves the old file or the new one, never half.
+then a rename), so a killed run leaves the old file or the new one, never half;
+a run stopped before it wrote its files is found by :func:`unfinished_run`.
 
 >>> parse_seed("7")
 7
@@ -16,8 +17,12 @@ from harness._options import MAX_SEED, parse_seed
 # write_atomic's module reads the runner's row types: loaded on first use, so that an
 # argument parser reading --seed costs no runner import.
 if typing.TYPE_CHECKING:
+    from harness._journal import Unfinished, unfinished_run
     from harness._output import write_atomic
 else:
-    __getattr__ = _lazy.lazy_exports(__name__, {"harness._output": ["write_atomic"]})
+    __getattr__ = _lazy.lazy_exports(__name__, {
+        "harness._output": ["write_atomic"],
+        "harness._journal": ["Unfinished", "unfinished_run"],
+    })
 
-__all__ = ["MAX_SEED", "parse_seed", "write_atomic"]
+__all__ = ["MAX_SEED", "Unfinished", "parse_seed", "unfinished_run", "write_atomic"]

@@ -25,6 +25,7 @@ import polars as pl
 
 from fakes import PRICES, ModelPrice, price_of
 from harness import HarnessError, ReportError
+from harness.frontend import unfinished_run
 from reports import _schema as s
 
 #: The result-folder format this reader understands (harness/_output.py FORMAT_VERSION).
@@ -68,6 +69,7 @@ def load_results(folder: Path, release: str | None = None,
         raise ReportError(f"{folder}: no such result folder; {_RUNNER_HINT}", str(folder))
     manifest = _read_manifest(folder)
     name = release or str(manifest.get("release") or folder.name)
+    _refuse_unfinished(folder, manifest)
     check_manifest_files(folder, manifest)
     raw_runs, fmt = _read_table(folder, "cases")
     raw_attempts, _ = _read_table(folder, "attempts")
@@ -84,6 +86,26 @@ def load_results(folder: Path, release: str | None = None,
                           f"{_RUNNER_HINT}", str(folder)) from error
     _refuse_duplicates(folder, runs)
     return ResultSet(name, folder, manifest, runs, attempts, fmt, unpriced)
+
+
+def _refuse_unfinished(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """A folder whose run was interrupted is incomplete, whatever files it holds.
+
+    ``harness run`` keeps a journal until its files and manifest are written; a
+    journal beside a whole manifest is one a kill left just before removing it.
+    """
+    unfinished = unfinished_run(folder)
+    if unfinished is None or (manifest.get("files") and _files_match(folder, manifest)):
+        return
+    raise ReportError(f"{folder}: {unfinished.message}", str(folder))
+
+
+def _files_match(folder: Path, manifest: Mapping[str, Any]) -> bool:
+    try:
+        check_manifest_files(folder, manifest)
+    except ReportError:
+        return False
+    return True
 
 
 def _read_manifest(folder: Path) -> Mapping[str, Any]:

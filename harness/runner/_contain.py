@@ -14,7 +14,9 @@ case to a worker process and judges it from outside:
   bytes or model requests than a case may have) fails with a ``harness_limit`` verdict
   (``limit_result``, which ``run_case`` itself already returns);
 - workers die with the harness: on Linux the kernel kills them when their parent
-  goes (``PR_SET_PDEATHSIG``), and a worker whose parent changed exits.
+  goes (``PR_SET_PDEATHSIG``), and a worker whose parent changed exits; a harness
+  stopped by a signal (:mod:`harness._interrupt`) kills them before it returns, and
+  takes the signal only between results, never while it hands one to ``on_result``.
 
 Example::
 
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakes import HarnessLimitExceeded
 from harness._errors import HarnessError, ScenarioError, WorkerError
+from harness._interrupt import critical, reset_in_child
 from harness._options import DEFAULT_CASE_TIMEOUT
 from harness.runner._results import Case, CaseResult
 from harness.runner._run import limit_result
@@ -108,6 +111,7 @@ def _die_with_parent(parent: int) -> None:
 def _serve(conn: Connection, parent: int, agent: AgentChoice) -> None:
     """The worker's loop: take a case, run it, send the result; stop on ``None`` or EOF."""
     _die_with_parent(parent)
+    reset_in_child()  # the harness's stop handlers are not the agent's
     os.setpgrp()  # so a timeout kills the agent's own children too
     while True:
         try:
@@ -243,6 +247,10 @@ class _Pool:
         nearest = min(w.deadline for w in busy) - time.monotonic()
         ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
                      timeout=max(0.0, nearest))
+        with critical():  # a result received is recorded before a stop signal is taken
+            self._handle(busy, ready)
+
+    def _handle(self, busy: list[_Worker], ready: list[Any]) -> None:
         for worker in busy:
             if worker.conn in ready:
                 self._receive(worker)
@@ -282,6 +290,7 @@ def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
         while any(w.job is not None for w in pool.workers):
             pool.step()
     finally:
-        for worker in pool.workers:
-            _kill(worker)
+        with critical():
+            for worker in pool.workers:
+                _kill(worker)
     return [result for result in pool.results if result is not None]
