@@ -359,13 +359,42 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
     for result in results:
         if result.status == "unknown":
             print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
-    print(summary_table(results))
+    _print_summary(results)
     written = write_results(args.out, results)
     write_manifest(args.out, [(s.name, source, s.seed) for s, source in loaded],
                    seed=args.seed, crash=args.crash_at or crash_mode or "as-scenario",
                    files=written)
     print(f"results written to {args.out}/", file=sys.stderr)
-    return 1 if any(result.status == "fail" for result in results) else 0
+    unreached = _strictly_unreached(results, by_name) if args.strict else []
+    failed = any(result.status == "fail" for result in results)
+    return 1 if failed or unreached else 0
+
+
+def _print_summary(results: Sequence[CaseResult]) -> None:
+    """The summary table, led by how many cases proved nothing when some did: a run whose
+    crash points were never reached must not read as a green one."""
+    from harness.runner import proved_nothing_line
+
+    line = proved_nothing_line(results)
+    if line is not None:
+        print(line)
+    print(summary_table(results))
+
+
+def _strictly_unreached(results: Sequence[CaseResult], by_name: dict[str, Scenario]
+                        ) -> list[str]:
+    """``--strict``: each crash point, fault and expectation no case reached, printed on
+    stderr; any one of them fails the run."""
+    from harness.runner import never_reached
+
+    unreached = [str(thing) for thing in never_reached(results, by_name)]
+    if unreached:
+        print(f"harness run --strict: {len(unreached)} thing(s) no case reached, so the run "
+              "proves nothing of them (list the agent's points with 'harness points "
+              "SCENARIO --agent SPEC'):", file=sys.stderr)
+    for thing in unreached:
+        print(f"  {thing}", file=sys.stderr)
+    return unreached
 
 
 def _check_target_names(targets: Sequence[tuple[str, str]], scenarios: Sequence[Scenario]
