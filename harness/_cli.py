@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
@@ -53,6 +53,20 @@ if TYPE_CHECKING:
     from harness._preflight import Request
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
     from harness.scenario import Scenario
+
+#: What each exit code of ``harness run`` means (``--exec`` too).
+RUN_EXIT_CODES: Final[Mapping[int, str]] = {
+    0: "no case failed (without --strict, cases that proved nothing are counted on the "
+       "summary's first line)",
+    1: "a case failed, or under --strict a crash point, fault or expectation no case reached",
+    2: "bad input: a scenario, an option, --agent or a target; nothing ran",
+}
+#: What each exit code of ``harness validate`` means.
+VALIDATE_EXIT_CODES: Final[Mapping[int, str]] = {
+    0: "every file passes every check run makes before its first case",
+    1: "some file has errors, each listed with its file:line:column",
+    2: "a bad --agent or --target",
+}
 
 CRASH_AT_FORM = ("POINT:WHEN:CLASS[:again], such as 'journal:fsync#3:after:unsynced_lost' "
                  "or 'after_tool:mail#1:at:unsynced_lost'")
@@ -96,7 +110,8 @@ def _parser() -> argparse.ArgumentParser:
         "demo", help="run every streaming fault against the reference stream client"
     )
     demo.add_argument("--dialect", choices=DIALECTS, action="append",
-                      help="limit to one dialect (repeatable; default: all)")
+                      help=f"limit to one dialect of {', '.join(DIALECTS)} (repeatable; "
+                           "default: all)")
     demo.add_argument("--seed", type=parse_seed, default=0, help="run seed (default: 0)")
     return parser
 
@@ -119,8 +134,8 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="answer calls to HOST as telemetry (listed in the trace, no verdict) "
                           "beside the tracing and usage endpoints the harness knows; repeatable")
     run.add_argument("--dialect", action="append", choices=DIALECTS, metavar="DIALECT",
-                     help="a dialect the agent speaks (openai, anthropic); repeatable; "
-                          "scenarios in another dialect are skipped")
+                     help=f"a dialect the agent speaks, one of {', '.join(DIALECTS)}; "
+                          "repeatable; scenarios in another dialect are skipped")
     run.add_argument("--strict", action="store_true",
                      help="turn warnings (advice such as no backoff between retries) into "
                           "failures")
