@@ -3,8 +3,9 @@
 Commands and exit codes::
 
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
-                        [--jobs N] [--case-timeout SECONDS]
-                                      0 every case passed, 1 a case failed, 2 bad input
+                        [--jobs N] [--case-timeout SECONDS] [--strict]
+                                      0 no case failed, 1 a case failed (or, under
+                                      --strict, something no case reached), 2 bad input
     harness run PATH... --exec COMMAND [--time-scale X]
                                       the same, with the agent as a process (any language)
     harness serve SCENARIO... [--port P] [--time-scale X]
@@ -138,7 +139,8 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "repeatable; scenarios in another dialect are skipped")
     run.add_argument("--strict", action="store_true",
                      help="turn warnings (advice such as no backoff between retries) into "
-                          "failures")
+                          "failures, and fail the run when a crash point, scripted fault "
+                          "or written-out expectation was reached by no case, naming each")
     run.add_argument("--check-determinism", action="store_true",
                      help="run each case twice; a case whose trace digests differ fails with "
                           "the first differing event")
