@@ -20,7 +20,9 @@ from fakes._conditions import (
     ProviderConditions,
 )
 from fakes._crashdisk import (
+    CRASH_CLASS_MEANINGS,
     CRASH_CLASSES,
+    POINT_OPS,
     CrashClass,
     CrashDisk,
     CrashPlan,
@@ -109,6 +111,7 @@ __all__ = [
     "COMPACTION_MARKER",
     "CONCURRENCY_SAFE_TOOL_KINDS",
     "CRASH_CLASSES",
+    "CRASH_CLASS_MEANINGS",
     "FAULT_KINDS",
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
@@ -116,6 +119,7 @@ __all__ = [
     "MISS_KINDS",
     "NEIGHBOUR_SESSION",
     "OUTAGE_ANSWERS",
+    "POINT_OPS",
     "PRICES",
     "PRICES_AS_OF",
     "PURE_TOOL_KINDS",

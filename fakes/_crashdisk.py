@@ -86,6 +86,25 @@ CrashClass = Literal[
     "enospc_on_write",
 ]
 CRASH_CLASSES: tuple[CrashClass, ...] = get_args(CrashClass)
+#: What each crash class leaves behind, in a sentence (the README's table is made from it).
+CRASH_CLASS_MEANINGS: Mapping[CrashClass, str] = {
+    "unsynced_lost": "power loss: every file keeps only the bytes an fsync made durable",
+    "torn_append_short": "power loss in the middle of an append: the last unsynced append "
+                         "survives, cut short",
+    "torn_append_zeros": "the same, at its full length with the end zero-filled",
+    "torn_append_garbage": "the same, at its full length with the end seeded garbage",
+    "missing_dir_fsync": "as unsynced_lost, and names never made durable by a folder fsync "
+                         "disappear (with what is inside them); a removal never made durable "
+                         "by one is undone",
+    "process_killed": "SIGKILL, not power loss: everything handed to the OS survives, data "
+                      "and names; only what sat in the process's own buffers is lost (the "
+                      "crash of a process restarted by its supervisor, such as a double "
+                      "booking after a kill between the side effect and its record)",
+    "eio_on_write": "no crash: the write (or database commit) raises EIO; the agent carries on",
+    "eio_on_fsync": "no crash: the fsync or folder fsync (or commit) raises EIO; the agent "
+                    "carries on",
+    "enospc_on_write": "no crash: the write (or commit) raises ENOSPC; the agent carries on",
+}
 # Classes that raise an OSError at the point instead of stopping the process,
 # with the operations they can hit.
 _ERROR_CLASSES: dict[str, tuple[int, frozenset[str]]] = {

@@ -3,15 +3,18 @@
 Commands and exit codes::
 
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
-                        [--jobs N] [--case-timeout SECONDS] [--resume]
-                                      0 every case passed, 1 a case failed, 2 bad input,
+                        [--jobs N] [--case-timeout SECONDS] [--strict] [--resume]
+                                      0 no case failed, 1 a case failed (or, under
+                                      --strict, something no case reached), 2 bad input,
                                       130 / 143 stopped by SIGINT / SIGTERM (finished cases
                                       kept; --resume runs the rest)
     harness run PATH... --exec COMMAND [--time-scale X]
                                       the same, with the agent as a process (any language)
     harness serve SCENARIO... [--port P] [--time-scale X]
                                       serves until interrupted; 0, or 2 bad input
-    harness validate PATH...          0 every file loads, 1 some file has errors
+    harness validate PATH... [--agent SPEC] [--target TOOL=MODULE:FUNCTION]
+                                      0 every check run makes passes, 1 some file has
+                                      errors, 2 a bad --agent or --target
     harness points SCENARIO           0, or 2 when the scenario does not load
     harness demo                      0 every streaming fault handled, 1 otherwise
     harness fuzz SCENARIO [--agent SPEC] [--budget N] [--out DIR] [--seed S]
@@ -31,10 +34,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
@@ -53,9 +56,25 @@ from harness.ports import DIALECTS
 if TYPE_CHECKING:
     from harness._journal import JournalRead
     from harness._output import RunFolder
+    from harness._preflight import Request
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
-    from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
+
+#: What each exit code of ``harness run`` means (``--exec`` too).
+RUN_EXIT_CODES: Final[Mapping[int, str]] = {
+    0: "no case failed (without --strict, cases that proved nothing are counted on the "
+       "summary's first line)",
+    1: "a case failed, or under --strict a crash point, fault or expectation no case reached",
+    2: "bad input: a scenario, an option, --agent or a target; nothing ran",
+    130: "stopped by Ctrl-C (SIGINT): every finished case kept, --resume runs the rest",
+    143: "stopped by SIGTERM: every finished case kept, --resume runs the rest",
+}
+#: What each exit code of ``harness validate`` means.
+VALIDATE_EXIT_CODES: Final[Mapping[int, str]] = {
+    0: "every file passes every check run makes before its first case",
+    1: "some file has errors, each listed with its file:line:column",
+    2: "a bad --agent or --target",
+}
 
 CRASH_AT_FORM = ("POINT:WHEN:CLASS[:again], such as 'journal:fsync#3:after:unsynced_lost' "
                  "or 'after_tool:mail#1:at:unsynced_lost'")
@@ -83,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
     add_serve_command(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    validate.add_argument("--agent", metavar="MODULE:CALLABLE",
+                          help="also check what run checks with this agent: it imports, its "
+                               "targets take the scripted arguments, and its recorded run "
+                               "reaches every listed point of its own files")
+    _add_target_option(validate)
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
     points.add_argument("scenario", metavar="SCENARIO", help="one scenario file")
     points.add_argument("--seed", type=parse_seed,
@@ -94,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
         "demo", help="run every streaming fault against the reference stream client"
     )
     demo.add_argument("--dialect", choices=DIALECTS, action="append",
-                      help="limit to one dialect (repeatable; default: all)")
+                      help=f"limit to one dialect of {', '.join(DIALECTS)} (repeatable; "
+                           "default: all)")
     demo.add_argument("--seed", type=parse_seed, default=0, help="run seed (default: 0)")
     return parser
 
@@ -120,11 +145,12 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="answer calls to HOST as telemetry (listed in the trace, no verdict) "
                           "beside the tracing and usage endpoints the harness knows; repeatable")
     run.add_argument("--dialect", action="append", choices=DIALECTS, metavar="DIALECT",
-                     help="a dialect the agent speaks (openai, anthropic); repeatable; "
-                          "scenarios in another dialect are skipped")
+                     help=f"a dialect the agent speaks, one of {', '.join(DIALECTS)}; "
+                          "repeatable; scenarios in another dialect are skipped")
     run.add_argument("--strict", action="store_true",
                      help="turn warnings (advice such as no backoff between retries) into "
-                          "failures")
+                          "failures, and fail the run when a crash point, scripted fault "
+                          "or written-out expectation was reached by no case, naming each")
     run.add_argument("--check-determinism", action="store_true",
                      help="run each case twice; a case whose trace digests differ fails with "
                           "the first differing event")
@@ -222,52 +248,19 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from harness.scenario import scenario_files, validate_paths
+    from harness._preflight import Request, preflight
 
-    errors = validate_paths(args.paths)
-    errors += _planning_errors(args.paths, {error.path for error in errors})
-    for error in errors:
+    checked = preflight(Request(args.paths, agent=args.agent, targets=tuple(args.target)),
+                        thorough=True)
+    for error in checked.errors:
         print(error.message)
-    try:
-        count = len(scenario_files(args.paths))
-    except ScenarioError:
-        count = 0
-    if errors:
-        bad = len({error.path for error in errors})
-        print(f"harness: {len(errors)} error(s) in {bad} of {count} file(s)", file=sys.stderr)
+    if checked.errors:
+        bad = len({error.path for error in checked.errors})
+        print(f"harness: {len(checked.errors)} error(s) in {bad} of {checked.files} file(s)",
+              file=sys.stderr)
         return 1
-    print(f"{count} scenario file(s) ok", file=sys.stderr)
+    print(f"{checked.files} scenario file(s) ok", file=sys.stderr)
     return 0
-
-
-def _planning_errors(paths: Sequence[str], bad: set[str]) -> list[ScenarioError]:
-    """What ``run`` finds while planning the files that load: listed crash points the
-    recorded run never reaches, faults that do not fit the stream they meet."""
-    from harness import runner
-    from harness.scenario import load_scenario, scenario_files
-
-    try:
-        files = [f for f in scenario_files(paths) if str(f) not in bad]
-    except ScenarioError:
-        return []
-    errors: list[ScenarioError] = []
-    for file in files:
-        try:
-            scenario = load_scenario(file)
-            runner.plan_cases(scenario, file)
-            _faults_fit(scenario, file)
-        except ScenarioError as error:
-            errors += error.errors
-    return errors
-
-
-def _faults_fit(scenario: Scenario, source: Path) -> None:
-    """Run the scenario once, crash-free, with the reference agent: a fault that does not fit
-    the stream the script renders (a split past its end) raises at its line, as in run."""
-    from harness import runner
-
-    if scenario.faults:
-        runner.run_case(runner.Case(scenario.name, source, scenario.seed), scenario)
 
 
 # --- harness points -----------------------------------------------------------------
@@ -287,7 +280,9 @@ def _points(args: argparse.Namespace) -> int:
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
-    points, events = runner.record_run(scenario, _agent(args.agent, args.target))
+    from harness._preflight import load_agent
+
+    points, events = runner.record_run(scenario, load_agent(args.agent, args.target))
     parts = [(point, *point_parts(point)) for point in points]
     parts += [(event, "world", event.partition(":")[0]) for event in events]
     points = [point for point, _, _ in parts]
@@ -328,39 +323,42 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
+    from harness._preflight import Request, preflight
+
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     crash_mode = "none" if args.no_crash else None
-    loaded = [(with_absorbed(scenario, args.absorb), source)
-              for scenario, source in _load(args.paths, crash=crash_mode, seed=args.seed)]
+    request = Request(args.paths, agent=args.agent, targets=tuple(args.target),
+                      absorb=tuple(args.absorb), dialects=tuple(args.dialect or ()),
+                      crash=crash_mode, seed=args.seed, crash_at=crash_at)
     if args.exec is not None:
-        return _run_exec(args, loaded, crash_at, state)
-    factory = _agent(args.agent, args.target)
-    # A target is checked against every scenario named, spoken or not: skipping one for
-    # its dialect does not make its tools' names wrong.
-    _check_target_names(args.target, [scenario for scenario, _ in loaded])
-    spoken = _speaking(loaded, factory, args.dialect or ())
-    if loaded and not spoken:
-        print(f"harness run: all {len(loaded)} scenario(s) skipped: none is in a dialect the "
-              "agent speaks; nothing ran", file=sys.stderr)
+        return _run_exec(args, request, state)
+    checked = preflight(request)
+    checked.raise_errors()
+    if checked.loaded and not checked.spoken:
+        print(f"harness run: all {len(checked.loaded)} scenario(s) skipped: none is in a "
+              "dialect the agent speaks; nothing ran", file=sys.stderr)
         return 0
-    loaded = spoken
     targets = tuple(args.target)
     planned = [(replace(case, agent=args.agent, targets=targets), scenario)
-               for scenario, source in loaded
-               for case in _plan(scenario, source, crash_at, factory)]
-    todo = state.open(loaded, planned)
+               for case, scenario in checked.planned]
+    todo = state.open(checked.spoken, planned)
     run_cases([planned[index] for index in todo], jobs=args.jobs, on_result=state.record,
-              agent=args.agent, targets=tuple(args.target), twice=args.check_determinism,
+              agent=args.agent, targets=targets, twice=args.check_determinism,
               timeout=args.case_timeout, replay=args.replay)
-    return _report(args, loaded, state, crash_mode)
+    return _report(args, checked.spoken, state, crash_mode)
 
 
-def _run_exec(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
-              crash_at: CrashSpec | None, state: _RunState) -> int:
+def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> int:
+    """The agent is a process: only the files are checked here (it has no module to import)."""
+    from harness._preflight import load_each, speaking
     from harness.serve._command import plan_exec, run_exec_cases
 
-    loaded = _speaking(loaded, None, args.dialect or ())
-    planned = plan_exec(loaded, args.exec, crash_at, args.no_crash)
+    _, loaded, errors = load_each(request.paths, crash=request.crash, seed=request.seed)
+    if errors:
+        raise ScenarioError.combine(errors)
+    loaded = speaking([(with_absorbed(s, request.absorb), f) for s, f in loaded], None,
+                      request.dialects)
+    planned = plan_exec(loaded, args.exec, request.crash_at, args.no_crash)
     todo = state.open(loaded, planned)
     run_exec_cases([planned[index] for index in todo], args, state.record)
     return _report(args, loaded, state, "none" if args.no_crash else None)
@@ -521,38 +519,40 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
     for result in results:
         if result.status == "unknown":
             print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
-    print(summary_table(results))
+    _print_summary(results)
     state.folder.finish([(s.name, source, s.seed) for s, source in loaded], seed=args.seed,
                         crash=args.crash_at or crash_mode or "as-scenario")
     print(f"results written to {args.out}/", file=sys.stderr)
-    return 1 if any(result.status == "fail" for result in results) else 0
+    unreached = _strictly_unreached(results, by_name) if args.strict else []
+    failed = any(result.status == "fail" for result in results)
+    return 1 if failed or unreached else 0
 
 
-def _check_target_names(targets: Sequence[tuple[str, str]], scenarios: Sequence[Scenario]
-                        ) -> None:
-    """Refuse a ``--target`` for a tool that no scenario of the run declares."""
-    declared = sorted({name for scenario in scenarios for name in scenario.tools})
-    for tool, spec in targets:
-        if tool not in declared:
-            raise ConfigError("--target", f"{tool}={spec}",
-                              "the name of a tool the scenarios declare: "
-                              + (", ".join(declared) or "(they declare none)"),
-                              _did_you_mean(tool, declared))
+def _print_summary(results: Sequence[CaseResult]) -> None:
+    """The summary table, led by how many cases proved nothing when some did: a run whose
+    crash points were never reached must not read as a green one."""
+    from harness.runner import proved_nothing_line
+
+    line = proved_nothing_line(results)
+    if line is not None:
+        print(line)
+    print(summary_table(results))
 
 
-def _speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
-              dialects: Sequence[str]) -> list[tuple[Scenario, Path]]:
-    """The scenarios the agent speaks the dialect of; a line on stderr for each one skipped."""
-    from harness.runner import dialect_skip
+def _strictly_unreached(results: Sequence[CaseResult], by_name: dict[str, Scenario]
+                        ) -> list[str]:
+    """``--strict``: each crash point, fault and expectation no case reached, printed on
+    stderr; any one of them fails the run."""
+    from harness.runner import never_reached
 
-    kept = []
-    for scenario, source in loaded:
-        reason = dialect_skip(scenario, agent, dialects)
-        if reason is None:
-            kept.append((scenario, source))
-        else:
-            print(f"SKIPPED {source}: {reason}", file=sys.stderr)
-    return kept
+    unreached = [str(thing) for thing in never_reached(results, by_name)]
+    if unreached:
+        print(f"harness run --strict: {len(unreached)} thing(s) no case reached, so the run "
+              "proves nothing of them (list the agent's points with 'harness points "
+              "SCENARIO --agent SPEC'):", file=sys.stderr)
+    for thing in unreached:
+        print(f"  {thing}", file=sys.stderr)
+    return unreached
 
 
 def _print_warnings(results: Sequence[CaseResult]) -> None:
@@ -571,6 +571,7 @@ def parse_crash_at(text: str) -> CrashSpec:
     """
     import re
 
+    from harness._preflight import did_you_mean
     from harness.runner._points import WORLD_POINT_PATTERN
     from harness.runner._results import CrashSpec
     from harness.runner._run import ERROR_CLASSES
@@ -589,69 +590,13 @@ def parse_crash_at(text: str) -> CrashSpec:
                           "world event (an error class needs a disk operation to fail)")
     if crash_class not in CRASH_CLASSES:
         raise ConfigError("--crash-at", crash_class, "a crash class, one of "
-                          + ", ".join(CRASH_CLASSES), _did_you_mean(crash_class, CRASH_CLASSES))
+                          + ", ".join(CRASH_CLASSES), did_you_mean(crash_class, CRASH_CLASSES))
     if again and crash_class in ERROR_CLASSES:
         raise ConfigError("--crash-at", f"{crash_class}:again", "':again' only with a class "
                           f"that kills the process (an error class such as {crash_class!r} "
                           "raises at the point and the agent carries on: there is no recovery "
                           "to crash)", "Drop ':again'")
     return CrashSpec(point, side, crash_class, during_recovery=bool(again))
-
-
-def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"Did you mean {close[0]!r}?" if close else ""
-
-
-def _load(paths: Sequence[str], *, crash: str | None,
-          seed: int | None) -> list[tuple[Scenario, Path]]:
-    from harness.scenario import load_scenarios, scenario_files
-
-    files = scenario_files(paths)
-    # load_scenarios keeps file order and raises if any file fails, so the zip lines up.
-    scenarios = load_scenarios(files)
-    return [(with_overrides(s, crash=crash, seed=seed), f) for s, f in zip(scenarios, files,
-                                                                          strict=True)]
-
-
-# A long point list drowns the message; `harness points` shows them all.
-_SHOWN_POINTS = 10
-
-
-def _agent(spec: str | None, targets: Sequence[tuple[str, str]] = ()
-           ) -> AgentUnderTest | None:
-    """The ``--agent`` agent (with the ``--target`` tool functions), or ``None``: the reference."""
-    from harness.intercept import PlainEntry
-    from harness.runner._agents import load_agent_factory
-
-    agent = load_agent_factory(spec) if spec else None
-    if isinstance(agent, PlainEntry):
-        return agent.with_tool_map(tuple(targets))
-    return agent
-
-
-def _plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
-          factory: AgentUnderTest | None = None) -> list[Case]:
-    from harness import runner
-    from harness.runner._results import Case
-
-    if crash_at is None:
-        return list(runner.plan_cases(scenario, source, factory))
-    from harness.runner._points import is_world_point
-
-    if is_world_point(crash_at.point_id):  # reached or not, the case says so itself
-        return [Case(scenario.name, source, scenario.seed, crash_at)]
-    known = list(runner.record_points(scenario, factory))
-    if crash_at.point_id not in known:
-        shown = ", ".join(repr(point) for point in known[:_SHOWN_POINTS]) or "none"
-        if len(known) > _SHOWN_POINTS:
-            shown += f" (and {len(known) - _SHOWN_POINTS} more)"
-        raise ConfigError("--crash-at", crash_at.point_id,
-                          f"a point the recorded run of {source} reaches: {shown}",
-                          _did_you_mean(crash_at.point_id, known))
-    return [Case(scenario.name, source, scenario.seed, crash_at)]
 
 
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,

@@ -5,7 +5,7 @@ Exit codes of ``harness gate`` (the one place they are defined)::
     0  every rule passed (``unknown`` rules are shown, and pass unless --fail-on-unknown)
     2  bad input: a result folder missing, empty, mismatched or of another format version
     3  a recovery rule failed in the candidate: recovery_correctness, invariants,
-       repeated_error_stop or long_task_continuity
+       repeated_error_stop, long_task_continuity or everything_reached
     4  a baseline run is missing or skipped in the candidate (no_dropped_cases)
     5  a metric regressed beyond its threshold on its bootstrap bound (regression:<metric>)
     6  --fail-on-unknown was given and a recovery rule could not be decided
@@ -26,6 +26,10 @@ The three minimum pass conditions of seed 002 §19.6 are rules of their own:
   ``complete`` backed by a proof for the final revision (seed 002 §19.2-§19.3),
   from the ``I5`` and ``I5:proof`` verdicts; ``unknown`` when no run judged a goal.
 
+- ``everything_reached``: every crash point and scripted fault of the candidate was
+  reached by some case of its scenario; one no case reached was never tested (the same
+  rule as ``harness run --strict``; expectations are judged there, from the scenarios).
+
 ``unknown`` is never ``pass``: it is printed with its reason, and by default does not
 fail the gate (a suite without goal scenarios must still be able to ship), unless
 ``fail_on_unknown`` is set.
@@ -39,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -67,7 +71,7 @@ EXIT_CODES: Mapping[int, str] = MappingProxyType({
 })
 
 RECOVERY_RULES = ("recovery_correctness", "invariants", "repeated_error_stop",
-                  "long_task_continuity")
+                  "long_task_continuity", "everything_reached")
 #: L3:same-gap is the goal's form of it: the verifier's same gaps after a rework must stop.
 REPEATED_ERROR_VERDICTS = frozenset({"repeated_error_stop", "L3", "L3:same-gap"})
 GUARD_STOP_MARK = "(L3)"
@@ -212,6 +216,57 @@ def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
                       "completion with its proof", EXIT_RECOVERY)
 
 
+def everything_reached(runs: pl.DataFrame) -> RuleResult:
+    """Every crash point and scripted fault was reached by some case of its scenario.
+
+    A point no case reached (another agent's file layout, a typo) leaves its cases
+    ``unknown``: the run says nothing about it, and a green gate must not hide that.
+    """
+    rule = "everything_reached"
+    rows = list(runs.select(s.SCENARIO, s.CRASH_LABEL, s.CRASH_REACHED, s.VERDICTS)
+                .iter_rows())
+    missed = [f"{scenario}: crash point {point}" for scenario, point in _points_missed(rows)]
+    missed += [f"{scenario}: fault {fault}" for scenario, fault in _faults_missed(rows)]
+    if missed:
+        return RuleResult(rule, "fail", f"{len(missed)} crash point(s) or fault(s) no case "
+                          f"reached, so nothing was tested there: {_listing(missed)}",
+                          EXIT_RECOVERY, tuple(missed))
+    return RuleResult(rule, "pass", f"every crash point and fault of {runs.height} runs was "
+                      "reached", EXIT_RECOVERY)
+
+
+# (scenario, crash label, crash reached, verdicts) of one run; a verdict is a mapping of
+# invariant, status, message and evidence lines.
+_Row = tuple[str, str | None, bool | None, list[dict[str, Any]] | None]
+
+
+def _crash_point(label: str) -> str:
+    """``journal:fsync#1`` of ``journal:fsync#1:after:unsynced_lost[:again]``."""
+    return label.removesuffix(":again").rsplit(":", 2)[0]
+
+
+def _points_missed(rows: Sequence[_Row]) -> list[tuple[str, str]]:
+    crashed = [(scenario, _crash_point(label), bool(reached))
+               for scenario, label, reached, _ in rows if label is not None]
+    reached = {(scenario, point) for scenario, point, hit in crashed if hit}
+    return [key for key in dict.fromkeys((sc, p) for sc, p, _ in crashed) if key not in reached]
+
+
+_NEVER = "never reached: "
+
+
+def _faults_missed(rows: Sequence[_Row]) -> list[tuple[str, str]]:
+    """The faults every case of a scenario left unreached (its ``faults`` verdict's evidence)."""
+    by_scenario: dict[str, list[set[str]]] = {}
+    for scenario, _, _, verdicts in rows:
+        missed = {line.removeprefix(_NEVER) for v in verdicts or ()
+                  if v["invariant"] == "faults" and v["status"] == "unknown"
+                  for line in v["evidence"] or () if line.startswith(_NEVER)}
+        by_scenario.setdefault(scenario, []).append(missed)
+    return [(scenario, fault) for scenario, sets in by_scenario.items()
+            for fault in sorted(set.intersection(*sets))]
+
+
 def no_dropped_cases(comparison: Comparison) -> RuleResult:
     """Every baseline run has a partner in the candidate that was not skipped."""
     missing = comparison.missing
@@ -284,7 +339,7 @@ def evaluate(comparison: Comparison, thresholds: Mapping[str, float], *,
     """Every rule over ``comparison``; ``thresholds`` name metrics of :data:`METRIC_NAMES`."""
     runs = comparison.candidate.runs
     rules = [recovery_correctness(runs), invariants(runs), repeated_error_stop(runs),
-             long_task_continuity(runs), no_dropped_cases(comparison)]
+             long_task_continuity(runs), everything_reached(runs), no_dropped_cases(comparison)]
     unpriced = sorted({*comparison.baseline.unpriced_models,
                        *comparison.candidate.unpriced_models})
     rules += [regression(comparison.metric(name), thresholds[name], unpriced)

@@ -10,12 +10,24 @@ shipped suite twice (``harness run scenarios --check-determinism``).
 
 from __future__ import annotations
 
+import selectors
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 SYSTEM_TIER = "system"
+
+#: The health checks that time a test: a loaded machine (a CI runner beside other jobs)
+#: fails them on a test that passes alone. Every property test runs without them and
+#: without a deadline; a test that suppresses more checks adds to these, never replaces
+#: them (``tests/test_hypothesis_profile.py`` holds every test to it).
+LOAD_DEPENDENT_HEALTH_CHECKS = (HealthCheck.too_slow,)
+settings.register_profile("loaded-machine", deadline=None,
+                          suppress_health_check=LOAD_DEPENDENT_HEALTH_CHECKS)
+settings.load_profile("loaded-machine")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,3 +82,24 @@ def strict_ini() -> str:
     return ("[pytest]\nfilterwarnings =\n    error\n"
             "    ignore:Module already imported so cannot be rewritten"
             ":pytest.PytestAssertRewriteWarning\n")
+
+
+@pytest.fixture
+def real_waits(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
+    """Every real wait a virtual clock's selector made during the test (its timeout).
+
+    Virtual time must cost no wall time: a test shows it by this list staying empty,
+    whatever the machine's load, instead of by timing itself.
+    """
+    from fakes._clock import _VirtualSelector
+
+    waits: list[float | None] = []
+    real_select = selectors.DefaultSelector.select
+
+    def select(self: selectors.BaseSelector, timeout: float | None = None) -> Any:
+        if isinstance(self, _VirtualSelector) and timeout != 0:
+            waits.append(timeout)
+        return real_select(self, timeout)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(selectors.DefaultSelector, "select", select)
+    return waits

@@ -27,6 +27,7 @@ from harness.intercept._targets import (
     called_from_blocking_code,
     import_from_cwd,
     missing_function,
+    refused_arguments,
     replaced_targets,
     stand_in,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "outcome_of_error",
     "outcome_of_value",
     "provider_environment",
+    "refused_arguments",
     "replaced_targets",
     "stand_in",
     "stop_state_for",

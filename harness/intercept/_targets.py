@@ -86,6 +86,30 @@ def missing_function(spec: str) -> str | None:
     return None
 
 
+def refused_arguments(spec: str, args: Mapping[str, Any]) -> str | None:
+    """Why ``module:function`` cannot be called with ``args`` by name, or None.
+
+    The stand-in takes exactly what the function takes, so a scripted call whose
+    argument names the function does not have fails in the case with a ``TypeError``;
+    binding them to the signature finds it before any case runs.
+
+    >>> refused_arguments("shlex:quote", {"text": "a b"})
+    "missing a required argument: 's' (the function is quote(s))"
+    """
+    try:
+        _, name, function = _resolve(Target("?", spec))
+    except AgentEntryError:
+        return None  # reported as a target that cannot be had
+    signature = _signature(function)
+    if signature is None:
+        return None
+    try:
+        signature.bind(**args)
+    except TypeError as error:
+        return f"{error} (the function is {name}{signature})"
+    return None
+
+
 def called_from_blocking_code(target: Target) -> bool:
     """Whether ``target`` names a plain (not async) function: its stand-in runs with no loop.
 

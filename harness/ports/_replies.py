@@ -44,6 +44,18 @@ ToolOutcome = Literal[
 ]
 #: Every outcome a tool reply can stand for (the scenario format's ``when: {outcome}``).
 TOOL_OUTCOMES: Final[tuple[ToolOutcome, ...]] = get_args(ToolOutcome)
+#: What each outcome means, in a sentence (the README's table is made from it).
+TOOL_OUTCOME_MEANINGS: Final[dict[ToolOutcome, str]] = {
+    "ok": "the tool ran and its reply reports success",
+    "error": "the tool ran, or refused the call, and its reply reports an error",
+    "timeout": "the call ran past its timeout; whether it took effect is not known",
+    "cancelled": "the call was cancelled before it finished",
+    "truncated": "the reply was cut short",
+    "interrupted_before_execution": "the call never started (TOOL_NOT_STARTED): safe to "
+                                    "call again",
+    "unknown_after_restart": "a restart found the call started but not finished "
+                             "(TOOL_OUTCOME_UNKNOWN): look before calling again",
+}
 
 # Markers the agents put in a tool reply, checked in this order; the first that
 # appears decides (seed 002 §19.1 names TOOL_NOT_STARTED and TOOL_OUTCOME_UNKNOWN).

@@ -15,6 +15,7 @@ from harness.runner._agents import agent_under_test, dialect_skip, load_agent_fa
 from harness.runner._determinism import determinism_verdict, first_difference, run_case_twice
 from harness.runner._model import ScriptedModel, call_id, classify_result
 from harness.runner._points import WORLD_POINT_KINDS, WorldPoint, parse_world_point
+from harness.runner._reached import Unreached, never_reached, proved_nothing_line
 from harness.runner._results import (
     AttemptRow,
     Case,
@@ -31,6 +32,7 @@ from harness.runner._run import (
     attempt_rows,
     blocking_tools,
     case_result,
+    check_functions,
     crash_kind,
     crash_specs,
     default_agent_factory,
@@ -58,6 +60,7 @@ __all__ = [
     "CrashWhen",
     "ScriptedModel",
     "Trace",
+    "Unreached",
     "Verdict",
     "VerdictStatus",
     "World",
@@ -67,6 +70,7 @@ __all__ = [
     "blocking_tools",
     "call_id",
     "case_result",
+    "check_functions",
     "classify_result",
     "crash_kind",
     "crash_specs",
@@ -76,8 +80,10 @@ __all__ = [
     "fault_plan",
     "first_difference",
     "load_agent_factory",
+    "never_reached",
     "parse_world_point",
     "plan_cases",
+    "proved_nothing_line",
     "record_points",
     "record_run",
     "run_case",

@@ -31,6 +31,16 @@ from typing import Final, Literal, get_args
 
 WorldPointKind = Literal["after_tool", "before_request", "mid_stream", "after_response"]
 WORLD_POINT_KINDS: Final[tuple[WorldPointKind, ...]] = get_args(WorldPointKind)
+#: Each kind's id form and when it strikes (the README's table is made from it).
+WORLD_POINT_MEANINGS: Final[dict[WorldPointKind, tuple[str, str]]] = {
+    "after_tool": ("after_tool:NAME#K", "right after the K-th side effect of tool NAME was "
+                   "applied, before the agent sees the result"),
+    "before_request": ("before_request:T", "turn T's first request reached the provider; "
+                       "the agent never sees the answer"),
+    "mid_stream": ("mid_stream:T", "after the first event of turn T's stream"),
+    "after_response": ("after_response:T", "turn T's stream was delivered whole; the agent "
+                       "has not acted on it yet"),
+}
 #: The regular expression of a world point id (the scenario format and --crash-at use it).
 WORLD_POINT_PATTERN: Final = (
     r"after_tool:[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"

@@ -27,7 +27,7 @@ import difflib
 import json
 import os
 from collections import Counter
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -41,7 +41,7 @@ from fakes import (
     SimulatedCrash,
     crash_class_applies,
 )
-from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError
+from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError, ScenarioError
 from harness.agent import (
     Agent,
     AgentFactory,
@@ -58,6 +58,7 @@ from harness.intercept import (
     called_from_blocking_code,
     missing_function,
     provider_environment,
+    refused_arguments,
 )
 from harness.runner._goal_trace import goal_trace
 from harness.runner._observed import observed_transcript
@@ -76,6 +77,7 @@ from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
 from harness.scenario import (
     Scenario,
     check_blocking_behaviours,
+    check_call_arguments,
     check_targets,
     fault_error,
     load_scenario,
@@ -395,15 +397,47 @@ def _world_crash(crash: CrashSpec | None) -> WorldCrash | None:
     return WorldCrash(crash.point_id, _crash_class(crash.crash_class))
 
 
-def _check_functions(scenario: Scenario, entry: PlainEntry) -> None:
-    """Refuse a target or ``--target`` that names no function, before any case runs."""
-    check_targets(scenario, missing_function)
-    check_blocking_behaviours(scenario, blocking_tools(scenario, entry), LOOP_BOUND_BEHAVIOURS)
+def check_functions(scenario: Scenario, agent: AgentUnderTest | None = None) -> None:
+    """Refuse what would fail a case before it runs, every such error of the file at once.
+
+    A ``target`` or ``--target`` that names no function, a behaviour a blocking target
+    cannot wait on, a scripted call whose argument names its tool's target does not take.
+    ``--target`` and the blocking rule belong to a plain agent; the file's own ``target``
+    lines are checked whatever ``agent`` is (``harness validate`` checks them always).
+    """
+    entry = agent if isinstance(agent, PlainEntry) else None
+    if entry is not None:
+        _check_tool_map(entry)
+    checks: list[Callable[[], None]] = [lambda: check_targets(scenario, missing_function),
+              lambda: check_call_arguments(scenario, _target_specs(entry, scenario),
+                                           refused_arguments)]
+    if entry is not None:
+        checks.append(lambda: check_blocking_behaviours(
+            scenario, blocking_tools(scenario, entry), LOOP_BOUND_BEHAVIOURS))
+    errors: list[ScenarioError] = []
+    with provider_environment():  # the agent's modules may build clients at import
+        for check in checks:
+            try:
+                check()
+            except ScenarioError as error:
+                errors += error.errors
+    if errors:
+        raise ScenarioError.combine(errors)
+
+
+def _check_tool_map(entry: PlainEntry) -> None:
     for tool, spec in entry.tool_map:
         why = missing_function(spec)
         if why is not None:
             raise ConfigError(entry.tool_map_source, f"{tool}={spec}", "TOOL=MODULE:FUNCTION "
                               "naming a function of the agent's code", why)
+
+
+def _target_specs(entry: PlainEntry | None, scenario: Scenario) -> dict[str, str]:
+    """Each tool's ``module:function``: the file's ``target``, else a plain agent's map."""
+    if entry is None:
+        return {name: tool.target for name, tool in scenario.tools.items() if tool.target}
+    return {target.tool: target.spec for target in _scenario_targets(entry, scenario)}
 
 
 def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFactory:
@@ -789,8 +823,8 @@ def plan_cases(scenario: Scenario, source: Path | str,
     source = Path(source)
     base = Case(scenario.name, source, scenario.seed)
     if isinstance(agent_factory, PlainEntry):
-        with provider_environment():  # the agent's modules may build clients at import
-            _check_functions(scenario, agent_factory)
+        check_functions(scenario, agent_factory)
+        with provider_environment():
             # Its libraries imported before any case: what a framework does once per
             # process at import (a price list fetched, telemetry) never lands in
             # whichever case happens to run first.

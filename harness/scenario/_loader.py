@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -153,18 +153,26 @@ def load_scenarios(paths: Iterable[StrPath]) -> list[Scenario]:
 
 
 def _load_all(paths: Iterable[StrPath]) -> tuple[list[Scenario], list[ScenarioError]]:
+    _, loaded, errors = load_each(paths)
+    return [scenario for scenario, _ in loaded], errors
+
+
+def load_each(paths: Iterable[StrPath]
+              ) -> tuple[list[Path], list[tuple[Scenario, Path]], list[ScenarioError]]:
+    """The files under ``paths``, each scenario that loads with its file, and every error of
+    every file (a folder with no scenario, a file that does not load, a name used twice)."""
     try:
         files = scenario_files(paths)
     except ScenarioError as exc:
-        return [], exc.errors
-    scenarios: list[Scenario] = []
+        return [], [], exc.errors
+    loaded: list[tuple[Scenario, Path]] = []
     errors: list[ScenarioError] = []
     for file in files:
         try:
-            scenarios.append(load_scenario(file))
+            loaded.append((load_scenario(file), file))
         except ScenarioError as exc:
             errors += exc.errors
-    return scenarios, errors + duplicate_name_errors(scenarios)
+    return files, loaded, errors + duplicate_name_errors(s for s, _ in loaded)
 
 
 def duplicate_name_errors(scenarios: Iterable[Scenario]) -> list[ScenarioError]:
@@ -216,6 +224,29 @@ def check_targets(scenario: Scenario, missing: Callable[[str], str | None]) -> N
                                     tool.target, show(tool.target),
                                     "'module:function' naming a function of the agent's code",
                                     why))
+    if problems:
+        raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
+
+
+def check_call_arguments(scenario: Scenario, targets: Mapping[str, str],
+                         refused: Callable[[str, Mapping[str, Any]], str | None]) -> None:
+    """Raise :class:`ScenarioError` for each scripted call whose arguments its tool's target
+    cannot take by name.
+
+    ``targets`` maps a tool to its ``module:function``; ``refused(spec, args)`` says why
+    the function cannot be called with ``args``, or None. A wrong argument name would
+    otherwise surface mid-case as a ``TypeError``; here it is on the call's line.
+    """
+    problems = [
+        Problem(("model", turn, "calls", index, "args"),
+                f"the arguments do not fit {targets[call.tool]}, the target of tool "
+                f"{call.tool!r}", call.args, show(call.args),
+                "the function's parameter names", why)
+        for turn, reply in enumerate(scenario.model)
+        for index, call in enumerate(reply.calls)
+        if call.tool in targets
+        and (why := refused(targets[call.tool], call.args)) is not None
+    ]
     if problems:
         raise ScenarioError.combine([_located(scenario, problem) for problem in problems])
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakes import (
@@ -283,7 +283,7 @@ workloads = st.lists(
 
 
 @pytest.mark.system  # system tier: every crash case of generated workloads
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None)
 @given(ops=workloads, seed=st.integers(0, 2**16))
 def test_every_crash_point_and_class_keeps_the_invariants(ops: list[Op], seed: int) -> None:
     found = explore(ops, seed=seed)

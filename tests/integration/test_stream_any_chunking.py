@@ -9,7 +9,7 @@ exactly what the script said.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakes import (
@@ -81,7 +81,7 @@ def chunkings(draw: st.DrawFn, dialect: Dialect, response: ScriptedResponse) -> 
     return (*endings, SplitAt(tuple(sorted(offsets))))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None)
 @given(dialect=st.sampled_from(DIALECTS), response=scripted_responses(), data=st.data())
 def test_any_chunking_commits_the_unchunked_message(
     dialect: Dialect, response: ScriptedResponse, data: st.DataObject

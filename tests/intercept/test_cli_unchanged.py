@@ -154,8 +154,9 @@ def test_a_hanging_tool_on_a_plain_target_is_refused_at_its_line_before_any_case
     scenario = tmp_path / "hangs.yaml"
     scenario.write_text(
         "name: hangs\ndialect: openai\ntools:\n  mail: {kind: send, behaviour: {kind: hanging},"
-        " timeout_seconds: 5}\nmodel:\n  - turn: 1\n    calls: [{tool: mail, args: {to: a}}]\n"
-        "  - turn: 2\n    text: Sent.\nexpect:\n  stop_state: complete\n", encoding="utf-8")
+        " timeout_seconds: 5}\nmodel:\n  - turn: 1\n"
+        "    calls: [{tool: mail, args: {to: a, body: hi}}]\n  - turn: 2\n    text: Sent.\n"
+        "expect:\n  stop_state: complete\n", encoding="utf-8")
 
     code = main(["run", str(scenario), "--agent", f"{package}.agent:main",
                  "--target", f"mail={package}.tools:send_mail", "--out", str(tmp_path / "r")])

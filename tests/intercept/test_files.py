@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness.intercept
@@ -764,7 +764,7 @@ def _what_the_agent_sees(disk: CrashDisk) -> dict[str, bytes]:
     return seen
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None)
 @given(ops=operations)
 def test_the_crash_disk_holds_what_the_agent_handed_to_the_os_after_every_step(
     ops: list[tuple[str, str, str, bytes]],

@@ -241,3 +241,35 @@ def test_a_metric_undefined_in_both_releases_says_so_and_why(folders, case, atte
     assert ("UNKNOWN  regression:cost_per_successful_task: cost per successful task (USD) is "
             "undefined in both releases: no price for model no-such-model (add it to the "
             "price table, or gate without the cost threshold)") in out
+
+
+def test_a_crash_point_no_case_reached_fails_everything_reached(folders, case):
+    missed = "history:fsync#1:after:unsynced_lost"
+    result = _gate(*folders(
+        [case("a", crash=CRASH)],
+        [case("a", crash=CRASH), case("a", crash=missed, passed=False, crash_reached=False),
+         case("a", crash=missed.replace("after", "before"), passed=False,
+              crash_reached=False)]))
+    rule = _rule(result, "everything_reached")
+    assert (rule.status, rule.exit_code) == ("fail", 3)
+    assert rule.evidence == ("a: crash point history:fsync#1",)
+    assert result.exit_code == 3
+
+
+def test_a_fault_every_case_missed_fails_everything_reached_and_one_met_passes(folders, case):
+    def missing(row, *faults):
+        row["verdicts"] = [{"invariant": "faults", "status": "unknown", "message": "m",
+                            "evidence": [f"never reached: {f}" for f in faults]}]
+        return row
+
+    result = _gate(*folders([case("a")], [
+        missing(case("a"), "turn 3 attempt 1 stall", "turn 4 attempt 1 http_error"),
+        missing(case("a", crash=CRASH), "turn 4 attempt 1 http_error")]))
+    rule = _rule(result, "everything_reached")
+    assert rule.status == "fail"
+    assert rule.evidence == ("a: fault turn 4 attempt 1 http_error",)
+
+
+def test_everything_reached_passes_a_candidate_that_reached_its_points(folders, case):
+    result = _gate(*folders([case("a", crash=CRASH)], [case("a", crash=CRASH)]))
+    assert _rule(result, "everything_reached").status == "pass"

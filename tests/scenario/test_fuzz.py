@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from harness.scenario import Scenario, ScenarioError, load_scenario
+from tests.conftest import LOAD_DEPENDENT_HEALTH_CHECKS
 
 # System tier (pytest --system): whole searches, each of many runs.
 pytestmark = pytest.mark.system
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.system
 VALID = (Path(__file__).parent / "data" / "good" / "parallel-append-crash.yaml").read_text()
 
 FUZZ = settings(max_examples=60, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+                suppress_health_check=[*LOAD_DEPENDENT_HEALTH_CHECKS,
+                                       HealthCheck.function_scoped_fixture])
 
 
 def load_text(tmp_path: Path, data: bytes) -> None:

@@ -19,6 +19,7 @@ from ruamel.yaml import YAML
 from harness._cli import main
 from harness.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 from harness.scenario._yaml import MAX_BYTES, MAX_DEPTH
+from tests.conftest import LOAD_DEPENDENT_HEALTH_CHECKS
 
 # System tier (pytest --system): whole searches, each of many runs.
 pytestmark = pytest.mark.system
@@ -150,7 +151,8 @@ BATCH = 25
 def fuzz(files: int) -> settings:
     return settings(max_examples=files // BATCH, deadline=None, derandomize=True,
                     database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+                    suppress_health_check=[*LOAD_DEPENDENT_HEALTH_CHECKS,
+                                           HealthCheck.data_too_large])
 
 FRAGMENTS = [*":-[]{},#&*!|>'\"%@` \t\n?", "é", "\x00", "\ufeff", "a", "1", "name: x",
              "\n  - ", "model:", "kind: ", "<<: *a", "&a ", "*a", "%YAML 1.3\n", "%YAML 9.9",

@@ -1,0 +1,228 @@
+"""The checks made before the first case: one function for ``harness run`` and ``validate``.
+
+``validate`` makes every check ``run`` makes before a case runs, by calling the same
+:func:`preflight`, so a file ``validate`` passes is a file ``run`` starts: the files
+load, ``--agent`` imports, ``--target`` names a declared tool and a function, every
+``target`` imports, each scripted call's arguments bind to its target's signature,
+and the crash plan is made. Every error of every file is collected; one file's
+mistake never hides the next one. ``thorough`` (``validate``) adds what ``run`` only
+meets mid-run or reports as ``unknown``: a fault that does not fit the stream it
+meets, and, with ``--agent``, a listed point of the agent's own files that its
+recorded run never reaches::
+
+    checked = preflight(Request(["scenarios/"], agent="myagent:main"), thorough=True)
+    for error in checked.errors:
+        print(error.message)   # scenarios/book.yaml:12:14: crash.points[0]: …
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness._errors import ConfigError, ScenarioError
+from harness._options import with_absorbed, with_overrides
+
+if TYPE_CHECKING:
+    from harness.runner._results import Case, CrashSpec
+    from harness.runner._run import AgentUnderTest
+    from harness.scenario import Scenario
+
+# A long point list drowns the message; `harness points` shows them all.
+_SHOWN_POINTS = 10
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the command line asks to run (or check): the files and the agent with its options."""
+
+    paths: Sequence[str]
+    agent: str | None = None
+    targets: tuple[tuple[str, str], ...] = ()
+    absorb: tuple[str, ...] = ()
+    dialects: tuple[str, ...] = ()
+    crash: str | None = None
+    """``none`` for ``--no-crash``; None: as each scenario says."""
+    seed: int | None = None
+    crash_at: CrashSpec | None = None
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """The checked run: the scenarios, the agent, the planned cases, and every error found."""
+
+    files: int
+    loaded: list[tuple[Scenario, Path]]
+    """Every scenario that loaded, in file order."""
+    spoken: list[tuple[Scenario, Path]]
+    """Those in a dialect the agent speaks (the others were skipped, a line each)."""
+    agent: AgentUnderTest | None
+    planned: list[tuple[Case, Scenario]] = field(default_factory=list)
+    errors: list[ScenarioError] = field(default_factory=list)
+
+    def raise_errors(self) -> None:
+        """Raise one :class:`ScenarioError` listing every error, if any was found."""
+        if self.errors:
+            raise ScenarioError.combine(self.errors)
+
+
+def preflight(request: Request, *, thorough: bool = False) -> Preflight:
+    """Check and plan ``request`` before any case runs; see the module docstring.
+
+    A mistake in the command line itself (``--agent``, ``--target``, ``--crash-at``)
+    raises :class:`~harness.ConfigError`; mistakes in files are collected.
+    """
+    files, loaded, errors = load_each(request.paths, crash=request.crash, seed=request.seed)
+    loaded = [(with_absorbed(scenario, request.absorb), source) for scenario, source in loaded]
+    agent = load_agent(request.agent, request.targets)
+    # A target is checked against every scenario named, spoken or not: skipping one for
+    # its dialect does not make its tools' names wrong.
+    check_target_names(request.targets, [scenario for scenario, _ in loaded])
+    spoken = speaking(loaded, agent, request.dialects)
+    planned: list[tuple[Case, Scenario]] = []
+    for scenario, source in spoken:
+        cases, found = _check_file(scenario, source, request, agent, thorough)
+        planned += [(case, scenario) for case in cases]
+        errors += found
+    return Preflight(files, loaded, spoken, agent, planned, errors)
+
+
+def load_each(paths: Sequence[str], *, crash: str | None, seed: int | None
+              ) -> tuple[int, list[tuple[Scenario, Path]], list[ScenarioError]]:
+    """The number of files, the scenarios that load (with the overrides) and every error."""
+    from harness.scenario import load_each as load_files
+
+    files, loaded, errors = load_files(paths)
+    return len(files), [(with_overrides(scenario, crash=crash, seed=seed), file)
+                        for scenario, file in loaded], errors
+
+
+def load_agent(spec: str | None, targets: Sequence[tuple[str, str]] = ()
+               ) -> AgentUnderTest | None:
+    """The ``--agent`` agent (with the ``--target`` tool functions), or ``None``: the reference."""
+    from harness.intercept import PlainEntry
+    from harness.runner._agents import load_agent_factory
+
+    agent = load_agent_factory(spec) if spec else None
+    if isinstance(agent, PlainEntry):
+        return agent.with_tool_map(tuple(targets))
+    return agent
+
+
+def check_target_names(targets: Sequence[tuple[str, str]], scenarios: Sequence[Scenario]
+                       ) -> None:
+    """Refuse a ``--target`` for a tool that no scenario of the run declares."""
+    declared = sorted({name for scenario in scenarios for name in scenario.tools})
+    for tool, spec in targets:
+        if tool not in declared:
+            raise ConfigError("--target", f"{tool}={spec}",
+                              "the name of a tool the scenarios declare: "
+                              + (", ".join(declared) or "(they declare none)"),
+                              did_you_mean(tool, declared))
+
+
+def speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
+             dialects: Sequence[str]) -> list[tuple[Scenario, Path]]:
+    """The scenarios the agent speaks the dialect of; a line on stderr for each one skipped."""
+    from harness.runner import dialect_skip
+
+    kept = []
+    for scenario, source in loaded:
+        reason = dialect_skip(scenario, agent, dialects)
+        if reason is None:
+            kept.append((scenario, source))
+        else:
+            print(f"SKIPPED {source}: {reason}", file=sys.stderr)
+    return kept
+
+
+def plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
+         agent: AgentUnderTest | None = None) -> list[Case]:
+    """The cases of one scenario: as it says, or only ``--crash-at`` (which must be reached)."""
+    from harness import runner
+    from harness.runner._results import Case
+
+    if crash_at is None:
+        return list(runner.plan_cases(scenario, source, agent))
+    from harness.runner._points import is_world_point
+
+    if is_world_point(crash_at.point_id):  # reached or not, the case says so itself
+        return [Case(scenario.name, source, scenario.seed, crash_at)]
+    known = list(runner.record_points(scenario, agent))
+    if crash_at.point_id not in known:
+        shown = ", ".join(repr(point) for point in known[:_SHOWN_POINTS]) or "none"
+        if len(known) > _SHOWN_POINTS:
+            shown += f" (and {len(known) - _SHOWN_POINTS} more)"
+        raise ConfigError("--crash-at", crash_at.point_id,
+                          f"a point the recorded run of {source} reaches: {shown}",
+                          did_you_mean(crash_at.point_id, known))
+    return [Case(scenario.name, source, scenario.seed, crash_at)]
+
+
+def _check_file(scenario: Scenario, source: Path, request: Request,
+                agent: AgentUnderTest | None, thorough: bool
+                ) -> tuple[list[Case], list[ScenarioError]]:
+    """The cases of one file and every error found in it; a check that needs what an
+    earlier one refused (a run needs its targets) is left out rather than failing twice."""
+    from harness import runner
+    from harness.intercept import PlainEntry
+
+    errors: list[ScenarioError] = []
+    if thorough or isinstance(agent, PlainEntry):
+        errors += _errors_of(lambda: runner.check_functions(scenario, agent))
+    cases: list[Case] = []
+    planning: list[ScenarioError] = []
+    if not errors:
+        planning = _errors_of(lambda: cases.extend(plan(scenario, source, request.crash_at,
+                                                        agent)))
+    errors += planning
+    if thorough and not planning:  # a plan that failed met the unfit fault already
+        errors += _errors_of(lambda: _faults_fit(scenario, source))
+    if thorough and request.agent is not None and not errors:
+        errors += _errors_of(lambda: _own_points_reached(scenario, agent))
+    return cases, errors
+
+
+def _errors_of(check: Callable[[], object]) -> list[ScenarioError]:
+    try:
+        check()
+    except ScenarioError as error:
+        return error.errors
+    return []
+
+
+def _faults_fit(scenario: Scenario, source: Path) -> None:
+    """Run the scenario once, crash-free, with the reference agent: a fault that does not fit
+    the stream the script renders (a split past its end) raises at its line, as in run."""
+    from harness import runner
+
+    if scenario.faults:
+        runner.run_case(runner.Case(scenario.name, source, scenario.seed), scenario)
+
+
+def _own_points_reached(scenario: Scenario, agent: AgentUnderTest | None) -> None:
+    """Each listed point of the agent's own files its recorded run reaches, or an error on
+    the point's line. Only with ``--agent``: a point belongs to one agent's file layout."""
+    from harness import runner
+    from harness.runner._points import is_world_point
+    from harness.scenario import check_crash_points
+
+    points = scenario.crash.points
+    if isinstance(points, str):
+        return
+    own = [p for p in points if p != "all" and not is_world_point(p)]
+    if own:
+        recorded = runner.record_points(scenario, agent)
+        # World events and 'all' are no file's points: count them reached.
+        check_crash_points(scenario, [*recorded, *(p for p in points if p not in own)])
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """``Did you mean 'x'?`` for the closest of ``choices``, or an empty string."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"Did you mean {close[0]!r}?" if close else ""
