@@ -47,8 +47,10 @@ the agent as its HTTP library's own ``ReadTimeout``), the YAML loader's
 ``_AliasCycleError`` and ``_AliasBombError`` (reported as a located
 :class:`ScenarioError`); the fuzzer's ``_Violation`` (raised inside the property so
 Hypothesis shrinks the schedule), the plugin's ``FuzzFound`` (a repro was written,
-reported without a traceback) and the runner's ``Rejoined`` (a recovering incarnation
-reached the recorded run's state; the runner stops it and carries the record over).
+reported without a traceback), the runner's ``Rejoined`` (a recovering incarnation
+reached the recorded run's state; the runner stops it and carries the record over) and
+the served fakes' ``_Refused`` (a request turned away at the server's door, answered
+with a 4xx JSON error).
 """
 
 from __future__ import annotations
