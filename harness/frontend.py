@@ -1,8 +1,10 @@
 """What every front end of the harness shares: the run, report and gate commands.
 
 The command line, the pytest plugin and the report commands read a ``--seed``
-the same way and write each result or report file whole (a temporary name,
-then a rename), so a killed run leaves the old file or the new one, never half.
+the same way, read a file the user named only when it is a regular file of a
+bounded size (:func:`read_input`: a pipe or ``/dev/zero`` is refused, never read),
+and write each result or report file whole (a temporary name, then a rename), so
+a killed run leaves the old file or the new one, never half.
 
 >>> parse_seed("7")
 7
@@ -11,6 +13,7 @@ then a rename), so a killed run leaves the old file or the new one, never half.
 import typing
 
 from harness import _lazy
+from harness._inputs import read_input
 from harness._options import MAX_SEED, parse_seed
 
 # write_atomic's module reads the runner's row types: loaded on first use, so that an
@@ -20,4 +23,4 @@ if typing.TYPE_CHECKING:
 else:
     __getattr__ = _lazy.lazy_exports(__name__, {"harness._output": ["write_atomic"]})
 
-__all__ = ["MAX_SEED", "parse_seed", "write_atomic"]
+__all__ = ["MAX_SEED", "parse_seed", "read_input", "write_atomic"]
