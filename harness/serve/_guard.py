@@ -165,15 +165,21 @@ def _headers(scope: Scope) -> dict[str, str]:
     return headers
 
 
-def _declared_length(scope: Scope) -> int | None:
+def _declared_length(scope: Scope) -> str | None:
+    """The Content-Length's digits, if sent (h11 has checked them)."""
     text = _headers(scope).get("content-length", "")
-    return int(text) if text.isdigit() else None
+    return text if text.isascii() and text.isdigit() else None
 
 
-async def read_body(receive: Receive, limit: int, declared: int | None) -> bytes | None:
-    """The whole request body, refused (413) past ``limit`` bytes; None when the client left."""
-    if declared is not None and declared > limit:
-        raise _Refused(413, f"the body has {declared} bytes; at most {limit}")
+async def read_body(receive: Receive, limit: int, declared: str | None) -> bytes | None:
+    """The whole request body, refused (413) past ``limit`` bytes; None when the client left.
+
+    ``declared``: the Content-Length's digits, compared by their count first (``int()``
+    of thousands of digits raises).
+    """
+    if declared is not None and (len(declared) > len(str(limit)) or int(declared) > limit):
+        shown = declared if len(declared) <= 20 else f"{declared[:20]}… ({len(declared)} digits)"
+        raise _Refused(413, f"the body has {shown} bytes; at most {limit}")
     chunks: list[bytes] = []
     size = 0
     while True:
