@@ -43,6 +43,7 @@ from mcp.server.lowlevel.server import Server as McpServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -132,9 +133,12 @@ def build_app(worlds: Worlds, token: str, limits: Limits = DEFAULT_LIMITS) -> Gu
         Route("/_harness/verdicts", control.verdicts, methods=["GET"]),
         Route("/_harness/reset", control.reset, methods=["POST"]),
         Route("/_harness/tools/{name}", control.tool, methods=["POST"]),
-        Route("/_harness/mcp", StreamableHTTPASGIApp(manager)),
+        # POST only: stateless, with JSON answers, a GET would open an event stream that
+        # nothing ever writes to, held open until the client leaves.
+        Route("/_harness/mcp", StreamableHTTPASGIApp(manager), methods=["POST"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: _http_exception})
     # Everything else is a provider request: the world answers (a 404 for a wrong path).
     app.router.default = _ProviderEndpoint(worlds)
     return Guard(app, token, limits)
@@ -234,6 +238,13 @@ async def _json_object(request: Request) -> Any:
         return strict_json_loads(raw) if raw.strip() else {}
     except ValueError:
         return None
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (a method a route does not take: 405) as JSON, like ours."""
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"status": "error", "error": f"{request.method} {request.url.path}: "
+                         f"{exc.detail}"}, status_code=exc.status_code, headers=exc.headers)
 
 
 def _error(status: int, message: str) -> Response:

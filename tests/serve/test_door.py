@@ -216,3 +216,12 @@ def test_what_http_cannot_parse_is_a_400_with_json() -> None:
     with served() as door:
         _, answer = raw(door.url, b"garbage\r\n\r\n")
     assert json_error(answer) == (400, "Invalid HTTP request received.")
+
+
+def test_a_method_a_path_does_not_take_is_a_json_405() -> None:
+    # A GET on MCP would open an event stream nothing writes to, held until the client left.
+    with served() as door:
+        answers = {path: httpx.get(door.url + path, headers=door.token, timeout=5)
+                   for path in ("/_harness/reset", "/_harness/tools/mail", "/_harness/mcp")}
+    assert {path: (a.status_code, a.json()["error"]) for path, a in answers.items()} == {
+        path: (405, f"GET {path}: Method Not Allowed") for path in answers}
