@@ -109,8 +109,8 @@ class Guard:
         own = {f"127.0.0.1:{port}", f"localhost:{port}"}
         host = headers.get("host")
         if host not in own:
-            raise _Refused(421, f"Host {host!r} is not this server; it answers only to "
-                               f"{' or '.join(sorted(own))}")
+            named = f"Host {host!r} is not this server" if host else "no Host header"
+            raise _Refused(421, f"{named}; it answers only to {' or '.join(sorted(own))}")
         origin = headers.get("origin")
         if origin is not None and origin not in {f"http://{name}" for name in own}:
             raise _Refused(403, f"Origin {origin!r} is not this server's own; requests from "

@@ -112,6 +112,13 @@ def test_the_control_endpoint_takes_the_token_from_its_own_host_and_origin(
     assert answer(echo, *request("/_harness/reset", **headers))[0] == status
 
 
+def test_a_request_without_a_host_is_refused() -> None:
+    scope, messages = request()
+    scope["headers"] = []
+    assert answer(echo, scope, messages)[:2] == (
+        421, "no Host header; it answers only to 127.0.0.1:8000 or localhost:8000")
+
+
 def test_the_agents_own_paths_need_no_token() -> None:
     assert [is_control(p) for p in ("/_harness", "/_harness/", "/_harness/verdicts",
                                     "/_harness/tools/mail", "/_harness/mcp", "/_harnessx",
