@@ -50,7 +50,9 @@ Hypothesis shrinks the schedule), the plugin's ``FuzzFound`` (a repro was writte
 reported without a traceback), the runner's ``Rejoined`` (a recovering incarnation
 reached the recorded run's state; the runner stops it and carries the record over) and
 ``harness run``'s ``Interrupted`` (a ``KeyboardInterrupt`` for SIGINT or SIGTERM, caught
-by the command, which keeps the finished cases and exits 130 or 143).
+by the command, which keeps the finished cases and exits 130 or 143) and the served
+fakes' ``_Refused`` (a request turned away at the server's door, answered with a 4xx
+JSON error).
 """
 
 from __future__ import annotations

@@ -17,12 +17,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from harness._inputs import read_input
 from harness._redact import redact_text, redact_values
 from harness.ports import cut_at_limit
 from harness.runner._points import is_world_point
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario
 from harness.scenario._model import source_of
+from harness.scenario._yaml import MAX_BYTES
 from harness.trace import RequestRecord, Trace
 
 # Lines shown around each line a failure points at.
@@ -216,8 +218,8 @@ def _verdict_lines(verdict: Verdict) -> list[str]:
 def _yaml_section(result: CaseResult, scenario: Scenario | None) -> str:
     path = Path(result.case.source)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError:
+        text = read_input(path, MAX_BYTES).decode("utf-8-sig")
+    except (OSError, ValueError):  # gone, replaced by a pipe, or not text: show no source
         return ""
     lines = text.splitlines()
     focus = focus_lines(result, scenario) if scenario is not None else set()

@@ -1,9 +1,11 @@
 """What every front end of the harness shares: the run, report and gate commands.
 
 The command line, the pytest plugin and the report commands read a ``--seed``
-the same way and write each result or report file whole (a temporary name,
-then a rename), so a killed run leaves the old file or the new one, never half;
-a run stopped before it wrote its files is found by :func:`unfinished_run`.
+the same way, read a file the user named only when it is a regular file of a
+bounded size (:func:`read_input`: a pipe or ``/dev/zero`` is refused, never read),
+and write each result or report file whole (a temporary name, then a rename), so
+a killed run leaves the old file or the new one, never half; a run stopped before
+it wrote its files is found by :func:`unfinished_run`.
 
 >>> parse_seed("7")
 7
@@ -12,6 +14,7 @@ a run stopped before it wrote its files is found by :func:`unfinished_run`.
 import typing
 
 from harness import _lazy
+from harness._inputs import read_input
 from harness._options import MAX_SEED, parse_seed
 
 # write_atomic's module reads the runner's row types: loaded on first use, so that an
@@ -25,4 +28,5 @@ else:
         "harness._journal": ["Unfinished", "unfinished_run"],
     })
 
-__all__ = ["MAX_SEED", "Unfinished", "parse_seed", "unfinished_run", "write_atomic"]
+__all__ = ["MAX_SEED", "Unfinished", "parse_seed", "read_input", "unfinished_run",
+           "write_atomic"]

@@ -499,8 +499,9 @@ def harness_server() -> Iterator[Callable[..., Any]]:
     """Serve scenarios over real HTTP on a free port of 127.0.0.1, stopped after the test.
 
     Call it with scenario paths (or loaded scenarios); it returns a
-    :class:`harness.serve.RunningServer` with the ``url``, the agent's ``env`` and the
-    active ``world``. Keep real waits short with ``time_scale``::
+    :class:`harness.serve.RunningServer` with the ``url``, the agent's ``env``, the
+    active ``world`` and the control endpoint's ``token`` (``control_headers``). Keep real
+    waits short with ``time_scale``::
 
         def test_my_agent(harness_server):
             served = harness_server("scenarios/crash/unknown-send-is-inspected.yaml",

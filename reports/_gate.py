@@ -48,11 +48,15 @@ from typing import Any, Literal
 import polars as pl
 
 from harness import ReportError
+from harness.frontend import read_input
 from reports import _schema as s
 from reports._compare import Comparison, MetricDelta, change_text
 from reports._metrics import METRIC_NAMES
 
 RuleStatus = Literal["pass", "fail", "unknown"]
+
+#: The largest pyproject.toml read for the gate's thresholds.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -397,8 +401,8 @@ def thresholds_from_pyproject(path: Path) -> dict[str, float]:
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
+        data = tomllib.loads(read_input(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except (OSError, ValueError) as error:  # TOMLDecodeError, UnicodeDecodeError: ValueErrors
         raise ReportError(f"{path}: cannot read gate thresholds: {error}", str(path)) from error
     table = data.get("tool", {}).get("harness", {}).get("gate", {})
     return check_thresholds(table, f"{path} [tool.harness.gate]")

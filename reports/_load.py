@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,11 +26,15 @@ import polars as pl
 
 from fakes import PRICES, ModelPrice, price_of
 from harness import HarnessError, ReportError
-from harness.frontend import unfinished_run
+from harness.frontend import read_input, unfinished_run
 from reports import _schema as s
 
 #: The result-folder format this reader understands (harness/_output.py FORMAT_VERSION).
 SUPPORTED_FORMAT_VERSIONS: tuple[int, ...] = (1,)
+#: The largest table file read (a run of 5,000 cases writes a few megabytes).
+MAX_TABLE_BYTES = 1024 * 1024 * 1024
+#: The largest manifest read (it names the files and the run's settings: kilobytes).
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 _RUNNER_HINT = ("expected a folder written by 'harness run --out DIR' or "
                 "'pytest --harness-results DIR'")
@@ -114,7 +119,7 @@ def _read_manifest(folder: Path) -> Mapping[str, Any]:
         # The pytest plugin writes no manifest yet; the tables still stand on their own.
         return {}
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(read_input(path, MAX_MANIFEST_BYTES).decode("utf-8"))
     except (OSError, ValueError) as error:
         raise ReportError(f"{path}: not a readable JSON manifest ({error})", str(path)) from error
     if not isinstance(manifest, dict):
@@ -131,7 +136,7 @@ def _read_manifest(folder: Path) -> Mapping[str, Any]:
 
 def _read_table(folder: Path, stem: str) -> tuple[pl.DataFrame, str]:
     """Every ``stem*.parquet`` (else ``stem*.jsonl``) in ``folder``, stacked."""
-    for suffix, reader in ((".parquet", pl.read_parquet), (".jsonl", _read_jsonl)):
+    for suffix, reader in ((".parquet", _read_parquet), (".jsonl", _read_jsonl)):
         paths = _one_source(folder, sorted(folder.glob(f"{stem}*{suffix}")))
         if paths:
             try:
@@ -160,6 +165,10 @@ def _one_source(folder: Path, paths: list[Path]) -> list[Path]:
     return paths
 
 
+def _read_parquet(path: Path) -> pl.DataFrame:
+    return pl.read_parquet(io.BytesIO(read_input(path, MAX_TABLE_BYTES)))
+
+
 def _read_jsonl(path: Path) -> pl.DataFrame:
     rows = [row for number, line in enumerate(_lines(path), start=1)
             if (row := _json_row(path, number, line)) is not None]
@@ -169,7 +178,7 @@ def _read_jsonl(path: Path) -> pl.DataFrame:
 
 def _lines(path: Path) -> list[bytes]:
     try:
-        return path.read_bytes().splitlines()
+        return read_input(path, MAX_TABLE_BYTES).splitlines()
     except OSError as error:
         raise ReportError(f"{path}: cannot read: {error.strerror}", str(path)) from error
 
@@ -252,10 +261,14 @@ def check_manifest_files(folder: Path, manifest: Mapping[str, Any]) -> None:
                           f"{_REWRITE_HINT}", str(folder))
     for name, digest in sorted(files.items()):
         path = folder / str(name)
-        if not path.is_file():
+        if not path.exists():  # anything else there is refused as read: a pipe is no table
             raise ReportError(f"{path}: missing; the manifest lists it. {_REWRITE_HINT}",
                               str(path))
-        if _sha256(path) != digest:
+        try:
+            changed = _sha256(path) != digest
+        except OSError as error:
+            raise ReportError(f"{path}: cannot read: {error.strerror}", str(path)) from error
+        if changed:
             raise ReportError(f"{path}: changed since the run wrote it (its SHA-256 no longer "
                               "matches manifest.json); results must not be edited by hand: "
                               f"{_REWRITE_HINT}", str(path))
@@ -264,7 +277,7 @@ def check_manifest_files(folder: Path, manifest: Mapping[str, Any]) -> None:
 def _sha256(path: Path) -> str:
     import hashlib
 
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_input(path, MAX_TABLE_BYTES)).hexdigest()
 
 
 def _require(folder: Path, stem: str, frame: pl.DataFrame, columns: tuple[str, ...]) -> None:

@@ -16,7 +16,8 @@ from harness import HarnessError
 # Outside the HarnessError tree on purpose; the tree's docstring says why.
 OUTSIDE = {SimulatedCrash, ToolFailure, HarnessLimitExceeded}
 PRIVATE_SIGNALS = {"ScenarioProblems", "CaseFailed", "_Silence", "_AliasCycleError",
-                   "_AliasBombError", "_Violation", "FuzzFound", "Rejoined", "Interrupted"}
+                   "_AliasBombError", "_Violation", "FuzzFound", "Rejoined", "Interrupted",
+                   "_Refused"}
 
 
 def project_exceptions() -> set[type[BaseException]]:

@@ -35,9 +35,12 @@ from typing import Any, Final, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from harness._errors import CaptureError
+from harness._inputs import read_input
 from harness._redact import REDACTED, is_secret_key, secret_leaves
 
 FORMAT: Final = "harness-capture/1"
+#: The largest capture read: a recorded answer is kilobytes, a browser's HAR some megabytes.
+MAX_CAPTURE_BYTES: Final = 256 * 1024 * 1024
 #: Credential headers by name, beside every name that looks secret (``is_secret_key``).
 CREDENTIAL_HEADERS: Final = frozenset({
     "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key",
@@ -214,7 +217,7 @@ class Capture:
 def load_capture(path: Path, *, entry: int | None = None) -> Capture:
     """Read a recorded exchange, a HAR file (``entry``: which one) or a raw SSE body."""
     try:
-        raw = path.read_bytes()
+        raw = read_input(path, MAX_CAPTURE_BYTES)
     except OSError as error:
         raise CaptureError(f"cannot read it ({error.strerror or error}); expected a file "
                            "written by 'harness record', a HAR file or a raw SSE body",

@@ -20,6 +20,7 @@ models see exactly what the user typed, nothing library-specific::
 from __future__ import annotations
 
 import copy
+import errno
 import functools
 import re
 from pathlib import Path
@@ -34,6 +35,7 @@ from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from harness._errors import ScenarioError
+from harness._inputs import read_input
 from harness.scenario._problems import Loc
 from harness.scenario._source import SourceMap
 
@@ -54,8 +56,13 @@ _DIRECTIVE = re.compile(r"^%YAML(?:[ \t]+(\S*))?", re.MULTILINE)
 def read_yaml(path: Path) -> tuple[object, SourceMap]:
     """Parse one YAML file; every failure is a :class:`ScenarioError` naming the file."""
     try:
-        raw = path.read_bytes()
+        raw = read_input(path, MAX_BYTES)  # a pipe or a device is refused, never read
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ScenarioError(str(path), None, None, "the scenario file is too large",
+                                got=f"more than {MAX_BYTES:,} bytes",
+                                expected=f"at most {MAX_BYTES:,} bytes",
+                                hint="Split it into several scenarios") from None
         reason = exc.strerror or type(exc).__name__
         raise ScenarioError(str(path), None, None, f"cannot read the scenario file: {reason}",
                             expected="a readable YAML file") from exc

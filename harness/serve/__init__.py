@@ -9,7 +9,8 @@ it, killing and restarting the process at a case's crash point.
 Example::
 
     worlds = Worlds([scenario], lambda s: ServedWorld(s, seed=s.seed, time_scale=0.01))
-    with ServerThread(build_app(worlds)) as url:
+    token = new_token()
+    with ServerThread(build_app(worlds, token)) as url:
         ...   # OPENAI_BASE_URL = url + "/v1"
 """
 
@@ -21,12 +22,14 @@ from harness import _lazy
 # ``harness serve``'s argument parser (harness.serve._command) costs no server import.
 _EXPORTS = {
     "harness.serve._app": ["SPLIT_GAP_SECONDS", "Worlds", "agent_environment", "build_app"],
+    "harness.serve._guard": ["Limits", "new_token"],
     "harness.serve._handle": ["RunningServer", "serving"],
     "harness.serve._server": ["ServerThread", "serve_forever"],
     "harness.serve._world": ["KILL_CLASS", "ScaledClock", "ServedWorld"],
 }
 if typing.TYPE_CHECKING:
     from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
+    from harness.serve._guard import Limits, new_token
     from harness.serve._handle import RunningServer, serving
     from harness.serve._server import ServerThread, serve_forever
     from harness.serve._world import KILL_CLASS, ScaledClock, ServedWorld
@@ -36,6 +39,7 @@ else:
 __all__ = [
     "KILL_CLASS",
     "SPLIT_GAP_SECONDS",
+    "Limits",
     "RunningServer",
     "ScaledClock",
     "ServedWorld",
@@ -43,6 +47,7 @@ __all__ = [
     "Worlds",
     "agent_environment",
     "build_app",
+    "new_token",
     "serve_forever",
     "serving",
 ]

@@ -12,6 +12,10 @@ Routes (one server, one port, bound to 127.0.0.1)::
     GET  /_harness/verdicts          the checks over what the world saw so far
     POST /_harness/reset             a fresh world: {"scenario": NAME} (default: the active one)
 
+Every request passes the door first (:mod:`harness.serve._guard`): the Host and
+Origin must be the server's own, the control endpoint's ``GET``s and ``reset``
+need the run's token, sizes are capped and bodies are standard JSON.
+
 A provider answer is played step by step from the world's
 :class:`~fakes.ResponsePlan`: each :class:`~fakes.Emit` is its own write, flushed
 at once (a split frame, a UTF-8 character cut in two: separate TCP writes, the
@@ -39,6 +43,7 @@ from mcp.server.lowlevel.server import Server as McpServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -52,6 +57,7 @@ from harness.ports import DIALECTS
 from harness.runner._results import Case
 from harness.runner._task import tool_specs
 from harness.scenario import Scenario
+from harness.serve._guard import DEFAULT_LIMITS, Guard, Limits, strict_json_loads
 from harness.serve._trace import ProcessRun, served_trace
 from harness.serve._world import ServedWorld
 
@@ -105,14 +111,15 @@ class Worlds:
         return Case(scenario.name, Path(f"<served {scenario.name}>"), self.world.seed)
 
 
-def build_app(worlds: Worlds) -> Starlette:
-    """The server's ASGI app over ``worlds``; see the module docstring."""
+def build_app(worlds: Worlds, token: str, limits: Limits = DEFAULT_LIMITS) -> Guard:
+    """The server's ASGI app over ``worlds``, behind its door (:class:`Guard`): ``token``
+    opens the control endpoint; see the module docstring."""
     manager = StreamableHTTPSessionManager(
         app=_mcp_server(worlds), json_response=True, stateless=True,
         security_settings=TransportSecuritySettings(
             enable_dns_rebinding_protection=True, allowed_hosts=["127.0.0.1:*", "localhost:*"],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*"]))
-    control = _Control(worlds)
+    control = _Control(worlds, token)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -126,12 +133,15 @@ def build_app(worlds: Worlds) -> Starlette:
         Route("/_harness/verdicts", control.verdicts, methods=["GET"]),
         Route("/_harness/reset", control.reset, methods=["POST"]),
         Route("/_harness/tools/{name}", control.tool, methods=["POST"]),
-        Route("/_harness/mcp", StreamableHTTPASGIApp(manager)),
+        # POST only: stateless, with JSON answers, a GET would open an event stream that
+        # nothing ever writes to, held open until the client leaves.
+        Route("/_harness/mcp", StreamableHTTPASGIApp(manager), methods=["POST"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: _http_exception})
     # Everything else is a provider request: the world answers (a 404 for a wrong path).
     app.router.default = _ProviderEndpoint(worlds)
-    return app
+    return Guard(app, token, limits)
 
 
 # ----------------------------------------------------------------------- control
@@ -140,8 +150,8 @@ def build_app(worlds: Worlds) -> Starlette:
 class _Control:
     """The JSON endpoints under ``/_harness/``."""
 
-    def __init__(self, worlds: Worlds) -> None:
-        self._worlds = worlds
+    def __init__(self, worlds: Worlds, token: str) -> None:
+        self._worlds, self._token = worlds, token
 
     async def info(self, request: Request) -> Response:
         worlds = self._worlds
@@ -149,7 +159,7 @@ class _Control:
         return JSONResponse({
             "scenarios": list(worlds.scenarios), "active": worlds.world.scenario.name,
             "incarnation": worlds.world.incarnation, "time_scale": worlds.world.time_scale,
-            "environment": agent_environment(base, worlds.world.scenario)})
+            "environment": agent_environment(base, worlds.world.scenario, self._token)})
 
     async def requests(self, _request: Request) -> Response:
         records = self._worlds.world.request_records()
@@ -172,7 +182,12 @@ class _Control:
 
     async def reset(self, request: Request) -> Response:
         body = await _json_object(request)
-        name = body.get("scenario") if isinstance(body, dict) else None
+        if not isinstance(body, dict):
+            return _error(400, "the body must be a JSON object, {} or {\"scenario\": NAME}")
+        name = body.get("scenario")
+        if name is not None and not isinstance(name, str):
+            return _error(400, f"'scenario' must be a scenario's name (a string); got "
+                          f"{type(name).__name__}")
         if name is not None and name not in self._worlds.scenarios:
             return _error(404, f"no scenario {name!r}; this server plays "
                           + ", ".join(self._worlds.scenarios))
@@ -220,17 +235,25 @@ def _abort_response(scope: Scope) -> Response:
 async def _json_object(request: Request) -> Any:
     raw = await request.body()
     try:
-        return json.loads(raw) if raw.strip() else {}
+        return strict_json_loads(raw) if raw.strip() else {}
     except ValueError:
         return None
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (a method a route does not take: 405) as JSON, like ours."""
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"status": "error", "error": f"{request.method} {request.url.path}: "
+                         f"{exc.detail}"}, status_code=exc.status_code, headers=exc.headers)
 
 
 def _error(status: int, message: str) -> Response:
     return JSONResponse({"status": "error", "error": message}, status_code=status)
 
 
-def agent_environment(base_url: str, scenario: Scenario) -> dict[str, str]:
-    """What an agent process is told: provider base URLs and keys, tool endpoints, the task.
+def agent_environment(base_url: str, scenario: Scenario, token: str) -> dict[str, str]:
+    """What an agent process is told: provider base URLs and keys, tool endpoints, the task,
+    and ``token``, the control endpoint's (``HARNESS_TOKEN``).
 
     The provider variables are the ones an in-process agent sees
     (``harness.intercept.PROVIDER_ENVIRONMENT``), pointed at this server.
@@ -245,6 +268,7 @@ def agent_environment(base_url: str, scenario: Scenario) -> dict[str, str]:
              for s in tool_specs(scenario)]
     env.update({
         "HARNESS_URL": base_url,
+        "HARNESS_TOKEN": token,
         "HARNESS_TOOLS_URL": f"{base_url}/_harness/tools",
         "HARNESS_MCP_URL": f"{base_url}/_harness/mcp",
         "HARNESS_PROMPT": scenario.description or f"Run scenario {scenario.name}.",

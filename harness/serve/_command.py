@@ -62,22 +62,31 @@ def add_time_scale_option(command: argparse.ArgumentParser) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from harness.scenario import load_scenarios, scenario_files
-    from harness.serve import ServedWorld, Worlds, agent_environment, build_app, serve_forever
+    from harness.serve import (
+        ServedWorld,
+        Worlds,
+        agent_environment,
+        build_app,
+        new_token,
+        serve_forever,
+    )
 
     scenarios = load_scenarios(scenario_files(args.paths))
     _check_unique_names(scenarios)
     worlds = Worlds(scenarios, lambda s: ServedWorld(
         s, seed=s.seed if args.seed is None else args.seed, time_scale=args.time_scale))
 
+    token = new_token()
+
     def announce(url: str) -> None:
         print(f"harness serve: {url}  (scenario {worlds.world.scenario.name}; "
               f"control: {url}/_harness)", flush=True)
-        for name, value in agent_environment(url, worlds.world.scenario).items():
+        for name, value in agent_environment(url, worlds.world.scenario, token).items():
             if name != "HARNESS_TOOLS":
                 print(f"  {name}={value}", flush=True)
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a served run ends
-        serve_forever(build_app(worlds), args.port, announce)
+        serve_forever(build_app(worlds, token), args.port, announce)
     return 0
 
 

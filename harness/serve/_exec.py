@@ -40,6 +40,7 @@ from harness.runner._run import case_result
 from harness.runner._secrets import SecretLook
 from harness.scenario import Scenario
 from harness.serve._app import Worlds, agent_environment, build_app
+from harness.serve._guard import new_token
 from harness.serve._server import ServerThread
 from harness.serve._trace import ProcessRun, folder_files, served_trace
 from harness.serve._world import KILL_CLASS, ServedWorld
@@ -87,8 +88,9 @@ class _ExecCase:
         self.secrets = SecretLook(scenario)
 
     def run(self) -> CaseResult:
-        with ServerThread(build_app(self.worlds)) as url:
-            env = {**os.environ, **agent_environment(url, self.scenario),
+        token = new_token()
+        with ServerThread(build_app(self.worlds, token)) as url:
+            env = {**os.environ, **agent_environment(url, self.scenario, token),
                    "HARNESS_START_DIR": os.getcwd()}
             try:
                 self._run_processes(env)

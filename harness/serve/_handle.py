@@ -17,16 +17,21 @@ from pathlib import Path
 
 from harness.scenario import Scenario, load_scenario
 from harness.serve._app import Worlds, agent_environment, build_app
+from harness.serve._guard import new_token
 from harness.serve._server import ServerThread
 from harness.serve._world import ServedWorld
 
 
 @dataclass(frozen=True)
 class RunningServer:
-    """A running server: its URL, what an agent process is told, and the worlds it plays."""
+    """A running server: its URL, what an agent process is told, and the worlds it plays.
+
+    ``token`` opens the control endpoint: ``Authorization: Bearer TOKEN``.
+    """
 
     url: str
     worlds: Worlds
+    token: str
 
     @property
     def world(self) -> ServedWorld:
@@ -36,7 +41,12 @@ class RunningServer:
     @property
     def env(self) -> dict[str, str]:
         """The environment of an agent process (``OPENAI_BASE_URL``, ``HARNESS_TOOLS_URL`` …)."""
-        return agent_environment(self.url, self.world.scenario)
+        return agent_environment(self.url, self.world.scenario, self.token)
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """The headers a request to the control endpoint (``/_harness…``) needs."""
+        return {"Authorization": f"Bearer {self.token}"}
 
 
 @contextlib.contextmanager
@@ -46,5 +56,6 @@ def serving(scenarios: Sequence[Scenario | str | Path], *, time_scale: float = 1
     loaded = [s if isinstance(s, Scenario) else load_scenario(Path(s)) for s in scenarios]
     worlds = Worlds(loaded, lambda s: ServedWorld(
         s, seed=s.seed if seed is None else seed, time_scale=time_scale))
-    with ServerThread(build_app(worlds), port) as url:
-        yield RunningServer(url, worlds)
+    token = new_token()
+    with ServerThread(build_app(worlds, token), port) as url:
+        yield RunningServer(url, worlds, token)

@@ -1,8 +1,15 @@
 """Run the served app with uvicorn on 127.0.0.1: in the foreground, or in a thread of its own.
 
-uvicorn's pure-Python HTTP/1.1 protocol (h11) is used, subclassed only to note
-each connection's transport, so that a scripted reset can abort it with an RST
-(see :func:`harness.serve._app.abort_connection`). Each ASGI body message is one
+uvicorn's pure-Python HTTP/1.1 protocol (h11) is used, subclassed to note each
+connection's transport, so that a scripted reset can abort it with an RST (see
+:func:`harness.serve._app.abort_connection`), and to bound how long a request
+may take to arrive: uvicorn times out only an idle kept-alive connection, so a
+client that sends half a request line (an HTTP/0.9 ``GET /``) or trickles its
+body would hold the connection forever. Past :data:`READ_SECONDS` from its
+first byte (or from the connection), an unfinished request gets a 408 and the
+connection is closed; a request read whole is never timed, so a stream the
+world holds open (a stall, a hang) stays open. A request uvicorn cannot parse
+gets its 400 as JSON, like every other refusal. Each ASGI body message is one
 ``transport.write``; asyncio sets ``TCP_NODELAY`` on its sockets, so a write
 goes out at once instead of waiting to be coalesced (Nagle).
 
@@ -15,11 +22,13 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 from types import TracebackType
-from typing import Any, final
+from typing import Any, ClassVar, final
 
+import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -27,25 +36,82 @@ from harness._errors import ConfigError, HarnessError
 from harness.serve._app import TRANSPORTS
 
 HOST = "127.0.0.1"
+#: Real seconds a request may take to arrive whole (head and body) before a 408.
+READ_SECONDS = 10.0
 # A hung stream must not hold a stopping server: stop waiting for it after this long.
 _GRACE_SECONDS = 1
+# h11's states of a peer that has not yet sent a whole request.
+_READING = (h11.IDLE, h11.SEND_BODY)
 
 
-class _NotingH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, noting its transport by (client, server) address."""
+class _GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, noting its transport and timing each request's arrival."""
+
+    read_seconds: ClassVar[float] = READ_SECONDS
+    _read_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         TRANSPORTS[(self.client, self.server)] = transport
+        self._start_read_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         TRANSPORTS.pop((self.client, self.server), None)
+        self._stop_read_timer()
         super().connection_lost(exc)
 
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state not in _READING:
+            self._stop_read_timer()  # the request is whole (or broken, and answered)
 
-def server_config(app: Any, port: int) -> uvicorn.Config:
-    """uvicorn's configuration for the served app: loopback only, quiet, no websockets."""
-    return uvicorn.Config(app, host=HOST, port=port, http=_NotingH11Protocol, ws="none",
+    def on_response_complete(self) -> None:
+        if not self.transport.is_closing():
+            self._start_read_timer()  # the next request on this connection, if any
+        super().on_response_complete()
+
+    def send_400_response(self, msg: str) -> None:
+        self._send_error(400, msg)
+
+    def _start_read_timer(self) -> None:
+        self._stop_read_timer()
+        self._read_timer = self.loop.call_later(self.read_seconds, self._read_timed_out)
+
+    def _stop_read_timer(self) -> None:
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+            self._read_timer = None
+
+    def _read_timed_out(self) -> None:
+        self._read_timer = None
+        if self.conn.their_state in _READING and not self.transport.is_closing():
+            response_started = self.cycle is not None and self.cycle.response_started
+            if not response_started:
+                self._send_error(408, f"the request did not arrive whole within "
+                                      f"{self.read_seconds:g} s")
+            self.transport.close()
+
+    def _send_error(self, status: int, message: str) -> None:
+        """A JSON error written straight to the socket, then the connection closed.
+
+        Below the ASGI app (h11 may hold no request to answer), so the bytes are
+        written as they go on the wire.
+        """
+        body = json.dumps({"status": "error", "error": message}).encode()
+        phrase = {400: b"Bad Request", 408: b"Request Timeout"}[status]
+        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\n"
+                             b"content-length: %d\r\nconnection: close\r\n\r\n%s"
+                             % (status, phrase, len(body), body))
+        self.transport.close()
+
+
+def server_config(app: Any, port: int, read_seconds: float = READ_SECONDS) -> uvicorn.Config:
+    """uvicorn's configuration for the served app: loopback only, quiet, no websockets.
+
+    ``read_seconds``: how long a request may take to arrive (see the module docstring).
+    """
+    protocol = type("GuardedH11Protocol", (_GuardedH11Protocol,), {"read_seconds": read_seconds})
+    return uvicorn.Config(app, host=HOST, port=port, http=protocol, ws="none",
                           lifespan="on", log_level="warning", access_log=False,
                           timeout_graceful_shutdown=_GRACE_SECONDS)
 
@@ -73,8 +139,8 @@ def url_of(sock: socket.socket) -> str:
 class ServerThread:
     """The app served from a daemon thread; ``start()`` returns its URL once it listens."""
 
-    def __init__(self, app: Any, port: int = 0) -> None:
-        self._server = uvicorn.Server(server_config(app, port))
+    def __init__(self, app: Any, port: int = 0, *, read_seconds: float = READ_SECONDS) -> None:
+        self._server = uvicorn.Server(server_config(app, port, read_seconds))
         self._port = port
         self._thread: threading.Thread | None = None
         self.url = ""

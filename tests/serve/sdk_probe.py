@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import urllib.request
 from typing import Any
@@ -111,10 +112,14 @@ def see(dialect: str, mode: str, base_url: str, timeout: float) -> dict[str, Any
 
 
 def reset(harness_url: str, scenario: str) -> None:
-    """A fresh world of ``scenario``: POST /_harness/reset (its fault strikes again)."""
+    """A fresh world of ``scenario``: POST /_harness/reset (its fault strikes again).
+
+    The control endpoint's token comes in the environment, as to an ``--exec`` agent.
+    """
     body = json.dumps({"scenario": scenario}).encode()
     request = urllib.request.Request(f"{harness_url}/_harness/reset", data=body,
-                                     method="POST")
+                                     method="POST", headers={
+                                         "Authorization": f"Bearer {os.environ['HARNESS_TOKEN']}"})
     urllib.request.urlopen(request, timeout=10).close()
 
 

@@ -153,7 +153,7 @@ def test_a_passing_case_leaves_no_files_and_a_failing_one_keeps_its_own(
 
 def test_the_agent_sees_the_servers_urls(tmp_path: Path, harness_main: Run) -> None:
     names = ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "HARNESS_TOOLS_URL",
-             "HARNESS_MCP_URL", "HARNESS_PROMPT", "HARNESS_INCARNATION"]
+             "HARNESS_MCP_URL", "HARNESS_PROMPT", "HARNESS_INCARNATION", "HARNESS_TOKEN"]
     command = " ".join(f'echo "{name}=${name}" >> "$HARNESS_START_DIR/env";' for name in names)
     harness_main(str(SCENARIO), "--exec", command, "--no-crash")
     seen = dict(line.split("=", 1) for line in (tmp_path / "env").read_text().splitlines())
@@ -164,6 +164,8 @@ def test_the_agent_sees_the_servers_urls(tmp_path: Path, harness_main: Run) -> N
     assert seen["HARNESS_MCP_URL"] == base + "/_harness/mcp"
     assert seen["HARNESS_INCARNATION"] == "1"
     assert seen["HARNESS_PROMPT"].startswith("Mail the CFO invoice 7")
+    # The control endpoint's token: the run's own secret, not a fixed value.
+    assert len(seen["HARNESS_TOKEN"]) > 40
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -13,6 +13,7 @@ Waits are scaled by 0.01 both for the server and the SDK's timeout.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from contextlib import ExitStack
@@ -101,6 +102,7 @@ class OverHttp:
             done = subprocess.run(
                 [sys.executable, str(HERE / "sdk_probe.py"), "every", served.url,
                  str(TIMEOUT * SCALE)], input=json.dumps(plan),
+                env={**os.environ, "HARNESS_TOKEN": served.token},
                 capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 0, done.stderr
         self.seen: dict[str, dict[str, Any]] = json.loads(done.stdout)

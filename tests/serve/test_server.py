@@ -57,7 +57,8 @@ def raw_reads(url: str, path: str, body: dict[str, Any]) -> tuple[bytes, list[by
     host, port = url.removeprefix("http://").split(":")
     data = json.dumps(body).encode()
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json"
+        sock.sendall(f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\n"
+                     "content-type: application/json"
                      f"\r\ncontent-length: {len(data)}\r\nconnection: close\r\n\r\n".encode()
                      + data)
         reads: list[bytes] = []
@@ -148,28 +149,30 @@ def test_a_stall_keeps_the_connection_open_for_the_scaled_time(tmp_path: Path) -
 
 def test_the_control_endpoint_shows_requests_ledger_and_verdicts(tmp_path: Path) -> None:
     with serving([scenario(tmp_path, [])], time_scale=0.01) as served:
-        url = served.url
+        url, token = served.url, served.control_headers
         httpx.post(url + "/v1/chat/completions", json=REQUEST).raise_for_status()
-        (seen,) = httpx.get(url + "/_harness/requests").json()
+        (seen,) = httpx.get(url + "/_harness/requests", headers=token).json()
         assert (seen["turn"], seen["attempt"], seen["delivery"]) == (1, 1, "complete")
         for _ in range(2):
             assert httpx.post(url + "/_harness/tools/mail", json=MAIL).json()["sent"] is True
-        ledger = httpx.get(url + "/_harness/ledger").json()
+        ledger = httpx.get(url + "/_harness/ledger", headers=token).json()
         assert [e["tool"] for e in ledger["effects"]] == ["mail", "mail"]
         assert ledger["world"]["outbox"] == [MAIL, MAIL]
-        verdicts = {v["invariant"]: v for v in httpx.get(url + "/_harness/verdicts").json()
-                    ["verdicts"]}
+        verdicts = {v["invariant"]: v for v in httpx.get(url + "/_harness/verdicts",
+                                                         headers=token).json()["verdicts"]}
         assert verdicts["I1"]["status"] == "fail"
-        assert httpx.post(url + "/_harness/reset", json={}).json() == {"active": "served"}
-        assert httpx.get(url + "/_harness/requests").json() == []
-        assert httpx.get(url + "/_harness/ledger").json()["effects"] == []
+        assert httpx.post(url + "/_harness/reset", json={}, headers=token).json() == {
+            "active": "served"}
+        assert httpx.get(url + "/_harness/requests", headers=token).json() == []
+        assert httpx.get(url + "/_harness/ledger", headers=token).json()["effects"] == []
 
 
 def test_bad_tool_calls_get_clear_answers(tmp_path: Path) -> None:
     with serving([scenario(tmp_path, [])]) as served:
         missing = httpx.post(served.url + "/_harness/tools/mial", json={})
         not_json = httpx.post(served.url + "/_harness/tools/mail", content=b"[1")
-        reset = httpx.post(served.url + "/_harness/reset", json={"scenario": "other"})
+        reset = httpx.post(served.url + "/_harness/reset", json={"scenario": "other"},
+                           headers=served.control_headers)
     assert missing.status_code == 404
     assert missing.json()["error"] == "no tool 'mial'; the scenario 'served' declares mail, outbox"
     assert not_json.status_code == 400
@@ -203,7 +206,9 @@ def test_harness_serve_on_port_0_prints_its_url(tmp_path: Path) -> None:
             first = server.stdout.readline()
             url = first.split()[2]
             assert url.startswith("http://127.0.0.1:")
-            assert httpx.get(url + "/_harness").json()["active"] == "served"
+            printed = next(line for line in server.stdout if "HARNESS_TOKEN=" in line)
+            token = {"Authorization": f"Bearer {printed.split('=', 1)[1].strip()}"}
+            assert httpx.get(url + "/_harness", headers=token).json()["active"] == "served"
         finally:
             server.kill()
 
@@ -243,9 +248,11 @@ def test_reset_switches_between_served_scenarios(tmp_path: Path) -> None:
     second = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios"
                            / "exec-mail-once.yaml")
     with serving([first, second]) as served:
-        url = served.url
-        assert httpx.get(url + "/_harness").json()["scenarios"] == ["served", "exec-mail-once"]
-        switched = httpx.post(url + "/_harness/reset", json={"scenario": "exec-mail-once"})
+        url, token = served.url, served.control_headers
+        assert httpx.get(url + "/_harness", headers=token).json()["scenarios"] == [
+            "served", "exec-mail-once"]
+        switched = httpx.post(url + "/_harness/reset", json={"scenario": "exec-mail-once"},
+                              headers=token)
         assert switched.json() == {"active": "exec-mail-once"}
         assert served.world.scenario.name == "exec-mail-once"
         reply = httpx.post(url + "/v1/chat/completions", json={**REQUEST, "stream": False})
