@@ -77,7 +77,15 @@ from contextlib import contextmanager
 from types import FrameType, ModuleType
 from typing import Any, ClassVar, Final, cast, final
 
-from pyfakefs import fake_io, fake_open, fake_os, fake_path, fake_pathlib
+from pyfakefs import (
+    fake_filesystem,
+    fake_io,
+    fake_open,
+    fake_os,
+    fake_path,
+    fake_pathlib,
+    helpers,
+)
 from pyfakefs.fake_file import (
     FakeBinaryFileWrapper,
     FakeDirectory,
@@ -327,10 +335,22 @@ def _text(path: Any) -> str:
     return os.fsdecode(os.fspath(path))
 
 
+# pyfakefs properties read for every path and never set once a file system is built:
+# _MirroredFilesystem answers them from the instance, as plain attributes.
+_FIXED_PROPERTIES: Final = ("is_windows_fs", "is_macos", "path_separator",
+                            "alternative_path_separator")
+
+
 class _MirroredFilesystem(FakeFilesystem):
     """A pyfakefs file system whose changes are mirrored (set on a built one)."""
 
     mirror: _Mirror
+    # Shadow pyfakefs's properties (see _FIXED_PROPERTIES); the values are the
+    # instance's own, set when the class is.
+    is_windows_fs = False
+    is_macos = False
+    path_separator = "/"
+    alternative_path_separator = None
     _renaming = False
     # True while pyfakefs lists a real folder the agent reads through: what it
     # adds then (files, links) is the real disk's, never the agent's doing.
@@ -603,7 +623,7 @@ def _write_of(wrapper: FakeFileWrapper) -> Any:
     attributes = _object_attribute(wrapper, "__dict__")
     cached = attributes.get(_CACHED_WRITE)
     if cached is not None and not attributes["file_object"].is_large_file() and (
-        attributes["is_stream"] or _object_attribute(wrapper, "_is_open")()
+        attributes["is_stream"] or _still_open(wrapper, attributes)
     ):
         return cached
     # The first write, or a failing one: pyfakefs's own path raises or answers.
@@ -611,6 +631,16 @@ def _write_of(wrapper: FakeFileWrapper) -> Any:
     if getattr(write, "__name__", "") == "write_wrapper":  # not its write_error
         attributes[_CACHED_WRITE] = write
     return write
+
+
+def _still_open(wrapper: FakeFileWrapper, attributes: dict[str, Any]) -> bool:
+    """pyfakefs's ``_is_open``, read from the wrapper's own attributes: it is listed
+    among its file system's open files under its descriptor."""
+    descriptor, filesystem = attributes.get("filedes"), attributes["_filesystem"]()
+    if descriptor is None or filesystem is None:
+        return False
+    open_files = filesystem.open_files
+    return descriptor < len(open_files) and wrapper in (open_files[descriptor] or ())
 
 
 class _TextFile(FakeTextFileWrapper):
@@ -621,16 +651,35 @@ class _BinaryFile(FakeBinaryFileWrapper):
     __getattribute__ = _wrapper_attribute
 
 
+_pyfakefs_string_path = helpers.make_string_path
+
+
+def _string_path(path: Any) -> Any:
+    """pyfakefs's ``make_string_path``, without its import statement per call for a str.
+
+    A ``str`` is what it returns for one (a str is never its ``FakePath``); it is
+    called for every path of every operation.
+    """
+    return path if type(path) is str else _pyfakefs_string_path(path)
+
+
 @contextmanager
-def _cheap_file_objects() -> Iterator[None]:
-    """pyfakefs's ``open`` hands out :class:`_TextFile` and :class:`_BinaryFile`."""
-    names = vars(fake_open)  # the globals its FakeFileOpen looks the classes up in
-    saved = {name: names[name] for name in ("FakeTextFileWrapper", "FakeBinaryFileWrapper")}
-    names.update(FakeTextFileWrapper=_TextFile, FakeBinaryFileWrapper=_BinaryFile)
+def _cheaper_pyfakefs() -> Iterator[None]:
+    """pyfakefs's ``open`` hands out :class:`_TextFile` and :class:`_BinaryFile`, and its
+    modules make string paths with :func:`_string_path`, while an incarnation runs."""
+    swaps: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        (vars(fake_open), {"FakeTextFileWrapper": _TextFile,
+                           "FakeBinaryFileWrapper": _BinaryFile})]
+    swaps += [(vars(module), {"make_string_path": _string_path})
+              for module in (fake_filesystem, fake_os, fake_path)]
+    saved = [(names, {name: names[name] for name in new}) for names, new in swaps]
+    for names, new in swaps:
+        names.update(new)
     try:
         yield
     finally:
-        names.update(saved)
+        for names, old in saved:
+            names.update(old)
 
 
 class _AgentPatcher(Patcher):
@@ -767,7 +816,7 @@ class AgentFiles:
         rng = rng_stream(self._seed, f"tempfile:{generation}")
         try:
             with _skip_check(self._library_callers), _seeded_tempfile_names(rng), \
-                    _cheap_file_objects():
+                    _cheaper_pyfakefs():
                 self._patcher.pass_over_libraries(self._packages)
                 self._patcher.setUp()
                 try:
@@ -865,7 +914,9 @@ class AgentFiles:
                 fs.remove_object(path)  # a real file the agent wrote over
             fs.create_file(path, contents=data, side_effect=changed)
         fs.cwd = self.workdir
+        fixed = {name: getattr(fs, name) for name in _FIXED_PROPERTIES}
         fs.__class__ = _MirroredFilesystem
+        vars(fs).update(fixed)
         assert isinstance(fs, _MirroredFilesystem)
         fs.mirror = _Mirror(self.disk, generation)
 

@@ -812,3 +812,23 @@ def test_writing_a_closed_or_read_only_file_object_fails_as_on_a_real_disk() -> 
                 pytest.raises(OSError, match="not open for writing"):
             reading_bytes.write(b"four")
     assert disk.files()["/agent/notes.txt"] == b"one"
+
+
+def test_pyfakefs_is_left_as_it_was_for_the_users_own_tests() -> None:
+    # The cheaper file objects and path helpers are swapped in for an incarnation only:
+    # a project's own pyfakefs tests in the same process get pyfakefs unchanged.
+    from pyfakefs import fake_file, fake_filesystem, fake_open, fake_os, fake_path, helpers
+
+    def pyfakefs_as_shipped() -> bool:
+        return (fake_open.FakeTextFileWrapper is fake_file.FakeTextFileWrapper
+                and fake_open.FakeBinaryFileWrapper is fake_file.FakeBinaryFileWrapper
+                and all(module.make_string_path is helpers.make_string_path
+                        for module in (fake_filesystem, fake_os, fake_path)))
+
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        inside = pyfakefs_as_shipped()
+        pathlib.Path("notes.txt").write_text("kept")
+    assert not inside
+    assert pyfakefs_as_shipped()
+    assert disk.files()["/agent/notes.txt"] == b"kept"
