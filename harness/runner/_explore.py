@@ -458,6 +458,8 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
                    ) -> tuple[Trace, Exploration] | None:
     """``case``'s trace from its scenario's recording, or None where it must replay."""
     crash = case.crash
+    if crash is None:
+        return _uncrashed(case, scenario, factory)
     if crash is None or crash.during_recovery or crash.crash_class in ERROR_CLASSES or \
             unrecorded_parts(scenario):
         return None
@@ -487,3 +489,22 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     if checked[1] != "replayed":
         recording.remember(state, checked[0], at_crash)
     return checked
+
+
+def _uncrashed(case: Case, scenario: Scenario, factory: AgentUnderTest
+               ) -> tuple[Trace, Exploration] | None:
+    """The case without a crash is the recorded run itself: run once, it serves both.
+
+    A scenario is recorded for its crash cases anyway, and its uncrashed run is what
+    the recording runs; the case that has no crash takes that run's trace (made the
+    first time either is asked for) instead of running the agent again. Only where
+    the scenario's crash cases could use the recording.
+    """
+    if scenario.crash.points == "none" or unrecorded_parts(scenario):
+        return None
+    recording = recording_for(case, scenario, factory)
+    if recording is None:
+        return None
+    # The recording may have been made for one of the crash cases: the same run.
+    return replace(recording.base, case=case.case_id), "replayed"
+
