@@ -23,7 +23,8 @@ TURNS = (100, 500, 1000)
 STYLES = ("whole bodies", "shared")
 
 
-def _keep_whole_bodies(_body: object, previous: list[object]) -> list[object]:
+def _keep_whole_bodies(_body: object, previous: list[object], _key: str = "messages"
+                       ) -> list[object]:
     """The provider as it was: each request's body kept as parsed, nothing shared."""
     return previous
 
