@@ -10,6 +10,7 @@ and its ratio to ``examples.frameworks.openai_sdk`` (no framework). A framework
 whose package is not installed (the ``frameworks`` extra) is named and left out.
 
     .venv/bin/python benchmarks/bench_framework_agents.py [--rounds 3] [--only langgraph_agent]
+    .venv/bin/python benchmarks/bench_framework_agents.py --quick
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import importlib.util
 import statistics
 import time
 from pathlib import Path
+
+from _quick import scaled
 
 from harness.intercept import PlainEntry
 from harness.runner import plan_cases, run_case
@@ -45,7 +48,7 @@ def cases_of(module: str) -> list[tuple[object, object]]:
     for path in sorted((FOLDER / "scenarios" / module).glob("*.yaml")):
         scenario = load_scenario(path)
         jobs += [(case, scenario) for case in plan_cases(scenario, path, entry)]
-    return jobs
+    return jobs[:scaled(len(jobs), 1)]
 
 
 def seconds_per_case(module: str, rounds: int) -> tuple[float, int, dict[str, int]]:
@@ -67,7 +70,7 @@ def seconds_per_case(module: str, rounds: int) -> tuple[float, int, dict[str, in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=scaled(3, 1))
     parser.add_argument("--only", action="append", default=[],
                         help="measure only this example module (again for more)")
     options = parser.parse_args()
