@@ -20,7 +20,7 @@ restart), three figures, each as the median of several rounds:
 Times are CPU seconds of this process (``time.process_time``): the benchmark
 shares its cores, and CPU time is what a crash run pays.
 
-    .venv/bin/python benchmarks/bench_agent_files.py
+    .venv/bin/python benchmarks/bench_agent_files.py [--quick]
 """
 
 from __future__ import annotations
@@ -32,11 +32,13 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from _quick import scaled
+
 from fakes import CrashDisk
 from harness.intercept import AgentFiles
 
-INCARNATIONS = 200
-ROUNDS = 5
+INCARNATIONS = scaled(200, 5)
+ROUNDS = scaled(5, 1)
 STATE = {"turn": 3, "messages": ["hello", "world"] * 20}
 
 

@@ -11,6 +11,7 @@ Printed per length: cases, seconds both ways, milliseconds per case, the speed-u
 how the explored cases ran, and the per-case ratio of the longest to the shortest.
 
     .venv/bin/python benchmarks/bench_crash_exploration.py [--agent minimal:FLAW] [--turns 8,32]
+    .venv/bin/python benchmarks/bench_crash_exploration.py --quick
     .venv/bin/python benchmarks/bench_crash_exploration.py --suite
 """
 
@@ -21,6 +22,8 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from _quick import scaled
 
 from harness.runner import AgentUnderTest, CaseResult, _explore, plan_cases, run_case
 from harness.scenario import Scenario
@@ -97,7 +100,7 @@ def main() -> int:
                         help="reference, plain (the careful openai-SDK example, "
                              "unchanged), minimal, or minimal:FLAW (the tests' minimal agent, e.g. "
                              "minimal:ids_per_run, which can rejoin the recorded run)")
-    parser.add_argument("--turns", default="8,32", help="comma-separated lengths")
+    parser.add_argument("--turns", default=scaled("8,32", "2,3"), help="comma-separated lengths")
     parser.add_argument("--suite", action="store_true",
                         help="instead: the shipped scenarios, every case, both ways")
     args = parser.parse_args()

@@ -11,7 +11,7 @@ busy machine weighs on both alike), and the best round of each is reported, in
 wall time and in CPU time (the process's own seconds: crash runs per second per
 core, whatever else the machine runs), with the ratio.
 
-    .venv/bin/python benchmarks/bench_crash_runs.py [--minimal]
+    .venv/bin/python benchmarks/bench_crash_runs.py [--minimal] [--quick]
     .venv/bin/python benchmarks/bench_crash_runs.py --against main [--rounds 5]
 """
 
@@ -25,6 +25,8 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+from _quick import scaled
 
 from harness.agent import AgentFactory
 from harness.runner import plan_cases, run_case
@@ -72,6 +74,7 @@ def main() -> None:
 def _once() -> None:
     factory = _factory()
     cases = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), factory) if c.crash]
+    cases = cases[:scaled(len(cases), 6)]
     agent = "minimal" if factory else "reference"
     # Side by side: each case replayed from its start, and started from the recorded run
     # (the recording itself is counted: it is made by the first case that needs it).
@@ -109,13 +112,15 @@ def _shared_restarts() -> int:
 
 
 def _rounds() -> int:
-    return int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    return int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv \
+        else scaled(5, 1)
 
 
 def _worker() -> None:
     """Run every crash case once per line read; answer with the round's times as JSON."""
     factory = _factory()
     cases = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), factory) if c.crash]
+    cases = cases[:scaled(len(cases), 6)]
     run_case(cases[0], SCENARIO, factory)  # imports and first-call caches, outside the rounds
     for _ in sys.stdin:
         _forget_recordings()  # each round records the scenario again and shares nothing

@@ -14,6 +14,7 @@ A framework whose package is not installed (the ``frameworks`` extra) is named a
 left out.
 
     .venv/bin/python benchmarks/bench_framework_agents.py [--rounds 3] [--only langgraph_agent]
+    .venv/bin/python benchmarks/bench_framework_agents.py --quick
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import importlib.util
 import statistics
 import time
 from pathlib import Path
+
+from _quick import scaled
 
 from harness.intercept import PlainEntry
 from harness.runner import _explore, plan_cases, run_case
@@ -49,7 +52,7 @@ def cases_of(module: str) -> list[tuple[object, object]]:
     for path in sorted((FOLDER / "scenarios" / module).glob("*.yaml")):
         scenario = load_scenario(path)
         jobs += [(case, scenario) for case in plan_cases(scenario, path, entry)]
-    return jobs
+    return jobs[:scaled(len(jobs), 1)]
 
 
 def seconds_per_case(module: str, rounds: int, *, crash_only: bool = False
@@ -75,7 +78,7 @@ def seconds_per_case(module: str, rounds: int, *, crash_only: bool = False
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=scaled(3, 1))
     parser.add_argument("--only", action="append", default=[],
                         help="measure only this example module (again for more)")
     options = parser.parse_args()

@@ -12,7 +12,7 @@ outbox). Side by side in one run:
 
 Target: each search within 60 s on one core.
 
-    .venv/bin/python benchmarks/bench_fuzz.py [--budget 200] [--seed 0]
+    .venv/bin/python benchmarks/bench_fuzz.py [--budget 200] [--seed 0] [--quick]
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+
+from _quick import scaled
 
 from examples.naive_resend_agent import agent as naive
 from harness.fuzz import fuzz_scenario, write_repro
@@ -66,7 +68,7 @@ def _straight(label: str, runs: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--budget", type=int, default=200)
+    parser.add_argument("--budget", type=int, default=scaled(200, 4))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:

@@ -5,7 +5,7 @@ The floor: three records must be durable before the next step of a call
 model hears "done"), so three file fsyncs per call; folder fsyncs are paid once
 per incarnation. Compared with a naive append (open, write, close; no fsync).
 
-    .venv/bin/python benchmarks/bench_journal_append.py
+    .venv/bin/python benchmarks/bench_journal_append.py [--quick]
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ import os
 import tempfile
 import time
 
+from _quick import scaled
+
 from harness.agent import RealDisk, ToolInvocation, ToolJournal
 from harness.ports import LoopClock
 
-CALLS = 300
+CALLS = scaled(300, 10)
 
 
 class _ZeroClock(LoopClock):

@@ -1,4 +1,4 @@
-"""Memory of one uncrashed long run of the reference agent: 100, 500 and 1,000 turns.
+"""Memory and time of one uncrashed long run of the reference agent: 100, 500 and 1,000 turns.
 
 Side by side in one run: "whole bodies" keeps each request's parsed body as it
 came (the provider before it shared repeated messages: the conversation held once
@@ -6,11 +6,18 @@ per turn), "shared" is the harness as it is. Each run is a fresh process, so its
 peak resident memory (max RSS) is its own; "above idle" subtracts a 3-turn run's
 (the interpreter and the imports). The trace digest shows both keep the same trace.
 
-    .venv/bin/python benchmarks/bench_long_run_memory.py [TURNS ...]
+Time: a turn's own work is the same at turn 1,000 as at turn 1 (the agent reads
+its session log incrementally, the fakes each request's conversation from where
+the previous one left off); only sending the conversation grows with it. The
+last line gives each longer run's time over the linear extrapolation of the
+shorter one's ("shared"): 1,000 turns must be within 2.5x of twice 500 turns'.
+
+    .venv/bin/python benchmarks/bench_long_run_memory.py [TURNS ...] [--quick]
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import resource
 import subprocess
@@ -19,11 +26,16 @@ import time
 from pathlib import Path
 from unittest import mock
 
-TURNS = (100, 500, 1000)
+from _quick import scaled
+
+TURNS = scaled((100, 500, 1000), (4, 8))
+# The most a run of twice the turns may take, over twice the shorter run's time.
+WITHIN = 2.5
 STYLES = ("whole bodies", "shared")
 
 
-def _keep_whole_bodies(_body: object, previous: list[object]) -> list[object]:
+def _keep_whole_bodies(_body: object, previous: list[object], _key: str = "messages"
+                       ) -> list[object]:
     """The provider as it was: each request's body kept as parsed, nothing shared."""
     return previous
 
@@ -61,6 +73,7 @@ def main(turns: tuple[int, ...]) -> None:
     idle = {style: float(_child(3, style)["max_rss_mb"]) for style in STYLES}  # type: ignore[arg-type]
     print(f"{'turns':>6}  {'style':<13} {'max RSS':>9} {'above idle':>11} {'seconds':>8}  digest")
     above: dict[str, list[float]] = {style: [] for style in STYLES}
+    seconds: list[float] = []
     for count in turns:
         digests = set()
         for style in STYLES:
@@ -68,6 +81,8 @@ def main(turns: tuple[int, ...]) -> None:
             rss = float(figures["max_rss_mb"])  # type: ignore[arg-type]
             above[style].append(rss - idle[style])
             digests.add(figures["digest"])
+            if style == "shared":
+                seconds.append(float(figures["seconds"]))  # type: ignore[arg-type]
             assert figures["passed"], (count, style)
             print(f"{count:>6}  {style:<13} {rss:>6.0f} MB {rss - idle[style]:>8.0f} MB "
                   f"{float(figures['seconds']):>8.1f}  {str(figures['digest'])[:12]}")  # type: ignore[arg-type]
@@ -83,6 +98,24 @@ def main(turns: tuple[int, ...]) -> None:
                                               strict=True)]
     print("whole bodies / shared: " + ", ".join(f"{t} turns x{r:.1f}"
                                                  for t, r in zip(turns, ratio, strict=True)))
+    print("time over linear, shared: " + _over_linear(turns, seconds))
+
+
+def _over_linear(turns: tuple[int, ...], seconds: list[float]) -> str:
+    """Each run's time over the shorter run's scaled by the turns (1.0: linear).
+
+    Twice the turns must take at most ``WITHIN`` times twice the time: sending the
+    conversation itself grows with it, the rest of a turn must not.
+    """
+    steps = []
+    runs = list(zip(turns, seconds, strict=True))
+    for (short, short_s), (long, long_s) in itertools.pairwise(runs):
+        ratio = long_s / (short_s * long / short)
+        verdict = "" if long != 2 * short else \
+            f" ({'ok' if ratio <= WITHIN else 'TOO SLOW'}: at most x{WITHIN} for twice the turns)"
+        steps.append(f"{short}->{long} turns: {long_s:.1f} s / ({long / short:g} x "
+                     f"{short_s:.1f} s) = x{ratio:.2f}{verdict}")
+    return "; ".join(steps)
 
 
 if __name__ == "__main__":

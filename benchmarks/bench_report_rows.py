@@ -11,7 +11,7 @@ the ratio of rows per second is printed beside it.
 
 Run::
 
-    .venv/bin/python benchmarks/bench_report_rows.py [--rows 1000000]
+    .venv/bin/python benchmarks/bench_report_rows.py [--rows 1000000] [--quick]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from _quick import scaled
 
 from fakes._prices import price_of
 from reports import (
@@ -142,7 +143,8 @@ def _peak_mib() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="attempt rows, both releases")
+    parser.add_argument("--rows", type=int, default=scaled(1_000_000, 2_000),
+                        help="attempt rows, both releases")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

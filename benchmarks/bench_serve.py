@@ -11,7 +11,7 @@ Both servers stream the same 1,000-event OpenAI response over HTTP/1.1 on
 
 The ratio says what the harness's bookkeeping costs on top of the same server stack.
 
-Run: python benchmarks/bench_serve.py [--requests N]
+Run: python benchmarks/bench_serve.py [--requests N] [--quick]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import httpx
+from _quick import scaled
 
 EVENTS = 1_000
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "go"}], "stream": True}
@@ -119,7 +120,7 @@ def measure(url: str, requests: int) -> tuple[float, float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--requests", type=int, default=scaled(40, 2))
     parser.add_argument("--reference-server", metavar="EVENTS_JSON")
     args = parser.parse_args()
     if args.reference_server:

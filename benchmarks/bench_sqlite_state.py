@@ -9,7 +9,7 @@ event, in two classes, so both run exactly the same cases. The figure is CPU
 seconds per case (``time.process_time``: the benchmark shares its cores), median
 of ``ROUNDS`` rounds, and the ratio SQLite / JSON.
 
-    .venv/bin/python benchmarks/bench_sqlite_state.py [--turns 8] [--rounds 3]
+    .venv/bin/python benchmarks/bench_sqlite_state.py [--turns 8] [--rounds 3] [--quick]
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import textwrap
 import time
 from pathlib import Path
 from typing import Any
+
+from _quick import scaled
 
 from harness.intercept import PlainEntry
 from harness.runner import Case, CrashSpec, run_case
@@ -156,8 +158,8 @@ def per_case(package: str, turns: int, rounds: int) -> tuple[float, int, dict[st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--turns", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--turns", type=int, default=scaled(8, 2))
+    parser.add_argument("--rounds", type=int, default=scaled(3, 1))
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         sys.path.insert(0, folder)

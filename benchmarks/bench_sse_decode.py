@@ -15,7 +15,7 @@ accents and emoji, a tool call, the usage chunk, ``[DONE]``) of about 8 MB read
 in 64 KiB pieces, and a 200 KB prefix of it read one byte at a time. Each cell
 is the median of several runs. Run::
 
-    .venv/bin/python benchmarks/bench_sse_decode.py
+    .venv/bin/python benchmarks/bench_sse_decode.py [--quick]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+from _quick import scaled
 from httpx._decoders import TextDecoder
 from httpx_sse._decoders import SSEDecoder as HttpxSseDecoder
 from httpx_sse._decoders import SSELineDecoder
@@ -134,9 +135,10 @@ def median_seconds(decode: Callable[[list[bytes]], int], reads: list[bytes], run
 
 
 def main() -> None:
-    big = realistic_stream(8 * 1024 * 1024)
-    small = big[: 200 * 1024]
-    cases = [("8 MB, 64 KiB reads", big, 64 * 1024, 7), ("200 KB, 1-byte reads", small, 1, 5)]
+    big = realistic_stream(scaled(8 * 1024 * 1024, 256 * 1024))
+    small = big[: scaled(200, 4) * 1024]
+    cases = [(scaled("8 MB", "256 KB") + ", 64 KiB reads", big, 64 * 1024, scaled(7, 1)),
+             (scaled("200 KB", "4 KB") + ", 1-byte reads", small, 1, scaled(5, 1))]
     decoders = [("ours", ours), ("httpx-sse", httpx_sse), ("openai", openai_sdk)]
     header = f"{'input':<22}{'ours MB/s':>11}{'httpx-sse':>11}{'openai':>10}"
     header += f"{'ours/httpx-sse':>16}{'ours/openai':>13}"

@@ -4,7 +4,7 @@ The alternative is waiting for real: the same run on a wall clock takes the
 virtual seconds it reports (92 s: a 30 s idle watchdog, a 2 s backoff, the
 60 s Retry-After). Target: median wall time <= 50 ms.
 
-Run: python benchmarks/bench_stall_retry.py
+Run: python benchmarks/bench_stall_retry.py [--quick]
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from __future__ import annotations
 import statistics
 import time
 
+from _quick import scaled
+
 from fakes import HttpError, Stall
 from harness._demo import REPLY
 from harness._streamcase import run_stream_case
 from harness.agent import Dialect
 
-RUNS = 200
+RUNS = scaled(200, 3)
 FAULTS = {(1, 1): (Stall(after_events=3, seconds=120),), (1, 2): (HttpError(429, retry_after=60),)}
 
 

@@ -12,7 +12,7 @@ at its point in one recorded run); the unchanged agent's cases are also run repl
 from their start, for the ratio exploration buys. CPU time (``time.process_time``),
 so a busy machine changes the figures little.
 
-    .venv/bin/python benchmarks/bench_unchanged_agent.py
+    .venv/bin/python benchmarks/bench_unchanged_agent.py [--quick]
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
+
+from _quick import scaled
 
 from harness.intercept import PlainEntry
 from harness.runner import AgentUnderTest, plan_cases, run_case
@@ -52,6 +54,7 @@ def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False) -
     world = SCENARIO.model_copy(update={"crash": SCENARIO.crash.model_copy(
         update={"points": WORLD_POINTS})})
     cases = own + [c for c in plan_cases(world, Path("bench.yaml"), agent) if c.crash]
+    cases = cases[:scaled(len(cases), 4)]
     started = time.process_time()
     outcomes: Counter[str] = Counter()
     for case in cases:

@@ -291,9 +291,11 @@ class _Inode:
     # the bytes into an immutable value that it and the original share; the next append
     # to either makes its own mutable buffer again, and appends to it are amortised.
     data: bytes | bytearray = b""
-    durable: bytes = b""
+    # The durable bytes are _synced[:_synced_length] (see synced()); read them as durable.
+    _synced: bytes | bytearray = b""
     # (offset, length, tick) of the last append, for torn-append crash states.
     last_write: tuple[int, int, int] | None = None
+    _synced_length: int | None = None
 
     def append(self, chunk: bytes) -> None:
         if isinstance(self.data, bytes):
@@ -301,8 +303,28 @@ class _Inode:
         self.data += chunk
 
     def synced(self) -> None:
-        """Make the current bytes durable (what an fsync does)."""
-        self.durable = self.data if isinstance(self.data, bytes) else bytes(self.data)
+        """Make the current bytes durable (what an fsync does).
+
+        Copying the file at every fsync made a log's fsyncs cost the square of its
+        length. A buffer is only ever extended in place (a truncate or a rewrite
+        puts a new one in ``data``), so its first bytes stay what they were: the
+        durable bytes are kept as the buffer and a length, copied when read.
+        """
+        if isinstance(self.data, bytes):
+            self._synced, self._synced_length = self.data, None
+        else:
+            self._synced, self._synced_length = self.data, len(self.data)
+
+    @property
+    def durable(self) -> bytes:
+        if self._synced_length is not None:
+            self._synced, self._synced_length = bytes(self._synced[:self._synced_length]), None
+        assert isinstance(self._synced, bytes)
+        return self._synced
+
+    @durable.setter
+    def durable(self, value: bytes) -> None:
+        self._synced, self._synced_length = value, None
 
     def __deepcopy__(self, memo: dict[int, object]) -> _Inode:
         if not isinstance(self.data, bytes):

@@ -62,6 +62,11 @@ class ToolLedger:
         self.incarnations = incarnations or Incarnations()
         self.effects: list[SideEffect] = []
         self.world = WorldState()
+        # Counts by tool and by key of effects[:_counted]: asked after every effect and
+        # every model request, so read as the list grows rather than counted anew.
+        self._counted = 0
+        self._by_tool: dict[str, int] = {}
+        self._by_key: dict[str, int] = {}
 
     def apply(
         self, *, tool: str, key: str, idempotent: bool, incarnation: int, detail: Any
@@ -75,7 +80,29 @@ class ToolLedger:
         return effect
 
     def count(self, key: str) -> int:
-        return sum(1 for e in self.effects if e.key == key)
+        """How many effects carry ``key``."""
+        self._catch_up()
+        return self._by_key.get(key, 0)
+
+    def tool_counts(self) -> dict[str, int]:
+        """Effects per tool, tools in the order of their first effect.
+
+        >>> from fakes._clock import VirtualClock
+        >>> ledger = ToolLedger(VirtualClock())
+        >>> _ = ledger.apply(tool="send", key="k", idempotent=False, incarnation=1, detail=None)
+        >>> ledger.tool_counts(), ledger.count("k")
+        ({'send': 1}, 1)
+        """
+        self._catch_up()
+        return dict(self._by_tool)
+
+    def _catch_up(self) -> None:
+        if len(self.effects) < self._counted:  # the list was replaced: count it all again
+            self._counted, self._by_tool, self._by_key = 0, {}, {}
+        for effect in self.effects[self._counted:]:
+            self._by_tool[effect.tool] = self._by_tool.get(effect.tool, 0) + 1
+            self._by_key[effect.key] = self._by_key.get(effect.key, 0) + 1
+        self._counted = len(self.effects)
 
     def duplicates(self) -> dict[str, int]:
         """Non-idempotent keys applied more than once, with their counts (I1)."""

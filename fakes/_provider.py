@@ -59,7 +59,7 @@ from fakes._faults import (
 )
 from fakes._held import HeldConversations
 from fakes._latency import Latency
-from fakes._pairing import unpaired_calls_body
+from fakes._pairing import PairingCheck
 from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
 from fakes._script import ScriptedResponse, Text
 from fakes._segments import prompt_view
@@ -155,6 +155,7 @@ class FakeProvider:
         # The messages of the last request, which the next one mostly repeats (see _record).
         self._last_turns: list[object] = []
         self._last_chat: list[object] = []
+        self._pairing = PairingCheck(self._wire.spec.family)
         self._attempts: dict[int, int] = {}
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
@@ -227,15 +228,17 @@ class FakeProvider:
             error = HttpError(400, message=f"{self._wire.spec.conversation}: field "
                                            "required (a list)")
             return self._error_plan(error, request_id, ())
+        # Shared first: the pairing check then knows the messages it read last time.
+        self._share(body, chat)
         unpaired = self._unpaired(messages, request_id)
         if unpaired is not None:
-            self._record(request, body, turn=0, attempt=0)
+            self._record(request, body, turn=0, attempt=0, shared=True)
             return self._bad_request_plan(unpaired, request_id)
-        turn = 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        turn = 1 + self._pairing.assistant_messages
         attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1
         recorded = self._measured(self._record(
             request, body, turn=turn, attempt=attempt, chat=chat,
-            streams=_wants_stream(body) if streams is None else streams))
+            streams=_wants_stream(body) if streams is None else streams, shared=True))
         standing = self._condition_plan(recorded, request_id)
         if standing is not None:
             return standing
@@ -253,7 +256,7 @@ class FakeProvider:
     def _unpaired(self, messages: list[object], request_id: str) -> bytes | None:
         """The 400 for calls without results, worded by the dialect (Chat Completions' rule)."""
         family = self._wire.spec.family
-        body = unpaired_calls_body(family, messages, request_id)
+        body = self._pairing.unpaired_body(messages, request_id)
         if body is None or self.dialect == family:
             return body
         message = json.loads(body)["error"]["message"]
@@ -349,13 +352,10 @@ class FakeProvider:
     def _record(
         self, request: IncomingRequest, body: Mapping[str, object] | None, *, turn: int,
         attempt: int, chat: Mapping[str, object] | None = None, streams: bool = True,
+        shared: bool = False,
     ) -> ProviderRequest:
-        if body is not None:
-            self._last_turns = share_repeated_messages(body, self._last_turns,
-                                                       self._wire.spec.conversation)
-        if chat is not None:
-            # Built afresh per request for Responses and Gemini: shared the same way.
-            self._last_chat = share_repeated_messages(chat, self._last_chat)
+        if not shared:
+            self._share(body, chat)
         recorded = ProviderRequest(
             method=request.method,
             url=request.url,
@@ -368,6 +368,16 @@ class FakeProvider:
         )
         self.requests.append(recorded)
         return recorded
+
+    def _share(self, body: Mapping[str, object] | None, chat: Mapping[str, object] | None
+               ) -> None:
+        """Point the messages the last request also held at its objects (memory: once each)."""
+        if body is not None:
+            self._last_turns = share_repeated_messages(body, self._last_turns,
+                                                       self._wire.spec.conversation)
+        if chat is not None:
+            # Built afresh per request for Responses and Gemini: shared the same way.
+            self._last_chat = share_repeated_messages(chat, self._last_chat)
 
     def _bad_request_plan(self, body: bytes, request_id: str) -> ResponsePlan:
         """A 400 with ``body`` as it stands: the API refused the request's contents."""

@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 from harness.agent._adapter import StopState
 from harness.agent._lease import ExecutionLease
-from harness.agent._session_log import SessionLog, SessionRecord
+from harness.agent._session_log import SessionLog, SessionRecord, SessionView
 from harness.ports._clock import Clock
 from harness.ports._goals import (
     TERMINAL_GOAL_STATUSES,
@@ -98,6 +98,8 @@ class GoalKeeper:
         self._next_turn_id = next_turn_id
         self.lease = ExecutionLease(0, incarnation, "goal_service")
         self.goal: Goal | None = None
+        # The tokens of the attempts read so far: asked every turn, so each is read once.
+        self._spent: tuple[SessionView | None, int, int] = (None, 0, 0)
 
     # -- recovery: state from the log, authority anew ------------------------------------
     def start(self, cancelled: str | None = None) -> GoalStop | None:
@@ -194,23 +196,33 @@ class GoalKeeper:
 
     def _over_budget(self, goal: Goal) -> str | None:
         budget = goal.budget
-        tokens = sum(int(r.body["usage"]["input"]) + int(r.body["usage"]["output"])
-                     for r in self.log.of_kind("attempt") if r.body["usage"] is not None)
+        tokens = self._tokens_spent()
         if budget.tokens is not None and tokens >= budget.tokens:
             return f"the goal's token budget of {budget.tokens} is spent ({tokens} used)"
         if budget.seconds is not None and self.clock.now() >= budget.seconds:
             return f"the goal's time budget of {budget.seconds:g} s is spent"
         return None
 
+    def _tokens_spent(self) -> int:
+        """Input and output tokens of every attempt the session log records."""
+        view, read, tokens = self._spent
+        if view is not self.log.view:  # a reloaded log: read from its start
+            view, read, tokens = self.log.view, 0, 0
+        for attempt in view.attempts[read:]:
+            if attempt.usage is not None:
+                tokens += attempt.usage.input_tokens + attempt.usage.output_tokens
+        self._spent = (view, len(view.attempts), tokens)
+        return tokens
+
     # -- recovery records ---------------------------------------------------------------
     def boundary(self, boundary: Boundary, turn_id: str, next_action: str) -> None:
         """Write a recovery record at a safe boundary, straight from the trusted records."""
-        verifications = self.log.of_kind("verification")
-        last = verifications[-1].body if verifications else None
+        verification = self.log.last("verification")
+        last = verification.body if verification is not None else None
         self.log.append(
             "recovery", turn_id, boundary=boundary, nextAction=next_action,
             goal=self._goal().to_json(), epoch=self.lease.epoch,
-            turns=len(self.log.of_kind("turn_start")),
+            turns=self.log.count("turn_start"),
             lastVerification=None if last is None else {
                 key: last[key] for key in ("round", "outcome", "fingerprint")})
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 from harness._errors import ConfigError
-from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry
+from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry, SessionLog, SessionView
 from harness.agent._tools import ToolReply
 
 # Built once: json.dumps builds a new encoder per call, and every call is normalised.
@@ -186,7 +186,7 @@ def fingerprint_repeats(entries: Sequence[Entry], turn_id: str) -> dict[str, int
             continue
         reply = entry.reply
         if reply.status == "ok" and reply.turn_id != turn_id:
-            evidence = json.dumps(reply.content, sort_keys=True, default=str)
+            evidence = _evidence(reply)
             if evidence not in seen:
                 seen.add(evidence)
                 streak.clear()  # new evidence resets every chain
@@ -221,3 +221,160 @@ def _calls_by_key(entries: Sequence[Entry]) -> dict[tuple[str, str], tuple[str, 
 def argument_repairs(assistants: Sequence[AssistantEntry]) -> int:
     """Messages whose calls were rejected (cut by truncation, or unparseable)."""
     return sum(1 for a in assistants if a.rejected or any(not call.runnable for call in a.calls))
+
+
+_Key = tuple[str, str]
+
+
+@final
+class GuardHistory:
+    """The guards over one session log, each entry read once: the pure functions' answers.
+
+    :func:`repetition_decision`, :func:`fingerprint_decision` and
+    :func:`argument_repairs` read the whole transcript; the loop asks them every
+    turn, so a long run paid for its whole history each turn (and re-encoded
+    every earlier reply's content as evidence). This keeps what they fold over
+    (the calls by key, the interrupted calls, the error streaks up to the
+    replies of the turn asked about) and takes only the entries appended since
+    the last question. A log that was reloaded (a new :class:`SessionView`) is
+    read again from its start. Where an earlier fold would no longer hold (a
+    reply of the asked-about turn was folded, or a call became known after an
+    error reply to it), the fold starts over, so every answer is the pure
+    function's over :meth:`SessionLog.entries`.
+    """
+
+    def __init__(self, log: SessionLog) -> None:
+        self.log = log
+        self._start(log.view)
+
+    def _start(self, view: SessionView) -> None:
+        self._view = view
+        self._read = 0  # entries of the view taken in
+        self._calls: dict[_Key, tuple[str, Mapping[str, Any]]] = {}
+        self._interrupted: set[_Key] = set()
+        self._assistants: list[AssistantEntry] = []
+        self._repairs = 0
+        self._replies: list[ToolReply] = []
+        self._restart_fold()
+
+    def _restart_fold(self) -> None:
+        self._folded = 0  # replies whose streaks are in _streak
+        self._streak: dict[str, int] = {}
+        self._evidence: set[str] = set()
+        self._folded_turns: set[str] = set()
+        self._unmatched: set[_Key] = set()  # error replies folded before their call was known
+
+    def _catch_up(self) -> None:
+        view = self.log.view
+        if view is not self._view:
+            self._start(view)
+        entries = view.entries
+        for entry in entries[self._read:]:
+            if isinstance(entry, AssistantEntry):
+                self._take_assistant(entry)
+            elif isinstance(entry, ReplyEntry):
+                reply = entry.reply
+                self._replies.append(reply)
+                if reply.synthetic and reply.status == "not_started":
+                    self._interrupted.add(reply.key)
+        self._read = len(entries)
+
+    def _take_assistant(self, entry: AssistantEntry) -> None:
+        self._assistants.append(entry)
+        if entry.rejected or any(not call.runnable for call in entry.calls):
+            self._repairs += 1
+        for call in entry.calls:
+            key = (entry.turn_id, call.call_id)
+            named = (call.name, call.arguments)
+            if key in self._unmatched or self._calls.get(key, named) != named:
+                self._restart_fold()  # a folded error reply would now read differently
+            self._calls[key] = named
+
+    # -- the answers ----------------------------------------------------------------
+
+    def argument_repairs(self) -> int:
+        """:func:`argument_repairs` of the log's assistant messages."""
+        self._catch_up()
+        return self._repairs
+
+    def repetition_decision(self, limits: GuardLimits = GuardLimits()) -> GuardDecision:
+        """:func:`repetition_decision` of the log's entries."""
+        self._catch_up()
+        run = self._repetition_run(max(limits.repetitions_before_stop, 2))
+        if run >= limits.repetitions_before_stop:
+            return "stop"
+        return "remind" if run >= 2 else "ok"
+
+    def _repetition_run(self, enough: int) -> int:
+        """:func:`repetition_run`, counting no further than ``enough``."""
+        last: tuple[tuple[str, str], ...] | None = None
+        run = 0
+        for entry in reversed(self._assistants):
+            if entry.calls and all((entry.turn_id, call.call_id) in self._interrupted
+                                   for call in entry.calls):
+                continue  # a crash kept every call from starting: not a repetition
+            if last is None:
+                if not entry.calls:
+                    return 0
+                last = call_signature(entry)
+            elif call_signature(entry) != last:
+                break
+            run += 1
+            if run >= enough:
+                break
+        return run
+
+    def fingerprint_decision(self, turn_id: str, limits: GuardLimits = GuardLimits()
+                             ) -> GuardDecision:
+        """:func:`fingerprint_decision` of the log's entries."""
+        worst = max(self.fingerprint_repeats(turn_id).values(), default=0)
+        if worst >= limits.fingerprint_repeats_before_stop:
+            return "stop"
+        return "remind" if worst == limits.fingerprint_repeats_before_stop - 1 else "ok"
+
+    def fingerprint_repeats(self, turn_id: str) -> dict[str, int]:
+        """:func:`fingerprint_repeats` of the log's entries."""
+        self._catch_up()
+        if turn_id in self._folded_turns:
+            self._restart_fold()  # its replies were folded as another turn's
+        replies = self._replies
+        # Replies of other turns never count for ``turn_id``: fold them for good.
+        while self._folded < len(replies) and replies[self._folded].turn_id != turn_id:
+            self._fold(replies[self._folded])
+            self._folded += 1
+        streak = dict(self._streak)
+        current: dict[str, int] = {}
+        seen: set[str] = set()
+        for reply in replies[self._folded:]:
+            if reply.status == "ok" and reply.turn_id != turn_id:
+                evidence = _evidence(reply)
+                if evidence not in self._evidence and evidence not in seen:
+                    seen.add(evidence)
+                    streak.clear()
+            elif reply.status in _ERROR_STATUSES and reply.key in self._calls:
+                tool, arguments = self._calls[reply.key]
+                key = fingerprint(reply, tool, arguments)
+                streak[key] = streak.get(key, 0) + 1
+                if reply.turn_id == turn_id:
+                    current[key] = streak[key]
+        return current
+
+    def _fold(self, reply: ToolReply) -> None:
+        """One reply of a turn other than the one asked about, into the lasting streaks."""
+        self._folded_turns.add(reply.turn_id)
+        if reply.status == "ok":
+            evidence = _evidence(reply)
+            if evidence not in self._evidence:
+                self._evidence.add(evidence)
+                self._streak.clear()
+        elif reply.status in _ERROR_STATUSES:
+            if reply.key not in self._calls:
+                self._unmatched.add(reply.key)
+                return
+            tool, arguments = self._calls[reply.key]
+            key = fingerprint(reply, tool, arguments)
+            self._streak[key] = self._streak.get(key, 0) + 1
+
+
+def _evidence(reply: ToolReply) -> str:
+    return json.dumps(reply.content, sort_keys=True, default=str)

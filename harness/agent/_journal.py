@@ -333,6 +333,8 @@ class ToolJournal:
         self._clock = clock
         self._seed = seed
         self._executions: dict[str, Execution] = {}
+        # The newest execution of each call, so find() reads one entry, not the journal.
+        self._latest: dict[tuple[str, str], str] = {}
         self._next_seq = 1
 
     @classmethod
@@ -347,6 +349,7 @@ class ToolJournal:
     def load(self) -> None:
         records = self.file.load_lines(parse_journal_line, expected="a journal record")
         self._executions = {}
+        self._latest = {}
         last_seq = 0
         for number, record in enumerate(records, start=1):
             if record.seq <= last_seq:
@@ -357,6 +360,7 @@ class ToolJournal:
         self._next_seq = last_seq + 1
 
     def _fold(self, record: JournalRecord) -> None:
+        known = self._executions.get(record.execution_id)
         self._executions[record.execution_id] = Execution(
             record.execution_id,
             record.call_id,
@@ -367,6 +371,12 @@ class ToolJournal:
             record.outcome,
             record.result_sha256,
         )
+        key = (record.turn_id, record.call_id)
+        if known is None:
+            self._latest[key] = record.execution_id  # first written last: its call's newest
+        elif known.key != key:
+            # A foreign line moved a known execution to another call: index them all anew.
+            self._latest = {e.key: e.execution_id for e in self._executions.values()}
 
     @property
     def executions(self) -> list[Execution]:
@@ -379,11 +389,8 @@ class ToolJournal:
 
     def find(self, turn_id: str, call_id: str) -> Execution | None:
         """The latest execution of the call ``(turn_id, call_id)``, if any."""
-        found = None
-        for execution in self._executions.values():
-            if execution.key == (turn_id, call_id):
-                found = execution
-        return found
+        execution_id = self._latest.get((turn_id, call_id))
+        return self._executions[execution_id] if execution_id is not None else None
 
     def record_intent(self, call: ToolInvocation) -> str:
         """Write ``intent`` durably and return the new execution id.
@@ -437,6 +444,8 @@ class ToolJournal:
         # Only a durable record changes what we believe; a failed append leaves
         # seq and state as they were, and its bytes are cut on the next append.
         self._next_seq += 1
+        if execution.execution_id not in self._executions:
+            self._latest[execution.key] = execution.execution_id
         self._executions[execution.execution_id] = replace(
             execution, state=state, outcome=outcome, result_sha256=result_sha256
         )

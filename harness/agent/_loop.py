@@ -98,11 +98,10 @@ from harness.agent._guards import (
     FINGERPRINT_REMINDER,
     REPETITION_REMINDER,
     TRUNCATED_ARGUMENTS,
+    GuardHistory,
     GuardLimits,
     RecoveryCounters,
     argument_repairs,
-    fingerprint_decision,
-    repetition_decision,
 )
 from harness.agent._jobs import JOBS_FILE, JobBook, JobSupervisor, reconcile_open_jobs
 from harness.agent._journal import ToolJournal
@@ -265,6 +264,7 @@ class ReferenceAgent:
         self._compactions: SessionLog | None = None
         self._log: SessionLog | None = None
         self._journal: ToolJournal | None = None
+        self._guard_history: GuardHistory | None = None
         self._attempts: dict[str, Usage | None] = {}
         self._epoch: int | None = None  # the session epoch this run started in (L7)
         # Background jobs and cancellation by target (seed 002 §19.4).
@@ -492,7 +492,7 @@ class ReferenceAgent:
         return ExecutionLease(self.ports.incarnation, self.ports.incarnation)
 
     def _next_turn_id(self) -> str:
-        return self._turn_id(len(self.log.of_kind("turn_start")) + 1)
+        return self._turn_id(self.log.count("turn_start") + 1)
 
     def _boundary(self, boundary: Boundary, turn_id: str, next_action: str) -> None:
         """A recovery record at a safe boundary, when there is a goal (seed 002 §19.3)."""
@@ -572,21 +572,22 @@ class ReferenceAgent:
         The message is written before the runner's wake-up is acknowledged, and not
         written again when a crash fell between the two.
         """
-        if self._jobs is None:
-            return
+        wakeups = self._jobs.wakeups() if self._jobs is not None else ()
+        if not wakeups:
+            return  # most turns: the transcript is not read
+        assert self._jobs is not None
         told = {e.text.split(":", 1)[0] for e in self.log.entries()
                 if isinstance(e, UserEntry) and e.source == "job"}
-        for wakeup in self._jobs.wakeups():
+        for wakeup in wakeups:
             text = self._jobs.wakeup_text(wakeup)
             if text.split(":", 1)[0] not in told:
-                next_turn = self._turn_id(len(self.log.of_kind("turn_start")) + 1)
+                next_turn = self._turn_id(self.log.count("turn_start") + 1)
                 self.log.append("user", next_turn, text=text, source="job")
             self._jobs.port.acknowledge(wakeup.execution_id)
 
     def _conclusion(self) -> Stop | None:
         """A stop the transcript already implies: the last message is an answer."""
-        entries = self.log.entries()
-        last = entries[-1] if entries else None
+        last = self.log.last_entry()
         if not isinstance(last, AssistantEntry) or last.calls:
             return None
         if last.finish == "stop" and self._keeper is not None:
@@ -599,7 +600,7 @@ class ReferenceAgent:
         return Stop("failed", f"the model ended with finish {last.finish!r}")
 
     def _before_turn(self, state: _RunState) -> Stop | None:
-        turns = len(self.log.of_kind("turn_start"))
+        turns = self.log.count("turn_start")
         if turns >= state.task.max_turns:
             return Stop("budget_limited", f"turn cap of {state.task.max_turns} reached (L3)")
         exhausted = state.budget.exhausted_reason(self.ports.clock.now())
@@ -621,7 +622,7 @@ class ReferenceAgent:
 
     async def _turn(self, state: _RunState) -> Stop | None:
         await self._compaction_done(state)
-        number = len(self.log.of_kind("turn_start")) + 1
+        number = self.log.count("turn_start") + 1
         turn_id = self._turn_id(number)
         self.log.append("turn_start", turn_id, turn=number)
         self._boundary("before_request", turn_id, "request")
@@ -694,8 +695,16 @@ class ReferenceAgent:
             self._append_reply(ToolReply(turn_id, call.call_id, "error", content))
         return self._repair_cap()
 
+    @property
+    def _guards(self) -> GuardHistory:
+        """The guards over the current session log (a reloaded log is read anew)."""
+        log = self.log
+        if self._guard_history is None or self._guard_history.log is not log:
+            self._guard_history = GuardHistory(log)
+        return self._guard_history
+
     def _repair_cap(self) -> Stop | None:
-        repairs = argument_repairs(self.log.assistants())
+        repairs = self._guards.argument_repairs()
         if repairs <= self.limits.max_argument_repairs:
             return None
         reason = f"argument repair limit of {self.limits.max_argument_repairs} passed (L4)"
@@ -725,8 +734,9 @@ class ReferenceAgent:
 
     def _start_compaction(self, state: _RunState, turn_id: str) -> None:
         """Compact in the background while the turn's tools run, once the prompt fills up."""
-        usages = [u for u in self._attempts.values() if u is not None]
-        last = usages[-1].input_tokens if usages else None
+        # The newest attempt that reported usage; older ones are not read (a long run's many).
+        usage = next((u for u in reversed(self._attempts.values()) if u is not None), None)
+        last = usage.input_tokens if usage is not None else None
         compactor = state.compactor
         if state.background is not None or not compactor.should_compact(
                 last, state.task.context_window):
@@ -763,7 +773,7 @@ class ReferenceAgent:
     # -- tools (L1, L2) and guards (L3, L4) ----------------------------------------------
 
     async def _act(self, state: _RunState, entry: AssistantEntry) -> Stop | None:
-        if repetition_decision(self.log.entries(), self.limits) == "stop":
+        if self._guards.repetition_decision(self.limits) == "stop":
             self._answer_unrun(entry, "the same calls were asked for three turns in a row")
             return self._guard_stop("repetition", "identical tool calls kept repeating (L3)")
         if self._keeper is not None and any(c.runnable for c in entry.calls):
@@ -800,13 +810,13 @@ class ReferenceAgent:
         stop = self._repair_cap()
         if stop is not None:
             return stop
-        errors = fingerprint_decision(self.log.entries(), entry.turn_id, self.limits)
+        errors = self._guards.fingerprint_decision(entry.turn_id, self.limits)
         if errors == "stop":
             reason = "the same error came back without new evidence (L3)"
             return self._guard_stop("error_fingerprint", reason)
         if errors == "remind":
             self._remind(entry.turn_id, "error_fingerprint", FINGERPRINT_REMINDER)
-        elif repetition_decision(self.log.entries(), self.limits) == "remind":
+        elif self._guards.repetition_decision(self.limits) == "remind":
             self._remind(entry.turn_id, "repetition", REPETITION_REMINDER)
         return None
 
@@ -841,7 +851,7 @@ class ReferenceAgent:
             return Stop("failed", str(guard.body["reason"]))
         after = log.records[log.records.index(guard) + 1 :]
         if not any(r.kind == "user" for r in after):
-            next_turn = self._turn_id(len(log.of_kind("turn_start")) + 1)
+            next_turn = self._turn_id(log.count("turn_start") + 1)
             log.append("user", next_turn, text=str(guard.body["reason"]), source="guard")
         return None
 
@@ -853,7 +863,7 @@ class ReferenceAgent:
     def _remind(self, turn_id: str, counter: str, text: str) -> None:
         """A reminder the next request carries (a different input, not a re-sample)."""
         self.log.append("guard", turn_id, counter=counter, action="remind", reason=text)
-        next_turn = self._turn_id(len(self.log.of_kind("turn_start")) + 1)
+        next_turn = self._turn_id(self.log.count("turn_start") + 1)
         self.log.append("user", next_turn, text=text, source="guard")
 
     def _guard_stop(self, counter: str, reason: str) -> Stop:
@@ -925,7 +935,7 @@ class ReferenceAgent:
             stopState=stop.state,
             reason=stop.reason,
             infraFailure=stop.infra_failure,
-            turns=len(log.of_kind("turn_start")),
+            turns=log.count("turn_start"),
             epoch=log.epoch,
         )
 
@@ -955,7 +965,7 @@ class ReferenceAgent:
         ids = self._log.attempt_ids() if self._log is not None else []
         ids += [attempt_id for attempt_id in self._attempts if attempt_id not in ids]
         usages = [u for u in self._attempts.values() if u is not None]
-        turns = len(self._log.of_kind("turn_start")) if self._log is not None else 0
+        turns = self._log.count("turn_start") if self._log is not None else 0
         return AgentOutcome(
             stop_state=stop.state,
             reason=stop.reason,

@@ -52,13 +52,13 @@ Example::
     log = SessionLog.open(disk, "/state/session.jsonl", run_id="run_1",
                           incarnation=1, clock=clock, root="/")
     log.append("user", "turn_1", text="hello", source="task")
-    log.user_entries()   # [UserEntry(turn_id='turn_1', text='hello', source='task')]
+    log.entries()   # [UserEntry(turn_id='turn_1', text='hello', source='task')]
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, final, get_args
@@ -328,6 +328,49 @@ def _call_json(call: ToolCall, marked: Collection[str]) -> dict[str, Any]:
 
 
 @final
+class SessionView:
+    """A session log's records by kind, and its entries decoded: kept as records come.
+
+    The loop reads the log back several times a turn (the next request, the
+    guards, whether the run is over); decoding every record each time made a
+    turn cost grow with the session, and a long run quadratic. Each record is
+    decoded once, when it is appended or when the log is loaded (a restart),
+    and the lists only grow. The lists are the view's own: read them, never
+    change them.
+    """
+
+    def __init__(self, records: Iterable[SessionRecord]) -> None:
+        self.records: list[SessionRecord] = []
+        self._by_kind: dict[str, list[SessionRecord]] = {}
+        self.entries: list[Entry] = []
+        self.assistants: list[AssistantEntry] = []
+        self.replies: list[ReplyEntry] = []
+        self.attempts: list[AttemptEntry] = []
+        for record in records:
+            self.add(record)
+
+    def of_kind(self, kind: RecordKind) -> list[SessionRecord]:
+        return self._by_kind.get(kind, [])
+
+    def add(self, record: SessionRecord) -> None:
+        """Take one more record, the newest."""
+        self.records.append(record)
+        self._by_kind.setdefault(record.kind, []).append(record)
+        if record.kind not in ("user", "assistant", "tool_reply", "attempt"):
+            return
+        decoded = _decode_body(record)
+        if isinstance(decoded, AttemptEntry):
+            self.attempts.append(decoded)
+            return
+        assert isinstance(decoded, UserEntry | AssistantEntry | ReplyEntry)
+        self.entries.append(decoded)
+        if isinstance(decoded, AssistantEntry):
+            self.assistants.append(decoded)
+        elif isinstance(decoded, ReplyEntry):
+            self.replies.append(decoded)
+
+
+@final
 class SessionLog:
     """The session log of one run on ``disk``; see the module docstring."""
 
@@ -338,7 +381,21 @@ class SessionLog:
         self.run_id = run_id
         self.incarnation = incarnation
         self._clock = clock
-        self.records: list[SessionRecord] = []
+        self._view = SessionView(())
+
+    @property
+    def records(self) -> list[SessionRecord]:
+        """Every record, in the order written (read it; :meth:`append` adds to it)."""
+        return self._view.records
+
+    @records.setter
+    def records(self, records: list[SessionRecord]) -> None:
+        self._view = SessionView(records)
+
+    @property
+    def view(self) -> SessionView:
+        """The records by kind and decoded, kept current as records are appended."""
+        return self._view
 
     @classmethod
     def open(
@@ -356,7 +413,7 @@ class SessionLog:
             seq, kind, self.run_id, self.incarnation, self._clock.now(), turn_id, body
         )
         self.file.append(record.to_line())
-        self.records.append(record)
+        self._view.add(record)
         return record
 
     def write_back(self, started_epoch: int, kind: RecordKind, turn_id: str, **body: Any) -> None:
@@ -368,12 +425,21 @@ class SessionLog:
     # -- reading back --------------------------------------------------------------
 
     def of_kind(self, kind: RecordKind) -> list[SessionRecord]:
-        return [r for r in self.records if r.kind == kind]
+        return list(self._view.of_kind(kind))
+
+    def count(self, kind: RecordKind) -> int:
+        """How many records of ``kind`` there are (no copy of them)."""
+        return len(self._view.of_kind(kind))
+
+    def last(self, kind: RecordKind) -> SessionRecord | None:
+        """The newest record of ``kind``, or ``None``."""
+        found = self._view.of_kind(kind)
+        return found[-1] if found else None
 
     @property
     def header(self) -> SessionRecord | None:
         """The ``session`` record, or ``None`` for a session that never started."""
-        found = self.of_kind("session")
+        found = self._view.of_kind("session")
         return found[0] if found else None
 
     @property
@@ -383,26 +449,24 @@ class SessionLog:
 
     def entries(self) -> list[Entry]:
         """User messages, assistant messages and replies, in the order written."""
-        found: list[Entry] = []
-        for record in self.records:
-            if record.kind in ("user", "assistant", "tool_reply"):
-                entry = _decode_body(record)
-                assert isinstance(entry, UserEntry | AssistantEntry | ReplyEntry)
-                found.append(entry)
-        return found
+        return list(self._view.entries)
+
+    def last_entry(self) -> Entry | None:
+        """The newest of :meth:`entries`, without copying them."""
+        entries = self._view.entries
+        return entries[-1] if entries else None
 
     def assistants(self) -> list[AssistantEntry]:
-        return [decode_assistant(r) for r in self.of_kind("assistant")]
+        return list(self._view.assistants)
 
     def replies(self) -> list[ReplyEntry]:
-        return [decode_reply(r) for r in self.of_kind("tool_reply")]
+        return list(self._view.replies)
 
     def retry_events(self) -> list[RetryEvent]:
         return [RetryEvent.from_json(dict(r.body["event"])) for r in self.of_kind("retry")]
 
     def attempts(self) -> list[AttemptEntry]:
-        found = [_decode_body(r) for r in self.of_kind("attempt")]
-        return [a for a in found if isinstance(a, AttemptEntry)]
+        return list(self._view.attempts)
 
     def stop_record(self) -> SessionRecord | None:
         found = self.of_kind("stop")

@@ -20,13 +20,14 @@ Example::
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, final
 
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
 from harness.ports import classify_reply, family_of
-from harness.runner._text_calls import with_text_tool_calls
+from harness.runner._text_calls import keeps_calls_as_text, with_text_tool_calls
 from harness.scenario import Reply, Scenario
 
 # Built once: json.dumps builds a new encoder per call, and every request needs one.
@@ -73,14 +74,46 @@ def _call_ids_in(body: Mapping[str, object]) -> set[str]:
     messages = body.get("messages")
     ids: set[str] = set()
     for message in messages if isinstance(messages, list) else ():
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        calls = message.get("tool_calls") or []
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else []
-        ids |= {str(c.get("id")) for c in [*calls, *blocks]
-                if isinstance(c, dict) and (c.get("type") in ("function", "tool_use"))}
+        ids |= _message_call_ids(message)
     return ids
+
+
+def _message_call_ids(message: object) -> set[str]:
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return set()
+    calls = message.get("tool_calls") or []
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return {str(c.get("id")) for c in [*calls, *blocks]
+            if isinstance(c, dict) and (c.get("type") in ("function", "tool_use"))}
+
+
+@final
+class _ReadSoFar:
+    """What the model read of the last conversation, so the next is read from where it ended.
+
+    Every request carries the whole conversation again; reading each from its
+    start made a long run's model cost grow with the square of its turns. The
+    provider points a repeated message at the previous request's object, so a
+    conversation that begins with the very messages read last time is read only
+    from there. Any other conversation is read whole.
+    """
+
+    def __init__(self) -> None:
+        self._messages: list[object] = []
+        self.call_ids: set[str] = set()  # the ids of the calls the conversation holds
+        self.text_calls = False  # whether it holds calls kept as text (smolagents)
+
+    def read(self, messages: Sequence[object]) -> None:
+        known = len(self._messages)
+        # C speed: a pointer comparison per message, none of their contents read.
+        if known > len(messages) or not all(map(operator.is_, messages[:known],
+                                                 self._messages)):
+            known, self.call_ids, self.text_calls = 0, set(), False
+        for message in messages[known:]:
+            self.call_ids |= _message_call_ids(message)
+            self.text_calls = self.text_calls or keeps_calls_as_text(message)
+        self._messages = list(messages)
 
 
 def classify_result(content: str, *, is_error: bool = False) -> str:
@@ -97,7 +130,9 @@ def classify_result(content: str, *, is_error: bool = False) -> str:
 
 def last_tool_results(dialect: str, messages: Sequence[Any]) -> list[ToolResult]:
     """The tool results after the request's last assistant message, with tool names."""
-    last = max((i for i, m in enumerate(messages) if _role(m) == "assistant"), default=-1)
+    # From the end: the last assistant message is near it, however long the conversation.
+    last = next((i for i in range(len(messages) - 1, -1, -1)
+                 if _role(messages[i]) == "assistant"), -1)
     if last < 0:
         return []
     names = _call_names(dialect, messages[last])
@@ -158,6 +193,7 @@ class ScriptedModel:
         self._by_turn: dict[int, list[Reply]] = {}
         for reply in scenario.model:
             self._by_turn.setdefault(reply.turn, []).append(reply)
+        self._read = _ReadSoFar()
 
     def choose(self, turn: int, results: Sequence[ToolResult],
                applied: Mapping[str, int] | None = None) -> Reply | None:
@@ -180,14 +216,17 @@ class ScriptedModel:
         body = request.chat or request.json or {}
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
+        self._read.read(messages)
         if family_of(self.scenario.dialect) == "openai":
-            messages = with_text_tool_calls(messages)  # smolagents keeps calls as text
+            # smolagents keeps calls as text; other conversations need no rewriting.
+            messages = with_text_tool_calls(messages) if self._read.text_calls \
+                else list(messages)
         applied = self._applied() if self._applied is not None else None
         reply = self.choose(request.turn, last_tool_results(self.scenario.dialect, messages),
                             applied)
         if reply is None:
             return ScriptedResponse((Text(UNSCRIPTED_TEXT),), "stop", _derived_usage(body, 8))
-        return render(reply, request.turn, body)
+        return render(reply, request.turn, body, self._read.call_ids)
 
 
 def _condition_met(reply: Reply, results: Sequence[ToolResult],
@@ -212,10 +251,14 @@ def _matches(reply: Reply, result: ToolResult) -> bool:
     return tool_ok and outcome_ok
 
 
-def render(reply: Reply, turn: int, body: Mapping[str, object]) -> ScriptedResponse:
-    """A scripted reply as the fake provider's :class:`~fakes.ScriptedResponse`."""
+def render(reply: Reply, turn: int, body: Mapping[str, object],
+           used: set[str] | None = None) -> ScriptedResponse:
+    """A scripted reply as the fake provider's :class:`~fakes.ScriptedResponse`.
+
+    ``used`` are the ids of the calls in ``body``'s conversation, when already known.
+    """
     parts: list[Text | ToolUse] = [Text(reply.text)] if reply.text else []
-    used = _call_ids_in(body)
+    used = _call_ids_in(body) if used is None else used
     parts += [ToolUse(fresh_call_id(turn, i, used), c.tool, dict(c.args))
               for i, c in enumerate(reply.calls)]
     if reply.usage is not None:

@@ -40,7 +40,7 @@ _CALL_ID = "Call id: "
 
 def with_text_tool_calls(messages: Sequence[Any]) -> list[Any]:
     """``messages`` with text-kept tool calls and replies as the API's own (see above)."""
-    if not any(_texts_starting(m, "assistant", _CALLING) for m in messages):
+    if not any(keeps_calls_as_text(m) for m in messages):
         return list(messages)
     rewritten: list[Any] = []
     waiting: list[str] = []  # the ids of the last text calls, until their replies come
@@ -56,6 +56,11 @@ def with_text_tool_calls(messages: Sequence[Any]) -> list[Any]:
             continue
         rewritten.append(message)
     return rewritten
+
+
+def keeps_calls_as_text(message: Any) -> bool:
+    """Whether ``message`` is an assistant's tool calls kept as text (see above)."""
+    return _texts_starting(message, "assistant", _CALLING)
 
 
 def _texts(message: Any) -> list[str]:

@@ -246,10 +246,7 @@ class World:
 
     def _applied_effects(self) -> dict[str, int]:
         """Side effects in the ledger per tool: what the scripted model may look at."""
-        counts: dict[str, int] = {}
-        for effect in self.ledger.effects:
-            counts[effect.tool] = counts.get(effect.tool, 0) + 1
-        return counts
+        return self.ledger.tool_counts()
 
     def next_invocation_seq(self) -> int:
         """Numbers invocations in the order they started (they may end out of order)."""
@@ -377,7 +374,7 @@ class World:
 
     def effect_applied(self, tool: str) -> None:
         """A side effect of ``tool`` is in the ledger (the K-th of that tool)."""
-        count = sum(1 for e in self.ledger.effects if e.tool == tool)
+        count = self.ledger.tool_counts().get(tool, 0)
         if count:
             self.reach(f"after_tool:{tool}#{count}")
 

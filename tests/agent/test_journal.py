@@ -245,3 +245,32 @@ def test_a_failed_intent_does_not_let_a_later_incarnation_reuse_an_execution_id(
     second = again.record_intent(_call(3))
     assert first != second
     assert [e.call_id for e in _journal(disk).executions] == ["call_2", "call_3"]
+
+
+def test_find_gives_each_calls_latest_execution_before_and_after_a_reload() -> None:
+    disk = CrashDisk()
+    journal = _journal(disk)
+    first = journal.record_intent(_call(1))
+    other = journal.record_intent(_call(2))
+    again = journal.record_intent(_call(1))  # the same call scheduled once more
+    journal.record_started(first)  # a later record of the first keeps its place
+    for reader in (journal, _journal(disk)):
+        found = reader.find("turn_1", "call_1")
+        assert found is not None
+        assert found.execution_id == again
+        assert reader.find("turn_2", "call_2").execution_id == other  # type: ignore[union-attr]
+        assert reader.find("turn_3", "call_3") is None
+
+
+def test_a_foreign_line_moving_an_execution_to_another_call_is_found_there() -> None:
+    disk = CrashDisk()
+    journal = _journal(disk)
+    moved = journal.record_intent(_call(1))
+    lines = _lines(disk)
+    foreign = {**lines[0], "seq": 2, "state": "execution_started", "callId": "call_9",
+               "turnId": "turn_9"}
+    with disk.view().open_append(PATH) as f:
+        f.write(json.dumps(foreign).encode() + b"\n")
+    reloaded = _journal(disk)
+    assert reloaded.find("turn_1", "call_1") is None
+    assert reloaded.find("turn_9", "call_9").execution_id == moved  # type: ignore[union-attr]
