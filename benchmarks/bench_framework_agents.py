@@ -46,19 +46,20 @@ AGENTS = {
 }
 
 
-def cases_of(module: str) -> list[tuple[object, object]]:
+def cases_of(module: str, *, crash_only: bool = False) -> list[tuple[object, object]]:
     entry = PlainEntry(f"examples.frameworks.{module}:main")
     jobs = []
     for path in sorted((FOLDER / "scenarios" / module).glob("*.yaml")):
         scenario = load_scenario(path)
-        jobs += [(case, scenario) for case in plan_cases(scenario, path, entry)]
+        jobs += [(case, scenario) for case in plan_cases(scenario, path, entry)
+                 if case.crash or not crash_only]
     return jobs[:scaled(len(jobs), 1)]
 
 
 def seconds_per_case(module: str, rounds: int, *, crash_only: bool = False
                      ) -> tuple[float, int, dict[str, int]]:
     entry = PlainEntry(f"examples.frameworks.{module}:main")
-    jobs = [(c, s) for c, s in cases_of(module) if c.crash or not crash_only]  # type: ignore[attr-defined]
+    jobs = cases_of(module, crash_only=crash_only)
     statuses: dict[str, int] = {}
     for case, scenario in jobs:  # warm-up: imports, pyfakefs's first scan
         run_case(case, scenario, entry, replay=crash_only)  # type: ignore[arg-type]
