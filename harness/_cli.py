@@ -44,6 +44,7 @@ from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerErro
 from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_TIMEOUT,
+    parse_env_name,
     parse_host,
     parse_seed,
     parse_target,
@@ -164,6 +165,12 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      metavar="SECONDS",
                      help="real seconds a case may take before its agent is killed and the "
                           f"case fails (default: {DEFAULT_CASE_TIMEOUT:g})")
+    run.add_argument("--pass-env", action="append", type=parse_env_name, default=[],
+                     metavar="NAME",
+                     help="give the agent this variable of the harness's environment; "
+                          "repeatable (it sees only PATH, HOME, the locale and a few more "
+                          "besides the fake providers' keys: see README, 'The agent's "
+                          "environment')")
     run.add_argument("--exec", metavar="COMMAND",
                      help="run the agent as this shell command, a process in any language, "
                           "against the fakes served on 127.0.0.1 (see README, 'Any language'); "
@@ -308,10 +315,11 @@ def point_parts(point: str) -> tuple[str, str]:
 
 def _run(args: argparse.Namespace) -> int:
     """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
+    from harness._environment import passing
     from harness._interrupt import Interrupted, stopping_cleanly
 
     state = _RunState(args)
-    with stopping_cleanly():
+    with stopping_cleanly(), passing(args.pass_env):
         try:
             return _run_planned(args, state)
         except Interrupted as stop:

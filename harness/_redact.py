@@ -26,10 +26,12 @@ are redacted like the words' (``marked``), and their values wherever they appear
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Collection, Iterable, Iterator
 from functools import lru_cache
+from typing import Final
+
+from harness._environment import host_environment
 
 REDACTED = "[redacted]"
 #: Words that make a key secret when one is a whole part of it (``access_token`` and
@@ -41,11 +43,24 @@ SECRET_KEY_WORDS: tuple[str, ...] = (
 _ENV_WORDS = "HARNESS_SECRET_KEYS"
 #: Shorter values are neither searched for nor replaced: "1" is found everywhere.
 MIN_SECRET_LENGTH = 4
+#: The same for the values of the harness's environment, which no scenario chose: a
+#: short one (``AWS_REGION=eu-1``) is more likely a setting than a credential.
+MIN_HOST_SECRET_LENGTH = 8
+#: Parts of an environment variable's name (split at ``_``) that make it a secret.
+SECRET_NAME_PARTS: Final = frozenset({
+    "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD",
+    "PASSWORDS", "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "CREDS",
+    "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "DSN",
+})
+#: Cloud providers whose every variable is taken for a secret (a region included).
+SECRET_NAME_PREFIXES: Final = ("AWS_", "AZURE_", "GCP_")
+#: Names that match the rules above and hold the harness's settings, not secrets.
+_NOT_SECRET_NAMES: Final = frozenset({"HARNESS_SECRET_KEYS", "HARNESS_PASS_ENV"})
 
 
 def secret_words() -> tuple[str, ...]:
     """:data:`SECRET_KEY_WORDS` and the words of ``HARNESS_SECRET_KEYS``."""
-    return _words_with(os.environ.get(_ENV_WORDS, ""))
+    return _words_with(host_environment().get(_ENV_WORDS, ""))
 
 
 # Asked for every key and every line written out: the list is built once per setting.
@@ -138,6 +153,21 @@ def redact_values(text: str, values: Iterable[str]) -> str:
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, REDACTED)
     return text
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name looks like a secret's.
+
+    >>> [is_secret_name(n) for n in ("AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "AWS_REGION")]
+    [True, True, True]
+    >>> [is_secret_name(n) for n in ("TOKENIZERS_PARALLELISM", "PATH", "PYTHONPATH")]
+    [False, False, False]
+    """
+    upper = name.upper()
+    if upper in _NOT_SECRET_NAMES:
+        return False
+    return upper.startswith(SECRET_NAME_PREFIXES) or any(
+        part in SECRET_NAME_PARTS for part in re.split(r"[_\W]+", upper))
 
 
 @lru_cache(maxsize=8)
