@@ -212,14 +212,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def print_error(error: HarnessError, out: TextIO) -> None:
-    """Each problem of ``error`` on its own ``harness: error:`` line."""
+    """Each problem of ``error`` on its own ``harness: error:`` line.
+
+    What an agent raised at import may quote a credential of the environment: not here.
+    """
+    from harness._redact import known_secrets, redact_values
+
     problems: Sequence[object] = [error]
     if isinstance(error, ScenarioError):
         problems = error.errors
     elif isinstance(error, WorkerError):
         problems = error.problems
     for problem in problems:
-        print(f"harness: error: {problem}", file=out)
+        print(redact_values(f"harness: error: {problem}", known_secrets()), file=out)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -38,7 +38,7 @@ from typing import Any
 
 from harness._environment import allowed_environment
 from harness.runner._points import is_world_point
-from harness.runner._results import Case, CaseResult, CrashSpec, Verdict
+from harness.runner._results import Case, CaseResult, CrashSpec, Verdict, without_secrets
 from harness.runner._run import case_result
 from harness.runner._secrets import SecretLook
 from harness.scenario import Scenario
@@ -104,6 +104,8 @@ class _ExecCase:
         problem = self._process_verdict()
         if problem is not None:
             result = replace(result, verdicts=(*result.verdicts, problem))
+        # The process's output is quoted in the verdict: a secret it printed is not.
+        result = without_secrets(result, self.scenario.secret_values())
         if result.passed:
             self._remove_files()  # a failing case keeps them, for whoever looks into it
         return result
