@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, final, get_args
 
 from fakes._ledger import ToolLedger
+from harness._environment import host_environment
 from harness._errors import ConfigError, one_of
 from harness.ports._hashing import idempotency_key
 from harness.ports._tools import ToolContext
@@ -233,7 +234,8 @@ def child_environment(extra: Iterable[str] = ()) -> dict[str, str]:
     (False, True)
     """
     allowed = {*CHILD_ENVIRONMENT, *extra}
-    return {name: value for name, value in os.environ.items() if name in allowed}
+    # The harness's environment even while the agent that called the tool sees its own.
+    return {name: value for name, value in host_environment().items() if name in allowed}
 
 
 async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = None, *,

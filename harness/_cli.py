@@ -44,6 +44,7 @@ from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerErro
 from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_TIMEOUT,
+    parse_env_name,
     parse_host,
     parse_seed,
     parse_target,
@@ -164,6 +165,12 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      metavar="SECONDS",
                      help="real seconds a case may take before its agent is killed and the "
                           f"case fails (default: {DEFAULT_CASE_TIMEOUT:g})")
+    run.add_argument("--pass-env", action="append", type=parse_env_name, default=[],
+                     metavar="NAME",
+                     help="give the agent this variable of the harness's environment; "
+                          "repeatable (it sees only PATH, HOME, the locale and a few more "
+                          "besides the fake providers' keys: see README, 'The agent's "
+                          "environment')")
     run.add_argument("--exec", metavar="COMMAND",
                      help="run the agent as this shell command, a process in any language, "
                           "against the fakes served on 127.0.0.1 (see README, 'Any language'); "
@@ -205,14 +212,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def print_error(error: HarnessError, out: TextIO) -> None:
-    """Each problem of ``error`` on its own ``harness: error:`` line."""
+    """Each problem of ``error`` on its own ``harness: error:`` line.
+
+    What an agent raised at import may quote a credential of the environment: not here.
+    """
+    from harness._redact import known_secrets, redact_values
+
     problems: Sequence[object] = [error]
     if isinstance(error, ScenarioError):
         problems = error.errors
     elif isinstance(error, WorkerError):
         problems = error.problems
     for problem in problems:
-        print(f"harness: error: {problem}", file=out)
+        print(redact_values(f"harness: error: {problem}", known_secrets()), file=out)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -308,10 +320,11 @@ def point_parts(point: str) -> tuple[str, str]:
 
 def _run(args: argparse.Namespace) -> int:
     """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
+    from harness._environment import passing
     from harness._interrupt import Interrupted, stopping_cleanly
 
     state = _RunState(args)
-    with stopping_cleanly():
+    with stopping_cleanly(), passing(args.pass_env):
         try:
             return _run_planned(args, state)
         except Interrupted as stop:

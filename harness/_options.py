@@ -40,6 +40,23 @@ def parse_seed(text: str) -> int:
     return value
 
 
+def parse_env_name(text: str) -> str:
+    """A ``--pass-env`` value: the name of an environment variable, not its value.
+
+    >>> parse_env_name("MY_SETTING")
+    'MY_SETTING'
+    """
+    import re
+
+    from harness._environment import NAME_PATTERN
+
+    if re.fullmatch(NAME_PATTERN, text) is None:
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; expected the name of an environment variable such as MY_SETTING "
+            "(letters, digits and '_'; the agent gets the harness's value)")
+    return text
+
+
 def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
     """``scenario`` with its seed and crash selection replaced when asked.
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from harness._inputs import read_input
-from harness._redact import redact_text, redact_values
+from harness._redact import redact_text
 from harness.ports import cut_at_limit
 from harness.runner._points import is_world_point
 from harness.runner._results import CaseResult, Verdict
@@ -63,8 +63,8 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
     parts = [headline, _yaml_section(result, scenario), _problems_section(result),
              timeline(result), replay]
     # The scenario's lines and the evidence may quote credentials; a CI log must not.
-    text = redact_text("\n\n".join(part for part in parts if part))
-    return redact_values(text, scenario.secret_values()) if scenario is not None else text
+    secrets = scenario.secret_values() if scenario is not None else ()
+    return redact_text("\n\n".join(part for part in parts if part), values=secrets)
 
 
 def fold_failures(results: Iterable[CaseResult]) -> list[list[CaseResult]]:
@@ -198,8 +198,8 @@ def _problems_section(result: CaseResult) -> str:
 
 def warning_lines(result: CaseResult) -> list[str]:
     """One line per warning of a case, as a linter prints them: where, what, and the fix."""
-    return [f"warn  {result.case.case_id}  {v.invariant}: {v.message}"
-            + (f"  (fix: {v.advice})" if v.advice else "") for v in result.warnings]
+    return [redact_text(f"warn  {result.case.case_id}  {v.invariant}: {v.message}"
+                        + (f"  (fix: {v.advice})" if v.advice else "")) for v in result.warnings]
 
 
 def _verdict_lines(verdict: Verdict) -> list[str]:

@@ -14,7 +14,8 @@ calls it afresh, inside a case where
   provider, and the variables each dialect's SDK reads (``OPENAI_BASE_URL``,
   ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``,
   ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY``; ``harness.ports.SPECS``) name it
-  (:mod:`harness.intercept._network`);
+  (:mod:`harness.intercept._network`); nothing else of the harness's environment is
+  there but an allow-list of paths and settings (:mod:`harness._environment`);
 * the agent's own file I/O goes to a fake file system on the crash disk, in a
   working folder that survives restarts; the installed packages, the
   interpreter's files and the agent's own code are read through, read-only
@@ -51,6 +52,7 @@ from types import CodeType
 from typing import Any, Final, Protocol
 
 from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
+from harness._environment import agent_environ
 from harness._errors import AgentEntryError, HarnessError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, Served, intercepted_network
@@ -209,7 +211,7 @@ class PlainAgent:
     def _inside(self) -> Iterator[Callable[..., Any]]:
         world, number = self._world, self._incarnation
         with ExitStack() as stack:
-            stack.enter_context(_environment(PROVIDER_ENVIRONMENT))
+            stack.enter_context(agent_environ(PROVIDER_ENVIRONMENT))
             stack.enter_context(virtual_time(world.clock))
             stack.enter_context(seeded_randomness(world.seed, incarnation=number))
             stack.enter_context(virtual_event_loops(world.clock))
@@ -235,7 +237,7 @@ def provider_environment() -> Iterator[None]:
     """The environment and the network an agent sees in a case, for importing its code
     outside one (to check its entry point): a fetch at import time is refused, or
     answered when it is known telemetry, and never reaches the real network."""
-    with _environment(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()), \
+    with agent_environ(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()), \
             no_bytecode_written():
         yield
 
@@ -308,20 +310,6 @@ class _NoWorld:
 
     def refuse(self, what: str, library: str) -> None:
         """Nothing to record: no case is running, and the import goes on without it."""
-
-
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
-from harness._redact import redact_values
+from harness._redact import known_secrets, redact_values
 
 # The checkers produce verdicts without depending on the runner; the names live here too.
 from harness.checks import Verdict, VerdictStatus
@@ -224,17 +224,19 @@ def strictly(result: CaseResult) -> CaseResult:
 
 
 def without_secrets(result: CaseResult, secrets: Collection[str]) -> CaseResult:
-    """``result`` with every secret value the scenario hands a tool replaced in its texts.
+    """``result`` with every secret value the scenario hands a tool, and every one of the
+    harness's environment (:func:`harness._redact.known_secrets`), replaced in its texts.
 
     The stop reason, the error and the verdicts' messages and evidence quote what the
     agent and the world said, arguments included; results, reports and failure text
     are all written from these fields (the trace stays whole, for the checkers only).
     """
-    if not secrets:
+    values = known_secrets(secrets)
+    if not values:
         return result
 
     def clean(text: str) -> str:
-        return redact_values(text, secrets)
+        return redact_values(text, values)
 
     verdicts = tuple(replace(v, message=clean(v.message), evidence=tuple(map(clean, v.evidence)),
                              advice=clean(v.advice)) for v in result.verdicts)

@@ -41,6 +41,7 @@ from fakes import (
     SimulatedCrash,
     crash_class_applies,
 )
+from harness._environment import agent_environ
 from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError, ScenarioError
 from harness.agent import (
     Agent,
@@ -52,6 +53,7 @@ from harness.agent import (
 )
 from harness.checks import check_trace
 from harness.intercept import (
+    PROVIDER_ENVIRONMENT,
     PlainAgent,
     PlainEntry,
     Target,
@@ -205,9 +207,10 @@ class _CaseRun:
         self.incarnations.append(record)
         fired_before = self.world.disk.fired
         try:
-            agent = self.factory(self.world.ports(number))
-            self.world.returned = False
-            record.outcome = checked_outcome(self._run_agent(agent))
+            with agent_environ(PROVIDER_ENVIRONMENT):  # every form of agent, not plain ones only
+                agent = self.factory(self.world.ports(number))
+                self.world.returned = False
+                record.outcome = checked_outcome(self._run_agent(agent))
         except Rejoined:
             pass
         except SimulatedCrash as crash:
@@ -277,7 +280,8 @@ class _CaseRun:
         world.returned = False
         report, error = RecoveryReport(), None
         try:
-            report = await self.factory(world.ports(number)).recover()
+            with agent_environ(PROVIDER_ENVIRONMENT):
+                report = await self.factory(world.ports(number)).recover()
         except SimulatedCrash as crash:
             error = f"crashed during recover: {crash}"
         except Exception as exc:

@@ -2,7 +2,9 @@
 
 For each case the scenario's world is served on a free port of 127.0.0.1 and
 ``COMMAND`` runs through ``/bin/sh`` in a working folder of the case, with the
-server's URLs in its environment (:func:`~harness.serve.agent_environment`).
+server's URLs in its environment (:func:`~harness.serve.agent_environment`) and,
+of the harness's own, only an allow-list of paths and settings
+(:mod:`harness._environment`): no credential of the machine running it.
 When the world reaches the case's crash point (``after_tool:NAME#K``,
 ``before_request:T``, ``mid_stream:T``, ``after_response:T``), the server kills
 the process group with SIGKILL before it answers, and the command starts again
@@ -34,8 +36,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harness._environment import allowed_environment
 from harness.runner._points import is_world_point
-from harness.runner._results import Case, CaseResult, CrashSpec, Verdict
+from harness.runner._results import Case, CaseResult, CrashSpec, Verdict, without_secrets
 from harness.runner._run import case_result
 from harness.runner._secrets import SecretLook
 from harness.scenario import Scenario
@@ -90,8 +93,8 @@ class _ExecCase:
     def run(self) -> CaseResult:
         token = new_token()
         with ServerThread(build_app(self.worlds, token)) as url:
-            env = {**os.environ, **agent_environment(url, self.scenario, token),
-                   "HARNESS_START_DIR": os.getcwd()}
+            env = allowed_environment({**agent_environment(url, self.scenario, token),
+                                       "HARNESS_START_DIR": os.getcwd()})
             try:
                 self._run_processes(env)
             finally:
@@ -101,6 +104,8 @@ class _ExecCase:
         problem = self._process_verdict()
         if problem is not None:
             result = replace(result, verdicts=(*result.verdicts, problem))
+        # The process's output is quoted in the verdict: a secret it printed is not.
+        result = without_secrets(result, self.scenario.secret_values())
         if result.passed:
             self._remove_files()  # a failing case keeps them, for whoever looks into it
         return result

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -306,12 +305,12 @@ def test_a_structured_output_is_a_final_answer_and_none_is_not(
     assert "main returned None" in forgot.stop_reason
 
 
-# A third-party framework the agent builds on: its import is slow and counted.
+# A third-party framework the agent builds on: its import is slow and counted, in an
+# installed module of its own (an agent's changes to os.environ end with its case).
 FRAMEWORK = '''
-import os
+from {framework}_counts import IMPORTS
 
-IMPORTS = int(os.environ.get("FRAMEWORK_IMPORTS", "0")) + 1
-os.environ["FRAMEWORK_IMPORTS"] = str(IMPORTS)
+IMPORTS["framework"] += 1
 
 
 def lazily():
@@ -321,11 +320,12 @@ def lazily():
     return importlib.import_module("{framework}.backend").NAME
 '''
 BACKEND = """
-import os
+from {framework}_counts import IMPORTS
 
-os.environ["BACKEND_IMPORTS"] = str(int(os.environ.get("BACKEND_IMPORTS", "0")) + 1)
+IMPORTS["backend"] += 1
 NAME = 'backend'
 """
+COUNTS = 'IMPORTS = {"framework": 0, "backend": 0}\n'
 ON_A_FRAMEWORK = '''
 from openai import OpenAI
 
@@ -347,15 +347,14 @@ def main(prompt: str) -> str:
 
 def test_a_framework_is_imported_once_and_the_agents_own_code_every_incarnation(
         agent_packages: AgentPackages, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FRAMEWORK_IMPORTS", "0")
-    monkeypatch.setenv("BACKEND_IMPORTS", "0")
     framework = f"slow_framework_{id(agent_packages) % 10_000}"
     installed = agent_packages.root / "site-packages"  # as pip installs a framework
     folder = installed / framework
     folder.mkdir(parents=True)
     monkeypatch.syspath_prepend(str(installed))
+    (installed / f"{framework}_counts.py").write_text(COUNTS)
     (folder / "__init__.py").write_text(FRAMEWORK.replace("{framework}", framework))
-    (folder / "backend.py").write_text(BACKEND)
+    (folder / "backend.py").write_text(BACKEND.replace("{framework}", framework))
     package = agent_packages.write({"tools": TOOLS_SOURCE, "agent": ON_A_FRAMEWORK.replace(
         "{framework}", framework)})
     scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
@@ -363,13 +362,14 @@ def test_a_framework_is_imported_once_and_the_agents_own_code_every_incarnation(
     try:
         results = [run(package, scenario) for _ in range(3)]
         crashed = run(package, scenario, CrashSpec("after_response:1", "at", "process_killed"))
+        counts = dict(sys.modules[f"{framework}_counts"].IMPORTS)
     finally:
         for name in [n for n in sys.modules if n.startswith(framework)]:
             del sys.modules[name]
     assert [r.status for r in [*results, crashed]] == ["pass"] * 4
     # Four cases and a restart: the framework (and its lazy submodule) once, the agent's
     # own module afresh for every incarnation.
-    assert (os.environ["FRAMEWORK_IMPORTS"], os.environ["BACKEND_IMPORTS"]) == ("1", "1")
+    assert counts == {"framework": 1, "backend": 1}
     assert crashed.trace is not None
     assert crashed.trace.extra["final_answer"] == "own module imported 1 time(s) in this " \
         "incarnation"

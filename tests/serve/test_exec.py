@@ -180,3 +180,28 @@ def test_exec_refuses_what_it_cannot_do(harness_main: Run, argv: list[str], mess
     done = harness_main(str(SCENARIO), "--exec", "true", *argv)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_the_agent_process_sees_the_allow_list_and_what_it_prints_is_redacted(
+        tmp_path: Path, harness_main: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-0123456789abcdef")
+    monkeypatch.setenv("MY_SETTING", "on")
+    # The secret as an agent might find it elsewhere, then print on its way out.
+    (tmp_path / "found.txt").write_text(f"leaked {secret}\n")
+    command = 'env > "$HARNESS_START_DIR/seen"; cat "$HARNESS_START_DIR/found.txt"; exit 3'
+    done = harness_main(str(SCENARIO), "--exec", command, "--no-crash", "--pass-env",
+                        "MY_SETTING")
+    seen = dict(line.split("=", 1) for line in (tmp_path / "seen").read_text().splitlines()
+                if "=" in line)
+    assert "AWS_SECRET_ACCESS_KEY" not in seen
+    assert seen["OPENAI_API_KEY"] == "sk-harness-fake-key"
+    assert (seen["MY_SETTING"], seen["PATH"]) == ("on", os.environ["PATH"])
+    assert done.returncode == 1
+    assert "leaked [redacted]" in done.stdout  # the process verdict quotes its output
+    cases = (tmp_path / "results" / "cases.jsonl").read_text()
+    assert "leaked [redacted]" in cases
+    for text in (done.stdout, done.stderr, cases):
+        assert secret not in text
+        assert "sk-real-0123456789abcdef" not in text
