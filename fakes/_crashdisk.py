@@ -139,19 +139,26 @@ class PersistencePoint:
 
 
 _ROLE_WORD = re.compile(r"[a-z][a-z0-9_]*")
+_LEADING_DIGIT_WORD = re.compile(r"[0-9][a-z0-9_]*")
 
 
 def role_for_path(path: str) -> str:
     """The role a path's persistence points are named by: the first word of its file name.
 
     Point ids must be writable in a scenario (``<role>:<op>#<n>``), so a hidden
-    file or a temporary one gets the word its name starts with.
+    file or a temporary one gets the word its name starts with, and a name that
+    starts with a digit keeps it behind an ``n`` (never a word cut out of it).
 
     >>> [role_for_path(p) for p in ("/state/journal.jsonl", "/a/.state-k3x9.json", "/", "/a/42")]
     ['journal', 'state', 'root', 'n42']
+    >>> role_for_path("/agent/1b1cf602e9.tmp")
+    'n1b1cf602e9'
     """
     base = posixpath.basename(path).lower() or "root"
     stem = base.split(".", 1)[0] or base.lstrip(".")
+    leading = _LEADING_DIGIT_WORD.match(stem)
+    if leading:
+        return f"n{leading.group()}"
     word = _ROLE_WORD.search(stem)
     if word:
         return word.group()

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from fakes import CrashDisk, CrashPlan, DeadIncarnationError, SimulatedCrash
+from fakes._crashdisk import role_for_path
 from harness import ConfigError, DiskError
 
 FILE = "/state/journal.jsonl"
@@ -238,6 +239,17 @@ def test_rmdir_removes_an_empty_folder_and_refuses_a_full_one() -> None:
     view.rmdir("/state/old")
     assert disk.folders() == ["/", "/state"]
     assert [p.id for p in disk.points][-1] == "old:rmdir#1"
+
+
+@pytest.mark.parametrize(("path", "role"), [
+    ("/agent/1b1cf602e9.tmp", "n1b1cf602e9"),  # a temporary file named by a hash
+    ("/agent/2024-05-01.log", "n2024"),
+    ("/agent/.state-k3x9.json", "state"),
+    ("/agent/42", "n42"),
+])
+def test_a_files_role_keeps_its_name_from_its_first_character(path: str, role: str) -> None:
+    # The role named a point of "1b1cf602e9.tmp" "b1cf602e9": a name the user never saw.
+    assert role_for_path(path) == role
 
 
 def test_durable_folders_are_set_up_without_points() -> None:
