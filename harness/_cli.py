@@ -584,11 +584,10 @@ def parse_crash_at(text: str) -> CrashSpec:
     """
     import re
 
-    from harness._preflight import did_you_mean
     from harness.runner._points import WORLD_POINT_PATTERN
     from harness.runner._results import CrashSpec
     from harness.runner._run import ERROR_CLASSES
-    from harness.scenario import CRASH_CLASSES
+    from harness.scenario import CRASH_CLASSES, did_you_mean
 
     match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"
                          r"([a-z_]+)(:again)?", text) or re.fullmatch(

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from harness._errors import ConfigError, ScenarioError
 from harness._options import with_absorbed, with_overrides
+from harness.scenario import did_you_mean
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CrashSpec
@@ -220,9 +221,3 @@ def _own_points_reached(scenario: Scenario, agent: AgentUnderTest | None) -> Non
         check_crash_points(scenario, [*recorded, *(p for p in points if p not in own)])
 
 
-def did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """``Did you mean 'x'?`` for the closest of ``choices``, or an empty string."""
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"Did you mean {close[0]!r}?" if close else ""

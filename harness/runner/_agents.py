@@ -65,13 +65,31 @@ def load_agent_factory(spec: str, option: str = "--agent") -> AgentFactory | Pla
     for part in attribute.split("."):
         found = getattr(found, part, None)
     if not callable(found):
-        public = sorted(name for name in vars(module) if not name.startswith("_"))
         raise ConfigError(option, spec, AGENT_SPEC_FORM,
-                          f"{module_name} has no callable {attribute!r}; it has: "
-                          + ", ".join(public[:12]))
+                          _missing_callable(module, module_name, attribute))
     if is_factory(found):
         return cast(AgentFactory, found)
     return PlainEntry(spec)
+
+
+def _missing_callable(module: Any, module_name: str, attribute: str) -> str:
+    """What the module offers instead: its own callables first, with a "did you mean"."""
+    from harness.scenario import did_you_mean
+
+    own = sorted(name for name, value in vars(module).items()
+                 if callable(value) and not name.startswith("_")
+                 and _defined_in(getattr(value, "__module__", None), module_name))
+    public = own or sorted(name for name in vars(module) if not name.startswith("_"))
+    guess = did_you_mean(attribute, own)
+    return (f"{module_name} has no callable {attribute!r}; "
+            f"{'its own callables are' if own else 'it has'}: {', '.join(public[:12])}"
+            + (f". {guess}" if guess else ""))
+
+
+def _defined_in(defining: object, module_name: str) -> bool:
+    """Whether code of ``defining`` is ``module_name``'s own (its submodules too)."""
+    return isinstance(defining, str) and (
+        defining == module_name or defining.startswith(module_name + "."))
 
 
 def agent_under_test(agent: Callable[..., Any]) -> AgentFactory | PlainEntry:

@@ -57,6 +57,7 @@ from harness.scenario._names import (
     ScriptedFinish,
     ToolOutcome,
 )
+from harness.scenario._problems import did_you_mean
 from harness.scenario._schema import SCHEMA_PATH, scenario_json_schema
 from harness.scenario._tools import (
     BEHAVIOUR_KINDS,
@@ -123,6 +124,7 @@ __all__ = [
     "check_call_arguments",
     "check_crash_points",
     "check_targets",
+    "did_you_mean",
     "fake_verifier",
     "fault_error",
     "load_each",

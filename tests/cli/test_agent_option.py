@@ -51,7 +51,11 @@ def test_the_named_agent_runs_and_is_judged(
                                   r"MODULE:ATTRIBUTE.*\. Module 'no_such_module_here' cannot be "
                                   r"imported: No module named 'no_such_module_here'$"),
         ("harness.agent:Nope", r"^--agent: got 'harness\.agent:Nope'; expected MODULE:ATTRIBUTE"
-                               r".*\. harness\.agent has no callable 'Nope'; it has: .*$"),
+                               r".*\. harness\.agent has no callable 'Nope'; its own callables "
+                               r"are: .*$"),
+        # A package re-exporting its agent's main: its submodules' callables are its own.
+        ("examples.openai_agent:mian", r"\. examples\.openai_agent has no callable 'mian'; its "
+                                       r"own callables are: main\. Did you mean 'main'\?$"),
     ],
 )
 def test_a_bad_spec_says_what_is_expected(spec: str, message: str) -> None:
