@@ -54,6 +54,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              "when present)")
     parser.add_argument("--fail-on-unknown", action="store_true",
                         help="exit 6 when a recovery rule cannot be decided (default: show it)")
+    parser.add_argument("--accept-persistence-change", action="store_true",
+                        help="pass persistence_changed: the candidate means to persist "
+                             "differently (points of its own files gone, none new)")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                         help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})")
     parser.add_argument("--seed", type=parse_seed, default=DEFAULT_SEED,
@@ -70,7 +73,8 @@ def _judge(args: argparse.Namespace) -> tuple[Comparison, GateResult]:
     thresholds.update(parse_threshold(text) for text in args.threshold)
     comparison = compare(load_results(args.baseline), load_results(args.candidate),
                          resamples=args.resamples, seed=args.seed)
-    return comparison, evaluate(comparison, thresholds, fail_on_unknown=args.fail_on_unknown)
+    return comparison, evaluate(comparison, thresholds, fail_on_unknown=args.fail_on_unknown,
+                                accept_persistence_change=args.accept_persistence_change)
 
 
 def run_compare(args: argparse.Namespace, out: TextIO | None = None) -> int:

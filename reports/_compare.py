@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from harness import ReportError
+from harness.runner import parse_world_point
 from reports import _metrics as mx
 from reports import _schema as s
 from reports._bootstrap import bootstrap_deltas, percentile_interval
@@ -122,16 +123,83 @@ def _keys(runs: pl.DataFrame) -> pl.DataFrame:
     return runs.select(*s.PAIR_KEY, s.CASE_ID).unique(s.PAIR_KEY, maintain_order=True)
 
 
+PERSISTENCE_CHANGED = "persistence changed"
+"""``why`` of a baseline run whose crash point, one of the agent's own files', the
+candidate no longer reaches: the release persists differently, nothing was dropped."""
+
+
+def crash_point_of(label: str) -> str:
+    """``journal:fsync#1`` of ``journal:fsync#1:after:unsynced_lost[:again]``."""
+    return label.removesuffix(":again").rsplit(":", 2)[0]
+
+
+def is_own_point(label: str | None) -> bool:
+    """Whether a run's crash label names a point of the agent's own files (or database):
+    what a release changes when it changes how it persists, unlike a world event."""
+    return label is not None and parse_world_point(crash_point_of(label)) is None
+
+
 def missing_runs(baseline: ResultSet, candidate: ResultSet) -> pl.DataFrame:
-    """Baseline runs absent from the candidate (``missing``) or skipped there (``skipped``)."""
+    """Baseline runs absent from the candidate (``missing``) or skipped there (``skipped``).
+
+    A run crashed at a point of the agent's own files that the candidate never reaches
+    is :data:`PERSISTENCE_CHANGED` instead: the candidate writes other files, or writes
+    them otherwise (see :func:`persistence_changes`).
+    """
+    own = pl.col(s.CRASH_LABEL).map_elements(is_own_point, return_dtype=pl.Boolean)
     gone = (_keys(baseline.runs).join(_keys(candidate.runs), on=list(s.PAIR_KEY), how="anti",
                                       nulls_equal=True)
-            .with_columns(pl.lit("missing").alias("why")))
+            .with_columns(pl.when(own.fill_null(False)).then(pl.lit(PERSISTENCE_CHANGED))
+                          .otherwise(pl.lit("missing")).alias("why")))
     skipped = (candidate.runs.filter(pl.col(s.SKIPPED)).pipe(_keys)
                .join(_keys(baseline.runs).select(s.PAIR_KEY), on=list(s.PAIR_KEY), how="semi",
                      nulls_equal=True)
                .with_columns(pl.lit("skipped").alias("why")))
     return pl.concat([gone, skipped]).sort(s.SCENARIO, s.SEED, s.CRASH_LABEL, nulls_last=False)
+
+
+@dataclass(frozen=True)
+class PersistenceChange:
+    """How one scenario's persistence points differ between two releases."""
+
+    scenario: str
+    gone: tuple[str, ...]
+    """Points of the baseline's own files the candidate never reaches."""
+    new: tuple[str, ...]
+    """Points of the candidate's own files the baseline never reached."""
+    new_runs: int
+    new_passed: int
+
+    def text(self) -> str:
+        """``s: persistence changed: 2 points gone, 3 new (their 6 runs: 6 passed)``."""
+        head = f"{self.scenario}: persistence changed: {len(self.gone)} points gone, " \
+               f"{len(self.new)} new"
+        if not self.new:
+            return head
+        return f"{head} (their {self.new_runs} runs: {self.new_passed} passed)"
+
+
+def persistence_changes(comparison: Comparison) -> list[PersistenceChange]:
+    """Per scenario, the own-file points gone and new between the releases, with the
+    candidate's pass rate on the new ones: these runs are never counted as dropped."""
+    gone = comparison.missing.filter(pl.col("why") == PERSISTENCE_CHANGED)
+    new = comparison.added.filter(pl.col(s.CRASH_LABEL).map_elements(
+        is_own_point, return_dtype=pl.Boolean).fill_null(False))
+    new_runs = comparison.candidate.runs.join(new.select(s.PAIR_KEY), on=list(s.PAIR_KEY),
+                                              how="semi", nulls_equal=True)
+    scenarios = sorted({*gone[s.SCENARIO].to_list(), *new[s.SCENARIO].to_list()})
+    changes = []
+    for scenario in scenarios:
+        runs = new_runs.filter(pl.col(s.SCENARIO) == scenario)
+        changes.append(PersistenceChange(
+            scenario, _points(gone, scenario), _points(new, scenario), runs.height,
+            int(runs.filter(pl.col(s.PASSED)).height)))
+    return changes
+
+
+def _points(frame: pl.DataFrame, scenario: str) -> tuple[str, ...]:
+    labels = frame.filter(pl.col(s.SCENARIO) == scenario)[s.CRASH_LABEL].to_list()
+    return tuple(dict.fromkeys(crash_point_of(label) for label in labels))
 
 
 def _paired_units(baseline: ResultSet, candidate: ResultSet) -> pl.DataFrame:

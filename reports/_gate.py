@@ -6,7 +6,9 @@ Exit codes of ``harness gate`` (the one place they are defined)::
     2  bad input: a result folder missing, empty, mismatched or of another format version
     3  a recovery rule failed in the candidate: recovery_correctness, invariants,
        repeated_error_stop, long_task_continuity or everything_reached
-    4  a baseline run is missing or skipped in the candidate (no_dropped_cases)
+    4  a baseline run is missing or skipped in the candidate (no_dropped_cases), or the
+       candidate lost points of its own files with none new, or failed at a new one
+       (persistence_changed; --accept-persistence-change accepts it)
     5  a metric regressed beyond its threshold on its bootstrap bound (regression:<metric>)
     6  --fail-on-unknown was given and a recovery rule could not be decided
 
@@ -50,7 +52,14 @@ import polars as pl
 from harness import ReportError
 from harness.frontend import read_input
 from reports import _schema as s
-from reports._compare import Comparison, MetricDelta, change_text
+from reports._compare import (
+    PERSISTENCE_CHANGED,
+    Comparison,
+    MetricDelta,
+    change_text,
+    crash_point_of,
+    persistence_changes,
+)
 from reports._metrics import METRIC_NAMES
 
 RuleStatus = Literal["pass", "fail", "unknown"]
@@ -69,7 +78,8 @@ EXIT_CODES: Mapping[int, str] = MappingProxyType({
     EXIT_OK: "every rule passed",
     EXIT_BAD_INPUT: "bad input (missing, empty, mismatched or incompatible result folder)",
     EXIT_RECOVERY: "a recovery rule failed in the candidate",
-    EXIT_DROPPED: "a baseline run is missing or skipped in the candidate",
+    EXIT_DROPPED: "a baseline run is missing or skipped in the candidate, or its persistence "
+                  "points went with none new (persistence_changed)",
     EXIT_REGRESSION: "a metric regressed beyond its threshold on its bootstrap bound",
     EXIT_UNKNOWN: "a recovery rule is unknown and --fail-on-unknown was given",
 })
@@ -244,13 +254,8 @@ def everything_reached(runs: pl.DataFrame) -> RuleResult:
 _Row = tuple[str, str | None, bool | None, list[dict[str, Any]] | None]
 
 
-def _crash_point(label: str) -> str:
-    """``journal:fsync#1`` of ``journal:fsync#1:after:unsynced_lost[:again]``."""
-    return label.removesuffix(":again").rsplit(":", 2)[0]
-
-
 def _points_missed(rows: Sequence[_Row]) -> list[tuple[str, str]]:
-    crashed = [(scenario, _crash_point(label), bool(reached))
+    crashed = [(scenario, crash_point_of(label), bool(reached))
                for scenario, label, reached, _ in rows if label is not None]
     reached = {(scenario, point) for scenario, point, hit in crashed if hit}
     return [key for key in dict.fromkeys((sc, p) for sc, p, _ in crashed) if key not in reached]
@@ -272,8 +277,12 @@ def _faults_missed(rows: Sequence[_Row]) -> list[tuple[str, str]]:
 
 
 def no_dropped_cases(comparison: Comparison) -> RuleResult:
-    """Every baseline run has a partner in the candidate that was not skipped."""
-    missing = comparison.missing
+    """Every baseline run has a partner in the candidate that was not skipped.
+
+    A run at a point of the agent's own files the candidate no longer reaches is not
+    dropped: the release persists differently (:func:`persistence_changed`).
+    """
+    missing = comparison.missing.filter(pl.col("why") != PERSISTENCE_CHANGED)
     if missing.height == 0:
         return RuleResult("no_dropped_cases", "pass",
                           f"all {comparison.paired.height} baseline runs ran in the candidate",
@@ -282,6 +291,38 @@ def no_dropped_cases(comparison: Comparison) -> RuleResult:
     return RuleResult("no_dropped_cases", "fail",
                       f"{missing.height} baseline runs are missing or skipped in the candidate: "
                       f"{_listing(ids)}", EXIT_DROPPED, ids)
+
+
+def persistence_changed(comparison: Comparison, *, accepted: bool = False) -> RuleResult:
+    """A release that persists differently is judged on its own points, never as dropped.
+
+    Passes when no own-file point was added or removed, or when every scenario that
+    lost points has new ones whose crash runs all pass (a release that changed, or
+    fixed, how it persists, and survives a crash at each of its new points). Fails
+    when a scenario lost points and has no new ones (it stopped persisting what the
+    baseline did) or a new point's run failed; ``accepted`` (``harness gate
+    --accept-persistence-change``) passes it, with the change still shown.
+    """
+    changes = persistence_changes(comparison)
+    if not changes:
+        return RuleResult("persistence_changed", "pass",
+                          "no point of the agent's own files was added or removed",
+                          EXIT_DROPPED)
+    evidence = tuple(change.text() for change in changes)
+    unproven = [c for c in changes if (c.gone and not c.new) or c.new_passed < c.new_runs]
+    if not unproven:
+        return RuleResult("persistence_changed", "pass",
+                          f"{_listing(evidence)}; every new point survives its crashes",
+                          EXIT_DROPPED, evidence)
+    if accepted:
+        return RuleResult("persistence_changed", "pass",
+                          f"accepted (--accept-persistence-change): {_listing(evidence)}",
+                          EXIT_DROPPED, evidence)
+    return RuleResult("persistence_changed", "fail",
+                      f"{_listing(tuple(c.text() for c in unproven))}: points gone with none "
+                      "new, or a new point's crash run failed; if the release means to "
+                      "persist this way, accept it with --accept-persistence-change",
+                      EXIT_DROPPED, evidence)
 
 
 def regression(metric: MetricDelta, threshold: float, unpriced: Sequence[str] = ()
@@ -339,11 +380,13 @@ def _fmt(value: float | None) -> str:
 
 
 def evaluate(comparison: Comparison, thresholds: Mapping[str, float], *,
-             fail_on_unknown: bool = False) -> GateResult:
+             fail_on_unknown: bool = False, accept_persistence_change: bool = False
+             ) -> GateResult:
     """Every rule over ``comparison``; ``thresholds`` name metrics of :data:`METRIC_NAMES`."""
     runs = comparison.candidate.runs
     rules = [recovery_correctness(runs), invariants(runs), repeated_error_stop(runs),
-             long_task_continuity(runs), everything_reached(runs), no_dropped_cases(comparison)]
+             long_task_continuity(runs), everything_reached(runs), no_dropped_cases(comparison),
+             persistence_changed(comparison, accepted=accept_persistence_change)]
     unpriced = sorted({*comparison.baseline.unpriced_models,
                        *comparison.candidate.unpriced_models})
     rules += [regression(comparison.metric(name), thresholds[name], unpriced)

@@ -27,7 +27,7 @@ from harness.frontend import write_atomic
 from reports import _charts as charts
 from reports import _metrics as mx
 from reports import _schema as s
-from reports._compare import MIN_PAIRED_RUNS, Comparison, change_text
+from reports._compare import MIN_PAIRED_RUNS, Comparison, change_text, persistence_changes
 from reports._gate import EXIT_CODES, GateResult
 from reports._options import FORMATS
 
@@ -112,6 +112,10 @@ def report_data(comparison: Comparison, gate: GateResult | None = None) -> dict[
         "metrics": _metric_rows(comparison, gate),
         "gate": None if gate is None else _gate_data(gate),
         "missing": _rows(comparison.missing.rename(_SHORT, strict=False)),
+        # Per scenario: the points of the agent's own files gone and new (never "dropped").
+        "persistence": [{"scenario": c.scenario, "text": c.text(), "gone": list(c.gone),
+                         "new": list(c.new), "new_runs": c.new_runs,
+                         "new_passed": c.new_passed} for c in persistence_changes(comparison)],
         "added": _rows(comparison.added.rename(_SHORT, strict=False)),
         "regressed": _rows(comparison.regressed.rename(_SHORT, strict=False)),
         "ttft": _ttft(comparison),

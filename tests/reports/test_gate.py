@@ -273,3 +273,76 @@ def test_a_fault_every_case_missed_fails_everything_reached_and_one_met_passes(f
 def test_everything_reached_passes_a_candidate_that_reached_its_points(folders, case):
     result = _gate(*folders([case("a", crash=CRASH)], [case("a", crash=CRASH)]))
     assert _rule(result, "everything_reached").status == "pass"
+
+
+# -- a release that persists differently ---------------------------------------------
+
+OLD_POINTS = ["journal:fsync#1:after:unsynced_lost", "journal:rename#1:before:process_killed"]
+NEW_POINTS = ["state:fsync#1:after:unsynced_lost", "state:fsync#2:before:unsynced_lost"]
+
+
+def test_a_release_that_changed_how_it_persists_is_not_refused(folders, case):
+    # The candidate writes a new state file instead of the journal: the baseline's
+    # journal points are gone and its own are new, each surviving its crash.
+    base, cand = folders([case("a"), *(case("a", crash=p) for p in OLD_POINTS)],
+                         [case("a"), *(case("a", crash=p) for p in NEW_POINTS)])
+    result = _gate(base, cand)
+
+    assert _rule(result, "no_dropped_cases").status == "pass"
+    rule = _rule(result, "persistence_changed")
+    assert rule.status == "pass"
+    assert rule.evidence == ("a: persistence changed: 2 points gone, 2 new "
+                             "(their 2 runs: 2 passed)",)
+    assert result.exit_code == 0
+
+
+def test_points_gone_with_none_new_fail_persistence_changed_unless_accepted(folders, case):
+    base, cand = folders([case("a"), *(case("a", crash=p) for p in OLD_POINTS)], [case("a")])
+
+    refused = _gate(base, cand)
+    rule = _rule(refused, "persistence_changed")
+    assert rule.status == "fail"
+    assert "a: persistence changed: 2 points gone, 0 new" in rule.reason
+    assert "--accept-persistence-change" in rule.reason
+    assert _rule(refused, "no_dropped_cases").status == "pass"  # nothing was dropped
+    assert refused.exit_code == 4
+
+    accepted = _gate(base, cand, accept_persistence_change=True)
+    assert _rule(accepted, "persistence_changed").status == "pass"
+    assert accepted.exit_code == 0
+
+
+def test_a_new_point_that_fails_its_crash_fails_persistence_changed(folders, case):
+    base, cand = folders([case("a"), case("a", crash=OLD_POINTS[0])],
+                         [case("a"), case("a", crash=NEW_POINTS[0]),
+                          case("a", crash=NEW_POINTS[1], passed=False, verdicts=[("I3", "fail")])])
+    result = _gate(base, cand)
+
+    assert _rule(result, "persistence_changed").status == "fail"
+    assert result.exit_code == 3  # the recovery rule fails too, and is the more serious
+
+
+def test_a_world_event_case_missing_is_still_a_dropped_case(folders, case):
+    world = "after_tool:mail#1:at:process_killed"
+    result = _gate(*folders([case("a"), case("a", crash=world)], [case("a")]))
+
+    assert _rule(result, "no_dropped_cases").status == "fail"
+    assert _rule(result, "persistence_changed").status == "pass"
+    assert result.exit_code == 4
+
+
+def test_gate_accepts_a_persistence_change_on_the_command_line(folders, case, capsys):
+    base, cand = folders([case("a"), case("a", crash=OLD_POINTS[0])], [case("a")])
+    assert main(["gate", str(base), str(cand)]) == 4
+    assert main(["gate", str(base), str(cand), "--accept-persistence-change"]) == 0
+    assert "accepted (--accept-persistence-change)" in capsys.readouterr().out
+
+
+def test_the_report_shows_a_persistence_change_apart_from_missing_runs(folders, case, tmp_path):
+    base, cand = folders([case("a"), *(case("a", crash=p) for p in OLD_POINTS)],
+                         [case("a"), *(case("a", crash=p) for p in NEW_POINTS)])
+    assert main(["compare", str(base), str(cand), "--out", str(tmp_path / "r"),
+                 "--format", "md"]) == 0
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "#### Persistence changed" in text
+    assert "a: persistence changed: 2 points gone, 2 new (their 2 runs: 2 passed)" in text
