@@ -37,6 +37,11 @@ def send_output_to(fd: int) -> None:
     flush_output()
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    # sys.stdout need not write to fd 1 (a test runner's capture, an embedding host).
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace",  # noqa: SIM115
+                      closefd=False, buffering=1)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace",  # noqa: SIM115
+                      closefd=False, buffering=1)
 
 
 def flush_output() -> None:
