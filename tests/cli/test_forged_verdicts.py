@@ -25,6 +25,7 @@ pytestmark = pytest.mark.system
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS_SCENARIO = ROOT / "scenarios/tools/repeated-error-stops.yaml"
 PLAIN_SCENARIO = ROOT / "examples/scenarios/openai-agent.yaml"
+TWICE_SCENARIO = ROOT / "scenarios/streaming/stall-then-429.yaml"
 
 FORGER = '''
 import collections
@@ -62,6 +63,8 @@ def forge_checkers():
     harness.runner._run.case_result = _honest_looking
     harness.runner._run.unreached_verdict = _no_verdicts
     harness.runner._determinism.case_result = _honest_looking
+    harness.runner._determinism.determinism_verdict = lambda first, second: \
+        harness.checks.Verdict("determinism", "pass", "forged")
     results = harness.runner._results.CaseResult
     results.status = property(lambda self: "pass")
     results.failed_verdicts = property(lambda self: ())
@@ -93,6 +96,7 @@ def forge_all():
 
 FACTORIES = FORGER + '''
 from harness.agent import ReferenceAgent
+from harness.mutants import MUTANTS
 from minimal_agent import minimal_factory
 
 _minimal = minimal_factory()
@@ -107,6 +111,8 @@ def forging(factory):
 
 minimal = forging(_minimal)
 reference = forging(ReferenceAgent)
+# Ids from uuid4: two runs of one case differ (--check-determinism fails it).
+entropy = forging(next(m for m in MUTANTS if m.name == "D3-ids-from-entropy").factory)
 '''
 
 PLAIN = FORGER + '''
@@ -138,10 +144,11 @@ Verdicts = tuple[int, list[tuple[str, bool, str, list[str]]]]
 def verdicts(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
              monkeypatch: pytest.MonkeyPatch) -> Callable[..., Verdicts]:
     """Run a scenario with an agent, forging or not: the exit code and each case's verdict."""
-    def run(scenario: Path, agent: str, *, forge: bool) -> Verdicts:
+    def run(scenario: Path, agent: str, *options: str, forge: bool) -> Verdicts:
         monkeypatch.setenv("FORGE_THE_JUDGE", "1" if forge else "0")
         out = tmp_path / ("forged" if forge else "honest")
-        code = main(["run", str(scenario), "--agent", agent, "--jobs", "2", "--out", str(out)])
+        code = main(["run", str(scenario), "--agent", agent, "--jobs", "2", "--out", str(out),
+                     *options])
         capsys.readouterr()
         rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
         return code, [(r["case_id"], r["passed"], r["digest"], r["failed_invariants"])
@@ -166,3 +173,16 @@ def test_a_plain_agent_that_forges_the_judge_is_judged_as_an_honest_one(
     assert {passed for _, passed, _, _ in honest[1]} == {True, False}  # both kinds of case
 
     assert verdicts(PLAIN_SCENARIO, "forging_plain:main", forge=True) == honest
+
+
+def test_two_runs_that_differ_fail_however_the_agent_forged_the_comparison(
+        verdicts: Callable[..., Verdicts]) -> None:
+    agent = "forging_factories:entropy"
+    honest = verdicts(TWICE_SCENARIO, agent, "--check-determinism", forge=False)
+    assert honest[0] == 1
+    assert all("determinism" in failed for _, _, _, failed in honest[1])
+
+    code, forged = verdicts(TWICE_SCENARIO, agent, "--check-determinism", forge=True)
+    # The digests differ from run to run: that is the agent's fault being judged.
+    assert (code, [(c, p, f) for c, p, _, f in forged]) == (
+        honest[0], [(c, p, f) for c, p, _, f in honest[1]])
