@@ -33,6 +33,9 @@ _CONTEXT = 1
 _HEADER_LINES = 3
 # A failure's evidence can be a whole transcript; the report shows its start.
 _MAX_EVIDENCE = 12
+# The agent's own output: the report shows its last lines, each cut to a screen's width.
+_OUTPUT_LINES = 20
+_OUTPUT_WIDTH = 200
 
 # Where in the scenario each invariant's promise is written, beyond the tools it names.
 _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
@@ -61,7 +64,7 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
     if node_id is not None:
         replay += f"\n    or: pytest {shlex.quote(node_id)}"
     parts = [headline, _yaml_section(result, scenario), _problems_section(result),
-             timeline(result), replay]
+             timeline(result), _output_section(result), replay]
     # The scenario's lines and the evidence may quote credentials; a CI log must not.
     secrets = scenario.secret_values() if scenario is not None else ()
     return redact_text("\n\n".join(part for part in parts if part), values=secrets)
@@ -194,6 +197,26 @@ def _problems_section(result: CaseResult) -> str:
         for verdict in result.warnings:
             lines += _verdict_lines(verdict)
     return "\n".join(lines)
+
+
+def _output_section(result: CaseResult) -> str:
+    """The last lines the agent wrote to stdout and stderr while the case ran."""
+    output = result.output
+    if output is None:
+        return ""
+    lines = output.tail.splitlines()
+    shown = lines[-_OUTPUT_LINES:]
+    left = len(lines) - len(shown)
+    if output.cut or left:
+        title = (f"the agent's output (stdout and stderr): its last {len(shown)} line(s) of "
+                 f"{output.written:,} bytes")
+    else:
+        title = "the agent's output (stdout and stderr)"
+    return "\n".join([title, *(f"  {_cut(line)}" for line in shown)])
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= _OUTPUT_WIDTH else line[:_OUTPUT_WIDTH - 3] + "..."
 
 
 def warning_lines(result: CaseResult) -> list[str]:

@@ -5,6 +5,13 @@ agent that calls ``sys.exit``, ``os._exit``, busy-loops or blocks in a real
 ``time.sleep`` would end or hang the whole run. :func:`run_contained` hands each
 case to a worker process and judges it from outside:
 
+- the worker only runs the case; it sends back the trace as JSON and the harness
+  gives the verdicts in its own process (:mod:`harness.runner._handback`), so an
+  agent that changes the harness's modules in its worker changes no verdict;
+- the agent's stdout and stderr (file descriptors 1 and 2) go to a pipe the harness
+  reads, kept per case (:mod:`harness.runner._agent_output`), never into the run's
+  own output;
+
 - a case that takes longer than ``timeout`` seconds of real time is killed
   (with the worker's whole process group) and fails with that reason; the
   virtual clock inside the case is untouched, so this guard never reaches a trace;
@@ -29,22 +36,25 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
-import pickle
 import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
-from fakes import HarnessLimitExceeded
-from harness._errors import HarnessError, ScenarioError, WorkerError
 from harness._interrupt import critical, reset_in_child
 from harness._options import DEFAULT_CASE_TIMEOUT
+from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
+from harness.runner._handback import (
+    MAX_HANDBACK_BYTES,
+    contained_failure,
+    handback,
+    judge_handback,
+)
 from harness.runner._results import Case, CaseResult
-from harness.runner._run import limit_result
 
 if TYPE_CHECKING:
     from harness.runner._run import AgentUnderTest
@@ -92,11 +102,6 @@ def worker_count(jobs: int, cases: int) -> int:
     return max(1, min(jobs, cases, usable_cores()))
 
 
-def contained_failure(case: Case, reason: str) -> CaseResult:
-    """The result of a case the harness had to stop: no verdicts, the reason as its error."""
-    return CaseResult(case, None, reason, (), "", crash_reached=False, error=reason)
-
-
 # -- the worker side ----------------------------------------------------------------------
 
 
@@ -108,11 +113,13 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _serve(conn: Connection, parent: int, agent: AgentChoice) -> None:
-    """The worker's loop: take a case, run it, send the result; stop on ``None`` or EOF."""
+def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice) -> None:
+    """The worker's loop: take a case, run it, send its trace; stop on ``None`` or EOF."""
     _die_with_parent(parent)
     reset_in_child()  # the harness's stop handlers are not the agent's
     os.setpgrp()  # so a timeout kills the agent's own children too
+    send_output_to(output.fileno())
+    output.close()
     while True:
         try:
             job = conn.recv()
@@ -121,40 +128,9 @@ def _serve(conn: Connection, parent: int, agent: AgentChoice) -> None:
         if job is None:
             return
         case, scenario = job
-        _send(conn, case, _run_guarded(case, scenario, agent))
-
-
-def _send(conn: Connection, case: Case, outcome: tuple[str, object]) -> None:
-    try:
-        conn.send(outcome)
-    except (pickle.PicklingError, TypeError, AttributeError, ValueError,
-            RecursionError) as error:
-        # Pickling failed before anything was written: say so instead of dying silently.
-        reason = f"the case's result could not be sent back from its worker: {error}"
-        conn.send(("result", contained_failure(case, reason)))
-
-
-def _run_guarded(case: Case, scenario: Scenario, agent: AgentChoice
-                 ) -> tuple[str, CaseResult | tuple[str, ...]]:
-    from harness import runner
-
-    try:
-        factory = agent.load()
-        if agent.twice:
-            return "result", runner.run_case_twice(case, scenario=scenario,
-                                                   agent_factory=factory)
-        return "result", runner.run_case(case, scenario=scenario, agent_factory=factory,
-                                         replay=agent.replay or None)
-    except HarnessLimitExceeded as limit:  # run_case reports it; this is the last guard
-        return "result", limit_result(case, limit)
-    except HarnessError as error:
-        problems = error.errors if isinstance(error, ScenarioError) else [error]
-        return "harness_error", tuple(str(problem) for problem in problems)
-    except SystemExit as error:
-        return "result", contained_failure(
-            case, f"the agent called sys.exit({error.code!r}); the case was stopped there")
-    except Exception as error:  # outside the runner's own guard: still this case's failure
-        return "result", contained_failure(case, f"{type(error).__name__}: {error}")
+        message = handback(case, scenario, agent)
+        flush_output()  # what the case printed is in the pipe before its result is sent
+        conn.send_bytes(message)
 
 
 # -- the harness side ---------------------------------------------------------------------
@@ -164,8 +140,11 @@ def _run_guarded(case: Case, scenario: Scenario, agent: AgentChoice
 class _Worker:
     process: BaseProcess
     conn: Connection
+    output: Connection  # the read end of the worker's stdout and stderr
     job: int | None = None
     deadline: float = 0.0
+    tail: OutputTail | None = None  # the output of the job it holds
+    output_open: bool = True
 
 
 def _context() -> Any:
@@ -176,11 +155,14 @@ def _context() -> Any:
 
 def _start(agent: AgentChoice) -> _Worker:
     ours, theirs = _context().Pipe()
-    process = _context().Process(target=_serve, args=(theirs, os.getpid(), agent),
+    output, written = _context().Pipe(duplex=False)
+    process = _context().Process(target=_serve, args=(theirs, written, os.getpid(), agent),
                                  daemon=True, name="harness-case-worker")
     process.start()
     theirs.close()
-    return _Worker(process, ours)
+    written.close()
+    os.set_blocking(output.fileno(), False)
+    return _Worker(process, ours, output)
 
 
 def _kill(worker: _Worker) -> None:
@@ -192,6 +174,15 @@ def _kill(worker: _Worker) -> None:
             os.kill(pid, signal.SIGKILL)
     worker.process.join()
     worker.conn.close()
+    worker.output.close()
+
+
+def _unreadable(process: BaseProcess) -> str:
+    process.join(timeout=0.5)  # a pipe that broke as the worker died
+    if process.exitcode is not None:
+        return _death(process)
+    return ("the case's worker sent back a message the harness cannot read (more than "
+            f"{MAX_HANDBACK_BYTES // 2**20} MiB, or not one of its messages)")
 
 
 def _death(process: BaseProcess) -> str:
@@ -221,13 +212,24 @@ class _Pool:
         index = self.next_job
         self.next_job += 1
         worker.job, worker.deadline = index, time.monotonic() + self.timeout
+        worker.tail = OutputTail()
         worker.conn.send(self.jobs[index])
 
     def finish(self, worker: _Worker, result: CaseResult) -> None:
+        """Record ``worker``'s job's result, with what the agent wrote while it ran."""
         assert worker.job is not None
+        self.read_output(worker)  # written before the result was sent: already in the pipe
+        if worker.tail is not None:
+            secrets = self.jobs[worker.job][1].secret_values()
+            result = replace(result, output=worker.tail.take(secrets))
         self.results[worker.job] = result
-        worker.job = None
+        worker.job, worker.tail = None, None
         self.on_result(result)
+
+    def read_output(self, worker: _Worker) -> None:
+        """Keep what the worker wrote for the job it holds (an idle worker's: dropped)."""
+        if worker.output_open:
+            worker.output_open = drain(worker.output.fileno(), worker.tail)
 
     def replace(self, worker: _Worker, reason: str) -> None:
         """Fail ``worker``'s job with ``reason``, kill it, and start another in its place."""
@@ -245,31 +247,39 @@ class _Pool:
         """Wait for a result, a death or the nearest deadline, and deal with it."""
         busy = [w for w in self.workers if w.job is not None]
         nearest = min(w.deadline for w in busy) - time.monotonic()
-        ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
-                     timeout=max(0.0, nearest))
+        waited: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+        waited += [w.output for w in self.workers if w.output_open]
+        ready = wait(waited, timeout=max(0.0, nearest))
         with critical():  # a result received is recorded before a stop signal is taken
             self._handle(busy, ready)
 
     def _handle(self, busy: list[_Worker], ready: list[Any]) -> None:
+        for worker in self.workers:
+            if worker.output in ready:
+                self.read_output(worker)
         for worker in busy:
             if worker.conn in ready:
                 self._receive(worker)
             elif worker.process.sentinel in ready:
                 self.replace(worker, _death(worker.process))
-            elif time.monotonic() >= worker.deadline:
+            elif time.monotonic() >= worker.deadline and not worker.conn.poll():
                 self.replace(worker, f"the case took more than {self.timeout:g} s of real "
                              "time (a busy loop or a blocking call in the agent?) and was "
                              "killed; raise --case-timeout if it is honest work")
 
     def _receive(self, worker: _Worker) -> None:
+        """Judge the trace ``worker`` sent back, here, where no agent code runs."""
+        assert worker.job is not None
         try:
-            kind, payload = worker.conn.recv()
-        except (EOFError, OSError):
+            message = worker.conn.recv_bytes(MAX_HANDBACK_BYTES)
+        except EOFError:
             self.replace(worker, _death(worker.process))
             return
-        if kind == "harness_error":
-            raise WorkerError(payload)
-        self.finish(worker, payload)
+        except OSError:  # too long, or a broken pipe
+            self.replace(worker, _unreadable(worker.process))
+            return
+        case, scenario = self.jobs[worker.job]
+        self.finish(worker, judge_handback(case, scenario, message))
         self.give(worker)
 
 

@@ -35,6 +35,11 @@ def run_case_twice(case: Case, scenario: Scenario | None = None,
         second = run_trace(case, scenario, agent_factory, replay=True)
     except HarnessLimitExceeded as limit:
         return limit_result(case, limit)
+    return judged_twice(case, scenario, first, second)
+
+
+def judged_twice(case: Case, scenario: Scenario, first: Trace, second: Trace) -> CaseResult:
+    """The result of ``case`` from the traces of its two runs, with the ``determinism`` verdict."""
     result = case_result(case, first)
     result = replace(result, verdicts=(*result.verdicts, determinism_verdict(first, second)))
     return without_secrets(result, scenario.secret_values())

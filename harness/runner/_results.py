@@ -23,7 +23,7 @@ from harness.checks import Verdict, VerdictStatus
 if TYPE_CHECKING:
     from harness.trace import Trace
 
-__all__ = ["AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
+__all__ = ["AgentOutput", "AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
            "VerdictStatus", "strictly", "without_secrets"]
 
 CrashWhen = Literal["before", "after", "at"]
@@ -133,6 +133,27 @@ class AttemptRow:
 
 
 @dataclass(frozen=True)
+class AgentOutput:
+    """What the agent wrote to its stdout and stderr during its case, kept apart from the
+    harness's own output: the last bytes it wrote (``tail``, decoded), out of ``written``.
+
+    >>> AgentOutput("done\\n", written=70_000).cut
+    True
+    """
+
+    tail: str
+    written: int
+    """Every byte written, the tail's included."""
+    kept: int = 0
+    """The bytes the tail was decoded from (``written`` when nothing was cut)."""
+
+    @property
+    def cut(self) -> bool:
+        """Whether earlier output was left out to keep the tail small."""
+        return self.written > self.kept
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """The finished run of a :class:`Case`."""
 
@@ -153,6 +174,9 @@ class CaseResult:
     exploration: str = field(default="replayed", compare=False)
     """How the case ran: ``recorded`` (from a copy of its scenario's recorded run),
     ``rejoined`` (… and stopped once it rejoined it) or ``replayed`` (from its start)."""
+    output: AgentOutput | None = field(default=None, compare=False, repr=False)
+    """The agent's stdout and stderr while the case ran (contained runs only; ``None``
+    when it wrote nothing): shown in its failure report, never in the summary."""
 
     @property
     def failed_verdicts(self) -> tuple[Verdict, ...]:

@@ -632,6 +632,15 @@ def run_case(case: Case, scenario: Scenario | None = None,
         trace, how = traced(case, scenario, agent_factory or default_agent_factory, replay)
     except HarnessLimitExceeded as limit:
         return limit_result(case, limit)
+    return judged(case, scenario, trace, how)
+
+
+def judged(case: Case, scenario: Scenario, trace: Trace, how: str = "replayed") -> CaseResult:
+    """The result of ``case`` from its finished ``trace``: checked, secrets taken out.
+
+    A contained run calls it in the harness's own process, on the trace the worker
+    sent back (:mod:`harness.runner._contain`), so the agent never reaches its judge.
+    """
     result = replace(case_result(case, trace), exploration=how)
     return without_secrets(result, scenario.secret_values())
 #: What each harness limit most likely means about the agent, and what to change.

@@ -239,16 +239,19 @@ def test_the_writer_renames_a_finished_file_into_place(tmp_path: Path) -> None:
     assert target.read_text(encoding="utf-8") == "new\n"
 
 
-def test_a_result_that_cannot_be_pickled_is_a_failed_case() -> None:
-    from multiprocessing import Pipe
+def test_a_result_that_cannot_be_sent_is_a_failed_case() -> None:
+    from dataclasses import replace
 
-    from harness.runner import Case
-    from harness.runner._contain import _send
+    from harness.runner import Case, run_trace
+    from harness.runner._handback import judge_handback, sendable
+    from harness.scenario import load_scenario
 
-    ours, theirs = Pipe()
-    case = Case("s", Path("s.yaml"), 1)
-    _send(theirs, case, ("result", lambda: None))
-    kind, result = ours.recv()
-    assert kind == "result"
+    source = Path(__file__).resolve().parents[2] / "scenarios/tools/repeated-error-stops.yaml"
+    scenario = load_scenario(source)
+    case = Case(scenario.name, source, scenario.seed)
+    trace = replace(run_trace(case, scenario), extra={"unsendable": lambda: None})
+    result = judge_handback(case, scenario, sendable({"kind": "trace", "how": "replayed"},
+                                                     (trace,)))
     assert result.case == case
-    assert result.error.startswith("the case's result could not be sent back from its worker: ")
+    assert result.error is not None
+    assert result.error.startswith("the case's trace could not be sent back from its worker: ")

@@ -1,0 +1,84 @@
+"""An agent's stdout and stderr stay out of the run's output; their tail is in its report."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+
+# System tier (pytest --system): real worker processes.
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "scenarios/tools/repeated-error-stops.yaml"
+
+CHATTY = '''
+import os
+import subprocess
+import sys
+
+from harness.agent import ReferenceAgent
+from minimal_agent import minimal_factory
+
+_minimal = minimal_factory()
+
+
+def _chatter(ports):
+    print("FILLER " * 20_000)  # 140 kB: more than a case keeps
+    print("PRINTED by the agent")
+    sys.stdout.write("BUFFERED without a newline")
+    os.write(2, b"\\nWRITTEN to fd 2 by the agent\\n")
+    subprocess.run(["echo", "ECHOED by a child process"], check=True)
+
+
+def failing(ports):
+    _chatter(ports)
+    return _minimal(ports)
+
+
+def passing(ports):
+    _chatter(ports)
+    return ReferenceAgent(ports)
+'''
+MARKS = ("PRINTED by the agent", "BUFFERED without a newline", "WRITTEN to fd 2 by the agent",
+         "ECHOED by a child process")
+
+
+@pytest.fixture
+def chatty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    (tmp_path / "chatty_agents.py").write_text(CHATTY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(ROOT / "tests/runner"))
+    yield
+    sys.modules.pop("chatty_agents", None)
+
+
+def test_the_output_of_a_failing_case_is_in_its_report_only(
+        chatty: None, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(SCENARIO), "--agent", "chatty_agents:failing",
+                 "--out", str(tmp_path / "out")]) == 1
+    out, err = capfd.readouterr()
+
+    report, summary = out.split("\nreplay: ", 1)
+    assert re.search(r"\nthe agent's output \(stdout and stderr\): its last \d+ line\(s\) of "
+                     r"[\d,]+ bytes\n", report)
+    for mark in MARKS:
+        assert report.count(mark) == 1, mark
+    assert not any(mark in summary + err for mark in (*MARKS, "FILLER"))
+    assert report.count("FILLER") <= 20 * 100  # the tail's lines, cut to a screen's width
+    assert "[1/1] 1 failed  repeated-error-stops" in err  # the harness's progress
+
+
+def test_the_output_of_a_passing_case_is_shown_nowhere(
+        chatty: None, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(SCENARIO), "--agent", "chatty_agents:passing",
+                 "--out", str(tmp_path / "out")]) == 0
+    out, err = capfd.readouterr()
+
+    assert not any(mark in out + err for mark in (*MARKS, "FILLER"))
+    assert "[1/1] 0 failed  repeated-error-stops" in err
