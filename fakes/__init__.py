@@ -68,7 +68,15 @@ from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._jobs import NEIGHBOUR_SESSION, FakeJobRunner, JobSpec, RunnerJob, RunnerPort
 from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState
-from fakes._prices import PRICES, PRICES_AS_OF, ModelPrice, UsageBuckets, cost, price_of
+from fakes._prices import (
+    PRICES,
+    PRICES_AS_OF,
+    ModelPrice,
+    UsageBuckets,
+    cost,
+    has_price,
+    price_of,
+)
 from fakes._provider import FakeProvider, ProviderRequest, Responder, output_tokens
 from fakes._quota import RATE_LIMIT_WIRES, Quota, QuotaWindow, RateLimitWire
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
@@ -218,6 +226,7 @@ __all__ = [
     "cost",
     "count_tokens",
     "crash_class_applies",
+    "has_price",
     "idempotency_key",
     "output_tokens",
     "play_steps",

@@ -16,6 +16,14 @@ realistic ratios (a cache read costs a tenth to a half of fresh input):
   quoted on 2026-11-29: 5-minute cache writes cost 1.25x input, 1-hour writes
   2x, reads 0.1x. Sonnet 4.5 $3 / $15, Haiku 4.5 $1 / $5, Opus 4.5 $5 / $25.
 
+A real model name (``gpt-4o-mini``, ``claude-sonnet-4-5``, ``gemini-2.5-flash``, any
+model of the four dialects' providers) is priced from ``genai-prices``, the table
+pydantic keeps from the providers' price pages, read from the copy the installed
+package ships (never fetched) as it stood on :data:`PRICES_AS_OF`, so a run's costs
+are the same on every machine and day until the package is upgraded. A model it
+does not know, and no name of the table above, has no price: the cost metrics say
+``unknown`` and why. A different table is passed as ``prices`` (``load_results``).
+
 Example::
 
     usage = UsageBuckets(uncached_input=1_000_000, output=1_000_000)
@@ -24,10 +32,13 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from decimal import Decimal
 from types import MappingProxyType
+from typing import Any
 
 from harness._errors import ConfigError, one_of
 
@@ -97,21 +108,84 @@ PRICES_AS_OF = "2026-11-29"
 
 
 def price_of(model: str, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPrice:
-    """The price of ``model``: an exact name, else the longest name it starts with.
+    """The price of ``model``: an exact name, else the longest name it starts with, else
+    (for the default table) the providers' own price of a real model.
 
     Dated snapshots therefore price like their family (``fake-sonnet-2026``
     → ``fake-sonnet``).
 
     >>> price_of("fake-haiku-20261001").output
     Decimal('5')
+    >>> price_of("gpt-4o-mini").cache_read
+    Decimal('0.075')
     """
     if model in prices:
         return prices[model]
     families = [name for name in prices if model.startswith(name + "-")]
-    if not families:
-        raise ConfigError("model", model, one_of(tuple(sorted(prices))),
-                          "Add its prices to the table, or pass your own table")
-    return prices[max(families, key=len)]
+    if families:
+        return prices[max(families, key=len)]
+    maintained = maintained_price(model) if prices is PRICES else None
+    if maintained is None:
+        raise ConfigError("model", model, one_of(tuple(sorted(prices))) + ", or a model "
+                          "genai-prices knows",
+                          "Use a model name the provider publishes a price for, or pass "
+                          "your own table (reports.load_results(..., prices=...))")
+    return maintained
+
+
+def has_price(model: str) -> bool:
+    """Whether :func:`price_of` prices ``model`` with the default table."""
+    try:
+        price_of(model)
+    except ConfigError:
+        return False
+    return True
+
+
+def _plain(price: Decimal) -> Decimal:
+    """``0.075000`` as ``0.075`` and ``15.000`` as ``15`` (never ``1.5E+1``)."""
+    return price.quantize(Decimal(1)) if price == price.to_integral() else price.normalize()
+
+
+# The day genai-prices is read at: a price that changes later changes no run's cost.
+_PRICED_AT = datetime(2026, 11, 29, tzinfo=UTC)
+# Tokens priced per bucket: below every provider's long-context tier (Anthropic's
+# prices double past 200,000 input tokens), then scaled to a million.
+_SAMPLE_TOKENS = 1_000
+
+
+@functools.cache
+def maintained_price(model: str) -> ModelPrice | None:
+    """``model``'s price per million tokens from genai-prices, or None when unknown.
+
+    Anthropic's one-hour cache writes, which genai-prices does not list apart, cost
+    twice the input price (its "Prompt caching" table); elsewhere they are the write
+    price.
+    """
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:  # an install without it: the table above alone
+        return None
+
+    def per_million(side: str, **tokens: int) -> Decimal:
+        found = calc_price(Usage(**tokens), model, genai_request_timestamp=_PRICED_AT)
+        value: Any = getattr(found, side)
+        return _plain(Decimal(value) * (_PER_MILLION / _SAMPLE_TOKENS))
+
+    n = _SAMPLE_TOKENS
+    try:
+        uncached = per_million("input_price", input_tokens=n)
+        provider = calc_price(Usage(input_tokens=n), model,
+                              genai_request_timestamp=_PRICED_AT).provider.id
+        write = per_million("input_price", input_tokens=n, cache_write_tokens=n)
+        return ModelPrice(
+            uncached_input=uncached,
+            cache_read=per_million("input_price", input_tokens=n, cache_read_tokens=n),
+            cache_write_5m=write,
+            cache_write_1h=uncached * 2 if provider == "anthropic" else write,
+            output=per_million("output_price", output_tokens=n))
+    except LookupError:
+        return None
 
 
 def cost(model: str, usage: UsageBuckets,

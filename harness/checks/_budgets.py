@@ -34,7 +34,7 @@ def _billed(request: RequestRecord) -> tuple[int, Decimal]:
         return 0, Decimal(0)
     tokens = usage.input_tokens + usage.output_tokens
     model = request.model or ""
-    if model not in fakes.PRICES:
+    if not fakes.has_price(model):
         return tokens, Decimal(0)
     buckets = fakes.UsageBuckets(uncached_input=usage.input_tokens - usage.cache_read_tokens,
                                  cache_read=usage.cache_read_tokens, output=usage.output_tokens)

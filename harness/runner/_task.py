@@ -70,8 +70,8 @@ def task_for(scenario: Scenario) -> Task:
 
 
 def _prices(model: str) -> UsagePrices | None:
-    """The model's list price from the fakes' table, as the agent's cost budget reads it."""
-    if model not in fakes.PRICES:
+    """The model's list price (:func:`fakes.price_of`), as the agent's cost budget reads it."""
+    if not fakes.has_price(model):
         return None  # an unpriced model: a scenario with a cost budget names a priced one
-    price = fakes.PRICES[model]
+    price = fakes.price_of(model)
     return UsagePrices(float(price.uncached_input), float(price.cache_read), float(price.output))

@@ -15,7 +15,7 @@ from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
-from fakes import PRICES, OutageAnswer
+from fakes import PRICES, OutageAnswer, has_price
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Count, Seconds
 from harness.scenario._problems import Problem, quoted, raise_if_any, show
@@ -59,8 +59,9 @@ class BreakerExpectation(ScenarioModel):
 
 def unpriced_cost_budget(max_cost_usd: float | None, model: str) -> list[Problem]:
     """A cost budget needs a model with a list price, or nothing could ever be charged."""
-    if max_cost_usd is None or model in PRICES:
+    if max_cost_usd is None or has_price(model):
         return []
     return [Problem(("budget", "max_cost_usd"), "a cost budget needs a priced model", model,
-                    f"provider.model {show(model)}", quoted(sorted(PRICES)),
-                    "Name one of them as provider.model, or drop max_cost_usd")]
+                    f"provider.model {show(model)}",
+                    f"{quoted(sorted(PRICES))}, or a real model genai-prices knows",
+                    "Name one as provider.model, or drop max_cost_usd")]
