@@ -44,6 +44,7 @@ from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerErro
 from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_TIMEOUT,
+    output_path,
     parse_env_name,
     parse_host,
     parse_seed,
@@ -133,7 +134,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help=f"run only this crash case ({CRASH_AT_FORM})")
     crash.add_argument("--no-crash", action="store_true", help="run each scenario once, uncrashed")
     run.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
-    run.add_argument("--out", type=Path, default=Path("results"),
+    run.add_argument("--out", type=output_path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
     run.add_argument("--resume", action="store_true",
                      help="finish the interrupted run in --out: run only the cases its "

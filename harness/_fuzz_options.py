@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from harness._errors import ConfigError
-from harness._options import parse_seed, parse_target
+from harness._options import output_path, parse_seed, parse_target
 
 DEFAULT_MAX_FAULTS = 3
 
@@ -56,7 +56,7 @@ def add_fuzz_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
                       help="the agent's own function that scenario tool TOOL stands for")
     fuzz.add_argument("--budget", type=parse_budget, default=DEFAULT_BUDGET, metavar="N",
                       help=f"schedules to try before giving up (default: {DEFAULT_BUDGET})")
-    fuzz.add_argument("--out", type=Path, default=Path("fuzz"), metavar="DIR",
+    fuzz.add_argument("--out", type=output_path, default=Path("fuzz"), metavar="DIR",
                       help="folder for the repro and the example database (default: fuzz)")
     fuzz.add_argument("--seed", type=parse_seed, default=0,
                       help="seed of the search (default: 0); the same seed finds the same repro")

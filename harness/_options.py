@@ -9,6 +9,7 @@ that neither front end imports the other.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,6 +23,19 @@ MAX_SEED = 2**63 - 1
 #: Real seconds a case may take before it is killed; far above any honest case. Kept here,
 #: not in harness.runner._contain, so that ``--case-timeout``'s help costs no runner import.
 DEFAULT_CASE_TIMEOUT = 60.0
+
+
+def output_path(text: str) -> Path:
+    """An ``--out`` value: a path, never empty (``""`` would mean the current folder).
+
+    >>> output_path("results")
+    PosixPath('results')
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; expected a path to write to, such as 'results' (an empty one "
+            "would write into the current folder)")
+    return Path(text)
 
 
 def parse_seed(text: str) -> int:

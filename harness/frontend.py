@@ -15,7 +15,7 @@ import typing
 
 from harness import _lazy
 from harness._inputs import read_input
-from harness._options import MAX_SEED, parse_seed
+from harness._options import MAX_SEED, output_path, parse_seed
 
 # write_atomic's module reads the runner's row types: loaded on first use, so that an
 # argument parser reading --seed costs no runner import.
@@ -28,5 +28,5 @@ else:
         "harness._journal": ["Unfinished", "unfinished_run"],
     })
 
-__all__ = ["MAX_SEED", "Unfinished", "parse_seed", "read_input", "unfinished_run",
-           "write_atomic"]
+__all__ = ["MAX_SEED", "Unfinished", "output_path", "parse_seed", "read_input",
+           "unfinished_run", "write_atomic"]

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.frontend import parse_seed
+from harness.frontend import output_path, parse_seed
 from reports._options import DEFAULT_RESAMPLES, DEFAULT_SEED, FORMATS
 
 if TYPE_CHECKING:
@@ -32,14 +32,14 @@ def add_report_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     """Register ``compare`` and ``gate`` on the ``harness`` sub-command parser."""
     cmp = commands.add_parser("compare", help="compare two result folders; write md/html/json")
     _common(cmp)
-    cmp.add_argument("--out", type=Path, default=Path("report"),
+    cmp.add_argument("--out", type=output_path, default=Path("report"),
                      help="folder for report.md, report.html, report.json (default: report)")
     cmp.add_argument("--format", default=",".join(FORMATS), metavar="LIST",
                      help=f"comma-separated formats out of {', '.join(FORMATS)} (default: all)")
     gate = commands.add_parser("gate", help="gate a deploy: recovery rules, dropped cases, "
                                "metric regressions; distinct exit codes")
     _common(gate)
-    gate.add_argument("--out", type=Path, default=None,
+    gate.add_argument("--out", type=output_path, default=None,
                       help="also write the reports (md, html, json) to this folder")
 
 

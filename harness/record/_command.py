@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from harness._errors import CaptureError
+from harness._options import output_path
 
 
 def add_record_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,7 +19,7 @@ def add_record_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
                        "(raw bytes and timing, never a credential)")
     record.add_argument("--upstream", required=True, metavar="URL",
                         help="where requests go on to, such as https://api.openai.com")
-    record.add_argument("--out", type=Path, required=True, metavar="DIR",
+    record.add_argument("--out", type=output_path, required=True, metavar="DIR",
                         help="folder for the captures, one JSON file per exchange")
     record.add_argument("--port", type=_port, default=8765, metavar="P",
                         help="port on 127.0.0.1 to listen on (default: 8765; 0: any free one)")
@@ -26,7 +27,7 @@ def add_record_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "import", help="turn a capture (harness record, HAR, raw SSE) into a scenario")
     imported.add_argument("capture", type=Path, metavar="CAPTURE",
                           help="a file written by harness record, a HAR file or an SSE body")
-    imported.add_argument("--out", type=Path, metavar="FILE",
+    imported.add_argument("--out", type=output_path, metavar="FILE",
                           help="write the scenario here (default: print it)")
     imported.add_argument("--entry", type=_index, metavar="N",
                           help="the HAR entry to import, from 0 (default: the first stream)")

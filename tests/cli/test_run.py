@@ -203,3 +203,24 @@ def test_cases_that_fail_alike_are_reported_once_with_a_count_and_their_ids(
             "crashy-blocked[journal:fsync#1:before:unsynced_lost], "
             "crashy-blocked[journal:fsync#2:after:unsynced_lost], "
             "crashy-blocked[journal:fsync#2:before:unsynced_lost]") in stdout
+
+
+SHIPPED_SCENARIO = str(Path(__file__).resolve().parents[2] / "scenarios" / "crash"
+                       / "unknown-send-is-inspected.yaml")
+
+
+@pytest.mark.parametrize("command", [
+    ["run", SHIPPED_SCENARIO, "--no-crash"],
+    ["compare", "a", "b"],
+    ["fuzz", SHIPPED_SCENARIO],
+])
+def test_an_empty_out_is_refused_not_the_current_folder(
+        command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # "--out ''" meant the current folder: results written among the user's files.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main([*command, "--out", ""])
+    assert stopped.value.code == 2
+    assert "--out: got ''; expected a path to write to" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
