@@ -125,11 +125,12 @@ class _AliasBombError(ComposerError):
 class _BoundedComposer(Composer):
     """A composer that counts aliases and what they expand to, and refuses cycles."""
 
-    # A reused anchor name is valid YAML (the later one wins); no warning for it.
-    warn_double_anchors = False
-
     def __init__(self, loader: Any = None) -> None:
         super().__init__(loader)
+        # A reused anchor name is valid YAML (the later one wins): no warning for it, and
+        # never ruamel's raw one, which names neither the file nor how to fix anything.
+        # (ruamel sets this on the instance, so a class attribute would not do.)
+        self.warn_double_anchors = False
         self.aliases = 0
         self.expanded = 0
         self.sizes: dict[int, int] = {}

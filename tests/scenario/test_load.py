@@ -150,3 +150,15 @@ def test_a_stall_at_byte_zero_is_a_position_not_a_missing_field(tmp_path: Path) 
     path.write_text(text.replace("after_bytes: 120", "after_bytes: 0"))
     fault = load_scenario(path).faults[0]
     assert fault.after_bytes == 0  # type: ignore[union-attr]
+
+
+def test_a_reused_anchor_name_loads_without_a_raw_library_warning(
+        recwarn: pytest.WarningsRecorder) -> None:
+    # Valid YAML (the later anchor wins); ruamel printed its own warning, naming neither
+    # the file nor anything to do, in the middle of the harness's output.
+    raw = (b"name: x\ndialect: openai\nmodel:\n  - {turn: 1, text: &a Hi.}\n"
+           b"  - {turn: 2, text: &a Bye.}\n  - {turn: 3, text: *a}\n"
+           b"expect: {stop_state: complete}\n")
+    scenario = scenario_api.parse_scenario(raw, "reused.yaml")
+    assert [step.text for step in scenario.model] == ["Hi.", "Bye.", "Bye."]
+    assert [str(w.message) for w in recwarn.list] == []
