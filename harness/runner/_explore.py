@@ -207,10 +207,12 @@ class Recording:
         return trace, how
 
     def remember(self, state: str, trace: Trace, at_crash: Mark) -> None:
-        """Keep ``trace`` as the restart from crash state ``state``, within the budget."""
-        if self._shared_points + len(trace.points) <= _SHARED_POINTS_KEPT:
-            self.crash_states[state] = (trace, at_crash)
-            self._shared_points += len(trace.points)
+        """Keep ``trace``'s restart (what follows the crash) as the restart from crash
+        state ``state``, within the budget."""
+        restart = suffix_of(trace, at_crash, incarnation=2)
+        if self._shared_points + len(restart.points) <= _SHARED_POINTS_KEPT:
+            self.crash_states[state] = (restart, at_crash)
+            self._shared_points += len(restart.points)
 
     def forget_crash_states(self) -> None:
         self.crash_states.clear()
@@ -286,14 +288,20 @@ class Join:
     case: Mark
     incarnation: int
     source_incarnation: int = 1
+    trimmed: bool = False
+    """``source`` holds only what follows ``recorded`` (:func:`suffix_of`)."""
+
+    def _from(self, count: int) -> int:
+        return 0 if self.trimmed else count
 
     def trace(self, run: _CaseRun) -> Trace:
         """The case's own records up to the join, then the source's, renumbered."""
         base, m, c, world = self.source, self.recorded, self.case, run.world
         shift = self.incarnation - self.source_incarnation
+        start = self._from
         requests = world.request_records()[:c.requests] + tuple(
             replace(r, index=r.index - m.requests + c.requests, incarnation=r.incarnation + shift)
-            for r in base.requests[m.requests:])
+            for r in base.requests[start(m.requests):])
         invocations = tuple(sorted((i for i in world.invocations if i.seq <= c.invocations),
                                    key=lambda i: i.seq)) + tuple(
             replace(i, seq=i.seq - m.invocations + c.invocations,
@@ -301,26 +309,47 @@ class Join:
             for i in base.invocations if i.seq > m.invocations)
         effects = tuple(run_effects(world)[:c.effects]) + tuple(
             replace(e, seq=e.seq - m.effects + c.effects, incarnation=e.incarnation + shift)
-            for e in base.effects[m.effects:])
+            for e in base.effects[start(m.effects):])
         points = tuple(p.id for p in world.disk.points[:c.points]) + tuple(
             _renumbered(p, dict(m.point_counts), dict(c.point_counts))
-            for p in base.points[m.points:])
+            for p in base.points[start(m.points):])
         own = run._trace(run.incarnations[-1], ())  # crash record, earlier incarnations
         incarnations = (*(i for i in own.incarnations if i.number < self.incarnation),
                         *(replace(i, number=i.number + shift) for i in base.incarnations
                           if i.number >= self.source_incarnation))
         extra = dict(base.extra)
         _join_list(extra, "world_events", world.events[:c.events],
-                   base.extra.get("world_events", [])[m.events:])
+                   base.extra.get("world_events", [])[start(m.events):])
         _join_list(extra, "foreign_requests", world.foreign[:c.foreign],
-                   base.extra.get("foreign_requests", [])[m.foreign:])
+                   base.extra.get("foreign_requests", [])[start(m.foreign):])
         _join_list(extra, "telemetry_requests", world.telemetry[:c.telemetry],
-                   base.extra.get("telemetry_requests", [])[m.telemetry:])
+                   base.extra.get("telemetry_requests", [])[start(m.telemetry):])
         return replace(base, case=own.case, crash=own.crash, points=points,
                        incarnations=incarnations, requests=requests, invocations=invocations,
-                       effects=effects, final_incarnation=base.final_incarnation + shift,
+                       effects=effects, extra=extra,
+                       final_incarnation=base.final_incarnation + shift,
                        recoveries=tuple(replace(r, incarnation=r.incarnation + shift)
                                         for r in base.recoveries))
+
+
+def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
+    """What a :class:`Join` with ``trimmed`` reads of ``trace``: its records after
+    ``mark`` and its incarnations from ``incarnation`` on.
+
+    A remembered restart is kept this way: its records up to the crash are the
+    recording's own, and keeping them again for every crash state made the memory
+    kept grow with the square of a scenario's length.
+    """
+    extra = dict(trace.extra)
+    for key, count in (("world_events", mark.events), ("foreign_requests", mark.foreign),
+                       ("telemetry_requests", mark.telemetry)):
+        if key in extra:
+            extra[key] = list(extra[key])[count:]
+    return replace(trace, requests=trace.requests[mark.requests:],
+                   invocations=tuple(i for i in trace.invocations if i.seq > mark.invocations),
+                   effects=trace.effects[mark.effects:], points=trace.points[mark.points:],
+                   incarnations=tuple(i for i in trace.incarnations if i.number >= incarnation),
+                   extra=extra)
 
 
 def _no_secrets(run: _CaseRun, source: Trace) -> bool:
@@ -481,7 +510,8 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     shared = recording.crash_states.get(state)
     if shared is not None and _no_secrets(run, shared[0]):
         # An earlier case crashed into this state: its restart is this one's.
-        trace = Join(*shared, at_crash, incarnation=2, source_incarnation=2).trace(run)
+        trace = Join(*shared, at_crash, incarnation=2, source_incarnation=2,
+                     trimmed=True).trace(run)
         return recording.checked(case, scenario, trace, "shared")
     _Joiner(run, recording)
     checked = recording.checked(case, scenario, run.run(),

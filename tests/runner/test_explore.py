@@ -321,3 +321,23 @@ def test_a_case_with_secrets_takes_no_restart_of_another_and_looks_at_its_own_fi
     assert all(r.trace is not None and r.trace.secrets is not None for r in explored)
     assert [(r.verdicts, r.digest) for r in explored] == \
         [(r.verdicts, r.digest) for r in (run_case(c, scenario, replay=True) for c in cases)]
+
+
+def test_a_remembered_restart_keeps_only_what_follows_the_crash(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its records up to the crash are the recording's own; keeping them again for every
+    # crash state made the memory grow with the square of a scenario's length, and the
+    # budget stopped sharing half-way through a 64-turn scenario.
+    scenario = appends(4)
+    cases = [c for c in plan_cases(scenario, Path("four.yaml")) if c.crash]
+    results = [run_case(case, scenario) for case in cases]
+    longest = max(len(r.trace.points) for r in results if r.trace is not None)
+
+    explore._RECORDINGS.clear()
+    explore._MADE.clear()
+    monkeypatch.setattr(explore, "_SHARED_POINTS_KEPT", 3 * longest)
+    again = [run_case(case, scenario) for case in cases]
+    (recording,) = explore._RECORDINGS.values()
+
+    assert len(recording.crash_states) > 3  # three whole traces would have filled it
+    assert [(r.digest, r.verdicts) for r in again] == [(r.digest, r.verdicts) for r in results]
