@@ -107,7 +107,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every scenario with this seed instead of its own")
     group.addoption("--harness-strict", action="store_true", default=False,
                     help="turn warnings (advice such as no backoff between retries) into "
-                         "failures")
+                         "failures, and fail a case that proved nothing (its crash point or "
+                         "fault never reached) instead of skipping it")
     group.addoption("--harness-check-determinism", action="store_true", default=False,
                     help="run each case twice; a case whose trace digests differ fails with "
                          "the first differing event")
@@ -366,6 +367,9 @@ class ScenarioItem(pytest.Item):
         if result.status == "fail":
             raise CaseFailed(result)
         if result.status == "unknown":
+            if settings.strict:  # as harness run --strict: a case that proved nothing fails
+                pytest.fail(f"--harness-strict: unknown: {result.unknown_reason}",
+                            pytrace=False)
             pytest.skip(f"unknown: {result.unknown_reason}")
 
     def repr_failure(

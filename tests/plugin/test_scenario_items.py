@@ -110,6 +110,18 @@ def test_a_crash_point_never_reached_is_skipped_as_unknown_with_the_reason(proje
     assert "Traceback" not in result.stdout.str()
 
 
+def test_under_harness_strict_a_case_that_proved_nothing_fails(project) -> None:
+    # As harness run --strict: a crash point no case reached is a red run, not a skip.
+    project.add("unreached")
+
+    result = project.pytester.runpytest("--harness-strict")
+
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*--harness-strict: unknown: the agent never reached "
+                                 "journal:fsync#99*"])
+    assert "Traceback" not in result.stdout.str()
+
+
 def test_a_broken_invariant_reports_yaml_evidence_and_replay(project) -> None:
     project.add("hello")
     project.break_the_agent()
