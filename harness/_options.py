@@ -60,15 +60,11 @@ def parse_env_name(text: str) -> str:
     >>> parse_env_name("MY_SETTING")
     'MY_SETTING'
     """
-    import re
-
     from harness._environment import NAME_PATTERN
 
-    if re.fullmatch(NAME_PATTERN, text) is None:
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected the name of an environment variable such as MY_SETTING "
-            "(letters, digits and '_'; the agent gets the harness's value)")
-    return text
+    return _matching(text, NAME_PATTERN,
+                     "the name of an environment variable such as MY_SETTING (letters, "
+                     "digits and '_'; the agent gets the harness's value)")
 
 
 def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
@@ -104,14 +100,18 @@ def parse_host(text: str) -> str:
     >>> parse_host("otel.example.com")
     'otel.example.com'
     """
-    import re
-
     from harness.scenario._model import HOST_PATTERN
 
-    if re.fullmatch(HOST_PATTERN, text) is None:
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a host name such as otel.example.com (no scheme, port "
-            "or path)")
+    return _matching(text, HOST_PATTERN,
+                     "a host name such as otel.example.com (no scheme, port or path)")
+
+
+def _matching(text: str, pattern: str, expected: str) -> str:
+    """``text`` when it matches ``pattern`` whole; else the option's got/expected error."""
+    import re
+
+    if re.fullmatch(pattern, text) is None:
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected {expected}")
     return text
 
 

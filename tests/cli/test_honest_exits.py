@@ -11,23 +11,11 @@ import pytest
 from harness._cli import main
 from harness.runner import Case, CaseResult, CrashSpec, Unreached, Verdict, never_reached
 from harness.scenario import parse_scenario
+from tests.cli.conftest import CRASHY
 
-UNREACHED_POINT = """\
-name: badpoint
-dialect: openai
-tools:
-  notes: {kind: append}
-model:
-  - turn: 1
-    calls: [{tool: notes, args: {line: hi}}]
-  - turn: 2
-    text: Done.
-crash:
-  points: [journal:fsync#9, journal:fsync#1]
-  classes: [unsynced_lost]
-expect:
-  stop_state: complete
-"""
+# The command-line tests' crashy scenario, with a point its run never reaches listed first.
+UNREACHED_POINT = CRASHY.replace("name: crashy", "name: badpoint").replace(
+    "points: [journal:fsync#1, journal:fsync#2]", "points: [journal:fsync#9, journal:fsync#1]")
 
 
 def _write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
