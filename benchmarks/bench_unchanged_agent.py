@@ -12,11 +12,18 @@ at its point in one recorded run); the unchanged agent's cases are also run repl
 from their start, for the ratio exploration buys. CPU time (``time.process_time``),
 so a busy machine changes the figures little.
 
+Then the same for agents on a framework (``examples/frameworks``: LangGraph with
+``SqliteSaver``, the OpenAI Agents SDK with ``SQLiteSession``), unchanged, on the same
+script with the frameworks' tools and each one's dialect, beside the reference agent
+on that very scenario. A framework that is not installed (the ``frameworks`` extra)
+is named and left out.
+
     .venv/bin/python benchmarks/bench_unchanged_agent.py [--quick]
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections import Counter
 from pathlib import Path
@@ -49,16 +56,33 @@ WORLD_POINTS = ["before_request:1", "mid_stream:1", "after_response:1", "after_t
                 "before_request:2", "after_tool:append_note#1", "after_response:3"]
 
 
-def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False) -> float:
-    own = [c for c in plan_cases(SCENARIO, Path("bench.yaml"), agent) if c.crash]
-    world = SCENARIO.model_copy(update={"crash": SCENARIO.crash.model_copy(
+# Each framework example, the package it needs and the dialect it speaks.
+FRAMEWORKS = {"langgraph_agent": ("langgraph", "openai"),
+              "openai_agents_sdk": ("agents", "openai-responses")}
+FRAMEWORK_TOOLS = "examples.frameworks.tools"
+
+
+def framework_scenario(dialect: str) -> Scenario:
+    """The benchmark's script with the frameworks' tools, in ``dialect``."""
+    data = SCENARIO.model_dump(mode="json", exclude_none=True)
+    data["dialect"] = dialect
+    data["tools"] = {name: {**tool, "target": f"{FRAMEWORK_TOOLS}:{name}"}
+                     for name, tool in data["tools"].items()}
+    data["model"][0]["calls"][0]["args"]["subject"] = "invoice 7"
+    return Scenario.model_validate(data)
+
+
+def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False,
+            scenario: Scenario = SCENARIO) -> float:
+    own = [c for c in plan_cases(scenario, Path("bench.yaml"), agent) if c.crash]
+    world = scenario.model_copy(update={"crash": scenario.crash.model_copy(
         update={"points": WORLD_POINTS})})
     cases = own + [c for c in plan_cases(world, Path("bench.yaml"), agent) if c.crash]
     cases = cases[:scaled(len(cases), 4)]
     started = time.process_time()
     outcomes: Counter[str] = Counter()
     for case in cases:
-        outcomes[run_case(case, SCENARIO, agent, replay=replay).status] += 1
+        outcomes[run_case(case, scenario, agent, replay=replay).status] += 1
     elapsed = time.process_time() - started
     rate = len(cases) / elapsed
     print(f"{label:<46} {len(cases):>4} crash runs in {elapsed:6.2f} CPU-s: "
@@ -74,6 +98,16 @@ def main() -> None:
     print(f"the unchanged agent runs at {unchanged / reference:.2f}x the reference agent's rate "
           f"({reference / unchanged:.1f}x slower per crash run); exploring it is "
           f"{unchanged / replayed:.1f}x faster than replaying it")
+    for module, (package, dialect) in FRAMEWORKS.items():
+        if importlib.util.find_spec(package) is None:
+            print(f"{module}: not measured, {package!r} is not installed "
+                  "(pip install -e '.[frameworks]')")
+            continue
+        scenario = framework_scenario(dialect)
+        reference = measure(f"reference agent, {dialect}", None, scenario=scenario)
+        entry = PlainEntry(f"examples.frameworks.{module}:main")
+        framework = measure(f"{module} (unchanged, intercepted)", entry, scenario=scenario)
+        print(f"{module} runs at {framework / reference:.2f}x the reference agent's rate")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ from harness._environment import agent_environ
 from harness._errors import AgentEntryError, HarnessError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, Served, intercepted_network
+from harness.intercept._pools import pools_run_in_turn
 from harness.intercept._seeded import seeded_randomness
 from harness.intercept._targets import (
     NamedByModule,
@@ -216,6 +217,7 @@ class PlainAgent:
             stack.enter_context(seeded_randomness(world.seed, incarnation=number))
             stack.enter_context(virtual_event_loops(world.clock))
             stack.enter_context(threads_the_clock_sees())
+            stack.enter_context(pools_run_in_turn())
             stack.enter_context(intercepted_network(world.route(number)))
             stack.enter_context(_fresh_packages(self._entry.packages()))
             stack.enter_context(no_bytecode_written())

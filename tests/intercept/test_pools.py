@@ -1,0 +1,106 @@
+"""A case's thread pools run each task when it is submitted: the case runs one way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.runner import CaseResult
+
+from .conftest import TOOLS, AgentPackages
+from .test_plain_agent import mail_scenario, run
+
+# Saves in the background, as LangGraph saves a checkpoint, then looks at once. The save
+# first hashes its state, in C without the GIL, as sqlite3 steps a statement: a real
+# worker lets the submitter run on meanwhile.
+BACKGROUND_SAVE = '''
+import hashlib
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+
+def _save() -> None:
+    hashlib.sha256(b"state" * 4_000_000).hexdigest()
+    with open("checkpoint.txt", "w") as f:
+        f.write("saved")
+
+
+def main(prompt: str) -> str:
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(_save)
+        seen = os.path.exists("checkpoint.txt")
+    return "saw the save" if seen else "no save yet"
+'''
+
+# A task that fails: its future carries the error, as a worker's would.
+FAILING_TASK = '''
+from concurrent.futures import ThreadPoolExecutor
+
+
+def _fail() -> None:
+    raise ValueError("the task's own error")
+
+
+def main(prompt: str) -> str:
+    with ThreadPoolExecutor() as pool:
+        future = pool.submit(_fail)
+        try:
+            future.result()
+        except ValueError as error:
+            return f"caught: {error}"
+    return "not caught"
+'''
+
+# run_in_executor exists so a blocking call does not stop the loop: its task may wait
+# for the loop, which only a real worker thread can do.
+WAITS_FOR_THE_LOOP = '''
+import asyncio
+
+
+async def main(prompt: str) -> str:
+    loop = asyncio.get_running_loop()
+
+    async def ping() -> str:
+        return "pong"
+
+    def blocking() -> str:
+        return asyncio.run_coroutine_threadsafe(ping(), loop).result()
+
+    return await loop.run_in_executor(None, blocking)
+'''
+
+
+def _answer(result: CaseResult) -> str:
+    assert result.trace is not None
+    return str(result.trace.extra.get("final_answer"))
+
+
+def _run(agent_packages: AgentPackages, source: str) -> CaseResult:
+    package = agent_packages.write({"tools": TOOLS, "agent": source})
+    scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
+                             expect={"stop_state": "complete"})
+    return run(package, scenario)
+
+
+def test_a_background_save_is_on_disk_before_the_submitter_goes_on(
+        agent_packages: AgentPackages) -> None:
+    results = [_run(agent_packages, BACKGROUND_SAVE) for _ in range(3)]
+    assert all("saw the save" in _answer(r) for r in results), [_answer(r) for r in results]
+    assert len({r.digest for r in results}) == 1
+
+
+def test_a_failing_task_hands_its_error_to_its_future(agent_packages: AgentPackages) -> None:
+    assert "caught: the task's own error" in _answer(_run(agent_packages, FAILING_TASK))
+
+
+def test_the_loops_executor_still_runs_beside_the_loop(agent_packages: AgentPackages) -> None:
+    assert "pong" in _answer(_run(agent_packages, WAITS_FOR_THE_LOOP))
+
+
+def test_the_pool_is_itself_again_outside_the_case(openai_agent: Callable[..., str]) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    run(openai_agent(), mail_scenario(openai_agent()))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ran_in = pool.submit(threading.get_ident).result()
+    assert ran_in != threading.get_ident()
