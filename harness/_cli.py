@@ -10,6 +10,12 @@ Commands and exit codes::
                                       kept; --resume runs the rest)
     harness run PATH... --exec COMMAND [--time-scale X]
                                       the same, with the agent as a process (any language)
+    harness run PATH... --shard K/N   the same, for this shard's share of the cases only
+    harness merge OUT SHARD_DIR... [--strict]
+                                      0 merged, no case failed; 1 a case failed (or, under
+                                      --strict, something no case of any shard reached);
+                                      2 bad input (shards of different runs, one missing,
+                                      given twice or interrupted), nothing written
     harness serve SCENARIO... [--port P] [--time-scale X]
                                       serves until interrupted; 0, or 2 bad input
     harness validate PATH... [--agent SPEC] [--target TOOL=MODULE:FUNCTION]
@@ -102,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness.serve._command import add_serve_command
 
     add_serve_command(commands)
+    from harness._shard import add_merge_command
+
+    add_merge_command(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     validate.add_argument("--agent", metavar="MODULE:CALLABLE",
@@ -177,9 +186,15 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "against the fakes served on 127.0.0.1 (see README, 'Any language'); "
                           "killed with SIGKILL at the scenarios' world-event crash points and "
                           "started again in the same working folder")
+    from harness._shard import parse_shard
     from harness.serve._command import add_time_scale_option
 
     add_time_scale_option(run)
+    run.add_argument("--shard", type=parse_shard, metavar="K/N",
+                     help="run only shard K of N (1 <= K <= N): the cases whose id hashes "
+                          "(SHA-256) to K, so the share stays put when scenarios are added; "
+                          "join the shards' --out folders with 'harness merge OUT DIR...' "
+                          "(--strict's check for things no case reached is made there)")
 
 
 def _positive(text: str) -> int:
@@ -240,6 +255,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from harness.record._command import run_import, run_record
 
         return {"record": run_record, "import": run_import}[args.command](args)
+    if args.command == "merge":
+        from harness._shard import run_merge
+
+        return run_merge(args)
     if args.command == "serve":
         from harness.serve._command import run_serve
 
@@ -356,7 +375,7 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     planned = [(replace(case, agent=args.agent, targets=targets), scenario)
                for case, scenario in checked.planned]
     todo = state.open(checked.spoken, planned)
-    run_cases([planned[index] for index in todo], jobs=args.jobs, on_result=state.record,
+    run_cases([state.planned[index] for index in todo], jobs=args.jobs, on_result=state.record,
               agent=args.agent, targets=targets, twice=args.check_determinism,
               timeout=args.case_timeout, replay=args.replay)
     return _report(args, checked.spoken, state, crash_mode)
@@ -374,7 +393,7 @@ def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> i
                       request.dialects)
     planned = plan_exec(loaded, args.exec, request.crash_at, args.no_crash)
     todo = state.open(loaded, planned)
-    run_exec_cases([planned[index] for index in todo], args, state.record)
+    run_exec_cases([state.planned[index] for index in todo], args, state.record)
     return _report(args, loaded, state, "none" if args.no_crash else None)
 
 
@@ -398,6 +417,8 @@ class _RunState:
         self.live: dict[int, CaseResult] = {}
         self._indices: dict[Case, list[int]] = {}
         self._progress = _Progress(0, sys.stderr)
+        #: What a --shard run's manifest says of it (harness._shard.shard_record).
+        self.shard: dict[str, Any] | None = None
 
     def open(self, loaded: list[tuple[Scenario, Path]],
              planned: list[tuple[Case, Scenario]]) -> list[int]:
@@ -405,6 +426,8 @@ class _RunState:
         from harness._output import RunFolder, check_writable_folder
 
         plan = _plan_identity(self.args, loaded, planned)
+        if self.args.shard is not None:
+            plan, planned = self._take_shard(plan, loaded, planned)
         resumed = _resumable(self.args.out, plan) if self.args.resume else None
         # After every input check (bad input leaves no folder behind), before any case runs.
         check_writable_folder(self.args.out, "--out")
@@ -420,6 +443,22 @@ class _RunState:
             print(f"harness run: resuming {self.args.out}/: {len(planned) - len(todo)} of "
                   f"{len(planned)} cases done, {len(todo)} to run", file=sys.stderr)
         return todo
+
+    def _take_shard(self, whole: dict[str, Any], loaded: list[tuple[Scenario, Path]],
+                    planned: list[tuple[Case, Scenario]]
+                    ) -> tuple[dict[str, Any], list[tuple[Case, Scenario]]]:
+        """This shard's plan (the journal's, for --resume) and cases; the whole plan is
+        kept for the manifest, where ``harness merge`` checks every shard is of it."""
+        from harness._shard import shard_record
+        from harness.runner._reached import declared_expectations
+
+        shard = self.args.shard
+        chosen = shard.chosen(whole["cases"])
+        self.shard = shard_record(shard, whole, chosen, {
+            scenario.name: declared_expectations(scenario) for scenario, _ in loaded})
+        part = {**whole, "options": {**whole["options"], "shard": str(shard)},
+                "cases": [whole["cases"][index] for index in chosen]}
+        return part, [planned[index] for index in chosen]
 
     def record(self, result: CaseResult) -> None:
         from harness.runner import strictly
@@ -535,9 +574,14 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
             print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
     _print_summary(results)
     state.folder.finish([(s.name, source, s.seed) for s, source in loaded], seed=args.seed,
-                        crash=args.crash_at or crash_mode or "as-scenario")
+                        crash=args.crash_at or crash_mode or "as-scenario", shard=state.shard)
     print(f"results written to {args.out}/", file=sys.stderr)
-    unreached = _strictly_unreached(results, by_name) if args.strict else []
+    if args.strict and state.shard is not None:
+        # A point this shard missed may be reached in another: judged over all of them.
+        print(f"harness run --shard {args.shard}: what no case reached is checked over "
+              "every shard by 'harness merge'", file=sys.stderr)
+    unreached = _strictly_unreached(results, by_name) \
+        if args.strict and state.shard is None else []
     failed = any(result.status == "fail" for result in results)
     return 1 if failed or unreached else 0
 

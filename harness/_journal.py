@@ -179,7 +179,7 @@ _OPTION_NAMES = {
     "seed": "--seed", "crash": "--crash-at / --no-crash", "agent": "--agent",
     "targets": "--target", "absorb": "--absorb", "dialect": "--dialect", "strict": "--strict",
     "check_determinism": "--check-determinism", "replay": "--replay", "exec": "--exec",
-    "time_scale": "--time-scale",
+    "time_scale": "--time-scale", "shard": "--shard",
 }
 
 

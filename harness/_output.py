@@ -147,15 +147,17 @@ def write_rows(folder: Path, cases: list[dict[str, Any]], attempts: list[dict[st
 
 def write_manifest(
     folder: Path, sources: Sequence[tuple[str, Path, int]], *, seed: int | None, crash: str,
-    files: Sequence[Path] = (),
+    files: Sequence[Path] = (), shard: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``manifest.json``: what ran, so a results folder explains itself.
 
     ``sources`` are ``(scenario name, file, seed used)``; ``files`` the result files
     written beside it, recorded with their SHA-256. No wall-clock time is recorded:
-    the same inputs give the same manifest, byte for byte.
+    the same inputs give the same manifest, byte for byte. A ``shard`` record
+    (:mod:`harness._shard`) goes last, so that ``harness merge`` drops it and writes
+    the whole run's manifest.
     """
-    manifest = {
+    manifest: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "harness_version": __version__,
         "seed_override": seed,
@@ -164,8 +166,21 @@ def write_manifest(
             {"name": name, "path": str(path), "seed": used, "sha256": file_digest(path)}
             for name, path, used in sources
         ],
-        "files": {path.name: file_digest(path) for path in sorted(files)},
     }
+    if shard is not None:
+        manifest["shard"] = dict(shard)
+    return write_manifest_data(folder, manifest, files)
+
+
+def write_manifest_data(folder: Path, manifest: Mapping[str, Any],
+                        files: Sequence[Path] = ()) -> Path:
+    """Write ``manifest`` as ``manifest.json`` with the SHA-256 of ``files`` under ``files``
+    (after its other keys and before a ``shard`` record)."""
+    manifest = dict(manifest)
+    shard = manifest.pop("shard", None)
+    manifest["files"] = {path.name: file_digest(path) for path in sorted(files)}
+    if shard is not None:
+        manifest["shard"] = shard
     folder.mkdir(parents=True, exist_ok=True)
     clean_strays(folder, [MANIFEST_NAME])
     text = json.dumps(manifest, indent=2) + "\n"
@@ -289,14 +304,19 @@ class RunFolder:
         return journal
 
     def finish(self, sources: Sequence[tuple[str, Path, int]], *, seed: int | None,
-               crash: str) -> list[Path]:
-        """Write the result files and the manifest; remove the journal. Every case is in."""
+               crash: str, shard: Mapping[str, Any] | None = None) -> list[Path]:
+        """Write the result files and the manifest; remove the journal. Every case is in.
+
+        A shard's manifest also counts each row's attempts, for ``harness merge``.
+        """
         missing = [i for i in range(self.total) if i not in self.entries]
         assert not missing, f"cases {missing[:5]} never finished"
         ordered = [self.entries[index] for index in range(self.total)]
         written = write_rows(self.folder, [dict(entry["case"]) for entry in ordered],
                              [dict(row) for entry in ordered for row in entry["attempts"]])
-        write_manifest(self.folder, sources, seed=seed, crash=crash, files=written)
+        if shard is not None:
+            shard = {**shard, "attempts": [len(entry["attempts"]) for entry in ordered]}
+        write_manifest(self.folder, sources, seed=seed, crash=crash, files=written, shard=shard)
         self.close()
         self.journal.unlink(missing_ok=True)
         sync_folder(self.folder)
@@ -326,6 +346,19 @@ def result_from_entry(case: Case, entry: Mapping[str, Any]) -> CaseResult:
         virtual_seconds=row["virtual_seconds"],
         attempts=tuple(AttemptRow(**attempt) for attempt in entry["attempts"]),
         error=row["error"], exploration=row["exploration"])
+
+
+def result_from_row(row: Mapping[str, Any]) -> CaseResult:
+    """The result a ``cases.jsonl`` row records, without its attempts or advice: enough
+    for a summary and for what no case reached (``harness merge``)."""
+    from harness.runner._results import CrashSpec
+
+    crash = None
+    if row["crash_point"] is not None:
+        crash = CrashSpec(row["crash_point"], row["crash_when"], row["crash_class"],
+                          bool(row["crash_during_recovery"]))
+    case = Case(row["scenario"], Path(row["source"]), row["seed"], crash)
+    return result_from_entry(case, {"case": row, "attempts": []})
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:

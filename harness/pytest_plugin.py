@@ -41,6 +41,7 @@ import pytest
 
 if TYPE_CHECKING:
     from fakes import VirtualClock
+    from harness._shard import Shard
     from harness.runner._results import Case, CaseResult
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
@@ -79,6 +80,11 @@ class HarnessSettings:
     strict: bool = False  # --harness-strict
     fuzz_budget: int | None = None  # --harness-fuzz N
     rootdir: Path = Path()
+    shard: Shard | None = None  # --harness-shard K/N
+
+    def takes(self, item_name: str) -> bool:
+        """Whether this session's shard (all of them without one) runs the item of this name."""
+        return self.shard is None or self.shard.holds(item_name)
 
     def collects(self, path: Path) -> bool:
         """Whether ``path`` is a scenario: under a scenario folder or named on the command line."""
@@ -115,6 +121,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-replay", action="store_true", default=False,
                     help="run every crash case from its start, not from a copy of the "
                          "scenario's recorded run (slower; the same traces)")
+    from harness._shard import parse_shard
+
+    group.addoption("--harness-shard", type=parse_shard, metavar="K/N", default=None,
+                    help="collect only shard K of N of the scenario items, chosen by a hash "
+                         "of each item's case id (as 'harness run --shard'): one CI matrix "
+                         "job per K")
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
@@ -177,6 +189,7 @@ def pytest_configure(config: pytest.Config) -> None:
         strict=config.getoption("harness_strict"),
         fuzz_budget=config.getoption("harness_fuzz"),
         rootdir=rootdir,
+        shard=config.getoption("harness_shard"),
     )
 
 
@@ -259,12 +272,14 @@ class ScenarioFile(pytest.File):
         agent = _agent_factory(self.config, scenario)
         spec = agent.spec if isinstance(agent, PlainEntry) else None
         targets = agent.tool_map if isinstance(agent, PlainEntry) else ()
+        settings = self.config.stash[_SETTINGS]
         for planned in cases:
             # The replay names the agent the item ran with, however it was chosen.
             case = replace(planned, agent=spec, targets=targets)
-            yield ScenarioItem.from_parent(self, name=case.case_id, case=case, scenario=scenario)
-        settings = self.config.stash[_SETTINGS]
-        if settings.fuzz_budget is not None:
+            if settings.takes(case.case_id):
+                yield ScenarioItem.from_parent(self, name=case.case_id, case=case,
+                                               scenario=scenario)
+        if settings.fuzz_budget is not None and settings.takes(f"{scenario.name}[fuzz]"):
             # A factory named by --harness-agent has no spec of its own; its replay needs one.
             yield FuzzItem.from_parent(self, name=f"{scenario.name}[fuzz]", scenario=scenario,
                                        agent_spec=spec or settings.agent, targets=targets)
@@ -473,7 +488,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     from harness._output import write_results
 
-    write_results(settings.results_dir, settings.results, suffix=f"-{_worker_id(session.config)}")
+    # Shards of a CI matrix copied into one folder keep their files apart too.
+    shard = "" if settings.shard is None else \
+        f"-shard{settings.shard.index}of{settings.shard.count}"
+    write_results(settings.results_dir, settings.results,
+                  suffix=f"{shard}-{_worker_id(session.config)}")
 
 
 def _worker_id(config: pytest.Config) -> str:

@@ -46,15 +46,22 @@ def never_reached(results: Sequence[CaseResult], scenarios: Mapping[str, Scenari
                   ) -> list[Unreached]:
     """Every crash point, fault and expectation no case of ``results`` reached, per scenario
     in the order the results first name them."""
+    declared = {name: declared_expectations(scenario) for name, scenario in scenarios.items()}
+    return never_reached_declared(results, declared)
+
+
+def never_reached_declared(results: Sequence[CaseResult],
+                           declared: Mapping[str, Sequence[str]]) -> list[Unreached]:
+    """:func:`never_reached` with each scenario's :func:`declared_expectations` given by
+    name: what ``harness merge`` has of scenarios its shards loaded elsewhere."""
     names = list(dict.fromkeys(result.case.scenario_name for result in results))
     found: list[Unreached] = []
     for name in names:
         cases = [result for result in results if result.case.scenario_name == name]
         found += [Unreached(name, "crash point", p) for p in _points_missed(cases)]
         found += [Unreached(name, "fault", f) for f in _faults_missed(cases)]
-        if name in scenarios:
-            found += [Unreached(name, "expectation", e)
-                      for e in _expectations_missed(cases, scenarios[name])]
+        found += [Unreached(name, "expectation", e)
+                  for e in _expectations_missed(cases, declared.get(name, ()))]
     return found
 
 
@@ -83,10 +90,10 @@ def declared_expectations(scenario: Scenario) -> list[str]:
     return list(dict.fromkeys(declared))
 
 
-def _expectations_missed(cases: Sequence[CaseResult], scenario: Scenario) -> list[str]:
+def _expectations_missed(cases: Sequence[CaseResult], declared: Sequence[str]) -> list[str]:
     judged = {v.invariant for result in cases for v in result.verdicts
               if v.status in ("pass", "fail", "warn")}
-    return [check for check in declared_expectations(scenario) if check not in judged]
+    return [check for check in declared if check not in judged]
 
 
 def proved_nothing_line(results: Sequence[CaseResult]) -> str | None:
