@@ -24,6 +24,7 @@ from harness.checks._invariants import (
     check_trace,
 )
 from harness.checks._loop_guard import check_l3
+from harness.checks._tolerance import TOLERANCE_KEY, timing_tolerance
 from harness.checks._verdict import Verdict, VerdictStatus
 from harness.trace import (
     CacheRecord,
@@ -43,6 +44,7 @@ from harness.trace import (
 
 __all__ = [
     "CHECKS",
+    "TOLERANCE_KEY",
     "CacheRecord",
     "CrashRecord",
     "EffectRecord",
@@ -71,4 +73,5 @@ __all__ = [
     "check_l3",
     "check_side_effects",
     "check_trace",
+    "timing_tolerance",
 ]

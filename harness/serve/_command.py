@@ -20,14 +20,29 @@ if TYPE_CHECKING:
     from harness.scenario import Scenario
 
 
+#: The smallest ``--time-scale`` served: the server's timers (asyncio's) and
+#: ``retry-after-ms`` keep about a millisecond, so below 0.001 one of their steps is more
+#: than a scenario second and no timing check could judge anything.
+MIN_TIME_SCALE = 0.001
+SCALE_REASON = ("the server keeps time to about a millisecond, and below 0.001 a "
+                "millisecond is more than a scenario second")
+
+
 def time_scale(text: str) -> float:
-    """``--time-scale``: a positive factor on every scripted wait.
+    """``--time-scale``: a factor on every scripted wait, at least :data:`MIN_TIME_SCALE`.
 
     >>> time_scale("0.01")
     0.01
+    >>> time_scale("1e-9")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: got '1e-9'; expected at least 0.001: the server keeps time to about a millisecond, and below 0.001 a millisecond is more than a scenario second
     """
-    return positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
-                                "(a 120 s stall: 1.2 s)")
+    value = positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
+                                 "(a 120 s stall: 1.2 s)")
+    if value < MIN_TIME_SCALE:
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected at least "
+                                         f"{MIN_TIME_SCALE:g}: {SCALE_REASON}")
+    return value
 
 
 def port(text: str) -> int:
@@ -81,7 +96,8 @@ def run_serve(args: argparse.Namespace) -> int:
     def announce(url: str) -> None:
         print(f"harness serve: {url}  (scenario {worlds.world.scenario.name}; "
               f"control: {url}/_harness)", flush=True)
-        for name, value in agent_environment(url, worlds.world.scenario, token).items():
+        environment = agent_environment(url, worlds.world.scenario, token, args.time_scale)
+        for name, value in environment.items():
             if name != "HARNESS_TOOLS":
                 print(f"  {name}={value}", flush=True)
 

@@ -93,7 +93,8 @@ class _ExecCase:
     def run(self) -> CaseResult:
         token = new_token()
         with ServerThread(build_app(self.worlds, token)) as url:
-            env = allowed_environment({**agent_environment(url, self.scenario, token),
+            env = allowed_environment({**agent_environment(url, self.scenario, token,
+                                                           self.world.time_scale),
                                        "HARNESS_START_DIR": os.getcwd()})
             try:
                 self._run_processes(env)
