@@ -24,7 +24,7 @@ from harness.checks._invariants import (
     check_trace,
 )
 from harness.checks._loop_guard import check_l3
-from harness.checks._tolerance import TOLERANCE_KEY, timing_tolerance
+from harness.checks._tolerance import early_tolerance, late_tolerance
 from harness.checks._verdict import Verdict, VerdictStatus
 from harness.trace import (
     CacheRecord,
@@ -44,7 +44,6 @@ from harness.trace import (
 
 __all__ = [
     "CHECKS",
-    "TOLERANCE_KEY",
     "CacheRecord",
     "CrashRecord",
     "EffectRecord",
@@ -73,5 +72,6 @@ __all__ = [
     "check_l3",
     "check_side_effects",
     "check_trace",
-    "timing_tolerance",
+    "early_tolerance",
+    "late_tolerance",
 ]

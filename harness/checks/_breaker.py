@@ -19,7 +19,7 @@ Example::
 
 from __future__ import annotations
 
-from harness.checks._tolerance import timing_tolerance
+from harness.checks._tolerance import early_tolerance
 from harness.checks._verdict import Verdict
 from harness.trace import RequestRecord, Trace
 
@@ -47,7 +47,7 @@ def check_breaker(trace: Trace) -> Verdict | None:
     for request in live:
         if in_a_row >= threshold and last_failure is not None:
             problems += _while_open(request, last_failure, cooldown, in_a_row,
-                                    timing_tolerance(trace))
+                                    early_tolerance(trace))
         if _failed(request):
             in_a_row, last_failure = in_a_row + 1, request
             opened += in_a_row == threshold

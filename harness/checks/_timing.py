@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from harness.checks._tolerance import timing_tolerance, tolerance_note
+from harness.checks._tolerance import early_tolerance, late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
 from harness.trace import InvocationRecord, RequestRecord, Trace
 
@@ -49,7 +49,7 @@ def _at(r: RequestRecord) -> str:
 
 def check_idle_watchdog(trace: Trace) -> Verdict:
     """No open stream is waited on silently for longer than the idle bound."""
-    bound, tolerance = trace.expect.idle_bound_seconds, timing_tolerance(trace)
+    bound, tolerance = trace.expect.idle_bound_seconds, late_tolerance(trace)
     streams = [r for r in _live(trace) if r.first_byte_at is not None]
     if tolerance >= bound and streams:
         return Verdict("S1", "unknown", f"the served clock is exact to {tolerance:g}s at "
@@ -59,7 +59,7 @@ def check_idle_watchdog(trace: Trace) -> Verdict:
     if long:
         return Verdict("S1", "fail", f"{_at(long[0])} was waited on silent for "
                        f"{long[0].longest_silence:g}s; an idle watchdog abandons it after "
-                       f"{bound:g}s{tolerance_note(trace)}",
+                       f"{bound:g}s{tolerance_note(tolerance)}",
                        tuple(f"{_at(r)}: silent {r.longest_silence:g}s, ended {r.delivery}"
                              for r in long),
                        advice="abort an attempt when no chunk came for the idle bound (a "
@@ -76,17 +76,19 @@ def check_idle_watchdog(trace: Trace) -> Verdict:
 
 def check_retry_after(trace: Trace) -> Verdict:
     """No request before the wait an answer asked for (within the cap) was over."""
-    cap = trace.expect.retry_after_cap_seconds
+    cap, tolerance = trace.expect.retry_after_cap_seconds, early_tolerance(trace)
     live = _live(trace)
-    asked = [r for r in live if r.retry_after is not None and r.retry_after <= cap]
-    tolerance = timing_tolerance(trace)
+    # A wait no longer than the served clock's margin cannot be told from no wait.
+    asked = [r for r in live if r.retry_after is not None and tolerance < r.retry_after <= cap]
     early = [line for r in asked for line in _too_soon(r, live, tolerance)]
     if early:
         return Verdict("S5", "fail", early[0], tuple(early),
                        advice="read retry-after-ms / Retry-After and wait that long before "
                               "the retry when it is under your cap")
     if not asked:
-        return Verdict("S5", "unknown", f"no answer asked for a wait of at most {cap:g}s")
+        within = f", longer than {tolerance:g}s (the served clock's margin)" if tolerance else ""
+        return Verdict("S5", "unknown", f"no answer asked for a wait of at most {cap:g}s"
+                       + within)
     return Verdict("S5", "pass", f"{len(asked)} asked wait(s) honoured")
 
 
@@ -109,7 +111,7 @@ def check_backoff(trace: Trace) -> Verdict:
     floor = trace.expect.min_backoff_seconds
     live = _live(trace)
     failed = [r for r in live if r.retry_after is None and _failed(r)]
-    floor_met = floor - timing_tolerance(trace)
+    floor_met = floor - early_tolerance(trace)
     quick = [line for r in failed for line in _retried_within(r, live, floor, floor_met)]
     if quick:
         return Verdict("S5:backoff", "warn", quick[0], tuple(quick),

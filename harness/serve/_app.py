@@ -219,6 +219,7 @@ async def call_world_tool(worlds: Worlds, name: str, arguments: dict[str, Any]
                           ) -> tuple[int, Any] | _Killed:
     """Run scenario tool ``name`` for the living process; (HTTP status, JSON result)."""
     world = worlds.world
+    world.scaled_clock.begin()
     if name not in world.tools:
         return 404, {"status": "error", "error": f"no tool {name!r}; the scenario "
                      f"{world.scenario.name!r} declares " + ", ".join(sorted(world.tools))}
@@ -346,6 +347,7 @@ class _ProviderEndpoint:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         origin = PROVIDER_PATHS.get(scope["path"], world.provider.origin)
         incoming = IncomingRequest(scope["method"], origin + scope["path"], headers, body)
+        world.scaled_clock.begin()
         try:
             served = world.route(world.incarnation).serve(incoming)
         except (fakes.SimulatedCrash, DeadIncarnationError):

@@ -33,9 +33,9 @@ def time_scale(text: str) -> float:
 
     >>> time_scale("0.01")
     0.01
-    >>> time_scale("1e-9")
+    >>> time_scale("1e-9")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    argparse.ArgumentTypeError: got '1e-9'; expected at least 0.001: the server keeps time to about a millisecond, and below 0.001 a millisecond is more than a scenario second
+    argparse.ArgumentTypeError: got '1e-9'; expected at least 0.001: the server keeps time ...
     """
     value = positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
                                  "(a 120 s stall: 1.2 s)")
@@ -118,11 +118,19 @@ def _check_unique_names(scenarios: Sequence[Scenario]) -> None:
 
 
 def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
-              crash_at: CrashSpec | None, no_crash: bool) -> list[tuple[Case, Scenario]]:
-    """The cases of ``--exec``: world events only, each crashed by a kill."""
+              crash_at: CrashSpec | None, no_crash: bool, *, time_scale: float = 1.0,
+              timeout: float = 60.0) -> list[tuple[Case, Scenario]]:
+    """The cases of ``--exec``: each crashed by a kill at a world event.
+
+    A scenario whose points say ``all`` has its uncrashed run recorded first (on
+    ``time_scale``, each process bounded by ``timeout``), to find the world events
+    it reaches; see :func:`harness.serve._exec.exec_cases`.
+    """
+    import sys
+
     from harness._errors import ConfigError
     from harness.runner._points import is_world_point
-    from harness.serve._exec import exec_cases
+    from harness.serve._exec import exec_cases, recorded_events, wants_recording
 
     if crash_at is not None and not is_world_point(crash_at.point_id):
         raise ConfigError("--crash-at", crash_at.point_id, "a world event with --exec "
@@ -130,7 +138,15 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
                           "the harness kills the process, it does not see its files")
     planned = []
     for scenario, source in loaded:
-        cases = [replace(case, exec=command) for case in exec_cases(scenario, source, crash_at)]
+        reached: list[str] = []
+        if not no_crash and crash_at is None and wants_recording(scenario):
+            reached = recorded_events(scenario, source, command, time_scale=time_scale,
+                                      timeout=timeout)
+            if not reached:
+                print(f"harness run: {scenario.name}: its uncrashed run reached no world "
+                      "event, so 'points: all' has no crash case", file=sys.stderr)
+        cases = [replace(case, exec=command)
+                 for case in exec_cases(scenario, source, crash_at, reached)]
         planned += [(case, scenario) for case in (cases[:1] if no_crash else cases)]
     return planned
 

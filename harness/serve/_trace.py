@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.agent import AgentOutcome
-from harness.checks import TOLERANCE_KEY
 from harness.runner._goal_trace import goal_trace
 from harness.runner._observed import observed_transcript
 from harness.runner._results import Case
@@ -92,8 +91,7 @@ def _extra(world: ServedWorld, final: ProcessRun | None) -> dict[str, Any]:
     extra: dict[str, Any] = {"agent": "plain", "process": True,
                              # Real time read in scenario seconds: the timing checks allow
                              # a real process's jitter (harness.checks._tolerance).
-                             "time_scale": world.time_scale,
-                             TOLERANCE_KEY: world.scaled_clock.tolerance}
+                             "time_scale": world.time_scale}
     if world.events:
         extra["world_events"] = list(world.events)
     if final is not None and final.final_text:

@@ -25,14 +25,11 @@ from fakes import CrashClass, SimulatedCrash
 from harness._errors import ConfigError
 from harness.ports import CALENDAR_ORIGIN_UNIX
 from harness.runner._world import World, WorldCrash
-from harness.serve._command import MIN_TIME_SCALE, SCALE_REASON
 from harness.scenario import Scenario
+from harness.serve._command import MIN_TIME_SCALE, SCALE_REASON
 
 #: The crash class of a real process kill: its written bytes stay, fsynced or not.
 KILL_CLASS: Final[CrashClass] = "process_killed"
-#: Real seconds a timing check allows for the jitter of real processes on a loaded
-#: machine (scheduling, a garbage collection): read in scenario seconds, this over the scale.
-TOLERANCE_REAL_SECONDS: Final = 0.1
 
 
 def check_time_scale(scale: float) -> float:
@@ -58,17 +55,28 @@ class ScaledClock:
 
     def __init__(self, scale: float) -> None:
         self.scale = check_time_scale(scale)
+        self._begun = False
+        self._anchor()
+
+    def _anchor(self) -> None:
         self._start = time.monotonic()
         # The real calendar at the world's start: dates on the wire are real dates.
         self._start_unix = time.time()
 
+    def begin(self) -> None:
+        """Start scenario time now, at the agent's first request, if it has not yet begun.
+
+        In process an agent's imports take no virtual time; a process's start-up (an
+        interpreter, its imports: a second at most) would be a thousand scenario seconds
+        at 0.001, so the first process's start-up is not counted. A restart's is: it is
+        part of the run.
+        """
+        if not self._begun:
+            self._begun = True
+            self._anchor()
+
     def now(self) -> float:
         return (time.monotonic() - self._start) / self.scale
-
-    @property
-    def tolerance(self) -> float:
-        """Scenario seconds a timing check allows (:data:`TOLERANCE_REAL_SECONDS`, scaled)."""
-        return TOLERANCE_REAL_SECONDS / self.scale
 
     def real_unix(self, virtual_unix: float) -> float:
         """The real calendar's time of a date on the world's calendar (whose day starts at
