@@ -10,7 +10,10 @@ When the world reaches the case's crash point (``after_tool:NAME#K``,
 the process group with SIGKILL before it answers, and the command starts again
 in the same folder: what the process wrote is there as a killed process leaves
 it (the ``process_killed`` crash class). The run is judged from the world's
-record, by the same checks as an in-process run.
+record, by the same checks as an in-process run. The crash points are the
+world's events only (a process keeps its files on the real disk, out of the
+harness's sight): ``points: all`` is every event the uncrashed run reaches
+(:func:`recorded_events`), a listed point of the agent's own files is ``unknown``.
 
 A process that exits non-zero, or runs past the case timeout (it is killed),
 makes that one case fail with the reason; the next case runs. Every process is

@@ -85,5 +85,5 @@ def test_a_scale_the_server_cannot_keep_is_refused_with_the_reason(
 
 
 def test_a_served_world_refuses_such_a_scale_too() -> None:
-    with pytest.raises(ConfigError, match="a factor of at least 0.001"):
+    with pytest.raises(ConfigError, match=r"a factor of at least 0\.001"):
         ScaledClock(1e-9)
