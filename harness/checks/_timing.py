@@ -78,8 +78,9 @@ def check_retry_after(trace: Trace) -> Verdict:
     """No request before the wait an answer asked for (within the cap) was over."""
     cap, tolerance = trace.expect.retry_after_cap_seconds, early_tolerance(trace)
     live = _live(trace)
-    # A wait no longer than the served clock's margin cannot be told from no wait.
-    asked = [r for r in live if r.retry_after is not None and tolerance < r.retry_after <= cap]
+    # Served, a wait no longer than the clock's margin cannot be told from no wait.
+    asked = [r for r in live if r.retry_after is not None and r.retry_after <= cap
+             and (not tolerance or r.retry_after > tolerance)]
     early = [line for r in asked for line in _too_soon(r, live, tolerance)]
     if early:
         return Verdict("S5", "fail", early[0], tuple(early),
