@@ -59,7 +59,7 @@ from harness.runner._task import tool_specs
 from harness.scenario import Scenario
 from harness.serve._guard import DEFAULT_LIMITS, Guard, Limits, strict_json_loads
 from harness.serve._trace import ProcessRun, served_trace
-from harness.serve._wire_time import wire_headers
+from harness.serve._wire_time import wire_body, wire_headers
 from harness.serve._world import ScaledClock, ServedWorld
 
 #: Real seconds between the parts of a split (a byte-layer fault), so each is its own read
@@ -423,7 +423,10 @@ class _Player:
                 if step.data:
                     if not first and self._split and await self._idle(SPLIT_GAP_SECONDS):
                         return _end(record, "closed")
-                    await self._write(step.data, record, first)
+                    # The record keeps the planned bytes (Gemini's wait in scenario time).
+                    wire = wire_body(step.data, self._clock) if served.status >= 400 \
+                        else step.data
+                    await self._write(step.data, record, first, wire)
                     first = False
             elif isinstance(step, ResetStep):
                 _end(record, "reset")
@@ -434,8 +437,10 @@ class _Player:
         await self._send({"type": "http.response.body", "body": b"", "more_body": False})
         return _end(record, "eof")
 
-    async def _write(self, data: bytes, record: Any, first: bool) -> None:
-        await self._send({"type": "http.response.body", "body": data, "more_body": True})
+    async def _write(self, data: bytes, record: Any, first: bool,
+                     wire: bytes | None = None) -> None:
+        body = data if wire is None else wire
+        await self._send({"type": "http.response.body", "body": body, "more_body": True})
         if record is not None:
             record.on_chunk(data)
             if first:

@@ -16,8 +16,10 @@ long at ``--time-scale 0.01`` and backs off on its own from a date in the past:
   client that subtracts the ``Date`` header or its own clock gets the scaled wait,
   up to a second longer).
 
-uvicorn writes the ``Date`` header from the real clock. At scale 1 a wait is sent as
-planned; a date is still moved to the real calendar.
+Gemini states its wait in an error's body (``google.rpc.RetryInfo``'s ``"retryDelay":
+"30s"``): :func:`wire_body` scales it the same way. uvicorn writes the ``Date`` header
+from the real clock. At scale 1 a wait is sent as planned; a date is still moved to the
+real calendar.
 
 >>> from harness.serve._world import ScaledClock
 >>> wire_headers((("retry-after", "30"), ("retry-after-ms", "1500")), ScaledClock(0.01))
@@ -37,6 +39,7 @@ from fakes._quota import go_duration
 from harness.serve._world import ScaledClock
 
 _GO_PART: Final = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+_RETRY_DELAY: Final = re.compile(rb'("retryDelay":\s*")(\d+(?:\.\d+)?)s"')
 _GO_UNIT: Final = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
@@ -44,6 +47,18 @@ def wire_headers(headers: Sequence[tuple[str, str]], clock: ScaledClock
                  ) -> list[tuple[str, str]]:
     """``headers`` as the client must read them on ``clock`` (see the module docstring)."""
     return [(name, _on_wire(name.lower(), value, clock)) for name, value in headers]
+
+
+def wire_body(data: bytes, clock: ScaledClock) -> bytes:
+    """An error body with Gemini's ``retryDelay`` in scaled seconds.
+
+    >>> wire_body(b'{"retryDelay":"30s"}', ScaledClock(0.01))
+    b'{"retryDelay":"0.3s"}'
+    """
+    def scaled(found: re.Match[bytes]) -> bytes:
+        seconds = _decimal(float(found.group(2)) * clock.scale)
+        return found.group(1) + seconds.encode() + b's"'
+    return _RETRY_DELAY.sub(scaled, data)
 
 
 def _on_wire(name: str, value: str, clock: ScaledClock) -> str:

@@ -91,6 +91,20 @@ def test_retry_headers_on_the_wire_are_in_scaled_time_and_the_record_in_scenario
     assert records[0]["retry_after"] == 60.0         # what the checks judge by
 
 
+def test_geminis_retry_delay_in_the_body_is_in_scaled_time_too(tmp_path: Path) -> None:
+    path = write(tmp_path)
+    path.write_text(path.read_text().replace("dialect: openai", "dialect: gemini"))
+    with serving([load_scenario(path)], time_scale=0.01) as served:
+        answer = httpx.post(f"{served.url}/v1beta/models/m:generateContent",
+                            json={"contents": [{"role": "user", "parts": [{"text": "go"}]}]})
+        records = httpx.get(f"{served.url}/_harness/requests",
+                            headers={"Authorization": f"Bearer {served.token}"}).json()
+    assert answer.status_code == 429
+    [retry] = [d for d in answer.json()["error"]["details"] if "retryDelay" in d]
+    assert retry["retryDelay"] == "0.6s"
+    assert records[0]["retry_after"] == 60.0
+
+
 def test_an_http_date_retry_after_is_dated_from_the_real_date_header(tmp_path: Path) -> None:
     # 30 s after the fakes' calendar began (2026-01-01): 0.3 real s after the world began.
     loaded = load_scenario(write(tmp_path, retry_after='"Thu, 01 Jan 2026 00:00:30 GMT"'))
