@@ -391,7 +391,8 @@ def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> i
         raise ScenarioError.combine(errors)
     loaded = speaking([(with_absorbed(s, request.absorb), f) for s, f in loaded], None,
                       request.dialects)
-    planned = plan_exec(loaded, args.exec, request.crash_at, args.no_crash)
+    planned = plan_exec(loaded, args.exec, request.crash_at, args.no_crash,
+                        time_scale=args.time_scale, timeout=args.case_timeout)
     todo = state.open(loaded, planned)
     run_exec_cases([state.planned[index] for index in todo], args, state.record)
     return _report(args, loaded, state, "none" if args.no_crash else None)

@@ -24,6 +24,7 @@ from harness.checks._invariants import (
     check_trace,
 )
 from harness.checks._loop_guard import check_l3
+from harness.checks._tolerance import early_tolerance, late_tolerance
 from harness.checks._verdict import Verdict, VerdictStatus
 from harness.trace import (
     CacheRecord,
@@ -71,4 +72,6 @@ __all__ = [
     "check_l3",
     "check_side_effects",
     "check_trace",
+    "early_tolerance",
+    "late_tolerance",
 ]

@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+from harness.checks._tolerance import early_tolerance
 from harness.checks._verdict import Verdict
 from harness.trace import RequestRecord, Trace
 
@@ -45,7 +46,8 @@ def check_breaker(trace: Trace) -> Verdict | None:
     problems, opened, in_a_row, last_failure = [], 0, 0, None
     for request in live:
         if in_a_row >= threshold and last_failure is not None:
-            problems += _while_open(request, last_failure, cooldown, in_a_row)
+            problems += _while_open(request, last_failure, cooldown, in_a_row,
+                                    early_tolerance(trace))
         if _failed(request):
             in_a_row, last_failure = in_a_row + 1, request
             opened += in_a_row == threshold
@@ -63,12 +65,12 @@ def check_breaker(trace: Trace) -> Verdict | None:
 
 
 def _while_open(request: RequestRecord, last: RequestRecord, cooldown: float,
-                in_a_row: int) -> list[str]:
+                in_a_row: int, tolerance: float) -> list[str]:
     gap = request.started_at - _end(last)
     if request.started_at < _end(last) - _EPS:
         return [f"request #{request.index} started at {request.started_at:g}s while the probe "
                 f"#{last.index} was still in flight: more than one half-open probe"]
-    if gap < cooldown - _EPS:
+    if gap < cooldown - tolerance - _EPS:
         return [f"request #{request.index} went {gap:g}s after {in_a_row} failures in a row "
                 f"(the last #{last.index}); the cooldown is {cooldown:g}s"]
     return []

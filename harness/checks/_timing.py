@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+from harness.checks._tolerance import early_tolerance, late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
 from harness.trace import InvocationRecord, RequestRecord, Trace
 
@@ -48,14 +49,19 @@ def _at(r: RequestRecord) -> str:
 
 def check_idle_watchdog(trace: Trace) -> Verdict:
     """No open stream is waited on silently for longer than the idle bound."""
-    bound = trace.expect.idle_bound_seconds
+    bound, tolerance = trace.expect.idle_bound_seconds, late_tolerance(trace)
     streams = [r for r in _live(trace) if r.first_byte_at is not None]
-    long = [r for r in streams if r.longest_silence > bound + _EPS]
+    if tolerance >= bound and streams:
+        return Verdict("S1", "unknown", f"the served clock is exact to {tolerance:g}s at "
+                       f"this time scale, not below the {bound:g}s idle bound: run at a "
+                       "larger --time-scale to judge it")
+    long = [r for r in streams if r.longest_silence > bound + tolerance + _EPS]
     if long:
         return Verdict("S1", "fail", f"{_at(long[0])} was waited on silent for "
                        f"{long[0].longest_silence:g}s; an idle watchdog abandons it after "
-                       f"{bound:g}s", tuple(f"{_at(r)}: silent {r.longest_silence:g}s, "
-                                            f"ended {r.delivery}" for r in long),
+                       f"{bound:g}s{tolerance_note(tolerance)}",
+                       tuple(f"{_at(r)}: silent {r.longest_silence:g}s, ended {r.delivery}"
+                             for r in long),
                        advice="abort an attempt when no chunk came for the idle bound (a "
                               "watchdog apart from the connect timeout) and retry it")
     stalled = [r for r in streams if "stall" in r.faults]
@@ -70,23 +76,27 @@ def check_idle_watchdog(trace: Trace) -> Verdict:
 
 def check_retry_after(trace: Trace) -> Verdict:
     """No request before the wait an answer asked for (within the cap) was over."""
-    cap = trace.expect.retry_after_cap_seconds
+    cap, tolerance = trace.expect.retry_after_cap_seconds, early_tolerance(trace)
     live = _live(trace)
-    asked = [r for r in live if r.retry_after is not None and r.retry_after <= cap]
-    early = [line for r in asked for line in _too_soon(r, live)]
+    # Served, a wait no longer than the clock's margin cannot be told from no wait.
+    asked = [r for r in live if r.retry_after is not None and r.retry_after <= cap
+             and (not tolerance or r.retry_after > tolerance)]
+    early = [line for r in asked for line in _too_soon(r, live, tolerance)]
     if early:
         return Verdict("S5", "fail", early[0], tuple(early),
                        advice="read retry-after-ms / Retry-After and wait that long before "
                               "the retry when it is under your cap")
     if not asked:
-        return Verdict("S5", "unknown", f"no answer asked for a wait of at most {cap:g}s")
+        within = f", longer than {tolerance:g}s (the served clock's margin)" if tolerance else ""
+        return Verdict("S5", "unknown", f"no answer asked for a wait of at most {cap:g}s"
+                       + within)
     return Verdict("S5", "pass", f"{len(asked)} asked wait(s) honoured")
 
 
-def _too_soon(r: RequestRecord, live: list[RequestRecord]) -> list[str]:
+def _too_soon(r: RequestRecord, live: list[RequestRecord], tolerance: float) -> list[str]:
     assert r.retry_after is not None
     answered = r.first_byte_at if r.first_byte_at is not None else r.started_at
-    ready = answered + r.retry_after
+    ready = answered + r.retry_after - tolerance
     after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
     return [f"{_at(n)} came {n.started_at - answered:g}s after {_at(r)} answered "
             f"{r.status} asking to wait {r.retry_after:g}s"
@@ -102,7 +112,8 @@ def check_backoff(trace: Trace) -> Verdict:
     floor = trace.expect.min_backoff_seconds
     live = _live(trace)
     failed = [r for r in live if r.retry_after is None and _failed(r)]
-    quick = [line for r in failed for line in _retried_within(r, live, floor)]
+    floor_met = floor - early_tolerance(trace)
+    quick = [line for r in failed for line in _retried_within(r, live, floor, floor_met)]
     if quick:
         return Verdict("S5:backoff", "warn", quick[0], tuple(quick),
                        advice="back off exponentially with jitter between retries "
@@ -120,12 +131,13 @@ def _failed(r: RequestRecord) -> bool:
     return (r.delivery == "http_error" and transient) or r.delivery in ("partial", "broken")
 
 
-def _retried_within(r: RequestRecord, live: list[RequestRecord], floor: float) -> list[str]:
+def _retried_within(r: RequestRecord, live: list[RequestRecord], floor: float,
+                    floor_met: float) -> list[str]:
     failed_at = r.ended_at if r.ended_at is not None else r.started_at
     after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
     return [f"{_at(n)} retried {n.started_at - failed_at:g}s after {_at(r)} failed "
             f"({r.delivery} {r.status}); expected a backoff of at least {floor:g}s"
-            for n in after[:1] if n.started_at + _EPS < failed_at + floor]
+            for n in after[:1] if n.started_at + _EPS < failed_at + floor_met]
 
 
 def check_429_cap(trace: Trace) -> Verdict:

@@ -59,10 +59,12 @@ from harness.runner._task import tool_specs
 from harness.scenario import Scenario
 from harness.serve._guard import DEFAULT_LIMITS, Guard, Limits, strict_json_loads
 from harness.serve._trace import ProcessRun, served_trace
-from harness.serve._world import ServedWorld
+from harness.serve._wire_time import wire_body, wire_headers
+from harness.serve._world import ScaledClock, ServedWorld
 
-#: Real seconds between the parts of a split (a byte-layer fault), so each is its own read.
-SPLIT_GAP_SECONDS = 0.01
+#: Real seconds between the parts of a split (a byte-layer fault), so each is its own read
+#: on loopback; 3 KB sent a byte at a time takes some 6 s (at 10 ms it took over 30).
+SPLIT_GAP_SECONDS = 0.002
 #: The connections uvicorn holds, by (client, server) address: a reset aborts one of them.
 TRANSPORTS: dict[tuple[object, object], asyncio.Transport] = {}
 
@@ -159,7 +161,8 @@ class _Control:
         return JSONResponse({
             "scenarios": list(worlds.scenarios), "active": worlds.world.scenario.name,
             "incarnation": worlds.world.incarnation, "time_scale": worlds.world.time_scale,
-            "environment": agent_environment(base, worlds.world.scenario, self._token)})
+            "environment": agent_environment(base, worlds.world.scenario, self._token,
+                                             worlds.world.time_scale)})
 
     async def requests(self, _request: Request) -> Response:
         records = self._worlds.world.request_records()
@@ -216,6 +219,7 @@ async def call_world_tool(worlds: Worlds, name: str, arguments: dict[str, Any]
                           ) -> tuple[int, Any] | _Killed:
     """Run scenario tool ``name`` for the living process; (HTTP status, JSON result)."""
     world = worlds.world
+    world.scaled_clock.begin()
     if name not in world.tools:
         return 404, {"status": "error", "error": f"no tool {name!r}; the scenario "
                      f"{world.scenario.name!r} declares " + ", ".join(sorted(world.tools))}
@@ -251,9 +255,12 @@ def _error(status: int, message: str) -> Response:
     return JSONResponse({"status": "error", "error": message}, status_code=status)
 
 
-def agent_environment(base_url: str, scenario: Scenario, token: str) -> dict[str, str]:
+def agent_environment(base_url: str, scenario: Scenario, token: str,
+                      time_scale: float = 1.0) -> dict[str, str]:
     """What an agent process is told: provider base URLs and keys, tool endpoints, the task,
-    and ``token``, the control endpoint's (``HARNESS_TOKEN``).
+    ``token``, the control endpoint's (``HARNESS_TOKEN``), and the time scale
+    (``HARNESS_TIME_SCALE``: an agent multiplies its own timeouts by it, as the server
+    does the scenario's waits).
 
     The provider variables are the ones an in-process agent sees
     (``harness.intercept.PROVIDER_ENVIRONMENT``), pointed at this server.
@@ -274,6 +281,7 @@ def agent_environment(base_url: str, scenario: Scenario, token: str) -> dict[str
         "HARNESS_PROMPT": scenario.description or f"Run scenario {scenario.name}.",
         "HARNESS_MODEL": scenario.provider.model,
         "HARNESS_TOOLS": json.dumps(specs),
+        "HARNESS_TIME_SCALE": f"{time_scale:g}",
     })
     return env
 
@@ -339,6 +347,7 @@ class _ProviderEndpoint:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         origin = PROVIDER_PATHS.get(scope["path"], world.provider.origin)
         incoming = IncomingRequest(scope["method"], origin + scope["path"], headers, body)
+        world.scaled_clock.begin()
         try:
             served = world.route(world.incarnation).serve(incoming)
         except (fakes.SimulatedCrash, DeadIncarnationError):
@@ -351,7 +360,7 @@ class _ProviderEndpoint:
             return
         assert served is not None  # every path maps to a fake origin
         split = _has_byte_fault(world)
-        await _Player(scope, receive, send, world.time_scale, split).play(served)
+        await _Player(scope, receive, send, world.scaled_clock, split).play(served)
 
 
 def _has_byte_fault(world: ServedWorld) -> bool:
@@ -378,9 +387,9 @@ async def _send_json(send: Send, status: int, value: object) -> None:
 class _Player:
     """Plays one served answer on the connection, step by step, and tells the world's record."""
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send, scale: float,
+    def __init__(self, scope: Scope, receive: Receive, send: Send, clock: ScaledClock,
                  split: bool) -> None:
-        self._scope, self._send, self._scale, self._split = scope, send, scale, split
+        self._scope, self._send, self._clock, self._split = scope, send, clock, split
         self._gone = asyncio.Event()
         self._watch = asyncio.ensure_future(self._watch_disconnect(receive))
 
@@ -404,15 +413,20 @@ class _Player:
         for step in (*served.before_connect, *served.before_headers):
             if await self._wait(step):
                 return _end(record, "closed")
+        # The record keeps the planned headers (scenario time); the client reads its own.
+        headers = wire_headers(served.headers, self._clock)
         await self._send({"type": "http.response.start", "status": served.status,
-                          "headers": [(k.encode(), v.encode()) for k, v in served.headers]})
+                          "headers": [(k.encode(), v.encode()) for k, v in headers]})
         first = True
         for step in served.steps:
             if isinstance(step, Emit):
                 if step.data:
                     if not first and self._split and await self._idle(SPLIT_GAP_SECONDS):
                         return _end(record, "closed")
-                    await self._write(step.data, record, first)
+                    # The record keeps the planned bytes (Gemini's wait in scenario time).
+                    wire = wire_body(step.data, self._clock) if served.status >= 400 \
+                        else step.data
+                    await self._write(step.data, record, first, wire)
                     first = False
             elif isinstance(step, ResetStep):
                 _end(record, "reset")
@@ -423,8 +437,10 @@ class _Player:
         await self._send({"type": "http.response.body", "body": b"", "more_body": False})
         return _end(record, "eof")
 
-    async def _write(self, data: bytes, record: Any, first: bool) -> None:
-        await self._send({"type": "http.response.body", "body": data, "more_body": True})
+    async def _write(self, data: bytes, record: Any, first: bool,
+                     wire: bytes | None = None) -> None:
+        body = data if wire is None else wire
+        await self._send({"type": "http.response.body", "body": body, "more_body": True})
         if record is not None:
             record.on_chunk(data)
             if first:
@@ -433,7 +449,7 @@ class _Player:
     async def _wait(self, step: object) -> bool:
         """Take a pause (scaled) or a hang; True when the client went meanwhile."""
         if isinstance(step, Pause):
-            return await self._idle(step.seconds * self._scale)
+            return await self._idle(step.seconds * self._clock.scale)
         if isinstance(step, Hang):
             await self._gone.wait()
             return True

@@ -20,14 +20,29 @@ if TYPE_CHECKING:
     from harness.scenario import Scenario
 
 
+#: The smallest ``--time-scale`` served: the server's timers (asyncio's) and
+#: ``retry-after-ms`` keep about a millisecond, so below 0.001 one of their steps is more
+#: than a scenario second and no timing check could judge anything.
+MIN_TIME_SCALE = 0.001
+SCALE_REASON = ("the server keeps time to about a millisecond, and below 0.001 a "
+                "millisecond is more than a scenario second")
+
+
 def time_scale(text: str) -> float:
-    """``--time-scale``: a positive factor on every scripted wait.
+    """``--time-scale``: a factor on every scripted wait, at least :data:`MIN_TIME_SCALE`.
 
     >>> time_scale("0.01")
     0.01
+    >>> time_scale("1e-9")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: got '1e-9'; expected at least 0.001: the server keeps time ...
     """
-    return positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
-                                "(a 120 s stall: 1.2 s)")
+    value = positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
+                                 "(a 120 s stall: 1.2 s)")
+    if value < MIN_TIME_SCALE:
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected at least "
+                                         f"{MIN_TIME_SCALE:g}: {SCALE_REASON}")
+    return value
 
 
 def port(text: str) -> int:
@@ -81,7 +96,8 @@ def run_serve(args: argparse.Namespace) -> int:
     def announce(url: str) -> None:
         print(f"harness serve: {url}  (scenario {worlds.world.scenario.name}; "
               f"control: {url}/_harness)", flush=True)
-        for name, value in agent_environment(url, worlds.world.scenario, token).items():
+        environment = agent_environment(url, worlds.world.scenario, token, args.time_scale)
+        for name, value in environment.items():
             if name != "HARNESS_TOOLS":
                 print(f"  {name}={value}", flush=True)
 
@@ -102,11 +118,19 @@ def _check_unique_names(scenarios: Sequence[Scenario]) -> None:
 
 
 def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
-              crash_at: CrashSpec | None, no_crash: bool) -> list[tuple[Case, Scenario]]:
-    """The cases of ``--exec``: world events only, each crashed by a kill."""
+              crash_at: CrashSpec | None, no_crash: bool, *, time_scale: float = 1.0,
+              timeout: float = 60.0) -> list[tuple[Case, Scenario]]:
+    """The cases of ``--exec``: each crashed by a kill at a world event.
+
+    A scenario whose points say ``all`` has its uncrashed run recorded first (on
+    ``time_scale``, each process bounded by ``timeout``), to find the world events
+    it reaches; see :func:`harness.serve._exec.exec_cases`.
+    """
+    import sys
+
     from harness._errors import ConfigError
     from harness.runner._points import is_world_point
-    from harness.serve._exec import exec_cases
+    from harness.serve._exec import exec_cases, recorded_events, wants_recording
 
     if crash_at is not None and not is_world_point(crash_at.point_id):
         raise ConfigError("--crash-at", crash_at.point_id, "a world event with --exec "
@@ -114,7 +138,15 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
                           "the harness kills the process, it does not see its files")
     planned = []
     for scenario, source in loaded:
-        cases = [replace(case, exec=command) for case in exec_cases(scenario, source, crash_at)]
+        reached: list[str] = []
+        if not no_crash and crash_at is None and wants_recording(scenario):
+            reached = recorded_events(scenario, source, command, time_scale=time_scale,
+                                      timeout=timeout)
+            if not reached:
+                print(f"harness run: {scenario.name}: its uncrashed run reached no world "
+                      "event, so 'points: all' has no crash case", file=sys.stderr)
+        cases = [replace(case, exec=command)
+                 for case in exec_cases(scenario, source, crash_at, reached)]
         planned += [(case, scenario) for case in (cases[:1] if no_crash else cases)]
     return planned
 

@@ -10,7 +10,10 @@ When the world reaches the case's crash point (``after_tool:NAME#K``,
 the process group with SIGKILL before it answers, and the command starts again
 in the same folder: what the process wrote is there as a killed process leaves
 it (the ``process_killed`` crash class). The run is judged from the world's
-record, by the same checks as an in-process run.
+record, by the same checks as an in-process run. The crash points are the
+world's events only (a process keeps its files on the real disk, out of the
+harness's sight): ``points: all`` is every event the uncrashed run reaches
+(:func:`recorded_events`), a listed point of the agent's own files is ``unknown``.
 
 A process that exits non-zero, or runs past the case timeout (it is killed),
 makes that one case fail with the reason; the next case runs. Every process is
@@ -53,25 +56,68 @@ MAX_PROCESSES = 3
 _TAIL_CHARS = 600
 
 
-def exec_cases(scenario: Scenario, source: Path, crash_at: CrashSpec | None = None
-               ) -> list[Case]:
-    """The uncrashed case, then one per world event the scenario crashes at (``process_killed``).
+def exec_cases(scenario: Scenario, source: Path, crash_at: CrashSpec | None = None,
+               reached: Sequence[str] = ()) -> list[Case]:
+    """The uncrashed case, then one per crash point of the scenario (``process_killed``).
 
-    A process is crashed by a kill, so only the world's events are crash points
-    here; the agent's own file operations are out of the harness's sight.
+    ``crash.points`` as in process, with one difference: ``all`` is every world event
+    the uncrashed run reached (``reached``, found by :func:`recorded_events`), for a
+    process's own files are on the real disk, out of the harness's sight, so they have
+    no points here. A listed point still gets its case: a world event the agent never
+    reaches, and any point of the agent's own files, end ``unknown`` with the reason.
     """
     base = Case(scenario.name, source, scenario.seed)
     if crash_at is not None:
         return [replace(base, crash=replace(crash_at, crash_class=KILL_CLASS))]
+    selection = scenario.crash.points
+    if selection == "none":
+        return [base]
+    listed = ["all"] if selection == "all" else list(dict.fromkeys(selection))
+    wanted = [p for p in listed if p != "all"]
+    found = [p for p in dict.fromkeys(reached) if "all" in listed or p in wanted]
+    points = found + [p for p in wanted if p not in found]
+    return [base] + [replace(base, crash=CrashSpec(p, "at", KILL_CLASS)) for p in points]
+
+
+def wants_recording(scenario: Scenario) -> bool:
+    """Whether the scenario's crash points need the uncrashed run first (``all``)."""
     points = scenario.crash.points
-    listed = [] if points in ("none", "all") else [p for p in points if is_world_point(p)]
-    return [base] + [replace(base, crash=CrashSpec(p, "at", KILL_CLASS)) for p in listed]
+    return points == "all" or (points != "none" and "all" in points)
+
+
+def recorded_events(scenario: Scenario, source: Path, command: str, *, time_scale: float,
+                    timeout: float) -> list[str]:
+    """The world events an uncrashed run of ``command`` reaches, in order (for ``all``).
+
+    As ``harness points`` records a run in process, the uncrashed case is run once
+    before any case of the plan; what it reached is where the crash cases kill.
+    """
+    result = run_exec_case(Case(scenario.name, source, scenario.seed), scenario, command,
+                           time_scale=time_scale, timeout=timeout)
+    events = result.trace.extra.get("world_events", []) if result.trace is not None else []
+    return [str(event) for event in events]
 
 
 def run_exec_case(case: Case, scenario: Scenario, command: str, *, time_scale: float,
                   timeout: float) -> CaseResult:
-    """Run ``command`` over ``case``'s world until it exits (restarted after a kill); judge it."""
+    """Run ``command`` over ``case``'s world until it exits (restarted after a kill); judge it.
+
+    A case at a point of the agent's own files is not run: it is ``unknown``, saying why.
+    """
+    if case.crash is not None and not is_world_point(case.crash.point_id):
+        return own_point_result(case)
     return _ExecCase(case, scenario, command, time_scale, timeout).run()
+
+
+def own_point_result(case: Case) -> CaseResult:
+    """``unknown``: a point of the agent's own files, which a process keeps on the real disk."""
+    assert case.crash is not None
+    message = (f"{case.crash.point_id} is a point of the agent's own files; an --exec agent "
+               "writes them on the real disk, out of the harness's sight, so this case proves "
+               "nothing (its crash points are world events: after_tool:NAME#K, "
+               "before_request:T, mid_stream:T, after_response:T)")
+    return CaseResult(case, None, "not run: a point of the agent's own files",
+                      (Verdict("crash", "unknown", message),), "", crash_reached=False)
 
 
 class _ExecCase:
@@ -93,7 +139,8 @@ class _ExecCase:
     def run(self) -> CaseResult:
         token = new_token()
         with ServerThread(build_app(self.worlds, token)) as url:
-            env = allowed_environment({**agent_environment(url, self.scenario, token),
+            env = allowed_environment({**agent_environment(url, self.scenario, token,
+                                                           self.world.time_scale),
                                        "HARNESS_START_DIR": os.getcwd()})
             try:
                 self._run_processes(env)

@@ -41,7 +41,8 @@ class RunningServer:
     @property
     def env(self) -> dict[str, str]:
         """The environment of an agent process (``OPENAI_BASE_URL``, ``HARNESS_TOOLS_URL`` …)."""
-        return agent_environment(self.url, self.world.scenario, self.token)
+        return agent_environment(self.url, self.world.scenario, self.token,
+                                 self.world.time_scale)
 
     @property
     def control_headers(self) -> dict[str, str]:

@@ -88,7 +88,10 @@ def _outcome(world: ServedWorld, final: ProcessRun) -> OutcomeRecord:
 
 def _extra(world: ServedWorld, final: ProcessRun | None) -> dict[str, Any]:
     # "plain": the agent reports nothing of its own, as an unchanged main does.
-    extra: dict[str, Any] = {"agent": "plain", "process": True}
+    extra: dict[str, Any] = {"agent": "plain", "process": True,
+                             # Real time read in scenario seconds: the timing checks allow
+                             # a real process's jitter (harness.checks._tolerance).
+                             "time_scale": world.time_scale}
     if world.events:
         extra["world_events"] = list(world.events)
     if final is not None and final.final_text:

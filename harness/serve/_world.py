@@ -16,16 +16,32 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from typing import Final, final
 
 from fakes import CrashClass, SimulatedCrash
+from harness._errors import ConfigError
+from harness.ports import CALENDAR_ORIGIN_UNIX
 from harness.runner._world import World, WorldCrash
 from harness.scenario import Scenario
+from harness.serve._command import MIN_TIME_SCALE, SCALE_REASON
 
 #: The crash class of a real process kill: its written bytes stay, fsynced or not.
 KILL_CLASS: Final[CrashClass] = "process_killed"
+
+
+def check_time_scale(scale: float) -> float:
+    """``scale`` when the server can keep it; else a :class:`ConfigError` with the reason.
+
+    >>> check_time_scale(0.01)
+    0.01
+    """
+    if not MIN_TIME_SCALE <= scale < math.inf:  # NaN fails both
+        raise ConfigError("--time-scale", scale, f"a factor of at least {MIN_TIME_SCALE:g}: "
+                          f"{SCALE_REASON}")
+    return scale
 
 
 @final
@@ -38,11 +54,34 @@ class ScaledClock:
     """
 
     def __init__(self, scale: float) -> None:
-        self.scale = scale
+        self.scale = check_time_scale(scale)
+        self._begun = False
+        self._anchor()
+
+    def _anchor(self) -> None:
         self._start = time.monotonic()
+        # The real calendar at the world's start: dates on the wire are real dates.
+        self._start_unix = time.time()
+
+    def begin(self) -> None:
+        """Start scenario time now, at the agent's first request, if it has not yet begun.
+
+        In process an agent's imports take no virtual time; a process's start-up (an
+        interpreter, its imports: a second at most) would be a thousand scenario seconds
+        at 0.001, so the first process's start-up is not counted. A restart's is: it is
+        part of the run.
+        """
+        if not self._begun:
+            self._begun = True
+            self._anchor()
 
     def now(self) -> float:
         return (time.monotonic() - self._start) / self.scale
+
+    def real_unix(self, virtual_unix: float) -> float:
+        """The real calendar's time of a date on the world's calendar (whose day starts at
+        ``CALENDAR_ORIGIN_UNIX`` and runs in scenario seconds)."""
+        return self._start_unix + (virtual_unix - CALENDAR_ORIGIN_UNIX) * self.scale
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds * self.scale)
@@ -55,7 +94,9 @@ class ServedWorld(World):
                  kill_at: str | None = None,
                  on_kill: Callable[[str], None] | None = None) -> None:
         crash = WorldCrash(kill_at, KILL_CLASS) if kill_at else None
-        super().__init__(scenario, seed=seed, world_crash=crash, clock=ScaledClock(time_scale))
+        clock = ScaledClock(time_scale)
+        super().__init__(scenario, seed=seed, world_crash=crash, clock=clock)
+        self.scaled_clock = clock
         self.time_scale = time_scale
         self._on_kill = on_kill
 

@@ -26,7 +26,8 @@ from harness.intercept import PROVIDER_ENVIRONMENT, intercepted_network, virtual
 from harness.intercept._time import threads_the_clock_sees, virtual_event_loops
 from harness.runner import World
 from harness.scenario import Scenario, load_scenario
-from harness.serve import serving
+from harness.serve import ScaledClock, serving
+from harness.serve._wire_time import wire_headers
 
 # System tier (pytest --system): real processes and servers on loopback.
 pytestmark = pytest.mark.system
@@ -119,8 +120,18 @@ def over_http(tmp_path_factory: pytest.TempPathFactory) -> OverHttp:
 def test_an_sdk_in_another_process_sees_what_it_sees_in_process(
         over_http: OverHttp, dialect: str, fault: str) -> None:
     loaded = over_http.scenarios[dialect, fault]
-    expected = {mode: in_process(loaded, dialect, mode) for mode in ("sync", "async")}
+    expected = {mode: on_the_wire(in_process(loaded, dialect, mode))
+                for mode in ("sync", "async")}
     assert over_http.seen[loaded.name] == expected
+
+
+def on_the_wire(seen: dict[str, Any]) -> dict[str, Any]:
+    """What the SDK sees over HTTP of what it saw in process: an asked wait in scaled time
+    (``retry-after: 7`` is ``0.07`` at 0.01; harness.serve._wire_time)."""
+    if seen.get("retry_after") is None:
+        return seen
+    [(_, sent)] = wire_headers([("retry-after", seen["retry_after"])], ScaledClock(SCALE))
+    return {**seen, "retry_after": sent}
 
 
 def test_the_faults_are_felt(tmp_path: Path) -> None:
