@@ -2,11 +2,11 @@
 
 An agent (or its SDK) asks these on start or between turns: the list of models
 (``GET /v1/models``, Gemini's ``GET /v1beta/models``), embeddings (OpenAI's
-``POST /v1/embeddings``, Gemini's ``:embedContent``) and, for the Responses API,
-a stored response (``GET`` and ``DELETE /v1/responses/{id}``). Each answers in
-its API's shape. Embeddings are deterministic: each vector comes from a seeded
-hash of its input, unit length, so the same text gives the same vector in every
-run and different texts different ones.
+``POST /v1/embeddings``, Gemini's ``:embedContent`` and ``:batchEmbedContents``)
+and, for the Responses API, a stored response (``GET`` and ``DELETE
+/v1/responses/{id}``). Each answers in its API's shape. Embeddings are
+deterministic: each vector comes from a seeded hash of its input, unit length, so
+the same text gives the same vector in every run and different texts different ones.
 
     >>> vector = embedding(0, "m", "hello", 4)
     >>> vector == embedding(0, "m", "hello", 4), vector == embedding(0, "m", "hullo", 4)
@@ -36,7 +36,8 @@ MAX_DIMENSIONS = 3072
 _CREATED = 1_735_689_600
 _RESPONSE_PATH = re.compile(r"/v1/responses/(?P<id>[^/]+)")
 _GEMINI_MODELS = re.compile(r"/(?:v1beta|v1)/models")
-_GEMINI_EMBED = re.compile(r"/(?:v1beta|v1)/models/(?P<model>[^/:]+):embedContent")
+_GEMINI_EMBED = re.compile(
+    r"/(?:v1beta|v1)/models/(?P<model>[^/:]+):(?P<verb>embedContent|batchEmbedContents)")
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,9 @@ def answer(dialect: str, method: str, path: str, body: Mapping[str, Any] | None,
         return _openai_embeddings(seed, body)
     found = _GEMINI_EMBED.fullmatch(path)
     if method == "POST" and found is not None and dialect == "gemini":
-        return _gemini_embedding(seed, found["model"], body)
+        if found["verb"] == "embedContent":
+            return _gemini_embedding(seed, found["model"], body)
+        return _gemini_batch(seed, found["model"], body)
     found = _RESPONSE_PATH.fullmatch(path)
     if found is not None and dialect == "openai-responses" and method in ("GET", "DELETE"):
         response_id = found["id"]
@@ -150,7 +153,8 @@ def _openai_embeddings(seed: int, body: Mapping[str, Any] | None) -> Answer | st
                                                "total_tokens": tokens}}).encode())
 
 
-def _gemini_embedding(seed: int, model: str, body: Mapping[str, Any] | None) -> Answer | str:
+def _gemini_values(seed: int, model: str, body: Mapping[str, Any] | None
+                   ) -> list[float] | str:
     content = body.get("content") if body is not None else None
     parts = content.get("parts") if isinstance(content, dict) else None
     if not isinstance(parts, list):
@@ -159,5 +163,26 @@ def _gemini_embedding(seed: int, model: str, body: Mapping[str, Any] | None) -> 
     dimensions = _dimensions(body or {}, "outputDimensionality")
     if isinstance(dimensions, str):
         return dimensions
-    values = embedding(seed, model, text, dimensions)
+    return embedding(seed, model, text, dimensions)
+
+
+def _gemini_embedding(seed: int, model: str, body: Mapping[str, Any] | None) -> Answer | str:
+    values = _gemini_values(seed, model, body)
+    if isinstance(values, str):
+        return values
     return Answer(200, compact_json({"embedding": {"values": values}}).encode())
+
+
+def _gemini_batch(seed: int, model: str, body: Mapping[str, Any] | None) -> Answer | str:
+    """``:batchEmbedContents`` (what google-genai's ``embed_content`` calls): one vector
+    per request of ``requests``."""
+    requests = body.get("requests") if body is not None else None
+    if not isinstance(requests, list) or not requests:
+        return "* BatchEmbedContentsRequest.requests: requests must not be empty"
+    embeddings = []
+    for request in requests:
+        values = _gemini_values(seed, model, request if isinstance(request, dict) else None)
+        if isinstance(values, str):
+            return values
+        embeddings.append({"values": values})
+    return Answer(200, compact_json({"embeddings": embeddings}).encode())

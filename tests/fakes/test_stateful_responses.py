@@ -47,14 +47,22 @@ def two_turns(folder: Path) -> Scenario:
 
 
 @contextmanager
-def in_process(loaded: Scenario) -> Iterator[tuple[openai.OpenAI, World]]:
-    """The SDK as an unchanged agent inside a case uses it: intercepted, on virtual time."""
+def in_process_world(loaded: Scenario) -> Iterator[World]:
+    """The scenario's world, as an unchanged agent inside a case meets it: its network
+    intercepted, on virtual time."""
     world = World(loaded, seed=loaded.seed)
     with ExitStack() as stack:
         stack.enter_context(virtual_time(world.clock))
         stack.enter_context(virtual_event_loops(world.clock))
         stack.enter_context(threads_the_clock_sees())
         stack.enter_context(intercepted_network(world.route(1)))
+        yield world
+
+
+@contextmanager
+def in_process(loaded: Scenario) -> Iterator[tuple[openai.OpenAI, World]]:
+    """The SDK as an unchanged agent inside a case uses it: intercepted, on virtual time."""
+    with in_process_world(loaded) as world, ExitStack() as stack:
         client = stack.enter_context(openai.OpenAI(
             api_key="k", base_url=PROVIDER_ENVIRONMENT["OPENAI_BASE_URL"], max_retries=0))
         yield client, world

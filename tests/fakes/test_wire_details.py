@@ -9,6 +9,7 @@ the vectors deterministic (a seeded hash of the input).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -17,6 +18,7 @@ from google.genai import errors as genai_errors
 
 from fakes import FakeProvider, IncomingRequest, ScriptedResponse, ScriptedUsage, Text
 from fakes._wire_gemini import stream_error_frame
+from harness.intercept import PROVIDER_ENVIRONMENT
 from harness.runner import ScriptedModel
 from harness.scenario import parse_scenario
 
@@ -160,3 +162,23 @@ def test_a_bad_embeddings_request_is_a_400_that_says_what_to_send() -> None:
     assert answer.status == 400
     assert "'dimensions' must be an integer from 1 to 3072" in \
         json.loads(answer.body)["error"]["message"]
+
+
+def test_google_genai_embeds_through_the_interception(tmp_path: Path) -> None:
+    from google import genai
+
+    from tests.fakes.test_stateful_responses import in_process_world
+
+    scenario = parse_scenario(b"name: e\ndialect: gemini\nmodel: [{turn: 1, text: hi}]\n"
+                              b"expect: {stop_state: complete}\n", "e.yaml")
+    with in_process_world(scenario):
+        client = genai.Client(api_key="k", http_options={
+            "base_url": PROVIDER_ENVIRONMENT["GOOGLE_GEMINI_BASE_URL"]})
+        first = client.models.embed_content(model="text-embedding-004",
+                                            contents=["alpha", "beta"])
+        again = client.models.embed_content(model="text-embedding-004", contents=["alpha"])
+    assert first.embeddings is not None
+    assert again.embeddings is not None
+    assert len(first.embeddings) == 2
+    assert first.embeddings[0].values == again.embeddings[0].values
+    assert first.embeddings[0].values != first.embeddings[1].values
