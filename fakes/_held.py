@@ -30,6 +30,8 @@ class HeldConversations:
 
     def __init__(self) -> None:
         self._held: dict[str, list[Any]] = {}
+        #: The stored Responses objects by id, as ``GET /v1/responses/{id}`` returns them.
+        self.responses: dict[str, bytes] = {}
 
     def expand(self, dialect: str, body: Mapping[str, Any]
                ) -> tuple[Mapping[str, Any], str | None]:
@@ -63,6 +65,22 @@ class HeldConversations:
         else:
             self._held[response_id] = [*_input_items(body.get("input")),
                                        *_list(answer.get("output"))]
+            self.responses[response_id] = _stored_response(body, answer)
+
+    def forget(self, response_id: str) -> None:
+        """Drop a stored response (``DELETE /v1/responses/{id}``): it can be continued no more."""
+        self._held.pop(response_id, None)
+        self.responses.pop(response_id, None)
+
+
+def _stored_response(body: Mapping[str, Any], answer: Mapping[str, Any]) -> bytes:
+    """The response object as stored: the answer with what the request set on it."""
+    instructions = body.get("instructions")
+    previous = body.get("previous_response_id")
+    stored = {**answer, "instructions": instructions if isinstance(instructions, str) else None,
+              "previous_response_id": previous if isinstance(previous, str) else None,
+              "store": True}
+    return json.dumps(stored, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _holds(dialect: str, body: Mapping[str, Any]) -> bool:

@@ -1,5 +1,8 @@
 """The APIs' 400 for a tool call without its result, in each API's own words.
 
+(The Responses API and Gemini follow the Chat Completions rule, read in the Chat
+Completions view of their requests, and word the 400 as each of them does.)
+
 Both APIs refuse a conversation in which the model's tool calls are not answered
 before it goes on: OpenAI Chat Completions wants every ``tool_calls[].id`` of an
 assistant message answered by a ``role: tool`` message with that ``tool_call_id``
@@ -30,7 +33,7 @@ _Check = Callable[[Sequence[object], int, str], "bytes | None"]
 def unpaired_calls_body(dialect: str, messages: Sequence[object], request_id: str
                         ) -> bytes | None:
     """The 400 body for the first assistant message whose calls lack results, else None."""
-    check = _CHECKS["openai" if dialect == "openai" else "anthropic"]
+    check = _CHECKS.get(dialect, _CHECKS["openai"])
     for index, message in enumerate(messages):
         if _is_assistant(message):
             body = check(messages, index, request_id)
@@ -61,8 +64,8 @@ class PairingCheck:
     1
     """
 
-    def __init__(self, family: str) -> None:
-        self._check = _CHECKS["openai" if family == "openai" else "anthropic"]
+    def __init__(self, dialect: str) -> None:
+        self._check = _CHECKS.get(dialect, _CHECKS["openai"])
         self._previous: Sequence[object] = ()
         self._last = 0  # the previous conversation's last assistant message checked (or 0)
         self._before = 0  # assistant messages before it
@@ -97,7 +100,9 @@ def _is_assistant(message: object) -> bool:
     return isinstance(message, dict) and message.get("role") == "assistant"
 
 
-def _openai_unpaired(messages: Sequence[object], index: int, _request_id: str) -> bytes | None:
+def _missing_tool_messages(messages: Sequence[object], index: int) -> list[str]:
+    """The call ids of the assistant message at ``index`` no ``role: tool`` message after it
+    answers (the Chat Completions view every dialect but Anthropic is read in)."""
     message = messages[index]
     assert isinstance(message, dict)
     calls = message.get("tool_calls") or []
@@ -107,7 +112,11 @@ def _openai_unpaired(messages: Sequence[object], index: int, _request_id: str) -
         if not isinstance(later, dict) or later.get("role") != "tool":
             break
         answered.add(later.get("tool_call_id"))
-    missing = [str(i) for i in wanted if i not in answered]
+    return [str(i) for i in wanted if i not in answered]
+
+
+def _openai_unpaired(messages: Sequence[object], index: int, _request_id: str) -> bytes | None:
+    missing = _missing_tool_messages(messages, index)
     if not missing:
         return None
     error = {"message": "An assistant message with 'tool_calls' must be followed by "
@@ -138,7 +147,30 @@ def _anthropic_unpaired(messages: Sequence[object], index: int, request_id: str
     return compact_json(body).encode()
 
 
-_CHECKS: dict[str, _Check] = {"openai": _openai_unpaired, "anthropic": _anthropic_unpaired}
+def _responses_unpaired(messages: Sequence[object], index: int, _request_id: str
+                        ) -> bytes | None:
+    """The Responses API names the first call whose ``function_call_output`` is missing."""
+    missing = _missing_tool_messages(messages, index)
+    if not missing:
+        return None
+    error = {"message": f"No tool output found for function call {missing[0]}.",
+             "type": "invalid_request_error", "param": "input", "code": None}
+    return compact_json({"error": error}).encode()
+
+
+def _gemini_unpaired(messages: Sequence[object], index: int, _request_id: str) -> bytes | None:
+    """Gemini counts parts: a ``functionCall`` turn needs as many ``functionResponse`` parts."""
+    if not _missing_tool_messages(messages, index):
+        return None
+    text = ("Please ensure that the number of function response parts is equal to the "
+            "number of function call parts of the function call turn.")
+    error = {"code": 400, "message": text, "status": "INVALID_ARGUMENT"}
+    return compact_json({"error": error}).encode()
+
+
+_CHECKS: dict[str, _Check] = {"openai": _openai_unpaired, "anthropic": _anthropic_unpaired,
+                              "openai-responses": _responses_unpaired,
+                              "gemini": _gemini_unpaired}
 
 
 def _blocks(message: object) -> list[dict[str, object]]:

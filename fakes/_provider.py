@@ -40,6 +40,7 @@ from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, TypeVar, final
 from urllib.parse import urlsplit
 
+from fakes import _endpoints
 from fakes._cache import CacheConfig, CacheOutcome, PromptCache
 from fakes._conditions import OutageAnswer, ProviderConditions
 from fakes._crashdisk import HarnessLimitExceeded
@@ -61,7 +62,7 @@ from fakes._held import HeldConversations
 from fakes._latency import Latency
 from fakes._pairing import PairingCheck
 from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
-from fakes._script import ScriptedResponse, Text
+from fakes._script import DEFAULT_MODEL, ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
@@ -140,6 +141,7 @@ class FakeProvider:
         quota: Quota | None = None,
         clock: Callable[[], float] | None = None,
         calendar_origin: float = CALENDAR_ORIGIN_UNIX,
+        models: Sequence[str] = (DEFAULT_MODEL,),
     ) -> None:
         self.dialect: Dialect = check_dialect(dialect)
         self._wire: WireDialect = WIRE[self.dialect]
@@ -155,7 +157,7 @@ class FakeProvider:
         # The messages of the last request, which the next one mostly repeats (see _record).
         self._last_turns: list[object] = []
         self._last_chat: list[object] = []
-        self._pairing = PairingCheck(self._wire.spec.family)
+        self._pairing = PairingCheck(self.dialect)
         self._attempts: dict[int, int] = {}
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
@@ -169,6 +171,8 @@ class FakeProvider:
         self._calendar_origin = calendar_origin
         # Conversations held on the server (Anthropic threads, Responses' previous_response_id).
         self.held = HeldConversations()
+        #: The models ``GET /v1/models`` lists (the first is the scenario's).
+        self.models: tuple[str, ...] = tuple(models) or (DEFAULT_MODEL,)
         self._check_static_faults()
 
     @property
@@ -209,6 +213,10 @@ class FakeProvider:
         body = _parse_json(request.body)
         path = urlsplit(request.url).path
         route = self._wire.route(path)
+        other = self._other_endpoint(request.method, path, body, request_id)
+        if other is not None:
+            self._record(request, body, turn=0, attempt=0)
+            return other
         if route is None or request.method != "POST":
             self._record(request, body, turn=0, attempt=0)
             error = HttpError(404, message=f"Invalid URL ({request.method} {path})")
@@ -219,6 +227,9 @@ class FakeProvider:
             body, unknown = self.held.expand(self.dialect, body)
         if unknown is not None:
             self._record(request, body, turn=0, attempt=0)
+            if self.dialect == "openai-responses":  # the API names the field and a code
+                return self._json_error_plan(400, _endpoints.not_found_body(
+                    unknown, "previous_response_id", "previous_response_not_found"), request_id)
             error = HttpError(404 if self.dialect == "anthropic" else 400, message=unknown)
             return self._error_plan(error, request_id, ())
         chat = chat_view(self.dialect, body or {}, model)
@@ -253,14 +264,22 @@ class FakeProvider:
             self.requests[-1] = replace(self.requests[-1], unfit=tuple(unfit))
         return plan
 
+    def _other_endpoint(self, method: str, path: str, body: Mapping[str, object] | None,
+                        request_id: str) -> ResponsePlan | None:
+        """Models, embeddings or a stored response (fakes._endpoints), else None."""
+        found = _endpoints.answer(self.dialect, method, path, body, seed=self.seed,
+                                  models=self.models, stored=self.held.responses)
+        if found is None:
+            return None
+        if isinstance(found, str):
+            return self._error_plan(HttpError(400, message=found), request_id, ())
+        if method == "DELETE":
+            self.held.forget(path.rsplit("/", 1)[-1])
+        return self._json_error_plan(found.status, found.body, request_id)
+
     def _unpaired(self, messages: list[object], request_id: str) -> bytes | None:
-        """The 400 for calls without results, worded by the dialect (Chat Completions' rule)."""
-        family = self._wire.spec.family
-        body = self._pairing.unpaired_body(messages, request_id)
-        if body is None or self.dialect == family:
-            return body
-        message = json.loads(body)["error"]["message"]
-        return self._wire.http_error_body(400, message, request_id, None)
+        """The 400 for calls without results, in the dialect's own words."""
+        return self._pairing.unpaired_body(messages, request_id)
 
     def _faulted_plan(
         self, recorded: ProviderRequest, request_id: str, number: int, faults: tuple[Fault, ...],
@@ -412,7 +431,7 @@ class FakeProvider:
         *,
         unfit: list[tuple[str, str]] | None = None,
     ) -> ResponsePlan:
-        response = self._respond(request)
+        response = _echo_model(self._respond(request), request)
         for fault in faults:
             if isinstance(fault, CutToolArguments):
                 response = fault.apply_response(response)
@@ -738,6 +757,15 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
         if message is not earlier and message == earlier:
             messages[index] = earlier
     return messages
+
+
+def _echo_model(response: ScriptedResponse, request: ProviderRequest) -> ScriptedResponse:
+    """The answer naming the model the request named, as the APIs do, unless the responder
+    named one itself (a ``model`` other than the default)."""
+    named = (request.chat or {}).get("model")
+    if response.model != DEFAULT_MODEL or not isinstance(named, str) or not named:
+        return response
+    return replace(response, model=named)
 
 
 def _parse_json(body: bytes) -> Mapping[str, object] | None:

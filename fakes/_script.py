@@ -122,6 +122,10 @@ class ScriptedUsage:
         return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
 
 
+#: The model a :class:`ScriptedResponse` names unless told otherwise.
+DEFAULT_MODEL = "fake-model"
+
+
 @dataclass(frozen=True)
 class ScriptedResponse:
     """One assistant message, as the fake model means to send it.
@@ -133,6 +137,8 @@ class ScriptedResponse:
     parts: tuple[Text | ToolUse, ...]
     finish: Finish
     usage: ScriptedUsage
+    #: The model the answer names; left at :data:`DEFAULT_MODEL`, the provider names the
+    #: model the request named, as the APIs echo it.
     model: str = "fake-model"
 
     def __post_init__(self) -> None:

@@ -49,8 +49,13 @@ _HTTP_ERRORS: dict[int, tuple[str, str]] = {
     526: ("UNAVAILABLE", "Invalid SSL certificate."),
     529: ("UNAVAILABLE", "The model is overloaded. Please try again later."),
 }
-_CODES: dict[str, int] = {word: status for status, (word, _) in sorted(_HTTP_ERRORS.items(),
-                                                                       reverse=True)}
+# The HTTP status of each status word, as google.rpc maps them (an error inside a 200
+# stream names only the word): several statuses share a word, the canonical one is this.
+_CODES: dict[str, int] = {"INVALID_ARGUMENT": 400, "UNAUTHENTICATED": 401,
+                          "PERMISSION_DENIED": 403, "NOT_FOUND": 404, "ABORTED": 409,
+                          "RESOURCE_EXHAUSTED": 429, "INTERNAL": 500, "UNAVAILABLE": 503,
+                          "DEADLINE_EXCEEDED": 504}
+assert {word for word, _ in _HTTP_ERRORS.values()} <= set(_CODES), "a status word lacks its code"
 
 
 def render(response: ScriptedResponse, ctx: RenderContext) -> tuple[Frame, ...]:

@@ -5,11 +5,14 @@
 (:data:`~harness.record.READERS`) and writes a commented scenario whose turn 1 is that
 answer — text, tool calls, finish reason, usage, model — and whose faults replay what
 the capture shows of the stream: an HTTP error with its retry headers, a wait before
-the headers, a silence between two events (``stall``), an error event inside the 200
-stream, a stream cut before its terminal event. The fake renders the answer in its
-own deltas, so a captured position ("after event 12 of 40") becomes the same share of
-the fake's stream. The file is loaded back before it is handed out: what ``harness
-import`` writes, ``harness validate`` and ``harness run`` accept.
+the headers, a silence between two events (``stall``), a read that ended inside an
+event (``split_at``), an error event inside the 200 stream, a stream cut before its
+terminal event, tool arguments cut where the capture cut them. Every dialect is read
+(Chat Completions, Messages, Responses, Gemini). The fake renders the answer in its
+own deltas, so a captured position ("after event 12 of 40") becomes the place in the
+fake's stream where as much of the answer had gone out, and before its finish reason
+when the capture never got one. The file is loaded back before it is handed out: what
+``harness import`` writes, ``harness validate`` and ``harness run`` accept.
 
 Example::
 
@@ -27,10 +30,11 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from fakes import HTTP_ERROR_STATUSES, FakeProvider, IncomingRequest
+from fakes._wire import compact_json
 from harness._errors import CaptureError, ScenarioError
 from harness.agent import SSEDecoder
-from harness.ports import DIALECTS, Dialect
-from harness.record._capture import Capture, Exchange, load_capture
+from harness.ports import DIALECTS, SPECS, Dialect
+from harness.record._capture import Capture, Chunk, Exchange, load_capture
 from harness.record._readers import DONE, READERS, ImportedTurn
 from harness.scenario import Scenario, parse_scenario
 from harness.scenario._faults import retry_after_problems
@@ -66,8 +70,10 @@ def import_capture(path: Path, *, entry: int | None = None, name: str | None = N
     dialect, turn = _read(capture, events)
     scenario_name = name or _name(path)
     draft = _scenario_data(scenario_name, dialect, turn, capture)
-    fake_events = _fake_event_count(_parsed(_yaml(draft, [], capture), path))
-    stream = _Stream(capture.exchange, events, turn, cut, _Scale(len(events), fake_events))
+    fake_body = _fake_body(_parsed(_yaml(draft, [], capture), path))
+    scale = _Scale(_progress(dialect, events),
+                   _progress(dialect, _events(_whole(fake_body))[0]))
+    stream = _Stream(capture.exchange, events, turn, cut, scale, fake_body)
     faults = list(_faults(capture, stream, stall_seconds))
     text = _yaml(draft, faults, capture)
     return Imported(text, _parsed(text, path))
@@ -126,8 +132,9 @@ def _dialect_of_events(capture: Capture, events: list[TimedEvent]) -> Dialect:
                 return dialect
     raise CaptureError(f"an SSE stream of {len(events)} event(s) that no dialect reader "
                        f"recognises ({', '.join(READERS)}); expected OpenAI "
-                       "'chat.completion.chunk' events or Anthropic 'message_start' … "
-                       "'message_stop'", capture.path)
+                       "'chat.completion.chunk' events, Anthropic 'message_start' … "
+                       "'message_stop', Responses 'response.*' events or Gemini "
+                       "'candidates' chunks", capture.path)
 
 
 def _dialect_of_error(capture: Capture) -> Dialect:
@@ -137,9 +144,16 @@ def _dialect_of_error(capture: Capture) -> Dialect:
     path = urlsplit(exchange.url).path
     if path.endswith("/messages") or any(h.startswith("anthropic-") for h in headers):
         return "anthropic"
+    if ":generatecontent" in path.lower() or ":streamgeneratecontent" in path.lower() \
+            or any(h.startswith("x-goog-") for h in headers):
+        return "gemini"
+    if path.endswith("/responses"):
+        return "openai-responses"
     body = _json_body(exchange) or {}
     if body.get("type") == "error":
         return "anthropic"
+    if isinstance((body.get("error") or {}).get("status"), str):
+        return "gemini"  # google.rpc's status word (RESOURCE_EXHAUSTED …)
     return DIALECTS[0]
 
 
@@ -194,7 +208,66 @@ def _scenario_data(name: str, dialect: Dialect, turn: ImportedTurn,
 def _call(name: str, arguments: str) -> dict[str, Any]:
     if not _TOOL_NAME.fullmatch(name):  # a name the scenario format cannot hold, made fit
         name = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
-    return {"tool": name, "args": _arguments(arguments) or {}}
+    args = _arguments(arguments)
+    if args is None:  # cut: the object it began, its cut fault gives back the captured part
+        args = _completed(arguments)[0] or {}
+    return {"tool": name, "args": args}
+
+
+def _completed(text: str) -> tuple[dict[str, Any] | None, int]:
+    """The JSON object a cut argument text began, closed where it broke off, and how many
+    characters of its compact text the capture holds; (None, 0) when it began none.
+
+    >>> _completed('{"to": "a@b", "bo')
+    ({'to': 'a@b', 'bo': None}, 15)
+    """
+    head = _compact_prefix(text)
+    for end in range(len(head), 0, -1):
+        value = _closed(head[:end])
+        if isinstance(value, dict) and compact_json(value).startswith(head[:end]):
+            return value, end
+    return None, 0
+
+
+def _compact_prefix(text: str) -> str:
+    """``text`` without the whitespace outside its strings: as the fake writes arguments."""
+    out: list[str] = []
+    quoted = escaped = False
+    for char in text:
+        if quoted:
+            escaped = not escaped and char == "\\"
+            quoted = escaped or char != '"'
+        elif char == '"':
+            quoted = True
+        elif char.isspace():
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+def _closed(head: str) -> object:
+    """``head`` made a JSON value by closing its string and brackets (None: it cannot be)."""
+    closers: list[str] = []
+    quoted = escaped = False
+    for char in head:
+        if quoted:
+            escaped = not escaped and char == "\\"
+            quoted = escaped or char != '"'
+        elif char == '"':
+            quoted = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+        elif char in "}]" and closers:
+            closers.pop()
+    if escaped:
+        return None
+    tail = '"' if quoted else ""
+    for ending in ("", ":null", "null"):
+        try:
+            return json.loads(head + tail + ending + "".join(reversed(closers)))
+        except ValueError:
+            continue
+    return None
 
 
 def _arguments(text: str) -> dict[str, Any] | None:
@@ -238,18 +311,37 @@ def _parsed(text: str, path: Path) -> Scenario:
                            "holds something the scenario format cannot say", str(path)) from error
 
 
-def _fake_event_count(scenario: Scenario) -> int:
-    """The events of turn 1 as the fake renders it: the scale of the captured positions."""
+def _fake_body(scenario: Scenario) -> bytes:
+    """Turn 1's stream as the fake renders it: where the captured positions are mapped."""
     from harness.runner import ScriptedModel
 
     provider = FakeProvider(scenario.dialect, ScriptedModel(scenario).respond)
-    body = {"model": scenario.provider.model, "stream": True, "max_tokens": 1024,
+    model = scenario.provider.model
+    # Each dialect reads its own field of the conversation; the others are ignored.
+    body = {"model": model, "stream": True, "max_tokens": 1024,
             "stream_options": {"include_usage": True},
-            "messages": [{"role": "user", "content": "go"}]}
-    plan = provider.plan(IncomingRequest("POST", provider.endpoint, {},
+            "messages": [{"role": "user", "content": "go"}], "input": "go",
+            "contents": [{"role": "user", "parts": [{"text": "go"}]}]}
+    spec = SPECS[scenario.dialect]
+    plan = provider.plan(IncomingRequest("POST", spec.origin + spec.stream_path(model), {},
                                          json.dumps(body).encode()))
-    decoder = SSEDecoder()
-    return len(decoder.feed(plan.body) + decoder.close())
+    return plan.body
+
+
+def _whole(body: bytes) -> Exchange:
+    return Exchange("POST", "", (), b"", 200, (), (Chunk(0.0, body),))
+
+
+def _progress(dialect: Dialect, events: list[TimedEvent]) -> list[tuple[int, bool]]:
+    """After each number of events (0 … n): the answer's characters so far (text, call
+    names and arguments) and whether it had said how it finished."""
+    turn = ImportedTurn(dialect)
+    progress = [(0, False)]
+    for event in events:
+        READERS[dialect].read_event(turn, event.event, event.data)
+        said = len(turn.text) + sum(len(c.name) + len(c.arguments) for c in turn.calls.values())
+        progress.append((said, turn.finish is not None or turn.terminal))
+    return progress
 
 
 # ------------------------------------------------------------------ the faults
@@ -260,15 +352,25 @@ Fault = tuple[dict[str, Any], str]  # the fault, and the comment that says what 
 
 @dataclass(frozen=True)
 class _Scale:
-    """Maps "after k of the n captured events" onto the fake's m events."""
+    """Maps "after k of the captured events" onto the fake's events by what they said.
 
-    captured: int
-    fake: int
+    The fake cuts the same answer into its own deltas, so a position is where the
+    same characters had been sent: the last of the fake's events by which no more
+    of the answer had gone out than the capture had sent after k, and, when the
+    capture had not yet said how it finished (an error or a reset before the finish
+    reason), one before the fake says it. A fault there meets the client where the
+    captured one did: no ``finish_reason: stop`` first.
+    """
+
+    captured: list[tuple[int, bool]]  # after 0 … n captured events: (characters, finished)
+    fake: list[tuple[int, bool]]
 
     def __call__(self, k: int) -> int:
-        if self.captured == 0:
-            return 0
-        return max(0, min(self.fake - 1, round(k * self.fake / self.captured)))
+        said, finished = self.captured[min(k, len(self.captured) - 1)]
+        last = len(self.fake) - 2  # a fault after every event would do nothing
+        fits = [j for j, (sent, done) in enumerate(self.fake[:last + 1])
+                if sent <= said and (finished or not done)]
+        return max(0, max(fits, default=0))
 
 
 @dataclass(frozen=True)
@@ -280,6 +382,7 @@ class _Stream:
     turn: ImportedTurn
     cut: bool  # it ended inside an event
     scale: _Scale
+    fake_body: bytes = b""  # turn 1 as the fake renders it
 
     @property
     def end(self) -> int:
@@ -297,6 +400,7 @@ def _faults(capture: Capture, stream: _Stream, stall_seconds: float) -> Iterator
     if exchange.headers_at >= stall_seconds:
         yield ({"kind": "stall_before_headers", "seconds": _round(exchange.headers_at)},
                f"the headers came {exchange.headers_at:.2f} s after the request")
+    yield from _splits(stream)
     if exchange.timed:
         yield from _stalls(stream, stall_seconds)
     yield from _cut_calls(stream.turn)
@@ -311,8 +415,50 @@ def _cut_calls(turn: ImportedTurn) -> Iterator[Fault]:
         kind = "truncated_tool_arguments" if turn.finish == "length" else \
             "invalid_tool_arguments"
         shown = call.arguments if len(call.arguments) <= 40 else call.arguments[:40] + "…"
-        yield ({"kind": kind, "call_index": index, "offset": 1},
+        # The scripted call holds the object the text began; cut where the capture broke off.
+        offset = max(1, _completed(call.arguments)[1])
+        yield ({"kind": kind, "call_index": index, "offset": offset},
                f"the call's captured arguments were no JSON object: {shown!r}")
+
+
+_EVENT_END: Final = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def _event_spans(body: bytes) -> list[tuple[int, int]]:
+    """The byte spans of the SSE events that carry data (comments and blank ones left out)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for end in [m.end() for m in _EVENT_END.finditer(body)] + [len(body)]:
+        if start < end and re.search(rb"(?m)^data:", body[start:end]):
+            spans.append((start, end))
+        start = end
+    return spans
+
+
+def _splits(stream: _Stream) -> Iterator[Fault]:
+    """The reads of the capture that ended inside an event, as the same cuts of the fake's
+    events: the same event by what it said, as many bytes in (a cut inside a UTF-8
+    character stays inside one)."""
+    body, fake = stream.exchange.body, stream.fake_body
+    captured, rendered = _event_spans(body), _event_spans(fake)
+    offsets: set[int] = set()
+    end = 0
+    for chunk in stream.exchange.chunks[:-1]:
+        end += len(chunk.data)
+        inside = [(i, s) for i, (s, e) in enumerate(captured) if s < end < e]
+        if not inside or not rendered:
+            continue  # a read that ended between events: any reader takes those
+        index, start = inside[0]
+        fake_start, fake_end = rendered[min(stream.scale(index), len(rendered) - 1)]
+        at = fake_start + min(end - start, fake_end - fake_start - 1)
+        if 0x80 <= body[end] < 0xC0:  # inside a multi-byte character: keep it so
+            within = [q for q in range(fake_start + 1, fake_end) if 0x80 <= fake[q] < 0xC0]
+            at = min(within, key=lambda q: abs(q - at), default=at)
+        if 0 < at < len(fake):
+            offsets.add(at)
+    if offsets:
+        yield ({"kind": "split_at", "offsets": sorted(offsets)},
+               f"{len(offsets)} read(s) of the capture ended inside an event")
 
 
 def _is_error(event: TimedEvent) -> bool:

@@ -230,8 +230,138 @@ def _compact(value: object) -> str:
                       ensure_ascii=False)
 
 
-#: The reader of each dialect; a dialect without one cannot be imported yet.
+# ------------------------------------------------------------------ OpenAI Responses
+
+
+class ResponsesReader:
+    """Responses: typed ``response.*`` events ending in ``response.completed``, or one
+    ``response`` object."""
+
+    def recognises_event(self, event: str, data: object) -> bool:
+        kind = _dict(data).get("type")
+        return event.startswith("response.") or (isinstance(kind, str)
+                                                 and kind.startswith("response."))
+
+    def recognises_body(self, body: Mapping[str, Any]) -> bool:
+        return body.get("object") == "response"
+
+    def read_event(self, turn: ImportedTurn, event: str, data: object) -> None:
+        payload = _dict(data)
+        kind = payload.get("type") or event
+        if kind in ("response.created", "response.in_progress"):
+            turn.model = _dict(payload.get("response")).get("model") or turn.model
+        elif kind == "response.output_item.added":
+            self._item(turn, _int(payload.get("output_index")), _dict(payload.get("item")))
+        elif kind == "response.output_text.delta":
+            turn.text += str(payload.get("delta") or "")
+        elif kind == "response.function_call_arguments.delta":
+            call = turn.calls.get(_int(payload.get("output_index")))
+            if call is not None:
+                call.arguments += str(payload.get("delta") or "")
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            self._end(turn, _dict(payload.get("response")))
+        elif kind == "error":
+            turn.error = (str(payload.get("code") or "server_error"),
+                          str(payload.get("message") or "error"))
+
+    def _item(self, turn: ImportedTurn, index: int, item: dict[str, Any]) -> None:
+        if item.get("type") == "function_call":
+            turn.calls[index] = ImportedCall(str(item.get("call_id") or ""),
+                                             str(item.get("name") or ""),
+                                             str(item.get("arguments") or ""))
+
+    def _end(self, turn: ImportedTurn, response: dict[str, Any]) -> None:
+        turn.terminal = True
+        turn.model = response.get("model") or turn.model
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            turn.usage = {"input_tokens": _int(usage.get("input_tokens")),
+                          "output_tokens": _int(usage.get("output_tokens")),
+                          "cache_read_tokens": _int(_dict(usage.get("input_tokens_details"))
+                                                    .get("cached_tokens")),
+                          "cache_write_tokens": 0}
+        status = response.get("status")
+        if status == "failed":
+            error = _dict(response.get("error"))
+            turn.error = (str(error.get("code") or "server_error"),
+                          str(error.get("message") or "error"))
+        reason = _dict(response.get("incomplete_details")).get("reason")
+        turn.raw_finish = str(reason or status)
+        turn.finish = "length" if reason == "max_output_tokens" else \
+            "tool_calls" if turn.calls else "stop"
+
+    def read_body(self, turn: ImportedTurn, body: Mapping[str, Any]) -> None:
+        for index, raw in enumerate(_list(body.get("output"))):
+            item = _dict(raw)
+            self._item(turn, index, item)
+            if item.get("type") == "message":
+                turn.text += "".join(str(_dict(c).get("text") or "")
+                                     for c in _list(item.get("content")))
+        self._end(turn, dict(body))
+
+
+# ------------------------------------------------------------------ Gemini
+
+
+_GEMINI_FINISH: Final = {"STOP": "stop", "MAX_TOKENS": "length",
+                         "MALFORMED_FUNCTION_CALL": "tool_calls", "SAFETY": "stop",
+                         "RECITATION": "stop", "OTHER": "stop"}
+
+
+class GeminiReader:
+    """Gemini: ``GenerateContentResponse`` chunks (``candidates``), the last with its
+    ``finishReason``, or one such object."""
+
+    def recognises_event(self, _event: str, data: object) -> bool:
+        return "candidates" in _dict(data)
+
+    def recognises_body(self, body: Mapping[str, Any]) -> bool:
+        return "candidates" in body
+
+    def read_event(self, turn: ImportedTurn, _event: str, data: object) -> None:
+        chunk = _dict(data)
+        if "error" in chunk:
+            error = _dict(chunk["error"])
+            turn.error = (str(error.get("status") or "UNAVAILABLE"),
+                          str(error.get("message") or "error"))
+            return
+        turn.model = chunk.get("modelVersion") or turn.model
+        usage = chunk.get("usageMetadata")
+        if isinstance(usage, dict):
+            turn.usage = {"input_tokens": _int(usage.get("promptTokenCount")),
+                          "output_tokens": _int(usage.get("candidatesTokenCount")),
+                          "cache_read_tokens": _int(usage.get("cachedContentTokenCount")),
+                          "cache_write_tokens": 0}
+        for raw in _list(chunk.get("candidates"))[:1]:
+            candidate = _dict(raw)
+            for part in _list(_dict(candidate.get("content")).get("parts")):
+                self._part(turn, _dict(part))
+            reason = candidate.get("finishReason")
+            if isinstance(reason, str):
+                # The chunk with the finish reason is Gemini's last: its terminal event.
+                turn.terminal = True
+                _finish(turn, reason, _GEMINI_FINISH)
+                if turn.finish == "stop" and turn.calls:
+                    turn.finish = "tool_calls"  # Gemini says STOP after function calls too
+
+    def _part(self, turn: ImportedTurn, part: dict[str, Any]) -> None:
+        if isinstance(part.get("text"), str) and not part.get("thought"):
+            turn.text += part["text"]
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            name = str(call.get("name") or "")
+            turn.calls[len(turn.calls)] = ImportedCall(str(call.get("id") or name), name,
+                                                       _compact(call.get("args")))
+
+    def read_body(self, turn: ImportedTurn, body: Mapping[str, Any]) -> None:
+        self.read_event(turn, "", dict(body))
+        turn.terminal = True
+
+
+#: The reader of each dialect: ``harness import`` reads the captures of these.
 READERS: Final[dict[Dialect, AnswerReader]] = {
     "openai": OpenAIReader(),
     "anthropic": AnthropicReader(),
+    "openai-responses": ResponsesReader(),
+    "gemini": GeminiReader(),
 }

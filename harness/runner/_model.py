@@ -44,16 +44,20 @@ class ToolResult:
     outcome: str
 
 
-def call_id(turn: int, index: int) -> str:
-    """The id of the ``index``-th call of ``turn``'s reply.
+#: How each API begins its tool-call ids (Anthropic's are ``toolu_…``; the others ``call_…``).
+CALL_ID_PREFIXES: dict[str, str] = {"anthropic": "toolu_"}
 
-    >>> call_id(2, 0)
-    'call_t2_0'
+
+def call_id(turn: int, index: int, dialect: str = "openai") -> str:
+    """The id of the ``index``-th call of ``turn``'s reply, with the dialect's prefix.
+
+    >>> call_id(2, 0), call_id(2, 0, "anthropic")
+    ('call_t2_0', 'toolu_t2_0')
     """
-    return f"call_t{turn}_{index}"
+    return f"{CALL_ID_PREFIXES.get(dialect, 'call_')}t{turn}_{index}"
 
 
-def fresh_call_id(turn: int, index: int, used: set[str]) -> str:
+def fresh_call_id(turn: int, index: int, used: set[str], dialect: str = "openai") -> str:
     """:func:`call_id`, made unique against the ids the conversation already holds.
 
     A continuation (S6) joins two provider turns into one assistant message, so the
@@ -62,10 +66,10 @@ def fresh_call_id(turn: int, index: int, used: set[str]) -> str:
     >>> fresh_call_id(2, 0, {"call_t2_0"})
     'call_t2_0_r1'
     """
-    candidate, again = call_id(turn, index), 0
+    candidate, again = call_id(turn, index, dialect), 0
     while candidate in used:
         again += 1
-        candidate = f"{call_id(turn, index)}_r{again}"
+        candidate = f"{call_id(turn, index, dialect)}_r{again}"
     return candidate
 
 
@@ -226,7 +230,7 @@ class ScriptedModel:
                             applied)
         if reply is None:
             return ScriptedResponse((Text(UNSCRIPTED_TEXT),), "stop", _derived_usage(body, 8))
-        return render(reply, request.turn, body, self._read.call_ids)
+        return render(reply, request.turn, body, self._read.call_ids, self.scenario.dialect)
 
 
 def _condition_met(reply: Reply, results: Sequence[ToolResult],
@@ -252,14 +256,14 @@ def _matches(reply: Reply, result: ToolResult) -> bool:
 
 
 def render(reply: Reply, turn: int, body: Mapping[str, object],
-           used: set[str] | None = None) -> ScriptedResponse:
+           used: set[str] | None = None, dialect: str = "openai") -> ScriptedResponse:
     """A scripted reply as the fake provider's :class:`~fakes.ScriptedResponse`.
 
     ``used`` are the ids of the calls in ``body``'s conversation, when already known.
     """
     parts: list[Text | ToolUse] = [Text(reply.text)] if reply.text else []
     used = _call_ids_in(body) if used is None else used
-    parts += [ToolUse(fresh_call_id(turn, i, used), c.tool, dict(c.args))
+    parts += [ToolUse(fresh_call_id(turn, i, used, dialect), c.tool, dict(c.args))
               for i, c in enumerate(reply.calls)]
     if reply.usage is not None:
         u = reply.usage

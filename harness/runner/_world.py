@@ -197,7 +197,8 @@ class World:
                                      latency=Latency() if scenario.provider.latency else None,
                                      conditions=provider_conditions(scenario),
                                      quota=_quota(scenario), clock=self.clock.now,
-                                     calendar_origin=_CALENDAR_ORIGIN)
+                                     calendar_origin=_CALENDAR_ORIGIN,
+                                     models=(scenario.provider.model,))
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
         self.requests: list[_Pending] = []

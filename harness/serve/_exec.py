@@ -155,7 +155,20 @@ class _ExecCase:
         result = without_secrets(result, self.scenario.secret_values())
         if result.passed:
             self._remove_files()  # a failing case keeps them, for whoever looks into it
-        return result
+            return result
+        return self._naming_the_folder(result)
+
+    def _naming_the_folder(self, result: CaseResult) -> CaseResult:
+        """The result with its first failure saying where the kept working folder is."""
+        failed = [i for i, v in enumerate(result.verdicts) if v.status == "fail"]
+        if not failed or self.folder in " ".join(result.verdicts[failed[0]].evidence):
+            return result
+        verdicts = list(result.verdicts)
+        first = verdicts[failed[0]]
+        kept = (f"the agent's working folder is kept: {self.folder} (its processes' output: "
+                f"{Path(self.folder).name}.N.out and .err beside it)")
+        verdicts[failed[0]] = replace(first, evidence=(*first.evidence, kept))
+        return replace(result, verdicts=tuple(verdicts))
 
     def _remove_files(self) -> None:
         """The case's working folder and its processes' logs (``FOLDER.N.out``/``.err``)."""

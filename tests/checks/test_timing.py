@@ -57,7 +57,7 @@ def test_j7_fails_a_request_sent_while_a_timed_out_tool_still_runs() -> None:
     assert verdict(run(source), "J7").status == "pass"
     bad = verdict(run(source, "J7-walks-away-from-timed-out-tool"), "J7")
     assert bad.status == "fail"
-    assert "while the cancelled call call_t1_1 of stubborn" in bad.message
+    assert "while the cancelled call toolu_t1_1 of stubborn" in bad.message
 
 
 def test_l2_fails_writers_that_overlap_in_time() -> None:

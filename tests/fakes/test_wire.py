@@ -105,7 +105,7 @@ def test_anthropic_stream_has_the_documented_event_sequence() -> None:
     message = payloads[0]["message"]
     assert message["role"] == "assistant"
     assert message["content"] == []
-    assert message["model"] == "fake-model"
+    assert message["model"] == OPENAI_BODY["model"]  # the requested model, echoed back
     assert message["id"].startswith("msg_")
 
 

@@ -151,6 +151,26 @@ def test_a_passing_case_leaves_no_files_and_a_failing_one_keeps_its_own(
     assert (temp / logs[0]).read_text() == "no key here\n"
 
 
+def test_a_case_failed_by_a_check_names_its_kept_working_folder(
+        tmp_path: Path, harness_main: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    # Exits 0 after mailing twice over $HARNESS_TOOLS_URL: I1 fails, not the process.
+    mail_twice = ("import json, os, urllib.request as u\n"
+                  "for _ in range(2):\n"
+                  "    u.urlopen(u.Request(os.environ['HARNESS_TOOLS_URL'] + '/mail', "
+                  "data=json.dumps({'to': 'cfo@example.com', 'body': 'invoice 7'}).encode(), "
+                  "method='POST')).read()\n")
+    (tmp_path / "mail_twice.py").write_text(mail_twice, encoding="utf-8")
+    done = harness_main(str(SCENARIO), "--exec",
+                        f'{sys.executable} "$HARNESS_START_DIR/mail_twice.py"', "--no-crash")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "I1 broken" in done.stdout
+    [folder] = [path for path in temp.glob("harness-exec-*") if path.is_dir()]
+    assert f"the agent's working folder is kept: {folder}" in done.stdout
+
+
 def test_the_agent_sees_the_servers_urls(tmp_path: Path, harness_main: Run) -> None:
     names = ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "HARNESS_TOOLS_URL",
              "HARNESS_MCP_URL", "HARNESS_PROMPT", "HARNESS_INCARNATION", "HARNESS_TOKEN"]

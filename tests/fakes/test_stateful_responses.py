@@ -1,0 +1,146 @@
+"""The Responses API's stored state, as the official openai SDK reaches it.
+
+``previous_response_id`` continues the stored conversation (the follow-up is turn 2,
+not turn 1 again), ``store: false`` responses cannot be continued or retrieved, and
+``GET /v1/responses/{id}`` returns the stored response object. Each is checked
+through the harness's in-process interception (an unchanged agent's SDK call) and,
+in the system tier, over ``harness serve``'s real port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from harness.intercept import PROVIDER_ENVIRONMENT, intercepted_network, virtual_time
+from harness.intercept._time import threads_the_clock_sees, virtual_event_loops
+from harness.runner import World
+from harness.scenario import Scenario, load_scenario
+
+SCENARIO = """
+name: responses-two-turns
+dialect: openai-responses
+seed: 5
+tools: {mail: {kind: send}}
+model:
+  - turn: 1
+    calls: [{tool: mail, args: {to: a@b}}]
+  - turn: 2
+    text: "Sent."
+  - turn: 3
+    text: "Anything else?"
+expect: {stop_state: complete}
+"""
+
+Connect = Callable[[Scenario], Any]
+
+
+def two_turns(folder: Path) -> Scenario:
+    path = folder / "two.yaml"
+    path.write_text(SCENARIO, encoding="utf-8")
+    return load_scenario(path)
+
+
+@contextmanager
+def in_process_world(loaded: Scenario) -> Iterator[World]:
+    """The scenario's world, as an unchanged agent inside a case meets it: its network
+    intercepted, on virtual time."""
+    world = World(loaded, seed=loaded.seed)
+    with ExitStack() as stack:
+        stack.enter_context(virtual_time(world.clock))
+        stack.enter_context(virtual_event_loops(world.clock))
+        stack.enter_context(threads_the_clock_sees())
+        stack.enter_context(intercepted_network(world.route(1)))
+        yield world
+
+
+@contextmanager
+def in_process(loaded: Scenario) -> Iterator[tuple[openai.OpenAI, World]]:
+    """The SDK as an unchanged agent inside a case uses it: intercepted, on virtual time."""
+    with in_process_world(loaded) as world, ExitStack() as stack:
+        client = stack.enter_context(openai.OpenAI(
+            api_key="k", base_url=PROVIDER_ENVIRONMENT["OPENAI_BASE_URL"], max_retries=0))
+        yield client, world
+
+
+def follow_up(client: openai.OpenAI, first: Any, **extra: Any) -> Any:
+    call = first.output[0]
+    return client.responses.create(
+        model="gpt-4.1", previous_response_id=first.id, **extra,
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "sent"}])
+
+
+def check_continues_and_retrieves(client: openai.OpenAI) -> None:
+    """Create, continue twice and retrieve."""
+    first = client.responses.create(model="gpt-4.1", input="mail a@b", instructions="brief")
+    assert first.output[0].type == "function_call"
+    second = follow_up(client, first)
+    # Turn 2 of the script: the held call and its output came before the new input.
+    assert second.output_text == "Sent."
+    third = client.responses.create(model="gpt-4.1", previous_response_id=second.id,
+                                    input="and?")
+    assert third.output_text == "Anything else?"  # a chain of three: turn 3
+
+    stored = client.responses.retrieve(second.id)
+    assert stored.id == second.id
+    assert stored.output_text == "Sent."
+    assert stored.previous_response_id == first.id
+    assert stored.model == "gpt-4.1"
+    assert stored.instructions is None  # instructions are not carried over by the chain
+    assert client.responses.retrieve(first.id).instructions == "brief"
+
+
+def check_store_false(client: openai.OpenAI) -> None:
+    first = client.responses.create(model="gpt-4.1", input="mail a@b", store=False)
+    with pytest.raises(openai.BadRequestError) as refused:
+        follow_up(client, first)
+    assert refused.value.body == {
+        "message": f"Previous response with id '{first.id}' not found.",
+        "type": "invalid_request_error", "param": "previous_response_id",
+        "code": "previous_response_not_found"}
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.responses.retrieve(first.id)
+    assert missing.value.body == {
+        "message": f"Response with id '{first.id}' not found.",
+        "type": "invalid_request_error", "param": None, "code": None}
+
+
+def check_delete(client: openai.OpenAI) -> None:
+    first = client.responses.create(model="gpt-4.1", input="mail a@b")
+    client.responses.delete(first.id)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(first.id)
+    with pytest.raises(openai.BadRequestError):
+        follow_up(client, first)
+
+
+@pytest.mark.parametrize("check", [check_continues_and_retrieves, check_store_false,
+                                   check_delete])
+def test_stored_responses_in_process(tmp_path: Path, check: Callable[[openai.OpenAI], Any]
+                                     ) -> None:
+    with in_process(two_turns(tmp_path)) as (client, world):
+        check(client)
+    if check is check_continues_and_retrieves:
+        turns = [r.turn for r in world.provider.requests if r.turn]
+        assert turns == [1, 2, 3]
+        # What the model saw of the follow-up: the stored input and output, then the new item.
+        seen = world.provider.requests[1].json["input"]
+        assert [item.get("type", "message") for item in seen] == \
+            ["message", "function_call", "function_call_output"]
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("check", [check_continues_and_retrieves, check_store_false,
+                                   check_delete])
+def test_stored_responses_over_serve(tmp_path: Path, check: Callable[[openai.OpenAI], Any]
+                                     ) -> None:
+    from harness.serve import serving
+
+    with serving([two_turns(tmp_path)], time_scale=0.01) as served, openai.OpenAI(
+            api_key="k", base_url=served.env["OPENAI_BASE_URL"], max_retries=0) as client:
+        check(client)
