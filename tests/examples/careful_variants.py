@@ -49,11 +49,25 @@ EDITS: dict[str, tuple[tuple[str, str], ...]] = {
     # Each writer call carries the call's id as its idempotency key: stable across a
     # restart, so a relay that honours it sends the mail once whatever happens.
     "keyed": (
-        (_IMPORT, _OWN_RUN_TOOL),
         ("        return json.dumps(run_tool(name, args))\n",
          "        if name in SIDE_EFFECTS:\n"
          "            args = {**args, \"idempotency_key\": f\"mail-{call['id']}\"}\n"
          "        return json.dumps(run_tool(name, args))\n"),
+    ),
+    # A 400 taken for a flaky network: retried with the cut streams.
+    "retries-400": (
+        ("        except (httpx2.TransportError, openai.APIConnectionError, IncompleteStream):\n",
+         "        except (httpx2.TransportError, openai.APIConnectionError, IncompleteStream,\n"
+         "                openai.BadRequestError):\n"),
+    ),
+    # Rate limits waited out for as long as they come: the SDK's own retries, then again.
+    "uncapped-429": (
+        ("            return await complete_once(client, messages)\n",
+         "            while True:\n"
+         "                try:\n"
+         "                    return await complete_once(client, messages)\n"
+         "                except openai.RateLimitError:\n"
+         "                    await asyncio.sleep(1.0)\n"),
     ),
 }
 
@@ -61,7 +75,8 @@ EDITS: dict[str, tuple[tuple[str, str], ...]] = {
 def variant_source(name: str, package: str) -> str:
     """The careful agent's source with variant ``name``'s edits applied."""
     source = CAREFUL_SOURCE
-    for old, new in EDITS[name]:
+    # Every variant runs its own tools (the scenario's targets are mapped to them).
+    for old, new in ((_IMPORT, _OWN_RUN_TOOL), *EDITS[name]):
         assert source.count(old) == 1, f"variant {name}: {old!r} is not in the careful agent"
         source = source.replace(old, new.replace("{package}", package)
                                 .replace("{{", "{").replace("}}", "}"))
@@ -74,7 +89,7 @@ _written = itertools.count(1)
 def write_variant(name: str, root: Path) -> PlainEntry:
     """Write variant ``name`` as a package under ``root`` (on ``sys.path``); its entry,
     with the scenario's tools mapped to the package's own tools."""
-    package = f"careful_{name}_{next(_written)}_{id(root) % 10_000}"
+    package = f"careful_{name.replace('-', '_')}_{next(_written)}_{id(root) % 10_000}"
     folder = root / package
     folder.mkdir()
     (folder / "__init__.py").write_text("from .agent import main\n")
