@@ -33,6 +33,9 @@ def read_outbox():
     raise RuntimeError("the real outbox must never be reached in a test")
 '''
 
+# The same tools as coroutines, as an agent that runs one answer's calls side by side has them.
+ASYNC_TOOLS = KEYED_TOOLS.replace("def ", "async def ")
+
 _IMPORT = "from examples.openai_agent.agent import MODEL, SYSTEM, TOOLS, run_tool\n"
 _OWN_RUN_TOOL = '''from examples.openai_agent.agent import MODEL, SYSTEM, TOOLS
 from {package} import tools
@@ -69,7 +72,45 @@ EDITS: dict[str, tuple[tuple[str, str], ...]] = {
          "                except openai.RateLimitError:\n"
          "                    await asyncio.sleep(1.0)\n"),
     ),
+    # The calls of one answer run side by side, and each result, as it finishes, is paired
+    # with the next call in the model's order (wrapped, as most agents do).
+    "completion-order": (
+        ("def run_call(", "async def run_call("),
+        ("        return json.dumps(run_tool(name, args))\n",
+         "        result = await run_tool(name, args)\n"
+         "        return json.dumps({\"status\": \"ok\", \"result\": result})\n"),
+        ("""        for call in last["tool_calls"]:
+            if call["id"] in answered:
+                continue
+            if state["finish_reason"] == "length":
+                content = not_run(call, "truncated", "your answer was cut at the output limit")
+            elif call["id"] in state["started"]:
+                content = unknown_outcome(call)
+            else:
+                content = run_call(state, call)
+            reply = {"role": "tool", "tool_call_id": call["id"], "content": content}
+            state["messages"].append(reply)
+            save_state(state)
+""", """        todo = [call for call in last["tool_calls"] if call["id"] not in answered]
+
+        async def reply_for(call: dict[str, Any]) -> str:
+            if state["finish_reason"] == "length":
+                return not_run(call, "truncated", "your answer was cut at the output limit")
+            if call["id"] in state["started"]:
+                return unknown_outcome(call)
+            return await run_call(state, call)
+
+        running = [asyncio.ensure_future(reply_for(call)) for call in todo]
+        for call, done in zip(todo, asyncio.as_completed(running)):
+            reply = {"role": "tool", "tool_call_id": call["id"], "content": await done}
+            state["messages"].append(reply)
+            save_state(state)
+"""),
+    ),
 }
+
+#: Variants whose tools are coroutines.
+ASYNC_VARIANTS = {"completion-order"}
 
 
 def variant_source(name: str, package: str) -> str:
@@ -94,7 +135,8 @@ def write_variant(name: str, root: Path) -> PlainEntry:
     folder.mkdir()
     (folder / "__init__.py").write_text("from .agent import main\n")
     (folder / "agent.py").write_text(variant_source(name, package))
-    (folder / "tools.py").write_text(textwrap.dedent(KEYED_TOOLS))
+    tools = ASYNC_TOOLS if name in ASYNC_VARIANTS else KEYED_TOOLS
+    (folder / "tools.py").write_text(textwrap.dedent(tools))
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     tool_map = tuple((tool, f"{package}.tools:{tool}")

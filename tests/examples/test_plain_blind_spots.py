@@ -28,13 +28,19 @@ def run(entry: PlainEntry, path: Path) -> CaseResult:
 
 
 def entry_of(name: str, root: Path) -> PlainEntry:
-    return PlainEntry(CAREFUL) if name == "careful" else write_variant(name, root)
+    """The careful example, its tools mapped as ``--target`` maps them, or a variant."""
+    if name != "careful":
+        return write_variant(name, root)
+    return PlainEntry(CAREFUL).with_tool_map(tuple(
+        (tool, f"examples.openai_agent.tools:{tool}")
+        for tool in ("send_mail", "append_note", "read_outbox")))
 
 
 BLIND_SPOTS = [
     # (broken agent, shipped scenario, the check that fails it)
     ("retries-400", "scenarios/dialects/client-error-400-openai.yaml", "S5:4xx"),
     ("uncapped-429", "scenarios/dialects/rate-limited-in-a-row-openai.yaml", "S5:429"),
+    ("completion-order", "scenarios/tools/results-in-the-models-order.yaml", "L2:results"),
 ]
 
 
