@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, final
 
@@ -109,6 +109,8 @@ class FakeJobRunner:
         self.jobs: list[RunnerJob] = []
         self._next_pid = _FIRST_PID
         self._impostors: dict[int, JobIdentity] = {}
+        # Told the job's tool after each signal a job got (the world's after_signal point).
+        self.on_signal: Callable[[str], None] | None = None
 
     def port(self, incarnation: int, specs: Mapping[str, JobSpec]) -> RunnerPort:
         """The runner as ``incarnation`` holds it: refused once that incarnation is dead."""
@@ -260,9 +262,10 @@ class RunnerPort:
         job = self._job(identity, f"{signal} {identity.execution_id}")
         now = self._runner.clock.now()
         job.signals.append(SignalRecord(signal, now, self._incarnation))
-        if job.state != "running" or (signal == "TERM" and job.spec.ignores_term):
-            return
-        self._runner._end(job, "killed", -15 if signal == "TERM" else -9, now)
+        if job.state == "running" and not (signal == "TERM" and job.spec.ignores_term):
+            self._runner._end(job, "killed", -15 if signal == "TERM" else -9, now)
+        if self._runner.on_signal is not None:
+            self._runner.on_signal(job.tool)  # may crash the case here (after_signal)
 
     async def wait(self, identity: JobIdentity, timeout: float | None = None) -> JobStatus:
         job = self._job(identity, f"wait {identity.execution_id}")

@@ -20,6 +20,7 @@ from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
     check_backoff,
+    check_client_errors,
     check_idle_watchdog,
     check_overlap,
     check_retry_after,
@@ -36,6 +37,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_idle_watchdog,
     check_retry_after,
     check_429_cap,
+    check_client_errors,
     check_backoff,
     check_settle,
     check_overlap,

@@ -24,13 +24,12 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
-from harness._redact import REDACTED
 from harness.checks._always import always_verdicts
 from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._tolerance import late_tolerance
 from harness.checks._verdict import Verdict
-from harness.ports import cut_at_limit, reply_failed
+from harness.ports import asked_for, cut_at_limit, reply_failed
 from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
 _MAX_EVIDENCE = 12
@@ -378,20 +377,23 @@ def check_i7(trace: Trace) -> Verdict:
     """No tool ran with arguments from a truncated or incomplete attempt.
 
     Every invocation's call id must come from a whole, untruncated answer whose
-    arguments parse, and the arguments it ran with must equal those.
+    arguments parse, and the arguments it ran with must be those: each one the model
+    sent, unchanged. One the agent adds on top (an ``idempotency_key``) does not make
+    it another call (:func:`harness.ports.asked_for`).
     ``unknown`` when no answer with tool calls was truncated or cut short.
     """
     risky = [r for r in trace.requests if r.calls and not r.committable]
-    good: dict[str, set[str]] = {}
+    good: dict[str, list[object]] = {}
     for r in trace.requests:
         if r.committable:
             for call in r.calls:
                 parsed = call.arguments()
                 if parsed is not None:
-                    good.setdefault(call.call_id, set()).add(_canonical(parsed))
+                    good.setdefault(call.call_id, []).append(parsed)
     bad = [f"invocation #{inv.seq} {inv.tool} call {inv.call_id} args {_canonical(inv.arguments)}"
            for inv in trace.invocations
-           if not inv.refused and _canonical(inv.arguments) not in good.get(inv.call_id, set())]
+           if not inv.refused
+           and not any(asked_for(asked, inv.arguments) for asked in good.get(inv.call_id, []))]
     if bad:
         return _fail("I7", "a tool ran with arguments no complete answer sent",
                      [*bad, *(_request_line(r) for r in risky)])
@@ -531,10 +533,10 @@ def check_i10(trace: Trace) -> Verdict:
 
 
 def _ran_with(trace: Trace, call_id: str | None, arguments: str) -> dict[str, Any]:
-    """The arguments a reported call ran with: the transcript's, or, where the agent
-    redacted a secret in them (J3), the ones the world saw that call run with."""
-    if REDACTED not in arguments:
-        return cast(dict[str, Any], json.loads(arguments))
+    """The arguments a reported call ran with, as the world saw them: the ledger keys an
+    effect by those, which may hold more than the transcript's (an idempotency key the
+    agent added) or less (a secret it redacted there, J3). The transcript's when the
+    call never ran (its ``ok`` was never true, and the key will not be found)."""
     ran = [i.arguments for i in trace.invocations if i.call_id == call_id and not i.refused]
     return ran[-1] if ran else cast(dict[str, Any], json.loads(arguments))
 

@@ -8,7 +8,8 @@ alone, so they apply to any agent that uses the job port and cancel hook:
   again for the same call (re-attach or replay instead); no exit code is told
   for a process that vanished or a runner that could not be asked; output lost
   beyond the runner's window is reported ``lossy``; a re-attached reader loses
-  and repeats no line; a TERM is followed through until the process is gone;
+  and repeats no line; a TERM is followed through until the process is gone (a job
+  that got TERM never runs on to its own exit unkilled, across a restart too);
 - ``JOBS:wakeup`` (the wait/completion race): each completion reaches the model
   exactly once, by its call's reply or by a wake-up message
   (``JOB_COMPLETED <execution id>``) — never neither, never both; after a turn,
@@ -35,6 +36,9 @@ from harness.trace import CancelRecord, JobRecord, MessageRecord, Trace
 #: The owner session of the runner's neighbour job (``fakes.NEIGHBOUR_SESSION``).
 NEIGHBOUR_SESSION = "other-session"
 _EPS = 1e-6
+#: How long after a TERM a job may still exit on its own before the TERM counts as
+#: abandoned: well beyond the few seconds' grace agents give before KILL.
+TERM_FOLLOW_THROUGH_SECONDS = 30.0
 #: Cancels that end the run: a late completion after one is recorded, never woken.
 _OWNER_TARGETS = ("turn", "goal", "session")
 
@@ -157,7 +161,29 @@ def _job_problems(job: JobRecord, reply: MessageRecord | None, trace: Trace) -> 
     if any(s.signal == "TERM" for s in job.signals) and job.state == "running":
         problems.append(f"{name} got TERM and still runs: escalate to KILL and wait for the "
                         "process tree to exit (seed 002 §19.4, the stopping row)")
+    problems += _term_left_to_run_out(name, job)
     return problems
+
+
+def _term_left_to_run_out(name: str, job: JobRecord) -> list[str]:
+    """A TERM whose job ran on to its own end, never killed: the stop was not finished.
+
+    Seen from the runner alone: the last TERM, no KILL after it, and an exit of the job's
+    own well past any grace period. An agent that restarts while its job is ``stopping``
+    and then waits for the job instead of going on TERM→KILL leaves exactly this.
+    """
+    terms = [s for s in job.signals if s.signal == "TERM"]
+    if not terms or job.state != "exited" or job.ended_at is None:
+        return []
+    last = terms[-1]
+    if any(s.signal == "KILL" and s.at >= last.at for s in job.signals):
+        return []
+    if job.ended_at - last.at <= TERM_FOLLOW_THROUGH_SECONDS:
+        return []
+    return [f"{name} got TERM at {last.at:g}s (incarnation {last.incarnation}) and ran on to "
+            f"its own exit at {job.ended_at:g}s, never killed: a job left stopping is taken "
+            "on to KILL after the grace period, after a restart too (seed 002 §19.4, the "
+            "stopping row)"]
 
 
 def _output_problems(name: str, job: JobRecord, content: dict[str, Any]) -> list[str]:

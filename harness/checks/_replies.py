@@ -4,7 +4,9 @@ Seed 002 §19.5: "结果仍按模型给出的顺序提交" — calls that run si
 any order, and a runner that pairs results with calls by completion order gives
 each call another call's result, with a well-formed transcript. The world knows
 what each invocation returned; a reply whose JSON is exactly what a different
-call of the same batch returned, and not its own call's result, was crossed.
+call of the same batch returned, and not its own call's result, was crossed. Agents
+often wrap a result (``{"status": "ok", "result": …}``): the wrapped value counts as
+the reply's too (:data:`WRAPPER_KEYS`).
 
 Example::
 
@@ -13,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -52,14 +55,38 @@ def _overlapping_calls(trace: Trace) -> set[str]:
             and a.started_at < b.ended_at and b.started_at < a.ended_at}  # type: ignore[operator]
 
 
+#: Keys under which agents commonly wrap a tool's result in their reply
+#: (``{"status": "ok", "result": …}``, ``{"output": …}``): the result is looked for there too.
+WRAPPER_KEYS = ("result", "output", "content", "data", "value", "response")
+
+
 def _crossed(reply: MessageRecord, results: dict[str, Any]) -> list[str]:
     own = results.get(reply.call_id or "")
     try:
         said = json.loads(reply.text)
     except ValueError:
         return []
-    if own is None or said == own:
+    carried = _carried(said)
+    if own is None or own in carried:
         return []
-    others = [cid for cid, value in results.items() if cid != reply.call_id and value == said]
+    others = [cid for cid, value in results.items() if cid != reply.call_id and value in carried]
     return [f"the reply to call {reply.call_id} is the result of call {others[0]}"] if others \
         else []
+
+
+def _carried(said: Any) -> list[Any]:
+    """The reply itself, and what it holds under a wrapper key (parsed, if a JSON string).
+
+    >>> _carried({"status": "ok", "result": '{"stored": true}'})[2:]
+    [{'stored': True}]
+    """
+    found = [said]
+    if isinstance(said, dict):
+        for key in WRAPPER_KEYS:
+            if key in said:
+                inner = said[key]
+                found.append(inner)
+                if isinstance(inner, str):
+                    with contextlib.suppress(ValueError):
+                        found.append(json.loads(inner))
+    return found

@@ -13,6 +13,8 @@ reports. Each is ``unknown`` when the run never met what it is about.
   sends nothing before the wait is over;
 - ``S5:429`` (seed 002 "自建起步" ⑤, grok limits consecutive 429s): after
   ``max_consecutive_429`` rate limits in a row, no further request;
+- ``S5:4xx`` (seed 002 §19.1, grok-build: 400/404/422 are never retried): a request
+  answered 400, 404 or 422 is never sent again by the same incarnation;
 - ``J7`` settle (seed 002 §19.1, "工具超时为什么不能直接 Promise.race"): while a
   cancelled tool call still runs, no model request and no call of that tool
   starts;
@@ -154,6 +156,38 @@ def check_429_cap(trace: Trace) -> Verdict:
     if not reached:
         return Verdict("S5:429", "unknown", f"no {cap} rate limits (429) came in a row")
     return Verdict("S5:429", "pass", f"the agent stopped after {cap} rate limits in a row")
+
+
+# ------------------------------------------------------------------------- S5:4xx
+
+#: Client errors no retry can fix: the same request gets the same answer (seed 002 §19.1:
+#: only 429, some 5xx and broken streams are retried). 408 and 409 are retried by the SDKs.
+FINAL_CLIENT_ERRORS = (400, 404, 422)
+
+
+def check_client_errors(trace: Trace) -> Verdict | None:
+    """A request answered 400, 404 or 422 is not sent again by the same incarnation.
+
+    ``None`` when no such answer came. A context-length error (a standing condition of the
+    world, answered 400) is the compaction checks' to judge: a smaller request follows it.
+    """
+    live = _live(trace)
+    refused = [r for r in live if r.status in FINAL_CLIENT_ERRORS and r.condition is None]
+    if not refused:
+        return None
+    retried = []
+    for r in refused:
+        again = next((x for x in live if x.index > r.index and x.incarnation == r.incarnation
+                      and x.turn == r.turn), None)
+        if again is not None:
+            retried.append(f"{_at(again)} retried {_at(r)}, which was answered {r.status}")
+    if retried:
+        return Verdict("S5:4xx", "fail", retried[0], tuple(retried),
+                       advice="a 400, 404 or 422 is not retryable: the same request gets the "
+                              "same answer; stop the run failed (or fix the request)")
+    statuses = sorted({r.status for r in refused})
+    return Verdict("S5:4xx", "pass", f"{len(refused)} request(s) answered {statuses}, none "
+                   "sent again")
 
 
 # ------------------------------------------------------------------------- J7

@@ -61,6 +61,7 @@ from harness.mutants._jobs import (
     invents_exit_codes,
     never_claims,
     reruns_jobs_after_restart,
+    waits_for_stopping_jobs,
 )
 from harness.ports import CriterionVerdict, Goal, Lease, Verification
 
@@ -451,6 +452,7 @@ _BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
 _ORPHAN = "scenarios/jobs/orphan-lossy-and-unknown.yaml"
 _RACE = "scenarios/cancel/race-and-session-cancel.yaml"
 _CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
+_STOPPING = "scenarios/cancel/stopping-job-after-restart.yaml"
 _CANCEL_GOAL = "scenarios/cancel/cancel-the-goal.yaml"
 _ROUNDS = "scenarios/goals/verifier-rounds-run-out.yaml"
 _SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
@@ -593,6 +595,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "runs a job again after a restart instead of re-attaching to it",
            reruns_jobs_after_restart(),
            (Kill(_BUILD, "JOBS", "jobs:fsync#2:after:unsynced_lost"),)),
+    Mutant("JOBS-waits-for-stopping-job", "seed 002 §19.4 (stopping 进程仍在: 继续 TERM→KILL 升级)",
+           "after a restart, takes a job its record says is stopping for a running one and "
+           "waits for it, so a build that ignores TERM is never killed",
+           waits_for_stopping_jobs(),
+           (Kill(_STOPPING, "JOBS", "after_signal:build#1:at:unsynced_lost"),)),
     Mutant("JOBS-exit-code-for-orphans", "seed 002 §19.4 (标记 orphaned,不得伪造 exit code)",
            "reads a vanished process as a clean exit, exit code 0",
            invents_exit_codes(), (Kill(_ORPHAN, "JOBS"),)),

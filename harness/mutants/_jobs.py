@@ -63,6 +63,16 @@ class _NeverClaims(JobSupervisor):
         return super().settle(entry, status, claim=False)
 
 
+class _WaitsForStopping(JobSupervisor):
+    """After a restart, reads a ``stopping`` record as a running job and waits for it:
+    the cancel accepted before the crash is never finished with TERM→KILL."""
+
+    async def reconcile(self, entry: JobEntry | None, call: ToolContext) -> JobEntry:
+        if entry is not None and entry.state == "stopping":
+            entry = replace(entry, state="running", cancelled=False)
+        return await super().reconcile(entry, call)
+
+
 class _ForgetfulRouter(CancelRouter):
     """Acts on every cancel it receives, the same request again included."""
 
@@ -90,6 +100,10 @@ def cancelled_waiter_claims() -> AgentFactory:
 
 def never_claims() -> AgentFactory:
     return reference(job_supervisor=_NeverClaims)
+
+
+def waits_for_stopping_jobs() -> AgentFactory:
+    return reference(job_supervisor=_WaitsForStopping)
 
 
 def cancel_not_idempotent(ports: AgentPorts) -> Agent:

@@ -39,7 +39,7 @@ from harness.ports._goals import (
     Verification,
     VerifierOutcome,
 )
-from harness.ports._hashing import idempotency_key, sha256_json
+from harness.ports._hashing import asked_for, idempotency_key, sha256_json
 from harness.ports._ids import IdSource, rng_stream
 from harness.ports._jobs import (
     CANCEL_TARGETS,
@@ -106,6 +106,7 @@ __all__ = [
     "Verification",
     "VerifierOutcome",
     "Wakeup",
+    "asked_for",
     "call_os",
     "check_dialect",
     "classify_reply",

@@ -37,3 +37,28 @@ def idempotency_key(tool: str, arguments: dict[str, Any]) -> str:
     if isinstance(given, str):
         return given
     return f"{tool}:{sha256_json(arguments)[:16]}"
+
+
+def asked_for(asked: Any, ran: Any) -> bool:
+    """Whether a tool that ran with ``ran`` did what the model ``asked``.
+
+    Every argument the model sent, with its value, and nothing changed; an argument the
+    agent added on top (an ``idempotency_key``, as payment and mail APIs ask for) does
+    not make it another call. Arguments that are not objects must be equal.
+
+    >>> asked_for({"to": "a", "body": "hi"}, {"to": "a", "body": "hi", "idempotency_key": "k"})
+    True
+    >>> asked_for({"to": "a", "body": "hi"}, {"to": "a", "body": "hello"})
+    False
+    >>> asked_for({"to": "a", "body": "hi"}, {"to": "a"})
+    False
+    """
+    if not isinstance(asked, dict) or not isinstance(ran, dict):
+        return _same_json(asked, ran)
+    return all(key in ran and _same_json(ran[key], value) for key, value in asked.items())
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    # default=str: a plain agent may pass a value JSON cannot hold (a date, a path).
+    return bool(json.dumps(a, sort_keys=True, default=str)
+                == json.dumps(b, sort_keys=True, default=str))

@@ -45,6 +45,16 @@ class WorldJobs:
         if self.scenario.cancels:
             # Another session's shared job: a session or job cancel must leave it alone.
             self.runner.start_neighbour()
+        points = self.scenario.crash.points
+        if not isinstance(points, str) and any(p.startswith("after_signal:") for p in points):
+            # Only a scenario that lists such a point reaches it: the world events (and so
+            # the traces) of every other scenario stay as they were.
+            self._signals: dict[str, int] = {}
+            self.runner.on_signal = self._signalled
+
+    def _signalled(self, tool: str) -> None:
+        self._signals[tool] = self._signals.get(tool, 0) + 1
+        self._world.reach(f"after_signal:{tool}#{self._signals[tool]}")
 
     def port(self, incarnation: int) -> RunnerPort | None:
         """The job port of ``incarnation``; None when the scenario declares no jobs."""

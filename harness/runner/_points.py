@@ -11,6 +11,9 @@ write those files. These points are events of the outside world instead:
 ``mid_stream:T``             after the first event of turn T's stream
 ``after_response:T``         turn T's stream was delivered whole; the agent has
                              not acted on it yet
+``after_signal:JOB#K``       right after the K-th signal (TERM or KILL) reached a
+                             job of JOB, before the agent goes on; reached only in
+                             a scenario that lists such a point (never by ``all``)
 ==========================  ======================================================
 
 A point a given agent never reaches makes its case ``unknown``, never a failure.
@@ -29,7 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-WorldPointKind = Literal["after_tool", "before_request", "mid_stream", "after_response"]
+WorldPointKind = Literal["after_tool", "before_request", "mid_stream", "after_response",
+                         "after_signal"]
 WORLD_POINT_KINDS: Final[tuple[WorldPointKind, ...]] = get_args(WorldPointKind)
 #: Each kind's id form and when it strikes (the README's table is made from it).
 WORLD_POINT_MEANINGS: Final[dict[WorldPointKind, tuple[str, str]]] = {
@@ -40,10 +44,12 @@ WORLD_POINT_MEANINGS: Final[dict[WorldPointKind, tuple[str, str]]] = {
     "mid_stream": ("mid_stream:T", "after the first event of turn T's stream"),
     "after_response": ("after_response:T", "turn T's stream was delivered whole; the agent "
                        "has not acted on it yet"),
+    "after_signal": ("after_signal:JOB#K", "right after the K-th signal (TERM or KILL) reached "
+                     "a job of JOB, before the agent goes on (only where a scenario lists it)"),
 }
 #: The regular expression of a world point id (the scenario format and --crash-at use it).
 WORLD_POINT_PATTERN: Final = (
-    r"after_tool:[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
+    r"after_(?:tool|signal):[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
     r"|(?:before_request|mid_stream|after_response):[1-9][0-9]*"
 )
 _WORLD_POINT = re.compile(WORLD_POINT_PATTERN)

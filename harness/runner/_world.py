@@ -73,7 +73,7 @@ from harness.intercept._telemetry import (
     telemetry_answer,
     telemetry_line,
 )
-from harness.ports import SPECS, Dialect
+from harness.ports import SPECS, Dialect, asked_for
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._observed import observed_transcript
@@ -408,7 +408,8 @@ class World:
         """The model's call an invocation answers: the harness matches it, not the agent.
 
         The newest call of ``tool`` with exactly these arguments that this
-        incarnation has not run yet; else the newest such call with other
+        incarnation has not run yet; else the newest whose arguments these extend
+        (:func:`harness.ports.asked_for`); else the newest such call with other
         arguments (I7 then says the arguments differ); else an unmatched id.
         """
         wanted = _canonical(dict(arguments))
@@ -418,6 +419,10 @@ class World:
                       if call.name == tool and call.call_id not in used]
         for call, turn in candidates:
             if _canonical(_parsed(call.argument_text)) == wanted:
+                return call.call_id, turn
+        # An agent may add arguments of its own (an idempotency key) to the model's.
+        for call, turn in candidates:
+            if asked_for(_parsed(call.argument_text), dict(arguments)):
                 return call.call_id, turn
         if candidates:
             return candidates[0][0].call_id, candidates[0][1]

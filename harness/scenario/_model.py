@@ -476,6 +476,14 @@ def _crash_point_problems(scenario: Scenario) -> list[Problem]:
 def _unreachable_world_point(scenario: Scenario, point: str) -> tuple[str, str, str] | None:
     """Why world point ``point`` is never reached, what is expected, a hint; None if it may be."""
     kind, _, rest = point.partition(":")
+    if kind == "after_signal":
+        job, _, number = rest.rpartition("#")
+        if job in scenario.jobs:
+            return None
+        return ("the crash point names a job the scenario does not declare",
+                quoted([f"after_signal:{name}#{number}" for name in scenario.jobs],
+                       "no job (none is declared)"),
+                did_you_mean(point, [f"after_signal:{name}#{number}" for name in scenario.jobs]))
     if kind == "after_tool":
         tool, _, number = rest.rpartition("#")
         declared = [*scenario.tools, *scenario.jobs]

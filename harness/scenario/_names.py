@@ -54,7 +54,7 @@ TARGET_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$"
 # An agent's own persistence point, or a world event (harness.runner._points).
 CRASH_POINT_PATTERN: Final = (
     r"^(?:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*"
-    r"|after_tool:[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
+    r"|after_(?:tool|signal):[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
     r"|(?:before_request|mid_stream|after_response):[1-9][0-9]*"
     r"|all)$"
 )

@@ -87,3 +87,25 @@ def test_a_run_only_a_cancel_could_end_is_unknown_for_an_agent_without_the_hook(
     found = verdict(ATTEMPT, "I4", minimal_factory())
     assert found.status == "unknown"
     assert "cancel hook, which it does not offer" in found.message
+
+
+STOPPING = "scenarios/cancel/stopping-job-after-restart.yaml"
+AFTER_TERM = "after_signal:build#1:at:unsynced_lost"
+
+
+def test_a_job_left_stopping_by_a_crash_is_killed_after_the_restart() -> None:
+    # The crash comes right after the build's TERM, which it ignores: the reference agent
+    # finds its stopping record and goes on, TERM→KILL.
+    found = verdict(STOPPING, "JOBS", label=AFTER_TERM)
+    assert found.status == "pass", found
+    assert any("signals TERM@12s, TERM@12s, KILL@17s" in line for line in found.evidence)
+
+
+def test_an_agent_that_waits_for_its_stopping_job_fails_jobs() -> None:
+    from harness.mutants._jobs import waits_for_stopping_jobs
+
+    found = verdict(STOPPING, "JOBS", waits_for_stopping_jobs(), AFTER_TERM)
+    assert found.status == "fail", found
+    assert found.message.startswith("job exec-2 (build, call call_t1_0) got TERM at 12s "
+                                    "(incarnation 1) and ran on to its own exit at 60s, "
+                                    "never killed"), found.message

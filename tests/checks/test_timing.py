@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,6 +86,28 @@ def test_l2_results_fail_a_reply_that_carries_another_calls_result() -> None:
     bad = verdict(run(source, "L2-results-in-completion-order"), "L2:results")
     assert bad.status == "fail"
     assert bad.message == "the reply to call call_t1_0 is the result of call call_t1_1"
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda text: json.dumps({"status": "ok", "result": json.loads(text)}),
+    lambda text: json.dumps({"status": "ok", "output": text}),  # the result as a JSON string
+])
+def test_l2_results_look_inside_the_wrappers_agents_put_results_in(wrap: Any) -> None:
+    # Most agents wrap a result before they reply; crossed results stay crossed inside.
+    from harness.checks._replies import check_replies_match
+
+    source = Path("scenarios/tools/writers-take-turns.yaml")
+    trace = run(source, "L2-results-in-completion-order").trace
+    good = run(source).trace
+    assert trace is not None
+    assert good is not None
+    for found, status in ((trace, "fail"), (good, "pass")):
+        assert found.outcome is not None
+        wrapped = tuple(replace(m, text=wrap(m.text)) if m.role == "tool" else m
+                        for m in found.outcome.transcript)
+        judged = check_replies_match(replace(found, outcome=replace(found.outcome,
+                                                                    transcript=wrapped)))
+        assert judged.status == status, judged
 
 
 def test_s5_backoff_warns_about_instant_retries_and_fails_them_only_when_strict() -> None:

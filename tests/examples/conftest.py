@@ -1,0 +1,8 @@
+"""The example tests share the careful agent's variants (careful_variants.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
