@@ -682,6 +682,9 @@ _LIMIT_ADVICE = {
     "requests": "the agent asks the model again and again without stopping: cap its turns "
                 "and retries from one budget (L3, S8)",
     "process": PROCESS_ADVICE,
+    "memory": "the agent holds more memory than a case may: bound what it keeps (a cache, a "
+              "history that only grows), or raise --case-memory if it is honest work",
+    "output": "the agent prints without end: log less, or to a file it rotates",
 }
 
 

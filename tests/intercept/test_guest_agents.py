@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.intercept import PROCESS_ADVICE, PlainEntry
+from harness.intercept import PlainEntry
 from harness.runner import Case, CaseResult, run_case
 from harness.runner._agents import load_agent_factory
 from harness.scenario import Scenario
@@ -88,6 +88,15 @@ def test_an_agents_files_land_on_the_crash_disk_never_the_real_one(
     assert not Path("/etc/harness-agent-was-here").exists()
 
 
+@pytest.mark.parametrize("form", ["main", "Factory"])
+def test_what_an_agent_writes_to_its_standard_streams_by_descriptor_is_kept(
+        agent_packages: AgentPackages, tmp_path: Path, form: str,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    result = run(agent_packages, tmp_path, "os.write(1, b'by descriptor')", form)
+    assert result.stop_state == "complete", result.stop_reason
+    assert "by descriptor" in capfd.readouterr().out
+
+
 # ------------------------------------------------------------------------------- processes
 
 PROCESSES = {
@@ -124,7 +133,7 @@ def test_a_process_the_agent_starts_is_refused_with_a_verdict_naming_the_call(
         "cannot be crashed, timed or seen (it would reach the real disk and network, on the "
         "real clock)")
     assert limit.evidence == ("limit: process",)
-    assert limit.advice == PROCESS_ADVICE
+    assert limit.advice.startswith("run the command as a scenario tool (kind: subprocess")
 
 
 def test_a_subprocess_tool_is_the_worlds_and_still_runs(agent_packages: AgentPackages,
