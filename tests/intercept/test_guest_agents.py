@@ -77,15 +77,19 @@ def run_named(agent_packages: AgentPackages, tmp_path: Path, act: str, form: str
 @pytest.mark.parametrize("form", ["main", "Factory"])
 def test_an_agents_files_land_on_the_crash_disk_never_the_real_one(
         agent_packages: AgentPackages, tmp_path: Path, form: str) -> None:
-    act = ("open(MARK, 'w').write('x'); os.unlink(KEEP); "
-           "open('/etc/harness-agent-was-here', 'w').write('x')")
-    result, package = run_named(agent_packages, tmp_path, act, form)
+    etc = Path("/etc") / f"harness-guest-{tmp_path.name}"  # a real folder, as root
+    act = f"open(MARK, 'w').write('x'); os.unlink(KEEP); open({str(etc)!r}, 'w').write('x')"
+    try:
+        result, package = run_named(agent_packages, tmp_path, act, form)
+        written = etc.exists()
+    finally:
+        etc.unlink(missing_ok=True)  # left by a harness that let the write through
     keep = tmp_path / package / "keep.txt"
 
     assert result.stop_state == "complete", result.stop_reason  # every write succeeded
     assert keep.read_text(encoding="utf-8") == "real"
     assert not (tmp_path / "mark").exists()
-    assert not Path("/etc/harness-agent-was-here").exists()
+    assert not written
 
 
 @pytest.mark.parametrize("form", ["main", "Factory"])
