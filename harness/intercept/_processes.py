@@ -85,7 +85,14 @@ def no_processes() -> Iterator[None]:
             original = getattr(os, name, None)
             if original is not None:
                 saved += patch_attribute(os, name, _guarded(f"os.{name}", original, refused))
-        yield
+        try:
+            yield
+        except BaseException as error:
+            if refused and error is not refused[0]:
+                # Caught, then the run ended otherwise (a crash, another error): the
+                # refusal is still what decides the case.
+                raise refused[0] from error
+            raise
     finally:
         restore(saved)
     if refused:  # caught by the agent and ignored: the case fails all the same

@@ -118,6 +118,10 @@ PROCESSES = {
                 "subprocess.Popen ['touch', '{mark}']"),
     "swallowed": ("exec('try:\\n subprocess.run([\"touch\", MARK])\\nexcept BaseException:\\n"
                   " pass')", "subprocess.Popen ['touch', '{mark}']"),
+    "swallowed, then raised": (
+        "exec('try:\\n subprocess.run([\"touch\", MARK])\\nexcept BaseException:\\n"
+        " pass\\nraise RuntimeError(\"something else\")')",
+        "subprocess.Popen ['touch', '{mark}']"),
 }
 
 
