@@ -151,3 +151,12 @@ def test_a_child_that_left_the_session_ends_with_its_case(suite: Path, tmp_path:
     if alive:
         os.kill(child, 9)
     assert not alive
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])
+def test_a_case_memory_must_be_a_whole_number_of_mib(suite: Path, value: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(suite), "--case-memory", value])
+    assert exit_.value.code == 2
+    assert (f"argument --case-memory: got {value!r}; expected a whole number >= 1"
+            in capsys.readouterr().err)
