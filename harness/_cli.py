@@ -3,7 +3,8 @@
 Commands and exit codes::
 
     harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
-                        [--jobs N] [--case-timeout SECONDS] [--strict] [--resume]
+                        [--jobs N] [--case-timeout SECONDS] [--case-memory MIB]
+                        [--strict] [--resume]
                                       0 no case failed, 1 a case failed (or, under
                                       --strict, something no case reached), 2 bad input,
                                       130 / 143 stopped by SIGINT / SIGTERM (finished cases
@@ -49,6 +50,7 @@ from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
 from harness._journal import JOURNAL_VERSION
 from harness._options import (
+    DEFAULT_CASE_MEMORY_MIB,
     DEFAULT_CASE_TIMEOUT,
     output_path,
     parse_env_name,
@@ -175,6 +177,10 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      metavar="SECONDS",
                      help="real seconds a case may take before its agent is killed and the "
                           f"case fails (default: {DEFAULT_CASE_TIMEOUT:g})")
+    run.add_argument("--case-memory", type=_positive, default=DEFAULT_CASE_MEMORY_MIB,
+                     metavar="MIB",
+                     help="MiB of memory a case's agent may hold before it is stopped with "
+                          f"a harness_limit verdict (default: {DEFAULT_CASE_MEMORY_MIB})")
     run.add_argument("--pass-env", action="append", type=parse_env_name, default=[],
                      metavar="NAME",
                      help="give the agent this variable of the harness's environment; "
@@ -377,7 +383,7 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     todo = state.open(checked.spoken, planned)
     run_cases([state.planned[index] for index in todo], jobs=args.jobs, on_result=state.record,
               agent=args.agent, targets=targets, twice=args.check_determinism,
-              timeout=args.case_timeout, replay=args.replay)
+              timeout=args.case_timeout, replay=args.replay, memory_mib=args.case_memory)
     return _report(args, checked.spoken, state, crash_mode)
 
 
@@ -505,8 +511,8 @@ def _plan_identity(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]]
                    planned: list[tuple[Case, Scenario]]) -> dict[str, Any]:
     """What makes two runs the same run: a journal is resumed only by the same plan.
 
-    ``--jobs``, ``--case-timeout`` and ``--out`` are left out: they change how the
-    cases run, not what they are.
+    ``--jobs``, ``--case-timeout``, ``--case-memory`` and ``--out`` are left out: they
+    change how the cases run, not what they are.
     """
     import json
 
@@ -660,7 +666,8 @@ def parse_crash_at(text: str) -> CrashSpec:
 def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
               on_result: Callable[[CaseResult], object], agent: str | None = None,
               targets: tuple[tuple[str, str], ...] = (), twice: bool = False,
-              timeout: float | None = None, replay: bool = False) -> list[CaseResult]:
+              timeout: float | None = None, replay: bool = False,
+              memory_mib: int = DEFAULT_CASE_MEMORY_MIB) -> list[CaseResult]:
     """Run every case in worker processes (at most ``jobs``); results in plan order.
 
     ``on_result`` takes each result as it comes (in the order cases finish).
@@ -669,7 +676,8 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
     case twice and judges its determinism too; ``replay`` runs every crash case from
     its start instead of from the scenario's recorded run. A case that exits, dies or runs
     past ``timeout`` real seconds (default
-    :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason.
+    :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason; one
+    whose agent holds more than ``memory_mib`` MiB is stopped with a harness_limit verdict.
     """
     from harness.runner._contain import AgentChoice, run_contained
 
@@ -677,7 +685,8 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
         return []
     choice = AgentChoice(agent, targets, twice, replay)
     return run_contained(planned, agent=choice, workers=jobs,
-                         timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=on_result)
+                         timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=on_result,
+                         memory_mib=memory_mib)
 
 
 class _Progress:

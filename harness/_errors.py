@@ -34,7 +34,9 @@ is a surprise::
     │   │                      swallow a crash the harness injected
     │   └── DeadIncarnationError  the world refused an operation of a crashed incarnation
     └── HarnessLimitExceeded   fakes: a case went past a harness limit (crash-disk bytes,
-                               model requests); for the same reason not an Exception
+        │                      model requests); for the same reason not an Exception
+        └── ProcessRefused     harness.intercept: the agent's code tried to start a
+                               process inside a case (.call)
     Exception
     └── ToolFailure            fakes: a scripted tool's own failure, raised as a user's
                                tool raises one; an agent must treat it as any tool error

@@ -23,6 +23,8 @@ MAX_SEED = 2**63 - 1
 #: Real seconds a case may take before it is killed; far above any honest case. Kept here,
 #: not in harness.runner._contain, so that ``--case-timeout``'s help costs no runner import.
 DEFAULT_CASE_TIMEOUT = 60.0
+#: MiB a case's worker may hold in memory before the case is stopped (``--case-memory``).
+DEFAULT_CASE_MEMORY_MIB = 4096
 
 
 def output_path(text: str) -> Path:

@@ -16,11 +16,13 @@ from harness.intercept._plain import (
     CaseWorld,
     PlainAgent,
     PlainEntry,
+    guest_factory,
     outcome_of_error,
     outcome_of_value,
     provider_environment,
     stop_state_for,
 )
+from harness.intercept._processes import PROCESS_ADVICE, ProcessRefused, no_processes
 from harness.intercept._sqlite import SQLITE_ROLE, WorldDatabases
 from harness.intercept._targets import (
     Target,
@@ -36,6 +38,7 @@ from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 __all__ = [
     "FAKE_API_KEY",
     "NATIVE_CLIENTS",
+    "PROCESS_ADVICE",
     "PROVIDER_ENVIRONMENT",
     "REAL_FS_PACKAGES",
     "SQLITE_ROLE",
@@ -45,15 +48,18 @@ __all__ = [
     "ForeverStalled",
     "PlainAgent",
     "PlainEntry",
+    "ProcessRefused",
     "Route",
     "Served",
     "Target",
     "WorldDatabases",
     "called_from_blocking_code",
+    "guest_factory",
     "import_from_cwd",
     "intercepted_network",
     "missing_function",
     "native_clients",
+    "no_processes",
     "outcome_of_error",
     "outcome_of_value",
     "provider_environment",

@@ -21,6 +21,7 @@ calls it afresh, inside a case where
   interpreter's files and the agent's own code are read through, read-only
   (:mod:`harness.intercept._files`); the SQLite databases it opens live on the
   crash disk too (:mod:`harness.intercept._sqlite`);
+* no process starts from the agent's code (:mod:`harness.intercept._processes`);
 * ``time`` follows the virtual clock (:mod:`harness.intercept._time`);
 * the functions named by tool targets are counting tools
   (:mod:`harness.intercept._targets`).
@@ -57,6 +58,7 @@ from harness._errors import AgentEntryError, HarnessError
 from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, Served, intercepted_network
 from harness.intercept._pools import pools_run_in_turn
+from harness.intercept._processes import no_processes
 from harness.intercept._seeded import seeded_randomness
 from harness.intercept._targets import (
     NamedByModule,
@@ -219,6 +221,7 @@ class PlainAgent:
             stack.enter_context(threads_the_clock_sees())
             stack.enter_context(pools_run_in_turn())
             stack.enter_context(intercepted_network(world.route(number)))
+            stack.enter_context(no_processes())
             stack.enter_context(_fresh_packages(self._entry.packages()))
             stack.enter_context(no_bytecode_written())
             stack.enter_context(compiled_once())
@@ -232,6 +235,26 @@ class PlainAgent:
             stack.enter_context(world.files().active(number, sources=self._entry.sources()))
             stack.enter_context(world.databases().active(number))
             yield main
+
+
+@contextmanager
+def guest_factory(world: CaseWorld, incarnation: int, sources: Iterable[str] = ()
+                  ) -> Iterator[None]:
+    """What the code of a factory-form agent (``--agent module:factory``) meets in a case.
+
+    Such an agent is handed the ports, but nothing stops its code from writing
+    files, opening sockets or starting processes beside them: its file I/O goes to
+    the crash disk as a plain agent's does (``sources``, its own code's folders,
+    read through), so do its SQLite databases, its HTTP clients reach the world, any
+    other socket is refused and no process starts. Time, randomness and its modules
+    stay as they are: the ports give it the world's clock and seed.
+    """
+    with ExitStack() as stack:
+        stack.enter_context(intercepted_network(world.route(incarnation)))
+        stack.enter_context(no_processes())
+        stack.enter_context(world.files().active(incarnation, sources=tuple(sources)))
+        stack.enter_context(world.databases().active(incarnation))
+        yield
 
 
 @contextmanager

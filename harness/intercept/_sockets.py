@@ -7,7 +7,8 @@ some other protocol), ends here. While an incarnation runs, a name lookup
 (``socket.getaddrinfo``, ``gethostbyname``, an event loop's ``getaddrinfo``)
 fails with ``socket.gaierror`` and a connection (``socket.connect``,
 ``connect_ex``, and so every loop's ``create_connection`` and ``sock_connect``)
-with ``ConnectionRefusedError``, loopback included: a case has no network, and
+with ``ConnectionRefusedError``, and so is a datagram sent to an address
+(``sendto``, ``sendmsg``), loopback included: a case has no network, and
 the harness opens no socket of its own inside one. Each refusal is recorded
 with the library that tried (:func:`~harness.intercept._telemetry.calling_library`),
 which fails the case's ``network`` check.
@@ -37,6 +38,8 @@ def socket_patches(route: Route) -> Patched:
         saved += patch_attribute(socket, name, _lookup(route, getattr(socket, name)))
     saved += patch_attribute(socket.socket, "connect", _connect(route))
     saved += patch_attribute(socket.socket, "connect_ex", _connect_ex(route))
+    saved += patch_attribute(socket.socket, "sendto", _sendto(route))
+    saved += patch_attribute(socket.socket, "sendmsg", _sendmsg(route, socket.socket.sendmsg))
     saved += patch_attribute(asyncio.base_events.BaseEventLoop, "getaddrinfo",
                              _loop_lookup(route, asyncio.base_events.BaseEventLoop.getaddrinfo))
     return saved
@@ -102,3 +105,27 @@ def _connect_ex(route: Route) -> Any:
         return errno.ECONNREFUSED
 
     return connect_ex
+
+
+def _refuse_send(route: Route, address: Any) -> ConnectionRefusedError:
+    route.refuse(f"send to {_where(address)}", calling_library())
+    return ConnectionRefusedError(errno.ECONNREFUSED,
+                                  f"{_WHY}: datagram to {_where(address)} refused")
+
+
+def _sendto(route: Route) -> Any:
+    def sendto(sock: socket.socket, data: Any, *rest: Any) -> int:
+        del sock, data
+        raise _refuse_send(route, rest[-1] if rest else None)  # (data, [flags,] address)
+
+    return sendto
+
+
+def _sendmsg(route: Route, original: Any) -> Any:
+    def sendmsg(sock: socket.socket, buffers: Any, *rest: Any) -> int:
+        address = rest[2] if len(rest) > 2 else None  # (buffers, ancdata, flags, address)
+        if address is None:
+            return int(original(sock, buffers, *rest))  # a connected socket's own peer
+        raise _refuse_send(route, address)
+
+    return sendmsg

@@ -20,6 +20,13 @@ case to a worker process and judges it from outside:
 - a case past a harness limit (:class:`fakes.HarnessLimitExceeded`: more crash-disk
   bytes or model requests than a case may have) fails with a ``harness_limit`` verdict
   (``limit_result``, which ``run_case`` itself already returns);
+- the agent cannot leave processes behind: the worker is a child subreaper (Linux),
+  so what its cases started, even a child that left its session (``setsid``), stays
+  its descendant, and every descendant is killed when a case ends (agent code cannot
+  start a process, :mod:`harness.intercept._processes`, but native code can);
+- a worker that holds more than ``memory_mib`` MiB (its resident set, watched from
+  here) or a case that writes more than :data:`OUTPUT_CAP_BYTES` to its stdout and
+  stderr is stopped with a ``harness_limit`` verdict naming the cap;
 - workers die with the harness: on Linux the kernel kills them when their parent
   goes (``PR_SET_PDEATHSIG``), and a worker whose parent changed exits; a harness
   stopped by a signal (:mod:`harness._interrupt`) kills them before it returns, and
@@ -45,8 +52,9 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
+from fakes import HarnessLimitExceeded
 from harness._interrupt import critical, reset_in_child
-from harness._options import DEFAULT_CASE_TIMEOUT
+from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
 from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
 from harness.runner._handback import (
     MAX_HANDBACK_BYTES,
@@ -61,6 +69,13 @@ if TYPE_CHECKING:
     from harness.scenario import Scenario
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+#: The most a case may write to its stdout and stderr (the report keeps its last 64 KiB).
+OUTPUT_CAP_BYTES = 64 * 2**20
+# How often the harness looks at its workers' memory while they run (real seconds).
+_MEMORY_POLL_SECONDS = 0.1
+# Rounds of killing a worker's children: each round's orphans are the next round's children.
+_SWEEP_ROUNDS = 64
 
 Job = tuple[Case, "Scenario"]
 
@@ -108,9 +123,61 @@ def worker_count(jobs: int, cases: int) -> int:
 def _die_with_parent(parent: int) -> None:
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            # Orphans of the agent's children come to this worker, not to init: the
+            # sweep after each case finds them even when they left the session.
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if os.getppid() != parent:  # the parent went before the line above took effect
         os._exit(1)
+
+
+def _children(pid: int) -> list[int]:
+    """The children of ``pid`` (Linux ``/proc``; none elsewhere)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
+                found += [int(child) for child in listed.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def end_descendants() -> int:
+    """Kill every process this worker's case left behind; how many there were.
+
+    As a subreaper the worker inherits the orphans of the children it kills, so a
+    few rounds of "kill and reap the children" reach the whole tree.
+    """
+    ended = 0
+    for _ in range(_SWEEP_ROUNDS):
+        children = _children(os.getpid())
+        if not children:
+            break
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.waitpid(child, 0)
+        ended += len(children)
+    return ended
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid``'s children, theirs, and so on (read before the worker is killed)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo and len(found) < 10_000:
+        children = _children(todo.pop())
+        found += children
+        todo += children
+    return found
 
 
 def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice) -> None:
@@ -129,6 +196,7 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
             return
         case, scenario = job
         message = handback(case, scenario, agent)
+        end_descendants()  # nothing the case started outlives it
         flush_output()  # what the case printed is in the pipe before its result is sent
         conn.send_bytes(message)
 
@@ -168,6 +236,9 @@ def _start(agent: AgentChoice) -> _Worker:
 def _kill(worker: _Worker) -> None:
     pid = worker.process.pid
     if pid is not None:
+        for left in _descendants(pid):  # a child that left the worker's group, too
+            with contextlib.suppress(OSError):
+                os.kill(left, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
@@ -185,6 +256,16 @@ def _unreadable(process: BaseProcess) -> str:
             f"{MAX_HANDBACK_BYTES // 2**20} MiB, or not one of its messages)")
 
 
+def _resident_mib(pid: int | None) -> int:
+    """How many MiB ``pid`` holds in memory now (0 where ``/proc`` cannot say)."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
+            pages = int(statm.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE") // 2**20
+
+
 def _death(process: BaseProcess) -> str:
     process.join(timeout=5)  # its pipe may close a moment before it can be reaped
     code = process.exitcode
@@ -197,8 +278,10 @@ class _Pool:
     """Workers, the jobs they hold, and the results that came back."""
 
     def __init__(self, jobs: Sequence[Job], agent: AgentChoice, timeout: float,
-                 on_result: Callable[[CaseResult], object]) -> None:
+                 on_result: Callable[[CaseResult], object],
+                 memory_mib: int = DEFAULT_CASE_MEMORY_MIB) -> None:
         self.jobs, self.agent, self.timeout, self.on_result = jobs, agent, timeout, on_result
+        self.memory_mib = memory_mib
         self.results: list[CaseResult | None] = [None] * len(jobs)
         self.next_job = 0
         self.workers: list[_Worker] = []
@@ -231,11 +314,17 @@ class _Pool:
         if worker.output_open:
             worker.output_open = drain(worker.output.fileno(), worker.tail)
 
-    def replace(self, worker: _Worker, reason: str) -> None:
-        """Fail ``worker``'s job with ``reason``, kill it, and start another in its place."""
+    def replace(self, worker: _Worker, reason: str | HarnessLimitExceeded) -> None:
+        """Fail ``worker``'s job with ``reason`` (a harness limit: its verdict), kill it,
+        and start another in its place."""
+        from harness.runner._run import limit_result
+
         assert worker.job is not None
         case = self.jobs[worker.job][0]
-        self.finish(worker, contained_failure(case, reason))
+        if isinstance(reason, HarnessLimitExceeded):
+            self.finish(worker, limit_result(case, reason))
+        else:
+            self.finish(worker, contained_failure(case, reason))
         _kill(worker)
         self.workers.remove(worker)
         if self.next_job < len(self.jobs):
@@ -246,7 +335,7 @@ class _Pool:
     def step(self) -> None:
         """Wait for a result, a death or the nearest deadline, and deal with it."""
         busy = [w for w in self.workers if w.job is not None]
-        nearest = min(w.deadline for w in busy) - time.monotonic()
+        nearest = min(min(w.deadline for w in busy) - time.monotonic(), _MEMORY_POLL_SECONDS)
         waited: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
         waited += [w.output for w in self.workers if w.output_open]
         ready = wait(waited, timeout=max(0.0, nearest))
@@ -258,14 +347,31 @@ class _Pool:
             if worker.output in ready:
                 self.read_output(worker)
         for worker in busy:
-            if worker.conn in ready:
+            over = self._over_a_cap(worker)
+            if worker.conn in ready and over is None:
                 self._receive(worker)
+            elif over is not None:
+                self.replace(worker, over)
             elif worker.process.sentinel in ready:
                 self.replace(worker, _death(worker.process))
             elif time.monotonic() >= worker.deadline and not worker.conn.poll():
                 self.replace(worker, f"the case took more than {self.timeout:g} s of real "
                              "time (a busy loop or a blocking call in the agent?) and was "
                              "killed; raise --case-timeout if it is honest work")
+
+    def _over_a_cap(self, worker: _Worker) -> HarnessLimitExceeded | None:
+        """The cap ``worker``'s case went past (its memory, its output), if any."""
+        written = worker.tail.written if worker.tail is not None else 0
+        if written > OUTPUT_CAP_BYTES:
+            return HarnessLimitExceeded("output", (
+                f"the agent wrote more than the output cap of {OUTPUT_CAP_BYTES // 2**20} MiB "
+                f"to its stdout and stderr ({written:,} bytes)"))
+        held = _resident_mib(worker.process.pid)
+        if held > self.memory_mib:
+            return HarnessLimitExceeded("memory", (
+                f"the agent exceeded the memory cap of {self.memory_mib} MiB (its worker "
+                f"held {held} MiB)"))
+        return None
 
     def _receive(self, worker: _Worker) -> None:
         """Judge the trace ``worker`` sent back, here, where no agent code runs."""
@@ -286,13 +392,14 @@ class _Pool:
 def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
                   timeout: float = DEFAULT_CASE_TIMEOUT,
                   on_result: Callable[[CaseResult], object] = print,
+                  memory_mib: int = DEFAULT_CASE_MEMORY_MIB,
                   ) -> list[CaseResult]:
     """Run every job in ``workers`` processes; results in job order (see the module docstring).
 
     ``agent`` is the ``--agent`` spec each worker imports for itself; ``on_result``
     is called with each result as it arrives (a progress bar; by default it prints).
     """
-    pool = _Pool(jobs, agent, timeout, on_result)
+    pool = _Pool(jobs, agent, timeout, on_result, memory_mib)
     try:
         for _ in range(worker_count(workers, len(jobs))):
             pool.workers.append(_start(agent))

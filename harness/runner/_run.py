@@ -26,11 +26,12 @@ import contextlib
 import difflib
 import json
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from fakes import (
     CRASH_CLASSES,
@@ -53,11 +54,13 @@ from harness.agent import (
 )
 from harness.checks import check_trace
 from harness.intercept import (
+    PROCESS_ADVICE,
     PROVIDER_ENVIRONMENT,
     PlainAgent,
     PlainEntry,
     Target,
     called_from_blocking_code,
+    guest_factory,
     missing_function,
     provider_environment,
     refused_arguments,
@@ -153,6 +156,7 @@ class _CaseRun:
         self.world = world or World(scenario, seed=case.seed, plan=_first_plan(case.crash),
                                     world_crash=_world_crash(case.crash))
         self.plain = isinstance(factory, PlainEntry)
+        self.guest_sources = _guest_sources(factory)
         self.factory = _bind(factory, scenario, self.world)
         self.second = second
         self.incarnations: list[_Incarnation] = []
@@ -207,7 +211,8 @@ class _CaseRun:
         self.incarnations.append(record)
         fired_before = self.world.disk.fired
         try:
-            with agent_environ(PROVIDER_ENVIRONMENT):  # every form of agent, not plain ones only
+            # Every form of agent, not plain ones only (a plain one enters the rest itself).
+            with agent_environ(PROVIDER_ENVIRONMENT), self._contained(number):
                 agent = self.factory(self.world.ports(number))
                 self.world.returned = False
                 record.outcome = checked_outcome(self._run_agent(agent))
@@ -235,6 +240,12 @@ class _CaseRun:
     def _look_for_secrets(self, incarnation: int) -> None:
         """J3: what the incarnation's files hold of the case's secrets, crashed or not."""
         self.secrets.after(incarnation, self.world.disk.files, self.world.invocations)
+
+    def _contained(self, number: int) -> contextlib.AbstractContextManager[None]:
+        """A factory-form agent's files, sockets and processes, kept in the world."""
+        if self.guest_sources is None:
+            return contextlib.nullcontext()
+        return guest_factory(self.world, number, self.guest_sources)
 
     def _run_agent(self, agent: Agent) -> object:
         if isinstance(agent, PlainAgent):
@@ -280,7 +291,7 @@ class _CaseRun:
         world.returned = False
         report, error = RecoveryReport(), None
         try:
-            with agent_environ(PROVIDER_ENVIRONMENT):
+            with agent_environ(PROVIDER_ENVIRONMENT), self._contained(number):
                 report = await self.factory(world.ports(number)).recover()
         except SimulatedCrash as crash:
             error = f"crashed during recover: {crash}"
@@ -442,6 +453,27 @@ def _target_specs(entry: PlainEntry | None, scenario: Scenario) -> dict[str, str
     if entry is None:
         return {name: tool.target for name, tool in scenario.tools.items() if tool.target}
     return {target.tool: target.spec for target in _scenario_targets(entry, scenario)}
+
+
+#: Packages whose agents are the harness's own code (the reference agent): trusted, and
+#: run as they always were.
+_OWN_AGENTS: Final = ("harness", "fakes")
+
+
+def _guest_sources(factory: AgentUnderTest) -> tuple[str, ...] | None:
+    """The folders of a user's factory's code (read through), or None when no guest
+    context is needed: a plain entry contains itself, the harness's own agents are trusted."""
+    if isinstance(factory, PlainEntry):
+        return None
+    module = str(getattr(factory, "__module__", None) or "")
+    if module.partition(".")[0] in _OWN_AGENTS:
+        return None
+    loaded = sys.modules.get(module)
+    folders = getattr(loaded, "__path__", None)
+    if folders is not None:
+        return tuple(str(f) for f in folders)
+    file = getattr(loaded, "__file__", None)
+    return (os.path.dirname(str(file)),) if file else ()
 
 
 def _bind(factory: AgentUnderTest, scenario: Scenario, world: World) -> AgentFactory:
@@ -649,6 +681,10 @@ _LIMIT_ADVICE = {
                   "writes, or rotate and truncate what it keeps",
     "requests": "the agent asks the model again and again without stopping: cap its turns "
                 "and retries from one budget (L3, S8)",
+    "process": PROCESS_ADVICE,
+    "memory": "the agent holds more memory than a case may: bound what it keeps (a cache, a "
+              "history that only grows), or raise --case-memory if it is honest work",
+    "output": "the agent prints without end: log less, or to a file it rotates",
 }
 
 
