@@ -2,7 +2,8 @@
 
 Commands and exit codes::
 
-    harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
+    harness run PATH... [--crash SETTING | --crash-at POINT:WHEN:CLASS | --no-crash]
+                        [--seed N] [--out DIR]
                         [--jobs N] [--case-timeout SECONDS] [--strict] [--resume]
                                       0 no case failed, 1 a case failed (or, under
                                       --strict, something no case reached), 2 bad input,
@@ -44,6 +45,7 @@ from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerErro
 from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_TIMEOUT,
+    crash_settings_help,
     output_path,
     parse_env_name,
     parse_host,
@@ -130,9 +132,13 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run = commands.add_parser("run", help="run every case of the scenarios and judge them")
     run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     crash = run.add_mutually_exclusive_group()
+    crash.add_argument("--crash", metavar="SETTING",
+                       help=f"what every scenario crashes (default: as-written): "
+                            f"{crash_settings_help()}")
     crash.add_argument("--crash-at", metavar="POINT:WHEN:CLASS",
                        help=f"run only this crash case ({CRASH_AT_FORM})")
-    crash.add_argument("--no-crash", action="store_true", help="run each scenario once, uncrashed")
+    crash.add_argument("--no-crash", action="store_true",
+                       help="run each scenario once, uncrashed (the same as --crash none)")
     run.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
     run.add_argument("--out", type=output_path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
@@ -337,13 +343,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
+    from harness._options import crash_setting_note
     from harness._preflight import Request, preflight
 
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
-    crash_mode = "none" if args.no_crash else None
     request = Request(args.paths, agent=args.agent, targets=tuple(args.target),
                       absorb=tuple(args.absorb), dialects=tuple(args.dialect or ()),
-                      crash=crash_mode, seed=args.seed, crash_at=crash_at)
+                      crash=_crash_setting(args), seed=args.seed, crash_at=crash_at)
+    note = crash_setting_note(args.crash)
+    if note is not None:
+        print(f"harness run: --crash: {note}", file=sys.stderr)
     if args.exec is not None:
         return _run_exec(args, request, state)
     checked = preflight(request)
@@ -359,7 +368,7 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     run_cases([planned[index] for index in todo], jobs=args.jobs, on_result=state.record,
               agent=args.agent, targets=targets, twice=args.check_determinism,
               timeout=args.case_timeout, replay=args.replay)
-    return _report(args, checked.spoken, state, crash_mode)
+    return _report(args, checked.spoken, state)
 
 
 def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> int:
@@ -372,15 +381,32 @@ def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> i
         raise ScenarioError.combine(errors)
     loaded = speaking([(with_absorbed(s, request.absorb), f) for s, f in loaded], None,
                       request.dialects)
-    planned = plan_exec(loaded, args.exec, request.crash_at, args.no_crash)
+    planned = plan_exec(loaded, args.exec, request.crash_at, request.crash)
     todo = state.open(loaded, planned)
     run_exec_cases([planned[index] for index in todo], args, state.record)
-    return _report(args, loaded, state, "none" if args.no_crash else None)
+    return _report(args, loaded, state)
 
 
 def _crash_option(args: argparse.Namespace) -> str:
     """How the run chose its crashes, as the manifest and the journal name it."""
-    return str(args.crash_at or ("none" if args.no_crash else "as-scenario"))
+    return str(args.crash_at or _crash_setting(args))
+
+
+def _crash_setting(args: argparse.Namespace) -> str:
+    """The ``--crash`` setting by its name (``--no-crash`` is ``none``); an unknown name
+    is bad input listing the names (an old spelling works: see :func:`_run_planned`)."""
+    from harness._options import AS_WRITTEN, parse_crash_setting
+
+    if args.no_crash:
+        return "none"
+    if args.crash is None:
+        return AS_WRITTEN
+    try:
+        setting = parse_crash_setting(args.crash)
+    except argparse.ArgumentTypeError as error:
+        raise ConfigError("--crash", args.crash,
+                          str(error).partition("; expected ")[2]) from None
+    return setting
 
 
 class _RunState:
@@ -520,7 +546,7 @@ def _resume_command(argv: Sequence[str]) -> str:
 
 
 def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
-            state: _RunState, crash_mode: str | None) -> int:
+            state: _RunState) -> int:
     """Print the warnings, failures and summary of a run; write its results; the exit code.
 
     ``--strict`` was applied as each result came (:meth:`_RunState.record`).
@@ -535,7 +561,7 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
             print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
     _print_summary(results)
     state.folder.finish([(s.name, source, s.seed) for s, source in loaded], seed=args.seed,
-                        crash=args.crash_at or crash_mode or "as-scenario")
+                        crash=_crash_option(args))
     print(f"results written to {args.out}/", file=sys.stderr)
     unreached = _strictly_unreached(results, by_name) if args.strict else []
     failed = any(result.status == "fail" for result in results)

@@ -102,9 +102,12 @@ def _check_unique_names(scenarios: Sequence[Scenario]) -> None:
 
 
 def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
-              crash_at: CrashSpec | None, no_crash: bool) -> list[tuple[Case, Scenario]]:
-    """The cases of ``--exec``: world events only, each crashed by a kill."""
+              crash_at: CrashSpec | None, crash: str | None = None
+              ) -> list[tuple[Case, Scenario]]:
+    """The cases of ``--exec``: world events only, each crashed by a kill; ``crash`` is the
+    ``--crash`` setting (the scenarios were loaded with it, so only ``sample`` is left)."""
     from harness._errors import ConfigError
+    from harness._options import chosen_cases
     from harness.runner._points import is_world_point
     from harness.serve._exec import exec_cases
 
@@ -115,7 +118,7 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
     planned = []
     for scenario, source in loaded:
         cases = [replace(case, exec=command) for case in exec_cases(scenario, source, crash_at)]
-        planned += [(case, scenario) for case in (cases[:1] if no_crash else cases)]
+        planned += [(case, scenario) for case in chosen_cases(cases, crash)]
     return planned
 
 
