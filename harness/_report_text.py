@@ -473,5 +473,30 @@ def _stalled_forever(_result: CaseResult, trace: Trace) -> list[str]:
             "up on it. Configure a read timeout on the client (or an idle watchdog)."]
 
 
+def _plain_after_disk_error(result: CaseResult, trace: Trace) -> list[str]:
+    """I4 failed for a plain agent after its disk error: say what a plain agent can say and
+    the key that expects it."""
+    failed = [v for v in result.failed_verdicts if v.invariant == "I4"]
+    if not failed or trace.extra.get("agent") != "plain" or not trace.crash.disk_error_raised:
+        return []
+    assert trace.outcome is not None
+    stop, expected = trace.outcome.stop_state, trace.expect.stop_state_after_disk_error
+    opening = (f"the agent's write failed at {trace.crash.fired} and it stopped {stop!r}; a "
+               "plain main(prompt) can only return (complete) or raise (failed), so after a "
+               "disk error it is expected to fail, without a duplicate side effect and "
+               "losing nothing it acknowledged")
+    if stop == "complete":
+        return [opening + ". It carried on instead: let the OSError propagate (or raise) "
+                "before any further side effect; if carrying on is right for this agent, "
+                "write expect.stop_state_after_disk_error: complete in the scenario."]
+    if expected not in ("complete", "failed"):
+        return [opening + f". The scenario expects {expected!r}, which a plain agent cannot "
+                "end in: drop expect.stop_state_after_disk_error (a plain agent is then "
+                "expected to fail) or write it as failed."]
+    return [opening + f". The scenario's expect.stop_state_after_disk_error says {expected!r}: "
+            "drop it to expect the failure, or make the agent carry on."]
+
+
 _RULES: tuple[Callable[[CaseResult, Trace], list[str]], ...] = (
-    _done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever, _goal_lost)
+    _done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever, _goal_lost,
+    _plain_after_disk_error)
