@@ -63,7 +63,7 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
     replay = f"replay: {result.case.replay_command}"
     if node_id is not None:
         replay += f"\n    or: pytest {shlex.quote(node_id)}"
-    parts = [headline, _yaml_section(result, scenario), _problems_section(result),
+    parts = [headline, _yaml_section(result, scenario), _problems_section(result, scenario),
              timeline(result), _output_section(result), replay]
     # The scenario's lines and the evidence may quote credentials; a CI log must not.
     secrets = scenario.secret_values() if scenario is not None else ()
@@ -158,7 +158,7 @@ def _headline(result: CaseResult, scenario: Scenario | None) -> str:
     return "\n".join(lines)
 
 
-def _problems_section(result: CaseResult) -> str:
+def _problems_section(result: CaseResult, scenario: Scenario | None = None) -> str:
     lines: list[str] = []
     if result.error is not None:
         lines += ["harness error", f"  {result.error}"]
@@ -188,7 +188,7 @@ def _problems_section(result: CaseResult) -> str:
         lines.append("broken invariants")
         for verdict in failed:
             lines += _verdict_lines(verdict)
-    explained = diagnosis(result)
+    explained = diagnosis(result) + _untargeted_tools(result, scenario)
     if explained:
         lines.append("what this most likely means")
         lines += [f"  - {line}" for line in explained]
@@ -348,6 +348,23 @@ def diagnosis(result: CaseResult) -> list[str]:
     if trace is None or result.status != "fail":
         return []
     return [line for rule in _RULES for line in rule(result, trace)]
+
+
+def _untargeted_tools(result: CaseResult, scenario: Scenario | None) -> list[str]:
+    """For each tool whose own function reached out, the fix at the line that declares it."""
+    in_tools = result.trace.extra.get("foreign_in_tools") if result.trace else None
+    source = source_of(scenario) if scenario is not None else None
+    if not in_tools or scenario is None:
+        return []
+    lines = []
+    for tool in in_tools:
+        where = ""
+        if source is not None and tool in scenario.tools:
+            where = f" ({result.case.source}:{source.position(('tools', tool))[0]})"
+        lines.append(f"the tool `{tool}` has no target, so the agent's own function ran and "
+                     f"called out{where}: give the tool `{tool}` a `target:` (module:function) "
+                     "so the harness can count its side effects")
+    return lines
 
 
 def _done_twice(result: CaseResult, trace: Trace) -> list[str]:

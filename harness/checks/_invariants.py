@@ -677,6 +677,9 @@ def check_network(trace: Trace) -> Verdict | None:
     foreign = trace.extra.get("foreign_requests") or []
     if not foreign:
         return None
+    in_tools: dict[str, int] = trace.extra.get("foreign_in_tools") or {}
+    if in_tools:
+        return _fail("network", _untargeted_tools_message(len(foreign), in_tools), foreign)
     callers = dict.fromkeys(_caller(line) for line in foreign)
     named = ", ".join(library for library, _ in callers)
     switches = [f"{library}: {switch}" for library, switch in callers if switch]
@@ -690,6 +693,23 @@ def check_network(trace: Trace) -> Verdict | None:
                  "naming the function, so the harness counts the call instead; a tracing or "
                  "usage endpoint the harness does not know can be answered with "
                  "'harness run --absorb HOST'", foreign)
+
+
+def _untargeted_tools_message(total: int, in_tools: dict[str, int]) -> str:
+    """The ``network`` failure when the outside calls came from the agent's own tool
+    functions: the fix is a target, which the base URL advice would not give."""
+    made = sum(in_tools.values())
+    tools = ", ".join(f"`{tool}`" for tool in in_tools)
+    message = (f"the agent's process made {total} outside call(s) that no fake provider "
+               f"serves (refused: a case has no network), {made} of them while its own "
+               f"function for the tool {tools} ran (the tool has no target:, so the harness "
+               "did not run it): ")
+    message += "; ".join(f"give the tool `{tool}` a `target:` (module:function) so the "
+                         "harness can count its side effects" for tool in in_tools)
+    if made < total:
+        message += ("; the others: point the model clients at the base URL in the "
+                    "environment, or answer a tracing endpoint with 'harness run --absorb HOST'")
+    return message
 
 
 _CALLER = re.compile(r" \(by ([^;)]+)(?:; off switch: (.+))?\)$")

@@ -349,6 +349,8 @@ class _CaseRun:
             extra["agent"] = "plain"
         if self.world.foreign:
             extra["foreign_requests"] = list(self.world.foreign)
+            if self.world.foreign_in_tools:
+                extra["foreign_in_tools"] = dict(self.world.foreign_in_tools)
         refused = self.world.databases().refused if self.plain else []
         if refused:
             extra["databases_refused"] = list(dict.fromkeys(refused))
