@@ -55,6 +55,7 @@ from harness._options import (
     with_absorbed,
     with_overrides,
 )
+from harness._price_file import add_prices_option, use_price_file
 from harness.ports import DIALECTS
 
 if TYPE_CHECKING:
@@ -140,6 +141,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     crash.add_argument("--no-crash", action="store_true",
                        help="run each scenario once, uncrashed (the same as --crash none)")
     run.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
+    add_prices_option(run)
     run.add_argument("--out", type=output_path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
     run.add_argument("--resume", action="store_true",
@@ -346,6 +348,7 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     from harness._options import crash_setting_note
     from harness._preflight import Request, preflight
 
+    use_price_file(args.prices)
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
     request = Request(args.paths, agent=args.agent, targets=tuple(args.target),
                       absorb=tuple(args.absorb), dialects=tuple(args.dialect or ()),
@@ -656,7 +659,9 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
 
     if not planned:
         return []
-    choice = AgentChoice(agent, targets, twice, replay)
+    from fakes import own_prices
+
+    choice = AgentChoice(agent, targets, twice, replay, tuple(own_prices().items()))
     return run_contained(planned, agent=choice, workers=jobs,
                          timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=on_result)
 

@@ -128,6 +128,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("harness_crash", default="",
                   help="the crash setting when --harness-crash is not given (see "
                        "--harness-crash): as-written, none, listed, sample or all-points")
+    group.addoption("--harness-prices", metavar="FILE", default=None,
+                    help="your own prices, USD per million tokens by model (YAML or JSON), "
+                         "before the shipped table and genai-prices (default: ini "
+                         "harness_prices)")
+    parser.addini("harness_prices", default="",
+                  help="a price file, relative to the rootdir (see --harness-prices)")
     parser.addini("harness_scenarios", type="args", default=["scenarios"],
                   help="folders of YAML scenarios, relative to the rootdir")
     group.addoption("--harness-target", action="append", metavar="TOOL=MODULE:FUNCTION",
@@ -157,6 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                     f"under {rootdir}; expected a folder or file of YAML "
                                     "scenarios")
     _collect_outside_the_walk(config, rootdir)
+    _use_prices(config, rootdir)
     config.stash[_SETTINGS] = HarnessSettings(
         roots=tuple((rootdir / path).resolve() for path in given),
         named=_named_on_command_line(config),
@@ -176,6 +183,28 @@ def pytest_configure(config: pytest.Config) -> None:
         fuzz_budget=config.getoption("harness_fuzz"),
         rootdir=rootdir,
     )
+
+
+def _use_prices(config: pytest.Config, rootdir: Path) -> None:
+    """Price models from ``--harness-prices`` or the ini's ``harness_prices`` in this process
+    (each xdist worker configures itself, so each reads the file)."""
+    from harness._errors import ScenarioError
+    from harness.frontend import use_price_file
+
+    given = config.getoption("harness_prices") or str(config.getini("harness_prices")).strip()
+    if not given:
+        return
+    try:
+        use_price_file(rootdir / given)
+    except ScenarioError as error:
+        raise pytest.UsageError(f"--harness-prices / harness_prices: {error}") from None
+    config.add_cleanup(_default_prices)  # a session run inside another leaves its prices
+
+
+def _default_prices() -> None:
+    from fakes import use_prices
+
+    use_prices({})
 
 
 def _crash_mode(config: pytest.Config) -> str | None:

@@ -233,3 +233,17 @@ def test_a_scenario_folder_outside_the_rootdir_is_collected(project, tmp_path_fa
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*hello.yaml::hello PASSED*"])
+
+
+def test_the_ini_prices_a_private_model_for_a_cost_budget(project, strict_ini: str) -> None:
+    (project.pytester.path / "scenarios").mkdir(exist_ok=True)
+    (project.pytester.path / "scenarios" / "private.yaml").write_text(
+        "name: private\ndialect: openai\nprovider: {model: acme-private-7b}\n"
+        "model: [{turn: 1, text: Hello.}]\nbudget: {max_cost_usd: 1.0}\n"
+        "expect: {stop_state: complete}\n")
+    (project.pytester.path / "prices.yaml").write_text(
+        "acme-private-7b: {input: 0.5, output: 1.5}\n")
+
+    project.pytester.runpytest().assert_outcomes(failed=1)  # a cost budget on no price
+    project.pytester.makeini(strict_ini.rstrip("\n") + "\nharness_prices = prices.yaml\n")
+    project.pytester.runpytest().assert_outcomes(passed=1)
