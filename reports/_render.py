@@ -118,6 +118,10 @@ def report_data(comparison: Comparison, gate: GateResult | None = None) -> dict[
         "persistence": [{"scenario": c.scenario, "text": c.text(), "gone": list(c.gone),
                          "new": list(c.new), "new_runs": c.new_runs,
                          "new_passed": c.new_passed} for c in persistence_changes(comparison)],
+        # Files the candidate renamed but writes alike: their runs are paired.
+        "role_matches": [{"scenario": m.scenario, "seed": m.seed, "text": m.text(),
+                          "baseline_role": m.baseline_role, "candidate_role": m.candidate_role}
+                         for m in comparison.role_matches],
         "added": _rows(comparison.added.rename(_SHORT, strict=False)),
         "regressed": _rows(comparison.regressed.rename(_SHORT, strict=False)),
         "ttft": _ttft(comparison),
