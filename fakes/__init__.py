@@ -75,7 +75,9 @@ from fakes._prices import (
     UsageBuckets,
     cost,
     has_price,
+    own_prices,
     price_of,
+    use_prices,
 )
 from fakes._provider import FakeProvider, ProviderRequest, Responder, output_tokens
 from fakes._quota import RATE_LIMIT_WIRES, Quota, QuotaWindow, RateLimitWire
@@ -229,10 +231,12 @@ __all__ = [
     "has_price",
     "idempotency_key",
     "output_tokens",
+    "own_prices",
     "play_steps",
     "price_of",
     "prompt_view",
     "run_in_process_group",
     "settle_threads",
+    "use_prices",
     "wait_before_headers",
 ]

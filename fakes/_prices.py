@@ -106,10 +106,41 @@ PRICES: Mapping[str, ModelPrice] = MappingProxyType({
 })
 PRICES_AS_OF = "2026-11-29"
 
+# The user's own prices (``--prices FILE``), asked before the table and genai-prices; set
+# once per process before any case or report, so a run prices every case alike.
+_OWN: dict[str, ModelPrice] = {}
+
+
+def use_prices(table: Mapping[str, ModelPrice]) -> None:
+    """Price ``table``'s models so in this process, before :data:`PRICES` and genai-prices
+    (its names also price their dated snapshots); an empty table goes back to the defaults.
+
+    >>> use_prices({"my-model": ModelPrice(*(Decimal(1),) * 5)})
+    >>> price_of("my-model-2026").output, own_prices() != {}
+    (Decimal('1'), True)
+    >>> use_prices({})
+    """
+    _OWN.clear()
+    _OWN.update(table)
+
+
+def own_prices() -> Mapping[str, ModelPrice]:
+    """The prices :func:`use_prices` set (empty: none)."""
+    return MappingProxyType(_OWN)
+
+
+def _in_table(model: str, prices: Mapping[str, ModelPrice]) -> ModelPrice | None:
+    """An exact name of ``prices``, else the longest name ``model`` starts with."""
+    if model in prices:
+        return prices[model]
+    families = [name for name in prices if model.startswith(name + "-")]
+    return prices[max(families, key=len)] if families else None
+
 
 def price_of(model: str, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPrice:
     """The price of ``model``: an exact name, else the longest name it starts with, else
-    (for the default table) the providers' own price of a real model.
+    (for the default table) the providers' own price of a real model. With the default
+    table, the user's own prices (:func:`use_prices`) come first.
 
     Dated snapshots therefore price like their family (``fake-sonnet-2026``
     → ``fake-sonnet``).
@@ -119,18 +150,17 @@ def price_of(model: str, prices: Mapping[str, ModelPrice] = PRICES) -> ModelPric
     >>> price_of("gpt-4o-mini").cache_read
     Decimal('0.075')
     """
-    if model in prices:
-        return prices[model]
-    families = [name for name in prices if model.startswith(name + "-")]
-    if families:
-        return prices[max(families, key=len)]
-    maintained = maintained_price(model) if prices is PRICES else None
-    if maintained is None:
-        raise ConfigError("model", model, one_of(tuple(sorted(prices))) + ", or a model "
-                          "genai-prices knows",
-                          "Use a model name the provider publishes a price for, or pass "
-                          "your own table (reports.load_results(..., prices=...))")
-    return maintained
+    found = _in_table(model, _OWN) if prices is PRICES else None
+    found = found or _in_table(model, prices)
+    if found is None and prices is PRICES:
+        found = maintained_price(model)
+    if found is None:
+        raise ConfigError("model", model, one_of(tuple(sorted({**prices, **_OWN}))) + ", or "
+                          "a model genai-prices knows",
+                          "Use a model name the provider publishes a price for, or give "
+                          "its price in a file passed as --prices FILE (see README, "
+                          "'Pricing a model')")
+    return found
 
 
 def has_price(model: str) -> bool:

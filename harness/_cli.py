@@ -2,9 +2,9 @@
 
 Commands and exit codes::
 
-    harness run PATH... [--crash-at POINT:WHEN:CLASS] [--seed N] [--out DIR] [--no-crash]
-                        [--jobs N] [--case-timeout SECONDS] [--case-memory MIB]
-                        [--strict] [--resume]
+    harness run PATH... [--crash SETTING | --crash-at POINT:WHEN:CLASS | --no-crash]
+                        [--seed N] [--out DIR] [--jobs N] [--case-timeout SECONDS]
+                        [--case-memory MIB] [--strict] [--resume]
                                       0 no case failed, 1 a case failed (or, under
                                       --strict, something no case reached), 2 bad input,
                                       130 / 143 stopped by SIGINT / SIGTERM (finished cases
@@ -52,6 +52,7 @@ from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_MEMORY_MIB,
     DEFAULT_CASE_TIMEOUT,
+    crash_settings_help,
     output_path,
     parse_env_name,
     parse_host,
@@ -61,6 +62,7 @@ from harness._options import (
     with_absorbed,
     with_overrides,
 )
+from harness._price_file import add_prices_option, use_price_file
 from harness.ports import DIALECTS
 
 if TYPE_CHECKING:
@@ -141,10 +143,15 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run = commands.add_parser("run", help="run every case of the scenarios and judge them")
     run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     crash = run.add_mutually_exclusive_group()
+    crash.add_argument("--crash", metavar="SETTING",
+                       help=f"what every scenario crashes (default: as-written): "
+                            f"{crash_settings_help()}")
     crash.add_argument("--crash-at", metavar="POINT:WHEN:CLASS",
                        help=f"run only this crash case ({CRASH_AT_FORM})")
-    crash.add_argument("--no-crash", action="store_true", help="run each scenario once, uncrashed")
+    crash.add_argument("--no-crash", action="store_true",
+                       help="run each scenario once, uncrashed (the same as --crash none)")
     run.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
+    add_prices_option(run)
     run.add_argument("--out", type=output_path, default=Path("results"),
                      help="folder for cases/attempts JSONL and Parquet (default: results)")
     run.add_argument("--resume", action="store_true",
@@ -362,13 +369,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
+    from harness._options import crash_setting_note
     from harness._preflight import Request, preflight
 
+    use_price_file(args.prices)
     crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
-    crash_mode = "none" if args.no_crash else None
     request = Request(args.paths, agent=args.agent, targets=tuple(args.target),
                       absorb=tuple(args.absorb), dialects=tuple(args.dialect or ()),
-                      crash=crash_mode, seed=args.seed, crash_at=crash_at)
+                      crash=_crash_setting(args), seed=args.seed, crash_at=crash_at)
+    note = crash_setting_note(args.crash)
+    if note is not None:
+        print(f"harness run: --crash: {note}", file=sys.stderr)
     if args.exec is not None:
         return _run_exec(args, request, state)
     checked = preflight(request)
@@ -384,7 +395,7 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     run_cases([state.planned[index] for index in todo], jobs=args.jobs, on_result=state.record,
               agent=args.agent, targets=targets, twice=args.check_determinism,
               timeout=args.case_timeout, replay=args.replay, memory_mib=args.case_memory)
-    return _report(args, checked.spoken, state, crash_mode)
+    return _report(args, checked.spoken, state)
 
 
 def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> int:
@@ -397,16 +408,33 @@ def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> i
         raise ScenarioError.combine(errors)
     loaded = speaking([(with_absorbed(s, request.absorb), f) for s, f in loaded], None,
                       request.dialects)
-    planned = plan_exec(loaded, args.exec, request.crash_at, args.no_crash,
+    planned = plan_exec(loaded, args.exec, request.crash_at, request.crash,
                         time_scale=args.time_scale, timeout=args.case_timeout)
     todo = state.open(loaded, planned)
     run_exec_cases([state.planned[index] for index in todo], args, state.record)
-    return _report(args, loaded, state, "none" if args.no_crash else None)
+    return _report(args, loaded, state)
 
 
 def _crash_option(args: argparse.Namespace) -> str:
     """How the run chose its crashes, as the manifest and the journal name it."""
-    return str(args.crash_at or ("none" if args.no_crash else "as-scenario"))
+    return str(args.crash_at or _crash_setting(args))
+
+
+def _crash_setting(args: argparse.Namespace) -> str:
+    """The ``--crash`` setting by its name (``--no-crash`` is ``none``); an unknown name
+    is bad input listing the names (an old spelling works: see :func:`_run_planned`)."""
+    from harness._options import AS_WRITTEN, parse_crash_setting
+
+    if args.no_crash:
+        return "none"
+    if args.crash is None:
+        return AS_WRITTEN
+    try:
+        setting = parse_crash_setting(args.crash)
+    except argparse.ArgumentTypeError as error:
+        raise ConfigError("--crash", args.crash,
+                          str(error).partition("; expected ")[2]) from None
+    return setting
 
 
 class _RunState:
@@ -566,7 +594,7 @@ def _resume_command(argv: Sequence[str]) -> str:
 
 
 def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
-            state: _RunState, crash_mode: str | None) -> int:
+            state: _RunState) -> int:
     """Print the warnings, failures and summary of a run; write its results; the exit code.
 
     ``--strict`` was applied as each result came (:meth:`_RunState.record`).
@@ -581,7 +609,7 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
             print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
     _print_summary(results)
     state.folder.finish([(s.name, source, s.seed) for s, source in loaded], seed=args.seed,
-                        crash=args.crash_at or crash_mode or "as-scenario", shard=state.shard)
+                        crash=_crash_option(args), shard=state.shard)
     print(f"results written to {args.out}/", file=sys.stderr)
     if args.strict and state.shard is not None:
         # A point this shard missed may be reached in another: judged over all of them.
@@ -683,7 +711,9 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
 
     if not planned:
         return []
-    choice = AgentChoice(agent, targets, twice, replay)
+    from fakes import own_prices
+
+    choice = AgentChoice(agent, targets, twice, replay, tuple(own_prices().items()))
     return run_contained(planned, agent=choice, workers=jobs,
                          timeout=timeout or DEFAULT_CASE_TIMEOUT, on_result=on_result,
                          memory_mib=memory_mib)

@@ -176,7 +176,7 @@ def sync_folder(folder: Path) -> None:
 
 # The option behind each key of a plan's "options", for a message about a difference.
 _OPTION_NAMES = {
-    "seed": "--seed", "crash": "--crash-at / --no-crash", "agent": "--agent",
+    "seed": "--seed", "crash": "--crash / --crash-at / --no-crash", "agent": "--agent",
     "targets": "--target", "absorb": "--absorb", "dialect": "--dialect", "strict": "--strict",
     "check_determinism": "--check-determinism", "replay": "--replay", "exec": "--exec",
     "time_scale": "--time-scale", "shard": "--shard",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from harness.runner._results import Case
     from harness.scenario import Scenario
 
 #: The largest seed a scenario file may give (its schema's bound); --seed keeps to it too.
@@ -69,11 +70,76 @@ def parse_env_name(text: str) -> str:
                      "digits and '_'; the agent gets the harness's value)")
 
 
+#: The crash setting: what every scenario of a run crashes, by name, with what it does to a
+#: scenario with a crash block and to one without. The command line (``harness run
+#: --crash``), the plugin (``--harness-crash``) and the ini (``harness_crash``) take these
+#: names and no others, and their help and the README say the same.
+CRASH_SETTINGS: dict[str, str] = {
+    "as-written": "each scenario as its crash block says (its points, whens and classes); "
+                  "a scenario without one runs once, uncrashed (the default)",
+    "none": "every scenario runs once, uncrashed, crash block or not",
+    "listed": "only a crash block that lists its points, as written; a block that says "
+              "'all', and a scenario without one, run once, uncrashed",
+    "sample": "as-written, then of each kind of crash (point without its ordinal, when, "
+              "class) only the middle occurrence: a quick pass; a scenario without a crash "
+              "block runs once, uncrashed",
+    "all-points": "every scenario, even one without a crash block, crashes at every point "
+                  "of the agent's own files its recorded run reaches, before and after, in "
+                  "the block's classes (every class without one): slow",
+}
+
+#: The default crash setting.
+AS_WRITTEN = "as-written"
+
+#: Spellings an earlier release documented, and the setting each still means.
+OLD_CRASH_SETTINGS = {"all": "all-points"}
+
+
+def crash_settings_help() -> str:
+    """The crash settings as one help text: each name and what it does."""
+    return "; ".join(f"{name}: {what}" for name, what in CRASH_SETTINGS.items())
+
+
+def parse_crash_setting(text: str) -> str:
+    """A ``--crash`` / ``harness_crash`` value: one of :data:`CRASH_SETTINGS` (an old
+    spelling gives its setting; :func:`crash_setting_note` says it is old).
+
+    >>> parse_crash_setting("sample"), parse_crash_setting("all")
+    ('sample', 'all-points')
+    >>> parse_crash_setting("everything")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: got 'everything'; expected one of as-written, none, ...
+    """
+    name = text.strip()
+    if name in CRASH_SETTINGS:
+        return name
+    if name in OLD_CRASH_SETTINGS:
+        return OLD_CRASH_SETTINGS[name]
+    raise argparse.ArgumentTypeError(
+        f"got {text!r}; expected one of {', '.join(CRASH_SETTINGS)}")
+
+
+def crash_setting_note(text: str | None) -> str | None:
+    """The deprecation note for an old spelling of a crash setting, else ``None``.
+
+    >>> crash_setting_note("all").split(";")[0]
+    "'all' is deprecated: it means all-points (every scenario, even one without a crash block, \
+crashes at every point)"
+    """
+    name = (text or "").strip()
+    if name not in OLD_CRASH_SETTINGS:
+        return None
+    return (f"{name!r} is deprecated: it means {OLD_CRASH_SETTINGS[name]} (every scenario, "
+            "even one without a crash block, crashes at every point); say "
+            f"{OLD_CRASH_SETTINGS[name]}, or {AS_WRITTEN} for each scenario as its crash "
+            "block says")
+
+
 def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -> Scenario:
     """``scenario`` with its seed and crash selection replaced when asked.
 
-    ``crash`` is ``all``, ``none``, ``listed`` (keep only points listed by id; a
-    scenario that says ``all`` runs uncrashed) or ``None`` (as the file says).
+    ``crash`` is a name of :data:`CRASH_SETTINGS` or ``None`` (as-written). ``sample``
+    leaves the file's selection as it is: it thins the planned cases (:func:`chosen_cases`).
 
     >>> from harness.scenario import Scenario
     >>> s = Scenario(name="s", dialect="openai", model=[{"turn": 1, "text": "Hi."}],
@@ -81,19 +147,40 @@ def with_overrides(scenario: Scenario, *, crash: str | None, seed: int | None) -
     >>> t = with_overrides(s, crash="listed", seed=9)
     >>> t.crash.points, t.seed
     ('none', 9)
+    >>> with_overrides(t, crash="all-points", seed=None).crash.points
+    'all'
     """
     update: dict[str, object] = {}
     if seed is not None:
         update["seed"] = seed
-    if crash is not None:
-        points = scenario.crash.points
-        if crash != "listed":
-            points = crash  # type: ignore[assignment]
-        elif isinstance(points, str):
-            points = "none"
+    points = _crash_points(scenario, crash)
+    if points is not None:
         update["crash"] = scenario.crash.model_copy(update={"points": points})
     # model_copy keeps the private source map, so errors and reports still point into the file.
     return scenario.model_copy(update=update) if update else scenario
+
+
+def _crash_points(scenario: Scenario, crash: str | None) -> object | None:
+    """The ``crash.points`` the setting ``crash`` gives ``scenario``; ``None``: as written."""
+    if crash in {None, AS_WRITTEN, "sample"}:
+        return None
+    if crash == "none":
+        return "none"
+    if crash == "all-points":
+        return "all"
+    if crash != "listed":
+        raise ValueError(f"crash setting {crash!r}: expected one of {', '.join(CRASH_SETTINGS)}")
+    return "none" if isinstance(scenario.crash.points, str) else None
+
+
+def chosen_cases(cases: Sequence[Case], crash: str | None) -> list[Case]:
+    """The planned ``cases`` a crash setting keeps: all of them, or under ``sample`` the
+    uncrashed case and one case of each kind of crash (:func:`harness.runner.sample_cases`)."""
+    if crash != "sample":
+        return list(cases)
+    from harness.runner import sample_cases
+
+    return sample_cases(cases)
 
 
 def parse_host(text: str) -> str:

@@ -261,7 +261,7 @@ class RunFolder:
 
         out = RunFolder(Path("results"), header)           # or resumed=read_journal(...)
         out.record(0, result)
-        out.finish(sources, seed=None, crash="as-scenario")
+        out.finish(sources, seed=None, crash="as-written")
     """
 
     def __init__(self, folder: Path, header: Mapping[str, Any],

@@ -46,7 +46,7 @@ class Request:
     absorb: tuple[str, ...] = ()
     dialects: tuple[str, ...] = ()
     crash: str | None = None
-    """``none`` for ``--no-crash``; None: as each scenario says."""
+    """A name of :data:`harness._options.CRASH_SETTINGS` (``--crash``); None: as-written."""
     seed: int | None = None
     crash_at: CrashSpec | None = None
 
@@ -141,13 +141,15 @@ def speaking(loaded: list[tuple[Scenario, Path]], agent: AgentUnderTest | None,
 
 
 def plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
-         agent: AgentUnderTest | None = None) -> list[Case]:
-    """The cases of one scenario: as it says, or only ``--crash-at`` (which must be reached)."""
+         agent: AgentUnderTest | None = None, crash: str | None = None) -> list[Case]:
+    """The cases of one scenario: as it says (thinned by the crash setting ``crash``), or
+    only ``--crash-at`` (which must be reached)."""
     from harness import runner
+    from harness._options import chosen_cases
     from harness.runner._results import Case
 
     if crash_at is None:
-        return list(runner.plan_cases(scenario, source, agent))
+        return chosen_cases(runner.plan_cases(scenario, source, agent), crash)
     from harness.runner._points import is_world_point
 
     if is_world_point(crash_at.point_id):  # reached or not, the case says so itself
@@ -178,7 +180,7 @@ def _check_file(scenario: Scenario, source: Path, request: Request,
     planning: list[ScenarioError] = []
     if not errors:
         planning = _errors_of(lambda: cases.extend(plan(scenario, source, request.crash_at,
-                                                        agent)))
+                                                        agent, request.crash)))
     errors += planning
     if thorough and not planning:  # a plan that failed met the unfit fault already
         errors += _errors_of(lambda: _faults_fit(scenario, source))

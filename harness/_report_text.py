@@ -63,7 +63,7 @@ def render_failure(result: CaseResult, scenario: Scenario | None = None, *,
     replay = f"replay: {result.case.replay_command}"
     if node_id is not None:
         replay += f"\n    or: pytest {shlex.quote(node_id)}"
-    parts = [headline, _yaml_section(result, scenario), _problems_section(result),
+    parts = [headline, _yaml_section(result, scenario), _problems_section(result, scenario),
              timeline(result), _output_section(result), replay]
     # The scenario's lines and the evidence may quote credentials; a CI log must not.
     secrets = scenario.secret_values() if scenario is not None else ()
@@ -158,7 +158,7 @@ def _headline(result: CaseResult, scenario: Scenario | None) -> str:
     return "\n".join(lines)
 
 
-def _problems_section(result: CaseResult) -> str:
+def _problems_section(result: CaseResult, scenario: Scenario | None = None) -> str:
     lines: list[str] = []
     if result.error is not None:
         lines += ["harness error", f"  {result.error}"]
@@ -188,7 +188,7 @@ def _problems_section(result: CaseResult) -> str:
         lines.append("broken invariants")
         for verdict in failed:
             lines += _verdict_lines(verdict)
-    explained = diagnosis(result)
+    explained = diagnosis(result) + _untargeted_tools(result, scenario)
     if explained:
         lines.append("what this most likely means")
         lines += [f"  - {line}" for line in explained]
@@ -350,6 +350,23 @@ def diagnosis(result: CaseResult) -> list[str]:
     return [line for rule in _RULES for line in rule(result, trace)]
 
 
+def _untargeted_tools(result: CaseResult, scenario: Scenario | None) -> list[str]:
+    """For each tool whose own function reached out, the fix at the line that declares it."""
+    in_tools = result.trace.extra.get("foreign_in_tools") if result.trace else None
+    source = source_of(scenario) if scenario is not None else None
+    if not in_tools or scenario is None:
+        return []
+    lines = []
+    for tool in in_tools:
+        where = ""
+        if source is not None and tool in scenario.tools:
+            where = f" ({result.case.source}:{source.position(('tools', tool))[0]})"
+        lines.append(f"the tool `{tool}` has no target, so the agent's own function ran and "
+                     f"called out{where}: give the tool `{tool}` a `target:` (module:function) "
+                     "so the harness can count its side effects")
+    return lines
+
+
 def _done_twice(result: CaseResult, trace: Trace) -> list[str]:
     keys = Counter(e.key for e in trace.effects if not e.idempotent)
     repeated = [e for e in trace.effects if keys[e.key] > 1]
@@ -473,5 +490,30 @@ def _stalled_forever(_result: CaseResult, trace: Trace) -> list[str]:
             "up on it. Configure a read timeout on the client (or an idle watchdog)."]
 
 
+def _plain_after_disk_error(result: CaseResult, trace: Trace) -> list[str]:
+    """I4 failed for a plain agent after its disk error: say what a plain agent can say and
+    the key that expects it."""
+    failed = [v for v in result.failed_verdicts if v.invariant == "I4"]
+    if not failed or trace.extra.get("agent") != "plain" or not trace.crash.disk_error_raised:
+        return []
+    assert trace.outcome is not None
+    stop, expected = trace.outcome.stop_state, trace.expect.stop_state_after_disk_error
+    opening = (f"the agent's write failed at {trace.crash.fired} and it stopped {stop!r}; a "
+               "plain main(prompt) can only return (complete) or raise (failed), so after a "
+               "disk error it is expected to fail, without a duplicate side effect and "
+               "losing nothing it acknowledged")
+    if stop == "complete":
+        return [opening + ". It carried on instead: let the OSError propagate (or raise) "
+                "before any further side effect; if carrying on is right for this agent, "
+                "write expect.stop_state_after_disk_error: complete in the scenario."]
+    if expected not in ("complete", "failed"):
+        return [opening + f". The scenario expects {expected!r}, which a plain agent cannot "
+                "end in: drop expect.stop_state_after_disk_error (a plain agent is then "
+                "expected to fail) or write it as failed."]
+    return [opening + f". The scenario's expect.stop_state_after_disk_error says {expected!r}: "
+            "drop it to expect the failure, or make the agent carry on."]
+
+
 _RULES: tuple[Callable[[CaseResult, Trace], list[str]], ...] = (
-    _done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever, _goal_lost)
+    _done_twice, _broken_restart, _stream_cut, _cut_arguments, _stalled_forever, _goal_lost,
+    _plain_after_disk_error)

@@ -50,6 +50,16 @@ def _crash_classes() -> Rows:
             for name in CRASH_CLASSES]
 
 
+def _crash_settings() -> Rows:
+    from harness._options import CRASH_SETTINGS, OLD_CRASH_SETTINGS
+
+    def old(name: str) -> str:
+        return ", ".join(f"`{word}` (deprecated)" for word, means in OLD_CRASH_SETTINGS.items()
+                         if means == name) or "(none)"
+
+    return [(f"`{name}`", what, old(name)) for name, what in CRASH_SETTINGS.items()]
+
+
 def _fault_kinds() -> Rows:
     from harness.scenario import FAULT_KINDS
 
@@ -94,6 +104,8 @@ _TABLES: dict[str, tuple[tuple[str, ...], Callable[[], Rows]]] = {
     "when-outcomes": (("`when.outcome`", "meaning", "reply statuses read as it"),
                       _when_outcomes),
     "crash-classes": (("crash class", "stops the process", "what it leaves"), _crash_classes),
+    "crash-settings": (("crash setting", "what every scenario crashes", "old spelling"),
+                       _crash_settings),
     "fault-kinds": (("fault kind", "layer", "what it does"), _fault_kinds),
     "dialects": (("dialect", "streaming path", "SDK `base_url` (after the origin)"), _dialects),
     "point-kinds": (("point kind", "id", "where it strikes"), _point_kinds),

@@ -1,7 +1,7 @@
 """What every front end of the harness shares: the run, report and gate commands.
 
-The command line, the pytest plugin and the report commands read a ``--seed``
-the same way, read a file the user named only when it is a regular file of a
+The command line, the pytest plugin and the report commands read a ``--seed`` and a
+``--prices`` file the same way, read a file the user named only when it is a regular file of a
 bounded size (:func:`read_input`: a pipe or ``/dev/zero`` is refused, never read),
 and write each result or report file whole (a temporary name, then a rename), so
 a killed run leaves the old file or the new one, never half; a run stopped before
@@ -16,6 +16,7 @@ import typing
 from harness import _lazy
 from harness._inputs import read_input
 from harness._options import MAX_SEED, output_path, parse_seed
+from harness._price_file import add_prices_option, load_price_file, use_price_file
 
 # write_atomic's module reads the runner's row types: loaded on first use, so that an
 # argument parser reading --seed costs no runner import.
@@ -28,5 +29,5 @@ else:
         "harness._journal": ["Unfinished", "unfinished_run"],
     })
 
-__all__ = ["MAX_SEED", "Unfinished", "output_path", "parse_seed", "read_input",
-           "unfinished_run", "write_atomic"]
+__all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "load_price_file", "output_path",
+           "parse_seed", "read_input", "unfinished_run", "use_price_file", "write_atomic"]

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
-CRASH_MODES = ("all", "none", "listed", "sample")
 
 
 class HarnessHookSpecs:
@@ -98,17 +97,16 @@ _SETTINGS = pytest.StashKey[HarnessSettings]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     from harness._fuzz_options import parse_budget
-    from harness._options import parse_seed
+    from harness._options import crash_settings_help, parse_seed
 
     group = parser.getgroup("harness", "chaos harness scenarios")
     group.addoption("--harness-scenarios", action="append", metavar="PATH", default=None,
                     help="folder (or file) of YAML scenarios to collect, relative to the rootdir;"
                          " repeatable (default: ini harness_scenarios, else 'scenarios')")
-    group.addoption("--harness-crash", choices=CRASH_MODES, default=None,
-                    help="crash at every recorded point (all), at none, only at the points a"
-                         " scenario lists by id (listed), or at one occurrence of each kind of"
-                         " point, when and class of the scenario's own plan (sample: a quick"
-                         " pass); default: ini harness_crash, else as each scenario says")
+    group.addoption("--harness-crash", metavar="SETTING",
+                    default=None,
+                    help=f"what every scenario crashes (default: ini harness_crash, else "
+                         f"as-written): {crash_settings_help()}")
     group.addoption("--harness-seed", type=parse_seed, metavar="N", default=None,
                     help="run every scenario with this seed instead of its own")
     group.addoption("--harness-strict", action="store_true", default=False,
@@ -140,8 +138,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a dialect the agent speaks (openai, anthropic); repeatable; scenarios"
                          " in another dialect are skipped")
     parser.addini("harness_crash", default="",
-                  help=f"the crash selection when --harness-crash is not given: one of "
-                       f"{', '.join(CRASH_MODES)}")
+                  help="the crash setting when --harness-crash is not given (see "
+                       "--harness-crash): as-written, none, listed, sample or all-points")
+    group.addoption("--harness-prices", metavar="FILE", default=None,
+                    help="your own prices, USD per million tokens by model (YAML or JSON), "
+                         "before the shipped table and genai-prices (default: ini "
+                         "harness_prices)")
+    parser.addini("harness_prices", default="",
+                  help="a price file, relative to the rootdir (see --harness-prices)")
     parser.addini("harness_scenarios", type="args", default=["scenarios"],
                   help="folders of YAML scenarios, relative to the rootdir")
     group.addoption("--harness-target", action="append", metavar="TOOL=MODULE:FUNCTION",
@@ -171,6 +175,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                     f"under {rootdir}; expected a folder or file of YAML "
                                     "scenarios")
     _collect_outside_the_walk(config, rootdir)
+    _use_prices(config, rootdir)
     config.stash[_SETTINGS] = HarnessSettings(
         roots=tuple((rootdir / path).resolve() for path in given),
         named=_named_on_command_line(config),
@@ -193,19 +198,54 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def _use_prices(config: pytest.Config, rootdir: Path) -> None:
+    """Price models from ``--harness-prices`` or the ini's ``harness_prices`` in this process
+    (each xdist worker configures itself, so each reads the file)."""
+    from harness._errors import ScenarioError
+    from harness.frontend import use_price_file
+
+    given = config.getoption("harness_prices") or str(config.getini("harness_prices")).strip()
+    if not given:
+        return
+    try:
+        use_price_file(rootdir / given)
+    except ScenarioError as error:
+        raise pytest.UsageError(f"--harness-prices / harness_prices: {error}") from None
+    config.add_cleanup(_default_prices)  # a session run inside another leaves its prices
+
+
+def _default_prices() -> None:
+    from fakes import use_prices
+
+    use_prices({})
+
+
 def _crash_mode(config: pytest.Config) -> str | None:
-    """``--harness-crash``, else the ini's ``harness_crash``, else ``None`` (as each file says)."""
-    given: str | None = config.getoption("harness_crash")
-    if given is not None:
-        return given
-    ini = str(config.getini("harness_crash")).strip()
-    if not ini:
+    """``--harness-crash``, else the ini's ``harness_crash``, else ``None`` (as-written).
+
+    A bad name is a usage error listing the good ones; an old spelling still works, with
+    a deprecation warning saying what it means.
+    """
+    import argparse
+
+    from harness._options import crash_setting_note, parse_crash_setting
+
+    word: str | None = config.getoption("harness_crash")
+    where = "--harness-crash"
+    if word is None:
+        word = str(config.getini("harness_crash")).strip() or None
+        where = f"ini harness_crash ({config.inipath or 'the ini file'})"
+    if word is None:
         return None
-    if ini not in CRASH_MODES:
-        raise pytest.UsageError(
-            f"ini harness_crash ({config.inipath or 'the ini file'}): got {ini!r}; expected "
-            f"one of {', '.join(CRASH_MODES)}")
-    return ini
+    try:
+        setting = parse_crash_setting(word)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"{where}: {error}") from None
+    note = crash_setting_note(word)
+    if note is not None:
+        config.issue_config_time_warning(pytest.PytestDeprecationWarning(f"{where}: {note}"),
+                                         stacklevel=2)
+    return setting
 
 
 def _collect_outside_the_walk(config: pytest.Config, rootdir: Path) -> None:
@@ -286,20 +326,18 @@ class ScenarioFile(pytest.File):
 
     def _plan(self) -> tuple[Scenario, list[Case]]:
         from harness import runner
-        from harness._options import with_overrides
+        from harness._options import chosen_cases, with_overrides
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]
         source = _display_path(self.path)
-        sample = settings.crash == "sample"
-        scenario = with_overrides(load_scenario(source), crash=None if sample else settings.crash,
-                                  seed=settings.seed)
+        scenario = with_overrides(load_scenario(source), crash=settings.crash, seed=settings.seed)
         # The points to crash at are those the agent under test reaches, as with
         # `harness run --agent`. xdist compares the collection of every worker:
         # plan_cases must be a pure function of the scenario and the agent
         # (recording runs included), and it is kept in its order.
         cases = runner.plan_cases(scenario, source, _agent_factory(self.config, scenario))
-        return scenario, runner.sample_cases(cases) if sample else list(cases)
+        return scenario, chosen_cases(cases, settings.crash)
 
 
 def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest | None:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.frontend import output_path, parse_seed
+from harness.frontend import add_prices_option, output_path, parse_seed, use_price_file
 from reports._options import DEFAULT_RESAMPLES, DEFAULT_SEED, FORMATS
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--accept-persistence-change", action="store_true",
                         help="pass persistence_changed: the candidate means to persist "
                              "differently (points of its own files gone, none new)")
+    add_prices_option(parser)
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                         help=f"bootstrap resamples (default: {DEFAULT_RESAMPLES})")
     parser.add_argument("--seed", type=parse_seed, default=DEFAULT_SEED,
@@ -68,6 +69,7 @@ def _judge(args: argparse.Namespace) -> tuple[Comparison, GateResult]:
     from reports._gate import evaluate, gate_thresholds, parse_threshold
     from reports._load import load_results
 
+    use_price_file(args.prices)
     config = args.config or Path("pyproject.toml")
     thresholds = gate_thresholds(config, required=args.config is not None)
     thresholds.update(parse_threshold(text) for text in args.threshold)

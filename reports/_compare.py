@@ -16,7 +16,7 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -107,6 +107,8 @@ class Comparison:
     regressed: pl.DataFrame
     resamples: int
     seed: int
+    role_matches: tuple[RoleMatch, ...] = ()
+    """Files the candidate names otherwise but writes alike: their runs are paired."""
 
     def metric(self, name: str) -> MetricDelta:
         """The metric called ``name``."""
@@ -202,6 +204,82 @@ def _points(frame: pl.DataFrame, scenario: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(crash_point_of(label) for label in labels))
 
 
+@dataclass(frozen=True)
+class RoleMatch:
+    """A file of the baseline that the candidate names otherwise (its role) but operates on
+    alike: the same operations, each with the same ordinal, in one scenario and seed."""
+
+    scenario: str
+    seed: int
+    baseline_role: str
+    candidate_role: str
+    points: int
+
+    def text(self) -> str:
+        """``s: the file role 'state' is 'checkpoint' now (3 points, the same operations)``."""
+        return (f"{self.scenario}: the file role {self.baseline_role!r} is "
+                f"{self.candidate_role!r} now ({self.points} points, the same operations): "
+                "its crash runs are paired")
+
+
+def _role_and_op(label: str) -> tuple[str, str]:
+    """``('state', 'fsync#2')`` of ``state:fsync#2:after:unsynced_lost``."""
+    role, _, op = crash_point_of(label).rpartition(":")
+    return role, op
+
+
+def _signatures(runs: pl.DataFrame, scenario: str, seed: int) -> dict[str, frozenset[str]]:
+    """Each own-file role of one scenario and seed, with the operations it was crashed at."""
+    labels = runs.filter((pl.col(s.SCENARIO) == scenario) & (pl.col(s.SEED) == seed))[
+        s.CRASH_LABEL].drop_nulls().unique().to_list()
+    ops: dict[str, set[str]] = {}
+    for label in filter(is_own_point, labels):
+        role, op = _role_and_op(label)
+        ops.setdefault(role, set()).add(op)
+    return {role: frozenset(found) for role, found in ops.items()}
+
+
+def role_matches(baseline: ResultSet, candidate: ResultSet) -> tuple[RoleMatch, ...]:
+    """The renamed files: a role only the baseline has and one only the candidate has, with
+    the same operations (every op with its ordinal), when no other gone or new role of the
+    scenario and seed has them too. Anything less certain stays "persistence changed"."""
+    keys = (baseline.runs.select(s.SCENARIO, s.SEED).unique()
+            .join(candidate.runs.select(s.SCENARIO, s.SEED).unique(), on=[s.SCENARIO, s.SEED])
+            .sort(s.SCENARIO, s.SEED))
+    found = []
+    for scenario, seed in keys.iter_rows():
+        before, after = _signatures(baseline.runs, scenario, seed), \
+            _signatures(candidate.runs, scenario, seed)
+        gone = {role: ops for role, ops in before.items() if role not in after}
+        new = {role: ops for role, ops in after.items() if role not in before}
+        for role, ops in gone.items():
+            same = [r for r, o in new.items() if o == ops]
+            twins = [r for r, o in gone.items() if o == ops]
+            if len(same) == 1 and len(twins) == 1:
+                found.append(RoleMatch(scenario, seed, role, same[0], len(ops)))
+    return tuple(found)
+
+
+def _as_baseline_roles(candidate: ResultSet, matches: tuple[RoleMatch, ...]) -> ResultSet:
+    """``candidate`` with each matched role's crash labels in the baseline's words."""
+    if not matches:
+        return candidate
+    renames = {(m.scenario, m.seed, m.candidate_role): m.baseline_role for m in matches}
+
+    def relabel(row: dict[str, object]) -> str | None:
+        label = row[s.CRASH_LABEL]
+        if not isinstance(label, str) or not is_own_point(label):
+            return label if isinstance(label, str) else None
+        role, _ = _role_and_op(label)
+        to = renames.get((str(row[s.SCENARIO]), int(str(row[s.SEED])), role))
+        return label if to is None else to + label[len(role):]
+
+    runs = candidate.runs.with_columns(
+        pl.struct(s.SCENARIO, s.SEED, s.CRASH_LABEL)
+        .map_elements(relabel, return_dtype=pl.String).alias(s.CRASH_LABEL))
+    return replace(candidate, runs=runs)
+
+
 def _paired_units(baseline: ResultSet, candidate: ResultSet) -> pl.DataFrame:
     paired = _units(baseline).join(_units(candidate), on=list(s.PAIR_KEY), how="inner",
                                    nulls_equal=True, suffix="_candidate")
@@ -231,6 +309,8 @@ def compare(baseline: ResultSet, candidate: ResultSet, *, resamples: int = DEFAU
     """Pair the runs of two releases and compare every metric; see the module docstring."""
     if resamples < 1:
         raise ReportError(f"resamples: got {resamples}; expected a whole number >= 1")
+    matches = role_matches(baseline, candidate)
+    candidate = _as_baseline_roles(candidate, matches)
     paired = _paired_units(baseline, candidate)
     deltas = bootstrap_deltas(_metric_matrix(paired, ""), _metric_matrix(paired, "_candidate"),
                               resamples=resamples, seed=seed)
@@ -243,7 +323,7 @@ def compare(baseline: ResultSet, candidate: ResultSet, *, resamples: int = DEFAU
                                        nulls_equal=True)
     return Comparison(baseline, candidate, paired.select(s.PAIR_KEY),
                       missing_runs(baseline, candidate), added, metrics,
-                      most_regressed(paired, top), resamples, seed)
+                      most_regressed(paired, top), resamples, seed, matches)
 
 
 def most_regressed(paired: pl.DataFrame, top: int = 10) -> pl.DataFrame:

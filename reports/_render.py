@@ -21,7 +21,7 @@ import jinja2
 import polars as pl
 from markupsafe import Markup
 
-from fakes import PRICES_AS_OF
+from fakes import PRICES_AS_OF, own_prices
 from harness import ReportError, __version__
 from harness.frontend import write_atomic
 from reports import _charts as charts
@@ -103,6 +103,8 @@ def report_data(comparison: Comparison, gate: GateResult | None = None) -> dict[
         "format_version": JSON_FORMAT_VERSION,
         "harness_version": __version__,
         "prices_as_of": PRICES_AS_OF,
+        # The models priced from the user's --prices file instead.
+        "own_prices": sorted(own_prices()),
         "baseline": _release(comparison, "baseline"),
         "candidate": _release(comparison, "candidate"),
         "paired_runs": comparison.paired.height,
@@ -116,6 +118,10 @@ def report_data(comparison: Comparison, gate: GateResult | None = None) -> dict[
         "persistence": [{"scenario": c.scenario, "text": c.text(), "gone": list(c.gone),
                          "new": list(c.new), "new_runs": c.new_runs,
                          "new_passed": c.new_passed} for c in persistence_changes(comparison)],
+        # Files the candidate renamed but writes alike: their runs are paired.
+        "role_matches": [{"scenario": m.scenario, "seed": m.seed, "text": m.text(),
+                          "baseline_role": m.baseline_role, "candidate_role": m.candidate_role}
+                         for m in comparison.role_matches],
         "added": _rows(comparison.added.rename(_SHORT, strict=False)),
         "regressed": _rows(comparison.regressed.rename(_SHORT, strict=False)),
         "ttft": _ttft(comparison),

@@ -17,7 +17,8 @@ from harness.ports._replies import TOOL_OUTCOME_MEANINGS, TOOL_OUTCOMES
 from harness.runner._points import WORLD_POINT_KINDS, WORLD_POINT_MEANINGS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-NAMES = ["reply-statuses", "when-outcomes", "crash-classes", "fault-kinds", "dialects",
+NAMES = ["reply-statuses", "when-outcomes", "crash-classes", "crash-settings", "fault-kinds",
+         "dialects",
          "point-kinds", "exit-codes"]
 
 

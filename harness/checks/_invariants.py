@@ -265,13 +265,7 @@ def check_i4(trace: Trace) -> Verdict:
     assert trace.outcome is not None
     stop = trace.outcome.stop_state
     if trace.crash.disk_error_raised:
-        after_disk_error = trace.expect.stop_state_after_disk_error
-        if stop != after_disk_error:
-            return _fail("I4", f"stopped {stop!r} after the trusted log failed a write at "
-                         f"{trace.crash.fired}, expected {after_disk_error!r}",
-                         [f"reason: {trace.outcome.reason}"])
-        return _pass("I4", f"stopped {stop!r} after the disk error at {trace.crash.fired} "
-                     f"(expected {after_disk_error!r})")
+        return _i4_after_disk_error(trace, stop)
     if stop == "complete":
         failure = _completion_contradiction(trace)
         if failure:
@@ -288,6 +282,24 @@ def check_i4(trace: Trace) -> Verdict:
                         "cancel hook, which it does not offer (seed 002 §19.4)")
     return _fail("I4", f"stopped {stop!r}, expected {expected!r}",
                  [f"reason: {trace.outcome.reason}"])
+
+
+def _i4_after_disk_error(trace: Trace, stop: str) -> Verdict:
+    """The stop once the trusted log failed a write: the scenario's
+    ``stop_state_after_disk_error``. A plain ``main(prompt)`` fails by raising, and an
+    exception it raises reads as ``infra_paused`` when it is an infrastructure error's:
+    expected to fail, either is the failure it can express."""
+    assert trace.outcome is not None
+    expected = trace.expect.stop_state_after_disk_error
+    accepted = {expected}
+    if trace.extra.get("agent") == "plain" and expected == "failed":
+        accepted.add("infra_paused")
+    if stop not in accepted:
+        return _fail("I4", f"stopped {stop!r} after the trusted log failed a write at "
+                     f"{trace.crash.fired}, expected {expected!r}",
+                     [f"reason: {trace.outcome.reason}"])
+    return _pass("I4", f"stopped {stop!r} after the disk error at {trace.crash.fired} "
+                 f"(expected {expected!r})")
 
 
 def _completion_contradiction(trace: Trace) -> str | None:
@@ -669,6 +681,9 @@ def check_network(trace: Trace) -> Verdict | None:
     foreign = trace.extra.get("foreign_requests") or []
     if not foreign:
         return None
+    in_tools: dict[str, int] = trace.extra.get("foreign_in_tools") or {}
+    if in_tools:
+        return _fail("network", _untargeted_tools_message(len(foreign), in_tools), foreign)
     callers = dict.fromkeys(_caller(line) for line in foreign)
     named = ", ".join(library for library, _ in callers)
     switches = [f"{library}: {switch}" for library, switch in callers if switch]
@@ -682,6 +697,23 @@ def check_network(trace: Trace) -> Verdict | None:
                  "naming the function, so the harness counts the call instead; a tracing or "
                  "usage endpoint the harness does not know can be answered with "
                  "'harness run --absorb HOST'", foreign)
+
+
+def _untargeted_tools_message(total: int, in_tools: dict[str, int]) -> str:
+    """The ``network`` failure when the outside calls came from the agent's own tool
+    functions: the fix is a target, which the base URL advice would not give."""
+    made = sum(in_tools.values())
+    tools = ", ".join(f"`{tool}`" for tool in in_tools)
+    message = (f"the agent's process made {total} outside call(s) that no fake provider "
+               f"serves (refused: a case has no network), {made} of them while its own "
+               f"function for the tool {tools} ran (the tool has no target:, so the harness "
+               "did not run it): ")
+    message += "; ".join(f"give the tool `{tool}` a `target:` (module:function) so the "
+                         "harness can count its side effects" for tool in in_tools)
+    if made < total:
+        message += ("; the others: point the model clients at the base URL in the "
+                    "environment, or answer a tracing endpoint with 'harness run --absorb HOST'")
+    return message
 
 
 _CALLER = re.compile(r" \(by ([^;)]+)(?:; off switch: (.+))?\)$")

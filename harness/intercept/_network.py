@@ -146,8 +146,11 @@ _INHERITED: Any = object()
 
 def refusal_message(host: object) -> str:
     """What a refused client reads: why, and what to do instead."""
+    # The same words reach a model client and a tool's own call to its service; the
+    # network verdict, which knows which it was, names the one fix that applies.
     return (f"no network inside a harness case: {str(host)!r} is not a fake provider "
-            "(point the client at the base URL from the environment)")
+            "(a model client: point it at the base URL from the environment; a tool's own "
+            "call to its service: give the tool a target: in the scenario)")
 
 
 def _shared_ssl_context(create: Callable[..., Any]) -> Callable[..., Any]:

@@ -139,6 +139,11 @@ def calling_library(frame: FrameType | None = None) -> str:
     return "unknown"
 
 
+def sends_by_itself(library: str) -> bool:
+    """Whether ``library`` is one the harness knows to send telemetry of its own accord."""
+    return library in _OFF_SWITCHES
+
+
 def foreign_line(what: str, library: str) -> str:
     """How a refused call is listed for the ``network`` check: what, who, its off switch."""
     off = _OFF_SWITCHES.get(library)

@@ -65,6 +65,7 @@ from harness.runner._handback import (
 from harness.runner._results import Case, CaseResult
 
 if TYPE_CHECKING:
+    from fakes import ModelPrice
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
@@ -83,13 +84,15 @@ Job = tuple[Case, "Scenario"]
 @dataclass(frozen=True)
 class AgentChoice:
     """The agent a worker runs: the ``--agent`` spec (None: the reference agent), its
-    ``--target`` tool functions, whether each case runs twice (determinism), and
-    whether each crash case replays from its start (``--replay``)."""
+    ``--target`` tool functions, whether each case runs twice (determinism), whether
+    each crash case replays from its start (``--replay``), and the ``--prices`` the
+    process priced models with (a spawned worker starts without them)."""
 
     spec: str | None = None
     targets: tuple[tuple[str, str], ...] = ()
     twice: bool = False
     replay: bool = False
+    prices: tuple[tuple[str, ModelPrice], ...] = ()
 
     def load(self) -> AgentUnderTest | None:
         from harness.intercept import PlainEntry
@@ -187,6 +190,10 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
     os.setpgrp()  # so a timeout kills the agent's own children too
     send_output_to(output.fileno())
     output.close()
+    if agent.prices:
+        from fakes import use_prices
+
+        use_prices(dict(agent.prices))
     while True:
         try:
             job = conn.recv()

@@ -333,7 +333,8 @@ class _CaseRun:
                           for e in world.ledger.effects),
             outcome=None if final.outcome is None else self._outcome_record(final),
             recoveries=tuple(self.recoveries),
-            expect=expectation(self.scenario),
+            # Only a disk error's case reads it: other cases keep their digests.
+            expect=expectation(self.scenario, plain=self.plain and error_fired is not None),
             final_incarnation=final.number,
             error=final.error,
             extra=self._extra(final),
@@ -360,6 +361,8 @@ class _CaseRun:
             extra["agent"] = "plain"
         if self.world.foreign:
             extra["foreign_requests"] = list(self.world.foreign)
+            if self.world.foreign_in_tools:
+                extra["foreign_in_tools"] = dict(self.world.foreign_in_tools)
         refused = self.world.databases().refused if self.plain else []
         if refused:
             extra["databases_refused"] = list(dict.fromkeys(refused))
@@ -563,9 +566,20 @@ def canonical(value: object) -> str:
                       default=str)
 
 
-def expectation(scenario: Scenario) -> ExpectationRecord:
-    """What the scenario expects, copied into the trace."""
+#: What a plain ``main(prompt)`` is expected to end in after the case's disk error, when the
+#: scenario does not say: it cannot stop ``infra_paused`` (it can only return or raise), so it
+#: is judged by what it can say: it failed. I1 and the side-effect count judge the rest: no
+#: duplicate side effect, nothing acknowledged lost.
+PLAIN_STOP_AFTER_DISK_ERROR: Final = "failed"
+
+
+def expectation(scenario: Scenario, *, plain: bool = False) -> ExpectationRecord:
+    """What the scenario expects, copied into the trace; for a ``plain`` agent, the stop after a
+    disk error it can express (:data:`PLAIN_STOP_AFTER_DISK_ERROR`) unless the file says one."""
     tools, effects = scenario.tools, scenario.expect.side_effects
+    after_disk_error: str = scenario.expect.stop_state_after_disk_error
+    if plain and "stop_state_after_disk_error" not in scenario.expect.model_fields_set:
+        after_disk_error = PLAIN_STOP_AFTER_DISK_ERROR
     return ExpectationRecord(
         stop_state=scenario.expect.stop_state,
         invariants=tuple(scenario.expect.invariants),
@@ -580,7 +594,7 @@ def expectation(scenario: Scenario) -> ExpectationRecord:
         retry_after_cap_seconds=scenario.expect.retry_after_cap_seconds,
         max_consecutive_429=scenario.expect.max_consecutive_429,
         min_backoff_seconds=scenario.expect.min_backoff_seconds,
-        stop_state_after_disk_error=scenario.expect.stop_state_after_disk_error,
+        stop_state_after_disk_error=after_disk_error,
         breaker=(breaker.failures_to_open, breaker.cooldown_seconds)
         if (breaker := scenario.expect.breaker) is not None else None,
         max_tokens=scenario.budget.max_tokens,

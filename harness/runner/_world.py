@@ -23,9 +23,11 @@ import asyncio
 import copy
 import functools
 import json
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Literal
 
 import httpx
@@ -70,6 +72,7 @@ from harness.intercept._telemetry import (
     absorbed,
     calling_library,
     foreign_line,
+    sends_by_itself,
     telemetry_answer,
     telemetry_line,
 )
@@ -213,6 +216,9 @@ class World:
         # Requests to hosts that are not a fake provider (refused, reported), each naming
         # the library that sent it; and the telemetry answered instead (information).
         self.foreign: list[str] = []
+        # How many of them each tool made while it ran as the agent's own function (no
+        # target: the harness did not run it), in the order first seen.
+        self.foreign_in_tools: dict[str, int] = {}
         # Requests to the fake provider in another dialect than the scenario's (answered 404).
         self.misdialed: list[str] = []
         self.telemetry: list[str] = []
@@ -427,6 +433,35 @@ class World:
         if candidates:
             return candidates[0][0].call_id, candidates[0][1]
         return f"unmatched_{len(self.invocations) + 1}", 0
+
+    def note_foreign(self, what: str, library: str, incarnation: int) -> None:
+        """List an outside call, and count it against the tool it was made in, if one was
+        running as the agent's own function (see :meth:`_untargeted_tool_running`)."""
+        self.foreign.append(foreign_line(what, library))
+        if sends_by_itself(library):  # its own telemetry, whatever runs around it
+            return
+        tool = self._untargeted_tool_running(incarnation)
+        if tool is not None:
+            self.foreign_in_tools[tool] = self.foreign_in_tools.get(tool, 0) + 1
+
+    def _untargeted_tool_running(self, incarnation: int) -> str | None:
+        """The tool the agent is running itself now, when that is clear; else None.
+
+        An agent runs the tools the model's last answer asked for between that answer
+        and its next request. A call the harness ran (a target) has an invocation;
+        the others run the agent's own function. Of several, the one whose name is a
+        function on the stack; none, or more than one: not clear.
+        """
+        last = next((p for p in reversed(self.requests) if p.incarnation == incarnation), None)
+        if last is None or last.response is None or last.ended == "open":
+            return None
+        ran = {i.call_id for i in self.invocations if i.incarnation == incarnation}
+        waiting = list(dict.fromkeys(call.name for call in last.response.tool_calls
+                                     if call.call_id not in ran))
+        if len(waiting) > 1:
+            on_stack = _functions_on_stack()
+            waiting = [name for name in waiting if name in on_stack]
+        return waiting[0] if len(waiting) == 1 else None
 
     def files(self) -> Any:
         """The agent's own files on this world's crash disk (one working folder per case)."""
@@ -820,6 +855,16 @@ class _RecordingTool:
                 world.on_tool_settled()
 
 
+def _functions_on_stack() -> set[str]:
+    """The names of the functions running in this thread now."""
+    names: set[str] = set()
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        names.add(frame.f_code.co_name)
+        frame = frame.f_back
+    return names
+
+
 def _dialect_called(url: str, scenario_dialect: str) -> str | None:
     """The dialect whose API ``url`` calls; None for a host no fake provider serves.
 
@@ -867,8 +912,8 @@ class WorldRoute:
         world = self._world
         entry = absorbed(request.method, request.url, world.absorb)
         if entry is None:
-            world.foreign.append(foreign_line(f"{request.method} {request.url}",
-                                              calling_library()))
+            world.note_foreign(f"{request.method} {request.url}", calling_library(),
+                               self._incarnation)
             return None
         if threading.current_thread() in fakes.CASE_THREADS:
             # A thread the case did not start (a trace exporter started at import)
@@ -878,7 +923,7 @@ class WorldRoute:
 
     def refuse(self, what: str, library: str) -> None:
         """Note a refused socket (a name lookup, a connection) the agent's process tried."""
-        self._world.foreign.append(foreign_line(what, library))
+        self._world.note_foreign(what, library, self._incarnation)
 
 
 def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:

@@ -64,4 +64,5 @@ def unpriced_cost_budget(max_cost_usd: float | None, model: str) -> list[Problem
     return [Problem(("budget", "max_cost_usd"), "a cost budget needs a priced model", model,
                     f"provider.model {show(model)}",
                     f"{quoted(sorted(PRICES))}, or a real model genai-prices knows",
-                    "Name one as provider.model, or drop max_cost_usd")]
+                    "Name one as provider.model, price yours with --prices FILE, or drop "
+                    "max_cost_usd")]

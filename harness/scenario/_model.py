@@ -220,7 +220,8 @@ class Expectation(ScenarioModel):
     """The stop state the run must end in (invariant I4)."""
     stop_state_after_disk_error: StopState = "infra_paused"
     """The stop state when the case's disk error (eio_*, enospc_*) was raised: the trusted log
-    cannot be written, so the agent must stop before any further side effect (J6)."""
+    cannot be written, so the agent must stop before any further side effect (J6). Absent: a
+    plain main(prompt), which can only return or raise, is expected to fail (failed)."""
     invariants: list[InvariantId] = list(DEFAULT_INVARIANTS)  # noqa: RUF012
     """Invariants to check; absent: all but I5."""
     side_effects: dict[ToolName, Annotated[int, Field(ge=0, le=1_000_000)]] = {}  # noqa: RUF012

@@ -118,9 +118,10 @@ def _check_unique_names(scenarios: Sequence[Scenario]) -> None:
 
 
 def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
-              crash_at: CrashSpec | None, no_crash: bool, *, time_scale: float = 1.0,
-              timeout: float = 60.0) -> list[tuple[Case, Scenario]]:
-    """The cases of ``--exec``: each crashed by a kill at a world event.
+              crash_at: CrashSpec | None, crash: str | None = None, *,
+              time_scale: float = 1.0, timeout: float = 60.0) -> list[tuple[Case, Scenario]]:
+    """The cases of ``--exec``: each crashed by a kill at a world event; ``crash`` is the
+    ``--crash`` setting (the scenarios were loaded with it, so only ``sample`` is left).
 
     A scenario whose points say ``all`` has its uncrashed run recorded first (on
     ``time_scale``, each process bounded by ``timeout``), to find the world events
@@ -129,6 +130,7 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
     import sys
 
     from harness._errors import ConfigError
+    from harness._options import chosen_cases
     from harness.runner._points import is_world_point
     from harness.serve._exec import exec_cases, recorded_events, wants_recording
 
@@ -139,7 +141,7 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
     planned = []
     for scenario, source in loaded:
         reached: list[str] = []
-        if not no_crash and crash_at is None and wants_recording(scenario):
+        if crash_at is None and wants_recording(scenario):
             reached = recorded_events(scenario, source, command, time_scale=time_scale,
                                       timeout=timeout)
             if not reached:
@@ -147,7 +149,7 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
                       "event, so 'points: all' has no crash case", file=sys.stderr)
         cases = [replace(case, exec=command)
                  for case in exec_cases(scenario, source, crash_at, reached)]
-        planned += [(case, scenario) for case in (cases[:1] if no_crash else cases)]
+        planned += [(case, scenario) for case in chosen_cases(cases, crash)]
     return planned
 
 

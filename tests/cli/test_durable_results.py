@@ -198,7 +198,7 @@ def test_a_run_without_resume_starts_afresh_over_an_interrupted_one(
 @pytest.mark.parametrize(("change", "reason"), [
     (["--seed", "9"], "--seed was not given, now 9"),
     (["--strict"], "--strict was not given, now True"),
-    (["--no-crash"], "--crash-at / --no-crash was 'as-scenario', now 'none'"),
+    (["--no-crash"], "--crash / --crash-at / --no-crash was 'as-written', now 'none'"),
     (["--agent", "harness.agent:ReferenceAgent"],
      "--agent was not given, now 'harness.agent:ReferenceAgent'"),
 ])

@@ -96,6 +96,51 @@ def test_no_crash_runs_each_scenario_once(
     assert pl.read_parquet(tmp_path / "out" / "cases.parquet")["case_id"].to_list() == ["crashy"]
 
 
+@pytest.mark.parametrize(("setting", "crashed"), [
+    ("as-written", {"crashy": True, "hello": False}),
+    ("none", {"crashy": False, "hello": False}),
+    ("all-points", {"crashy": True, "hello": True}),
+])
+def test_the_crash_setting_says_what_a_scenario_with_and_without_a_crash_block_does(
+    setting: str, crashed: dict[str, bool], write, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write("hello", "suite"), write("crashy", "suite")
+
+    assert main(["run", str(tmp_path / "suite"), "--out", str(tmp_path / "out"),
+                 "--crash", setting]) == 0
+
+    ids = pl.read_parquet(tmp_path / "out" / "cases.parquet")["case_id"].to_list()
+    assert {name: any(i.startswith(f"{name}[") for i in ids) for name in crashed} == crashed
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["crash"] == setting
+
+
+def test_crash_sample_keeps_one_case_of_each_kind_as_the_plugin_does(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("crashy")
+    for setting in ("as-written", "sample"):
+        main(["run", str(path), "--out", str(tmp_path / setting), "--crash", setting])
+
+    every, sampled = (pl.read_parquet(tmp_path / s / "cases.parquet")["case_id"].to_list()
+                      for s in ("as-written", "sample"))
+    assert sampled[0] == "crashy"
+    assert set(sampled) < set(every)
+
+
+def test_the_old_crash_all_runs_all_points_with_a_note(
+    write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write("hello")
+
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--crash", "all"]) == 0
+
+    assert len(pl.read_parquet(tmp_path / "out" / "cases.parquet")) > 1
+    assert "harness run: --crash: 'all' is deprecated: it means all-points" in \
+        capsys.readouterr().err
+
+
 def test_jobs_give_the_same_results_as_one_process(
     write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -122,6 +167,9 @@ def test_jobs_give_the_same_results_as_one_process(
      "harness: error: --crash-at: got 'eio_on_write:again'; expected ':again' only with a class"
      " that kills the process (an error class such as 'eio_on_write' raises at the point and"
      " the agent carries on: there is no recovery to crash). Drop ':again'"),
+    (["{crashy}", "--crash", "all-scenarios"],
+     "harness: error: --crash: got 'all-scenarios'; expected one of as-written, none, listed,"
+     " sample, all-points"),
     (["{crashy}", "--crash-at", "journal"],
      "harness: error: --crash-at: got 'journal'; expected POINT:WHEN:CLASS[:again], such as"
      " 'journal:fsync#3:after:unsynced_lost' or 'after_tool:mail#1:at:unsynced_lost'."

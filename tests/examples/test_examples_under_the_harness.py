@@ -204,3 +204,30 @@ def test_the_careful_agents_crash_cases_start_from_its_recorded_run_as_replays_w
     # Most cases ran only the restart, from the world copied at their point.
     ways = [r.exploration for r in explored]
     assert ways.count("recorded") > len(cases) * 3 // 4, ways
+
+
+def test_a_plain_agent_that_raises_on_a_disk_error_is_judged_by_what_it_can_say() -> None:
+    # A plain main(prompt) cannot stop infra_paused: raising is its way to stop.
+    result = run("examples.openai_agent:main", send_then_note(),
+                 CrashSpec("state:write#2", "before", "eio_on_write"))
+
+    i4 = next(v for v in result.verdicts if v.invariant == "I4")
+    assert (result.stop_state, i4.status) == ("failed", "pass"), i4.message
+    assert "expected 'failed'" in i4.message
+    assert not any(v.invariant in ("I1", "side_effects") for v in result.failed_verdicts)
+
+
+def test_a_plain_agent_held_to_infra_paused_gets_a_hint_naming_the_key() -> None:
+    scenario = send_then_note(expect={"stop_state": "complete", "side_effects": {"send_mail": 1},
+                                      "stop_state_after_disk_error": "infra_paused"})
+    result = run("examples.openai_agent:main", scenario,
+                 CrashSpec("state:write#2", "before", "eio_on_write"))
+
+    assert [v.message for v in result.failed_verdicts if v.invariant == "I4"] == [
+        "stopped 'failed' after the trusted log failed a write at state:write#2, expected "
+        "'infra_paused'"]
+    text = " ".join(report(result).split())
+    assert ("a plain main(prompt) can only return (complete) or raise (failed)" in text)
+    assert ("The scenario expects 'infra_paused', which a plain agent cannot end in: drop "
+            "expect.stop_state_after_disk_error (a plain agent is then expected to fail) or "
+            "write it as failed.") in text

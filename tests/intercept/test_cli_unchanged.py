@@ -168,3 +168,40 @@ def test_a_hanging_tool_on_a_plain_target_is_refused_at_its_line_before_any_case
         "code: got 'hanging'; expected one of 'instant', 'slow', 'failing'. Make the target "
         "async, or give the tool another behaviour\n")
     assert not (tmp_path / "r").exists()
+
+
+REACHING_TOOLS = '''
+import httpx
+
+
+def send_mail(to: str, body: str) -> dict:
+    return httpx.post("https://mail.example.com/send", json={"to": to, "body": body}).json()
+
+
+def append_note(text: str) -> dict:
+    return {"ok": True}
+
+
+def read_outbox() -> dict:
+    return {"sent": []}
+'''
+
+
+def test_a_tool_without_a_target_that_reaches_out_is_told_to_get_a_target_at_its_line(
+        openai_agent: Callable[..., str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    package = openai_agent(tools=REACHING_TOOLS)
+    code = main(["run", str(WORLD_EVENTS), "--agent", f"{package}.agent:main", "--no-crash",
+                 "--out", str(tmp_path)])
+
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 1
+    assert ("network: the agent's process made 1 outside call(s) that no fake provider "
+            "serves (refused: a case has no network), 1 of them while its own function for "
+            "the tool `mail` ran (the tool has no target:, so the harness did not run it): "
+            "give the tool `mail` a `target:` (module:function) so the harness can count its "
+            "side effects") in out
+    assert (f"the tool `mail` has no target, so the agent's own function ran and called out "
+            f"({WORLD_EVENTS}:13): give the tool `mail` a `target:`") in out
+    assert "point its model clients at the base URL" not in out
+    assert "a tool's own call to its service: give the tool a target: in the scenario" in out

@@ -61,7 +61,7 @@ def test_the_ini_chooses_the_crash_selection_and_the_option_overrides_it(
     assert collected(project.pytester.runpytest("--collect-only", "-q")) == [
         "scenarios/crashy.yaml::crashy"]
     assert len(collected(project.pytester.runpytest("--collect-only", "-q",
-                                                    "--harness-crash", "all"))) > 2
+                                                    "--harness-crash", "all-points"))) > 2
 
 
 def test_an_unknown_crash_selection_in_the_ini_is_refused_with_the_choices(
@@ -73,7 +73,53 @@ def test_an_unknown_crash_selection_in_the_ini_is_refused_with_the_choices(
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini harness_crash (*tox.ini): got 'some'; expected one of "
-                                 "all, none, listed, sample"])
+                                 "as-written, none, listed, sample, all-points"])
+
+
+@pytest.mark.parametrize("where", ["ini", "option"])
+def test_as_written_crashes_each_scenario_as_its_file_says(
+        project, strict_ini: str, where: str) -> None:
+    project.add("crashy", "hello")
+    every = collected(project.pytester.runpytest("--collect-only", "-q"))
+    if where == "ini":
+        project.pytester.makeini(strict_ini.rstrip("\n") + "\nharness_crash = as-written\n")
+        args: tuple[str, ...] = ()
+    else:
+        args = ("--harness-crash", "as-written")
+
+    assert collected(project.pytester.runpytest("--collect-only", "-q", *args)) == every
+    assert "scenarios/hello.yaml::hello" in every
+
+
+def test_all_points_crashes_even_a_scenario_without_a_crash_block(project) -> None:
+    project.add("hello")
+
+    ids = collected(project.pytester.runpytest("--collect-only", "-q",
+                                               "--harness-crash", "all-points"))
+
+    assert ids[0] == "scenarios/hello.yaml::hello"
+    assert len(ids) > 1, "hello has no crash block, yet all-points crashes it"
+
+
+def test_the_old_all_still_means_all_points_with_a_deprecation_warning(project) -> None:
+    project.add("hello")
+    project.pytester.makeini("[pytest]\nharness_crash = all\n")
+
+    result = project.pytester.runpytest("--collect-only", "-q")
+
+    assert len(collected(result)) > 1
+    result.stdout.fnmatch_lines(["*PytestDeprecationWarning: ini harness_crash (*tox.ini): "
+                                 "'all' is deprecated: it means all-points*as-written*"])
+
+
+def test_an_unknown_crash_setting_on_the_command_line_is_a_usage_error(project) -> None:
+    project.add("hello")
+
+    result = project.pytester.runpytest("--collect-only", "-q", "--harness-crash", "every")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--harness-crash: got 'every'; expected one of as-written, "
+                                 "none, listed, sample, all-points"])
 
 
 def test_a_scenario_the_agent_handles_passes(project) -> None:
@@ -187,3 +233,17 @@ def test_a_scenario_folder_outside_the_rootdir_is_collected(project, tmp_path_fa
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*hello.yaml::hello PASSED*"])
+
+
+def test_the_ini_prices_a_private_model_for_a_cost_budget(project, strict_ini: str) -> None:
+    (project.pytester.path / "scenarios").mkdir(exist_ok=True)
+    (project.pytester.path / "scenarios" / "private.yaml").write_text(
+        "name: private\ndialect: openai\nprovider: {model: acme-private-7b}\n"
+        "model: [{turn: 1, text: Hello.}]\nbudget: {max_cost_usd: 1.0}\n"
+        "expect: {stop_state: complete}\n")
+    (project.pytester.path / "prices.yaml").write_text(
+        "acme-private-7b: {input: 0.5, output: 1.5}\n")
+
+    project.pytester.runpytest().assert_outcomes(failed=1)  # a cost budget on no price
+    project.pytester.makeini(strict_ini.rstrip("\n") + "\nharness_prices = prices.yaml\n")
+    project.pytester.runpytest().assert_outcomes(passed=1)

@@ -90,3 +90,43 @@ def test_an_unpriced_model_leaves_the_cost_unreported_not_zero(write_folder, cas
     (rule,) = [r for r in evaluate(comparison, {"cost_per_successful_task": 0.1}).rules
                if r.rule == "regression:cost_per_successful_task"]
     assert rule.status == "unknown"
+
+
+def test_a_file_the_candidate_names_otherwise_but_writes_alike_pairs_its_runs(pair, case):
+    # The release renamed its state file: the same operations, each with its ordinal.
+    ops = ["write#1", "fsync#1", "rename#1"]
+    base, cand = pair(
+        [case("a"), *(case("a", crash=f"state:{op}:after:unsynced_lost") for op in ops)],
+        [case("a"), *(case("a", crash=f"checkpoint:{op}:after:unsynced_lost") for op in ops)])
+
+    comparison = compare(base, cand, resamples=50)
+
+    assert [m.text() for m in comparison.role_matches] == [
+        "a: the file role 'state' is 'checkpoint' now (3 points, the same operations): its "
+        "crash runs are paired"]
+    assert comparison.paired.height == 4
+    assert comparison.missing.height == 0
+    assert comparison.added.height == 0
+    from reports._render import report_data
+
+    data = report_data(comparison)
+    assert [(m["baseline_role"], m["candidate_role"]) for m in data["role_matches"]] == [
+        ("state", "checkpoint")]
+    assert data["persistence"] == []
+
+
+def test_a_file_written_otherwise_or_an_ambiguous_rename_stays_persistence_changed(pair, case):
+    # 'state' gained an fsync; 'a' and 'b' write alike, so which became 'c' is not known.
+    base, cand = pair(
+        [case("s"), case("s", crash="state:write#1:after:unsynced_lost"),
+         case("s", crash="a:write#1:after:unsynced_lost"),
+         case("s", crash="b:write#1:after:unsynced_lost")],
+        [case("s"), case("s", crash="tmp:write#1:after:unsynced_lost"),
+         case("s", crash="tmp:fsync#1:after:unsynced_lost"),
+         case("s", crash="c:write#1:after:unsynced_lost")])
+
+    comparison = compare(base, cand, resamples=50)
+
+    assert comparison.role_matches == ()
+    assert set(comparison.missing["why"].to_list()) == {"persistence changed"}
+    assert comparison.missing.height == 3

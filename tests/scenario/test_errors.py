@@ -434,8 +434,8 @@ verifier:
     ("budget: {max_cost_usd: 1}\n",
      "10:24: budget.max_cost_usd: a cost budget needs a priced model: got provider.model "
      "'fake-model'; expected one of 'fake-gpt', 'fake-gpt-mini', 'fake-haiku', 'fake-opus', "
-     "'fake-sonnet', or a real model genai-prices knows. Name one as provider.model, or "
-     "drop max_cost_usd"),
+     "'fake-sonnet', or a real model genai-prices knows. Name one as provider.model, price "
+     "yours with --prices FILE, or drop max_cost_usd"),
     ("  breaker: {failures_to_open: 0}\n",
      "10:31: expect.breaker.failures_to_open: out of range: got 0; expected an integer >= 1"),
 ])
