@@ -44,6 +44,8 @@ from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerErro
 from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_TIMEOUT,
+    command_text,
+    input_path,
     output_path,
     parse_env_name,
     parse_host,
@@ -103,14 +105,16 @@ def _parser() -> argparse.ArgumentParser:
 
     add_serve_command(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    validate.add_argument("paths", nargs="+", type=input_path, metavar="PATH",
+                          help="scenario files or folders")
     validate.add_argument("--agent", metavar="MODULE:CALLABLE",
                           help="also check what run checks with this agent: it imports, its "
                                "targets take the scripted arguments, and its recorded run "
                                "reaches every listed point of its own files")
     _add_target_option(validate)
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
-    points.add_argument("scenario", metavar="SCENARIO", help="one scenario file")
+    points.add_argument("scenario", type=input_path, metavar="SCENARIO",
+                        help="one scenario file")
     points.add_argument("--seed", type=parse_seed,
                         help="record with this seed instead of the file's")
     points.add_argument("--agent", metavar="MODULE:CALLABLE",
@@ -128,7 +132,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser("run", help="run every case of the scenarios and judge them")
-    run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    run.add_argument("paths", nargs="+", type=input_path, metavar="PATH",
+                     help="scenario files or folders")
     crash = run.add_mutually_exclusive_group()
     crash.add_argument("--crash-at", metavar="POINT:WHEN:CLASS",
                        help=f"run only this crash case ({CRASH_AT_FORM})")
@@ -172,7 +177,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "repeatable (it sees only PATH, HOME, the locale and a few more "
                           "besides the fake providers' keys: see README, 'The agent's "
                           "environment')")
-    run.add_argument("--exec", metavar="COMMAND",
+    run.add_argument("--exec", type=command_text, metavar="COMMAND",
                      help="run the agent as this shell command, a process in any language, "
                           "against the fakes served on 127.0.0.1 (see README, 'Any language'); "
                           "killed with SIGKILL at the scenarios' world-event crash points and "
@@ -339,7 +344,8 @@ def _run(args: argparse.Namespace) -> int:
 def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     from harness._preflight import Request, preflight
 
-    crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
+    crash_at: CrashSpec | None = (None if args.crash_at is None
+                                  else parse_crash_at(args.crash_at))
     crash_mode = "none" if args.no_crash else None
     request = Request(args.paths, agent=args.agent, targets=tuple(args.target),
                       absorb=tuple(args.absorb), dialects=tuple(args.dialect or ()),

@@ -107,7 +107,7 @@ def load_agent(spec: str | None, targets: Sequence[tuple[str, str]] = ()
     from harness.intercept import PlainEntry
     from harness.runner._agents import load_agent_factory
 
-    agent = load_agent_factory(spec) if spec else None
+    agent = load_agent_factory(spec) if spec is not None else None
     if isinstance(agent, PlainEntry):
         return agent.with_tool_map(tuple(targets))
     return agent

@@ -49,7 +49,7 @@ def _agent(spec: str | None, targets: tuple[tuple[str, str], ...]) -> AgentUnder
     from harness.intercept import PlainEntry
     from harness.runner import load_agent_factory
 
-    agent = load_agent_factory(spec) if spec else None
+    agent = load_agent_factory(spec) if spec is not None else None
     return agent.with_tool_map(targets) if isinstance(agent, PlainEntry) else agent
 
 

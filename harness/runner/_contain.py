@@ -80,7 +80,7 @@ class AgentChoice:
         from harness.intercept import PlainEntry
         from harness.runner._agents import load_agent_factory
 
-        agent = load_agent_factory(self.spec) if self.spec else None
+        agent = load_agent_factory(self.spec) if self.spec is not None else None
         if isinstance(agent, PlainEntry):
             return agent.with_tool_map(self.targets)
         return agent
