@@ -328,9 +328,10 @@ def _run(args: argparse.Namespace) -> int:
     """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
     from harness._environment import passing
     from harness._interrupt import Interrupted, stopping_cleanly
+    from harness._output import removed_if_left_empty
 
     state = _RunState(args)
-    with stopping_cleanly(), passing(args.pass_env):
+    with removed_if_left_empty(args.out), stopping_cleanly(), passing(args.pass_env):
         try:
             return _run_planned(args, state)
         except Interrupted as stop:

@@ -24,6 +24,13 @@ from harness.scenario import load_scenario
 
 def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``harness fuzz``; bad input raises :class:`~harness.HarnessError` (exit 2)."""
+    from harness._output import removed_if_left_empty
+
+    with removed_if_left_empty(args.out):
+        return _fuzz(args, out)
+
+
+def _fuzz(args: argparse.Namespace, out: TextIO | None) -> int:
     from harness._output import check_writable_folder
     from harness.runner import dialect_skip
 
