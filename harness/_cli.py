@@ -215,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as error:
         print_error(error, sys.stderr)
         return 2
+    except KeyboardInterrupt:  # run keeps its cases itself; the others have nothing to keep
+        print(f"harness {args.command}: interrupted by SIGINT; stopped", file=sys.stderr)
+        return 130
 
 
 def print_error(error: HarnessError, out: TextIO) -> None:
