@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from harness._journal import JournalRead
     from harness._output import RunFolder
     from harness._preflight import Request
+    from harness.runner._guest import Step
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
     from harness.scenario import Scenario
 
@@ -272,7 +273,7 @@ def _validate(args: argparse.Namespace) -> int:
     from harness._preflight import Request, preflight
 
     checked = preflight(Request(args.paths, agent=args.agent, targets=tuple(args.target)),
-                        thorough=True)
+                        thorough=True, timeout=DEFAULT_CASE_TIMEOUT)
     for error in checked.errors:
         print(error.message)
     if checked.errors:
@@ -297,13 +298,14 @@ def _add_target_option(command: argparse.ArgumentParser) -> None:
 
 
 def _points(args: argparse.Namespace) -> int:
-    from harness import runner
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
-    from harness._preflight import load_agent
+    from harness.runner._guest import contained
 
-    points, events = runner.record_run(scenario, load_agent(args.agent, args.target))
+    recorded = contained(lambda step: _recorded(args, scenario, step),
+                         timeout=DEFAULT_CASE_TIMEOUT)
+    points, events = recorded["points"], recorded["events"]
     parts = [(point, *point_parts(point)) for point in points]
     parts += [(event, "world", event.partition(":")[0]) for event in events]
     points = [point for point, _, _ in parts]
@@ -312,6 +314,19 @@ def _points(args: argparse.Namespace) -> int:
     for point, role, op in parts:
         print(f"{point:<{width}}  op={op:<{op_width}}  role={role}")
     return 0
+
+
+def _recorded(args: argparse.Namespace, scenario: Scenario,
+              step: Callable[[Step], None]) -> dict[str, list[str]]:
+    """In a contained process: import the agent and record its crash-free run."""
+    from harness import runner
+    from harness._preflight import load_agent
+    from harness.runner._guest import RECORDING
+
+    agent = load_agent(args.agent, args.target)
+    step(RECORDING)
+    points, events = runner.record_run(scenario, agent)
+    return {"points": points, "events": events}
 
 
 def point_parts(point: str) -> tuple[str, str]:
@@ -356,7 +371,8 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
                       crash=crash_mode, seed=args.seed, crash_at=crash_at)
     if args.exec is not None:
         return _run_exec(args, request, state)
-    checked = preflight(request)
+    checked = preflight(request, timeout=args.case_timeout,
+                        longer="raise --case-timeout if it is honest work")
     checked.raise_errors()
     if checked.loaded and not checked.spoken:
         print(f"harness run: all {len(checked.loaded)} scenario(s) skipped: none is in a "

@@ -120,6 +120,7 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
     os.setpgrp()  # so a timeout kills the agent's own children too
     send_output_to(output.fileno())
     output.close()
+    _import_once(agent)
     while True:
         try:
             job = conn.recv()
@@ -131,6 +132,20 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
         message = handback(case, scenario, agent)
         flush_output()  # what the case printed is in the pipe before its result is sent
         conn.send_bytes(message)
+
+
+def _import_once(agent: AgentChoice) -> None:
+    """Import the agent and its libraries before the first case, as planning did in its own
+    process: what a framework does once per process at import (a price list fetched,
+    telemetry) never lands in whichever case runs first. What fails here fails again in
+    the case, which reports it."""
+    from harness.intercept import PlainEntry, provider_environment
+
+    with contextlib.suppress(BaseException):
+        loaded = agent.load()
+        if isinstance(loaded, PlainEntry):
+            with provider_environment():
+                loaded.load()
 
 
 # -- the harness side ---------------------------------------------------------------------
