@@ -15,7 +15,8 @@ Commands and exit codes::
     harness validate PATH... [--agent SPEC] [--target TOOL=MODULE:FUNCTION]
                                       0 every check run makes passes, 1 some file has
                                       errors, 2 a bad --agent or --target
-    harness points SCENARIO           0, or 2 when the scenario does not load
+    harness points SCENARIO           0, or 2 when the scenario does not load or the
+                                      agent exits or hangs
     harness demo                      0 every streaming fault handled, 1 otherwise
     harness fuzz SCENARIO [--agent SPEC] [--budget N] [--out DIR] [--seed S]
                                       0 nothing found, 1 a repro written, 2 bad input
@@ -27,7 +28,8 @@ Commands and exit codes::
     harness gate BASE CAND [--threshold METRIC=VALUE]...
                                       0 pass, 2 bad input, 3-6 see reports.EXIT_CODES
 
-Bad input is one ``harness: error: ...`` line per problem on stderr, never a traceback.
+Bad input is one ``harness: error: ...`` line per problem on stderr, never a traceback;
+Ctrl-C stops any command with exit 130.
 """
 
 from __future__ import annotations

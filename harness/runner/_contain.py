@@ -307,6 +307,9 @@ def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
     ``agent`` is the ``--agent`` spec each worker imports for itself; ``on_result``
     is called with each result as it arrives (a progress bar; by default it prints).
     """
+    from harness.runner._guest import warm
+
+    warm()  # before the first fork: no worker pays for the harness's own imports
     pool = _Pool(jobs, agent, timeout, on_result)
     try:
         for _ in range(worker_count(workers, len(jobs))):

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any, Final
 
 from harness._errors import AgentEntryError, HarnessError, ScenarioError, WorkerError
@@ -68,12 +69,9 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
     its lines; an exit, a death or a timeout as an :class:`AgentEntryError`, whose
     message ends with ``longer`` when the time is up (how to give it more).
     """
-    # The harness's own modules are imported here, once, not in the process: its time
-    # limit is the agent's alone.
-    import harness.runner
-    import harness.runner._agents  # noqa: F401
     from harness.runner._contain import _context
 
+    warm()
     context = _context()
     ours, theirs = context.Pipe()
     process = context.Process(target=_guest, args=(work, theirs, os.getpid()), daemon=True,
@@ -85,6 +83,33 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
     finally:
         _stop(process)
         ours.close()
+
+
+_WARMING: Final = {
+    "name": "warming", "dialect": "openai", "model": [{"turn": 1, "text": "Hi."}],
+    "expect": {"stop_state": "complete"},
+}
+_warm: list[bool] = []
+
+
+def warm() -> None:
+    """Import here, once, what the harness needs around the agent's code: the runner, what
+    intercepting the agent's network imports (httpx, aiohttp, urllib3) and what a case
+    imports (a reference agent's case is run and judged). The agent's import and planning
+    used to give this to every worker forked after them; now no agent code runs here, this
+    does, so a worker's time limit is the agent's alone."""
+    if _warm:
+        return
+    from harness.intercept import provider_environment
+    from harness.runner import Case, run_case
+    from harness.runner._handback import judge_handback, sendable  # noqa: F401
+    from harness.scenario import Scenario
+
+    with provider_environment():
+        pass
+    scenario = Scenario.model_validate(_WARMING)
+    run_case(Case(scenario.name, Path("<warming>"), 0), scenario)
+    _warm.append(True)
 
 
 def _await(process: Any, conn: Connection, timeout: float, longer: str) -> Any:
