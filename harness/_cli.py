@@ -22,7 +22,8 @@ Commands and exit codes::
     harness validate PATH... [--agent SPEC] [--target TOOL=MODULE:FUNCTION]
                                       0 every check run makes passes, 1 some file has
                                       errors, 2 a bad --agent or --target
-    harness points SCENARIO           0, or 2 when the scenario does not load
+    harness points SCENARIO           0, or 2 when the scenario does not load or the
+                                      agent exits or hangs
     harness demo                      0 every streaming fault handled, 1 otherwise
     harness fuzz SCENARIO [--agent SPEC] [--budget N] [--out DIR] [--seed S]
                                       0 nothing found, 1 a repro written, 2 bad input
@@ -34,7 +35,8 @@ Commands and exit codes::
     harness gate BASE CAND [--threshold METRIC=VALUE]...
                                       0 pass, 2 bad input, 3-6 see reports.EXIT_CODES
 
-Bad input is one ``harness: error: ...`` line per problem on stderr, never a traceback.
+Bad input is one ``harness: error: ...`` line per problem on stderr, never a traceback;
+Ctrl-C stops any command with exit 130.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ from harness._journal import JOURNAL_VERSION
 from harness._options import (
     DEFAULT_CASE_MEMORY_MIB,
     DEFAULT_CASE_TIMEOUT,
+    command_text,
     crash_settings_help,
+    input_path,
     output_path,
     parse_env_name,
     parse_host,
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
     from harness._journal import JournalRead
     from harness._output import RunFolder
     from harness._preflight import Request
+    from harness.runner._guest import Step
     from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
     from harness.scenario import Scenario
 
@@ -116,14 +121,16 @@ def _parser() -> argparse.ArgumentParser:
 
     add_merge_command(commands)
     validate = commands.add_parser("validate", help="check scenario files; list every error")
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    validate.add_argument("paths", nargs="+", type=input_path, metavar="PATH",
+                          help="scenario files or folders")
     validate.add_argument("--agent", metavar="MODULE:CALLABLE",
                           help="also check what run checks with this agent: it imports, its "
                                "targets take the scripted arguments, and its recorded run "
                                "reaches every listed point of its own files")
     _add_target_option(validate)
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
-    points.add_argument("scenario", metavar="SCENARIO", help="one scenario file")
+    points.add_argument("scenario", type=input_path, metavar="SCENARIO",
+                        help="one scenario file")
     points.add_argument("--seed", type=parse_seed,
                         help="record with this seed instead of the file's")
     points.add_argument("--agent", metavar="MODULE:CALLABLE",
@@ -141,7 +148,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser("run", help="run every case of the scenarios and judge them")
-    run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    run.add_argument("paths", nargs="+", type=input_path, metavar="PATH",
+                     help="scenario files or folders")
     crash = run.add_mutually_exclusive_group()
     crash.add_argument("--crash", metavar="SETTING",
                        help=f"what every scenario crashes (default: as-written): "
@@ -194,7 +202,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "repeatable (it sees only PATH, HOME, the locale and a few more "
                           "besides the fake providers' keys: see README, 'The agent's "
                           "environment')")
-    run.add_argument("--exec", metavar="COMMAND",
+    run.add_argument("--exec", type=command_text, metavar="COMMAND",
                      help="run the agent as this shell command, a process in any language, "
                           "against the fakes served on 127.0.0.1 (see README, 'Any language'); "
                           "killed with SIGKILL at the scenarios' world-event crash points and "
@@ -238,6 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as error:
         print_error(error, sys.stderr)
         return 2
+    except KeyboardInterrupt:  # run keeps its cases itself; the others have nothing to keep
+        print(f"harness {args.command}: interrupted by SIGINT; stopped", file=sys.stderr)
+        return 130
 
 
 def print_error(error: HarnessError, out: TextIO) -> None:
@@ -296,7 +307,7 @@ def _validate(args: argparse.Namespace) -> int:
     from harness._preflight import Request, preflight
 
     checked = preflight(Request(args.paths, agent=args.agent, targets=tuple(args.target)),
-                        thorough=True)
+                        thorough=True, timeout=DEFAULT_CASE_TIMEOUT)
     for error in checked.errors:
         print(error.message)
     if checked.errors:
@@ -321,13 +332,14 @@ def _add_target_option(command: argparse.ArgumentParser) -> None:
 
 
 def _points(args: argparse.Namespace) -> int:
-    from harness import runner
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
-    from harness._preflight import load_agent
+    from harness.runner._guest import contained
 
-    points, events = runner.record_run(scenario, load_agent(args.agent, args.target))
+    recorded = contained(lambda step: _recorded(args, scenario, step),
+                         timeout=DEFAULT_CASE_TIMEOUT)
+    points, events = recorded["points"], recorded["events"]
     parts = [(point, *point_parts(point)) for point in points]
     parts += [(event, "world", event.partition(":")[0]) for event in events]
     points = [point for point, _, _ in parts]
@@ -336,6 +348,19 @@ def _points(args: argparse.Namespace) -> int:
     for point, role, op in parts:
         print(f"{point:<{width}}  op={op:<{op_width}}  role={role}")
     return 0
+
+
+def _recorded(args: argparse.Namespace, scenario: Scenario,
+              step: Callable[[Step], None]) -> dict[str, list[str]]:
+    """In a contained process: import the agent and record its crash-free run."""
+    from harness import runner
+    from harness._preflight import load_agent
+    from harness.runner._guest import RECORDING
+
+    agent = load_agent(args.agent, args.target)
+    step(RECORDING)
+    points, events = runner.record_run(scenario, agent)
+    return {"points": points, "events": events}
 
 
 def point_parts(point: str) -> tuple[str, str]:
@@ -355,9 +380,10 @@ def _run(args: argparse.Namespace) -> int:
     """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
     from harness._environment import passing
     from harness._interrupt import Interrupted, stopping_cleanly
+    from harness._output import removed_if_left_empty
 
     state = _RunState(args)
-    with stopping_cleanly(), passing(args.pass_env):
+    with removed_if_left_empty(args.out), stopping_cleanly(), passing(args.pass_env):
         try:
             return _run_planned(args, state)
         except Interrupted as stop:
@@ -373,7 +399,8 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
     from harness._preflight import Request, preflight
 
     use_price_file(args.prices)
-    crash_at: CrashSpec | None = parse_crash_at(args.crash_at) if args.crash_at else None
+    crash_at: CrashSpec | None = (None if args.crash_at is None
+                                  else parse_crash_at(args.crash_at))
     request = Request(args.paths, agent=args.agent, targets=tuple(args.target),
                       absorb=tuple(args.absorb), dialects=tuple(args.dialect or ()),
                       crash=_crash_setting(args), seed=args.seed, crash_at=crash_at)
@@ -382,7 +409,8 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
         print(f"harness run: --crash: {note}", file=sys.stderr)
     if args.exec is not None:
         return _run_exec(args, request, state)
-    checked = preflight(request)
+    checked = preflight(request, timeout=args.case_timeout,
+                        longer="raise --case-timeout if it is honest work")
     checked.raise_errors()
     if checked.loaded and not checked.spoken:
         print(f"harness run: all {len(checked.loaded)} scenario(s) skipped: none is in a "

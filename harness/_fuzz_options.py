@@ -10,15 +10,17 @@ import argparse
 from pathlib import Path
 
 from harness._errors import ConfigError
-from harness._options import output_path, parse_seed, parse_target
+from harness._options import input_path, output_path, parse_seed, parse_target
 
 DEFAULT_MAX_FAULTS = 3
 
 DEFAULT_BUDGET = 100
+#: More schedules than a search could try in days: a number past it is a typing slip.
+MAX_BUDGET = 1_000_000
 
 
 def parse_budget(text: str) -> int:
-    """A ``--budget``: how many schedules to try, a whole number from 1.
+    """A ``--budget``: how many schedules to try, a whole number from 1 to :data:`MAX_BUDGET`.
 
     >>> parse_budget("200")
     200
@@ -27,9 +29,9 @@ def parse_budget(text: str) -> int:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
+    if not 1 <= value <= MAX_BUDGET:
         raise argparse.ArgumentTypeError(f"got {text!r}; expected a whole number of "
-                                         "schedules >= 1, such as 200")
+                                         f"schedules from 1 to {MAX_BUDGET}, such as 200")
     return value
 
 
@@ -48,7 +50,8 @@ def add_fuzz_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     fuzz = commands.add_parser(
         "fuzz", help="search fault schedules for an invariant violation; write the shrunk "
                      "schedule as a scenario")
-    fuzz.add_argument("scenario", metavar="SCENARIO", help="one scenario file: the world to fuzz")
+    fuzz.add_argument("scenario", type=input_path, metavar="SCENARIO",
+                      help="one scenario file: the world to fuzz")
     fuzz.add_argument("--agent", metavar="MODULE:CALLABLE",
                       help="the agent to test (default: the reference agent)")
     fuzz.add_argument("--target", action="append", type=parse_target, default=[],

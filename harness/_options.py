@@ -41,6 +41,32 @@ def output_path(text: str) -> Path:
     return Path(text)
 
 
+def input_path(text: str) -> str:
+    """A path to read (a scenario, a capture): never empty (``""`` would mean the current
+    folder, whose every scenario would be taken).
+
+    >>> input_path("scenarios/mail.yaml")
+    'scenarios/mail.yaml'
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; expected a file or folder to read, such as 'scenarios/'")
+    return text
+
+
+def command_text(text: str) -> str:
+    """An ``--exec`` command: a shell command line, not a blank one.
+
+    >>> command_text("node agent.js")
+    'node agent.js'
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}; expected a shell command that starts the agent, such as "
+            "'node agent.js'")
+    return text
+
+
 def parse_seed(text: str) -> int:
     """A ``--seed`` value: a whole number from 0 to :data:`MAX_SEED`, as in a scenario file.
 

@@ -35,7 +35,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -204,6 +205,24 @@ def check_writable_folder(folder: Path, option: str) -> None:
         raise ConfigError(option, str(folder), "a folder the harness can write to",
                           f"Cannot write there ({error.strerror or error}); pick another "
                           "path or fix its permissions") from error
+
+
+@contextmanager
+def removed_if_left_empty(folder: Path) -> Iterator[None]:
+    """Remove ``folder``, and the parents of it the block created, if they are left empty.
+
+    A command that stops on an error found after it made its ``--out`` folder leaves no
+    empty folder behind; a folder that existed before the block is never removed.
+    """
+    created = [path for path in [folder, *folder.parents] if not path.exists()]
+    try:
+        yield
+    finally:
+        for path in created:  # the deepest first
+            try:
+                path.rmdir()
+            except OSError:  # written into (or gone): kept as it is, and its parents too
+                break
 
 
 def file_digest(path: Path) -> str:

@@ -28,6 +28,7 @@ from harness._options import with_absorbed, with_overrides
 from harness.scenario import did_you_mean
 
 if TYPE_CHECKING:
+    from harness.runner._guest import Step
     from harness.runner._results import Case, CrashSpec
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
@@ -70,25 +71,90 @@ class Preflight:
             raise ScenarioError.combine(self.errors)
 
 
-def preflight(request: Request, *, thorough: bool = False) -> Preflight:
+def preflight(request: Request, *, thorough: bool = False,
+              timeout: float | None = None, longer: str = "") -> Preflight:
     """Check and plan ``request`` before any case runs; see the module docstring.
 
     A mistake in the command line itself (``--agent``, ``--target``, ``--crash-at``)
-    raises :class:`~harness.ConfigError`; mistakes in files are collected.
+    raises :class:`~harness.ConfigError`; mistakes in files are collected. With a
+    ``timeout`` (the command line's), every step that runs agent code (its import, its
+    targets', its planning run) runs contained (:mod:`harness.runner._guest`), each
+    step within ``timeout`` real seconds (``longer`` says how to give more); the returned
+    ``agent`` is then ``None``.
     """
     files, loaded, errors = load_each(request.paths, crash=request.crash, seed=request.seed)
     loaded = [(with_absorbed(scenario, request.absorb), source) for scenario, source in loaded]
+    if timeout is not None:
+        return _contained_preflight(request, files, loaded, errors, thorough=thorough,
+                                    timeout=timeout, longer=longer)
     agent = load_agent(request.agent, request.targets)
+    spoken, planned, found = _agent_checks(request, loaded, agent, thorough)
+    return Preflight(files, loaded, spoken, agent, planned, errors + found)
+
+
+def _agent_checks(request: Request, loaded: list[tuple[Scenario, Path]],
+                  agent: AgentUnderTest | None, thorough: bool
+                  ) -> tuple[list[tuple[Scenario, Path]], list[tuple[Case, Scenario]],
+                             list[ScenarioError]]:
+    """The checks that need the agent: the scenarios it speaks, their cases, their errors."""
     # A target is checked against every scenario named, spoken or not: skipping one for
     # its dialect does not make its tools' names wrong.
     check_target_names(request.targets, [scenario for scenario, _ in loaded])
     spoken = speaking(loaded, agent, request.dialects)
     planned: list[tuple[Case, Scenario]] = []
+    errors: list[ScenarioError] = []
     for scenario, source in spoken:
         cases, found = _check_file(scenario, source, request, agent, thorough)
         planned += [(case, scenario) for case in cases]
         errors += found
-    return Preflight(files, loaded, spoken, agent, planned, errors)
+    return spoken, planned, errors
+
+
+def _contained_preflight(request: Request, files: int, loaded: list[tuple[Scenario, Path]],
+                         errors: list[ScenarioError], *, thorough: bool, timeout: float,
+                         longer: str) -> Preflight:
+    """:func:`preflight`'s agent checks in a contained process; what they found as data."""
+    from harness.runner._guest import contained
+    from harness.runner._results import Case, CrashSpec
+
+    found = contained(lambda step: _checks_as_data(request, loaded, thorough, step),
+                      timeout=timeout, longer=longer)
+    sys.stderr.write(found["said"])  # the skipped scenarios' lines
+    spoken = [loaded[index] for index in found["spoken"]]
+    planned = []
+    for index, crash in found["planned"]:
+        scenario, source = loaded[index]
+        spec = None if crash is None else CrashSpec(crash[0], crash[1], crash[2], crash[3])
+        planned.append((Case(scenario.name, source, scenario.seed, spec), scenario))
+    errors = errors + [ScenarioError(e["path"], e["line"], e["column"], e["problem"],
+                                     got=e["got"], expected=e["expected"], hint=e["hint"])
+                       for e in found["errors"]]
+    return Preflight(files, loaded, spoken, None, planned, errors)
+
+
+def _checks_as_data(request: Request, loaded: list[tuple[Scenario, Path]], thorough: bool,
+                    step: Callable[[Step], None]) -> dict[str, object]:
+    """Run in the contained process: import the agent, plan; the outcome as JSON data."""
+    import contextlib
+    import io
+
+    from harness.runner._guest import PLANNING
+
+    agent = load_agent(request.agent, request.targets)
+    step(PLANNING)
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        spoken, planned, errors = _agent_checks(request, loaded, agent, thorough)
+    index = {id(scenario): i for i, (scenario, _) in enumerate(loaded)}
+    return {
+        "said": said.getvalue(),
+        "spoken": [index[id(scenario)] for scenario, _ in spoken],
+        "planned": [[index[id(scenario)], None if case.crash is None else [
+            case.crash.point_id, case.crash.when, case.crash.crash_class,
+            case.crash.during_recovery]] for case, scenario in planned],
+        "errors": [{"path": e.path, "line": e.line, "column": e.column, "problem": e.problem,
+                    "got": e.got, "expected": e.expected, "hint": e.hint} for e in errors],
+    }
 
 
 def load_each(paths: Sequence[str], *, crash: str | None, seed: int | None
@@ -107,7 +173,7 @@ def load_agent(spec: str | None, targets: Sequence[tuple[str, str]] = ()
     from harness.intercept import PlainEntry
     from harness.runner._agents import load_agent_factory
 
-    agent = load_agent_factory(spec) if spec else None
+    agent = load_agent_factory(spec) if spec is not None else None
     if isinstance(agent, PlainEntry):
         return agent.with_tool_map(tuple(targets))
     return agent

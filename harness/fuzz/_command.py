@@ -11,7 +11,8 @@ import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 from harness._errors import ConfigError
 from harness._fuzz_options import kind_problem
@@ -21,9 +22,36 @@ from harness.fuzz._search import FuzzOutcome, fuzz_scenario
 from harness.runner import AgentUnderTest, Case, CrashSpec, run_case
 from harness.scenario import load_scenario
 
+if TYPE_CHECKING:
+    from harness.runner._guest import Step
+
 
 def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``harness fuzz``; bad input raises :class:`~harness.HarnessError` (exit 2)."""
+    from harness._options import DEFAULT_CASE_TIMEOUT
+    from harness._output import removed_if_left_empty
+    from harness.runner._guest import contained
+
+    # The agent runs in a contained process, each of its runs within the case time limit:
+    # an agent that exits or hangs is a one-line error, never the end or the hang of fuzz.
+    with removed_if_left_empty(args.out):
+        found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT)
+    (out or sys.stdout).write(str(found["output"]))
+    return int(found["code"])
+
+
+def _fuzzed(args: argparse.Namespace, step: Callable[[Step], None]) -> dict[str, object]:
+    """In the contained process: the search, its exit code and what it printed."""
+    import io
+
+    from harness.runner._guest import FUZZING
+
+    said = io.StringIO()
+    code = _fuzz(args, said, lambda: step(FUZZING))
+    return {"code": code, "output": said.getvalue()}
+
+
+def _fuzz(args: argparse.Namespace, out: TextIO, tick: Callable[[], object]) -> int:
     from harness._output import check_writable_folder
     from harness.runner import dialect_skip
 
@@ -41,15 +69,16 @@ def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
         bounds = replace(bounds, fault_kinds=tuple(args.kind))
     outcome = fuzz_scenario(scenario, args.scenario, budget=args.budget, seed=args.seed,
                             out=args.out, agent=agent, agent_spec=args.agent,
-                            targets=tuple(args.target), bounds=bounds)
-    return report(outcome, args, agent, out or sys.stdout)
+                            targets=tuple(args.target), bounds=bounds, tick=tick)
+    tick()  # the repro is run again
+    return report(outcome, args, agent, out)
 
 
 def _agent(spec: str | None, targets: tuple[tuple[str, str], ...]) -> AgentUnderTest | None:
     from harness.intercept import PlainEntry
     from harness.runner import load_agent_factory
 
-    agent = load_agent_factory(spec) if spec else None
+    agent = load_agent_factory(spec) if spec is not None else None
     return agent.with_tool_map(targets) if isinstance(agent, PlainEntry) else agent
 
 

@@ -88,12 +88,15 @@ class _Search:
     case: Case
     runs: int = 0
     first_found_at: int | None = None
+    tick: Callable[[], object] = lambda: None
+    """Called before each run: a contained search restarts its clock."""
 
     def check(self, schedule: Schedule) -> None:
         candidate = scheduled_scenario(self.base, schedule)
         if candidate is None:
             reject()  # faults that cannot go together: not a schedule at all
         self.runs += 1
+        self.tick()
         try:
             result = run_case(replace(self.case, crash=schedule.crash), candidate, self.agent)
         except ScenarioError:
@@ -130,6 +133,7 @@ class _Search:
     def _run(self, scenario: Scenario, schedule: Schedule,
              agent: AgentUnderTest | None) -> CaseResult | None:
         self.runs += 1
+        self.tick()
         try:
             return run_case(replace(self.case, crash=schedule.crash), scenario, agent)
         except ScenarioError:
@@ -155,16 +159,19 @@ def _without_model_line(scenario: Scenario, index: int) -> Scenario | None:
 def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
                   out: Path | None, agent: AgentUnderTest | None = None,
                   agent_spec: str | None = None, targets: tuple[tuple[str, str], ...] = (),
-                  bounds: FuzzBounds | None = None) -> FuzzOutcome:
+                  bounds: FuzzBounds | None = None,
+                  tick: Callable[[], object] = lambda: None) -> FuzzOutcome:
     """Search ``budget`` schedules over ``base`` for an invariant violation; shrink the first.
 
     ``out`` holds Hypothesis's example database (``None``: no database). ``agent`` is the
     agent under test (``None``: the reference agent); ``agent_spec`` and ``targets`` only
-    go into the cases' replay commands.
+    go into the cases' replay commands. ``tick`` is called before each run of the agent.
     """
     bounds = bounds or FuzzBounds()
     search = _Search(base, Path(source), agent, Case(base.name, Path(source), base.seed,
-                                                     agent=agent_spec, targets=targets))
+                                                     agent=agent_spec, targets=targets),
+                     tick=tick)
+    tick()  # the recorded run that finds the crashes
     strategy = schedule_space(base, agent, bounds)
     database = None if out is None else DirectoryBasedExampleDatabase(
         out / DATABASE_DIR / _database_key(base, agent_spec, targets, bounds))

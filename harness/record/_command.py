@@ -69,11 +69,23 @@ def _stall(text: str) -> float:
     return value
 
 
+def _is_url(text: str) -> bool:
+    """Whether ``text`` is an http(s) URL with a host and, if any, a valid port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises on a port out of range or not a number
+    except ValueError:  # an unclosed IPv6 bracket, a bad port
+        return False
+    return parts.scheme in {"http", "https"} and bool(parts.hostname)
+
+
 def run_record(args: argparse.Namespace) -> int:
     """Serve until interrupted; exit 0 with the count of exchanges kept."""
     from harness.record._proxy import RecordingProxy
 
-    if not args.upstream.startswith(("http://", "https://")):
+    if not _is_url(args.upstream):
         raise CaptureError(f"--upstream {args.upstream!r} is no URL; expected one such as "
                            "https://api.openai.com")
     try:

@@ -98,7 +98,7 @@ class AgentChoice:
         from harness.intercept import PlainEntry
         from harness.runner._agents import load_agent_factory
 
-        agent = load_agent_factory(self.spec) if self.spec else None
+        agent = load_agent_factory(self.spec) if self.spec is not None else None
         if isinstance(agent, PlainEntry):
             return agent.with_tool_map(self.targets)
         return agent
@@ -194,6 +194,7 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
         from fakes import use_prices
 
         use_prices(dict(agent.prices))
+    _import_once(agent)
     while True:
         try:
             job = conn.recv()
@@ -206,6 +207,20 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
         end_descendants()  # nothing the case started outlives it
         flush_output()  # what the case printed is in the pipe before its result is sent
         conn.send_bytes(message)
+
+
+def _import_once(agent: AgentChoice) -> None:
+    """Import the agent and its libraries before the first case, as planning did in its own
+    process: what a framework does once per process at import (a price list fetched,
+    telemetry) never lands in whichever case runs first. What fails here fails again in
+    the case, which reports it."""
+    from harness.intercept import PlainEntry, provider_environment
+
+    with contextlib.suppress(BaseException):
+        loaded = agent.load()
+        if isinstance(loaded, PlainEntry):
+            with provider_environment():
+                loaded.load()
 
 
 # -- the harness side ---------------------------------------------------------------------
@@ -406,6 +421,9 @@ def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
     ``agent`` is the ``--agent`` spec each worker imports for itself; ``on_result``
     is called with each result as it arrives (a progress bar; by default it prints).
     """
+    from harness.runner._guest import warm
+
+    warm()  # before the first fork: no worker pays for the harness's own imports
     pool = _Pool(jobs, agent, timeout, on_result, memory_mib)
     try:
         for _ in range(worker_count(workers, len(jobs))):

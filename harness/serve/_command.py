@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._options import positive_float
+from harness._options import input_path, parse_seed, positive_float
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult, CrashSpec
@@ -60,11 +60,12 @@ def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     serve = commands.add_parser(
         "serve", help="serve scenarios' fake providers, tools and control endpoint over HTTP "
                       "on 127.0.0.1, for agents in any language")
-    serve.add_argument("paths", nargs="+", metavar="SCENARIO", help="scenario files or folders")
+    serve.add_argument("paths", nargs="+", type=input_path, metavar="SCENARIO",
+                       help="scenario files or folders")
     serve.add_argument("--port", type=port, default=0,
                        help="port on 127.0.0.1 (default 0: a free one, printed)")
     add_time_scale_option(serve)
-    serve.add_argument("--seed", type=int, help="use this seed instead of each scenario's")
+    serve.add_argument("--seed", type=parse_seed, help="use this seed instead of each scenario's")
 
 
 def add_time_scale_option(command: argparse.ArgumentParser) -> None:
@@ -157,7 +158,7 @@ def run_exec_cases(planned: Sequence[tuple[Case, Scenario]], args: argparse.Name
                    progress: Any) -> list[CaseResult]:
     from harness.serve._exec import run_exec
 
-    if args.agent or args.target or args.jobs != 1 or args.check_determinism:
+    if args.agent is not None or args.target or args.jobs != 1 or args.check_determinism:
         from harness._errors import ConfigError
 
         raise ConfigError("--exec", args.exec, "no --agent, --target, --jobs or "
