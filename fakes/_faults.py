@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import functools
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_type_hints
 
 from annotated_types import Ge, Gt, Le, Lt, MinLen
 
@@ -54,14 +56,16 @@ from fakes._limits import (
     Doc,
     Index,
     LineText,
+    NoneMeans,
     PauseSeconds,
     Rate,
     ShortText,
     Text,
+    field_problem,
 )
 from fakes._script import ScriptedResponse, ToolUse
-from fakes._wire import LINE_ENDINGS, Emit, Frame, Hang, LineEnding, Pause, Reset, Step
-from harness._errors import ConfigError, one_of
+from fakes._wire import Emit, Frame, Hang, LineEnding, Pause, Reset, Step
+from harness._errors import ConfigError
 from harness.ports import Dialect
 
 Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
@@ -112,22 +116,42 @@ class Fault:
     layer: ClassVar[Layer]
     summary: ClassVar[str]
     breaks_stream: ClassVar[bool] = False
+    silences_stream: ClassVar[bool] = False
+    """The stream goes silent with the connection open after its response began."""
+    cuts_stream: ClassVar[bool] = False
+    """The stream ends early after its response began: a reset, an error event, no end."""
+
+    def __post_init__(self) -> None:
+        # Every field against its declared type and bounds, the ones the scenario
+        # format reads too; then the rules that join fields, on values known sound.
+        check_fields(self)
+        self.check_rules()
+
+    def check_rules(self) -> None:
+        """Refuse field combinations the fault cannot honour; most faults have none."""
+
+
+@functools.cache
+def _declared(cls: type) -> tuple[tuple[str, Any], ...]:
+    hints = get_type_hints(cls, include_extras=True)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+
+
+def check_fields(fault: Fault) -> None:
+    """Raise :class:`ConfigError` for the first field outside its declared type and bounds.
+
+    >>> Stall(after_events=1, seconds=10**7)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    harness._errors.ConfigError: Stall.seconds: got 10000000; expected a number of seconds ...
+    """
+    for name, hint in _declared(type(fault)):
+        problem = field_problem(hint, getattr(fault, name))
+        if problem is not None:
+            raise ConfigError(f"{type(fault).__name__}.{name}", *problem)
 
 
 # --------------------------------------------------------------------- validation
-
-
-def _int_at_least(field: str, value: object, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(field, value, f"an int >= {minimum}")
-
-
-def _seconds(field: str, value: object, *, forever: bool) -> None:
-    if value is None and forever:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
-        allowed = "a number of seconds >= 0" + (", or None to stall forever" if forever else "")
-        raise ConfigError(field, value, allowed)
 
 
 # Where Stall and ConnectionReset strike: exactly one of the two is given.
@@ -146,10 +170,6 @@ def _one_position(cls: str, after_bytes: int | None, after_events: int | None) -
         raise ConfigError(
             f"{cls}.after_bytes", after_bytes, "exactly one of after_bytes, after_events"
         )
-    if after_bytes is not None:
-        _int_at_least(f"{cls}.after_bytes", after_bytes, 0)
-    if after_events is not None:
-        _int_at_least(f"{cls}.after_events", after_events, 0)
 
 
 # ------------------------------------------------------------------------ http
@@ -188,17 +208,9 @@ class HttpError(Fault):
         Text | None, Doc("The error message in the JSON body; absent: the dialect's usual text.")
     ] = None
 
-    def __post_init__(self) -> None:
-        if self.status not in HTTP_ERROR_STATUSES or isinstance(self.status, bool):
-            raise ConfigError("HttpError.status", self.status, one_of(HTTP_ERROR_STATUSES))
+    def check_rules(self) -> None:
         if isinstance(self.retry_after, str):
             _check_http_date(self.retry_after)
-        elif self.retry_after is not None:
-            _int_at_least("HttpError.retry_after", self.retry_after, 0)
-        if self.retry_after_ms is not None:
-            _int_at_least("HttpError.retry_after_ms", self.retry_after_ms, 0)
-        if self.should_retry is not None and not isinstance(self.should_retry, bool):
-            raise ConfigError("HttpError.should_retry", self.should_retry, "True, False or None")
 
     def headers(self) -> tuple[tuple[str, str], ...]:
         """The retry headers this error carries."""
@@ -248,19 +260,10 @@ class CutToolArguments(Fault):
     ] = None
     call_index: Annotated[Index, Doc("Which call of the reply, from 0.")] = 0
 
-    def __post_init__(self) -> None:
-        name = type(self).__name__
+    def check_rules(self) -> None:
         if self.fraction is not None and self.offset is not None:
-            raise ConfigError(f"{name}.offset", self.offset, "None when fraction is given")
-        if self.fraction is not None and (
-            isinstance(self.fraction, bool)
-            or not isinstance(self.fraction, int | float)
-            or not 0 < self.fraction < 1
-        ):
-            raise ConfigError(f"{name}.fraction", self.fraction, "a number in (0, 1)")
-        if self.offset is not None:
-            _int_at_least(f"{name}.offset", self.offset, 0)
-        _int_at_least(f"{name}.call_index", self.call_index, 0)
+            raise ConfigError(f"{type(self).__name__}.offset", self.offset,
+                              "None when fraction is given")
 
     def apply_response(self, response: ScriptedResponse) -> ScriptedResponse:
         """Keep the parts before the call, the cut call, and nothing after it."""
@@ -357,11 +360,6 @@ class InjectComments(FrameFault):
     every: Annotated[Count, Doc("Events between two comments.")] = 1
     text: Annotated[LineText, Doc("The comment's text.")] = "keep-alive"
 
-    def __post_init__(self) -> None:
-        _int_at_least("InjectComments.every", self.every, 1)
-        if not isinstance(self.text, str) or "\n" in self.text or "\r" in self.text:
-            raise ConfigError("InjectComments.text", self.text, "a str without line breaks")
-
     def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         return _interleave(frames, self.every, Frame(comment=self.text, role="comment"))
 
@@ -378,9 +376,6 @@ class InjectPings(FrameFault):
     summary: ClassVar[str] = "An Anthropic ``ping`` event after every few events (Anthropic only)."
 
     every: Annotated[Count, Doc("Events between two pings.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("InjectPings.every", self.every, 1)
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _require_dialect("InjectPings", ctx, "anthropic", "only Anthropic streams have pings")
@@ -405,9 +400,6 @@ class MalformedFrame(FrameFault):
     breaks_stream: ClassVar[bool] = True
 
     index: Annotated[Index, Doc("Which event, from 0; it must carry JSON.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("MalformedFrame.index", self.index, 0)
 
     def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         json_frames = [i for i, f in enumerate(frames) if f.data and f.data.startswith("{")]
@@ -447,11 +439,6 @@ class ErrorInStream(FrameFault):
         Doc("The provider's error type; absent: the dialect's (server_error, overloaded_error, "
             "UNAVAILABLE)."),
     ] = None
-
-    def __post_init__(self) -> None:
-        _int_at_least("ErrorInStream.after_events", self.after_events, 0)
-        if not isinstance(self.message, str) or not self.message:
-            raise ConfigError("ErrorInStream.message", self.message, "a non-empty str")
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _check_event_count("ErrorInStream.after_events", self.after_events, len(frames))
@@ -545,10 +532,6 @@ class LineEndings(Fault):
 
     style: Annotated[LineEnding, Doc("lf, cr or crlf.")] = "crlf"
 
-    def __post_init__(self) -> None:
-        if self.style not in LINE_ENDINGS:
-            raise ConfigError("LineEndings.style", self.style, one_of(LINE_ENDINGS))
-
 
 # ----------------------------------------------------------------------- bytes
 
@@ -630,11 +613,11 @@ class SplitAt(ByteFault):
         Doc("Byte offsets (from 1) where a read ends, in increasing order."),
     ]
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.offsets, tuple) or not self.offsets:
-            raise ConfigError("SplitAt.offsets", self.offsets, "a non-empty tuple of ints >= 1")
-        for offset in self.offsets:
-            _int_at_least("SplitAt.offsets", offset, 1)
+    def check_rules(self) -> None:
+        # Read boundaries come in order, as a scenario's list must give them.
+        for before, offset in itertools.pairwise(self.offsets):
+            if offset <= before:
+                raise ConfigError("SplitAt.offsets", offset, f"an offset greater than {before}")
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         return _split_all(timeline, self.offsets, "SplitAt.offsets")
@@ -674,9 +657,6 @@ class RandomSplits(ByteFault):
 
     count: Annotated[Count, Doc("How many cuts to make.")] = 10
 
-    def __post_init__(self) -> None:
-        _int_at_least("RandomSplits.count", self.count, 1)
-
     def apply_timeline(self, timeline: Timeline, ctx: FaultContext, /) -> Timeline:
         available = max(timeline.length - 1, 0)
         if self.count > available:
@@ -701,9 +681,6 @@ class SplitInsideUtf8(ByteFault):
 
     occurrence: Annotated[Count, Doc("Which multi-byte character, from 1.")] = 1
 
-    def __post_init__(self) -> None:
-        _int_at_least("SplitInsideUtf8.occurrence", self.occurrence, 1)
-
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         body = timeline.body
         # A lead byte of a multibyte sequence is 11xxxxxx.
@@ -725,9 +702,6 @@ class SplitInsideDataField(ByteFault):
     summary: ClassVar[str] = "Cut the n-th ``data:`` field name between ``da`` and ``ta:``."
 
     occurrence: Annotated[Count, Doc("Which data line, from 1.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("SplitInsideDataField.occurrence", self.occurrence, 1)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         body = timeline.body
@@ -751,9 +725,6 @@ class SplitBetweenCrLf(ByteFault):
     )
 
     occurrence: Annotated[Count, Doc("Which CRLF, from 1.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("SplitBetweenCrLf.occurrence", self.occurrence, 1)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         body = timeline.body
@@ -809,11 +780,11 @@ class Stall(ByteFault):
     seconds: Annotated[
         PauseSeconds | None,
         Doc("Virtual seconds of silence; absent: for ever (only the idle watchdog ends it)."),
+        NoneMeans("to stall forever"),
     ] = None
 
-    def __post_init__(self) -> None:
+    def check_rules(self) -> None:
         _one_position("Stall", self.after_bytes, self.after_events)
-        _seconds("Stall.seconds", self.seconds, forever=True)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         offset, field = _position(timeline, "Stall", self.after_bytes, self.after_events)
@@ -835,7 +806,7 @@ class ConnectionReset(ByteFault):
     after_bytes: AfterBytes = None
     after_events: AfterEvents = None
 
-    def __post_init__(self) -> None:
+    def check_rules(self) -> None:
         _one_position("ConnectionReset", self.after_bytes, self.after_events)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
@@ -857,11 +828,6 @@ class SlowDrip(ByteFault):
     summary: ClassVar[str] = "Send the body at a steady, slow rate."
 
     tokens_per_second: Annotated[Rate, Doc("Virtual-time pace of the drip.")] = 10.0
-
-    def __post_init__(self) -> None:
-        rate = self.tokens_per_second
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < 1e9:
-            raise ConfigError("SlowDrip.tokens_per_second", rate, "a number > 0")
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         gap = Pause(1.0 / self.tokens_per_second)
@@ -889,11 +855,9 @@ class StallBeforeHeaders(Fault):
     summary: ClassVar[str] = "Accept the connection and wait before sending the response headers."
 
     seconds: Annotated[
-        PauseSeconds | None, Doc("Virtual seconds before the headers; absent: for ever.")
+        PauseSeconds | None, Doc("Virtual seconds before the headers; absent: for ever."),
+        NoneMeans("to stall forever"),
     ] = None
-
-    def __post_init__(self) -> None:
-        _seconds("StallBeforeHeaders.seconds", self.seconds, forever=True)
 
     def step(self) -> Step:
         """The step to take before the response headers."""
@@ -917,11 +881,9 @@ class StallConnecting(Fault):
     summary: ClassVar[str] = "Leave the connection unaccepted: nothing happens until it is."
 
     seconds: Annotated[
-        PauseSeconds | None, Doc("Virtual seconds before the connection is accepted; none: never.")
+        PauseSeconds | None, Doc("Virtual seconds before the connection is accepted; none: never."),
+        NoneMeans("to stall forever"),
     ] = None
-
-    def __post_init__(self) -> None:
-        _seconds("StallConnecting.seconds", self.seconds, forever=True)
 
     def step(self) -> Step:
         """The step to take before the connection is accepted."""
