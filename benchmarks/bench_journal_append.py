@@ -16,8 +16,8 @@ import time
 
 from _quick import scaled
 
-from harness.agent import RealDisk, ToolInvocation, ToolJournal
-from harness.ports import LoopClock
+from harness.agent import RealDisk, ToolJournal
+from harness.ports import LoopClock, ToolInvocation
 
 CALLS = scaled(300, 10)
 

@@ -4,20 +4,6 @@ It touches the world only through the ports in this package; it never imports
 the explorer, the checkers or pytest.
 """
 
-from harness.agent._adapter import (
-    STOP_STATES,
-    Agent,
-    AgentFactory,
-    AgentOutcome,
-    AgentPorts,
-    RecoveryReport,
-    StopState,
-    Task,
-    ToolCallView,
-    ToolSpec,
-    TranscriptMessage,
-    UsagePrices,
-)
 from harness.agent._breaker import BreakerConfig, BreakerState, CircuitBreaker, ProbeLease
 from harness.agent._budget import Budget, CostModel
 from harness.agent._budget_tree import BudgetPolicy, SubBudget, goal_budget
@@ -57,7 +43,7 @@ from harness.agent._journal import (
 )
 from harness.agent._lease import ExecutionLease, StaleLeaseError
 from harness.agent._loop import ReferenceAgent
-from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
+from harness.agent._messages import AssistantMessage, FinishReason, ToolCall
 from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
 from harness.agent._retry_after import parse_retry_after
 from harness.agent._retry_log import MemoryRetryLog, RetryEvent, RetryLog
@@ -81,19 +67,6 @@ from harness.agent._transcript import (
     repair_transcript,
     synthetic_reply,
 )
-from harness.ports import (
-    AppendFile,
-    Clock,
-    Dialect,
-    Disk,
-    IdSource,
-    LoopClock,
-    Tool,
-    ToolContext,
-    ToolInvocation,
-    rng_stream,
-    sha256_json,
-)
 
 __all__ = [
     "AGENT_DIALECTS",
@@ -101,13 +74,7 @@ __all__ = [
     "COMPACTED_MARKER",
     "OUTCOMES",
     "RETRY_LAYER_HEADER",
-    "STOP_STATES",
-    "Agent",
     "AgentDialect",
-    "AgentFactory",
-    "AgentOutcome",
-    "AgentPorts",
-    "AppendFile",
     "AssistantMessage",
     "AssistantTurn",
     "AttemptRecord",
@@ -117,14 +84,11 @@ __all__ = [
     "BudgetPolicy",
     "CancelRouter",
     "CircuitBreaker",
-    "Clock",
     "CompactionConfig",
     "CompactionTicket",
     "Compactor",
     "CompletionResult",
     "CostModel",
-    "Dialect",
-    "Disk",
     "DurableLineFile",
     "ErrorKind",
     "Execution",
@@ -134,11 +98,9 @@ __all__ = [
     "GoalKeeper",
     "GoalStop",
     "GuardLimits",
-    "IdSource",
     "JobEntry",
     "JobSupervisor",
     "JournalRecord",
-    "LoopClock",
     "MemoryMetrics",
     "MemoryRetryLog",
     "MetricsSink",
@@ -148,7 +110,6 @@ __all__ = [
     "RealDisk",
     "RecoveredExecution",
     "RecoveryCounters",
-    "RecoveryReport",
     "ReferenceAgent",
     "ReplyStatus",
     "RetryAction",
@@ -163,26 +124,16 @@ __all__ = [
     "SessionRecord",
     "StaleEpochError",
     "StaleLeaseError",
-    "StopState",
     "StreamClient",
     "StreamConfig",
     "StreamFailure",
     "SubBudget",
-    "Task",
-    "Tool",
     "ToolCall",
-    "ToolCallView",
-    "ToolContext",
-    "ToolInvocation",
     "ToolJournal",
     "ToolReply",
     "ToolRunner",
-    "ToolSpec",
     "Transcript",
     "TranscriptLog",
-    "TranscriptMessage",
-    "Usage",
-    "UsagePrices",
     "UserMessage",
     "backoff_delay",
     "build_request",
@@ -196,9 +147,7 @@ __all__ = [
     "not_started_reply",
     "parse_retry_after",
     "repair_transcript",
-    "rng_stream",
     "settle",
-    "sha256_json",
     "synthetic_reply",
     "unknown_reply",
 ]

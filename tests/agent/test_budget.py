@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness import ConfigError
-from harness.agent import Budget, RetryEvent, StreamConfig, Usage
+from harness.agent import Budget, RetryEvent, StreamConfig
+from harness.ports import Usage
 
 
 def _event(kind: str, attempts_used: int, deadline: float | None = 100.0) -> RetryEvent:

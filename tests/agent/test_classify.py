@@ -11,8 +11,8 @@ from harness.agent import (
     StreamConfig,
     backoff_delay,
     classify,
-    rng_stream,
 )
+from harness.ports import rng_stream
 
 CONFIG = StreamConfig(backoff_jitter=0.0)
 EPOCH = CONFIG.clock_epoch_unix

@@ -11,8 +11,8 @@ import pytest
 from pyfakefs.fake_filesystem_unittest import Patcher
 
 from harness import DiskError
-from harness.agent import RealDisk, ToolInvocation, ToolJournal, ensure_dir
-from harness.ports import LoopClock
+from harness.agent import RealDisk, ToolJournal, ensure_dir
+from harness.ports import LoopClock, ToolInvocation
 
 
 class _Clock(LoopClock):

@@ -8,12 +8,8 @@ import pytest
 
 from fakes import CrashDisk, CrashPlan, ToolLedger, VirtualClock, WorldTool
 from harness import JournalCorruptError
-from harness.agent import (
-    ToolInvocation,
-    ToolJournal,
-    ToolRunner,
-    TranscriptLog,
-)
+from harness.agent import ToolJournal, ToolRunner, TranscriptLog
+from harness.ports import ToolInvocation
 
 PATH = "/state/journal.jsonl"
 

@@ -36,21 +36,23 @@ from fakes import (
 )
 from harness import JournalCorruptError
 from harness.agent import (
-    AgentOutcome,
-    AgentPorts,
-    Dialect,
     FileMetrics,
     MemoryMetrics,
     RealDisk,
-    RecoveryReport,
     ReferenceAgent,
     StaleEpochError,
     StreamConfig,
+)
+from harness.ports import (
+    DIALECTS,
+    AgentOutcome,
+    AgentPorts,
+    Dialect,
+    RecoveryReport,
     Task,
     ToolSpec,
     TranscriptMessage,
 )
-from harness.ports import DIALECTS
 
 CONFIG = StreamConfig(backoff_jitter=0.0)
 USAGE = ScriptedUsage(100, 10)

@@ -38,14 +38,13 @@ from harness.agent import (
     AssistantTurn,
     Execution,
     Outcome,
-    ToolInvocation,
     ToolJournal,
     ToolReply,
     ToolRunner,
     TranscriptLog,
 )
 from harness.agent._journal import DurableLineFile
-from harness.ports import AppendFile
+from harness.ports import AppendFile, ToolInvocation
 
 JOURNAL = "/state/journal.jsonl"
 TRANSCRIPT = "/state/transcript.jsonl"

@@ -12,16 +12,8 @@ import httpx
 import respx
 
 from fakes import VirtualClock
-from harness.agent import (
-    Budget,
-    CompletionResult,
-    Dialect,
-    LoopClock,
-    RetryEvent,
-    StreamClient,
-    StreamConfig,
-    Usage,
-)
+from harness.agent import Budget, CompletionResult, RetryEvent, StreamClient, StreamConfig
+from harness.ports import Dialect, LoopClock, Usage
 
 BASE = "https://api.test"
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}

@@ -6,13 +6,13 @@ from fakes import CrashDisk
 from harness.agent import (
     AssistantTurn,
     Execution,
-    ToolInvocation,
     ToolReply,
     Transcript,
     TranscriptLog,
     UserMessage,
     repair_transcript,
 )
+from harness.ports import ToolInvocation
 
 
 def _call(turn: str, call: str) -> ToolInvocation:

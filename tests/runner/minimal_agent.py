@@ -17,28 +17,30 @@ from typing import Any
 
 from harness._errors import DiskError
 from harness.agent import (
-    Agent,
-    AgentOutcome,
-    AgentPorts,
-    AppendFile,
     AssistantTurn,
     Budget,
-    Disk,
     MemoryRetryLog,
-    RecoveryReport,
-    StopState,
     StreamClient,
     StreamConfig,
-    Task,
-    ToolCallView,
-    ToolInvocation,
     ToolJournal,
     ToolReply,
     ToolRunner,
     TranscriptLog,
+    UserMessage,
+)
+from harness.ports import (
+    Agent,
+    AgentOutcome,
+    AgentPorts,
+    AppendFile,
+    Disk,
+    RecoveryReport,
+    StopState,
+    Task,
+    ToolCallView,
+    ToolInvocation,
     TranscriptMessage,
     Usage,
-    UserMessage,
 )
 
 FLAWS = frozenset({
