@@ -22,9 +22,11 @@ headers     :class:`StallBeforeHeaders`
 
 Each class is the one declaration of its kind: its fields' annotations carry
 their limits and meaning (see :mod:`fakes._limits`), ``summary`` says what it
-does and ``breaks_stream`` whether a stream it bent is faulty even when every
-byte arrived. The scenario models, their JSON Schema and the checkers derive
-from it.
+does, ``breaks_stream`` whether a stream it bent is faulty even when every
+byte arrived, ``silences_stream`` and ``cuts_stream`` whether it leaves a begun
+stream silent or ends it early (the checkers read these, never a kind's name).
+The scenario models, their JSON Schema and the checkers derive from it; the
+constructor checks every field against the same annotations (:func:`check_fields`).
 
 A fault that only the stream can judge (a split offset past the end, a ping in
 an OpenAI stream) raises :class:`~harness.ConfigError` when it is applied, with
@@ -39,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
-import functools
 import itertools
 import random
 from collections.abc import Sequence
@@ -131,10 +132,16 @@ class Fault:
         """Refuse field combinations the fault cannot honour; most faults have none."""
 
 
-@functools.cache
-def _declared(cls: type) -> tuple[tuple[str, Any], ...]:
-    hints = get_type_hints(cls, include_extras=True)
-    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))
+_DECLARED: dict[type[Fault], tuple[tuple[str, Any], ...]] = {}
+
+
+def _declared(cls: type[Fault]) -> tuple[tuple[str, Any], ...]:
+    """Each field of ``cls`` with its annotation, read once per class (faults are built often)."""
+    if cls not in _DECLARED:
+        hints = get_type_hints(cls, include_extras=True)
+        _DECLARED[cls] = tuple((f.name, hints[f.name])
+                               for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    return _DECLARED[cls]
 
 
 def check_fields(fault: Fault) -> None:
@@ -429,6 +436,7 @@ class ErrorInStream(FrameFault):
     """
 
     kind: ClassVar[str] = "error_in_stream"
+    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = "An error event ends the 200 stream after some events (rule S10)."
     breaks_stream: ClassVar[bool] = True
 
@@ -470,6 +478,7 @@ class NoTerminalEvent(FrameFault):
     """
 
     kind: ClassVar[str] = "no_terminal_event"
+    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Close the stream cleanly but leave out its terminal event (``[DONE]``, "
         "``message_stop``, ``response.completed``, Gemini's finishReason chunk; rule S9)."
@@ -770,6 +779,7 @@ class Stall(ByteFault):
     """
 
     kind: ClassVar[str] = "stall"
+    silences_stream: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Keep the connection open and send nothing, for a while or for ever.\n\n"
         "``after_bytes: 0`` stalls after the headers, before the first body byte."
@@ -801,6 +811,7 @@ class ConnectionReset(ByteFault):
     """
 
     kind: ClassVar[str] = "connection_reset"
+    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = "Drop the connection mid-body (a transport error on the reading side)."
 
     after_bytes: AfterBytes = None
@@ -905,6 +916,12 @@ BROKEN_STREAM_FAULTS: frozenset[str] = frozenset(
     cls.kind for cls in FAULT_TYPES if cls.breaks_stream
 )
 """The kinds after which a stream is faulty even when every byte arrived."""
+SILENCING_FAULTS: frozenset[str] = frozenset(
+    cls.kind for cls in FAULT_TYPES if cls.silences_stream
+)
+"""The kinds that leave a begun stream silent with its connection open."""
+CUTTING_FAULTS: frozenset[str] = frozenset(cls.kind for cls in FAULT_TYPES if cls.cuts_stream)
+"""The kinds that end a begun stream early."""
 
 
 def check_faults(faults: Sequence[Fault]) -> None:

@@ -159,7 +159,8 @@ def _bound_problem(base: Any, metadata: list[object], value: Any) -> tuple[objec
     # A text names the one rule it broke: empty, too long, or with a line break.
     if any(isinstance(m, MinLen) and len(value) < m.min_length for m in metadata):
         return value, noun
-    too_long = [m.max_length for m in metadata if isinstance(m, MaxLen) and len(value) > m.max_length]
+    too_long = [m.max_length for m in metadata
+                if isinstance(m, MaxLen) and len(value) > m.max_length]
     if too_long:
         return value, f"a str of at most {too_long[0]} characters"
     if any(isinstance(m, OneLine) for m in metadata) and ("\n" in value or "\r" in value):
