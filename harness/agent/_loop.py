@@ -1,6 +1,6 @@
 """The reference agent loop (DESIGN L1-L7): the model of what recovering correctly means.
 
-:class:`ReferenceAgent` implements :class:`harness.agent.Agent`. Its durable
+:class:`ReferenceAgent` implements :class:`harness.ports.Agent`. Its durable
 state lives under ``ports.state_dir``: the tool journal (``journal.jsonl``,
 J1-J4) and the trusted session log (``session.jsonl``, :mod:`._session_log`).
 Run metrics go to a :class:`MetricsSink` that may drop records (J6).

@@ -9,7 +9,7 @@ A scenario is plain data; the runner executes it. Load files with
 """
 
 # Crash classes, HTTP statuses and tool kinds are the fakes' vocabulary, stop states the
-# agent core's own (DESIGN L5); the scenario format names them as they do.
+# agent contract's (DESIGN L5, in harness.ports); the scenario format names them as they do.
 from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
 from harness._errors import ScenarioError
 from harness.ports import DIALECTS, STOP_STATES, Dialect, StopState
