@@ -57,11 +57,11 @@ from fakes._limits import (
     Doc,
     Index,
     LineText,
-    NoneMeans,
     PauseSeconds,
     Rate,
     ShortText,
     Text,
+    Wording,
     field_problem,
 )
 from fakes._script import ScriptedResponse, ToolUse
@@ -790,7 +790,7 @@ class Stall(ByteFault):
     seconds: Annotated[
         PauseSeconds | None,
         Doc("Virtual seconds of silence; absent: for ever (only the idle watchdog ends it)."),
-        NoneMeans("to stall forever"),
+        Wording(none="to stall forever"),
     ] = None
 
     def check_rules(self) -> None:
@@ -867,7 +867,7 @@ class StallBeforeHeaders(Fault):
 
     seconds: Annotated[
         PauseSeconds | None, Doc("Virtual seconds before the headers; absent: for ever."),
-        NoneMeans("to stall forever"),
+        Wording(none="to stall forever"),
     ] = None
 
     def step(self) -> Step:
@@ -893,7 +893,7 @@ class StallConnecting(Fault):
 
     seconds: Annotated[
         PauseSeconds | None, Doc("Virtual seconds before the connection is accepted; none: never."),
-        NoneMeans("to stall forever"),
+        Wording(none="to stall forever"),
     ] = None
 
     def step(self) -> Step:

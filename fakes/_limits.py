@@ -41,23 +41,18 @@ class OneLine:
 
 
 @dataclass(frozen=True)
-class Noun:
-    """How a message names a number field's values (``a number of seconds``), not just its type."""
+class Wording:
+    """How a refusal words a field: its values' noun (``a number of seconds``, not just its
+    type) and, on an optional field, what ``None`` stands for (``to stall forever``)."""
 
-    text: str
-
-
-@dataclass(frozen=True)
-class NoneMeans:
-    """What ``None`` stands for in an optional field, told when a value is refused."""
-
-    text: str
+    noun: str = ""
+    none: str = ""
 
 
 Count = Annotated[int, Ge(1), Le(MAX_COUNT)]
 Index = Annotated[int, Ge(0), Le(MAX_COUNT)]
 # A stall of zero seconds is legal (a read boundary and nothing else).
-PauseSeconds = Annotated[float, Noun("a number of seconds"), Ge(0), Le(MAX_SECONDS)]
+PauseSeconds = Annotated[float, Wording(noun="a number of seconds"), Ge(0), Le(MAX_SECONDS)]
 Rate = Annotated[float, Gt(0), Le(MAX_COUNT)]
 Text = Annotated[str, MinLen(1), MaxLen(1000)]
 ShortText = Annotated[str, MinLen(1), MaxLen(100)]
@@ -81,7 +76,7 @@ def field_problem(hint: Any, value: object) -> tuple[object, str] | None:
 
     >>> field_problem(Count, 0)
     (0, 'an int >= 1')
-    >>> field_problem(Annotated[PauseSeconds | None, NoneMeans("to stall forever")], 10**7)
+    >>> field_problem(Annotated[PauseSeconds | None, Wording(none="to stall forever")], 10**7)
     (10000000, 'a number of seconds in [0, 604800.0], or None to stall forever')
     >>> field_problem(tuple[Count, ...], (3, 0)) is None, field_problem(tuple[Count, ...], (3, 0))
     (False, (0, 'an int >= 1'))
@@ -125,7 +120,7 @@ def _union_problem(branches: Sequence[Any], metadata: list[object],
     optional = type(None) in branches
     if value is None and optional:
         return None
-    means = next((m.text for m in metadata if isinstance(m, NoneMeans)), "")
+    means = next((m.none for m in metadata if isinstance(m, Wording) and m.none), "")
     others = [b for b in branches if b is not type(None)]
     # The branch of the value's own type says what is wrong with it; else all branches are told.
     same_type = [b for b in others if _is_a(_split(b)[0], value)
@@ -194,7 +189,7 @@ def _bound_text(bound: Any) -> str:
 
 
 def _noun(base: Any, metadata: list[object]) -> str:
-    named = next((m.text for m in metadata if isinstance(m, Noun)), None)
+    named = next((m.noun for m in metadata if isinstance(m, Wording) and m.noun), None)
     if named is not None:
         return named
     if base is str and any(isinstance(m, MinLen) and m.min_length >= 1 for m in metadata):

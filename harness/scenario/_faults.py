@@ -34,7 +34,7 @@ from typing import (
 from pydantic import BeforeValidator, Field, create_model, model_validator
 
 import fakes
-from fakes._limits import MAX_COUNT, MAX_SECONDS, Doc, NoneMeans, Noun, OneLine
+from fakes._limits import MAX_COUNT, MAX_SECONDS, Doc, OneLine, Wording
 from harness.scenario._base import ScenarioModel
 from harness.scenario._problems import Problem, raise_if_any
 
@@ -148,7 +148,7 @@ def _digits_as_seconds(value: object) -> object:
 _BEFORE: Final = {"retry_after": BeforeValidator(_digits_as_seconds)}
 _ONE_LINE: Final = Field(pattern=r"^[^\r\n]*$")
 # Metadata that only words messages and documentation; the model has no use for it.
-_WORDS_ONLY: Final = (Doc, Noun, NoneMeans)
+_WORDS_ONLY: Final = (Doc, Wording)
 
 
 # ----------------------------------------------------------------- derivation
