@@ -23,6 +23,20 @@ from typing import Annotated, Any, Final, Literal, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 
+
+@dataclass(frozen=True)
+class Wording:
+    """How a refusal words a field: its values' noun (``a number of seconds``, not just its
+    type) and, on an optional field, what ``None`` stands for (``to stall forever``)."""
+
+    noun: str = ""
+    none: str = ""
+
+    def or_none(self) -> str:
+        """What a refusal adds about ``None``: ``, or None to stall forever``, or nothing."""
+        return f", or None {self.none}" if self.none else ""
+
+
 # Bounds keep a typo (an extra zero) from turning a fast test into a slow one.
 MAX_COUNT: Final = 1_000_000
 MAX_SECONDS: Final = 7 * 24 * 3600.0
@@ -38,15 +52,6 @@ class Doc:
 @dataclass(frozen=True)
 class OneLine:
     """A text without line breaks (an SSE line cannot hold one)."""
-
-
-@dataclass(frozen=True)
-class Wording:
-    """How a refusal words a field: its values' noun (``a number of seconds``, not just its
-    type) and, on an optional field, what ``None`` stands for (``to stall forever``)."""
-
-    noun: str = ""
-    none: str = ""
 
 
 Count = Annotated[int, Ge(1), Le(MAX_COUNT)]
@@ -120,7 +125,7 @@ def _union_problem(branches: Sequence[Any], metadata: list[object],
     optional = type(None) in branches
     if value is None and optional:
         return None
-    means = next((m.none for m in metadata if isinstance(m, Wording) and m.none), "")
+    or_none = next((m.or_none() for m in metadata if isinstance(m, Wording) and m.none), "")
     others = [b for b in branches if b is not type(None)]
     # The branch of the value's own type says what is wrong with it; else all branches are told.
     same_type = [b for b in others if _is_a(_split(b)[0], value)
@@ -130,9 +135,9 @@ def _union_problem(branches: Sequence[Any], metadata: list[object],
         if problem is None:
             return None
         if _is_a(_split(branch)[0], value):
-            return problem[0], problem[1] + (f", or None {means}" if means else "")
+            return problem[0], problem[1] + or_none
     words = " or ".join(_describe(*_split(b)) for b in others)
-    none = (f", or None {means}" if means else " or None") if optional else ""
+    none = (or_none or " or None") if optional else ""
     return value, words + none
 
 
