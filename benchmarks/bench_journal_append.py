@@ -16,7 +16,8 @@ import time
 
 from _quick import scaled
 
-from harness.agent import RealDisk, ToolJournal
+from harness.agent._disk import RealDisk
+from harness.agent._journal import ToolJournal
 from harness.ports import LoopClock, ToolInvocation
 
 CALLS = scaled(300, 10)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness import ConfigError
-from harness.agent import Budget, RetryEvent, StreamConfig
+from harness.agent import Budget, StreamConfig
+from harness.agent._retry_log import RetryEvent
 from harness.ports import Usage
 
 

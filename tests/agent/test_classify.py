@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agent import (
+from harness.agent import StreamConfig
+from harness.agent._classify import (
     ProviderError,
     RetryContext,
     RetryDecision,
-    StreamConfig,
     backoff_delay,
     classify,
 )

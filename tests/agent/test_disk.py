@@ -11,7 +11,8 @@ import pytest
 from pyfakefs.fake_filesystem_unittest import Patcher
 
 from harness import DiskError
-from harness.agent import RealDisk, ToolJournal, ensure_dir
+from harness.agent._disk import RealDisk, ensure_dir
+from harness.agent._journal import ToolJournal
 from harness.ports import LoopClock, ToolInvocation
 
 

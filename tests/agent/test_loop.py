@@ -35,14 +35,10 @@ from fakes import (
     WorldTool,
 )
 from harness import JournalCorruptError
-from harness.agent import (
-    FileMetrics,
-    MemoryMetrics,
-    RealDisk,
-    ReferenceAgent,
-    StaleEpochError,
-    StreamConfig,
-)
+from harness.agent import ReferenceAgent, StreamConfig
+from harness.agent._disk import RealDisk
+from harness.agent._metrics import FileMetrics, MemoryMetrics
+from harness.agent._session_log import StaleEpochError
 from harness.ports import (
     DIALECTS,
     AgentOutcome,

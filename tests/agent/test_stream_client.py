@@ -12,7 +12,8 @@ import httpx
 import respx
 
 from fakes import VirtualClock
-from harness.agent import Budget, CompletionResult, RetryEvent, StreamClient, StreamConfig
+from harness.agent import Budget, CompletionResult, StreamClient, StreamConfig
+from harness.agent._retry_log import RetryEvent
 from harness.ports import Dialect, LoopClock, Usage
 
 BASE = "https://api.test"

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from fakes import Behaviour, CrashDisk, DeadIncarnationError, ToolLedger, VirtualClock, WorldTool
-from harness.agent import ToolJournal, ToolRunner, settle
+from harness.agent._journal import ToolJournal
+from harness.agent._tool_runner import ToolRunner, settle
 from harness.ports import ToolInvocation
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from fakes import CrashDisk
-from harness.agent import (
+from harness.agent._journal import Execution
+from harness.agent._tools import ToolReply
+from harness.agent._transcript import (
     AssistantTurn,
-    Execution,
-    ToolReply,
     Transcript,
     TranscriptLog,
     UserMessage,
