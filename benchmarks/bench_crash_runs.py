@@ -28,7 +28,7 @@ from pathlib import Path
 
 from _quick import scaled
 
-from harness.agent import AgentFactory
+from harness.ports import AgentFactory
 from harness.runner import plan_cases, run_case
 from harness.scenario import Scenario
 

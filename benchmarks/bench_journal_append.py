@@ -16,8 +16,9 @@ import time
 
 from _quick import scaled
 
-from harness.agent import RealDisk, ToolInvocation, ToolJournal
-from harness.ports import LoopClock
+from harness.agent._disk import RealDisk
+from harness.agent._journal import ToolJournal
+from harness.ports import LoopClock, ToolInvocation
 
 CALLS = scaled(300, 10)
 

@@ -17,7 +17,7 @@ from _quick import scaled
 from fakes import HttpError, Stall
 from harness._demo import REPLY
 from harness._streamcase import run_stream_case
-from harness.agent import Dialect
+from harness.ports import Dialect
 
 RUNS = scaled(200, 3)
 FAULTS = {(1, 1): (Stall(after_events=3, seconds=120),), (1, 2): (HttpError(429, retry_after=60),)}

@@ -13,8 +13,8 @@ without being told where to look::
         --agent examples.naive_resend_agent:agent --budget 200 --out fuzz
 """
 
-from harness.agent import AgentFactory
 from harness.mutants import MUTANTS
+from harness.ports import AgentFactory
 
 agent: AgentFactory = next(m.factory for m in MUTANTS if m.name == "J4-unknown-as-not-started")
 """The broken agent's factory over the ports (``--agent examples.naive_resend_agent:agent``)."""

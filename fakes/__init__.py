@@ -36,8 +36,10 @@ from fakes._crashdisk import (
 from fakes._dialects import WIRE, WireDialect, chat_view
 from fakes._faults import (
     BROKEN_STREAM_FAULTS,
+    CUTTING_FAULTS,
     FAULT_KINDS,
     HTTP_ERROR_STATUSES,
+    SILENCING_FAULTS,
     ByteAtATime,
     ConnectionReset,
     EmptyBody,
@@ -122,6 +124,7 @@ __all__ = [
     "CONCURRENCY_SAFE_TOOL_KINDS",
     "CRASH_CLASSES",
     "CRASH_CLASS_MEANINGS",
+    "CUTTING_FAULTS",
     "FAULT_KINDS",
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
@@ -135,6 +138,7 @@ __all__ = [
     "PURE_TOOL_KINDS",
     "RATE_LIMIT_WIRES",
     "SEGMENTS",
+    "SILENCING_FAULTS",
     "TOOL_KINDS",
     "TOOL_KIND_TRAITS",
     "WIRE",

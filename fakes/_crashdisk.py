@@ -342,7 +342,7 @@ class _Inode:
 
 @final
 class CrashDisk:
-    """An in-memory :class:`harness.agent.Disk` world; see the module docstring.
+    """An in-memory :class:`harness.ports.Disk` world; see the module docstring.
 
     ``roles`` maps paths to the role used in point ids (default: the file name
     without its extension, ``/state/journal.jsonl`` → ``journal``). ``seed``

@@ -22,9 +22,11 @@ headers     :class:`StallBeforeHeaders`
 
 Each class is the one declaration of its kind: its fields' annotations carry
 their limits and meaning (see :mod:`fakes._limits`), ``summary`` says what it
-does and ``breaks_stream`` whether a stream it bent is faulty even when every
-byte arrived. The scenario models, their JSON Schema and the checkers derive
-from it.
+does, ``breaks_stream`` whether a stream it bent is faulty even when every
+byte arrived, ``silences_stream`` and ``cuts_stream`` whether it leaves a begun
+stream silent or ends it early (the checkers read these, never a kind's name).
+The scenario models, their JSON Schema and the checkers derive from it; the
+constructor checks every field against the same annotations (:func:`check_fields`).
 
 A fault that only the stream can judge (a split offset past the end, a ping in
 an OpenAI stream) raises :class:`~harness.ConfigError` when it is applied, with
@@ -39,10 +41,11 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_type_hints
 
 from annotated_types import Ge, Gt, Le, Lt, MinLen
 
@@ -58,10 +61,12 @@ from fakes._limits import (
     Rate,
     ShortText,
     Text,
+    Wording,
+    field_problem,
 )
 from fakes._script import ScriptedResponse, ToolUse
-from fakes._wire import LINE_ENDINGS, Emit, Frame, Hang, LineEnding, Pause, Reset, Step
-from harness._errors import ConfigError, one_of
+from fakes._wire import Emit, Frame, Hang, LineEnding, Pause, Reset, Step
+from harness._errors import ConfigError
 from harness.ports import Dialect
 
 Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
@@ -112,22 +117,48 @@ class Fault:
     layer: ClassVar[Layer]
     summary: ClassVar[str]
     breaks_stream: ClassVar[bool] = False
+    silences_stream: ClassVar[bool] = False
+    """The stream goes silent with the connection open after its response began."""
+    cuts_stream: ClassVar[bool] = False
+    """The stream ends early after its response began: a reset, an error event, no end."""
+
+    def __post_init__(self) -> None:
+        # Every field against its declared type and bounds, the ones the scenario
+        # format reads too; then the rules that join fields, on values known sound.
+        check_fields(self)
+        self.check_rules()
+
+    def check_rules(self) -> None:
+        """Refuse field combinations the fault cannot honour; most faults have none."""
+
+
+_DECLARED: dict[type[Fault], tuple[tuple[str, Any], ...]] = {}
+
+
+def _declared(cls: type[Fault]) -> tuple[tuple[str, Any], ...]:
+    """Each field of ``cls`` with its annotation, read once per class (faults are built often)."""
+    if cls not in _DECLARED:
+        hints = get_type_hints(cls, include_extras=True)
+        _DECLARED[cls] = tuple((f.name, hints[f.name])
+                               for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    return _DECLARED[cls]
+
+
+def check_fields(fault: Fault) -> None:
+    """Raise :class:`ConfigError` for the first field outside its declared type and bounds.
+
+    >>> Stall(after_events=1, seconds=10**7)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    harness._errors.ConfigError: Stall.seconds: got 10000000; expected a number of seconds ...
+    """
+    for name, hint in _declared(type(fault)):
+        problem = field_problem(hint, getattr(fault, name))
+        if problem is not None:
+            raise ConfigError(f"{type(fault).__name__}.{name}", *problem)
 
 
 # --------------------------------------------------------------------- validation
-
-
-def _int_at_least(field: str, value: object, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(field, value, f"an int >= {minimum}")
-
-
-def _seconds(field: str, value: object, *, forever: bool) -> None:
-    if value is None and forever:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
-        allowed = "a number of seconds >= 0" + (", or None to stall forever" if forever else "")
-        raise ConfigError(field, value, allowed)
 
 
 # Where Stall and ConnectionReset strike: exactly one of the two is given.
@@ -146,10 +177,6 @@ def _one_position(cls: str, after_bytes: int | None, after_events: int | None) -
         raise ConfigError(
             f"{cls}.after_bytes", after_bytes, "exactly one of after_bytes, after_events"
         )
-    if after_bytes is not None:
-        _int_at_least(f"{cls}.after_bytes", after_bytes, 0)
-    if after_events is not None:
-        _int_at_least(f"{cls}.after_events", after_events, 0)
 
 
 # ------------------------------------------------------------------------ http
@@ -188,17 +215,9 @@ class HttpError(Fault):
         Text | None, Doc("The error message in the JSON body; absent: the dialect's usual text.")
     ] = None
 
-    def __post_init__(self) -> None:
-        if self.status not in HTTP_ERROR_STATUSES or isinstance(self.status, bool):
-            raise ConfigError("HttpError.status", self.status, one_of(HTTP_ERROR_STATUSES))
+    def check_rules(self) -> None:
         if isinstance(self.retry_after, str):
             _check_http_date(self.retry_after)
-        elif self.retry_after is not None:
-            _int_at_least("HttpError.retry_after", self.retry_after, 0)
-        if self.retry_after_ms is not None:
-            _int_at_least("HttpError.retry_after_ms", self.retry_after_ms, 0)
-        if self.should_retry is not None and not isinstance(self.should_retry, bool):
-            raise ConfigError("HttpError.should_retry", self.should_retry, "True, False or None")
 
     def headers(self) -> tuple[tuple[str, str], ...]:
         """The retry headers this error carries."""
@@ -248,19 +267,10 @@ class CutToolArguments(Fault):
     ] = None
     call_index: Annotated[Index, Doc("Which call of the reply, from 0.")] = 0
 
-    def __post_init__(self) -> None:
-        name = type(self).__name__
+    def check_rules(self) -> None:
         if self.fraction is not None and self.offset is not None:
-            raise ConfigError(f"{name}.offset", self.offset, "None when fraction is given")
-        if self.fraction is not None and (
-            isinstance(self.fraction, bool)
-            or not isinstance(self.fraction, int | float)
-            or not 0 < self.fraction < 1
-        ):
-            raise ConfigError(f"{name}.fraction", self.fraction, "a number in (0, 1)")
-        if self.offset is not None:
-            _int_at_least(f"{name}.offset", self.offset, 0)
-        _int_at_least(f"{name}.call_index", self.call_index, 0)
+            raise ConfigError(f"{type(self).__name__}.offset", self.offset,
+                              "None when fraction is given")
 
     def apply_response(self, response: ScriptedResponse) -> ScriptedResponse:
         """Keep the parts before the call, the cut call, and nothing after it."""
@@ -357,11 +367,6 @@ class InjectComments(FrameFault):
     every: Annotated[Count, Doc("Events between two comments.")] = 1
     text: Annotated[LineText, Doc("The comment's text.")] = "keep-alive"
 
-    def __post_init__(self) -> None:
-        _int_at_least("InjectComments.every", self.every, 1)
-        if not isinstance(self.text, str) or "\n" in self.text or "\r" in self.text:
-            raise ConfigError("InjectComments.text", self.text, "a str without line breaks")
-
     def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         return _interleave(frames, self.every, Frame(comment=self.text, role="comment"))
 
@@ -378,9 +383,6 @@ class InjectPings(FrameFault):
     summary: ClassVar[str] = "An Anthropic ``ping`` event after every few events (Anthropic only)."
 
     every: Annotated[Count, Doc("Events between two pings.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("InjectPings.every", self.every, 1)
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _require_dialect("InjectPings", ctx, "anthropic", "only Anthropic streams have pings")
@@ -405,9 +407,6 @@ class MalformedFrame(FrameFault):
     breaks_stream: ClassVar[bool] = True
 
     index: Annotated[Index, Doc("Which event, from 0; it must carry JSON.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("MalformedFrame.index", self.index, 0)
 
     def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         json_frames = [i for i, f in enumerate(frames) if f.data and f.data.startswith("{")]
@@ -437,6 +436,7 @@ class ErrorInStream(FrameFault):
     """
 
     kind: ClassVar[str] = "error_in_stream"
+    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = "An error event ends the 200 stream after some events (rule S10)."
     breaks_stream: ClassVar[bool] = True
 
@@ -447,11 +447,6 @@ class ErrorInStream(FrameFault):
         Doc("The provider's error type; absent: the dialect's (server_error, overloaded_error, "
             "UNAVAILABLE)."),
     ] = None
-
-    def __post_init__(self) -> None:
-        _int_at_least("ErrorInStream.after_events", self.after_events, 0)
-        if not isinstance(self.message, str) or not self.message:
-            raise ConfigError("ErrorInStream.message", self.message, "a non-empty str")
 
     def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
         _check_event_count("ErrorInStream.after_events", self.after_events, len(frames))
@@ -483,6 +478,7 @@ class NoTerminalEvent(FrameFault):
     """
 
     kind: ClassVar[str] = "no_terminal_event"
+    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Close the stream cleanly but leave out its terminal event (``[DONE]``, "
         "``message_stop``, ``response.completed``, Gemini's finishReason chunk; rule S9)."
@@ -544,10 +540,6 @@ class LineEndings(Fault):
     summary: ClassVar[str] = "Frame SSE with these line endings instead of LF."
 
     style: Annotated[LineEnding, Doc("lf, cr or crlf.")] = "crlf"
-
-    def __post_init__(self) -> None:
-        if self.style not in LINE_ENDINGS:
-            raise ConfigError("LineEndings.style", self.style, one_of(LINE_ENDINGS))
 
 
 # ----------------------------------------------------------------------- bytes
@@ -630,11 +622,11 @@ class SplitAt(ByteFault):
         Doc("Byte offsets (from 1) where a read ends, in increasing order."),
     ]
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.offsets, tuple) or not self.offsets:
-            raise ConfigError("SplitAt.offsets", self.offsets, "a non-empty tuple of ints >= 1")
-        for offset in self.offsets:
-            _int_at_least("SplitAt.offsets", offset, 1)
+    def check_rules(self) -> None:
+        # Read boundaries come in order, as a scenario's list must give them.
+        for before, offset in itertools.pairwise(self.offsets):
+            if offset <= before:
+                raise ConfigError("SplitAt.offsets", offset, f"an offset greater than {before}")
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         return _split_all(timeline, self.offsets, "SplitAt.offsets")
@@ -674,9 +666,6 @@ class RandomSplits(ByteFault):
 
     count: Annotated[Count, Doc("How many cuts to make.")] = 10
 
-    def __post_init__(self) -> None:
-        _int_at_least("RandomSplits.count", self.count, 1)
-
     def apply_timeline(self, timeline: Timeline, ctx: FaultContext, /) -> Timeline:
         available = max(timeline.length - 1, 0)
         if self.count > available:
@@ -701,9 +690,6 @@ class SplitInsideUtf8(ByteFault):
 
     occurrence: Annotated[Count, Doc("Which multi-byte character, from 1.")] = 1
 
-    def __post_init__(self) -> None:
-        _int_at_least("SplitInsideUtf8.occurrence", self.occurrence, 1)
-
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         body = timeline.body
         # A lead byte of a multibyte sequence is 11xxxxxx.
@@ -725,9 +711,6 @@ class SplitInsideDataField(ByteFault):
     summary: ClassVar[str] = "Cut the n-th ``data:`` field name between ``da`` and ``ta:``."
 
     occurrence: Annotated[Count, Doc("Which data line, from 1.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("SplitInsideDataField.occurrence", self.occurrence, 1)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         body = timeline.body
@@ -751,9 +734,6 @@ class SplitBetweenCrLf(ByteFault):
     )
 
     occurrence: Annotated[Count, Doc("Which CRLF, from 1.")] = 1
-
-    def __post_init__(self) -> None:
-        _int_at_least("SplitBetweenCrLf.occurrence", self.occurrence, 1)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         body = timeline.body
@@ -799,6 +779,7 @@ class Stall(ByteFault):
     """
 
     kind: ClassVar[str] = "stall"
+    silences_stream: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Keep the connection open and send nothing, for a while or for ever.\n\n"
         "``after_bytes: 0`` stalls after the headers, before the first body byte."
@@ -809,11 +790,11 @@ class Stall(ByteFault):
     seconds: Annotated[
         PauseSeconds | None,
         Doc("Virtual seconds of silence; absent: for ever (only the idle watchdog ends it)."),
+        Wording(none="to stall forever"),
     ] = None
 
-    def __post_init__(self) -> None:
+    def check_rules(self) -> None:
         _one_position("Stall", self.after_bytes, self.after_events)
-        _seconds("Stall.seconds", self.seconds, forever=True)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         offset, field = _position(timeline, "Stall", self.after_bytes, self.after_events)
@@ -830,12 +811,13 @@ class ConnectionReset(ByteFault):
     """
 
     kind: ClassVar[str] = "connection_reset"
+    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = "Drop the connection mid-body (a transport error on the reading side)."
 
     after_bytes: AfterBytes = None
     after_events: AfterEvents = None
 
-    def __post_init__(self) -> None:
+    def check_rules(self) -> None:
         _one_position("ConnectionReset", self.after_bytes, self.after_events)
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
@@ -857,11 +839,6 @@ class SlowDrip(ByteFault):
     summary: ClassVar[str] = "Send the body at a steady, slow rate."
 
     tokens_per_second: Annotated[Rate, Doc("Virtual-time pace of the drip.")] = 10.0
-
-    def __post_init__(self) -> None:
-        rate = self.tokens_per_second
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < 1e9:
-            raise ConfigError("SlowDrip.tokens_per_second", rate, "a number > 0")
 
     def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
         gap = Pause(1.0 / self.tokens_per_second)
@@ -889,11 +866,9 @@ class StallBeforeHeaders(Fault):
     summary: ClassVar[str] = "Accept the connection and wait before sending the response headers."
 
     seconds: Annotated[
-        PauseSeconds | None, Doc("Virtual seconds before the headers; absent: for ever.")
+        PauseSeconds | None, Doc("Virtual seconds before the headers; absent: for ever."),
+        Wording(none="to stall forever"),
     ] = None
-
-    def __post_init__(self) -> None:
-        _seconds("StallBeforeHeaders.seconds", self.seconds, forever=True)
 
     def step(self) -> Step:
         """The step to take before the response headers."""
@@ -917,11 +892,9 @@ class StallConnecting(Fault):
     summary: ClassVar[str] = "Leave the connection unaccepted: nothing happens until it is."
 
     seconds: Annotated[
-        PauseSeconds | None, Doc("Virtual seconds before the connection is accepted; none: never.")
+        PauseSeconds | None, Doc("Virtual seconds before the connection is accepted; none: never."),
+        Wording(none="to stall forever"),
     ] = None
-
-    def __post_init__(self) -> None:
-        _seconds("StallConnecting.seconds", self.seconds, forever=True)
 
     def step(self) -> Step:
         """The step to take before the connection is accepted."""
@@ -943,6 +916,12 @@ BROKEN_STREAM_FAULTS: frozenset[str] = frozenset(
     cls.kind for cls in FAULT_TYPES if cls.breaks_stream
 )
 """The kinds after which a stream is faulty even when every byte arrived."""
+SILENCING_FAULTS: frozenset[str] = frozenset(
+    cls.kind for cls in FAULT_TYPES if cls.silences_stream
+)
+"""The kinds that leave a begun stream silent with its connection open."""
+CUTTING_FAULTS: frozenset[str] = frozenset(cls.kind for cls in FAULT_TYPES if cls.cuts_stream)
+"""The kinds that end a begun stream early."""
 
 
 def check_faults(faults: Sequence[Fault]) -> None:

@@ -116,7 +116,7 @@ class Behaviour:
 
 @final
 class WorldTool:
-    """A tool of one kind acting on ``ledger``; satisfies ``harness.agent.Tool``."""
+    """A tool of one kind acting on ``ledger``; satisfies ``harness.ports.Tool``."""
 
     def __init__(
         self,

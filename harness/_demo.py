@@ -32,7 +32,7 @@ from fakes import (
     TruncatedToolArguments,
 )
 from harness._streamcase import StreamCase, run_stream_case
-from harness.agent import Dialect
+from harness.ports import Dialect
 
 REPLY = ScriptedResponse(
     parts=(

@@ -75,6 +75,28 @@ class AgentEntryError(HarnessError):
     """
 
 
+def got_expected(what: str, *, got: str | None = None, expected: str = "",
+                 hint: str = "") -> str:
+    """The one shape of a message about a bad value: ``what: got …; expected …. hint``.
+
+    Each part after ``what`` is left out when empty, so a problem that has no
+    single offending value (a missing key) still reads as one sentence:
+
+    >>> got_expected("seed", got="'seven'", expected="an integer >= 0")
+    "seed: got 'seven'; expected an integer >= 0"
+    >>> got_expected("missing 'turn'", expected="a turn number", hint="Add 'turn: 1'")
+    "missing 'turn'; expected a turn number. Add 'turn: 1'"
+    """
+    text = what
+    if got is not None:
+        text += f": got {got}"
+    if expected:
+        text += f"; expected {expected}"
+    if hint:
+        text += f". {hint}"
+    return text
+
+
 class ConfigError(HarnessError, ValueError):
     """A declaration (fault, scripted response, setting) that cannot be honoured.
 
@@ -86,10 +108,7 @@ class ConfigError(HarnessError, ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        message = f"{field}: got {value!r}; expected {allowed}"
-        if hint:
-            message += f". {hint}"
-        super().__init__(message)
+        super().__init__(got_expected(field, got=repr(value), expected=allowed, hint=hint))
 
 
 class ScenarioError(HarnessError, ValueError):
@@ -131,14 +150,8 @@ class ScenarioError(HarnessError, ValueError):
     def message(self) -> str:
         """This one error as a line: ``file:line:col: problem: got …; expected …. hint``."""
         where = self.path if self.line is None else f"{self.path}:{self.line}:{self.column}"
-        text = f"{where}: {self.problem}"
-        if self.got is not None:
-            text += f": got {self.got}"
-        if self.expected:
-            text += f"; expected {self.expected}"
-        if self.hint:
-            text += f". {self.hint}"
-        return text
+        return got_expected(f"{where}: {self.problem}", got=self.got, expected=self.expected,
+                            hint=self.hint)
 
     @classmethod
     def combine(cls, errors: Sequence[ScenarioError]) -> ScenarioError:

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from fakes import CUTTING_FAULTS
 from harness._inputs import read_input
 from harness._redact import redact_text
 from harness.ports import cut_at_limit
@@ -429,7 +430,7 @@ def _stream_cut(_result: CaseResult, trace: Trace) -> list[str]:
     if outcome is None or outcome.stop_state == "complete":
         return []
     cut = [r for r in trace.requests if r.status == 200 and r.delivery in ("partial", "broken")
-           and set(r.faults) & {"connection_reset", "no_terminal_event", "error_in_stream"}]
+           and CUTTING_FAULTS.intersection(r.faults)]
     if not cut or trace.requests[-1] is not cut[-1]:
         return []
     r = cut[-1]

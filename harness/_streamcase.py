@@ -20,16 +20,14 @@ from fakes import FakeProvider, Fault, IncomingRequest, ScriptedResponse, Virtua
 from harness.agent import (
     Budget,
     CompletionResult,
-    Dialect,
-    LoopClock,
     MemoryRetryLog,
     StreamClient,
     StreamConfig,
-    Task,
     build_request,
 )
 from harness.agent._dialects import request_target, streaming_body
 from harness.agent._session_log import UserEntry
+from harness.ports import Dialect, LoopClock, Task
 
 MESSAGES = ({"role": "user", "content": "go"},)
 

@@ -1,204 +1,54 @@
-"""The reference agent core: the model of what recovering correctly means.
+"""The reference agent: the model of what recovering correctly means, and its settings.
 
-It touches the world only through the ports in this package; it never imports
-the explorer, the checkers or pytest.
+:class:`ReferenceAgent` implements the contract of :mod:`harness.ports` (where
+``Agent``, ``AgentPorts``, ``Task`` and ``AgentOutcome`` live) and touches the world
+only through those ports; it never imports the explorer, the checkers or pytest.
+Besides it and its settings (:class:`StreamConfig`, :class:`GuardLimits`,
+:class:`BreakerConfig`, :class:`CompactionConfig`, :class:`BudgetPolicy`), this
+package exports the few parts the harness reuses: its stream client, SSE decoder,
+request bodies, job supervisor and Retry-After reading.
 """
 
-from harness.agent._adapter import (
-    STOP_STATES,
-    Agent,
-    AgentFactory,
-    AgentOutcome,
-    AgentPorts,
-    RecoveryReport,
-    StopState,
-    Task,
-    ToolCallView,
-    ToolSpec,
-    TranscriptMessage,
-    UsagePrices,
-)
-from harness.agent._breaker import BreakerConfig, BreakerState, CircuitBreaker, ProbeLease
-from harness.agent._budget import Budget, CostModel
-from harness.agent._budget_tree import BudgetPolicy, SubBudget, goal_budget
+from harness.agent._breaker import BreakerConfig
+from harness.agent._budget import Budget
+from harness.agent._budget_tree import BudgetPolicy
 from harness.agent._cancel import CancelRouter
-from harness.agent._classify import (
-    ErrorKind,
-    ProviderError,
-    RetryAction,
-    RetryContext,
-    RetryDecision,
-    RetryLayer,
-    StreamFailure,
-    backoff_delay,
-    classify,
-)
-from harness.agent._compaction import (
-    COMPACTED_MARKER,
-    CompactionConfig,
-    CompactionTicket,
-    Compactor,
-    compacted_entries,
-)
+from harness.agent._classify import StreamFailure
+from harness.agent._compaction import CompactionConfig
 from harness.agent._defaults import StreamConfig
-from harness.agent._dialects import AGENT_DIALECTS, AgentDialect, build_request, continuation_body
-from harness.agent._disk import RealDisk, ensure_dir
-from harness.agent._goal import GoalKeeper, GoalStop, gap_fingerprint
-from harness.agent._guards import GuardLimits, RecoveryCounters
+from harness.agent._dialects import AGENT_DIALECTS, build_request
+from harness.agent._guards import GuardLimits
 from harness.agent._jobs import JobEntry, JobSupervisor
-from harness.agent._journal import (
-    OUTCOMES,
-    DurableLineFile,
-    Execution,
-    JournalRecord,
-    Outcome,
-    RecoveredExecution,
-    ToolJournal,
-)
-from harness.agent._lease import ExecutionLease, StaleLeaseError
 from harness.agent._loop import ReferenceAgent
-from harness.agent._messages import AssistantMessage, FinishReason, ToolCall, Usage
-from harness.agent._metrics import FileMetrics, MemoryMetrics, MetricsSink
 from harness.agent._retry_after import parse_retry_after
-from harness.agent._retry_log import MemoryRetryLog, RetryEvent, RetryLog
-from harness.agent._session_log import SessionLog, SessionRecord, StaleEpochError
-from harness.agent._sse import SSEDecoder, SSEEvent
+from harness.agent._retry_log import MemoryRetryLog
+from harness.agent._sse import SSEDecoder
 from harness.agent._stream_client import (
     ATTEMPT_ID_HEADER,
     RETRY_LAYER_HEADER,
-    AttemptRecord,
     CompletionResult,
     StreamClient,
-    drop_images,
-)
-from harness.agent._tool_runner import ToolRunner, settle
-from harness.agent._tools import ReplyStatus, ToolReply, not_started_reply, unknown_reply
-from harness.agent._transcript import (
-    AssistantTurn,
-    Transcript,
-    TranscriptLog,
-    UserMessage,
-    repair_transcript,
-    synthetic_reply,
-)
-from harness.ports import (
-    AppendFile,
-    Clock,
-    Dialect,
-    Disk,
-    IdSource,
-    LoopClock,
-    Tool,
-    ToolContext,
-    ToolInvocation,
-    rng_stream,
-    sha256_json,
 )
 
 __all__ = [
     "AGENT_DIALECTS",
     "ATTEMPT_ID_HEADER",
-    "COMPACTED_MARKER",
-    "OUTCOMES",
     "RETRY_LAYER_HEADER",
-    "STOP_STATES",
-    "Agent",
-    "AgentDialect",
-    "AgentFactory",
-    "AgentOutcome",
-    "AgentPorts",
-    "AppendFile",
-    "AssistantMessage",
-    "AssistantTurn",
-    "AttemptRecord",
     "BreakerConfig",
-    "BreakerState",
     "Budget",
     "BudgetPolicy",
     "CancelRouter",
-    "CircuitBreaker",
-    "Clock",
     "CompactionConfig",
-    "CompactionTicket",
-    "Compactor",
     "CompletionResult",
-    "CostModel",
-    "Dialect",
-    "Disk",
-    "DurableLineFile",
-    "ErrorKind",
-    "Execution",
-    "ExecutionLease",
-    "FileMetrics",
-    "FinishReason",
-    "GoalKeeper",
-    "GoalStop",
     "GuardLimits",
-    "IdSource",
     "JobEntry",
     "JobSupervisor",
-    "JournalRecord",
-    "LoopClock",
-    "MemoryMetrics",
     "MemoryRetryLog",
-    "MetricsSink",
-    "Outcome",
-    "ProbeLease",
-    "ProviderError",
-    "RealDisk",
-    "RecoveredExecution",
-    "RecoveryCounters",
-    "RecoveryReport",
     "ReferenceAgent",
-    "ReplyStatus",
-    "RetryAction",
-    "RetryContext",
-    "RetryDecision",
-    "RetryEvent",
-    "RetryLayer",
-    "RetryLog",
     "SSEDecoder",
-    "SSEEvent",
-    "SessionLog",
-    "SessionRecord",
-    "StaleEpochError",
-    "StaleLeaseError",
-    "StopState",
     "StreamClient",
     "StreamConfig",
     "StreamFailure",
-    "SubBudget",
-    "Task",
-    "Tool",
-    "ToolCall",
-    "ToolCallView",
-    "ToolContext",
-    "ToolInvocation",
-    "ToolJournal",
-    "ToolReply",
-    "ToolRunner",
-    "ToolSpec",
-    "Transcript",
-    "TranscriptLog",
-    "TranscriptMessage",
-    "Usage",
-    "UsagePrices",
-    "UserMessage",
-    "backoff_delay",
     "build_request",
-    "classify",
-    "compacted_entries",
-    "continuation_body",
-    "drop_images",
-    "ensure_dir",
-    "gap_fingerprint",
-    "goal_budget",
-    "not_started_reply",
     "parse_retry_after",
-    "repair_transcript",
-    "rng_stream",
-    "settle",
-    "sha256_json",
-    "synthetic_reply",
-    "unknown_reply",
 ]

@@ -24,7 +24,6 @@ from harness.agent._messages import (
     ANTHROPIC_STOP_REASONS,
     AssistantMessage,
     ToolCall,
-    Usage,
     with_call_ids,
 )
 from harness.agent._openai_stream import (
@@ -35,6 +34,7 @@ from harness.agent._openai_stream import (
     wrong_shape,
 )
 from harness.agent._sse import SSEEvent
+from harness.ports import Usage
 
 
 @dataclass

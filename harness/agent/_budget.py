@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 
 from harness.agent._classify import RetryLayer
 from harness.agent._defaults import StreamConfig
-from harness.agent._messages import Usage
 from harness.agent._retry_log import RetryEvent
+from harness.ports import Usage
 
 #: Prices one attempt's usage (in any currency unit the caller chooses).
 CostModel = Callable[[Usage], float]

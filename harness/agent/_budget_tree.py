@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.agent._adapter import Task
 from harness.agent._budget import Budget
+from harness.ports import Task
 
 
 @dataclass(frozen=True)

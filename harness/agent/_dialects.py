@@ -6,7 +6,7 @@ how a cut text is continued, and which accumulator reads the answer. The
 dialect's outside facts (paths, id header) are in :data:`harness.ports.SPECS`;
 the fake provider's side is ``fakes._dialects.WIRE``.
 
->>> from harness.agent._adapter import Task
+>>> from harness.ports import Task
 >>> from harness.agent._session_log import UserEntry
 >>> body = build_request("gemini", Task("hi"), [UserEntry("t1", "hi")])
 >>> request_target("https://g.test/v1beta/models/{model}:streamGenerateContent",
@@ -20,10 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.agent._adapter import Task
 from harness.agent._anthropic_stream import AnthropicAccumulator
 from harness.agent._gemini_stream import GeminiAccumulator
-from harness.agent._messages import AssistantMessage, Usage
+from harness.agent._messages import AssistantMessage
 from harness.agent._openai_stream import OpenAIAccumulator
 from harness.agent._requests import (
     Ordered,
@@ -37,7 +36,7 @@ from harness.agent._requests import (
 from harness.agent._responses_stream import ResponsesAccumulator
 from harness.agent._session_log import Entry
 from harness.agent._sse import SSEEvent
-from harness.ports import DIALECTS, Dialect
+from harness.ports import DIALECTS, Dialect, Task, Usage
 
 #: The user turn that asks a model without prefill to continue cut text (S6).
 CONTINUE_PROMPT = (

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from typing import Any, final
 
 from harness.agent._classify import ProviderError, StreamFailure
-from harness.agent._messages import AssistantMessage, ToolCall, Usage, with_call_ids
+from harness.agent._messages import AssistantMessage, ToolCall, with_call_ids
 from harness.agent._openai_stream import StreamState, load_frame, stream_error
 from harness.agent._sse import SSEEvent
+from harness.ports import Usage
 
 #: ``finishReason`` → finish reason; ``STOP`` becomes ``tool_calls`` when calls came.
 FINISH_REASONS: Mapping[str, str] = {

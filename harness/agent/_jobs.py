@@ -47,10 +47,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final, Literal
 
-from harness.agent._adapter import AgentPorts
 from harness.agent._journal import DurableLineFile, Execution, Outcome, ToolJournal
 from harness.agent._session_log import SessionLog
 from harness.agent._tools import ReplyStatus, ToolReply
+from harness.ports import AgentPorts
 from harness.ports._clock import Clock
 from harness.ports._disk import Disk
 from harness.ports._hashing import sha256_json

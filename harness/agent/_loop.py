@@ -1,6 +1,6 @@
 """The reference agent loop (DESIGN L1-L7): the model of what recovering correctly means.
 
-:class:`ReferenceAgent` implements :class:`harness.agent.Agent`. Its durable
+:class:`ReferenceAgent` implements :class:`harness.ports.Agent`. Its durable
 state lives under ``ports.state_dir``: the tool journal (``journal.jsonl``,
 J1-J4) and the trusted session log (``session.jsonl``, :mod:`._session_log`).
 Run metrics go to a :class:`MetricsSink` that may drop records (J6).
@@ -56,15 +56,6 @@ from typing import Any, final
 
 from harness._errors import DiskError
 from harness._redact import redact
-from harness.agent._adapter import (
-    AgentOutcome,
-    AgentPorts,
-    RecoveryReport,
-    StopState,
-    Task,
-    ToolCallView,
-    TranscriptMessage,
-)
 from harness.agent._breaker import BreakerConfig, BreakerState, CircuitBreaker
 from harness.agent._budget import Budget
 from harness.agent._budget_tree import BudgetPolicy, SubBudget, goal_budget
@@ -106,7 +97,7 @@ from harness.agent._guards import (
 from harness.agent._jobs import JOBS_FILE, JobBook, JobSupervisor, reconcile_open_jobs
 from harness.agent._journal import ToolJournal
 from harness.agent._lease import ExecutionLease, StaleLeaseError
-from harness.agent._messages import AssistantMessage, ToolCall, Usage
+from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._metrics import MemoryMetrics, MetricsSink
 from harness.agent._requests import Ordered, model_order, reply_text
 from harness.agent._retry_log import RetryEvent
@@ -125,6 +116,16 @@ from harness.agent._stream_client import AttemptRecord, CompletionResult, Stream
 from harness.agent._tool_runner import ToolRunner
 from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
+from harness.ports import (
+    AgentOutcome,
+    AgentPorts,
+    RecoveryReport,
+    StopState,
+    Task,
+    ToolCallView,
+    TranscriptMessage,
+    Usage,
+)
 from harness.ports._goals import GoalPort
 from harness.ports._ids import IdSource
 from harness.ports._jobs import CancelAck, CancelRequest

@@ -9,9 +9,11 @@ the loop, the journal and the checkers never branch on the provider.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
+
+from harness.ports import Usage
 
 #: Why the model stopped, in OpenAI's vocabulary (Anthropic's is mapped onto it).
 #: Other values a provider sends are kept verbatim (``AssistantMessage.finish`` is a str).
@@ -29,54 +31,6 @@ ANTHROPIC_STOP_REASONS: Mapping[str, FinishReason] = {
     "model_context_window_exceeded": "length",
     "refusal": "refusal",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token usage of one attempt, as the provider reported it.
-
-    ``input_tokens`` counts *all* prompt tokens, cached or not (OpenAI
-    ``prompt_tokens``; Anthropic ``input_tokens + cache_read_input_tokens +
-    cache_creation_input_tokens``), so billed and context tokens compare across
-    dialects. ``None`` in a cache field means "not reported", never zero.
-
-    >>> Usage(10, 2, 4, None) + Usage(5, 1, None, None)
-    Usage(input_tokens=15, output_tokens=3, cache_read_tokens=4, cache_write_tokens=None)
-    """
-
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int | None = None
-    cache_write_tokens: int | None = None
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            _add_optional(self.cache_read_tokens, other.cache_read_tokens),
-            _add_optional(self.cache_write_tokens, other.cache_write_tokens),
-        )
-
-    @staticmethod
-    def total(usages: Iterable[Usage | None]) -> Usage | None:
-        """Sum the reported usages; ``None`` when none was reported.
-
-        >>> Usage.total([None, Usage(1, 1)])
-        Usage(input_tokens=1, output_tokens=1, cache_read_tokens=None, cache_write_tokens=None)
-        """
-        result: Usage | None = None
-        for usage in usages:
-            if usage is not None:
-                result = usage if result is None else result + usage
-        return result
-
-
-def _add_optional(left: int | None, right: int | None) -> int | None:
-    if left is None:
-        return right
-    if right is None:
-        return left
-    return left + right
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any, final
 
 from harness.agent._classify import ProviderError, StreamFailure
-from harness.agent._messages import AssistantMessage, ToolCall, Usage, with_call_ids
+from harness.agent._messages import AssistantMessage, ToolCall, with_call_ids
 from harness.agent._sse import SSEEvent
+from harness.ports import Usage
 
 
 def load_frame(data: str) -> dict[str, Any]:

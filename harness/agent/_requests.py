@@ -23,7 +23,7 @@ OpenAI Responses: ``input`` items (messages, ``function_call``,
 ``functionResponse``, and ``systemInstruction``. Each builder is one entry of
 the agent's dialect table (:mod:`._dialects`).
 
->>> from harness.agent._adapter import Task
+>>> from harness.ports import Task
 >>> openai_body(Task("hi"), [UserEntry("turn_1", "hi")], None)["messages"]
 [{'role': 'user', 'content': 'hi'}]
 """
@@ -34,10 +34,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from harness.agent._adapter import Task, ToolSpec
 from harness.agent._messages import ToolCall
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry, UserEntry
 from harness.agent._tools import ToolReply
+from harness.ports import Task, ToolSpec
 
 # Built once: json.dumps builds a new encoder per call, and every request renders replies.
 _SORTED = json.JSONEncoder(sort_keys=True, ensure_ascii=False)

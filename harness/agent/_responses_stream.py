@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, final
 
 from harness.agent._classify import ProviderError, StreamFailure
-from harness.agent._messages import AssistantMessage, ToolCall, Usage, with_call_ids
+from harness.agent._messages import AssistantMessage, ToolCall, with_call_ids
 from harness.agent._openai_stream import (
     StreamState,
     gathered_call,
@@ -30,6 +30,7 @@ from harness.agent._openai_stream import (
     stream_error,
 )
 from harness.agent._sse import SSEEvent
+from harness.ports import Usage
 
 #: ``incomplete_details.reason`` → finish reason.
 INCOMPLETE_REASONS: Mapping[str, str] = {

@@ -66,9 +66,10 @@ from typing import Any, Literal, final, get_args
 from harness._errors import HarnessError
 from harness._redact import redact, redact_text
 from harness.agent._journal import DurableLineFile, LineMemo, typed_field
-from harness.agent._messages import ToolCall, Usage
+from harness.agent._messages import ToolCall
 from harness.agent._retry_log import RetryEvent
 from harness.agent._tools import ToolReply
+from harness.ports import Usage
 from harness.ports._clock import Clock
 from harness.ports._disk import Disk
 

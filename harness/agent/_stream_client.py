@@ -65,9 +65,10 @@ from harness.agent._dialects import (
     request_target,
     streaming_body,
 )
-from harness.agent._messages import AssistantMessage, ToolCall, Usage
+from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
 from harness.agent._sse import SSEDecoder, SSEEvent
+from harness.ports import Usage
 from harness.ports._clock import Clock
 from harness.ports._dialect import SPECS, Dialect, check_dialect
 from harness.ports._ids import IdSource, rng_stream

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 
+from fakes import SILENCING_FAULTS
 from harness.checks._tolerance import early_tolerance, late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
 from harness.trace import InvocationRecord, RequestRecord, Trace
@@ -66,7 +67,7 @@ def check_idle_watchdog(trace: Trace) -> Verdict:
                              for r in long),
                        advice="abort an attempt when no chunk came for the idle bound (a "
                               "watchdog apart from the connect timeout) and retry it")
-    stalled = [r for r in streams if "stall" in r.faults]
+    stalled = [r for r in streams if SILENCING_FAULTS.intersection(r.faults)]
     if not stalled:
         return Verdict("S1", "unknown", "no stream stalled after its first chunk")
     return Verdict("S1", "pass", f"{len(stalled)} stalled stream(s), each abandoned within "

@@ -3,7 +3,7 @@
 DESIGN §3: "A check whose fault or crash point was never reached is unknown,
 never pass: a scenario cannot pass vacuously." Two checks hold a case to it:
 
-- ``outcome``: the final incarnation ended with an :class:`~harness.agent.AgentOutcome`
+- ``outcome``: the final incarnation ended with an :class:`~harness.ports.AgentOutcome`
   (a stop state to judge); an agent whose ``run()`` returns ``None`` or raises
   fails, instead of every stop-state check quietly saying ``unknown``;
 - ``faults``: every turn the scenario scripts a fault for was reached; a fault

@@ -17,7 +17,8 @@ Run them as two releases and compare::
 
 from __future__ import annotations
 
-from harness.agent import Agent, AgentPorts, ReferenceAgent
+from harness.agent import ReferenceAgent
+from harness.ports import Agent, AgentPorts
 
 _RULES = (
     "Read the task carefully and restate the goal in one sentence before acting.",

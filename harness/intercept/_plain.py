@@ -28,7 +28,7 @@ calls it afresh, inside a case where
 
 What ``main`` returns is the final answer (``complete``): text, or the structured
 output a framework hands back (a pydantic model, a dataclass, a dict); returning an
-:class:`~harness.agent.AgentOutcome` reports more and takes precedence. An
+:class:`~harness.ports.AgentOutcome` reports more and takes precedence. An
 exception ends the run; :func:`stop_state_for` maps the official SDKs' errors
 to stop states (auth → ``blocked``, rate limit or quota → ``usage_limited``,
 connection, timeout or 5xx → ``infra_paused``, anything else → ``failed``).
@@ -55,7 +55,6 @@ from typing import Any, Final, Protocol
 from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
 from harness._errors import AgentEntryError, HarnessError
-from harness.agent import AgentOutcome, RecoveryReport, StopState, Task
 from harness.intercept._network import Route, Served, intercepted_network
 from harness.intercept._pools import pools_run_in_turn
 from harness.intercept._processes import no_processes
@@ -68,7 +67,7 @@ from harness.intercept._targets import (
 )
 from harness.intercept._telemetry import absorbed, telemetry_answer
 from harness.intercept._time import threads_the_clock_sees, virtual_event_loops, virtual_time
-from harness.ports import SPECS
+from harness.ports import SPECS, AgentOutcome, RecoveryReport, StopState, Task
 
 #: Environment the agent sees: the SDKs read their base URL and key from here.
 FAKE_API_KEY: Final = "sk-harness-fake-key"
@@ -184,7 +183,7 @@ class PlainAgent:
         return RecoveryReport()
 
     async def run(self, task: Task) -> AgentOutcome:
-        """The :class:`~harness.agent.Agent` form, for an async ``main`` under a running loop."""
+        """The :class:`~harness.ports.Agent` form, for an async ``main`` under a running loop."""
         with self._inside() as main:
             try:
                 value = main(task.prompt)

@@ -15,32 +15,32 @@ from typing import Any
 import httpx
 
 from harness.agent import (
+    BreakerConfig,
+    BudgetPolicy,
+    CompactionConfig,
+    GuardLimits,
+    JobSupervisor,
+    ReferenceAgent,
+    StreamConfig,
+)
+from harness.ports import (
     Agent,
     AgentFactory,
     AgentOutcome,
     AgentPorts,
     AppendFile,
-    BreakerConfig,
-    BudgetPolicy,
-    CompactionConfig,
-    Disk,
-    GuardLimits,
-    JobSupervisor,
-    RecoveryReport,
-    ReferenceAgent,
-    StreamConfig,
-    Task,
-    Tool,
-    ToolContext,
-)
-from harness.ports import (
     CompletionProof,
+    Disk,
     Goal,
     GoalAction,
     GoalAnswer,
     GoalPort,
     GoalStatus,
     Lease,
+    RecoveryReport,
+    Task,
+    Tool,
+    ToolContext,
     Verification,
 )
 

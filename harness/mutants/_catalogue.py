@@ -20,24 +20,7 @@ from typing import Any, cast
 import httpx
 
 from harness import DiskError
-from harness.agent import (
-    Agent,
-    AgentFactory,
-    AgentOutcome,
-    AgentPorts,
-    BreakerConfig,
-    BudgetPolicy,
-    CompactionConfig,
-    GuardLimits,
-    RecoveryReport,
-    StopState,
-    StreamConfig,
-    Task,
-    Tool,
-    ToolContext,
-    TranscriptMessage,
-    Usage,
-)
+from harness.agent import BreakerConfig, BudgetPolicy, CompactionConfig, GuardLimits, StreamConfig
 from harness.mutants._build import (
     AppendWrapper,
     DiskWrapper,
@@ -63,7 +46,23 @@ from harness.mutants._jobs import (
     reruns_jobs_after_restart,
     waits_for_stopping_jobs,
 )
-from harness.ports import CriterionVerdict, Goal, Lease, Verification
+from harness.ports import (
+    Agent,
+    AgentFactory,
+    AgentOutcome,
+    AgentPorts,
+    CriterionVerdict,
+    Goal,
+    Lease,
+    RecoveryReport,
+    StopState,
+    Task,
+    Tool,
+    ToolContext,
+    TranscriptMessage,
+    Usage,
+    Verification,
+)
 
 
 @dataclass(frozen=True)

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.agent import (
+from harness.agent import CancelRouter, JobEntry, JobSupervisor, ReferenceAgent
+from harness.mutants._build import reference
+from harness.ports import (
     Agent,
     AgentFactory,
     AgentOutcome,
     AgentPorts,
-    CancelRouter,
-    JobEntry,
-    JobSupervisor,
+    CancelAck,
+    CancelRequest,
+    JobStatus,
     RecoveryReport,
-    ReferenceAgent,
     Task,
+    ToolContext,
 )
-from harness.mutants._build import reference
-from harness.ports import CancelAck, CancelRequest, JobStatus, ToolContext
 
 
 class _RerunsAfterRestart(JobSupervisor):

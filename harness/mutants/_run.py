@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal, cast
 
-from harness.agent import AgentFactory
 from harness.mutants._catalogue import Kill, Mutant
+from harness.ports import AgentFactory
 from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case, run_case_twice
 from harness.scenario import Scenario, ScenarioError, load_scenario
 

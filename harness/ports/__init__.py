@@ -8,8 +8,27 @@ helpers both sides must compute identically: the seeded random streams and ids,
 the hashes of arguments and side effects, the remembered path helpers, the
 mapping of ``OSError`` to :class:`harness.DiskError`, and the reading of a tool
 reply's outcome the scripted model and the checkers share (:func:`classify_reply`).
+
+It also holds the contract every agent is run under (:class:`Agent`,
+:class:`AgentPorts`, :class:`Task`, :class:`AgentOutcome`, the stop states and
+:class:`Usage`), so the scenario loader, the runner and the checkers know what an
+agent is without loading the reference agent.
 """
 
+from harness.ports._agent import (
+    STOP_STATES,
+    Agent,
+    AgentFactory,
+    AgentOutcome,
+    AgentPorts,
+    RecoveryReport,
+    StopState,
+    Task,
+    ToolCallView,
+    ToolSpec,
+    TranscriptMessage,
+    UsagePrices,
+)
 from harness.ports._clock import CALENDAR_ORIGIN_UNIX, Clock, LoopClock
 from harness.ports._dialect import (
     DIALECTS,
@@ -59,6 +78,7 @@ from harness.ports._jobs import (
 )
 from harness.ports._replies import TOOL_OUTCOMES, ToolOutcome, classify_reply, reply_failed
 from harness.ports._tools import Tool, ToolContext, ToolInvocation
+from harness.ports._usage import Usage
 
 __all__ = [
     "CALENDAR_ORIGIN_UNIX",
@@ -67,8 +87,13 @@ __all__ = [
     "JOB_COMPLETED_MARKER",
     "RESTART_POLICIES",
     "SPECS",
+    "STOP_STATES",
     "TOOL_OUTCOMES",
     "VERIFIER_OUTCOMES",
+    "Agent",
+    "AgentFactory",
+    "AgentOutcome",
+    "AgentPorts",
     "AppendFile",
     "CancelAck",
     "CancelHook",
@@ -97,12 +122,20 @@ __all__ = [
     "Lease",
     "LoopClock",
     "OutputChunk",
+    "RecoveryReport",
     "RestartPolicy",
     "Signal",
+    "StopState",
+    "Task",
     "Tool",
+    "ToolCallView",
     "ToolContext",
     "ToolInvocation",
     "ToolOutcome",
+    "ToolSpec",
+    "TranscriptMessage",
+    "Usage",
+    "UsagePrices",
     "Verification",
     "VerifierOutcome",
     "Wakeup",

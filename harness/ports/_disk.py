@@ -2,7 +2,7 @@
 
 The port is deliberately small and path-based so that a crash-simulating fake
 (:class:`fakes.CrashDisk`) can name each durable operation as a persistence
-point, and the real one (:class:`harness.agent.RealDisk`) runs on the operating
+point, and the real one (:class:`harness.agent._disk.RealDisk`) runs on the operating
 system. Both turn an ``OSError`` into the same :class:`harness.DiskError` through
 :func:`call_os`, and share the remembered path helpers.
 """

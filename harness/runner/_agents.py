@@ -4,7 +4,7 @@ Two kinds of callable are accepted:
 
 * an **agent factory**, a class or a callable whose first parameter is named
   ``ports`` or annotated ``AgentPorts``: it is given the ports and returns an
-  :class:`~harness.agent.Agent` (the full protocol);
+  :class:`~harness.ports.Agent` (the full protocol);
 * anything else is a **plain entry point**, ``main(prompt: str) -> str`` (sync
   or async), run unchanged by :mod:`harness.intercept`.
 
@@ -23,13 +23,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from harness._errors import ConfigError
-from harness.agent import AgentFactory
 from harness.intercept import (
     PlainEntry,
     import_from_cwd,
     native_clients,
     provider_environment,
 )
+from harness.ports import AgentFactory
 from harness.scenario import Scenario
 
 AGENT_SPEC_FORM = ("MODULE:ATTRIBUTE, such as 'mypackage.agent:main' (a plain main(prompt)) "

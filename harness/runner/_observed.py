@@ -25,8 +25,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from harness.agent import ToolCallView, TranscriptMessage
-from harness.ports import family_of
+from harness.ports import ToolCallView, TranscriptMessage, family_of
 from harness.runner._model import classify_result
 from harness.runner._text_calls import with_text_tool_calls
 

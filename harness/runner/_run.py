@@ -44,14 +44,6 @@ from fakes import (
 )
 from harness._environment import agent_environ
 from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError, ScenarioError
-from harness.agent import (
-    Agent,
-    AgentFactory,
-    AgentOutcome,
-    AgentPorts,
-    RecoveryReport,
-    TranscriptMessage,
-)
 from harness.checks import check_trace
 from harness.intercept import (
     PROCESS_ADVICE,
@@ -64,6 +56,14 @@ from harness.intercept import (
     missing_function,
     provider_environment,
     refused_arguments,
+)
+from harness.ports import (
+    Agent,
+    AgentFactory,
+    AgentOutcome,
+    AgentPorts,
+    RecoveryReport,
+    TranscriptMessage,
 )
 from harness.runner._goal_trace import goal_trace
 from harness.runner._observed import observed_transcript
@@ -521,11 +521,11 @@ def _fired_id(world: World, before: object) -> str:
 
 
 class MalformedOutcome(HarnessError):
-    """``run()`` returned something that is not an :class:`~harness.agent.AgentOutcome`."""
+    """``run()`` returned something that is not an :class:`~harness.ports.AgentOutcome`."""
 
 
 def checked_outcome(value: object) -> AgentOutcome:
-    """``value`` if it is an :class:`~harness.agent.AgentOutcome`; else :class:`MalformedOutcome`.
+    """``value`` if it is an :class:`~harness.ports.AgentOutcome`; else :class:`MalformedOutcome`.
 
     Without an outcome there is no stop state to judge, and every check that
     reads one would say ``unknown``: the run would pass without proving anything.
@@ -533,7 +533,7 @@ def checked_outcome(value: object) -> AgentOutcome:
     if isinstance(value, AgentOutcome):
         return value
     raise MalformedOutcome(f"run() returned {type(value).__name__} {value!r:.60}; expected an "
-                           "AgentOutcome (harness.agent.AgentOutcome) with the run's stop state")
+                           "AgentOutcome (harness.ports.AgentOutcome) with the run's stop state")
 
 
 def outcome_record(outcome: AgentOutcome) -> OutcomeRecord:

@@ -1,4 +1,4 @@
-"""From a scenario to the :class:`~harness.agent.Task` an agent is given.
+"""From a scenario to the :class:`~harness.ports.Task` an agent is given.
 
 Each tool kind gets a JSON Schema of the arguments the fake tool reads
 (``fakes.WorldTool``): ``append`` reads ``text``, ``send`` a message with an
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 import fakes
-from harness.agent import Task, ToolSpec, UsagePrices
+from harness.ports import Task, ToolSpec, UsagePrices
 from harness.scenario import Scenario
 
 _STRING: Final = {"type": "string"}
@@ -41,7 +41,7 @@ _DESCRIPTIONS: Final = {
 
 
 def tool_specs(scenario: Scenario) -> tuple[ToolSpec, ...]:
-    """One :class:`~harness.agent.ToolSpec` per declared tool, in declaration order."""
+    """One :class:`~harness.ports.ToolSpec` per declared tool, in declaration order."""
     return tuple(
         ToolSpec(name, _DESCRIPTIONS[spec.kind], TOOL_PARAMETERS[spec.kind],
                  spec.timeout_seconds, tuple(spec.secret))

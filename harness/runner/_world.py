@@ -4,7 +4,7 @@ DESIGN §3: a run has two domains. The agent process (the agent object, its
 memory, its unsynced bytes) dies at a crash; the world — the virtual clock,
 the fake provider and the requests it saw, the tool ledger, the durable bytes of
 the :class:`~fakes.CrashDisk` — carries on. Each incarnation gets new
-:class:`~harness.agent.AgentPorts` over the same world, with its own HTTP
+:class:`~harness.ports.AgentPorts` over the same world, with its own HTTP
 client and tool handles that the world refuses once that incarnation is dead.
 
 The world also records what it saw, for the trace: every request with what was
@@ -58,15 +58,7 @@ from fakes import (
     wait_before_headers,
 )
 from harness._errors import AgentEntryError
-from harness.agent import (
-    ATTEMPT_ID_HEADER,
-    RETRY_LAYER_HEADER,
-    AgentPorts,
-    StreamConfig,
-    ToolContext,
-    ToolInvocation,
-    parse_retry_after,
-)
+from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, StreamConfig, parse_retry_after
 from harness.intercept._network import Served
 from harness.intercept._telemetry import (
     absorbed,
@@ -76,7 +68,7 @@ from harness.intercept._telemetry import (
     telemetry_answer,
     telemetry_line,
 )
-from harness.ports import SPECS, Dialect, asked_for
+from harness.ports import SPECS, AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._observed import observed_transcript

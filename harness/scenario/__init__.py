@@ -9,11 +9,10 @@ A scenario is plain data; the runner executes it. Load files with
 """
 
 # Crash classes, HTTP statuses and tool kinds are the fakes' vocabulary, stop states the
-# agent core's own (DESIGN L5); the scenario format names them as they do.
+# agent contract's (DESIGN L5, in harness.ports); the scenario format names them as they do.
 from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
 from harness._errors import ScenarioError
-from harness.agent import STOP_STATES, StopState
-from harness.ports import DIALECTS, Dialect
+from harness.ports import DIALECTS, STOP_STATES, Dialect, StopState
 from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
 from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
 from harness.scenario._goals import (

@@ -34,7 +34,7 @@ from typing import (
 from pydantic import BeforeValidator, Field, create_model, model_validator
 
 import fakes
-from fakes._limits import MAX_COUNT, MAX_SECONDS, Doc, OneLine
+from fakes._limits import MAX_COUNT, MAX_SECONDS, Doc, OneLine, Wording
 from harness.scenario._base import ScenarioModel
 from harness.scenario._problems import Problem, raise_if_any
 
@@ -147,6 +147,8 @@ def _digits_as_seconds(value: object) -> object:
 # What YAML brings that the fake's type does not take as it is, by field name.
 _BEFORE: Final = {"retry_after": BeforeValidator(_digits_as_seconds)}
 _ONE_LINE: Final = Field(pattern=r"^[^\r\n]*$")
+# Metadata that only words messages and documentation; the model has no use for it.
+_WORDS_ONLY: Final = (Doc, Wording)
 
 
 # ----------------------------------------------------------------- derivation
@@ -161,7 +163,7 @@ def _scenario_type(hint: Any) -> Any:
     origin, args = get_origin(hint), get_args(hint)
     if origin is Annotated:
         metadata = [_ONE_LINE if isinstance(m, OneLine) else m
-                    for m in hint.__metadata__ if not isinstance(m, Doc)]
+                    for m in hint.__metadata__ if not isinstance(m, _WORDS_ONLY)]
         base = _scenario_type(args[0])
         return Annotated[(base, *metadata)] if metadata else base
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:

@@ -23,8 +23,7 @@ from fakes._faults import check_faults
 from fakes._quota import quota_fields
 from harness._errors import ConfigError
 from harness._redact import MIN_SECRET_LENGTH, secret_leaves
-from harness.agent import StopState
-from harness.ports import Dialect
+from harness.ports import Dialect, StopState
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds, value_model
 from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems

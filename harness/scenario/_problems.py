@@ -17,6 +17,8 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from harness._errors import got_expected
+
 Loc = tuple[str | int, ...]
 
 
@@ -38,14 +40,7 @@ class Problem:
 
     def text(self) -> str:
         """The problem as one line without a location."""
-        text = self.problem
-        if self.got is not None:
-            text += f": got {self.got}"
-        if self.expected:
-            text += f"; expected {self.expected}"
-        if self.hint:
-            text += f". {self.hint}"
-        return text
+        return got_expected(self.problem, got=self.got, expected=self.expected, hint=self.hint)
 
 
 def dotted(loc: Loc) -> str:

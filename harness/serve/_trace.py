@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.agent import AgentOutcome
+from harness.ports import AgentOutcome
 from harness.runner._goal_trace import goal_trace
 from harness.runner._observed import observed_transcript
 from harness.runner._results import Case

@@ -232,7 +232,7 @@ class MessageRecord:
 
 @dataclass(frozen=True)
 class OutcomeRecord:
-    """The final :class:`~harness.agent.AgentOutcome`, as plain data."""
+    """The final :class:`~harness.ports.AgentOutcome`, as plain data."""
 
     stop_state: str
     reason: str

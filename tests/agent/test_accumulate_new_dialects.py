@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from harness.agent import StreamFailure, Usage
+from harness.agent import StreamFailure
 from harness.agent._gemini_stream import GeminiAccumulator
 from harness.agent._responses_stream import ResponsesAccumulator
 from harness.agent._sse import decode_all
+from harness.ports import Usage
 
 
 def _event(body: dict[str, Any]) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from fakes import VirtualClock
-from harness.agent import BreakerConfig, CircuitBreaker, ProviderError
+from harness.agent import BreakerConfig
+from harness.agent._breaker import CircuitBreaker
+from harness.agent._classify import ProviderError
 
 DOWN = ProviderError("http_status", "overloaded", status=503)
 BAD_REQUEST = ProviderError("http_status", "bad", status=400)

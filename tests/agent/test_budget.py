@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from harness import ConfigError
-from harness.agent import Budget, RetryEvent, StreamConfig, Usage
+from harness.agent import Budget, StreamConfig
+from harness.agent._retry_log import RetryEvent
+from harness.ports import Usage
 
 
 def _event(kind: str, attempts_used: int, deadline: float | None = 100.0) -> RetryEvent:

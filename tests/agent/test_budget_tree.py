@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from harness.agent import Budget, BudgetPolicy, SubBudget, Task, Usage, UsagePrices, goal_budget
+from harness.agent import Budget, BudgetPolicy
+from harness.agent._budget_tree import SubBudget, goal_budget
+from harness.ports import Task, Usage, UsagePrices
 
 PRICES = UsagePrices(input=2.0, cache_read=0.5, output=8.0)
 

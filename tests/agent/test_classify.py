@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agent import (
+from harness.agent import StreamConfig
+from harness.agent._classify import (
     ProviderError,
     RetryContext,
     RetryDecision,
-    StreamConfig,
     backoff_delay,
     classify,
-    rng_stream,
 )
+from harness.ports import rng_stream
 
 CONFIG = StreamConfig(backoff_jitter=0.0)
 EPOCH = CONFIG.clock_epoch_unix

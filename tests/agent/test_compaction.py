@@ -7,15 +7,15 @@ import asyncio
 from dataclasses import replace
 
 from fakes import CrashDisk, VirtualClock
-from harness.agent import (
+from harness.agent import CompactionConfig
+from harness.agent._compaction import (
     COMPACTED_MARKER,
-    CompactionConfig,
     Compactor,
-    SessionLog,
+    close_interrupted,
     compacted_entries,
+    recent_turns,
 )
-from harness.agent._compaction import close_interrupted, recent_turns
-from harness.agent._session_log import ReplyEntry
+from harness.agent._session_log import ReplyEntry, SessionLog
 
 PATH = "/state/session.jsonl"
 STORE = "/state/compaction.jsonl"

@@ -11,8 +11,9 @@ import pytest
 from pyfakefs.fake_filesystem_unittest import Patcher
 
 from harness import DiskError
-from harness.agent import RealDisk, ToolInvocation, ToolJournal, ensure_dir
-from harness.ports import LoopClock
+from harness.agent._disk import RealDisk, ensure_dir
+from harness.agent._journal import ToolJournal
+from harness.ports import LoopClock, ToolInvocation
 
 
 class _Clock(LoopClock):

@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from fakes import SimulatedCrash
-from harness.agent import AgentOutcome, GoalKeeper, ReferenceAgent, StaleLeaseError
+from harness.agent import ReferenceAgent
+from harness.agent._goal import GoalKeeper
+from harness.agent._lease import StaleLeaseError
+from harness.ports import AgentOutcome
 from harness.runner import World, task_for
 from harness.scenario import Scenario, load_scenario
 

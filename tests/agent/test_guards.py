@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from harness import ConfigError
-from harness.agent import Budget, CompletionResult, GuardLimits, ProviderError, ToolCall, ToolReply
+from harness.agent import Budget, CompletionResult, GuardLimits
+from harness.agent._classify import ProviderError
 from harness.agent._guards import (
     REPETITION_REMINDER,
     argument_repairs,
@@ -19,7 +20,9 @@ from harness.agent._guards import (
     repetition_run,
 )
 from harness.agent._loop import failure_stop
+from harness.agent._messages import ToolCall
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry
+from harness.agent._tools import ToolReply
 from harness.runner import plan_cases, run_trace
 from harness.scenario import load_scenario
 

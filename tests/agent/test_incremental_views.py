@@ -16,14 +16,15 @@ import pytest
 
 import harness.agent._session_log as session_log
 from fakes import CrashDisk, VirtualClock
-from harness.agent import GuardLimits, SessionLog, ToolCall
+from harness.agent import GuardLimits
 from harness.agent._guards import (
     GuardHistory,
     argument_repairs,
     fingerprint_repeats,
     repetition_decision,
 )
-from harness.agent._session_log import calls_to_json
+from harness.agent._messages import ToolCall
+from harness.agent._session_log import SessionLog, calls_to_json
 
 PATH = "/state/session.jsonl"
 TOOLS = ("read", "send")

@@ -8,12 +8,10 @@ import pytest
 
 from fakes import CrashDisk, CrashPlan, ToolLedger, VirtualClock, WorldTool
 from harness import JournalCorruptError
-from harness.agent import (
-    ToolInvocation,
-    ToolJournal,
-    ToolRunner,
-    TranscriptLog,
-)
+from harness.agent._journal import ToolJournal
+from harness.agent._tool_runner import ToolRunner
+from harness.agent._transcript import TranscriptLog
+from harness.ports import ToolInvocation
 
 PATH = "/state/journal.jsonl"
 

@@ -35,22 +35,20 @@ from fakes import (
     WorldTool,
 )
 from harness import JournalCorruptError
-from harness.agent import (
+from harness.agent import ReferenceAgent, StreamConfig
+from harness.agent._disk import RealDisk
+from harness.agent._metrics import FileMetrics, MemoryMetrics
+from harness.agent._session_log import StaleEpochError
+from harness.ports import (
+    DIALECTS,
     AgentOutcome,
     AgentPorts,
     Dialect,
-    FileMetrics,
-    MemoryMetrics,
-    RealDisk,
     RecoveryReport,
-    ReferenceAgent,
-    StaleEpochError,
-    StreamConfig,
     Task,
     ToolSpec,
     TranscriptMessage,
 )
-from harness.ports import DIALECTS
 
 CONFIG = StreamConfig(backoff_jitter=0.0)
 USAGE = ScriptedUsage(100, 10)

@@ -34,18 +34,11 @@ from fakes import (
     crash_class_applies,
 )
 from harness import DiskError
-from harness.agent import (
-    AssistantTurn,
-    Execution,
-    Outcome,
-    ToolInvocation,
-    ToolJournal,
-    ToolReply,
-    ToolRunner,
-    TranscriptLog,
-)
-from harness.agent._journal import DurableLineFile
-from harness.ports import AppendFile
+from harness.agent._journal import DurableLineFile, Execution, Outcome, ToolJournal
+from harness.agent._tool_runner import ToolRunner
+from harness.agent._tools import ToolReply
+from harness.agent._transcript import AssistantTurn, TranscriptLog
+from harness.ports import AppendFile, ToolInvocation
 
 JOURNAL = "/state/journal.jsonl"
 TRANSCRIPT = "/state/transcript.jsonl"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.agent import Task, ToolCall, ToolReply, ToolSpec, build_request
+from harness.agent import build_request
+from harness.agent._messages import ToolCall
 from harness.agent._requests import model_order
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry, UserEntry
+from harness.agent._tools import ToolReply
+from harness.ports import Task, ToolSpec
 
 TASK = Task("go", model="m", tools=(ToolSpec("read", "reads", {"type": "object"}),))
 READ = ToolCall("c1", "read", '{"path": "a"}', {"path": "a"})

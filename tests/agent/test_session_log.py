@@ -6,8 +6,15 @@ import pytest
 
 from fakes import CrashDisk, CrashPlan, SimulatedCrash, VirtualClock
 from harness import DiskError, JournalCorruptError
-from harness.agent import RetryEvent, SessionLog, SessionRecord, StaleEpochError, Usage
-from harness.agent._session_log import usage_from_json, usage_to_json
+from harness.agent._retry_log import RetryEvent
+from harness.agent._session_log import (
+    SessionLog,
+    SessionRecord,
+    StaleEpochError,
+    usage_from_json,
+    usage_to_json,
+)
+from harness.ports import Usage
 
 PATH = "/state/session.jsonl"
 

@@ -12,16 +12,9 @@ import httpx
 import respx
 
 from fakes import VirtualClock
-from harness.agent import (
-    Budget,
-    CompletionResult,
-    Dialect,
-    LoopClock,
-    RetryEvent,
-    StreamClient,
-    StreamConfig,
-    Usage,
-)
+from harness.agent import Budget, CompletionResult, StreamClient, StreamConfig
+from harness.agent._retry_log import RetryEvent
+from harness.ports import Dialect, LoopClock, Usage
 
 BASE = "https://api.test"
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}

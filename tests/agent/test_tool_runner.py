@@ -10,7 +10,9 @@ import sys
 import pytest
 
 from fakes import Behaviour, CrashDisk, DeadIncarnationError, ToolLedger, VirtualClock, WorldTool
-from harness.agent import ToolInvocation, ToolJournal, ToolRunner, settle
+from harness.agent._journal import ToolJournal
+from harness.agent._tool_runner import ToolRunner, settle
+from harness.ports import ToolInvocation
 
 
 def _runner(clock: VirtualClock, tools: dict[str, WorldTool], timeout: float = 10.0) -> ToolRunner:
@@ -132,7 +134,7 @@ def test_a_short_subprocess_tool_completes() -> None:
     clock = VirtualClock()
     ledger = ToolLedger(clock)
     tool = WorldTool("append", ledger, behaviour=Behaviour("subprocess", argv=("true",)))
-    from harness.agent import ToolContext
+    from harness.ports import ToolContext
 
     context = ToolContext(_call("append"), "exec_1", "run", 1, clock)
     assert clock.run(tool.run({"text": "x"}, context)) == {"appended": True, "lines": 1}

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from fakes import CrashDisk
-from harness.agent import (
+from harness.agent._journal import Execution
+from harness.agent._tools import ToolReply
+from harness.agent._transcript import (
     AssistantTurn,
-    Execution,
-    ToolInvocation,
-    ToolReply,
     Transcript,
     TranscriptLog,
     UserMessage,
     repair_transcript,
 )
+from harness.ports import ToolInvocation
 
 
 def _call(turn: str, call: str) -> ToolInvocation:

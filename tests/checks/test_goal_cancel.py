@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from minimal_agent import minimal_factory
 
-from harness.agent import AgentPorts, ReferenceAgent
+from harness.agent import ReferenceAgent
 from harness.checks import Verdict
-from harness.ports import CancelAck, CancelRequest
+from harness.ports import AgentPorts, CancelAck, CancelRequest
 from harness.runner import run_case
 from harness.runner._run import plan_cases
 from harness.scenario import load_scenario

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.agent import Agent, AgentFactory, AgentPorts, BudgetPolicy, ReferenceAgent
+from harness.agent import BudgetPolicy, ReferenceAgent
 from harness.checks import check_trace
 from harness.checks._goals import (
     check_goal_proof,
@@ -18,6 +18,7 @@ from harness.checks._goals import (
     check_same_gap,
     expected_stop_state,
 )
+from harness.ports import Agent, AgentFactory, AgentPorts
 from harness.runner import Case, CrashSpec, run_trace
 from harness.scenario import load_scenario
 from harness.trace import Trace

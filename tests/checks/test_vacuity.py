@@ -39,7 +39,7 @@ def test_an_outcome_of_none_fails_with_what_was_expected() -> None:
     assert verdict.status == "fail"
     assert verdict.message == (
         "the run gave no stop state to judge: MalformedOutcome: run() returned NoneType None; "
-        "expected an AgentOutcome (harness.agent.AgentOutcome) with the run's stop state")
+        "expected an AgentOutcome (harness.ports.AgentOutcome) with the run's stop state")
 
 
 def _trace_with_faults(faults: tuple[tuple[int, int, str], ...]) -> Trace:

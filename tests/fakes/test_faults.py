@@ -43,8 +43,7 @@ from fakes import (
     TruncatedToolArguments,
 )
 from harness._streamcase import stream_request
-from harness.agent import rng_stream
-from harness.ports import DIALECTS
+from harness.ports import DIALECTS, rng_stream
 
 REPLY = ScriptedResponse(
     parts=(Text("Voilà, the plan:"), ToolUse("call_1", "write_file",

@@ -6,7 +6,7 @@ import pytest
 
 from fakes import Behaviour, DeadIncarnationError, ToolLedger, VirtualClock, WorldTool
 from harness import ConfigError
-from harness.agent import ToolContext, ToolInvocation
+from harness.ports import ToolContext, ToolInvocation
 
 
 def _context(clock: VirtualClock, incarnation: int = 1) -> ToolContext:

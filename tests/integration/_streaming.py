@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 
 from fakes import FakeProvider, Fault, ScriptedResponse
 from harness._streamcase import MESSAGES, request_body, run_stream_case
-from harness.agent import CompletionResult, Dialect, MemoryRetryLog, StreamConfig
+from harness.agent import CompletionResult, MemoryRetryLog, StreamConfig
+from harness.ports import Dialect
 
 __all__ = ["MESSAGES", "request_body", "run_client"]
 

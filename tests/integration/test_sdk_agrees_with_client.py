@@ -34,7 +34,7 @@ from fakes import (
     TruncatedToolArguments,
     VirtualClock,
 )
-from harness.agent import AssistantMessage
+from harness.agent._messages import AssistantMessage
 from harness.ports import DIALECTS
 
 from ._streaming import MESSAGES, run_client

@@ -25,8 +25,7 @@ from fakes import (
     ToolUse,
 )
 from harness._streamcase import stream_request
-from harness.agent import Dialect
-from harness.ports import DIALECTS
+from harness.ports import DIALECTS, Dialect
 
 from ._streaming import run_client
 

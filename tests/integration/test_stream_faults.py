@@ -39,8 +39,8 @@ from fakes import (
     ToolUse,
     TruncatedToolArguments,
 )
-from harness.agent import Dialect, StreamConfig
-from harness.ports import DIALECTS
+from harness.agent import StreamConfig
+from harness.ports import DIALECTS, Dialect
 
 from ._streaming import run_client
 

@@ -30,7 +30,7 @@ from fakes import (
     crash_class_applies,
 )
 from harness import HarnessError
-from harness.agent import RealDisk
+from harness.agent._disk import RealDisk
 from harness.intercept import REAL_FS_PACKAGES, AgentFiles
 from harness.intercept._files import read_through_roots
 

@@ -43,7 +43,7 @@ expect: {stop_state: complete}
 
 # An agent that stops at once as `failed`: invariant I4 must catch it.
 GIVES_UP = """
-from harness.agent import AgentOutcome, RecoveryReport
+from harness.ports import AgentOutcome, RecoveryReport
 
 
 class GivesUp:

@@ -16,29 +16,24 @@ from collections.abc import Callable
 from typing import Any
 
 from harness._errors import DiskError
-from harness.agent import (
+from harness.agent import Budget, MemoryRetryLog, StreamClient, StreamConfig
+from harness.agent._journal import ToolJournal
+from harness.agent._tool_runner import ToolRunner
+from harness.agent._tools import ToolReply
+from harness.agent._transcript import AssistantTurn, TranscriptLog, UserMessage
+from harness.ports import (
     Agent,
     AgentOutcome,
     AgentPorts,
     AppendFile,
-    AssistantTurn,
-    Budget,
     Disk,
-    MemoryRetryLog,
     RecoveryReport,
     StopState,
-    StreamClient,
-    StreamConfig,
     Task,
     ToolCallView,
     ToolInvocation,
-    ToolJournal,
-    ToolReply,
-    ToolRunner,
-    TranscriptLog,
     TranscriptMessage,
     Usage,
-    UserMessage,
 )
 
 FLAWS = frozenset({
@@ -291,7 +286,7 @@ def _anthropic_messages(entries: list[Any]) -> list[dict[str, Any]]:
 
 
 def minimal_factory(*flaws: str) -> Callable[[AgentPorts], Agent]:
-    """An :data:`~harness.agent.AgentFactory` for the minimal agent with ``flaws``."""
+    """An :data:`~harness.ports.AgentFactory` for the minimal agent with ``flaws``."""
     chosen = frozenset(flaws)
 
     def build(ports: AgentPorts) -> Agent:

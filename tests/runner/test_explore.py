@@ -11,7 +11,7 @@ from long_scenarios import appends
 from minimal_agent import MinimalAgent, minimal_factory
 
 from fakes import CrashDisk
-from harness.agent import AgentPorts, Task
+from harness.ports import AgentPorts, Task
 from harness.runner import Case, CaseResult, World, plan_cases, run_case
 from harness.runner import _explore as explore
 from harness.runner._run import default_agent_factory

@@ -22,7 +22,8 @@ from fakes import (
     Text,
 )
 from fakes._crashdisk import MAX_DISK_BYTES
-from harness.agent import Agent, AgentPorts, ReferenceAgent
+from harness.agent import ReferenceAgent
+from harness.ports import Agent, AgentPorts
 from harness.runner import plan_cases, run_case, run_case_twice
 from harness.scenario import Scenario
 

@@ -26,13 +26,13 @@ from typing import Any, Literal, Protocol, get_args
 
 import httpx
 
-from harness.agent._messages import Usage
 from harness.ports._clock import Clock
 from harness.ports._dialect import Dialect
 from harness.ports._disk import Disk
 from harness.ports._goals import GoalPort
 from harness.ports._jobs import JobPort
 from harness.ports._tools import Tool
+from harness.ports._usage import Usage
 
 #: How a run ended (DESIGN L5). An infrastructure failure never ends as ``complete``.
 StopState = Literal[

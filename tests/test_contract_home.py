@@ -1,0 +1,40 @@
+"""The agent contract lives in the neutral layer (:mod:`harness.ports`), not in the reference agent.
+
+Loading scenarios needs the stop states and nothing of the reference agent; a fresh
+interpreter shows what an import really pulls in, which a test process that already
+imported everything cannot.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import harness.agent
+import harness.ports
+
+CONTRACT = (
+    "STOP_STATES", "Agent", "AgentFactory", "AgentOutcome", "AgentPorts", "RecoveryReport",
+    "StopState", "Task", "ToolCallView", "ToolSpec", "TranscriptMessage", "Usage", "UsagePrices",
+)
+
+
+def _agent_modules_loaded_by(module: str) -> str:
+    code = (f"import {module}, sys; "
+            "print(sorted(m for m in sys.modules if m.startswith('harness.agent')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("module", ["harness.scenario", "harness.ports"])
+def test_loading_scenarios_and_the_ports_loads_no_reference_agent_module(module: str) -> None:
+    assert _agent_modules_loaded_by(module) == "[]"
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_the_contract_is_exported_by_the_ports_and_not_by_the_reference_agent(name: str) -> None:
+    assert name in harness.ports.__all__
+    assert name not in harness.agent.__all__
