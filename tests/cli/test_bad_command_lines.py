@@ -36,6 +36,15 @@ OWN: dict[str, list[list[str]]] = {
         [S, "--absorb", ""], [S, "--absorb", "~"], [S, "--dialect", "x"],
         [S, "--time-scale", "0"], [S, "--time-scale", "nan"], [S, "--exec", ""],
         [S, "--exec", "  "], [S, "--resume"], [S, "--crash-at", "x", "--no-crash"],
+        [S, "--crash", ""], [S, "--crash", "everything"],
+        [S, "--crash", "all-points", "--no-crash"],
+        [S, "--shard", "0/3"], [S, "--shard", "4/3"], [S, "--shard", "1/0"], [S, "--shard", "x"],
+        [S, "--case-memory", "-1"], [S, "--case-memory", "x"], [S, "--prices", "folder"],
+        [S, "--prices", "missing.yaml"], [S, "--prices", ""],
+    ],
+    "merge": [
+        ["out", "folder"], ["out", "missing"], ["", "folder"], ["out", ""],
+        ["out", "folder", "folder"], ["folder", "out"],
     ],
     "validate": [
         [S, "--agent", "~"], [S, "--agent", "a:b:c"], [S, "--agent", "mod:"], [S, "--agent", ""],
