@@ -216,7 +216,7 @@ def _scrub_start_block(guest: Mapping[str, str]) -> None:
         start, end = int(fields[47]), int(fields[48])
     except (OSError, IndexError, ValueError):
         return
-    if not 0 < start < end:
+    if not 0 < start < end or not _writable(start, end):
         return
     block = ctypes.string_at(start, end - start)
     wanted = {os.fsencode(f"{name}={value}") for name, value in guest.items()}
@@ -225,3 +225,18 @@ def _scrub_start_block(guest: Mapping[str, str]) -> None:
         if entry and entry not in wanted:
             ctypes.memset(start + offset, 0, len(entry))
         offset += len(entry) + 1
+
+
+def _writable(start: int, end: int) -> bool:
+    """Whether ``[start, end)`` lies in one writable mapping of this process: a block moved
+    elsewhere by its embedder is left alone rather than written blind."""
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+            for line in maps:
+                span, perms = line.split()[:2]
+                low, high = (int(part, 16) for part in span.split("-"))
+                if low <= start and end <= high:
+                    return "w" in perms
+    except (OSError, ValueError):
+        return False
+    return False
