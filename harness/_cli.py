@@ -335,10 +335,11 @@ def _points(args: argparse.Namespace) -> int:
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
+    from harness.runner._contain import tool_env_names
     from harness.runner._guest import contained
 
     recorded = contained(lambda step: _recorded(args, scenario, step),
-                         timeout=DEFAULT_CASE_TIMEOUT)
+                         timeout=DEFAULT_CASE_TIMEOUT, tool_names=tool_env_names([scenario]))
     points, events = recorded["points"], recorded["events"]
     parts = [(point, *point_parts(point)) for point in points]
     parts += [(event, "world", event.partition(":")[0]) for event in events]

@@ -21,10 +21,17 @@ harness that runs inside a case (a tool's child process, redaction) reads
     with agent_environ(PROVIDER_ENVIRONMENT):
         os.environ.get("AWS_SECRET_ACCESS_KEY")     # None
         host_environment()["AWS_SECRET_ACCESS_KEY"]  # the harness's value
+
+A process forked to run agent code (a case's worker, the contained planning run) first
+calls :func:`become_guest`: from then on it holds none of the harness's environment but
+the allow-list and the values its tools' child processes are given (``env:`` of a
+subprocess tool), not in ``os.environ``, not in ``/proc/self/environ``, not here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -60,10 +67,17 @@ _NAME = re.compile(NAME_PATTERN)
 
 # The harness's own environments, outermost first, while an agent sees another one.
 _HOSTS: list[dict[str, str]] = []
+# In a guest process (become_guest): what it kept of the harness's environment.
+_GUEST_HOST: list[dict[str, str]] = []
+#: Settings of the harness a guest keeps for its own code (redaction), never the agent's.
+_HARNESS_SETTINGS: Final = ("HARNESS_SECRET_KEYS", PASS_ENV_VARIABLE)
 
 
 def host_environment() -> Mapping[str, str]:
-    """The harness's environment: ``os.environ``, or the one a case put aside for its agent."""
+    """The harness's environment: ``os.environ``, or the one a case put aside for its agent;
+    in a guest process, what it kept of it (:func:`become_guest`)."""
+    if _GUEST_HOST:
+        return _GUEST_HOST[0]
     return _HOSTS[0] if _HOSTS else os.environ
 
 
@@ -157,3 +171,72 @@ def _replace(values: Mapping[str, str]) -> None:
     for name, value in values.items():
         if os.environ.get(name) != value:
             os.environ[name] = value
+
+
+def become_guest(tool_names: Iterable[str] = ()) -> None:
+    """Make this forked process hold none of the harness's environment but what it needs.
+
+    Called first thing in a process that will run agent code. ``os.environ`` (and the C
+    environment under it) becomes :func:`allowed_environment` without the fake providers;
+    what harness code in this process reads as :func:`host_environment` is that, the
+    harness's settings and the values of ``tool_names`` (the variables subprocess tools
+    pass to their children); the environment block the process was started with, which
+    ``/proc/self/environ`` shows, keeps only the entries the agent sees anyway, the rest
+    overwritten with zeros. Memory the harness freed before the fork is not scrubbed: that
+    takes a process started afresh.
+    """
+    host = dict(host_environment())
+    guest = allowed_environment({})
+    kept = {name: host[name] for name in (*tool_names, *_HARNESS_SETTINGS) if name in host}
+    _HOSTS.clear()
+    _GUEST_HOST[:] = [{**guest, **kept}]
+    _replace(guest)
+    for name, value in os.environ.items():  # every C entry a heap copy, off the start block
+        os.putenv(name, value)
+    _scrub_start_block(guest)
+    with contextlib.suppress(ImportError, AttributeError):
+        import posix
+
+        posix.environ.clear()  # the interpreter's copy from its start
+        posix.environ.update({os.fsencode(k): os.fsencode(v) for k, v in guest.items()})
+    from harness import _redact
+
+    _redact.forget_host_secrets()
+
+
+def _scrub_start_block(guest: Mapping[str, str]) -> None:
+    """Zero the entries of the process's start environment block the agent does not see.
+
+    Linux only (``/proc/self/stat`` names the block); elsewhere nothing is done.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        # env_start and env_end are fields 50 and 51 of proc(5); the split starts at field 3.
+        start, end = int(fields[47]), int(fields[48])
+    except (OSError, IndexError, ValueError):
+        return
+    if not 0 < start < end or not _writable(start, end):
+        return
+    block = ctypes.string_at(start, end - start)
+    wanted = {os.fsencode(f"{name}={value}") for name, value in guest.items()}
+    offset = 0
+    for entry in block.split(b"\0"):
+        if entry and entry not in wanted:
+            ctypes.memset(start + offset, 0, len(entry))
+        offset += len(entry) + 1
+
+
+def _writable(start: int, end: int) -> bool:
+    """Whether ``[start, end)`` lies in one writable mapping of this process: a block moved
+    elsewhere by its embedder is left alone rather than written blind."""
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+            for line in maps:
+                span, perms = line.split()[:2]
+                low, high = (int(part, 16) for part in span.split("-"))
+                if low <= start and end <= high:
+                    return "w" in perms
+    except (OSError, ValueError):
+        return False
+    return False

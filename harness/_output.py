@@ -52,7 +52,7 @@ from harness._journal import (
 )
 from harness._redact import redact_text
 from harness.checks import Verdict
-from harness.runner._results import AttemptRow, Case, CaseResult
+from harness.runner._results import AgentOutput, AttemptRow, Case, CaseResult
 
 if TYPE_CHECKING:
     import polars as pl
@@ -65,8 +65,11 @@ CASE_COLUMNS: tuple[str, ...] = (
     "scenario", "case_id", "source", "seed", "crash_point", "crash_when", "crash_class",
     "crash_during_recovery", "crash_reached", "passed", "stop_state", "stop_reason", "digest",
     "duplicates", "retries", "virtual_seconds", "error", "failed_invariants",
-    "unknown_invariants", "side_effects", "verdicts", "exploration",
+    "unknown_invariants", "side_effects", "verdicts", "exploration", "agent_output",
 )
+#: The most of a failing case's agent output its row keeps: the end of the tail the report
+#: shows, so a CI job reading ``cases.jsonl`` sees why without the console.
+OUTPUT_ROW_CHARS = 4096
 ATTEMPT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(AttemptRow))
 
 
@@ -109,7 +112,21 @@ def case_row(result: CaseResult) -> dict[str, Any]:
         ],
         # recorded, rejoined or replayed (harness.runner._explore): how the case ran.
         "exploration": result.exploration,
+        "agent_output": _output_row(result),
     }
+
+
+def _output_row(result: CaseResult) -> dict[str, Any] | None:
+    """A failing case's agent output (its last :data:`OUTPUT_ROW_CHARS`), redacted; else None.
+
+    A passing case's output is shown nowhere, so its row keeps none either.
+    """
+    output = result.output
+    if output is None or result.passed:
+        return None
+    tail = output.tail[-OUTPUT_ROW_CHARS:]
+    return {"tail": redact_text(tail), "written": output.written,
+            "cut": output.cut or len(tail) < len(output.tail)}
 
 
 def attempt_rows(results: Iterable[CaseResult]) -> list[dict[str, Any]]:
@@ -364,7 +381,17 @@ def result_from_entry(case: Case, entry: Mapping[str, Any]) -> CaseResult:
         duplicates=row["duplicates"], retries=row["retries"],
         virtual_seconds=row["virtual_seconds"],
         attempts=tuple(AttemptRow(**attempt) for attempt in entry["attempts"]),
-        error=row["error"], exploration=row["exploration"])
+        error=row["error"], exploration=row["exploration"],
+        output=_output_from_row(row.get("agent_output")))
+
+
+def _output_from_row(kept: Mapping[str, Any] | None) -> AgentOutput | None:
+    """The output a row kept, as the report of a resumed run shows it."""
+    if not kept:
+        return None
+    tail = str(kept["tail"])
+    written = int(kept["written"])
+    return AgentOutput(tail, written, written if not kept["cut"] else len(tail.encode()))
 
 
 def result_from_row(row: Mapping[str, Any]) -> CaseResult:
@@ -412,6 +439,7 @@ def _case_schema() -> pl.Schema:
         "error": text, "failed_invariants": pl.List(text), "unknown_invariants": pl.List(text),
         "side_effects": pl.List(pl.Struct({"tool": text, "count": whole})),
         "verdicts": pl.List(verdict), "exploration": text,
+        "agent_output": pl.Struct({"tail": text, "written": whole, "cut": flag}),
     }
     assert tuple(columns) == CASE_COLUMNS  # the JSON lines and the Parquet agree
     return pl.Schema(columns)

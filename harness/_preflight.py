@@ -114,11 +114,13 @@ def _contained_preflight(request: Request, files: int, loaded: list[tuple[Scenar
                          errors: list[ScenarioError], *, thorough: bool, timeout: float,
                          longer: str) -> Preflight:
     """:func:`preflight`'s agent checks in a contained process; what they found as data."""
+    from harness.runner._contain import tool_env_names
     from harness.runner._guest import contained
     from harness.runner._results import Case, CrashSpec
 
     found = contained(lambda step: _checks_as_data(request, loaded, thorough, step),
-                      timeout=timeout, longer=longer)
+                      timeout=timeout, longer=longer,
+                      tool_names=tool_env_names(scenario for scenario, _ in loaded))
     sys.stderr.write(found["said"])  # the skipped scenarios' lines
     spoken = [loaded[index] for index in found["spoken"]]
     planned = []

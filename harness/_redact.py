@@ -198,6 +198,13 @@ def host_secrets() -> frozenset[str]:
     return _host_secrets(_environment_key(host_environment()))
 
 
+def forget_host_secrets() -> None:
+    """Drop every value remembered from the harness's environment (a guest process's first
+    step, :func:`harness._environment.become_guest`): the caches below hold them."""
+    for cached in (_host_secrets, _values_pattern, _words_with):
+        cached.cache_clear()
+
+
 def _environment_key(environ: Mapping[str, str]) -> tuple[tuple[Any, Any], ...]:
     # os.environ keeps its items encoded in ``_data``: copying those is a twentieth of the
     # cost of decoding every one, and this runs for every line the harness writes out.

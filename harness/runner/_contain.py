@@ -46,7 +46,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -183,9 +183,23 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice) -> None:
+def tool_env_names(scenarios: Iterable[Scenario]) -> tuple[str, ...]:
+    """The variables the scenarios' subprocess tools pass to their children: the only ones
+    of the harness's environment beyond the agent's allow-list a worker keeps."""
+    names: dict[str, None] = {}
+    for scenario in scenarios:
+        for tool in scenario.tools.values():
+            names.update(dict.fromkeys(getattr(tool.behaviour, "env", None) or ()))
+    return tuple(names)
+
+
+def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice,
+           tool_names: tuple[str, ...] = ()) -> None:
     """The worker's loop: take a case, run it, send its trace; stop on ``None`` or EOF."""
+    from harness._environment import become_guest
+
     _die_with_parent(parent)
+    become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
     reset_in_child()  # the harness's stop handlers are not the agent's
     os.setpgrp()  # so a timeout kills the agent's own children too
     send_output_to(output.fileno())
@@ -243,10 +257,11 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _start(agent: AgentChoice) -> _Worker:
+def _start(agent: AgentChoice, tool_names: tuple[str, ...] = ()) -> _Worker:
     ours, theirs = _context().Pipe()
     output, written = _context().Pipe(duplex=False)
-    process = _context().Process(target=_serve, args=(theirs, written, os.getpid(), agent),
+    process = _context().Process(target=_serve,
+                                 args=(theirs, written, os.getpid(), agent, tool_names),
                                  daemon=True, name="harness-case-worker")
     process.start()
     theirs.close()
@@ -307,6 +322,13 @@ class _Pool:
         self.results: list[CaseResult | None] = [None] * len(jobs)
         self.next_job = 0
         self.workers: list[_Worker] = []
+        self.tool_names = tool_env_names(scenario for _, scenario in jobs)
+
+    def start(self) -> _Worker:
+        """A fresh worker, in the pool."""
+        worker = _start(self.agent, self.tool_names)
+        self.workers.append(worker)
+        return worker
 
     def give(self, worker: _Worker) -> None:
         """Hand ``worker`` the next job, or stop it when none is left."""
@@ -350,9 +372,7 @@ class _Pool:
         _kill(worker)
         self.workers.remove(worker)
         if self.next_job < len(self.jobs):
-            fresh = _start(self.agent)
-            self.workers.append(fresh)
-            self.give(fresh)
+            self.give(self.start())
 
     def step(self) -> None:
         """Wait for a result, a death or the nearest deadline, and deal with it."""
@@ -427,8 +447,7 @@ def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
     pool = _Pool(jobs, agent, timeout, on_result, memory_mib)
     try:
         for _ in range(worker_count(workers, len(jobs))):
-            pool.workers.append(_start(agent))
-            pool.give(pool.workers[-1])
+            pool.give(pool.start())
         while any(w.job is not None for w in pool.workers):
             pool.step()
     finally:

@@ -26,7 +26,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -62,8 +62,12 @@ _STEPS: Final = {step.doing: step for step in (IMPORTING, PLANNING, RECORDING, F
 _MAX_MESSAGE: Final = 256 * 1024 * 1024
 
 
-def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str = "") -> Any:
+def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str = "",
+              tool_names: Iterable[str] = ()) -> Any:
     """``work(step)``'s JSON value, computed in a contained process (module docstring).
+
+    The process keeps none of the harness's environment but the agent's allow-list and the
+    variables ``tool_names`` (:func:`harness._environment.become_guest`).
 
     A :class:`~harness.HarnessError` it raises comes back as a :class:`WorkerError` with
     its lines; an exit, a death or a timeout as an :class:`AgentEntryError`, whose
@@ -74,7 +78,8 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
     warm()
     context = _context()
     ours, theirs = context.Pipe()
-    process = context.Process(target=_guest, args=(work, theirs, os.getpid()), daemon=True,
+    process = context.Process(target=_guest, args=(work, theirs, os.getpid(), tuple(tool_names)),
+                              daemon=True,
                               name="harness-agent-guest")
     process.start()
     theirs.close()
@@ -166,11 +171,14 @@ def _stop(process: Any) -> None:
 # -- the contained side --------------------------------------------------------------------
 
 
-def _guest(work: Callable[[StepTo], object], conn: Connection, parent: int) -> None:
+def _guest(work: Callable[[StepTo], object], conn: Connection, parent: int,
+           tool_names: tuple[str, ...] = ()) -> None:
+    from harness._environment import become_guest
     from harness._interrupt import reset_in_child
     from harness.runner._contain import _die_with_parent
 
     _die_with_parent(parent)
+    become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
     reset_in_child()
     os.setpgrp()  # a timeout kills what the agent started too
 

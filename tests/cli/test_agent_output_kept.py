@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -85,3 +86,50 @@ def test_the_output_of_a_passing_case_is_shown_nowhere(
 
     assert not any(mark in out + err for mark in (*MARKS, "FILLER"))
     assert "[1/1] 0 failed  repeated-error-stops" in err
+
+
+def test_a_failing_case_row_keeps_the_output_tail_redacted_and_capped(
+        chatty: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness._output import OUTPUT_ROW_CHARS
+
+    secret = "tok-0123456789abcdef"
+    monkeypatch.setenv("CHATTY_API_TOKEN", secret)  # a secret of the harness's environment
+    monkeypatch.setenv("CHATTY_LEAK", secret)  # the agent is handed it by another name
+    monkeypatch.setenv("HARNESS_PASS_ENV", "CHATTY_LEAK")
+    _without_a_child(tmp_path, ('print("PRINTED by the agent")',
+                                'print("PRINTED by the agent", os.environ.get("CHATTY_LEAK"))'))
+    out = tmp_path / "out"
+    assert main(["run", str(SCENARIO), "--agent", "chatty_agents:failing",
+                 "--out", str(out)]) == 1
+
+    row = json.loads((out / "cases.jsonl").read_text(encoding="utf-8"))
+    output = row["agent_output"]
+    assert output["written"] > 140_000
+    assert output["cut"] is True
+    assert len(output["tail"]) <= OUTPUT_ROW_CHARS
+    for mark in MARKS[:3]:
+        assert mark in output["tail"], mark
+    assert secret not in output["tail"]
+    assert "[redacted]" in output["tail"]
+
+
+def test_a_passing_case_row_has_no_output(chatty: None, tmp_path: Path) -> None:
+    _without_a_child(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", str(SCENARIO), "--agent", "chatty_agents:passing",
+                 "--out", str(out)]) == 0
+
+    row = json.loads((out / "cases.jsonl").read_text(encoding="utf-8"))
+    assert row["agent_output"] is None
+
+
+def _without_a_child(folder: Path, *changes: tuple[str, str]) -> None:
+    """The chatty agents without their child process (the harness refuses it: the case
+    would stop at a harness limit), with ``changes`` made to their code."""
+    agent = folder / "chatty_agents.py"
+    code = agent.read_text(encoding="utf-8")
+    for old, new in (('    subprocess.run(["echo", "ECHOED by a child process"], check=True)\n',
+                      ""), *changes):
+        assert old in code
+        code = code.replace(old, new)
+    agent.write_text(code, encoding="utf-8")

@@ -1,0 +1,118 @@
+"""A case's worker holds none of the harness's environment: not in ``os.environ``, not in
+``/proc/self/environ``, not in :mod:`harness._environment`'s state.
+
+The workers are forked from the harness, so without care they inherit the environment the
+harness was started with, which an agent can read back from ``/proc/self/environ`` whatever
+``os.environ`` says. The harness runs here as a real process started with the secrets, as
+a CI job starts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# System tier (pytest --system): real harness and worker processes.
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRETS = {"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-K7MDENG-worker-environ",
+           "OPENAI_API_KEY": "sk-real-worker-0123456789",
+           "CI_DEPLOY_TOKEN": "deploy-token-0123456789"}
+
+LOOKING = f'''
+import os
+
+from harness.agent import ReferenceAgent
+
+SECRETS = {sorted(SECRETS.values())!r}
+_SEEN = []
+
+
+def _look(where):
+    """Which secrets the places an agent can read hold, as words (a value would be redacted)."""
+    with open("/proc/self/environ", "rb") as raw:
+        proc = raw.read().decode("utf-8", "replace")
+    from harness import _environment
+
+    places = {{"proc": proc, "os": repr(dict(os.environ)),
+               "host": repr(dict(_environment.host_environment())),
+               "module": repr(vars(_environment))}}
+    for place, text in places.items():
+        found = [i for i, secret in enumerate(SECRETS) if secret in text]
+        _SEEN.append(f"{{where}}-{{place}}=" + ("clean" if not found else f"holds{{len(found)}}"))
+
+
+_look("import")
+
+
+def main(prompt):
+    raise RuntimeError(" ".join(_SEEN))
+
+
+class Factory(ReferenceAgent):
+    async def run(self, task):
+        raise RuntimeError(" ".join(_SEEN))
+'''
+HELLO = """\
+name: hello
+dialect: openai
+model:
+  - turn: 1
+    text: Hello.
+expect:
+  stop_state: complete
+"""
+
+
+@pytest.mark.parametrize("agent", ["looking_agents:main", "looking_agents:Factory"])
+def test_an_agent_finds_no_secret_of_the_harness_anywhere_in_its_process(
+        tmp_path: Path, agent: str) -> None:
+    (tmp_path / "looking_agents.py").write_text(LOOKING, encoding="utf-8")
+    (tmp_path / "hello.yaml").write_text(HELLO, encoding="utf-8")
+    environ = {**os.environ, **SECRETS,
+               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "harness", "run", str(tmp_path / "hello.yaml"),
+                           "--agent", agent, "--no-crash", "--out", str(out)],
+                          env=environ, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, check=False)
+
+    assert done.returncode == 1, done.stderr
+    reason = json.loads((out / "cases.jsonl").read_text(encoding="utf-8"))["stop_reason"]
+    seen = reason.rsplit(": ", 1)[-1].split()
+    assert sorted(seen) == sorted(f"import-{place}=clean"
+                                  for place in ("proc", "os", "host", "module")), reason
+
+
+CONTAINED = f'''
+import os
+from harness.runner._guest import contained
+
+
+def look(step):
+    with open("/proc/self/environ", "rb") as raw:
+        proc = raw.read().decode("utf-8", "replace")
+    from harness import _environment
+
+    texts = [proc, repr(dict(os.environ)), repr(dict(_environment.host_environment())),
+             repr(vars(_environment))]
+    return [sum(secret in text for secret in {sorted(SECRETS.values())!r}) for text in texts]
+
+
+print(contained(look, timeout=300.0))
+'''
+
+
+def test_the_contained_process_that_imports_and_plans_the_agent_holds_no_secret() -> None:
+    environ = {**os.environ, **SECRETS, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", CONTAINED], env=environ, capture_output=True,
+                          text=True, timeout=600, check=False)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[0, 0, 0, 0]"  # /proc, os.environ, host, module state
