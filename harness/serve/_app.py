@@ -11,6 +11,14 @@ Routes (one server, one port, bound to 127.0.0.1)::
     GET  /_harness/ledger            the side effects and the world's state
     GET  /_harness/verdicts          the checks over what the world saw so far
     POST /_harness/reset             a fresh world: {"scenario": NAME} (default: the active one)
+    GET|POST|DELETE /_harness/faults faults and seeded rates armed at run time
+    POST /_harness/agent             the agent's process started, exited, restarted
+    POST /_harness/kill              kill the agent at a world event
+    GET  /_harness/journal           every request with headers and bodies, redacted
+
+The control calls take ``"test"`` (``?test=``) and the agent's requests the
+``x-harness-test`` header: each test id has a world of its own
+(:mod:`harness.serve._scope`, :mod:`harness.serve._control`).
 
 Every request passes the door first (:mod:`harness.serve._guard`): the Host and
 Origin must be the server's own, the control endpoint's ``GET``s and ``reset``
@@ -261,8 +269,8 @@ class _Control:
     @_refusing
     async def faults(self, request: Request) -> Response:
         if request.method == "POST":
-            body = await json_body(request, 'such as {"faults": [{"kind": "http_error", "status": 503, '
-                                            '"at": {"turn": 1}}]}')
+            body = await json_body(request, 'such as {"faults": [{"kind": "http_error", '
+                                            '"status": 503, "at": {"turn": 1}}]}')
             scope = self._worlds.scope(body_test(body))
             arm_faults(scope, body)
         else:
@@ -283,8 +291,7 @@ class _Control:
 
     @_refusing
     async def journal(self, request: Request) -> Response:
-        journal = self._worlds.journal
-        return JSONResponse(journal_page(request, journal.entries, journal.dropped))
+        return JSONResponse(journal_page(request, self._worlds.journal))
 
     def _scope(self, request: Request) -> TestScope:
         unknown = sorted(set(request.query_params) - {"test"})

@@ -37,7 +37,7 @@ from harness.runner._points import is_world_point
 from harness.runner._run import case_result
 from harness.scenario._faults import AnyFault
 from harness.serve._guard import strict_json_loads
-from harness.serve._journal import select
+from harness.serve._journal import Journal, select
 from harness.serve._scope import Rate, Scope, check_test_id
 from harness.serve._trace import ProcessRun, served_trace
 
@@ -292,8 +292,7 @@ def _int_param(request: Request, name: str, default: int | None, low: int, high:
     return int(text)
 
 
-def journal_page(request: Request, entries: list[dict[str, Any]], dropped: int
-                 ) -> dict[str, Any]:
+def journal_page(request: Request, journal: Journal) -> dict[str, Any]:
     """One page of the journal's entries matching the request's filters."""
     params = request.query_params
     unknown = sorted(set(params) - {"path", "method", "status", "test", "offset", "limit"})
@@ -303,9 +302,9 @@ def journal_page(request: Request, entries: list[dict[str, Any]], dropped: int
     status = _int_param(request, "status", None, 100, 599)
     offset = _int_param(request, "offset", 0, 0, 10**9) or 0
     limit = _int_param(request, "limit", DEFAULT_PAGE, 1, MAX_PAGE) or DEFAULT_PAGE
-    found = select(entries, path=params.get("path"), method=params.get("method"),
+    found = select(journal.entries, path=params.get("path"), method=params.get("method"),
                    status=status, test=query_test(request), any_test="test" not in params)
     page = found[offset:offset + limit]
     following = offset + limit if offset + limit < len(found) else None
     return {"total": len(found), "offset": offset, "limit": limit, "next_offset": following,
-            "dropped": dropped, "entries": page}
+            "dropped": journal.dropped, "entries": [journal.shown(e) for e in page]}

@@ -31,8 +31,9 @@ from harness.serve._guard import is_control
 #: Characters of a body the journal keeps (a long stream keeps its start).
 BODY_CHARS: Final = 64 * 1024
 #: At most this many entries are kept; the oldest go first (``dropped`` counts them).
-MAX_ENTRIES: Final = 10_000
+MAX_ENTRIES: Final = 2_000
 _TEST_HEADER = b"x-harness-test"
+_RAW: Final = "_response_raw"
 _SECRET_QUERY: Final = frozenset({"key", "api_key", "apikey", "access_token", "token"})
 
 
@@ -60,7 +61,7 @@ class Journal:
             "query": self._query(scope.get("query_string", b"")),
             "headers": self._redacted_headers(headers),
             "body": self._body(body), "status": None, "response_headers": {},
-            "response_body": "", "response_bytes": 0,
+            "response_bytes": 0, _RAW: bytearray(),
         }
         self.entries.append(entry)
         if len(self.entries) > MAX_ENTRIES:
@@ -78,10 +79,16 @@ class Journal:
         elif message["type"] == "http.response.body":
             chunk = message.get("body", b"")
             entry["response_bytes"] += len(chunk)
-            kept = entry["response_body"]
-            if len(kept) < BODY_CHARS:
-                text = redact_values(chunk.decode("utf-8", "replace"), self._values)
-                entry["response_body"] = (kept + text)[:BODY_CHARS]
+            raw = entry[_RAW]
+            # Bytes, decoded when read: a UTF-8 character split across writes stays whole.
+            if len(raw) < BODY_CHARS * 4:
+                raw += chunk[:BODY_CHARS * 4 - len(raw)]
+
+    def shown(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """``entry`` as the journal's reader gets it, the response body decoded and redacted."""
+        text = bytes(entry[_RAW]).decode("utf-8", "replace")[:BODY_CHARS]
+        shown = {k: v for k, v in entry.items() if k != _RAW}
+        return {**shown, "response_body": redact_values(text, self._values)}
 
     def forget(self, test: str | None) -> None:
         """Drop the entries of ``test`` (None: those that named no test)."""

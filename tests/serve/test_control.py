@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
 from harness.scenario import load_scenario
-from harness.serve import ServedWorld, Worlds, build_app
+from harness.serve import ServedWorld, Worlds, build_app, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "scenarios" / "exec-mail-once.yaml"
@@ -31,12 +32,12 @@ URL = "http://127.0.0.1:8000"
 
 
 @pytest.fixture
-def served() -> Iterator[TestClient]:
+def served() -> TestClient:
     loaded = load_scenario(SCENARIO)
     worlds = Worlds([loaded], lambda s: ServedWorld(s, seed=s.seed, time_scale=0.01))
     # Not entered: the lifespan (MCP's session manager) is not needed by these calls.
     # A request a dead process sends is dropped unanswered, which TestClient reports as a 500.
-    yield TestClient(build_app(worlds, TOKEN), base_url=URL, raise_server_exceptions=False)
+    return TestClient(build_app(worlds, TOKEN), base_url=URL, raise_server_exceptions=False)
 
 
 def chat(client: TestClient, messages: list[dict[str, Any]], test: str | None = None,
@@ -51,9 +52,8 @@ GO = [{"role": "user", "content": "mail the CFO"}]
 
 def control(client: TestClient, verb: str, call: str, body: Any = None, /,
             **params: str) -> Any:
-    answer = client.request(verb, "/_harness/" + call, headers=AUTH, params=params,
+    return client.request(verb, "/_harness/" + call, headers=AUTH, params=params,
                             content=None if body is None else json.dumps(body))
-    return answer
 
 
 def error_of(answer: Any) -> tuple[int, str]:
@@ -275,7 +275,8 @@ def test_the_journal_keeps_headers_and_bodies_with_secrets_redacted(served: Test
     assert first["body"]["messages"] == GO
     assert (first["status"], first["test"]) == (200, None)
     assert '"tool_calls"' in first["response_body"]
-    assert "sk-live" not in json.dumps(page) and "AIza" not in json.dumps(page)
+    assert "sk-live" not in json.dumps(page)
+    assert "AIza" not in json.dumps(page)
     assert (second["path"], second["query"], second["test"]) == (
         "/_harness/tools/mail", {"key": "[redacted]"}, "t")
     assert second["body"] == MAIL
@@ -346,12 +347,12 @@ CONTROL_CALLS = [("GET", "/_harness"), ("GET", "/_harness/requests"),
                  ("GET", "/_harness/journal")]
 
 
-def readme_examples() -> list[list[str]]:
+def readme_examples(url: str, token: str) -> list[list[str]]:
     """The ``curl`` commands of the README's control API section, as argument lists, with
     the shell's variables (``$HARNESS_URL``, ``$HARNESS_TOKEN``, ``H=…``) filled in."""
     text = (ROOT / "README.md").read_text()
     section = text[text.index("**The control API.**"):text.index("**Strangers are refused.**")]
-    variables = {"HARNESS_URL": URL, "HARNESS_TOKEN": TOKEN}
+    variables = {"HARNESS_URL": url, "HARNESS_TOKEN": token}
     commands = []
     for block in re.findall(r"```sh\n(.*?)```", section, re.S):
         for command in shell_commands(block.replace("\\\n", " ")):
@@ -380,9 +381,9 @@ def shell_commands(block: str) -> Iterator[list[str]]:
     assert not pending.strip(), f"an unclosed quote in the README: {pending!r}"
 
 
-def as_request(argv: list[str]) -> tuple[str, str, dict[str, str], str | None]:
+def as_request(argv: list[str], url: str) -> tuple[str, str, dict[str, str], str | None]:
     """(method, path and query, headers, body) of a ``curl -s [-X M] [-H H]… [-d D] URL``."""
-    method, headers, body, url = None, {}, None, None
+    method, headers, body, target = None, {}, None, None
     args = iter(argv[1:])
     for arg in args:
         if arg == "-s":
@@ -395,22 +396,33 @@ def as_request(argv: list[str]) -> tuple[str, str, dict[str, str], str | None]:
         elif arg == "-d":  # as curl sends it: a form's content type, the bytes as given
             body = next(args)
             headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
-        elif arg.startswith(URL):
-            url = arg
+        elif arg.startswith(url):
+            target = arg.removeprefix(url)
         else:
             raise AssertionError(f"the README's curl uses {arg!r}, which this test cannot run")
-    assert url is not None, argv
-    return method or ("POST" if body is not None else "GET"), url.removeprefix(URL), \
-        headers, body
+    assert target is not None, argv
+    return method or ("POST" if body is not None else "GET"), target, headers, body
 
 
 def test_every_control_call_has_a_readme_example_that_runs(served: TestClient) -> None:
-    examples = [as_request(argv) for argv in readme_examples()]
+    run_the_readme_examples(served)
+
+
+@pytest.mark.system
+def test_the_readme_examples_run_against_a_real_server() -> None:
+    with serving([SCENARIO], time_scale=0.01) as server, \
+            httpx.Client(base_url=server.url, timeout=30) as client:
+        run_the_readme_examples(client, server.url, server.token)
+
+
+def run_the_readme_examples(client: httpx.Client, url: str = URL, token: str = TOKEN) -> None:
+    examples = [as_request(argv, url) for argv in readme_examples(url, token)]
     shown = {(method, target.split("?")[0]) for method, target, _, _ in examples}
     assert set(CONTROL_CALLS) <= shown, set(CONTROL_CALLS) - shown
     for method, target, headers, body in examples:
-        answer = served.request(method, target, headers=headers, content=body)
+        answer = client.request(method, target, headers=headers, content=body)
         assert answer.status_code == 200, (method, target, answer.text)
         answer.json()
-    verdicts = served.get("/_harness/verdicts?test=test_mail_once", headers=AUTH).json()
+    auth = {"Authorization": f"Bearer {token}"}
+    verdicts = client.get("/_harness/verdicts?test=test_mail_once", headers=auth).json()
     assert verdicts["test"] == "test_mail_once"
