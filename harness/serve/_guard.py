@@ -12,7 +12,8 @@ page a local browser shows, can reach. The door keeps strangers out:
   nor a provider or a tool.
 - **The token**: the control endpoint (``/_harness``, ``/_harness/requests``,
   ``…/ledger``, ``…/verdicts``, ``…/reset``, ``…/faults``, ``…/agent``, ``…/kill``,
-  ``…/journal``: every path under ``/_harness`` but the agent's tools and MCP) takes ``Authorization: Bearer TOKEN``
+  ``…/journal``: every path under ``/_harness`` but the agent's tools and MCP) takes
+  ``Authorization: Bearer TOKEN``
   (the run's :func:`new_token`), else 401. The providers, the tools and MCP, which
   the agent under test calls with clients that know of no token, do not.
 - **Sizes**: a path over :attr:`Limits.max_path` characters is 414, a body over
