@@ -268,7 +268,8 @@ def test_every_connection_sends_without_waiting_to_coalesce(tmp_path: Path) -> N
     loaded = scenario(tmp_path, [])
     with serving([loaded]) as served, httpx.Client(base_url=served.url) as client:
         assert client.post("/v1/chat/completions", json=REQUEST).status_code == 200
-        local = client.get("/_harness", headers=served.control_headers)  # same connection: kept alive
+        # The same connection, kept alive.
+        local = client.get("/_harness", headers=served.control_headers)
         assert local.status_code == 200
         sockets = [t.get_extra_info("socket") for t in TRANSPORTS.values()]
         assert sockets
