@@ -9,7 +9,9 @@ client code streams the same short chat completion from each:
 - concurrency 32: one ``openai.AsyncOpenAI`` client, 32 tasks sharing the requests.
 
 Each request is timed from the call to the last chunk read; the table gives requests
-per second over the whole level and the p50 and p99 of those times. ``harness serve``
+per second over the whole level, the p50 and p99 of those times, and the server
+process's CPU time per request (user + system, from ``/proc``): on a loaded machine
+the wall-clock figures move with the load, the CPU time much less. ``harness serve``
 records, matches and plans every request as a case would (and journals it); the world
 is reset between levels (``POST /_harness/reset``) so no level runs into the
 per-world request cap.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import shutil
 import socket
 import statistics
@@ -56,8 +59,8 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def harness_serve(folder: Path) -> Iterator[tuple[str, str]]:
-    """(base URL, control token) of ``harness serve`` in a process of its own."""
+def harness_serve(folder: Path) -> Iterator[tuple[str, str, int]]:
+    """(base URL, control token, pid) of ``harness serve`` in a process of its own."""
     process = subprocess.Popen(
         [sys.executable, "-m", "harness", "serve", str(scenario_file(folder)), "--port", "0"],
         stdout=subprocess.PIPE, text=True)
@@ -68,15 +71,15 @@ def harness_serve(folder: Path) -> Iterator[tuple[str, str]]:
         while not token:
             line = process.stdout.readline().strip()
             token = line.partition("=")[2] if line.startswith("HARNESS_TOKEN=") else ""
-        yield url, token
+        yield url, token, process.pid
     finally:
         process.kill()
         process.wait()
 
 
 @contextlib.contextmanager
-def llmock_serve(executable: str) -> Iterator[str]:
-    """The base URL of LLMock's server in a process of its own, once it answers."""
+def llmock_serve(executable: str) -> Iterator[tuple[str, int]]:
+    """(base URL, pid) of LLMock's server in a process of its own, once it answers."""
     port = free_port()
     process = subprocess.Popen([executable, "serve", "--port", str(port), "--log-level",
                                 "warning"], stdout=subprocess.DEVNULL,
@@ -91,7 +94,7 @@ def llmock_serve(executable: str) -> Iterator[str]:
             if process.poll() is not None:
                 raise RuntimeError(f"llmock serve exited with {process.returncode}")
             time.sleep(0.1)
-        yield url
+        yield url, process.pid
     finally:
         process.kill()
         process.wait()
@@ -149,21 +152,36 @@ def percentile(times: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def row(name: str, level: int, elapsed: float, times: list[float]) -> str:
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time process ``pid`` has used (Linux's /proc; else 0)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def row(name: str, level: int, elapsed: float, times: list[float], cpu: float) -> str:
     return (f"{name:<16} {level:>5} {len(times) / elapsed:>9.1f} "
-            f"{statistics.median(times) * 1000:>9.2f} {percentile(times, 0.99) * 1000:>9.2f}")
+            f"{statistics.median(times) * 1000:>9.2f} {percentile(times, 0.99) * 1000:>9.2f} "
+            f"{cpu / len(times) * 1000:>9.2f}")
 
 
-def measure(name: str, base: str, requests: int, before_level: object = None) -> list[str]:
+def measure(name: str, base: str, pid: int, requests: int, before_level: object = None
+            ) -> list[str]:
     rows = []
     for level in LEVELS:
         if callable(before_level):
             before_level()
+        used = cpu_seconds(pid)
         if level == 1:
             elapsed, times = sequential(base, requests)
         else:
             elapsed, times = asyncio.run(concurrent(base, requests * 4, level))
-        rows.append(row(name, level, elapsed, times))
+        # The warm-up requests are in the CPU time too: count them.
+        warm = 1 if level == 1 else level
+        cpu = cpu_seconds(pid) - used
+        rows.append(row(name, level, elapsed, times, cpu * len(times) / (len(times) + warm)))
     return rows
 
 
@@ -175,18 +193,20 @@ def main() -> None:
                         help="the llmock executable (default: llmock on PATH)")
     args = parser.parse_args()
     rows: list[str] = []
-    with tempfile.TemporaryDirectory() as folder, harness_serve(Path(folder)) as (url, token):
+    with tempfile.TemporaryDirectory() as folder, \
+            harness_serve(Path(folder)) as (url, token, pid):
         def reset() -> None:
             httpx.post(url + "/_harness/reset", json={},
                        headers={"Authorization": f"Bearer {token}"}).raise_for_status()
 
-        rows += measure("harness serve", url, args.requests, reset)
+        rows += measure("harness serve", url, pid, args.requests, reset)
     if args.llmock:
-        with llmock_serve(args.llmock) as url:
-            rows += measure("llmock 0.2.2", url, args.requests)
+        with llmock_serve(args.llmock) as (url, pid):
+            rows += measure("llmock 0.2.2", url, pid, args.requests)
     print(f"streaming chat completions, official openai SDK {openai.__version__}; "
           f"{args.requests} requests at concurrency 1, {args.requests * 4} at 32")
-    print(f"{'server':<16} {'conc.':>5} {'req/s':>9} {'p50 ms':>9} {'p99 ms':>9}")
+    print(f"{'server':<16} {'conc.':>5} {'req/s':>9} {'p50 ms':>9} {'p99 ms':>9} "
+          f"{'CPU ms/req':>10}")
     print("\n".join(rows))
     if not args.llmock:
         print("LLMock is not installed here (pip install llmock, in a virtualenv of its own; "
