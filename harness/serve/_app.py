@@ -67,6 +67,7 @@ from harness.serve._control import (
     BadInput,
     arm_faults,
     arm_kill,
+    bad,
     body_test,
     faults_state,
     journal_page,
@@ -254,13 +255,13 @@ class _Control:
         test = body_test(body)
         unknown = sorted(set(body) - {"scenario", "test"})
         if unknown:
-            raise BadInput(f"reset takes no field {unknown[0]!r}; it takes scenario, test")
+            raise bad(f"reset takes no field {unknown[0]!r}; it takes scenario, test")
         name = body.get("scenario")
         if name is not None and not isinstance(name, str):
-            raise BadInput(f"'scenario' must be a scenario's name (a string); got "
+            raise bad(f"'scenario' must be a scenario's name (a string); got "
                            f"{type(name).__name__}")
         if name is not None and name not in self._worlds.scenarios:
-            raise BadInput(f"no scenario {name!r}; this server plays "
+            raise bad(f"no scenario {name!r}; this server plays "
                            + ", ".join(self._worlds.scenarios), 404)
         world = self._worlds.reset(name, test)
         answer = {"active": world.scenario.name}
@@ -296,7 +297,7 @@ class _Control:
     def _scope(self, request: Request) -> TestScope:
         unknown = sorted(set(request.query_params) - {"test"})
         if unknown:
-            raise BadInput(f"{request.url.path} takes no ?{unknown[0]}=; it takes ?test=ID")
+            raise bad(f"{request.url.path} takes no ?{unknown[0]}=; it takes ?test=ID")
         return self._worlds.scope(query_test(request))
 
     async def tool(self, request: Request) -> Response:
@@ -323,7 +324,7 @@ def header_test(scope: Scope) -> str | None:
             try:
                 return check_test_id(value.decode("latin-1"), f"the {TEST_HEADER} header")
             except ValueError as error:
-                raise BadInput(str(error)) from None
+                raise bad(str(error)) from None
     return None
 
 

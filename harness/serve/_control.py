@@ -25,7 +25,7 @@ naming the field and what it takes.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Final, final
+from typing import Any, Final
 
 from pydantic import TypeAdapter, ValidationError
 from starlette.requests import Request
@@ -36,7 +36,7 @@ from harness._errors import ConfigError
 from harness.runner._points import is_world_point
 from harness.runner._run import case_result
 from harness.scenario._faults import AnyFault
-from harness.serve._guard import strict_json_loads
+from harness.serve._guard import _Refused, strict_json_loads
 from harness.serve._journal import Journal, select
 from harness.serve._scope import Rate, Scope, check_test_id
 from harness.serve._trace import ProcessRun, served_trace
@@ -48,16 +48,17 @@ DEFAULT_PAGE: Final = 100
 _EVENTS: Final = ("start", "exit", "restart")
 
 
-@final
-class BadInput(Exception):
-    """A control call's input refused: the HTTP status and what to send instead."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
+#: A control call's input refused: the HTTP status and what to send instead (the door's
+#: own refusal, answered as JSON the same way).
+BadInput = _Refused
 
 
-def refusal(error: BadInput) -> Response:
+def bad(message: str, status: int = 400) -> _Refused:
+    """The refusal of a control call's input: 400 unless the world's state refuses (409)."""
+    return _Refused(status, message)
+
+
+def refusal(error: _Refused) -> Response:
     return JSONResponse({"status": "error", "error": str(error)}, status_code=error.status)
 
 
@@ -69,7 +70,7 @@ async def json_body(request: Request, example: str) -> dict[str, Any]:
     except ValueError:
         value = None
     if not isinstance(value, dict):
-        raise BadInput(f"the body must be a JSON object, {example}")
+        raise bad(f"the body must be a JSON object, {example}")
     return value
 
 
@@ -77,20 +78,20 @@ def body_test(body: dict[str, Any]) -> str | None:
     try:
         return check_test_id(body.get("test"), "'test'")
     except ValueError as error:
-        raise BadInput(str(error)) from None
+        raise bad(str(error)) from None
 
 
 def query_test(request: Request) -> str | None:
     try:
         return check_test_id(request.query_params.get("test"), "?test=")
     except ValueError as error:
-        raise BadInput(str(error)) from None
+        raise bad(str(error)) from None
 
 
 def _only(body: dict[str, Any], allowed: tuple[str, ...], call: str) -> None:
     unknown = sorted(set(body) - set(allowed))
     if unknown:
-        raise BadInput(f"{call} takes no field {', '.join(map(repr, unknown))}; it takes "
+        raise bad(f"{call} takes no field {', '.join(map(repr, unknown))}; it takes "
                        + ", ".join(allowed))
 
 
@@ -103,34 +104,34 @@ def parse_fault(value: object, where: str, *, keyed: bool) -> tuple[tuple[int, i
     ``keyed``: it must say ``at``; a rate's fault strikes wherever its draw says.
     """
     if not isinstance(value, dict):
-        raise BadInput(f"{where} must be a fault as a scenario writes it, such as "
+        raise bad(f"{where} must be a fault as a scenario writes it, such as "
                        '{"kind": "http_error", "status": 503, "at": {"turn": 2}}')
     if not keyed:
         if "at" in value:
-            raise BadInput(f"{where} strikes where its rate's draw says: leave out 'at'")
+            raise bad(f"{where} strikes where its rate's draw says: leave out 'at'")
         value = {**value, "at": {"turn": 1}}
     try:
         model = _FAULT.validate_python(value)
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'][1:])) or 'kind'}: {e['msg']}"
                              for e in error.errors(include_url=False))
-        raise BadInput(f"{where}: {problems}") from None
+        raise bad(f"{where}: {problems}") from None
     try:
         fake = fakes.FAULT_KINDS[model.kind](**model.fake_fields())
     except (ValueError, ConfigError) as error:
-        raise BadInput(f"{where}: {error}") from None
+        raise bad(f"{where}: {error}") from None
     return (model.at.turn, model.at.attempt), fake
 
 
 def _rate(value: object, where: str) -> Rate:
     if not isinstance(value, dict):
-        raise BadInput(f'{where} must be {{"rate": P, "fault": FAULT}} with 0 < P <= 1')
+        raise bad(f'{where} must be {{"rate": P, "fault": FAULT}} with 0 < P <= 1')
     _only(value, ("rate", "fault", "from_turn"), where)
     rate, from_turn = value.get("rate"), value.get("from_turn", 1)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 1:
-        raise BadInput(f"{where}.rate must be a probability, 0 < rate <= 1; got {rate!r}")
+        raise bad(f"{where}.rate must be a probability, 0 < rate <= 1; got {rate!r}")
     if isinstance(from_turn, bool) or not isinstance(from_turn, int) or from_turn < 1:
-        raise BadInput(f"{where}.from_turn must be a turn, 1 or more; got {from_turn!r}")
+        raise bad(f"{where}.from_turn must be a turn, 1 or more; got {from_turn!r}")
     _, fault = parse_fault(value.get("fault"), f"{where}.fault", keyed=False)
     return Rate(float(rate), fault, from_turn)
 
@@ -138,7 +139,7 @@ def _rate(value: object, where: str) -> Rate:
 def _list(body: dict[str, Any], name: str) -> list[Any]:
     value = body.get(name, [])
     if not isinstance(value, list):
-        raise BadInput(f"'{name}' must be a list; got {type(value).__name__}")
+        raise bad(f"'{name}' must be a list; got {type(value).__name__}")
     return value
 
 
@@ -147,17 +148,17 @@ def arm_faults(scope: Scope, body: dict[str, Any]) -> None:
     _only(body, ("test", "faults", "rates", "replace"), "POST /_harness/faults")
     replace = body.get("replace", False)
     if not isinstance(replace, bool):
-        raise BadInput(f"'replace' must be true or false; got {replace!r}")
+        raise bad(f"'replace' must be true or false; got {replace!r}")
     keyed = [parse_fault(f, f"faults[{i}]", keyed=True)
              for i, f in enumerate(_list(body, "faults"))]
     rates = [_rate(r, f"rates[{i}]") for i, r in enumerate(_list(body, "rates"))]
     if not keyed and not rates and not replace:
-        raise BadInput("give 'faults' or 'rates' to arm (or DELETE /_harness/faults to "
+        raise bad("give 'faults' or 'rates' to arm (or DELETE /_harness/faults to "
                        "switch them off)")
     provider = scope.world.provider
     for index, ((turn, attempt), _fault) in enumerate(keyed):
         if provider.attempts(turn) >= attempt:
-            raise BadInput(f"faults[{index}]: turn {turn} attempt {attempt} was already "
+            raise bad(f"faults[{index}]: turn {turn} attempt {attempt} was already "
                            f"served (attempts of turn {turn} so far: "
                            f"{provider.attempts(turn)}); arm a request still to come", 409)
     if replace:
@@ -166,7 +167,7 @@ def arm_faults(scope: Scope, body: dict[str, Any]) -> None:
         try:
             scope.faults.arm(key, (fault,))
         except (ValueError, ConfigError) as error:
-            raise BadInput(f"faults[{index}]: {error}") from None
+            raise bad(f"faults[{index}]: {error}") from None
     for rate in rates:
         scope.faults.add_rate(rate)
 
@@ -195,7 +196,7 @@ def mark_agent(scope: Scope, body: dict[str, Any]) -> dict[str, Any]:
     _only(body, ("test", "event", "code", "pid", "group"), "POST /_harness/agent")
     event = body.get("event")
     if event not in _EVENTS:
-        raise BadInput(f"'event' must be one of {', '.join(_EVENTS)}; got {event!r}")
+        raise bad(f"'event' must be one of {', '.join(_EVENTS)}; got {event!r}")
     if event == "exit":
         _exit(scope, body.get("code"))
     else:
@@ -205,15 +206,15 @@ def mark_agent(scope: Scope, body: dict[str, Any]) -> dict[str, Any]:
 
 def _start(scope: Scope, again: bool, pid: object, group: object) -> None:
     if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1):
-        raise BadInput(f"'pid' must be the agent's process id (an integer above 1); got {pid!r}")
+        raise bad(f"'pid' must be the agent's process id (an integer above 1); got {pid!r}")
     if not isinstance(group, bool):
-        raise BadInput(f"'group' must be true or false; got {group!r}")
+        raise bad(f"'group' must be true or false; got {group!r}")
     runs = scope.runs
     if runs and not _ended(runs[-1]):
-        raise BadInput(f"process {runs[-1].number} is running: mark its exit "
+        raise bad(f"process {runs[-1].number} is running: mark its exit "
                        '({"event": "exit", "code": N}) or let an armed kill end it first', 409)
     if again and not runs:
-        raise BadInput("no process has run yet: mark the first one with "
+        raise bad("no process has run yet: mark the first one with "
                        '{"event": "start"}', 409)
     if runs:
         scope.world.restart()
@@ -223,13 +224,13 @@ def _start(scope: Scope, again: bool, pid: object, group: object) -> None:
 
 def _exit(scope: Scope, code: object) -> None:
     if isinstance(code, bool) or not isinstance(code, int):
-        raise BadInput(f"'code' must be the process's exit code (an integer); got {code!r}")
+        raise bad(f"'code' must be the process's exit code (an integer); got {code!r}")
     run = scope.current()
     if run.killed_at is not None:
-        raise BadInput(f"process {run.number} was killed at {run.killed_at}: mark the next "
+        raise bad(f"process {run.number} was killed at {run.killed_at}: mark the next "
                        'one with {"event": "restart"}', 409)
     if run.exit_code is not None:
-        raise BadInput(f"process {run.number} already exited with {run.exit_code}", 409)
+        raise bad(f"process {run.number} already exited with {run.exit_code}", 409)
     run.exit_code = code
     run.ended_at = scope.world.clock.now()
     if code != 0:
@@ -251,7 +252,7 @@ def arm_kill(scope: Scope, body: dict[str, Any]) -> dict[str, Any]:
     """Kill the agent at a world event (``after_tool:NAME#K`` …), once; ``null`` disarms."""
     _only(body, ("test", "at"), "POST /_harness/kill")
     if "at" not in body:
-        raise BadInput('give \'at\': a world event such as "after_tool:mail#1", '
+        raise bad('give \'at\': a world event such as "after_tool:mail#1", '
                        '"mid_stream:2", "after_response:1", "before_request:2" (null disarms)')
     at = body["at"]
     if at is None:
@@ -259,10 +260,10 @@ def arm_kill(scope: Scope, body: dict[str, Any]) -> dict[str, Any]:
         scope.world.disarm_kill()
         return agent_state(scope)
     if not isinstance(at, str) or not is_world_point(at):
-        raise BadInput(f"'at' must be a world event: after_tool:NAME#K, mid_stream:T, "
+        raise bad(f"'at' must be a world event: after_tool:NAME#K, mid_stream:T, "
                        f"after_response:T or before_request:T; got {at!r}")
     if at in scope.world.events:
-        raise BadInput(f"the world already reached {at}; arm an event still to come", 409)
+        raise bad(f"the world already reached {at}; arm an event still to come", 409)
     scope.kill_at = at
     scope.world.arm_kill(at)
     return agent_state(scope)
@@ -288,7 +289,7 @@ def _int_param(request: Request, name: str, default: int | None, low: int, high:
     if text is None:
         return default
     if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        raise BadInput(f"?{name}= must be a whole number from {low} to {high}; got {text!r}")
+        raise bad(f"?{name}= must be a whole number from {low} to {high}; got {text!r}")
     return int(text)
 
 
@@ -297,7 +298,7 @@ def journal_page(request: Request, journal: Journal) -> dict[str, Any]:
     params = request.query_params
     unknown = sorted(set(params) - {"path", "method", "status", "test", "offset", "limit"})
     if unknown:
-        raise BadInput(f"GET /_harness/journal takes no ?{unknown[0]}=; it takes path, method, "
+        raise bad(f"GET /_harness/journal takes no ?{unknown[0]}=; it takes path, method, "
                        "status, test, offset, limit")
     status = _int_param(request, "status", None, 100, 599)
     offset = _int_param(request, "offset", 0, 0, 10**9) or 0
