@@ -410,16 +410,27 @@ def agent_environment(base_url: str, scenario: Scenario, token: str,
 def _mcp_server(worlds: Worlds) -> McpServer[Any]:
     """The scenario's tools over MCP: listed from the active world, counted in its ledger."""
 
-    async def list_tools(_ctx: Any, _params: Any) -> mcp_types.ListToolsResult:
-        specs = tool_specs(worlds.world.scenario)
+    def scope_of(ctx: Any) -> TestScope:
+        """The test the MCP request names in its x-harness-test header (the HTTP request's)."""
+        request = getattr(ctx, "request", None)
+        asgi = getattr(request, "scope", None)
+        return worlds.scope(header_test(asgi) if isinstance(asgi, dict) else None)
+
+    async def list_tools(ctx: Any, _params: Any) -> mcp_types.ListToolsResult:
+        world = scope_of(ctx).world
+        specs = tool_specs(world.scenario)
         return mcp_types.ListToolsResult(tools=[
             mcp_types.Tool(name=s.name, description=s.description, input_schema=s.parameters)
-            for s in specs if s.name in worlds.world.tools])
+            for s in specs if s.name in world.tools])
 
-    async def call_tool(_ctx: Any, params: mcp_types.CallToolRequestParams
+    async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams
                         ) -> mcp_types.CallToolResult:
-        outcome = await call_world_tool(worlds.default, params.name,
-                                        dict(params.arguments or {}))
+        try:
+            scope = scope_of(ctx)
+        except BadInput as error:
+            return mcp_types.CallToolResult(
+                content=[mcp_types.TextContent(type="text", text=str(error))], is_error=True)
+        outcome = await call_world_tool(scope, params.name, dict(params.arguments or {}))
         if isinstance(outcome, _Killed):
             # The process that asked is dead: nobody reads this answer.
             return mcp_types.CallToolResult(content=[], is_error=True)

@@ -4,6 +4,7 @@ process (the door included), and the README's example of each call run as writte
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -18,6 +19,9 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from starlette.testclient import TestClient
 
 from harness.scenario import load_scenario
@@ -334,6 +338,23 @@ def test_control_calls_need_the_token(served: TestClient) -> None:
     for method, path in CONTROL_CALLS:
         answer = served.request(method, path, content="{}")
         assert error_of(answer)[0] == 401, path
+
+
+@pytest.mark.system
+def test_an_mcp_tool_call_counts_in_the_world_of_the_test_it_names() -> None:
+    async def call(url: str) -> Any:
+        headers = {"x-harness-test": "over-mcp"}
+        async with create_mcp_http_client(headers=headers) as http, \
+                streamable_http_client(url, http_client=http) as (read, write, *_), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            return await session.call_tool("mail", MAIL)
+
+    with serving([SCENARIO], time_scale=0.01) as server:
+        result = asyncio.run(call(server.env["HARNESS_MCP_URL"]))
+        assert not result.is_error
+        assert server.worlds.world.ledger.effects == []  # not the default world's
+        assert [e.tool for e in server.worlds.scope("over-mcp").world.ledger.effects] == ["mail"]
 
 
 # ----------------------------------------------------------------------- the README
