@@ -151,7 +151,8 @@ class FakeProvider:
                 "responder", responder, "a ScriptedResponse or a callable returning one"
             )
         self._responder = responder
-        self._faults = _check_fault_plan(faults or {})
+        self._faults: Mapping[tuple[int, int], tuple[Fault, ...]] = \
+            _check_fault_plan(faults or {})
         self.seed = seed
         self.requests: list[ProviderRequest] = []
         # The messages of the last request, which the next one mostly repeats (see _record).
@@ -174,6 +175,11 @@ class FakeProvider:
         #: The models ``GET /v1/models`` lists (the first is the scenario's).
         self.models: tuple[str, ...] = tuple(models) or (DEFAULT_MODEL,)
         self._check_static_faults()
+
+    def use_faults(self, faults: Mapping[tuple[int, int], tuple[Fault, ...]]) -> None:
+        """Read the fault plan from ``faults`` from now on: a plan that changes while it
+        serves (``harness serve``'s control API arms faults at run time)."""
+        self._faults = faults
 
     @property
     def endpoint(self) -> str:

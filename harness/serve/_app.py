@@ -11,6 +11,14 @@ Routes (one server, one port, bound to 127.0.0.1)::
     GET  /_harness/ledger            the side effects and the world's state
     GET  /_harness/verdicts          the checks over what the world saw so far
     POST /_harness/reset             a fresh world: {"scenario": NAME} (default: the active one)
+    GET|POST|DELETE /_harness/faults faults and seeded rates armed at run time
+    POST /_harness/agent             the agent's process started, exited, restarted
+    POST /_harness/kill              kill the agent at a world event
+    GET  /_harness/journal           every request with headers and bodies, redacted
+
+The control calls take ``"test"`` (``?test=``) and the agent's requests the
+``x-harness-test`` header: each test id has a world of its own
+(:mod:`harness.serve._scope`, :mod:`harness.serve._control`).
 
 Every request passes the door first (:mod:`harness.serve._guard`): the Host and
 Origin must be the server's own, the control endpoint's ``GET``s and ``reset``
@@ -33,8 +41,7 @@ import dataclasses
 import json
 import socket
 import struct
-from collections.abc import AsyncIterator, Callable, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, final
 from urllib.parse import urlsplit
 
@@ -52,13 +59,29 @@ from starlette.types import Receive, Scope, Send
 import fakes
 from fakes import DeadIncarnationError, Emit, Hang, HarnessLimitExceeded, IncomingRequest, Pause
 from fakes import Reset as ResetStep
-from harness.checks import check_trace
 from harness.ports import DIALECTS
 from harness.runner._results import Case
 from harness.runner._task import tool_specs
 from harness.scenario import Scenario
+from harness.serve._control import (
+    BadInput,
+    arm_faults,
+    arm_kill,
+    bad,
+    body_test,
+    faults_state,
+    journal_page,
+    json_body,
+    mark_agent,
+    query_test,
+    refusal,
+    verdicts,
+)
 from harness.serve._guard import DEFAULT_LIMITS, Guard, Limits, strict_json_loads
-from harness.serve._trace import ProcessRun, served_trace
+from harness.serve._journal import Journal, JournalRecorder
+from harness.serve._scope import TEST_HEADER, check_test_id
+from harness.serve._scope import Scope as TestScope
+from harness.serve._trace import ProcessRun
 from harness.serve._wire_time import wire_body, wire_headers
 from harness.serve._world import ScaledClock, ServedWorld
 
@@ -84,11 +107,13 @@ PROVIDER_PATHS: dict[str, str] = _provider_origins()
 
 @final
 class Worlds:
-    """The scenarios a server plays, and the world of the active one.
+    """The scenarios a server plays, and the world of the active one, per test.
 
-    ``make`` builds a world for a scenario; :meth:`reset` starts a fresh one (the
-    control endpoint's reset between tests). ``runs`` are the agent processes an
-    ``--exec`` run started over the world, for the verdicts.
+    ``make`` builds a world for a scenario. Each test id has a scope of its own
+    (:class:`~harness.serve._scope.Scope`: its world, agent processes, armed faults),
+    made from the active scenario on first use; ``world``, ``runs`` and ``limit`` are
+    the default scope's (requests that name no test; ``--exec``). :meth:`reset`
+    starts a scope afresh (the control endpoint's reset between tests).
     """
 
     def __init__(self, scenarios: Sequence[Scenario],
@@ -97,20 +122,45 @@ class Worlds:
             raise ValueError("a server needs at least one scenario")
         self.scenarios = {scenario.name: scenario for scenario in scenarios}
         self._make = make
-        self.world = make(scenarios[0])
-        self.runs: list[ProcessRun] = []
-        self.limit: str | None = None
+        self.default = TestScope(make(scenarios[0]))
+        self.tests: dict[str, TestScope] = {}
+        self.journal = Journal(scenarios)
 
-    def reset(self, name: str | None = None) -> ServedWorld:
+    @property
+    def world(self) -> ServedWorld:
+        return self.default.world
+
+    @property
+    def runs(self) -> list[ProcessRun]:
+        """The agent processes run over the default world (``--exec``), for the verdicts."""
+        return self.default.runs
+
+    @property
+    def limit(self) -> str | None:
+        return self.default.limit
+
+    def scope(self, test: str | None) -> TestScope:
+        """Test ``test``'s scope (made now from the active scenario if new); None: the default."""
+        if test is None:
+            return self.default
+        if test not in self.tests:
+            self.tests[test] = TestScope(self._make(self.default.world.scenario), test)
+        return self.tests[test]
+
+    def reset(self, name: str | None = None, test: str | None = None) -> ServedWorld:
+        """A fresh world for ``test`` (None: the default scope), of scenario ``name``
+        (None: the one it plays); the test's journal entries go with it."""
+        self.journal.forget(test)
+        if test is not None:
+            scenario = self.scenarios[name] if name is not None else self.world.scenario
+            self.tests[test] = TestScope(self._make(scenario), test)
+            return self.tests[test].world
         scenario = self.scenarios[name] if name is not None else self.world.scenario
-        self.world = self._make(scenario)
-        self.runs = []
-        self.limit = None
-        return self.world
+        self.default = TestScope(self._make(scenario))
+        return self.default.world
 
     def case(self) -> Case:
-        scenario = self.world.scenario
-        return Case(scenario.name, Path(f"<served {scenario.name}>"), self.world.seed)
+        return self.default.case()
 
 
 def build_app(worlds: Worlds, token: str, limits: Limits = DEFAULT_LIMITS) -> Guard:
@@ -134,6 +184,10 @@ def build_app(worlds: Worlds, token: str, limits: Limits = DEFAULT_LIMITS) -> Gu
         Route("/_harness/ledger", control.ledger, methods=["GET"]),
         Route("/_harness/verdicts", control.verdicts, methods=["GET"]),
         Route("/_harness/reset", control.reset, methods=["POST"]),
+        Route("/_harness/faults", control.faults, methods=["GET", "POST", "DELETE"]),
+        Route("/_harness/agent", control.agent, methods=["POST"]),
+        Route("/_harness/kill", control.kill, methods=["POST"]),
+        Route("/_harness/journal", control.journal, methods=["GET"]),
         Route("/_harness/tools/{name}", control.tool, methods=["POST"]),
         # POST only: stateless, with JSON answers, a GET would open an event stream that
         # nothing ever writes to, held open until the client leaves.
@@ -143,14 +197,27 @@ def build_app(worlds: Worlds, token: str, limits: Limits = DEFAULT_LIMITS) -> Gu
                     exception_handlers={HTTPException: _http_exception})
     # Everything else is a provider request: the world answers (a 404 for a wrong path).
     app.router.default = _ProviderEndpoint(worlds)
-    return Guard(app, token, limits)
+    return Guard(JournalRecorder(app, worlds.journal), token, limits)
 
 
 # ----------------------------------------------------------------------- control
 
 
+def _refusing(handler: Callable[[Any, Request], Awaitable[Response]]
+              ) -> Callable[[Any, Request], Awaitable[Response]]:
+    """A control call whose bad input (:class:`BadInput`) is a JSON 4xx, not a 500."""
+
+    async def call(self: Any, request: Request) -> Response:
+        try:
+            return await handler(self, request)
+        except BadInput as error:
+            return refusal(error)
+
+    return call
+
+
 class _Control:
-    """The JSON endpoints under ``/_harness/``."""
+    """The JSON endpoints under ``/_harness/`` (the runtime ones: :mod:`harness.serve._control`)."""
 
     def __init__(self, worlds: Worlds, token: str) -> None:
         self._worlds, self._token = worlds, token
@@ -161,41 +228,77 @@ class _Control:
         return JSONResponse({
             "scenarios": list(worlds.scenarios), "active": worlds.world.scenario.name,
             "incarnation": worlds.world.incarnation, "time_scale": worlds.world.time_scale,
+            "tests": sorted(worlds.tests), "test_header": TEST_HEADER,
             "environment": agent_environment(base, worlds.world.scenario, self._token,
                                              worlds.world.time_scale)})
 
-    async def requests(self, _request: Request) -> Response:
-        records = self._worlds.world.request_records()
+    @_refusing
+    async def requests(self, request: Request) -> Response:
+        records = self._scope(request).world.request_records()
         return JSONResponse([dataclasses.asdict(record) for record in records])
 
-    async def ledger(self, _request: Request) -> Response:
-        ledger = self._worlds.world.ledger
+    @_refusing
+    async def ledger(self, request: Request) -> Response:
+        ledger = self._scope(request).world.ledger
         effects = [dataclasses.asdict(effect) for effect in ledger.effects]
         return JSONResponse({"effects": json.loads(json.dumps(effects, default=str)),
                              "duplicates": ledger.duplicates(),
                              "world": ledger.world.snapshot()})
 
-    async def verdicts(self, _request: Request) -> Response:
-        worlds = self._worlds
-        trace = served_trace(worlds.world, worlds.case(), worlds.runs)
-        verdicts = [{"invariant": v.invariant, "status": v.status, "message": v.message,
-                     "evidence": list(v.evidence)} for v in check_trace(trace)]
-        return JSONResponse({"scenario": trace.scenario, "limit": worlds.limit,
-                             "verdicts": verdicts})
+    @_refusing
+    async def verdicts(self, request: Request) -> Response:
+        return JSONResponse(verdicts(self._scope(request)))
 
+    @_refusing
     async def reset(self, request: Request) -> Response:
-        body = await _json_object(request)
-        if not isinstance(body, dict):
-            return _error(400, "the body must be a JSON object, {} or {\"scenario\": NAME}")
+        body = await json_body(request, '{} or {"scenario": NAME}')
+        test = body_test(body)
+        unknown = sorted(set(body) - {"scenario", "test"})
+        if unknown:
+            raise bad(f"reset takes no field {unknown[0]!r}; it takes scenario, test")
         name = body.get("scenario")
         if name is not None and not isinstance(name, str):
-            return _error(400, f"'scenario' must be a scenario's name (a string); got "
-                          f"{type(name).__name__}")
+            raise bad(f"'scenario' must be a scenario's name (a string); got "
+                           f"{type(name).__name__}")
         if name is not None and name not in self._worlds.scenarios:
-            return _error(404, f"no scenario {name!r}; this server plays "
-                          + ", ".join(self._worlds.scenarios))
-        world = self._worlds.reset(name)
-        return JSONResponse({"active": world.scenario.name})
+            raise bad(f"no scenario {name!r}; this server plays "
+                           + ", ".join(self._worlds.scenarios), 404)
+        world = self._worlds.reset(name, test)
+        answer = {"active": world.scenario.name}
+        return JSONResponse(answer if test is None else {**answer, "test": test})
+
+    @_refusing
+    async def faults(self, request: Request) -> Response:
+        if request.method == "POST":
+            body = await json_body(request, 'such as {"faults": [{"kind": "http_error", '
+                                            '"status": 503, "at": {"turn": 1}}]}')
+            scope = self._worlds.scope(body_test(body))
+            arm_faults(scope, body)
+        else:
+            scope = self._scope(request)
+            if request.method == "DELETE":
+                scope.faults.clear()
+        return JSONResponse(faults_state(scope))
+
+    @_refusing
+    async def agent(self, request: Request) -> Response:
+        body = await json_body(request, 'such as {"event": "start"}')
+        return JSONResponse(mark_agent(self._worlds.scope(body_test(body)), body))
+
+    @_refusing
+    async def kill(self, request: Request) -> Response:
+        body = await json_body(request, 'such as {"at": "after_tool:mail#1"}')
+        return JSONResponse(arm_kill(self._worlds.scope(body_test(body)), body))
+
+    @_refusing
+    async def journal(self, request: Request) -> Response:
+        return JSONResponse(journal_page(request, self._worlds.journal))
+
+    def _scope(self, request: Request) -> TestScope:
+        unknown = sorted(set(request.query_params) - {"test"})
+        if unknown:
+            raise bad(f"{request.url.path} takes no ?{unknown[0]}=; it takes ?test=ID")
+        return self._worlds.scope(query_test(request))
 
     async def tool(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -203,11 +306,26 @@ class _Control:
         if not isinstance(arguments, dict):
             return _error(400, "the body must be a JSON object of the tool's arguments, "
                           "such as {\"to\": \"cfo@example.com\", \"body\": \"invoice 7\"}")
-        outcome = await call_world_tool(self._worlds, name, arguments)
+        try:
+            scope = self._worlds.scope(header_test(request.scope))
+        except BadInput as error:
+            return refusal(error)
+        outcome = await call_world_tool(scope, name, arguments)
         if isinstance(outcome, _Killed):
             return _abort_response(request.scope)
         status, result = outcome
         return JSONResponse(result, status_code=status)
+
+
+def header_test(scope: Scope) -> str | None:
+    """The test id the request names in :data:`TEST_HEADER` (None: the default scope)."""
+    for name, value in scope["headers"]:
+        if name.lower() == TEST_HEADER.encode():
+            try:
+                return check_test_id(value.decode("latin-1"), f"the {TEST_HEADER} header")
+            except ValueError as error:
+                raise bad(str(error)) from None
+    return None
 
 
 @final
@@ -215,10 +333,10 @@ class _Killed:
     """The call reached the case's crash point: the agent's process is dead."""
 
 
-async def call_world_tool(worlds: Worlds, name: str, arguments: dict[str, Any]
+async def call_world_tool(scope: TestScope, name: str, arguments: dict[str, Any]
                           ) -> tuple[int, Any] | _Killed:
     """Run scenario tool ``name`` for the living process; (HTTP status, JSON result)."""
-    world = worlds.world
+    world = scope.world
     world.scaled_clock.begin()
     if name not in world.tools:
         return 404, {"status": "error", "error": f"no tool {name!r}; the scenario "
@@ -292,15 +410,27 @@ def agent_environment(base_url: str, scenario: Scenario, token: str,
 def _mcp_server(worlds: Worlds) -> McpServer[Any]:
     """The scenario's tools over MCP: listed from the active world, counted in its ledger."""
 
-    async def list_tools(_ctx: Any, _params: Any) -> mcp_types.ListToolsResult:
-        specs = tool_specs(worlds.world.scenario)
+    def scope_of(ctx: Any) -> TestScope:
+        """The test the MCP request names in its x-harness-test header (the HTTP request's)."""
+        request = getattr(ctx, "request", None)
+        asgi = getattr(request, "scope", None)
+        return worlds.scope(header_test(asgi) if isinstance(asgi, dict) else None)
+
+    async def list_tools(ctx: Any, _params: Any) -> mcp_types.ListToolsResult:
+        world = scope_of(ctx).world
+        specs = tool_specs(world.scenario)
         return mcp_types.ListToolsResult(tools=[
             mcp_types.Tool(name=s.name, description=s.description, input_schema=s.parameters)
-            for s in specs if s.name in worlds.world.tools])
+            for s in specs if s.name in world.tools])
 
-    async def call_tool(_ctx: Any, params: mcp_types.CallToolRequestParams
+    async def call_tool(ctx: Any, params: mcp_types.CallToolRequestParams
                         ) -> mcp_types.CallToolResult:
-        outcome = await call_world_tool(worlds, params.name, dict(params.arguments or {}))
+        try:
+            scope = scope_of(ctx)
+        except BadInput as error:
+            return mcp_types.CallToolResult(
+                content=[mcp_types.TextContent(type="text", text=str(error))], is_error=True)
+        outcome = await call_world_tool(scope, params.name, dict(params.arguments or {}))
         if isinstance(outcome, _Killed):
             # The process that asked is dead: nobody reads this answer.
             return mcp_types.CallToolResult(content=[], is_error=True)
@@ -343,7 +473,12 @@ class _ProviderEndpoint:
         if scope["type"] != "http":
             return
         body = await _read_body(receive)
-        world = self._worlds.world
+        try:
+            test_scope = self._worlds.scope(header_test(scope))
+        except BadInput as error:
+            await _send_json(send, 400, {"status": "error", "error": str(error)})
+            return
+        world = test_scope.world
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         origin = PROVIDER_PATHS.get(scope["path"], world.provider.origin)
         incoming = IncomingRequest(scope["method"], origin + scope["path"], headers, body)
@@ -354,7 +489,7 @@ class _ProviderEndpoint:
             abort_connection(scope)
             return
         except HarnessLimitExceeded as limit:
-            self._worlds.limit = str(limit)
+            test_scope.limit = str(limit)
             await _send_json(send, 429, {"error": {"type": "harness_limit",
                                                    "message": str(limit)}})
             return

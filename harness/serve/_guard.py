@@ -11,7 +11,9 @@ page a local browser shows, can reach. The door keeps strangers out:
   clients send none, so a page elsewhere can drive neither the control endpoint
   nor a provider or a tool.
 - **The token**: the control endpoint (``/_harness``, ``/_harness/requests``,
-  ``…/ledger``, ``…/verdicts``, ``…/reset``) takes ``Authorization: Bearer TOKEN``
+  ``…/ledger``, ``…/verdicts``, ``…/reset``, ``…/faults``, ``…/agent``, ``…/kill``,
+  ``…/journal``: every path under ``/_harness`` but the agent's tools and MCP) takes
+  ``Authorization: Bearer TOKEN``
   (the run's :func:`new_token`), else 401. The providers, the tools and MCP, which
   the agent under test calls with clients that know of no token, do not.
 - **Sizes**: a path over :attr:`Limits.max_path` characters is 414, a body over

@@ -18,10 +18,10 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final, final
 
-from fakes import CrashClass, SimulatedCrash
+from fakes import CrashClass, Fault, SimulatedCrash
 from harness._errors import ConfigError
 from harness.ports import CALENDAR_ORIGIN_UNIX
 from harness.runner._world import World, WorldCrash
@@ -98,7 +98,25 @@ class ServedWorld(World):
         super().__init__(scenario, seed=seed, world_crash=crash, clock=clock)
         self.scaled_clock = clock
         self.time_scale = time_scale
-        self._on_kill = on_kill
+        #: Told of the kill (the world event) before the crash propagates.
+        self.on_kill = on_kill
+
+    @property
+    def fault_plan(self) -> Mapping[tuple[int, int], tuple[Fault, ...]]:
+        """The faults the world's provider plays, keyed (turn, attempt)."""
+        return self._faults
+
+    def use_faults(self, faults: Mapping[tuple[int, int], tuple[Fault, ...]]) -> None:
+        """Play ``faults`` from now on (the world's record and its provider alike)."""
+        self._faults = faults  # type: ignore[assignment]
+        self.provider.use_faults(faults)
+
+    def arm_kill(self, event: str) -> None:
+        """Kill the agent at world event ``event`` (``after_tool:mail#1``), once."""
+        self._world_crash = WorldCrash(event, KILL_CLASS)
+
+    def disarm_kill(self) -> None:
+        self._world_crash = None
 
     @property
     def incarnation(self) -> int:
@@ -109,8 +127,8 @@ class ServedWorld(World):
         try:
             super().reach(event)
         except SimulatedCrash:
-            if self._on_kill is not None:
-                self._on_kill(event)
+            if self.on_kill is not None:
+                self.on_kill(event)
             raise
 
     def restart(self) -> int:

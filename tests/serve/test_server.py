@@ -257,3 +257,20 @@ def test_reset_switches_between_served_scenarios(tmp_path: Path) -> None:
         assert served.world.scenario.name == "exec-mail-once"
         reply = httpx.post(url + "/v1/chat/completions", json={**REQUEST, "stream": False})
     assert reply.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "mail"
+
+
+def test_every_connection_sends_without_waiting_to_coalesce(tmp_path: Path) -> None:
+    """TCP_NODELAY on each accepted connection: asyncio sets it only when the listening
+    socket says IPPROTO_TCP, and without it a kept-alive connection's body waited ~40 ms
+    for the client's delayed ACK after the headers."""
+    from harness.serve._app import TRANSPORTS
+
+    loaded = scenario(tmp_path, [])
+    with serving([loaded]) as served, httpx.Client(base_url=served.url) as client:
+        assert client.post("/v1/chat/completions", json=REQUEST).status_code == 200
+        # The same connection, kept alive.
+        local = client.get("/_harness", headers=served.control_headers)
+        assert local.status_code == 200
+        sockets = [t.get_extra_info("socket") for t in TRANSPORTS.values()]
+        assert sockets
+        assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in sockets)
