@@ -202,6 +202,7 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
     become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
     reset_in_child()  # the harness's stop handlers are not the agent's
     os.setpgrp()  # so a timeout kills the agent's own children too
+    _sealed()
     send_output_to(output.fileno())
     output.close()
     if agent.prices:
@@ -221,6 +222,16 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
         end_descendants()  # nothing the case started outlives it
         flush_output()  # what the case printed is in the pipe before its result is sent
         conn.send_bytes(message)
+
+
+def _sealed() -> None:
+    """Seal the worker off by the kernel (:mod:`harness.runner._seal`), or say why not."""
+    from harness.runner._seal import seal_worker
+
+    refused = seal_worker()
+    if refused is not None:
+        print(f"harness: a case worker runs unsealed: {refused}; an agent's C code (ctypes, "
+              "a C extension) can reach the real disk and network", file=sys.stderr)
 
 
 def _import_once(agent: AgentChoice) -> None:

@@ -22,6 +22,7 @@ import ctypes, os, pty, time
 from harness.agent import ReferenceAgent
 
 PIDFILE = {pidfile!r}
+ESCAPE = {escape!r}
 
 
 def _when_bad(act):
@@ -56,12 +57,23 @@ def _leave_a_child():
         ("setsid sh -c 'sleep 300 & echo $! > " + PIDFILE + "' >/dev/null 2>&1").encode())
 
 
+def _write_in_c():
+    # libc's open and write, as a C extension would: no Python file call to intercept.
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.open(ESCAPE.encode(), os.O_WRONLY | os.O_CREAT, 0o644)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), ESCAPE)
+    libc.write(fd, b"escaped", 7)
+    libc.close(fd)
+
+
 forks = _when_bad(lambda: os.fork())
 execs = _when_bad(lambda: os.execv("/bin/true", ["true"]))
 ptys = _when_bad(lambda: pty.fork())
 hogs = _when_bad(_hog)
 chatters = _when_bad(_chatter)
 leaves_a_child = _when_bad(_leave_a_child)
+writes_in_c = _when_bad(_write_in_c)
 """
 SCENARIO = """\
 name: {name}
@@ -80,13 +92,19 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Each test's module names its own pid file: no copy imported by another test.
     monkeypatch.delitem(sys.modules, "guest_agents", raising=False)
     (tmp_path / "guest_agents.py").write_text(
-        AGENTS.format(pidfile=str(tmp_path / "child.pid")), encoding="utf-8")
+        AGENTS.format(pidfile=str(_pidfile(tmp_path)), escape=str(tmp_path / "escaped.txt")),
+        encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     folder = tmp_path / "suite"
     folder.mkdir()
     for name, seed in (("a-bad", 1), ("b-good", 2)):
         (folder / f"{name}.yaml").write_text(SCENARIO.format(name=name, seed=seed), "utf-8")
     return folder
+
+
+def _pidfile(tmp_path: Path) -> Path:
+    # Shared memory: the one place a sealed worker (harness/runner/_seal.py) still writes.
+    return Path("/dev/shm") / f"harness-test-{os.getpid()}-{tmp_path.name}.pid"
 
 
 def run(suite: Path, agent: str, *options: str) -> list[dict[str, object]]:
@@ -143,7 +161,9 @@ def _alive(pid: int) -> bool:
 def test_a_child_that_left_the_session_ends_with_its_case(suite: Path, tmp_path: Path) -> None:
     rows = run(suite, "leaves_a_child")
     assert rows[0]["passed"]  # native code is not seen; what it left is ended all the same
-    child = int((tmp_path / "child.pid").read_text())
+    pidfile = _pidfile(tmp_path)
+    child = int(pidfile.read_text())
+    pidfile.unlink()
     deadline = time.monotonic() + 10
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -151,6 +171,27 @@ def test_a_child_that_left_the_session_ends_with_its_case(suite: Path, tmp_path:
     if alive:
         os.kill(child, 9)
     assert not alive
+
+
+def test_c_code_cannot_write_the_real_disk(suite: Path, tmp_path: Path) -> None:
+    """The worker is sealed by the kernel: every real mount read-only for it."""
+    if os.environ.get("HARNESS_REQUIRE_SEAL") != "1":
+        from harness.runner._seal import seal_worker
+
+        pid = os.fork()
+        if pid == 0:  # try it where it cannot hurt: a child that exits at once
+            os._exit(0 if seal_worker() is None else 1)
+        if os.waitpid(pid, 0)[1] != 0:
+            pytest.skip("this kernel refuses the namespaces a sealed worker needs "
+                        "(.ci/run sets HARNESS_REQUIRE_SEAL=1)")
+    out = tmp_path / "results"
+    assert main(["run", str(suite), "--agent", "guest_agents:writes_in_c", "--no-crash",
+                 "--out", str(out)]) == 1
+    rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    assert not (tmp_path / "escaped.txt").exists()
+    assert not rows[0]["passed"]
+    assert "Read-only file system" in str(rows[0]["error"])
+    assert rows[1]["passed"]  # the next case runs in a sealed worker too, undisturbed
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])
