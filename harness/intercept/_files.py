@@ -708,6 +708,8 @@ class _AgentPatcher(Patcher):
     PATCHER: ClassVar[Patcher | None] = None  # type: ignore[misc]
     # (the cache's identity, how many modules were loaded) when last passed over
     _passed_over: ClassVar[tuple[int, int]] = (0, 0)
+    # How many modules the cache held when forget_dropped_modules last ran.
+    _cached_after_forget: ClassVar[int] = 0
 
     def pass_over_libraries(self, packages: tuple[str, ...]) -> None:
         """Let pyfakefs's scan skip every loaded module of ``packages``.
@@ -727,6 +729,42 @@ class _AgentPatcher(Patcher):
             ):
                 self._keep_real_pathlib(module)
                 self.CACHED_MODULES.add(module)
+
+    def forget_dropped_modules(self) -> None:
+        """Drop from pyfakefs's module caches every module no longer in ``sys.modules``.
+
+        pyfakefs patches the modules ``sys.modules`` holds at ``setUp``, and caches
+        what it found in class-level tables it never empties. The agent's own modules
+        are imported afresh for each incarnation and dropped after it, so every
+        incarnation left its modules in the tables: each ``setUp`` and ``tearDown``
+        then patched and restored every dead copy again (after 700 incarnations a
+        set-up cost three times the first's), and the tables kept them alive.
+        A module no longer in ``sys.modules`` is one pyfakefs would not find on a
+        fresh scan either, so forgetting it patches exactly what a fresh patcher
+        would.
+        """
+        cls = type(self)
+        cached = cls.CACHED_MODULES
+        if len(cached) <= _AgentPatcher._cached_after_forget:
+            return  # nothing scanned since the last time: nothing new can be dead
+        live = {id(module) for module in list(sys.modules.values())}
+        dead = [m for m in cached if id(m) not in live]
+        if dead:
+            gone = {id(m) for m in dead}
+            dead_globals = {id(vars(m)) for m in dead}
+            cached.difference_update(dead)  # in place: pass_over_libraries keys on its id
+            for table in (cls.FS_MODULES, cls.SKIPPED_FS_MODULES):
+                for name, pairs in list(table.items()):
+                    pairs.difference_update([p for p in pairs if id(p[0]) in gone])
+                    if not pairs:
+                        del table[name]
+            for key, modules in list(cls.FS_FUNCTIONS.items()):
+                modules.difference_update([m for m in modules if id(m) in gone])
+                if not modules:
+                    del cls.FS_FUNCTIONS[key]
+            cls.FS_DEFARGS[:] = [entry for entry in cls.FS_DEFARGS
+                                 if id(getattr(entry[0], "__globals__", None)) not in dead_globals]
+        _AgentPatcher._cached_after_forget = len(cls.CACHED_MODULES)
 
     def _keep_real_pathlib(self, module: ModuleType) -> None:
         """What pyfakefs does for a module it skips: its ``pathlib``/``Path`` stay real.
@@ -833,6 +871,7 @@ class AgentFiles:
         try:
             with _skip_check(self._library_callers), _seeded_tempfile_names(rng), \
                     _cheaper_pyfakefs():
+                self._patcher.forget_dropped_modules()
                 self._patcher.pass_over_libraries(self._packages)
                 self._patcher.setUp()
                 try:

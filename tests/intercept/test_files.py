@@ -832,3 +832,41 @@ def test_pyfakefs_is_left_as_it_was_for_the_users_own_tests() -> None:
     assert not inside
     assert pyfakefs_as_shipped()
     assert disk.files()["/agent/notes.txt"] == b"kept"
+
+
+def _agent_module(name: str) -> Any:
+    """A module of the agent's own, as an incarnation imports it afresh: it uses ``os``."""
+    module = type(sys)(name)
+    exec("import os\nfrom os.path import exists\n"
+         "def save(text):\n    with open('m.txt', 'w') as f:\n        f.write(text)\n",
+         vars(module))
+    return module
+
+
+def test_the_agents_dropped_modules_leave_the_patchers_tables() -> None:
+    """Each incarnation's fresh copy of the agent's module is patched, then forgotten.
+
+    pyfakefs caches the modules it patches in tables it never empties; a module the
+    next incarnation imports afresh left its dead copy there, and every later set-up
+    patched it again: set-up cost grew with the incarnations a worker had run.
+    """
+    from harness.intercept._files import _AgentPatcher
+
+    disk, name, sizes = CrashDisk(), "agent_module_made_per_incarnation", []
+    try:
+        for generation in range(1, 6):
+            if generation > 1:
+                disk.restart()
+            module = sys.modules[name] = _agent_module(name)
+            with AgentFiles(disk).active(generation=generation):
+                module.save(f"incarnation {generation}")
+                assert module.exists("m.txt")  # patched: the file is on the crash disk
+            del sys.modules[name]  # the incarnation ends: its modules are dropped
+            sizes.append((len(_AgentPatcher.CACHED_MODULES),
+                          sum(len(m) for m in _AgentPatcher.FS_MODULES.values()),
+                          sum(len(m) for m in _AgentPatcher.FS_FUNCTIONS.values())))
+    finally:
+        sys.modules.pop(name, None)
+    assert disk.files()["/agent/m.txt"] == b"incarnation 5"
+    assert module.os is os  # the last copy got the real modules back
+    assert len(set(sizes[1:])) == 1, f"the tables grew with each incarnation: {sizes}"
