@@ -25,7 +25,9 @@ from harness._errors import ConfigError, one_of
 # Built once: json.dumps builds a new encoder per call, and every rendering asks.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
-Finish = Literal["stop", "tool_calls", "length"]
+Finish = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
+#: Finishes that withhold the answer: its tool calls, if any, must never run.
+REFUSED_FINISHES: tuple[Finish, ...] = ("content_filter", "refusal")
 FINISHES: tuple[Finish, ...] = get_args(Finish)
 
 
