@@ -171,13 +171,15 @@ class ScriptedResponse:
             raise ConfigError(
                 "ScriptedResponse.finish",
                 self.finish,
-                "'stop' or 'length' for a response without ToolUse parts",
+                "'stop', 'length', 'content_filter' or 'refusal' for a response without "
+                "ToolUse parts",
             )
         if self.finish == "stop" and ids:
             raise ConfigError(
                 "ScriptedResponse.finish",
                 self.finish,
-                "'tool_calls' or 'length' for a response with ToolUse parts",
+                "'tool_calls', 'length', 'content_filter' or 'refusal' for a response with "
+                "ToolUse parts",
             )
 
     @property
