@@ -26,8 +26,6 @@ from harness._errors import ConfigError, one_of
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
-#: Finishes that withhold the answer: its tool calls, if any, must never run.
-REFUSED_FINISHES: tuple[Finish, ...] = ("content_filter", "refusal")
 FINISHES: tuple[Finish, ...] = get_args(Finish)
 
 
