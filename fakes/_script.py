@@ -25,7 +25,7 @@ from harness._errors import ConfigError, one_of
 # Built once: json.dumps builds a new encoder per call, and every rendering asks.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
-Finish = Literal["stop", "tool_calls", "length"]
+Finish = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
 FINISHES: tuple[Finish, ...] = get_args(Finish)
 
 
@@ -169,13 +169,15 @@ class ScriptedResponse:
             raise ConfigError(
                 "ScriptedResponse.finish",
                 self.finish,
-                "'stop' or 'length' for a response without ToolUse parts",
+                "'stop', 'length', 'content_filter' or 'refusal' for a response without "
+                "ToolUse parts",
             )
         if self.finish == "stop" and ids:
             raise ConfigError(
                 "ScriptedResponse.finish",
                 self.finish,
-                "'tool_calls' or 'length' for a response with ToolUse parts",
+                "'tool_calls', 'length', 'content_filter' or 'refusal' for a response with "
+                "ToolUse parts",
             )
 
     @property

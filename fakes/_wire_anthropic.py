@@ -27,6 +27,9 @@ STOP_REASONS: dict[Finish, str] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
     "length": "max_tokens",
+    # The Messages API has one word for a withheld answer.
+    "content_filter": "refusal",
+    "refusal": "refusal",
 }
 
 # (error type, message) per HTTP status, as the API words them.

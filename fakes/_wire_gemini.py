@@ -27,7 +27,8 @@ from fakes._script import Finish, ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._wire import Frame, FrameRole, RenderContext, compact_json, split_pieces
 
 FINISH_REASONS: dict[Finish, str] = {"stop": "STOP", "tool_calls": "STOP",
-                                     "length": "MAX_TOKENS"}
+                                     "length": "MAX_TOKENS", "content_filter": "SAFETY",
+                                     "refusal": "SAFETY"}
 MALFORMED_CALL = "MALFORMED_FUNCTION_CALL"
 
 # (status word, message) per HTTP status, as the API words them (google.rpc codes).

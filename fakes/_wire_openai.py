@@ -55,7 +55,7 @@ def render(response: ScriptedResponse, ctx: RenderContext) -> tuple[Frame, ...]:
         else:
             frames += _tool_chunks(response, ctx, part, tool_index)
             tool_index += 1
-    frames.append(_chunk(response, ctx, {}, role="finish", finish=response.finish))
+    frames.append(_chunk(response, ctx, {}, role="finish", finish=finish_reason(response)))
     if ctx.include_usage:
         frames.append(_usage_chunk(response, ctx))
     frames.append(Frame(data="[DONE]", role="terminal"))
@@ -78,6 +78,12 @@ def _tool_chunks(
         fragment = {"index": index, "function": {"arguments": piece}}
         frames.append(_chunk(response, ctx, {"tool_calls": [fragment]}))
     return frames
+
+
+def finish_reason(response: ScriptedResponse) -> str:
+    """The API's word for the finish: Chat Completions calls every withheld answer
+    ``content_filter`` (a refusal has no finish of its own there)."""
+    return "content_filter" if response.finish == "refusal" else response.finish
 
 
 def _chunk(
@@ -166,7 +172,7 @@ def render_json(response: ScriptedResponse, ctx: RenderContext) -> bytes:
     if calls:
         message["tool_calls"] = calls
     choice = {"index": 0, "message": message, "logprobs": None,
-              "finish_reason": response.finish}
+              "finish_reason": finish_reason(response)}
     body = _envelope(response, ctx) | {"object": "chat.completion", "choices": [choice],
                                        "usage": usage_object(response.usage)}
     return compact_json(body).encode()

@@ -52,7 +52,7 @@ def render(response: ScriptedResponse, ctx: RenderContext) -> tuple[Frame, ...]:
             items.append(_text_item(events, part, index, ctx))
         else:
             items.append(_call_item(events, part, index, ctx, response.finish))
-    status = "incomplete" if response.finish == "length" else "completed"
+    status = "incomplete" if response.finish in _INCOMPLETE else "completed"
     events.add(f"response.{status}", {"response": _response(response, ctx, status, items)},
                "terminal")
     return tuple(events.frames)
@@ -96,14 +96,19 @@ def _call_item(events: _Events, call: ToolUse, index: int, ctx: RenderContext,
     return done
 
 
+#: Finishes the API reports as an incomplete response, with its reason.
+_INCOMPLETE: dict[str, str] = {"length": "max_output_tokens", "content_filter": "content_filter",
+                               "refusal": "content_filter"}
+
+
 def _response(response: ScriptedResponse, ctx: RenderContext, status: str,
               output: list[dict[str, Any]]) -> dict[str, Any]:
     finished = status != "in_progress"
     return {
         "id": ctx.response_id, "object": "response", "created_at": ctx.created,
         "status": status, "error": None,
-        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete"
-        else None,
+        "incomplete_details": {"reason": _INCOMPLETE[response.finish]}
+        if status == "incomplete" else None,
         "instructions": None, "model": response.model, "output": output,
         "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
         "usage": usage_object(response.usage) if finished else None,
@@ -140,5 +145,5 @@ def render_json(response: ScriptedResponse, ctx: RenderContext) -> bytes:
     items = [_text_item(events, part, index, ctx) if isinstance(part, Text)
              else _call_item(events, part, index, ctx, response.finish)
              for index, part in enumerate(response.parts)]
-    status = "incomplete" if response.finish == "length" else "completed"
+    status = "incomplete" if response.finish in _INCOMPLETE else "completed"
     return compact_json(_response(response, ctx, status, items)).encode()

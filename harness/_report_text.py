@@ -145,7 +145,8 @@ def _headline(result: CaseResult, scenario: Scenario | None) -> str:
     lines = [f"scenario  {case.scenario_name}  ({case.source}, seed {case.seed})"]
     if case.crash is not None:
         crash = case.crash
-        again = ", again during recovery" if crash.during_recovery else ""
+        again = ", again during recovery" if crash.during_recovery else \
+            _then_text(result, scenario)
         reached = "reached" if result.crash_reached else "NEVER REACHED"
         lines.append(f"crash     {crash.point_id} {crash.when}, {crash.crash_class}{again}"
                      f" ({reached})")
@@ -157,6 +158,15 @@ def _headline(result: CaseResult, scenario: Scenario | None) -> str:
         effects = ", ".join(f"{tool}={result.side_effects.get(tool, 0)}" for tool in tools)
         lines.append(f"ledger    {effects} side effect(s); {result.duplicates} duplicate(s)")
     return "\n".join(lines)
+
+
+def _then_text(result: CaseResult, scenario: Scenario | None) -> str:
+    """The scenario's second crash (``crash.then``) and whether a later incarnation met it."""
+    then = scenario.crash.then if scenario is not None else None
+    if then is None:
+        return ""
+    second = result.trace.crash.second if result.trace is not None else None
+    return f", then at {then} ({'reached' if second else 'not reached'})"
 
 
 def _problems_section(result: CaseResult, scenario: Scenario | None = None) -> str:

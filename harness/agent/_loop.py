@@ -97,7 +97,7 @@ from harness.agent._guards import (
 from harness.agent._jobs import JOBS_FILE, JobBook, JobSupervisor, reconcile_open_jobs
 from harness.agent._journal import ToolJournal
 from harness.agent._lease import ExecutionLease, StaleLeaseError
-from harness.agent._messages import AssistantMessage, ToolCall
+from harness.agent._messages import WITHHELD_FINISHES, AssistantMessage, ToolCall
 from harness.agent._metrics import MemoryMetrics, MetricsSink
 from harness.agent._requests import Ordered, model_order, reply_text
 from harness.agent._retry_log import RetryEvent
@@ -652,6 +652,11 @@ class ReferenceAgent:
             return failure_stop(result, state.budget, self.ports.clock.now())
         if result.rejected_tool_calls:
             return self._reject_truncated(turn_id, result.message, result.rejected_tool_calls)
+        if result.message.finish in WITHHELD_FINISHES:
+            # Seed 002 §19.1 ②: a refused or filtered answer is no answer; whatever calls it
+            # carries never run. Kept as text only, so _conclusion ends the run on its finish.
+            self._commit(turn_id, result.message, ())
+            return None
         entry = self._commit(turn_id, result.message, result.message.tool_calls)
         if not entry.calls:
             return None  # an answer: _conclusion decides how the run ends

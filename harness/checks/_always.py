@@ -29,6 +29,7 @@ from harness.checks._timing import (
 from harness.checks._usage import check_context_tokens
 from harness.checks._vacuity import check_faults_reached, check_outcome
 from harness.checks._verdict import Verdict
+from harness.checks._withheld import check_withheld_calls
 from harness.trace import Trace
 
 ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
@@ -42,6 +43,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_settle,
     check_overlap,
     check_replies_match,
+    check_withheld_calls,
     check_context_tokens,
     check_disk_error_stops,
     check_jobs,

@@ -127,6 +127,19 @@ async def _length_resent(response: httpx.Response) -> httpx.Response:
                           request=response.request)
 
 
+_WITHHELD = (b'"finish_reason":"content_filter"', b'"stop_reason":"refusal"')
+
+
+async def _withheld_as_calls(response: httpx.Response) -> httpx.Response:
+    # As a client that runs whatever calls arrived, not asking why the answer ended.
+    body = await response.aread()
+    for marker, done in zip(_WITHHELD, (b'"finish_reason":"tool_calls"',
+                                        b'"stop_reason":"tool_use"'), strict=True):
+        body = body.replace(marker, done)
+    return httpx.Response(response.status_code, headers=response.headers, content=body,
+                          request=response.request)
+
+
 async def _overflow_as_outage(response: httpx.Response) -> httpx.Response:
     # As a gateway that turns a rejected request into a bare "upstream error": the
     # overflow's wording is lost and it is retried like an outage, the same input again.
@@ -445,6 +458,8 @@ _INSPECTED = "scenarios/crash/unknown-send-is-inspected.yaml"
 _EVERYWHERE = "scenarios/crash/notes-and-mail-everywhere.yaml"
 _AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
 _CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
+_WITHHELD_OPENAI = "scenarios/dialects/refused-answer-with-calls-openai.yaml"
+_WITHHELD_ANTHROPIC = "scenarios/dialects/refused-answer-with-calls-anthropic.yaml"
 _CUT_ALWAYS = "scenarios/streaming/truncated-on-every-attempt.yaml"
 _CUT_STREAMS = "scenarios/streaming/cut-streams.yaml"
 _BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
@@ -559,6 +574,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("S6-ignores-length-finish", "seed 002 §19.1 ① (pi: length 全部工具调用都标记失败)",
            "takes an answer cut at max_tokens for a finished one",
            with_responses(reference(), _length_as_done), (Kill(_CUT_ONCE, "side_effects"),)),
+    Mutant("S2-runs-withheld-calls", "seed 002 §19.1 ② (确认没有拒绝、截断或流错误,再把 assistant "
+           "消息作为最终返回)", "runs the tool calls of an answer that finished refusal or "
+           "content_filter", with_responses(reference(), _withheld_as_calls),
+           (Kill(_WITHHELD_OPENAI, "refusal"), Kill(_WITHHELD_ANTHROPIC, "refusal"))),
     Mutant("S2-one-attempt-id-per-run", "seed 002 §19.1 (每个 attempt 有独立 ID)",
            "commits every message under one attempt id",
            rewriting(reference(), _one_attempt_id), (Kill(_WRITERS, "I8"),)),

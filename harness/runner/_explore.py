@@ -490,7 +490,7 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     if crash is None:
         return _uncrashed(case, scenario, factory)
     if crash is None or crash.during_recovery or crash.crash_class in ERROR_CLASSES or \
-            unrecorded_parts(scenario):
+            scenario.crash.then is not None or unrecorded_parts(scenario):
         return None
     recording = recording_for(case, scenario, factory)
     if recording is None or recording.fallback is not None:

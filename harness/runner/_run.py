@@ -149,7 +149,8 @@ class _CaseRun:
     """The mutable state of one case while it runs."""
 
     def __init__(self, case: Case, scenario: Scenario, factory: AgentUnderTest,
-                 second: CrashPlan | None = None, world: World | None = None) -> None:
+                 second: CrashPlan | WorldCrash | None = None, world: World | None = None
+                 ) -> None:
         self.case = case
         self.scenario = scenario
         self.task = task_for(scenario)
@@ -202,9 +203,16 @@ class _CaseRun:
         while current.crashed_at is not None and current.number < 3:
             disk.restart()
             if current.number == 1 and self.second is not None:
-                disk.plan = self.second
+                self._arm(self.second)
             current = self._run_once(current.number + 1)
         return current
+
+    def _arm(self, second: CrashPlan | WorldCrash) -> None:
+        """Plan the crash of incarnation 2 or later: at a point of its files, or a world event."""
+        if isinstance(second, WorldCrash):
+            self.world.arm_crash(second)
+        else:
+            self.world.disk.plan = second
 
     def _run_once(self, number: int) -> _Incarnation:
         record = _Incarnation(number, "run")
@@ -642,14 +650,19 @@ def replayed_trace(case: Case, scenario: Scenario, factory: AgentUnderTest) -> T
     return _CaseRun(case, scenario, factory, second).run()
 
 
-def _second_plan(case: Case, scenario: Scenario, factory: AgentUnderTest) -> CrashPlan | None:
-    """Where incarnation 2 first touches the disk, found by a run that does not crash it.
+def _second_plan(case: Case, scenario: Scenario, factory: AgentUnderTest
+                 ) -> CrashPlan | WorldCrash | None:
+    """The second crash: the scenario's ``crash.then``, or where incarnation 2 first
+    touches the disk, found by a run that does not crash it.
 
     Point ids are counted over the whole world, so the first point of the
     recovering incarnation is only known once it has run; the world is
     deterministic, so the probe reaches exactly the point the real run will.
     """
     crash = case.crash
+    then = scenario.crash.then
+    if crash is not None and then is not None and crash.crash_class not in ERROR_CLASSES:
+        return then_plan(then, crash.crash_class)
     if crash is None or not crash.during_recovery or crash.crash_class in ERROR_CLASSES:
         return None
     probe = _CaseRun(replace(case, crash=replace(crash, during_recovery=False)), scenario, factory)
@@ -661,6 +674,19 @@ def _second_plan(case: Case, scenario: Scenario, factory: AgentUnderTest) -> Cra
     crash_class = crash.crash_class if crash_class_applies(crash.crash_class, point) \
         else "unsynced_lost"
     return CrashPlan(point, _disk_when(crash), _crash_class(crash_class))
+
+
+def then_plan(point: str, crash_class: str) -> CrashPlan | WorldCrash:
+    """A crash at ``point`` once a later incarnation reaches it, in ``crash_class``.
+
+    >>> then_plan("after_tool:mail#1", "unsynced_lost")
+    WorldCrash(point_id='after_tool:mail#1', crash_class='unsynced_lost')
+    >>> then_plan("log:write#4", "torn_append_garbage").when
+    'after'
+    """
+    if is_world_point(point):
+        return WorldCrash(point, _crash_class(crash_class))
+    return CrashPlan(point, "after", _crash_class(crash_class))
 
 
 def run_case(case: Case, scenario: Scenario | None = None,

@@ -363,6 +363,10 @@ class World:
         self.crashed_at = event
         raise self.disk.crash_at_event(event, plan.crash_class)
 
+    def arm_crash(self, crash: WorldCrash) -> None:
+        """Crash at ``crash``'s event when it is first reached from now on (a second crash)."""
+        self._world_crash = crash
+
     def stream_event(self, pending: _Pending, event: StreamEvent) -> None:
         """A 200 stream's first event arrived, or the whole of it did."""
         if pending.status != 200 or pending.turn <= 0:

@@ -164,6 +164,10 @@ class CrashSelection(ScenarioModel):
     """Crash states to try at each point; absent: every class."""
     during_recovery: bool = False
     """Also crash a second time while the restarted agent recovers."""
+    then: CrashPointId | None = None
+    """Crash a second time when a later incarnation reaches this point (a world event such as
+    'after_tool:mail#1', or a point of the agent's own files), in the first crash's class: what
+    a restart left behind (a torn last line) matters only at the next restart."""
 
 
 class BudgetLimits(ScenarioModel):
@@ -462,15 +466,36 @@ def _crash_point_problems(scenario: Scenario) -> list[Problem]:
     """World-event crash points no run of the script reaches: an undeclared tool, a turn
     past the script. Found here, each is an error at its line, not an ``unknown`` case."""
     points = scenario.crash.points
+    problems = _second_crash_problems(scenario.crash)
+    then = scenario.crash.then
+    unreachable = None if then is None else _unreachable_world_point(scenario, then)
+    if then is not None and unreachable is not None:
+        problems.append(Problem(("crash", "then"), unreachable[0], then, show(then),
+                                unreachable[1], unreachable[2]))
     if isinstance(points, str):
-        return []
-    problems = []
+        return problems
     for index, point in enumerate(points):
         problem = _unreachable_world_point(scenario, point)
         if problem is not None:
             problems.append(Problem(("crash", "points", index), problem[0], point, show(point),
                                     problem[1], problem[2]))
     return problems
+
+
+def _second_crash_problems(crash: CrashSelection) -> list[Problem]:
+    """A ``then`` with no first crash to follow, or beside ``during_recovery``."""
+    if crash.then is None:
+        return []
+    if crash.points == "none":
+        return [Problem(("crash", "then"), "a second crash needs a first one", crash.then,
+                        show(crash.then), "crash points besides 'none'",
+                        "Set crash.points (such as 'all') or remove 'then'")]
+    if crash.during_recovery:
+        return [Problem(("crash", "then"), "'then' and 'during_recovery' both place the "
+                        "second crash", crash.then, show(crash.then), "one of them",
+                        "Keep 'then' to crash at a chosen point, or 'during_recovery' to "
+                        "crash at the first point the recovery reaches")]
+    return []
 
 
 def _unreachable_world_point(scenario: Scenario, point: str) -> tuple[str, str, str] | None:

@@ -27,7 +27,7 @@ CONCURRENCY_SAFE_KINDS: Final = CONCURRENCY_SAFE_TOOL_KINDS
 ToolOutcome = ports.ToolOutcome
 TOOL_OUTCOMES: Final = ports.TOOL_OUTCOMES
 
-ScriptedFinish = Literal["stop", "tool_calls", "length"]
+ScriptedFinish = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
 FINISH_REASONS: Final[tuple[ScriptedFinish, ...]] = get_args(ScriptedFinish)
 
 LineEndingStyle = Literal["lf", "cr", "crlf"]

@@ -107,6 +107,47 @@ EDITS: dict[str, tuple[tuple[str, str], ...]] = {
             save_state(state)
 """),
     ),
+    # The state kept as a log of snapshots, one JSON line each, appended and fsynced: the
+    # newest line that parses wins, so a line torn by a crash is skipped. But the next
+    # append lands after the torn text, on the same line, and is lost at the next restart.
+    "torn-log": (
+        ('STATE_FILE = "state.json"\n', 'STATE_FILE = "state.jsonl"\n'),
+        ("""        with open(STATE_FILE) as f:
+            state: dict[str, Any] = json.load(f)
+            return state
+""", """        with open(STATE_FILE, errors="replace") as f:
+            for line in reversed(f.read().splitlines()):
+                try:
+                    state: dict[str, Any] = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                return state
+"""),
+        ('''    """Replace ``state.json`` atomically and durably."""
+    folder = os.path.dirname(os.path.abspath(STATE_FILE))
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".state-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, STATE_FILE)
+    except Exception:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    directory = os.open(folder, os.O_RDONLY)
+''', '''    """Append the state to ``state.jsonl`` as one line, durably."""
+    new = not os.path.exists(STATE_FILE)
+    with open(STATE_FILE, "a") as f:
+        f.write(json.dumps(state) + "\\n")
+        f.flush()
+        os.fsync(f.fileno())
+    if not new:
+        return
+    directory = os.open(os.path.dirname(os.path.abspath(STATE_FILE)), os.O_RDONLY)
+'''),
+    ),
 }
 
 #: Variants whose tools are coroutines.

@@ -60,16 +60,16 @@ CALL = ScriptedResponse((ToolUse("c1", "f", {"a": 1}),), "tool_calls", USAGE)
          r"included$"),
         (lambda: ScriptedResponse((Text("a"),), "done", USAGE),  # type: ignore[arg-type]
          r"^ScriptedResponse\.finish: got 'done'; expected one of 'stop', 'tool_calls', "
-         r"'length'$"),
+         r"'length', 'content_filter', 'refusal'$"),
         (lambda: ScriptedResponse([Text("a")], "stop", USAGE),  # type: ignore[arg-type]
          r"^ScriptedResponse\.parts: got \[Text\(text='a'\)\]; expected a tuple of Text and "
          r"ToolUse values$"),
         (lambda: ScriptedResponse((Text("a"),), "tool_calls", USAGE),
-         r"^ScriptedResponse\.finish: got 'tool_calls'; expected 'stop' or 'length' for a "
-         r"response without ToolUse parts$"),
+         r"^ScriptedResponse\.finish: got 'tool_calls'; expected 'stop', 'length', "
+         r"'content_filter' or 'refusal' for a response without ToolUse parts$"),
         (lambda: ScriptedResponse((ToolUse("c", "f"),), "stop", USAGE),
-         r"^ScriptedResponse\.finish: got 'stop'; expected 'tool_calls' or 'length' for a "
-         r"response with ToolUse parts$"),
+         r"^ScriptedResponse\.finish: got 'stop'; expected 'tool_calls', 'length', "
+         r"'content_filter' or 'refusal' for a response with ToolUse parts$"),
         (lambda: ScriptedResponse((ToolUse("c", "f"), ToolUse("c", "g")), "tool_calls", USAGE),
          r"^ToolUse\.call_id: got 'c'; expected a call id used once per response$"),
     ],

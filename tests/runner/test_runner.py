@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import mail_scenario
 from minimal_agent import minimal_factory
 
@@ -135,6 +136,31 @@ def test_a_crash_during_recovery_that_never_fires_is_not_reached() -> None:
     assert result.trace.crash.second is None
     assert not result.crash_reached
     assert not result.passed
+
+
+@pytest.mark.parametrize("then", ["after_tool:mail#1", "journal:fsync#2"])
+def test_a_second_crash_strikes_where_the_scenario_says(then: str) -> None:
+    # Incarnation 1 dies before it sends; the restarted one sends and dies again there.
+    scenario = mail_scenario(crash={"points": "all", "then": then})
+    spec = CrashSpec("transcript:fsync#2", "after", "unsynced_lost")
+    result = run_case(case(spec), scenario, AGENT)
+    assert result.trace is not None
+    runs = [i for i in result.trace.incarnations if i.purpose == "run"]
+    assert [i.crashed_at for i in runs] == ["transcript:fsync#2", then, None]
+    assert result.trace.crash.second == then
+    assert result.passed, result.failed_verdicts
+
+
+def test_a_second_crash_the_run_already_passed_never_strikes() -> None:
+    # The mail went out before the first crash: no later incarnation sends it.
+    scenario = mail_scenario(crash={"points": "all", "then": "after_tool:mail#1"})
+    spec = CrashSpec("transcript:fsync#4", "before", "unsynced_lost")
+    result = run_case(case(spec), scenario, AGENT)
+    assert result.trace is not None
+    assert result.trace.crash.second is None
+    assert [i.crashed_at is not None for i in result.trace.incarnations
+            if i.purpose == "run"] == [True, False]
+    assert result.passed, result.failed_verdicts
 
 
 def test_no_crash_during_recovery_is_planned_after_the_last_point() -> None:

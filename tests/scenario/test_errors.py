@@ -442,3 +442,24 @@ verifier:
 def test_the_long_run_blocks_are_checked_where_they_stand(tmp_path: Path, extra: str,
                                                           line: str) -> None:
     assert_error(write(tmp_path, VALID + extra), line)
+
+
+def test_a_second_crash_needs_a_first_and_a_point_the_script_reaches(tmp_path: Path) -> None:
+    assert_error(
+        write(tmp_path, VALID + "crash: {then: 'after_tool:notes#1'}\n"),
+        "10:15: crash.then: a second crash needs a first one: got 'after_tool:notes#1'; "
+        "expected crash points besides 'none'. Set crash.points (such as 'all') or remove 'then'",
+    )
+    assert_error(
+        write(tmp_path, VALID + "crash: {points: all, during_recovery: true, "
+                                "then: 'notes:write#2'}\n"),
+        "10:51: crash.then: 'then' and 'during_recovery' both place the second crash: got "
+        "'notes:write#2'; expected one of them. Keep 'then' to crash at a chosen point, or "
+        "'during_recovery' to crash at the first point the recovery reaches",
+    )
+    assert_error(
+        write(tmp_path, VALID + "crash: {points: all, then: 'after_tool:ntoes#1'}\n"),
+        "10:28: crash.then: the crash point names a tool the scenario does not declare: got "
+        "'after_tool:ntoes#1'; expected one of 'after_tool:notes#1'. Did you mean "
+        "'after_tool:notes#1'?",
+    )
