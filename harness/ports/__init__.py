@@ -41,6 +41,13 @@ from harness.ports._dialect import (
     family_of,
 )
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
+from harness.ports._fault_meanings import (
+    BROKEN_STREAM_FAULTS,
+    CUTTING_FAULTS,
+    FAULT_MEANINGS,
+    SILENCING_FAULTS,
+    FaultMeaning,
+)
 from harness.ports._goals import (
     RESTART_POLICIES,
     VERIFIER_OUTCOMES,
@@ -76,18 +83,47 @@ from harness.ports._jobs import (
     Signal,
     Wakeup,
 )
+from harness.ports._prices import (
+    PRICES,
+    PRICES_AS_OF,
+    ModelPrice,
+    UsageBuckets,
+    cost,
+    has_price,
+    own_prices,
+    price_of,
+    use_prices,
+)
 from harness.ports._replies import TOOL_OUTCOMES, ToolOutcome, classify_reply, reply_failed
+from harness.ports._tool_kinds import (
+    CONCURRENCY_SAFE_TOOL_KINDS,
+    PURE_TOOL_KINDS,
+    TOOL_KIND_TRAITS,
+    TOOL_KINDS,
+    ToolKind,
+    ToolKindTraits,
+)
 from harness.ports._tools import Tool, ToolContext, ToolInvocation
 from harness.ports._usage import Usage
 
 __all__ = [
+    "BROKEN_STREAM_FAULTS",
     "CALENDAR_ORIGIN_UNIX",
     "CANCEL_TARGETS",
+    "CONCURRENCY_SAFE_TOOL_KINDS",
+    "CUTTING_FAULTS",
     "DIALECTS",
+    "FAULT_MEANINGS",
     "JOB_COMPLETED_MARKER",
+    "PRICES",
+    "PRICES_AS_OF",
+    "PURE_TOOL_KINDS",
     "RESTART_POLICIES",
+    "SILENCING_FAULTS",
     "SPECS",
     "STOP_STATES",
+    "TOOL_KINDS",
+    "TOOL_KIND_TRAITS",
     "TOOL_OUTCOMES",
     "VERIFIER_OUTCOMES",
     "Agent",
@@ -108,6 +144,7 @@ __all__ = [
     "DialectSpec",
     "Disk",
     "Family",
+    "FaultMeaning",
     "Goal",
     "GoalAction",
     "GoalAnswer",
@@ -121,6 +158,7 @@ __all__ = [
     "JobStatus",
     "Lease",
     "LoopClock",
+    "ModelPrice",
     "OutputChunk",
     "RecoveryReport",
     "RestartPolicy",
@@ -131,10 +169,13 @@ __all__ = [
     "ToolCallView",
     "ToolContext",
     "ToolInvocation",
+    "ToolKind",
+    "ToolKindTraits",
     "ToolOutcome",
     "ToolSpec",
     "TranscriptMessage",
     "Usage",
+    "UsageBuckets",
     "UsagePrices",
     "Verification",
     "VerifierOutcome",
@@ -143,12 +184,17 @@ __all__ = [
     "call_os",
     "check_dialect",
     "classify_reply",
+    "cost",
     "cut_at_limit",
     "dirname",
     "family_of",
+    "has_price",
     "idempotency_key",
     "normpath",
+    "own_prices",
+    "price_of",
     "reply_failed",
     "rng_stream",
     "sha256_json",
+    "use_prices",
 ]
