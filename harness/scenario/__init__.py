@@ -11,9 +11,8 @@ A scenario is plain data; the runner executes it. Load files with
 # Crash classes, HTTP statuses and tool kinds are the fakes' vocabulary, stop states the
 # agent contract's (DESIGN L5, in harness.ports); the scenario format names them as they do.
 from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, CrashClass
-from harness.ports import TOOL_KINDS, ToolKind
 from harness._errors import ScenarioError
-from harness.ports import DIALECTS, STOP_STATES, Dialect, StopState
+from harness.ports import DIALECTS, STOP_STATES, TOOL_KINDS, Dialect, StopState, ToolKind
 from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
 from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
 from harness.scenario._goals import (

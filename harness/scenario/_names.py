@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
-from harness.ports import CONCURRENCY_SAFE_TOOL_KINDS
 from harness import ports
+from harness.ports import CONCURRENCY_SAFE_TOOL_KINDS
 
 # Tool kinds are the neutral layer's (one description per kind: harness.ports.TOOL_KIND_TRAITS).
 # Reading and inspecting change nothing, so they may overlap with other calls by
