@@ -134,4 +134,7 @@ __all__ = [
     "scenario_json_schema",
     "validate_paths",
 ]
+# The fault models are made from the fault classes, so their names join the list here,
+# in its order: constants, then classes, then functions (as ruff sorts the literal above).
 __all__ += list(_FAULT_MODELS)
+__all__.sort(key=lambda name: (not name.isupper(), not name[:1].isupper(), name))
