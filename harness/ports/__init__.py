@@ -12,7 +12,10 @@ reply's outcome the scripted model and the checkers share (:func:`classify_reply
 It also holds the contract every agent is run under (:class:`Agent`,
 :class:`AgentPorts`, :class:`Task`, :class:`AgentOutcome`, the stop states and
 :class:`Usage`), so the scenario loader, the runner and the checkers know what an
-agent is without loading the reference agent.
+agent is without loading the reference agent. And it holds the tables the world and
+the checkers both read: what each tool kind is (:data:`TOOL_KIND_TRAITS`), what each
+fault does to a stream (:data:`FAULT_MEANINGS`) and what each model costs
+(:data:`PRICES`, :func:`cost`), so judging a trace never loads the fakes.
 """
 
 from harness.ports._agent import (
