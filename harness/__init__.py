@@ -12,12 +12,24 @@ private modules are for nobody)::
         result = harness.run_case(case, scenario)
         assert result.passed, result.failed_verdicts
 
-The names are imported on first use (PEP 562), so ``import harness`` loads nothing
-but this file: a command that needs one piece does not pay for the rest.
+The names are imported on first use (PEP 562), so ``import harness`` loads only the
+errors besides this file: a command that needs one piece does not pay for the rest.
 """
 
 from __future__ import annotations
 
+from harness._errors import (
+    AgentEntryError,
+    CaptureError,
+    ConfigError,
+    DiskError,
+    FaultError,
+    HarnessError,
+    JournalCorruptError,
+    ReportError,
+    ScenarioError,
+    VirtualDeadlockError,
+)
 from harness._lazy import lazy_exports as _lazy_exports
 
 # Not ``typing.TYPE_CHECKING``: importing typing would be most of this file's cost;
@@ -29,11 +41,6 @@ __version__ = "0.1.0"
 # Where each public name lives; the one list both the lazy import and the type checker
 # read (the block under TYPE_CHECKING repeats it as imports).
 _HOMES: dict[str, list[str]] = {
-    "harness._errors": [
-        "AgentEntryError", "CaptureError", "ConfigError", "DiskError", "FaultError",
-        "HarnessError", "JournalCorruptError", "ReportError", "ScenarioError",
-        "VirtualDeadlockError",
-    ],
     "harness.ports": [
         "STOP_STATES", "Agent", "AgentFactory", "AgentOutcome", "AgentPorts", "RecoveryReport",
         "StopState", "Task", "ToolCallView", "ToolSpec", "TranscriptMessage", "Usage",
@@ -50,18 +57,6 @@ _HOMES: dict[str, list[str]] = {
 
 if TYPE_CHECKING:
     from fakes import VirtualClock
-    from harness._errors import (
-        AgentEntryError,
-        CaptureError,
-        ConfigError,
-        DiskError,
-        FaultError,
-        HarnessError,
-        JournalCorruptError,
-        ReportError,
-        ScenarioError,
-        VirtualDeadlockError,
-    )
     from harness.checks import Verdict, VerdictStatus, check_trace
     from harness.ports import (
         STOP_STATES,
@@ -90,6 +85,15 @@ if TYPE_CHECKING:
 else:
     __getattr__ = _lazy_exports(__name__, _HOMES, rename=True)
 del TYPE_CHECKING
+
+
+# The errors are loaded with the package (every module of the harness raises them), so
+# they are named as a user imports them at once: a traceback says harness.ConfigError in
+# every process, whichever name was reached first.
+for _error in (AgentEntryError, CaptureError, ConfigError, DiskError, FaultError, HarnessError,
+               JournalCorruptError, ReportError, ScenarioError, VirtualDeadlockError):
+    _error.__module__ = __name__
+del _error
 
 
 def __dir__() -> list[str]:
