@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 from _quick import scaled
 
-from fakes._prices import price_of
+from harness.ports import price_of
 from reports import (
     cached_input_share,
     compare,

@@ -35,11 +35,8 @@ from fakes._crashdisk import (
 )
 from fakes._dialects import WIRE, WireDialect, chat_view
 from fakes._faults import (
-    BROKEN_STREAM_FAULTS,
-    CUTTING_FAULTS,
     FAULT_KINDS,
     HTTP_ERROR_STATUSES,
-    SILENCING_FAULTS,
     ByteAtATime,
     ConnectionReset,
     EmptyBody,
@@ -70,17 +67,6 @@ from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._jobs import NEIGHBOUR_SESSION, FakeJobRunner, JobSpec, RunnerJob, RunnerPort
 from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState
-from fakes._prices import (
-    PRICES,
-    PRICES_AS_OF,
-    ModelPrice,
-    UsageBuckets,
-    cost,
-    has_price,
-    own_prices,
-    price_of,
-    use_prices,
-)
 from fakes._provider import FakeProvider, ProviderRequest, Responder, output_tokens
 from fakes._quota import RATE_LIMIT_WIRES, Quota, QuotaWindow, RateLimitWire
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
@@ -97,15 +83,9 @@ from fakes._tokenizer import count_tokens
 from fakes._tools import (
     BEHAVIOURS,
     CHILD_ENVIRONMENT,
-    CONCURRENCY_SAFE_TOOL_KINDS,
     LOOP_BOUND_BEHAVIOURS,
-    PURE_TOOL_KINDS,
-    TOOL_KIND_TRAITS,
-    TOOL_KINDS,
     Behaviour,
     ToolFailure,
-    ToolKind,
-    ToolKindTraits,
     WorldTool,
     child_environment,
     run_in_process_group,
@@ -113,7 +93,27 @@ from fakes._tools import (
 from fakes._transport import IncomingRequest, ResponsePlan, play_steps, wait_before_headers
 from fakes._verifier import ScriptedVerifier, VerifierRule
 from fakes._wire import Emit, Hang, Pause, Reset, Step
-from harness.ports import idempotency_key
+from harness.ports import (
+    BROKEN_STREAM_FAULTS,
+    CONCURRENCY_SAFE_TOOL_KINDS,
+    CUTTING_FAULTS,
+    PRICES,
+    PRICES_AS_OF,
+    PURE_TOOL_KINDS,
+    SILENCING_FAULTS,
+    TOOL_KIND_TRAITS,
+    TOOL_KINDS,
+    ModelPrice,
+    ToolKind,
+    ToolKindTraits,
+    UsageBuckets,
+    cost,
+    has_price,
+    idempotency_key,
+    own_prices,
+    price_of,
+    use_prices,
+)
 
 __all__ = [
     "BEHAVIOURS",

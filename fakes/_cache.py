@@ -47,12 +47,10 @@ from fnmatch import fnmatchcase
 from typing import final
 
 from fakes._clock import _VirtualEventLoop
-from fakes._prices import UsageBuckets
 from fakes._script import ScriptedUsage
 from fakes._segments import SEGMENTS, CacheTtl, PromptView, Segment
 from harness._errors import ConfigError
-from harness.ports import Dialect, check_dialect, family_of
-from harness.ports._ids import rng_stream
+from harness.ports import Dialect, UsageBuckets, check_dialect, family_of, rng_stream
 
 MISS_KINDS: tuple[str, ...] = (
     "no_breakpoint", "below_min", "cold", "prefix_changed", "ttl_expired", "server_miss",

@@ -69,8 +69,7 @@ from typing import Literal, TypeVar, final, get_args
 
 from fakes._threads import settle_case_threads
 from harness._errors import ConfigError, one_of
-from harness.ports._disk import AppendFile, call_os, dirname, normpath
-from harness.ports._ids import rng_stream
+from harness.ports import AppendFile, call_os, dirname, normpath, rng_stream
 
 T = TypeVar("T")
 

@@ -24,7 +24,8 @@ Each class is the one declaration of its kind: its fields' annotations carry
 their limits and meaning (see :mod:`fakes._limits`), ``summary`` says what it
 does, ``breaks_stream`` whether a stream it bent is faulty even when every
 byte arrived, ``silences_stream`` and ``cuts_stream`` whether it leaves a begun
-stream silent or ends it early (the checkers read these, never a kind's name).
+stream silent or ends it early (these three come from :data:`harness.ports.FAULT_MEANINGS`,
+the table the checkers read too, never a kind's name).
 The scenario models, their JSON Schema and the checkers derive from it; the
 constructor checks every field against the same annotations (:func:`check_fields`).
 
@@ -67,7 +68,7 @@ from fakes._limits import (
 from fakes._script import ScriptedResponse, ToolUse
 from fakes._wire import Emit, Frame, Hang, LineEnding, Pause, Reset, Step
 from harness._errors import ConfigError
-from harness.ports import Dialect
+from harness.ports import FAULT_MEANINGS, Dialect
 
 Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
 LAYERS: tuple[Layer, ...] = get_args(Layer)
@@ -122,6 +123,14 @@ class Fault:
     cuts_stream: ClassVar[bool] = False
     """The stream ends early after its response began: a reset, an error event, no end."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # What a kind does to a stream is declared once, in the neutral layer the
+        # checkers read too; a class takes it from there by its own kind.
+        super().__init_subclass__(**kwargs)
+        meaning = FAULT_MEANINGS.get(cls.__dict__.get("kind", ""))
+        if meaning is not None:
+            cls.breaks_stream, cls.silences_stream, cls.cuts_stream = meaning
+
     def __post_init__(self) -> None:
         # Every field against its declared type and bounds, the ones the scenario
         # format reads too; then the rules that join fields, on values known sound.
@@ -150,7 +159,7 @@ def check_fields(fault: Fault) -> None:
     >>> Stall(after_events=1, seconds=10**7)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    harness._errors.ConfigError: Stall.seconds: got 10000000; expected a number of seconds ...
+    harness.ConfigError: Stall.seconds: got 10000000; expected a number of seconds ...
     """
     for name, hint in _declared(type(fault)):
         problem = field_problem(hint, getattr(fault, name))
@@ -404,7 +413,6 @@ class MalformedFrame(FrameFault):
 
     kind: ClassVar[str] = "malformed_frame"
     summary: ClassVar[str] = "Cut one JSON event's data in half, so it is not valid JSON."
-    breaks_stream: ClassVar[bool] = True
 
     index: Annotated[Index, Doc("Which event, from 0; it must carry JSON.")] = 1
 
@@ -436,9 +444,7 @@ class ErrorInStream(FrameFault):
     """
 
     kind: ClassVar[str] = "error_in_stream"
-    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = "An error event ends the 200 stream after some events (rule S10)."
-    breaks_stream: ClassVar[bool] = True
 
     after_events: Annotated[Index, Doc("Events sent before the error.")] = 1
     message: Annotated[Text, Doc("The error's message.")] = "Overloaded"
@@ -478,12 +484,10 @@ class NoTerminalEvent(FrameFault):
     """
 
     kind: ClassVar[str] = "no_terminal_event"
-    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Close the stream cleanly but leave out its terminal event (``[DONE]``, "
         "``message_stop``, ``response.completed``, Gemini's finishReason chunk; rule S9)."
     )
-    breaks_stream: ClassVar[bool] = True
 
     def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         return _drop_role(frames, "terminal")
@@ -518,7 +522,6 @@ class EmptyBody(FrameFault):
 
     kind: ClassVar[str] = "empty_body"
     summary: ClassVar[str] = "Answer 200 with stream headers and an empty body."
-    breaks_stream: ClassVar[bool] = True
 
     def apply_frames(self, _frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
         return ()
@@ -779,7 +782,6 @@ class Stall(ByteFault):
     """
 
     kind: ClassVar[str] = "stall"
-    silences_stream: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Keep the connection open and send nothing, for a while or for ever.\n\n"
         "``after_bytes: 0`` stalls after the headers, before the first body byte."
@@ -811,7 +813,6 @@ class ConnectionReset(ByteFault):
     """
 
     kind: ClassVar[str] = "connection_reset"
-    cuts_stream: ClassVar[bool] = True
     summary: ClassVar[str] = "Drop the connection mid-body (a transport error on the reading side)."
 
     after_bytes: AfterBytes = None
@@ -911,18 +912,6 @@ FAULT_TYPES: tuple[type[Fault], ...] = (
 )
 FAULT_KINDS: dict[str, type[Fault]] = {cls.kind: cls for cls in FAULT_TYPES}
 """Every fault class by the ``kind`` a scenario names it with."""
-
-BROKEN_STREAM_FAULTS: frozenset[str] = frozenset(
-    cls.kind for cls in FAULT_TYPES if cls.breaks_stream
-)
-"""The kinds after which a stream is faulty even when every byte arrived."""
-SILENCING_FAULTS: frozenset[str] = frozenset(
-    cls.kind for cls in FAULT_TYPES if cls.silences_stream
-)
-"""The kinds that leave a begun stream silent with its connection open."""
-CUTTING_FAULTS: frozenset[str] = frozenset(cls.kind for cls in FAULT_TYPES if cls.cuts_stream)
-"""The kinds that end a begun stream early."""
-
 
 def check_faults(faults: Sequence[Fault]) -> None:
     """Refuse combinations that cannot be honoured, before anything runs."""

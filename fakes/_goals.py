@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 
 from fakes._crashdisk import Incarnations
 from fakes._verifier import ScriptedVerifier
-from harness.ports._clock import Clock
-from harness.ports._goals import (
+from harness.ports import (
+    Clock,
     CompletionProof,
     Goal,
     GoalAction,

@@ -36,14 +36,14 @@ from typing import Any, final
 
 from fakes._clock import VirtualClock
 from fakes._crashdisk import Incarnations
-from harness.ports._hashing import sha256_json
-from harness.ports._jobs import (
+from harness.ports import (
     JobIdentity,
     JobRunnerUnavailable,
     JobStatus,
     OutputChunk,
     Signal,
     Wakeup,
+    sha256_json,
 )
 from harness.trace import ReadRecord, SignalRecord
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from fakes._crashdisk import Incarnations
-from harness.ports._clock import Clock
+from harness.ports import Clock
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,7 @@ from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
 from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext, Reset
 from harness._errors import ConfigError, FaultError
-from harness.ports import CALENDAR_ORIGIN_UNIX, Dialect, check_dialect
-from harness.ports._ids import rng_stream
+from harness.ports import CALENDAR_ORIGIN_UNIX, Dialect, check_dialect, rng_stream
 
 if TYPE_CHECKING:
     import httpx

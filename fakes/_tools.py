@@ -33,19 +33,22 @@ import signal
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, final, get_args
+from typing import Any, Literal, final
 
 from fakes._ledger import ToolLedger
 from harness._environment import host_environment
 from harness._errors import ConfigError, one_of
-from harness.ports._hashing import idempotency_key
-from harness.ports._tools import ToolContext
+from harness.ports import (
+    TOOL_KIND_TRAITS,
+    TOOL_KINDS,
+    ToolContext,
+    ToolKind,
+    idempotency_key,
+)
 
-ToolKind = Literal["append", "send", "put", "read", "inspect"]
 BehaviourKind = Literal[
     "instant", "slow", "failing", "hanging", "ignores_cancellation", "subprocess"
 ]
-TOOL_KINDS: tuple[ToolKind, ...] = get_args(ToolKind)
 BEHAVIOURS: tuple[BehaviourKind, ...] = (
     "instant",
     "slow",
@@ -58,35 +61,6 @@ BEHAVIOURS: tuple[BehaviourKind, ...] = (
 #: a tool called from blocking code, with no loop running, cannot take them.
 LOOP_BOUND_BEHAVIOURS: frozenset[BehaviourKind] = frozenset(
     {"hanging", "ignores_cancellation", "subprocess"})
-
-
-class ToolKindTraits(NamedTuple):
-    """What a tool kind is, for every reader: the fakes, the scenario, the runner, the checks.
-
-    ``idempotent``: repeating it is harmless (I1 counts its keys, not its effects);
-    ``pure``: it changes nothing (no side effect to find in the ledger, I10);
-    ``concurrency_safe``: it may run beside other calls unless declared otherwise (L2).
-    """
-
-    idempotent: bool
-    pure: bool
-    concurrency_safe: bool
-
-
-#: The one description of each tool kind.
-TOOL_KIND_TRAITS: Mapping[ToolKind, ToolKindTraits] = {
-    "append": ToolKindTraits(idempotent=False, pure=False, concurrency_safe=False),
-    "send": ToolKindTraits(idempotent=False, pure=False, concurrency_safe=False),
-    "put": ToolKindTraits(idempotent=True, pure=False, concurrency_safe=False),
-    "read": ToolKindTraits(idempotent=True, pure=True, concurrency_safe=True),
-    "inspect": ToolKindTraits(idempotent=True, pure=True, concurrency_safe=True),
-}
-PURE_TOOL_KINDS: frozenset[ToolKind] = frozenset(
-    kind for kind, traits in TOOL_KIND_TRAITS.items() if traits.pure
-)
-CONCURRENCY_SAFE_TOOL_KINDS: frozenset[ToolKind] = frozenset(
-    kind for kind, traits in TOOL_KIND_TRAITS.items() if traits.concurrency_safe
-)
 
 
 class ToolFailure(Exception):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.ports._goals import CheckRun, CriterionVerdict, Goal, Verification, VerifierOutcome
+from harness.ports import CheckRun, CriterionVerdict, Goal, Verification, VerifierOutcome
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 
 
-def lazy_exports(package: str, modules: Mapping[str, Sequence[str]]) -> Callable[[str], object]:
+def lazy_exports(package: str, modules: Mapping[str, Sequence[str]], *,
+                 rename: bool = False) -> Callable[[str], object]:
     """A module ``__getattr__`` (PEP 562) for ``package``: each name of ``modules[module]``
-    is imported from that module on first use and then kept on the package."""
+    is imported from that module on first use and then kept on the package.
+
+    With ``rename``, a class or function handed out this way says it belongs to
+    ``package`` (its ``__module__``), as httpx's do, so ``repr``, help and error
+    messages show the name a user imports rather than a private module's."""
     home = {name: module for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> object:
@@ -29,6 +35,8 @@ def lazy_exports(package: str, modules: Mapping[str, Sequence[str]]) -> Callable
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
+        if rename and isinstance(value, type | types.FunctionType):
+            value.__module__ = package
         setattr(sys.modules[package], name, value)
         return value
 

@@ -17,10 +17,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from fakes import CUTTING_FAULTS
 from harness._inputs import read_input
 from harness._redact import redact_text
-from harness.ports import cut_at_limit
+from harness.ports import CUTTING_FAULTS, cut_at_limit
 from harness.runner._points import is_world_point
 from harness.runner._results import CaseResult, Verdict
 from harness.scenario import Scenario

@@ -22,7 +22,7 @@ Rows = list[tuple[str, ...]]
 
 def _reply_statuses() -> Rows:
     from harness.agent._tools import REPLY_STATUS_MEANINGS, REPLY_STATUSES
-    from harness.ports._replies import classify_reply
+    from harness.ports import classify_reply
 
     return [(f"`{status}`", REPLY_STATUS_MEANINGS[status],
              f"`{classify_reply(json.dumps({'status': status}))}`")
@@ -68,7 +68,7 @@ def _fault_kinds() -> Rows:
 
 
 def _dialects() -> Rows:
-    from harness.ports._dialect import DIALECTS, SPECS
+    from harness.ports import DIALECTS, SPECS
 
     return [(f"`{name}`", f"`{SPECS[name].path}`",
              f"`{SPECS[name].sdk_base}`" if SPECS[name].sdk_base else "(none)")

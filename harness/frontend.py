@@ -29,5 +29,9 @@ else:
         "harness._journal": ["Unfinished", "unfinished_run"],
     })
 
-__all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "load_price_file", "output_path",
-           "parse_seed", "read_input", "unfinished_run", "use_price_file", "write_atomic"]
+# lazy_exports: a front end's package (reports) loads its heavy names on first use too.
+lazy_exports = _lazy.lazy_exports
+
+__all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "lazy_exports", "load_price_file",
+           "output_path", "parse_seed", "read_input", "unfinished_run", "use_price_file",
+           "write_atomic"]

@@ -14,10 +14,10 @@ two releases with paired bootstrap intervals, and gate a deploy on seed 002
     raise SystemExit(gate.exit_code)
 """
 
-import importlib
 import typing
 
 from harness import ReportError
+from harness.frontend import lazy_exports as _lazy_exports
 
 # polars, numpy and jinja2 load on first use of a name below, so that the ``harness``
 # command line, which builds the compare and gate parsers (reports._commands), loads
@@ -84,16 +84,7 @@ if typing.TYPE_CHECKING:
         RUN_SCHEMA,
     )
 else:
-    _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its module on first use and kept (PEP 562)."""
-        module = _HOME.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
+    __getattr__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ATTEMPT_FROM_RUNNER",

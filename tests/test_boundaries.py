@@ -9,6 +9,7 @@ read, and imported, on its own.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,16 +102,101 @@ def test_modules_import_one_another_without_a_circle(package: str) -> None:
     assert cycles == []
 
 
-def test_the_runner_reaches_the_checkers_only_through_their_public_face() -> None:
-    # The runner writes the trace and owns its types (harness.trace); the checkers'
-    # private modules are theirs alone.
-    found = [
-        f"{name} imports {target}"
-        for name, path in package_modules("harness.runner").items()
-        for target in imported_modules(path)
-        if target.startswith("harness.checks._")
-    ]
-    assert found == []
+# A package's private modules (a name part starting with "_") are its own: another
+# package imports its public names. The exceptions are the helpers every package shares
+# (the errors, the redaction of secrets, lazy exports), and the imports held below,
+# counted per (importing package, owning package) as they stood when the rule came:
+# a count may only fall (lower it when you remove one); a pair not listed has none.
+# The runner, for one, reaches the checkers only through their public face.
+SHARED_HELPERS = ("harness._errors", "harness._redact", "harness._lazy")
+HELD: dict[tuple[str, str], int] = {
+    ("fakes", "harness"): 1,
+    ("harness", "harness.agent"): 4,
+    ("harness", "harness.fuzz"): 2,
+    ("harness", "harness.ports"): 1,
+    ("harness", "harness.record"): 2,
+    ("harness", "harness.runner"): 30,
+    ("harness", "harness.scenario"): 7,
+    ("harness", "harness.serve"): 4,
+    ("harness", "reports"): 2,
+    ("harness.agent", "harness.ports"): 1,
+    ("harness.fuzz", "harness"): 5,
+    ("harness.fuzz", "harness.runner"): 3,
+    ("harness.fuzz", "harness.scenario"): 2,
+    ("harness.intercept", "harness"): 1,
+    ("harness.record", "fakes"): 1,
+    ("harness.record", "harness"): 2,
+    ("harness.record", "harness.fuzz"): 1,
+    ("harness.record", "harness.scenario"): 3,
+    ("harness.runner", "harness"): 4,
+    ("harness.runner", "harness.intercept"): 2,
+    ("harness.runner", "harness.trace"): 1,
+    ("harness.scenario", "fakes"): 3,
+    ("harness.scenario", "harness"): 1,
+    ("harness.serve", "fakes"): 1,
+    ("harness.serve", "harness"): 3,
+    ("harness.serve", "harness.runner"): 14,
+}
+LIBRARY = ("harness", "fakes", "reports")
+
+
+def _statement_targets(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        return [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return []
+
+
+def _private_home(target: str) -> tuple[str, str] | None:
+    """(owning package, private module) of a target naming a private part, or None."""
+    parts = target.split(".")
+    for index, part in enumerate(parts):
+        if _private(part):
+            return ".".join(parts[:index]), ".".join(parts[: index + 1])
+    return None
+
+
+def _foreign_private_owners(importer: str, node: ast.AST) -> set[str]:
+    """The packages whose private modules one import statement of ``importer`` reaches."""
+    owners = set()
+    for target in _statement_targets(node):
+        home = _private_home(target)
+        if (home is not None and target.split(".")[0] in LIBRARY and home[0] != importer
+                and home[1] not in SHARED_HELPERS):
+            owners.add(home[0])
+    return owners
+
+
+def foreign_private_imports() -> Counter[tuple[str, str]]:
+    """Per (importing package, owning package): the statements importing the owner's privates."""
+    found: Counter[tuple[str, str]] = Counter()
+    for top in LIBRARY:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            importer = ".".join(path.relative_to(ROOT).parent.parts)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                found.update((importer, owner) for owner in _foreign_private_owners(importer, node))
+    return found
+
+
+def test_a_package_imports_another_package_s_private_modules_only_as_held() -> None:
+    found = foreign_private_imports()
+    grown = {pair: f"{count} > {HELD.get(pair, 0)}" for pair, count in sorted(found.items())
+             if count > HELD.get(pair, 0)}
+    assert grown == {}, "import the owner's public name instead (its __init__ exports it)"
+
+
+def test_the_import_rule_sees_a_private_import_of_another_package() -> None:
+    # The rule's own reading, on statements whose answer is known.
+    def owners(importer: str, source: str) -> set[str]:
+        return _foreign_private_owners(importer, ast.parse(source).body[0])
+
+    assert owners("harness.runner", "from harness.checks._timing import check_s1") == {
+        "harness.checks"}
+    assert owners("harness.runner", "from harness.runner._world import World") == set()
+    assert owners("harness.runner", "from harness._errors import ConfigError") == set()
+    assert owners("fakes", "from harness import _vocabulary") == {"harness"}
+    assert owners("reports", "import harness.trace._records") == {"harness.trace"}
 
 
 def test_the_pytest_plugin_does_not_import_the_command_line() -> None:

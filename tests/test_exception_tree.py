@@ -23,10 +23,13 @@ PRIVATE_SIGNALS = {"ScenarioProblems", "CaseFailed", "_Silence", "_AliasCycleErr
 def project_exceptions() -> set[type[BaseException]]:
     found: set[type[BaseException]] = set()
     for package in (harness, fakes, reports):
-        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            if info.name.endswith("__main__"):
+        # The package itself too: the errors a user catches say they are harness's.
+        names = [package.__name__, *(info.name for info in pkgutil.walk_packages(
+            package.__path__, package.__name__ + "."))]
+        for name in names:
+            if name.endswith("__main__"):
                 continue
-            module = importlib.import_module(info.name)
+            module = importlib.import_module(name)
             found |= {
                 value for value in vars(module).values()
                 if inspect.isclass(value) and issubclass(value, BaseException)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.agent._classify import ProviderError, is_infra_failure
-from harness.ports._clock import Clock
+from harness.ports import Clock
 
 BreakerState = Literal["closed", "open", "half_open"]
 

@@ -49,8 +49,7 @@ from harness.agent._jobs import JobSupervisor
 from harness.agent._journal import DurableLineFile
 from harness.agent._stream_client import StreamClient
 from harness.agent._tool_runner import ToolRunner
-from harness.ports._disk import Disk
-from harness.ports._jobs import CancelAck, CancelRequest, CancelTarget
+from harness.ports import CancelAck, CancelRequest, CancelTarget, Disk
 
 CancelHandler = Callable[[CancelRequest], CancelAck]
 

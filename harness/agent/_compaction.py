@@ -66,7 +66,7 @@ from harness.agent._session_log import (
     decode_assistant,
     decode_reply,
 )
-from harness.ports._clock import Clock
+from harness.ports import Clock
 
 CompactionReason = Literal["context_overflow", "threshold"]
 

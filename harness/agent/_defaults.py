@@ -9,7 +9,7 @@ seed 002 §19.1 (the four implementations' retry policies) and seed 002
 >>> StreamConfig(max_attempts=0)
 Traceback (most recent call last):
 ...
-harness._errors.ConfigError: max_attempts: got 0; expected an integer >= 1
+harness.ConfigError: max_attempts: got 0; expected an integer >= 1
 """
 
 from __future__ import annotations

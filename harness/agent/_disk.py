@@ -20,7 +20,7 @@ import os
 from types import TracebackType
 from typing import final
 
-from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
+from harness.ports import AppendFile, Disk, call_os, dirname, normpath
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

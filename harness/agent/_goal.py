@@ -43,8 +43,7 @@ from typing import Any, Literal
 
 from harness.agent._lease import ExecutionLease
 from harness.agent._session_log import SessionLog, SessionRecord, SessionView
-from harness.ports import StopState
-from harness.ports._clock import Clock
+from harness.ports import Clock, StopState
 from harness.ports._goals import (
     TERMINAL_GOAL_STATUSES,
     CompletionProof,

@@ -50,19 +50,20 @@ from typing import Any, Final, Literal
 from harness.agent._journal import DurableLineFile, Execution, Outcome, ToolJournal
 from harness.agent._session_log import SessionLog
 from harness.agent._tools import ReplyStatus, ToolReply
-from harness.ports import AgentPorts
-from harness.ports._clock import Clock
-from harness.ports._disk import Disk
-from harness.ports._hashing import sha256_json
-from harness.ports._jobs import (
+from harness.ports import (
     JOB_COMPLETED_MARKER,
+    AgentPorts,
+    Clock,
+    Disk,
     JobIdentity,
     JobPort,
     JobRunnerUnavailable,
     JobStatus,
+    ToolContext,
+    ToolInvocation,
     Wakeup,
+    sha256_json,
 )
-from harness.ports._tools import ToolContext, ToolInvocation
 
 JOBS_FILE: Final = "jobs.jsonl"
 #: How often a waiter reads the job's output and records the offset (virtual seconds).

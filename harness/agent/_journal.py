@@ -31,11 +31,7 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 from harness._errors import HarnessError, JournalCorruptError
 from harness.agent._disk import ensure_dir
-from harness.ports._clock import Clock
-from harness.ports._disk import AppendFile, Disk, dirname
-from harness.ports._hashing import sha256_json
-from harness.ports._ids import IdSource
-from harness.ports._tools import ToolInvocation
+from harness.ports import AppendFile, Clock, Disk, IdSource, ToolInvocation, dirname, sha256_json
 
 # Shared encoders: json.dumps builds a new one per call, and every record uses one.
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))

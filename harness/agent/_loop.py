@@ -119,17 +119,18 @@ from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, re
 from harness.ports import (
     AgentOutcome,
     AgentPorts,
+    CancelAck,
+    CancelRequest,
+    GoalPort,
+    IdSource,
     RecoveryReport,
     StopState,
     Task,
     ToolCallView,
+    ToolInvocation,
     TranscriptMessage,
     Usage,
 )
-from harness.ports._goals import GoalPort
-from harness.ports._ids import IdSource
-from harness.ports._jobs import CancelAck, CancelRequest
-from harness.ports._tools import ToolInvocation
 
 SESSION_FILE = "session.jsonl"
 JOURNAL_FILE = "journal.jsonl"

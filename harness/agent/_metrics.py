@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, final
 
 from harness._errors import DiskError
-from harness.ports._disk import Disk
+from harness.ports import Disk
 
 
 class MetricsSink(Protocol):

@@ -69,9 +69,7 @@ from harness.agent._journal import DurableLineFile, LineMemo, typed_field
 from harness.agent._messages import ToolCall
 from harness.agent._retry_log import RetryEvent
 from harness.agent._tools import ToolReply
-from harness.ports import Usage
-from harness.ports._clock import Clock
-from harness.ports._disk import Disk
+from harness.ports import Clock, Disk, Usage
 
 # One encoder for every line: json.dumps builds a new one per call.
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)

@@ -68,10 +68,7 @@ from harness.agent._dialects import (
 from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
 from harness.agent._sse import SSEDecoder, SSEEvent
-from harness.ports import Usage
-from harness.ports._clock import Clock
-from harness.ports._dialect import SPECS, Dialect, check_dialect
-from harness.ports._ids import IdSource, rng_stream
+from harness.ports import SPECS, Clock, Dialect, IdSource, Usage, check_dialect, rng_stream
 
 Outcome: TypeAlias = Literal["committed", "truncated", "failed"]
 AttemptStatus: TypeAlias = Literal["complete", "truncated", "interrupted", "failed"]

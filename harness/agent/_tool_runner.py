@@ -33,8 +33,7 @@ from harness._errors import DiskError
 from harness.agent._budget_tree import SubBudget
 from harness.agent._journal import Outcome, ToolJournal
 from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
-from harness.ports._clock import Clock
-from harness.ports._tools import Tool, ToolContext, ToolInvocation
+from harness.ports import Clock, Tool, ToolContext, ToolInvocation
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 # Strict JSON: a NaN is no JSON value, and a provider rejects a body holding one.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-from harness.ports._tools import ToolInvocation
+from harness.ports import ToolInvocation
 
 #: How a reply tells the model what happened (seed 002 §19.1 names the two that matter:
 #: ``not_started`` is TOOL_NOT_STARTED, ``unknown`` is TOOL_OUTCOME_UNKNOWN).

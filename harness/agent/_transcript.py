@@ -33,8 +33,7 @@ from typing import Any
 
 from harness.agent._journal import NOT_STARTED_OUTCOMES, DurableLineFile, Execution
 from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
-from harness.ports._disk import Disk
-from harness.ports._tools import ToolInvocation
+from harness.ports import Disk, ToolInvocation
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import fakes
 from harness.checks._verdict import Verdict
+from harness.ports import UsageBuckets, has_price
+from harness.ports import cost as cost_of
 from harness.trace import RequestRecord, Trace
 
 _EPS = 1e-6
@@ -34,11 +35,11 @@ def _billed(request: RequestRecord) -> tuple[int, Decimal]:
         return 0, Decimal(0)
     tokens = usage.input_tokens + usage.output_tokens
     model = request.model or ""
-    if not fakes.has_price(model):
+    if not has_price(model):
         return tokens, Decimal(0)
-    buckets = fakes.UsageBuckets(uncached_input=usage.input_tokens - usage.cache_read_tokens,
+    buckets = UsageBuckets(uncached_input=usage.input_tokens - usage.cache_read_tokens,
                                  cache_read=usage.cache_read_tokens, output=usage.output_tokens)
-    return tokens, fakes.cost(model, buckets)
+    return tokens, cost_of(model, buckets)
 
 
 def check_spend(trace: Trace) -> Verdict | None:

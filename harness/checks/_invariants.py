@@ -23,13 +23,19 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from fakes import PURE_TOOL_KINDS, TOOL_KIND_TRAITS, idempotency_key
 from harness.checks._always import always_verdicts
 from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._loop_guard import check_l3
 from harness.checks._tolerance import late_tolerance
 from harness.checks._verdict import Verdict
-from harness.ports import asked_for, cut_at_limit, reply_failed
+from harness.ports import (
+    PURE_TOOL_KINDS,
+    TOOL_KIND_TRAITS,
+    asked_for,
+    cut_at_limit,
+    idempotency_key,
+    reply_failed,
+)
 from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
 
 _MAX_EVIDENCE = 12

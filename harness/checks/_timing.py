@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import math
 
-from fakes import SILENCING_FAULTS
 from harness.checks._tolerance import early_tolerance, late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
+from harness.ports import SILENCING_FAULTS
 from harness.trace import InvocationRecord, RequestRecord, Trace
 
 # Virtual times are sums of float seconds; a wait honoured to the microsecond is honoured.

@@ -12,7 +12,10 @@ reply's outcome the scripted model and the checkers share (:func:`classify_reply
 It also holds the contract every agent is run under (:class:`Agent`,
 :class:`AgentPorts`, :class:`Task`, :class:`AgentOutcome`, the stop states and
 :class:`Usage`), so the scenario loader, the runner and the checkers know what an
-agent is without loading the reference agent.
+agent is without loading the reference agent. And it holds the tables the world and
+the checkers both read: what each tool kind is (:data:`TOOL_KIND_TRAITS`), what each
+fault does to a stream (:data:`FAULT_MEANINGS`) and what each model costs
+(:data:`PRICES`, :func:`cost`), so judging a trace never loads the fakes.
 """
 
 from harness.ports._agent import (
@@ -41,6 +44,13 @@ from harness.ports._dialect import (
     family_of,
 )
 from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
+from harness.ports._fault_meanings import (
+    BROKEN_STREAM_FAULTS,
+    CUTTING_FAULTS,
+    FAULT_MEANINGS,
+    SILENCING_FAULTS,
+    FaultMeaning,
+)
 from harness.ports._goals import (
     RESTART_POLICIES,
     VERIFIER_OUTCOMES,
@@ -76,18 +86,47 @@ from harness.ports._jobs import (
     Signal,
     Wakeup,
 )
+from harness.ports._prices import (
+    PRICES,
+    PRICES_AS_OF,
+    ModelPrice,
+    UsageBuckets,
+    cost,
+    has_price,
+    own_prices,
+    price_of,
+    use_prices,
+)
 from harness.ports._replies import TOOL_OUTCOMES, ToolOutcome, classify_reply, reply_failed
+from harness.ports._tool_kinds import (
+    CONCURRENCY_SAFE_TOOL_KINDS,
+    PURE_TOOL_KINDS,
+    TOOL_KIND_TRAITS,
+    TOOL_KINDS,
+    ToolKind,
+    ToolKindTraits,
+)
 from harness.ports._tools import Tool, ToolContext, ToolInvocation
 from harness.ports._usage import Usage
 
 __all__ = [
+    "BROKEN_STREAM_FAULTS",
     "CALENDAR_ORIGIN_UNIX",
     "CANCEL_TARGETS",
+    "CONCURRENCY_SAFE_TOOL_KINDS",
+    "CUTTING_FAULTS",
     "DIALECTS",
+    "FAULT_MEANINGS",
     "JOB_COMPLETED_MARKER",
+    "PRICES",
+    "PRICES_AS_OF",
+    "PURE_TOOL_KINDS",
     "RESTART_POLICIES",
+    "SILENCING_FAULTS",
     "SPECS",
     "STOP_STATES",
+    "TOOL_KINDS",
+    "TOOL_KIND_TRAITS",
     "TOOL_OUTCOMES",
     "VERIFIER_OUTCOMES",
     "Agent",
@@ -108,6 +147,7 @@ __all__ = [
     "DialectSpec",
     "Disk",
     "Family",
+    "FaultMeaning",
     "Goal",
     "GoalAction",
     "GoalAnswer",
@@ -121,6 +161,7 @@ __all__ = [
     "JobStatus",
     "Lease",
     "LoopClock",
+    "ModelPrice",
     "OutputChunk",
     "RecoveryReport",
     "RestartPolicy",
@@ -131,10 +172,13 @@ __all__ = [
     "ToolCallView",
     "ToolContext",
     "ToolInvocation",
+    "ToolKind",
+    "ToolKindTraits",
     "ToolOutcome",
     "ToolSpec",
     "TranscriptMessage",
     "Usage",
+    "UsageBuckets",
     "UsagePrices",
     "Verification",
     "VerifierOutcome",
@@ -143,12 +187,17 @@ __all__ = [
     "call_os",
     "check_dialect",
     "classify_reply",
+    "cost",
     "cut_at_limit",
     "dirname",
     "family_of",
+    "has_price",
     "idempotency_key",
     "normpath",
+    "own_prices",
+    "price_of",
     "reply_failed",
     "rng_stream",
     "sha256_json",
+    "use_prices",
 ]

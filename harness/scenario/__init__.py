@@ -10,9 +10,9 @@ A scenario is plain data; the runner executes it. Load files with
 
 # Crash classes, HTTP statuses and tool kinds are the fakes' vocabulary, stop states the
 # agent contract's (DESIGN L5, in harness.ports); the scenario format names them as they do.
-from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, TOOL_KINDS, CrashClass, ToolKind
+from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, CrashClass
 from harness._errors import ScenarioError
-from harness.ports import DIALECTS, STOP_STATES, Dialect, StopState
+from harness.ports import DIALECTS, STOP_STATES, TOOL_KINDS, Dialect, StopState, ToolKind
 from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
 from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
 from harness.scenario._goals import (
@@ -134,4 +134,7 @@ __all__ = [
     "scenario_json_schema",
     "validate_paths",
 ]
+# The fault models are made from the fault classes, so their names join the list here,
+# in its order: constants, then classes, then functions (as ruff sorts the literal above).
 __all__ += list(_FAULT_MODELS)
+__all__.sort(key=lambda name: (not name.isupper(), not name[:1].isupper(), name))

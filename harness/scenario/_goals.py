@@ -17,7 +17,7 @@ from typing import Annotated, Self
 from pydantic import Field, model_validator
 
 from fakes import GoalEdit, ScriptedVerifier, VerifierRule
-from harness.ports._goals import Goal, GoalBudget, RestartPolicy, VerifierOutcome
+from harness.ports import Goal, GoalBudget, RestartPolicy, VerifierOutcome
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Count, Seconds
 from harness.scenario._names import TOOL_NAME_PATTERN

@@ -3,7 +3,7 @@
 The ``Literal`` aliases type the model fields; the tuples beside them are the same
 values for error messages, the fakes and the runner. Changing a name here changes
 the JSON Schema, the loader's "did you mean" lists and every consumer at once. The
-dialects (:mod:`harness.ports`) and the tool kinds (:mod:`fakes`) are named where
+dialects (:mod:`harness.ports`) and the tool kinds (:mod:`harness.ports`) are named where
 the agent core and the fakes read them too::
 
     >>> "crlf" in LINE_ENDING_STYLES
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
-from fakes import CONCURRENCY_SAFE_TOOL_KINDS
 from harness import ports
+from harness.ports import CONCURRENCY_SAFE_TOOL_KINDS
 
-# Tool kinds are the fakes' (one description per kind: fakes.TOOL_KIND_TRAITS).
+# Tool kinds are the neutral layer's (one description per kind: harness.ports.TOOL_KIND_TRAITS).
 # Reading and inspecting change nothing, so they may overlap with other calls by
 # default; every other kind writes a resource and runs alone unless declared safe.
 CONCURRENCY_SAFE_KINDS: Final = CONCURRENCY_SAFE_TOOL_KINDS

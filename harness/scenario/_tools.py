@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import Field
 
-from fakes import ToolKind
+from harness.ports import ToolKind
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Seconds, as_fake_fields
 from harness.scenario._names import CONCURRENCY_SAFE_KINDS, TARGET_PATTERN

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import types
-import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from harness.trace import _jobs, _records
 from harness.trace._records import Trace
+
+_RECORD_NAMESPACE: dict[str, Any] = {**vars(_jobs), **vars(_records)}
 
 _NONE = type(None)
 
@@ -225,8 +227,9 @@ def _is_named_tuple(kind: type) -> bool:
 
 def _hints(kind: type) -> dict[str, Any]:
     """A record's field types (the records use postponed annotations)."""
-    module = typing.cast(Any, __import__(kind.__module__, fromlist=["_"]))
-    hints = get_type_hints(kind, vars(module))
+    # The records' own modules, not ``kind.__module__``: a record the top-level package
+    # hands out says it belongs to ``harness``, whose namespace has no field types.
+    hints = get_type_hints(kind, _RECORD_NAMESPACE)
     if dataclasses.is_dataclass(kind):
         names = {f.name for f in dataclasses.fields(kind)}
         return {k: v for k, v in hints.items() if k in names}

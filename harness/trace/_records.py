@@ -32,7 +32,7 @@ from harness.trace._jobs import CancelRecord, JobRecord
 #: ``partial``: some bytes, then a reset, a hang cut by the client, or a close;
 #: ``broken``: every byte arrived but the stream itself is faulty (no terminal
 #: event, an error event, a malformed frame, an empty body: the faults the fakes
-#: declare with ``breaks_stream``, see :data:`fakes.BROKEN_STREAM_FAULTS`);
+#: declare with ``breaks_stream``, see :data:`harness.ports.BROKEN_STREAM_FAULTS`);
 #: ``http_error``: a non-200 answer; ``refused``: a dead incarnation asked.
 Delivery = Literal["complete", "partial", "broken", "http_error", "refused"]
 #: Why an incarnation ran: the case's own run, or a second ``recover()`` (I11).

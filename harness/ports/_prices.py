@@ -1,5 +1,8 @@
 """A dated price table for the fake models, and the cost of a request's usage.
 
+It lives in the neutral layer because both the fake providers (which bill a cache)
+and the checkers (which price a trace's usage) read it.
+
 Prices are USD per million tokens, per bucket. Usage buckets are disjoint
 (DESIGN §7): uncached input, cache read, cache write (5 min / 1 h) and output
 add up to everything billed, so ``cost`` is a plain sum and never double-counts
