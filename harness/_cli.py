@@ -73,8 +73,8 @@ if TYPE_CHECKING:
     from harness._journal import JournalRead
     from harness._output import RunFolder
     from harness._preflight import Request
+    from harness.runner import Case, CaseResult, CrashSpec, CrashWhen
     from harness.runner._guest import Step
-    from harness.runner._results import Case, CaseResult, CrashSpec, CrashWhen
     from harness.scenario import Scenario
 
 #: What each exit code of ``harness run`` means (``--exec`` too).
@@ -693,9 +693,8 @@ def parse_crash_at(text: str) -> CrashSpec:
     """
     import re
 
+    from harness.runner import ERROR_CLASSES, CrashSpec
     from harness.runner._points import WORLD_POINT_PATTERN
-    from harness.runner._results import CrashSpec
-    from harness.runner._run import ERROR_CLASSES
     from harness.scenario import CRASH_CLASSES, did_you_mean
 
     match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"

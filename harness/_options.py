@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from harness.runner._results import Case
+    from harness.runner import Case
     from harness.scenario import Scenario
 
 #: The largest seed a scenario file may give (its schema's bound); --seed keeps to it too.

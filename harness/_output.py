@@ -397,7 +397,7 @@ def _output_from_row(kept: Mapping[str, Any] | None) -> AgentOutput | None:
 def result_from_row(row: Mapping[str, Any]) -> CaseResult:
     """The result a ``cases.jsonl`` row records, without its attempts or advice: enough
     for a summary and for what no case reached (``harness merge``)."""
-    from harness.runner._results import CrashSpec
+    from harness.runner import CrashSpec
 
     crash = None
     if row["crash_point"] is not None:

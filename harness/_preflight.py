@@ -28,9 +28,8 @@ from harness._options import with_absorbed, with_overrides
 from harness.scenario import did_you_mean
 
 if TYPE_CHECKING:
+    from harness.runner import AgentUnderTest, Case, CrashSpec
     from harness.runner._guest import Step
-    from harness.runner._results import Case, CrashSpec
-    from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
 # A long point list drowns the message; `harness points` shows them all.
@@ -114,9 +113,9 @@ def _contained_preflight(request: Request, files: int, loaded: list[tuple[Scenar
                          errors: list[ScenarioError], *, thorough: bool, timeout: float,
                          longer: str) -> Preflight:
     """:func:`preflight`'s agent checks in a contained process; what they found as data."""
+    from harness.runner import Case, CrashSpec
     from harness.runner._contain import tool_env_names
     from harness.runner._guest import contained
-    from harness.runner._results import Case, CrashSpec
 
     found = contained(lambda step: _checks_as_data(request, loaded, thorough, step),
                       timeout=timeout, longer=longer,
@@ -173,7 +172,7 @@ def load_agent(spec: str | None, targets: Sequence[tuple[str, str]] = ()
                ) -> AgentUnderTest | None:
     """The ``--agent`` agent (with the ``--target`` tool functions), or ``None``: the reference."""
     from harness.intercept import PlainEntry
-    from harness.runner._agents import load_agent_factory
+    from harness.runner import load_agent_factory
 
     agent = load_agent_factory(spec) if spec is not None else None
     if isinstance(agent, PlainEntry):
@@ -214,7 +213,7 @@ def plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
     only ``--crash-at`` (which must be reached)."""
     from harness import runner
     from harness._options import chosen_cases
-    from harness.runner._results import Case
+    from harness.runner import Case
 
     if crash_at is None:
         return chosen_cases(runner.plan_cases(scenario, source, agent), crash)

@@ -44,7 +44,7 @@ def _when_outcomes() -> Rows:
 
 def _crash_classes() -> Rows:
     from fakes import CRASH_CLASS_MEANINGS, CRASH_CLASSES
-    from harness.runner._run import ERROR_CLASSES
+    from harness.runner import ERROR_CLASSES
 
     return [(f"`{name}`", "no" if name in ERROR_CLASSES else "yes", CRASH_CLASS_MEANINGS[name])
             for name in CRASH_CLASSES]

@@ -42,8 +42,7 @@ import pytest
 if TYPE_CHECKING:
     from fakes import VirtualClock
     from harness._shard import Shard
-    from harness.runner._results import Case, CaseResult
-    from harness.runner._run import AgentUnderTest
+    from harness.runner import AgentUnderTest, Case, CaseResult
     from harness.scenario import Scenario
 
 
@@ -343,7 +342,7 @@ class ScenarioFile(pytest.File):
 def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest | None:
     """The hook's agent, else ``harness_agent``; ``None`` for the reference agent."""
     from harness.intercept import PlainEntry
-    from harness.runner._agents import agent_under_test, load_agent_factory
+    from harness.runner import agent_under_test, load_agent_factory
 
     settings = config.stash[_SETTINGS]
     hooked = config.hook.pytest_harness_agent_factory(config=config, scenario=scenario)

@@ -115,7 +115,7 @@ HELD: dict[tuple[str, str], int] = {
     ("harness", "harness.fuzz"): 2,
     ("harness", "harness.ports"): 1,
     ("harness", "harness.record"): 2,
-    ("harness", "harness.runner"): 30,
+    ("harness", "harness.runner"): 18,
     ("harness", "harness.scenario"): 7,
     ("harness", "harness.serve"): 4,
     ("harness", "reports"): 2,
@@ -128,14 +128,15 @@ HELD: dict[tuple[str, str], int] = {
     ("harness.record", "harness"): 2,
     ("harness.record", "harness.fuzz"): 1,
     ("harness.record", "harness.scenario"): 3,
-    ("harness.runner", "harness"): 4,
+    ("harness.runner", "harness"): 6,
     ("harness.runner", "harness.intercept"): 2,
     ("harness.runner", "harness.trace"): 1,
     ("harness.scenario", "fakes"): 3,
     ("harness.scenario", "harness"): 1,
-    ("harness.serve", "fakes"): 1,
+    ("harness.serve", "fakes"): 2,
     ("harness.serve", "harness"): 3,
-    ("harness.serve", "harness.runner"): 14,
+    ("harness.serve", "harness.runner"): 16,
+    ("harness.serve", "harness.scenario"): 1,
 }
 LIBRARY = ("harness", "fakes", "reports")
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from harness._options import input_path, parse_seed, positive_float
 
 if TYPE_CHECKING:
-    from harness.runner._results import Case, CaseResult, CrashSpec
+    from harness.runner import Case, CaseResult, CrashSpec
     from harness.scenario import Scenario
 
 

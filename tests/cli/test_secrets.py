@@ -43,7 +43,9 @@ def test_no_canary_reaches_a_child_a_result_a_report_or_the_output(
     monkeypatch.setenv("GITHUB_TOKEN", "CANARY-ENV-2")
     monkeypatch.setenv("SOMETHING_API_KEY", "CANARY-ENV-3")
     monkeypatch.setenv("NAMED_VAR", "named-by-the-scenario")
-    env_file = tmp_path / "child-env.txt"
+    # Shared memory: the one place a sealed case worker's children still write
+    # (harness/runner/_seal.py).
+    env_file = Path("/dev/shm") / f"harness-test-{os.getpid()}-{tmp_path.name}-env.txt"
     scenario = tmp_path / "canary.yaml"
     scenario.write_text(SCENARIO.format(env_file=env_file), encoding="utf-8")
     out, report = tmp_path / "results", tmp_path / "report"
@@ -53,6 +55,7 @@ def test_no_canary_reaches_a_child_a_result_a_report_or_the_output(
     printed = capfd.readouterr()
 
     child = env_file.read_text(encoding="utf-8")
+    env_file.unlink()
     assert "PATH=" in child  # the child ran
     assert "NAMED_VAR=named-by-the-scenario" in child
     assert "CANARY" not in child
