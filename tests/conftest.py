@@ -11,6 +11,7 @@ shipped suite twice (``harness run scenarios --check-determinism``).
 from __future__ import annotations
 
 import selectors
+import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -28,6 +29,15 @@ LOAD_DEPENDENT_HEALTH_CHECKS = (HealthCheck.too_slow,)
 settings.register_profile("loaded-machine", deadline=None,
                           suppress_health_check=LOAD_DEPENDENT_HEALTH_CHECKS)
 settings.load_profile("loaded-machine")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background by a non-interactive shell (`cmd &` in a script)
+    # inherits SIGINT ignored, and so does every child a test starts, whose Python then
+    # installs no KeyboardInterrupt: the tests that stop a child with Ctrl-C would wait
+    # for ever. Python's own handler, as in a terminal.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
