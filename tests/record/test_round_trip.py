@@ -131,8 +131,20 @@ def unscaled(path: Path) -> Path:
     """The capture with its times as the scenario means them (the server ran scaled)."""
     capture = load_capture(path).exchange
     chunks = tuple(dataclasses.replace(c, at=c.at / SCALE) for c in capture.chunks)
-    whole = dataclasses.replace(capture, chunks=chunks, headers_at=capture.headers_at / SCALE)
+    # The server said its waits in scaled time too (Retry-After: 7 went out as 0.14).
+    headers = tuple((name, _unscaled_wait(name, value)) for name, value in capture.response_headers)
+    whole = dataclasses.replace(capture, chunks=chunks, headers_at=capture.headers_at / SCALE,
+                                response_headers=headers)
     return write_exchange(whole, path.with_name("unscaled-" + path.name))
+
+
+def _unscaled_wait(name: str, value: str) -> str:
+    if name.lower() in ("retry-after", "retry-after-ms"):
+        try:
+            return f"{float(value) / SCALE:g}"
+        except ValueError:
+            return value  # an HTTP date: left as it is
+    return value
 
 
 def verdicts(loaded: Scenario, path: Path) -> list[tuple[str, str]]:

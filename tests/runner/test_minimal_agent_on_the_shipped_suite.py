@@ -42,6 +42,13 @@ KNOWN_GAPS = {
     "truncated-on-every-attempt": {"I4", "side_effects"},
     "truncated-tool-arguments": {"I4", "side_effects"},
     "unauthorized-blocked": {"I4"},
+    # It gives up on no client error and caps no run of 429s by its own stop state, and it
+    # runs the calls of an answer the provider refused or filtered.
+    "client-error-400-openai": {"I4"},
+    "client-error-422-anthropic": {"I4"},
+    "rate-limited-in-a-row-openai": {"I4"},
+    "refused-answer-with-calls-anthropic": {"I4", "refusal", "side_effects"},
+    "refused-answer-with-calls-openai": {"I4", "refusal", "side_effects"},
 }
 
 
