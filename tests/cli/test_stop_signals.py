@@ -98,7 +98,6 @@ def test_a_signal_stops_the_run_cleanly_and_resume_finishes_it(
         f"is kept in {out}/journal.jsonl",
         f"resume with: {resume}"]
     assert not _alive(int(marker.read_text()))  # the hanging case's worker was killed
-    marker.unlink()
     assert main(["gate", str(out), str(out)]) == 2
     assert capsys.readouterr().err == (f"harness: error: {out}: this run is incomplete: 2 of 3 "
                                        f"cases; resume it with: {resume}\n")
@@ -110,3 +109,4 @@ def test_a_signal_stops_the_run_cleanly_and_resume_finishes_it(
     assert "1 to run" in resumed.stderr
     assert ({p.name: p.read_bytes() for p in out.iterdir()}
             == {p.name: p.read_bytes() for p in whole.iterdir()})
+    marker.unlink()  # in shared memory, not in tmp_path: nothing else removes it
