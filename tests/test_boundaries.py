@@ -185,6 +185,9 @@ def test_a_package_imports_another_package_s_private_modules_only_as_held() -> N
     grown = {pair: f"{count} > {HELD.get(pair, 0)}" for pair, count in sorted(found.items())
              if count > HELD.get(pair, 0)}
     assert grown == {}, "import the owner's public name instead (its __init__ exports it)"
+    # The runner writes the trace and owns its types; the checkers' private modules are
+    # theirs alone (held at none).
+    assert found[("harness.runner", "harness.checks")] == 0
 
 
 def test_the_import_rule_sees_a_private_import_of_another_package() -> None:

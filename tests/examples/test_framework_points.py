@@ -9,8 +9,7 @@ times, replayed twice and explored once: one digest per case (see
 
 from __future__ import annotations
 
-import importlib.util
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,12 +28,9 @@ POINTS_TRIED = 12
 # The example is written as LangGraph's docs show, with create_react_agent, which warns
 # that it moved; this suite turns warnings into errors.
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-def test_langgraphs_checkpoint_points_give_one_verdict_each() -> None:
-    if importlib.util.find_spec("langgraph") is None:
-        reason = "'langgraph' is not installed (pip install -e '.[test,frameworks]')"
-        if os.environ.get("HARNESS_REQUIRE_FRAMEWORKS") == "1":
-            pytest.fail(f"HARNESS_REQUIRE_FRAMEWORKS=1 but {reason}")
-        pytest.skip(reason)
+def test_langgraphs_checkpoint_points_give_one_verdict_each(
+        require_framework: Callable[[str], None]) -> None:
+    require_framework("langgraph")
     data = load_scenario(SCENARIO).model_dump(mode="json", exclude_none=True)
     data["crash"] = {"points": "all", "classes": ["unsynced_lost"]}
     scenario = Scenario.model_validate(data)
