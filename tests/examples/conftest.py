@@ -1,13 +1,19 @@
-"""What the framework tests share: a framework that is not installed skips its test, except
-where ``.ci/run`` installs them all (``HARNESS_REQUIRE_FRAMEWORKS=1``), where it fails."""
+"""What the example tests share: the careful agent's variants (careful_variants.py, importable
+because this folder is put on the path), and one rule for frameworks: a framework that is not
+installed skips its test, except where ``.ci/run`` installs them all
+(``HARNESS_REQUIRE_FRAMEWORKS=1``), where it fails."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture
