@@ -174,20 +174,20 @@ def _problems_section(result: CaseResult, scenario: Scenario | None = None) -> s
         lines += ["harness error", f"  {result.error}"]
     if result.case.crash is not None and not result.crash_reached:
         lines += ["the crash point was never reached, so this case proves nothing"]
-    traceback = result.trace.extra.get("agent_traceback") if result.trace else None
+    traceback = result.trace.extra.agent_traceback if result.trace else None
     if traceback:
         lines += ["the agent's own exception (its code, not the harness)",
                   *(f"  {line}" for line in traceback.splitlines())]
-    foreign = result.trace.extra.get("foreign_requests") if result.trace else None
+    foreign = result.trace.extra.foreign_requests if result.trace else None
     if foreign:
         lines += ["outside calls no fake provider serves (refused: no network in a case)",
                   *(f"  {line}" for line in foreign[:_MAX_EVIDENCE])]
-    refused = result.trace.extra.get("databases_refused") if result.trace else None
+    refused = result.trace.extra.databases_refused if result.trace else None
     if refused:
         lines += ["SQLite databases the world could not open (their folder is not in the case's "
                   "world: open them under the working folder, or create the folder first)",
                   *(f"  {path}" for path in refused[:_MAX_EVIDENCE])]
-    telemetry = result.trace.extra.get("telemetry_requests") if result.trace else None
+    telemetry = result.trace.extra.telemetry_requests if result.trace else None
     if telemetry:
         lines += ["telemetry answered by the harness (information, no verdict)",
                   *(f"  {line}" for line in telemetry[:_MAX_EVIDENCE])]
@@ -362,7 +362,7 @@ def diagnosis(result: CaseResult) -> list[str]:
 
 def _untargeted_tools(result: CaseResult, scenario: Scenario | None) -> list[str]:
     """For each tool whose own function reached out, the fix at the line that declares it."""
-    in_tools = result.trace.extra.get("foreign_in_tools") if result.trace else None
+    in_tools = result.trace.extra.foreign_in_tools if result.trace else None
     source = source_of(scenario) if scenario is not None else None
     if not in_tools or scenario is None:
         return []
@@ -394,7 +394,7 @@ def _done_twice(result: CaseResult, trace: Trace) -> list[str]:
 
 def _broken_restart(result: CaseResult, trace: Trace) -> list[str]:
     crash = result.case.crash
-    traceback = trace.extra.get("agent_traceback") or ""
+    traceback = trace.extra.agent_traceback or ""
     failed_after = [i for i in trace.incarnations if i.purpose == "run" and i.number > 1
                     and (i.stop_state == "failed" or i.error)]
     if crash is None or not failed_after or not traceback:
@@ -475,7 +475,7 @@ def _what_became_of_cut_calls(trace: Trace, cut: RequestRecord) -> str | None:
     ran = sorted({i.tool for i in trace.invocations if not i.refused and i.call_id in ids})
     if ran:
         return f"the agent ran {', '.join(ran)} with them anyway"
-    error = _last_line(trace.extra.get("agent_traceback") or "")
+    error = _last_line(trace.extra.agent_traceback or "")
     if not error:
         return None
     kind = error.partition(":")[0].rpartition(".")[2]
@@ -504,7 +504,7 @@ def _plain_after_disk_error(result: CaseResult, trace: Trace) -> list[str]:
     """I4 failed for a plain agent after its disk error: say what a plain agent can say and
     the key that expects it."""
     failed = [v for v in result.failed_verdicts if v.invariant == "I4"]
-    if not failed or trace.extra.get("agent") != "plain" or not trace.crash.disk_error_raised:
+    if not failed or not trace.extra.plain or not trace.crash.disk_error_raised:
         return []
     assert trace.outcome is not None
     stop, expected = trace.outcome.stop_state, trace.expect.stop_state_after_disk_error

@@ -47,7 +47,7 @@ def check_spend(trace: Trace) -> Verdict | None:
     max_tokens, max_cost = trace.expect.max_tokens, trace.expect.max_cost_usd
     if max_tokens is None and max_cost is None:
         return None
-    if trace.extra.get("agent") == "plain":
+    if trace.extra.plain:
         return Verdict("budget:spend", "unknown", _UNTOLD)
     live = sorted((r for r in trace.requests if r.delivery != "refused"),
                   key=lambda r: r.started_at)
@@ -97,7 +97,7 @@ def check_tool_deadline(trace: Trace) -> Verdict | None:
                 and (i.ended_at if i.ended_at is not None else run_end) >= deadline - _EPS]
     if not spanning:
         return None  # the deadline never met a tool call: nothing to judge
-    if trace.extra.get("agent") == "plain":
+    if trace.extra.plain:
         return Verdict("budget:tools", "unknown", _UNTOLD)
     late = [f"{i.tool}#{i.call_id} started at {i.started_at:g}s and ran until "
             f"{'the end of the run' if i.ended_at is None else f'{i.ended_at:g}s'}"

@@ -36,7 +36,7 @@ _EPS = 1e-6
 def check_goal_cancel(trace: Trace) -> Verdict | None:
     """After an acknowledged goal cancel nothing acts for the goal, and it ends cancelled."""
     cancels = [c for c in trace.cancels if c.target == "goal"]
-    if not cancels and not trace.extra.get("goal_cancels_declared"):
+    if not cancels and not trace.extra.goal_cancels_declared:
         return None  # the scenario cancels no goal
     unknown = _unjudgeable(trace, cancels)
     if unknown is not None:
@@ -63,7 +63,7 @@ def check_goal_cancel(trace: Trace) -> Verdict | None:
 
 
 def _unjudgeable(trace: Trace, cancels: list[CancelRecord]) -> Verdict | None:
-    if trace.extra.get("cancel_hook") is False or any(c.ack == "no_hook" for c in cancels):
+    if trace.extra.cancel_hook is False or any(c.ack == "no_hook" for c in cancels):
         return Verdict(CHECK, "unknown", "the agent offers no cancel(request) hook, so a goal "
                        "cancel cannot be judged (optional; seed 002 §19.4)")
     if trace.goal is None or not trace.goal.used:

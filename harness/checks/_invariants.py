@@ -177,7 +177,7 @@ def check_i3(trace: Trace) -> Verdict:
 
 
 def _world_reruns(trace: Trace, pure: set[str]) -> list[str]:
-    if trace.extra.get("agent") == "plain":
+    if trace.extra.plain:
         # A plain agent keeps its own records: a call it asked for before a crash and
         # runs after it may be one it knows never started. Only a call the world saw
         # run before is, from the outside, a repeat.
@@ -282,7 +282,7 @@ def check_i4(trace: Trace) -> Verdict:
                         "the agent never called the goal port (AgentPorts.goals)")
     if stop == expected:
         return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
-    if expected == "cancelled" and trace.extra.get("cancel_hook") is False:
+    if expected == "cancelled" and trace.extra.cancel_hook is False:
         # Only a cancel could end it so, and the agent offers no hook for one (optional).
         return _unknown("I4", f"stopped {stop!r}; 'cancelled' is reached through the agent's "
                         "cancel hook, which it does not offer (seed 002 §19.4)")
@@ -298,7 +298,7 @@ def _i4_after_disk_error(trace: Trace, stop: str) -> Verdict:
     assert trace.outcome is not None
     expected = trace.expect.stop_state_after_disk_error
     accepted = {expected}
-    if trace.extra.get("agent") == "plain" and expected == "failed":
+    if trace.extra.plain and expected == "failed":
         accepted.add("infra_paused")
     if stop not in accepted:
         return _fail("I4", f"stopped {stop!r} after the trusted log failed a write at "
@@ -331,7 +331,7 @@ def _completion_contradiction(trace: Trace) -> str | None:
     if last.truncated:
         return (f"complete, but the last answer (turn {last.turn}) was cut at the output limit "
                 f"({cut_at_limit(trace.dialect)}): the model never finished")
-    if last.calls and trace.extra.get("final_answer") is None:
+    if last.calls and trace.extra.final_answer is None:
         calls = ", ".join(f"{c.name}#{c.call_id}" for c in last.calls)
         return (f"complete, but the last answer (turn {last.turn}) asked for tool call(s) "
                 f"{calls} and the run ended without a final answer")
@@ -362,7 +362,7 @@ def check_i6(trace: Trace) -> Verdict:
     upper = _seen_sum(trace.requests)
     if upper == (0, 0):
         return _unknown("I6", "no attempt's usage reached the client")
-    if trace.outcome.billed_usage is None and trace.extra.get("agent") == "plain":
+    if trace.outcome.billed_usage is None and trace.extra.plain:
         return _unknown("I6", "the agent reports no usage: return an AgentOutcome with "
                         "billed_usage to have each attempt's usage checked")
     billed = _tokens(trace.outcome.billed_usage)
@@ -574,7 +574,7 @@ def check_i11(trace: Trace) -> Verdict:
     durable state: the second must report nothing to repair, write nothing
     (the files' digest is unchanged) and neither may call the model or a tool.
     """
-    if trace.extra.get("agent") == "plain":
+    if trace.extra.plain:
         return _unknown("I11", "a plain main(prompt) recovers inside its run: there is no "
                         "recover() to call twice (implement the Agent protocol to have it checked)")
     if len(trace.recoveries) < 2:
@@ -684,10 +684,10 @@ def check_network(trace: Trace) -> Verdict | None:
     switch where the harness knows one (:mod:`harness.intercept._telemetry`);
     the message names them, so the fix is in the advice.
     """
-    foreign = trace.extra.get("foreign_requests") or []
+    foreign = trace.extra.foreign_requests or ()
     if not foreign:
         return None
-    in_tools: dict[str, int] = trace.extra.get("foreign_in_tools") or {}
+    in_tools: dict[str, int] = trace.extra.foreign_in_tools or {}
     if in_tools:
         return _fail("network", _untargeted_tools_message(len(foreign), in_tools), foreign)
     callers = dict.fromkeys(_caller(line) for line in foreign)
@@ -737,7 +737,7 @@ def check_dialect_spoken(trace: Trace) -> Verdict | None:
     Such a request is answered 404 and the run meets none of the scenario's faults or
     crash points, so without this verdict the case would only be ``unknown``.
     """
-    misdialed = trace.extra.get("misdialed_requests") or []
+    misdialed = trace.extra.misdialed_requests or ()
     if not misdialed:
         return None
     return _fail("dialect", f"this scenario speaks {trace.dialect}; the agent sent "

@@ -85,7 +85,7 @@ def _restarted_after(job: JobRecord, trace: Trace) -> bool:
 
 
 def _not_used(trace: Trace, check: str, port: str) -> Verdict | None:
-    declared = trace.extra.get("jobs_declared")
+    declared = trace.extra.jobs_declared
     if not declared:
         return None
     return Verdict(check, "unknown", f"the scenario declares jobs {declared}, but no job reached "
@@ -285,12 +285,12 @@ def _raced(job: JobRecord, trace: Trace) -> bool:
 
 def check_cancels(trace: Trace) -> Verdict | None:
     """A cancel acts once, on its target only (seed 002 §19.4, "取消必须明确目标")."""
-    if trace.extra.get("cancel_hook") is False or \
+    if trace.extra.cancel_hook is False or \
             any(c.ack == "no_hook" for c in trace.cancels):
         return Verdict("CANCEL", "unknown", "the agent offers no cancel(request) hook, so "
                        "cancellation by target cannot be judged (optional; seed 002 §19.4)")
     if not trace.cancels:
-        declared = trace.extra.get("cancels_declared")
+        declared = trace.extra.cancels_declared
         return Verdict("CANCEL", "unknown", f"{declared} cancel(s) declared, none issued: the run "
                        "ended before their time") if declared else None
     judged = [c for c in trace.cancels if c.ack not in ("unsupported", "crashed")]

@@ -35,7 +35,7 @@ EARLY_REAL_SECONDS: Final = 0.005
 
 
 def _scale(trace: Trace) -> float | None:
-    scale = trace.extra.get("time_scale")
+    scale = trace.extra.time_scale
     return float(scale) if isinstance(scale, int | float) and scale > 0 else None
 
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
@@ -317,13 +318,15 @@ class Join:
         incarnations = (*(i for i in own.incarnations if i.number < self.incarnation),
                         *(replace(i, number=i.number + shift) for i in base.incarnations
                           if i.number >= self.source_incarnation))
-        extra = dict(base.extra)
-        _join_list(extra, "world_events", world.events[:c.events],
-                   base.extra.get("world_events", [])[start(m.events):])
-        _join_list(extra, "foreign_requests", world.foreign[:c.foreign],
-                   base.extra.get("foreign_requests", [])[start(m.foreign):])
-        _join_list(extra, "telemetry_requests", world.telemetry[:c.telemetry],
-                   base.extra.get("telemetry_requests", [])[start(m.telemetry):])
+        recorded = base.extra
+        extra = replace(
+            recorded,
+            world_events=_joined(world.events[:c.events],
+                                 (recorded.world_events or ())[start(m.events):]),
+            foreign_requests=_joined(world.foreign[:c.foreign],
+                                     (recorded.foreign_requests or ())[start(m.foreign):]),
+            telemetry_requests=_joined(world.telemetry[:c.telemetry],
+                                       (recorded.telemetry_requests or ())[start(m.telemetry):]))
         return replace(base, case=own.case, crash=own.crash, points=points,
                        incarnations=incarnations, requests=requests, invocations=invocations,
                        effects=effects, extra=extra,
@@ -340,11 +343,12 @@ def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
     recording's own, and keeping them again for every crash state made the memory
     kept grow with the square of a scenario's length.
     """
-    extra = dict(trace.extra)
-    for key, count in (("world_events", mark.events), ("foreign_requests", mark.foreign),
-                       ("telemetry_requests", mark.telemetry)):
-        if key in extra:
-            extra[key] = list(extra[key])[count:]
+    said = trace.extra
+    extra = replace(
+        said,
+        world_events=_after(said.world_events, mark.events),
+        foreign_requests=_after(said.foreign_requests, mark.foreign),
+        telemetry_requests=_after(said.telemetry_requests, mark.telemetry))
     return replace(trace, requests=trace.requests[mark.requests:],
                    invocations=tuple(i for i in trace.invocations if i.seq > mark.invocations),
                    effects=trace.effects[mark.effects:], points=trace.points[mark.points:],
@@ -368,12 +372,14 @@ def run_effects(world: World) -> list[EffectRecord]:
             for e in world.ledger.effects]
 
 
-def _join_list(extra: dict[str, object], key: str, own: list[str], recorded: list[str]) -> None:
-    joined = [*own, *recorded]
-    if joined:
-        extra[key] = joined
-    else:
-        extra.pop(key, None)
+def _joined(own: Sequence[str], recorded: Sequence[str]) -> tuple[str, ...] | None:
+    """The case's own lines, then the recording's; ``None`` when there are none."""
+    return (*own, *recorded) or None
+
+
+def _after(lines: tuple[str, ...] | None, count: int) -> tuple[str, ...] | None:
+    """The lines after the first ``count``, as a kept restart reads them."""
+    return lines if lines is None else lines[count:]
 
 
 def _renumbered(point_id: str, recorded: dict[tuple[str, str], int],

@@ -28,7 +28,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
@@ -63,6 +63,7 @@ from harness.ports import (
     AgentOutcome,
     AgentPorts,
     RecoveryReport,
+    StopState,
     TranscriptMessage,
 )
 from harness.runner._goal_trace import goal_trace
@@ -102,6 +103,7 @@ from harness.trace import (
     SentUsage,
     ToolKindOf,
     Trace,
+    TraceExtra,
 )
 
 if TYPE_CHECKING:
@@ -362,38 +364,31 @@ class _CaseRun:
             outcome = replace(outcome, transcript=observed)
         return outcome_record(outcome)
 
-    def _extra(self, final: _Incarnation) -> dict[str, Any]:
+    def _extra(self, final: _Incarnation) -> TraceExtra:
         """What the checkers and the failure report need beyond the records."""
-        extra: dict[str, Any] = {}
-        if self.plain:
-            extra["agent"] = "plain"
-        if self.world.foreign:
-            extra["foreign_requests"] = list(self.world.foreign)
-            if self.world.foreign_in_tools:
-                extra["foreign_in_tools"] = dict(self.world.foreign_in_tools)
-        refused = self.world.databases().refused if self.plain else []
-        if refused:
-            extra["databases_refused"] = list(dict.fromkeys(refused))
-        if self.world.misdialed:
-            extra["misdialed_requests"] = list(self.world.misdialed)
-        if self.world.telemetry:
-            extra["telemetry_requests"] = list(self.world.telemetry)
-        if final.outcome is not None and final.outcome.final_text is not None:
-            extra["final_answer"] = final.outcome.final_text
-        traceback = final.outcome.agent_traceback if final.outcome else None
-        if traceback:
-            extra["agent_traceback"] = traceback
-        if self.world.events:
-            extra["world_events"] = list(self.world.events)
-        if self.scenario.jobs:
-            extra["jobs_declared"] = sorted(self.scenario.jobs)
-        if self.scenario.cancels:
-            extra["cancels_declared"] = len(self.scenario.cancels)
-            extra["cancel_hook"] = bool(self.world.jobs.hook_offered)
-            goals = sum(1 for c in self.scenario.cancels if c.target == "goal")
-            if goals:
-                extra["goal_cancels_declared"] = goals
-        return extra
+        world, scenario, outcome = self.world, self.scenario, final.outcome
+        refused = world.databases().refused if self.plain else []
+        goals = sum(1 for c in scenario.cancels if c.target == "goal")
+        return TraceExtra(
+            agent="plain" if self.plain else None,
+            foreign_requests=_said(world.foreign),
+            foreign_in_tools=dict(world.foreign_in_tools) if world.foreign and
+            world.foreign_in_tools else None,
+            databases_refused=_said(dict.fromkeys(refused)),
+            misdialed_requests=_said(world.misdialed),
+            telemetry_requests=_said(world.telemetry),
+            final_answer=outcome.final_text if outcome is not None else None,
+            agent_traceback=(outcome.agent_traceback or None) if outcome is not None else None,
+            world_events=_said(world.events),
+            jobs_declared=_said(sorted(scenario.jobs)),
+            cancels_declared=len(scenario.cancels) if scenario.cancels else None,
+            cancel_hook=bool(world.jobs.hook_offered) if scenario.cancels else None,
+            goal_cancels_declared=goals or None)
+
+
+def _said(items: Iterable[str]) -> tuple[str, ...] | None:
+    """The items as a trace field: ``None`` when there are none, as the trace leaves them out."""
+    return tuple(items) or None
 
 
 async def _guarded(coro: Coroutine[Any, Any, T], limit: float) -> T:
@@ -578,14 +573,14 @@ def canonical(value: object) -> str:
 #: scenario does not say: it cannot stop ``infra_paused`` (it can only return or raise), so it
 #: is judged by what it can say: it failed. I1 and the side-effect count judge the rest: no
 #: duplicate side effect, nothing acknowledged lost.
-PLAIN_STOP_AFTER_DISK_ERROR: Final = "failed"
+PLAIN_STOP_AFTER_DISK_ERROR: Final[StopState] = "failed"
 
 
 def expectation(scenario: Scenario, *, plain: bool = False) -> ExpectationRecord:
     """What the scenario expects, copied into the trace; for a ``plain`` agent, the stop after a
     disk error it can express (:data:`PLAIN_STOP_AFTER_DISK_ERROR`) unless the file says one."""
     tools, effects = scenario.tools, scenario.expect.side_effects
-    after_disk_error: str = scenario.expect.stop_state_after_disk_error
+    after_disk_error: StopState = scenario.expect.stop_state_after_disk_error
     if plain and "stop_state_after_disk_error" not in scenario.expect.model_fields_set:
         after_disk_error = PLAIN_STOP_AFTER_DISK_ERROR
     return ExpectationRecord(
@@ -769,7 +764,7 @@ def case_result(case: Case, trace: Trace) -> CaseResult:
 
 def unreached_verdict(crash: CrashSpec, trace: Trace) -> Verdict:
     """``unknown``: the agent under test never reached the case's crash point."""
-    reached = [*trace.points, *trace.extra.get("world_events", ())]
+    reached = [*trace.points, *(trace.extra.world_events or ())]
     close = difflib.get_close_matches(crash.point_id, reached, n=1, cutoff=0.6)
     shown = ", ".join(reached[:8]) + (f" (and {len(reached) - 8} more)" if len(reached) > 8
                                        else "")

@@ -77,6 +77,7 @@ from harness.scenario import Scenario, ToolDeclaration, fake_verifier
 from harness.trace import (
     CacheRecord,
     Delivery,
+    InvocationOutcome,
     InvocationRecord,
     RequestRecord,
     SegmentVersion,
@@ -814,12 +815,12 @@ class _RecordingTool:
         alive = context.incarnation == world.incarnations.current and not \
             world.incarnations.crashed
         args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
-        outcome = "refused"
+        outcome: InvocationOutcome = "refused"
         after_error = world.disk_error_raised()
 
         returned: str | None = None
 
-        def record(ended_at: float | None, outcome: str) -> InvocationRecord:
+        def record(ended_at: float | None, outcome: InvocationOutcome) -> InvocationRecord:
             return InvocationRecord(seq, self._tool.name, self._tool.kind,
                                     context.invocation.call_id, args, context.incarnation,
                                     started, ended_at, not alive,

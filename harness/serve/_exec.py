@@ -94,7 +94,7 @@ def recorded_events(scenario: Scenario, source: Path, command: str, *, time_scal
     """
     result = run_exec_case(Case(scenario.name, source, scenario.seed), scenario, command,
                            time_scale=time_scale, timeout=timeout)
-    events = result.trace.extra.get("world_events", []) if result.trace is not None else []
+    events = (result.trace.extra.world_events or ()) if result.trace is not None else ()
     return [str(event) for event in events]
 
 

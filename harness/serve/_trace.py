@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.ports import AgentOutcome
 from harness.runner._goal_trace import goal_trace
@@ -22,7 +21,14 @@ from harness.runner._results import Case
 from harness.runner._run import expectation, outcome_record
 from harness.runner._secrets import SecretLook
 from harness.serve._world import ServedWorld
-from harness.trace import CrashRecord, EffectRecord, IncarnationRecord, OutcomeRecord, Trace
+from harness.trace import (
+    CrashRecord,
+    EffectRecord,
+    IncarnationRecord,
+    OutcomeRecord,
+    Trace,
+    TraceExtra,
+)
 
 
 @dataclass
@@ -86,17 +92,13 @@ def _outcome(world: ServedWorld, final: ProcessRun) -> OutcomeRecord:
     return outcome_record(outcome)
 
 
-def _extra(world: ServedWorld, final: ProcessRun | None) -> dict[str, Any]:
-    # "plain": the agent reports nothing of its own, as an unchanged main does.
-    extra: dict[str, Any] = {"agent": "plain", "process": True,
-                             # Real time read in scenario seconds: the timing checks allow
-                             # a real process's jitter (harness.checks._tolerance).
-                             "time_scale": world.time_scale}
-    if world.events:
-        extra["world_events"] = list(world.events)
-    if final is not None and final.final_text:
-        extra["final_answer"] = final.final_text
-    return extra
+def _extra(world: ServedWorld, final: ProcessRun | None) -> TraceExtra:
+    # "plain": the agent reports nothing of its own, as an unchanged main does. Real time
+    # is read in scenario seconds: the timing checks allow a real process's jitter
+    # (harness.checks._tolerance).
+    return TraceExtra(agent="plain", process=True, time_scale=world.time_scale,
+                      world_events=tuple(world.events) or None,
+                      final_answer=final.final_text or None if final is not None else None)
 
 
 def folder_files(root: str) -> Mapping[str, bytes]:

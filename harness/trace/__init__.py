@@ -8,6 +8,7 @@ imports the other's internals::
     print(trace.digest)            # the same scenario, crash and seed: the same digest
 """
 
+from harness.trace._extra import TraceExtra
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._records import (
     CacheRecord,
@@ -20,6 +21,7 @@ from harness.trace._records import (
     GoalEventRecord,
     GoalTrace,
     IncarnationRecord,
+    InvocationOutcome,
     InvocationRecord,
     MessageRecord,
     OutcomeRecord,
@@ -50,6 +52,7 @@ __all__ = [
     "GoalEventRecord",
     "GoalTrace",
     "IncarnationRecord",
+    "InvocationOutcome",
     "InvocationRecord",
     "JobRecord",
     "MessageRecord",
@@ -69,4 +72,5 @@ __all__ = [
     "SignalRecord",
     "ToolKindOf",
     "Trace",
+    "TraceExtra",
 ]

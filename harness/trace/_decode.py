@@ -18,10 +18,10 @@ import types
 from collections.abc import Callable
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from harness.trace import _jobs, _records
+from harness.trace import _extra, _jobs, _records
 from harness.trace._records import Trace
 
-_RECORD_NAMESPACE: dict[str, Any] = {**vars(_jobs), **vars(_records)}
+_RECORD_NAMESPACE: dict[str, Any] = {**vars(_extra), **vars(_jobs), **vars(_records)}
 
 _NONE = type(None)
 

@@ -25,6 +25,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, NamedTuple
 
+from harness.ports import StopState, ToolKind
+from harness.trace._extra import TraceExtra
 from harness.trace._jobs import CancelRecord, JobRecord
 
 #: What a request's stream did, as the world saw it.
@@ -38,6 +40,10 @@ Delivery = Literal["complete", "partial", "broken", "http_error", "refused"]
 #: Why an incarnation ran: the case's own run, or a second ``recover()`` (I11).
 Purpose = Literal["run", "recover-check"]
 Role = Literal["user", "assistant", "tool"]
+#: How a tool invocation ended, as the world saw it: ``refused`` when a dead
+#: incarnation called; ``running`` while in flight; ``abandoned`` when still in
+#: flight after the agent's run() returned (``ended_at`` is then None).
+InvocationOutcome = Literal["ok", "error", "cancelled", "refused", "running", "abandoned"]
 
 
 class CallRecord(NamedTuple):
@@ -66,7 +72,7 @@ class ToolKindOf(NamedTuple):
     """The kind a scenario declares one tool with."""
 
     tool: str
-    kind: str
+    kind: ToolKind
 
 
 @dataclass(frozen=True)
@@ -188,16 +194,14 @@ class InvocationRecord:
 
     seq: int
     tool: str
-    kind: str
+    kind: ToolKind
     call_id: str
     arguments: dict[str, Any]
     incarnation: int
     started_at: float
     ended_at: float | None
     refused: bool
-    # ok, error, cancelled, refused; "running" while in flight; "abandoned" when
-    # still in flight after the agent's run() returned (``ended_at`` is then None).
-    outcome: str
+    outcome: InvocationOutcome
     # The case's disk error (EIO, ENOSPC) had already been raised when it started (J6).
     after_disk_error: bool = False
     # What the tool returned, as canonical JSON (ok invocations only).
@@ -234,7 +238,7 @@ class MessageRecord:
 class OutcomeRecord:
     """The final :class:`~harness.ports.AgentOutcome`, as plain data."""
 
-    stop_state: str
+    stop_state: StopState
     reason: str
     transcript: tuple[MessageRecord, ...]
     billed_usage: SentUsage | None
@@ -251,7 +255,7 @@ class IncarnationRecord:
     number: int
     purpose: Purpose
     crashed_at: str | None
-    stop_state: str | None
+    stop_state: StopState | None
     error: str | None
     ended_at: float
 
@@ -327,7 +331,7 @@ class SecretsRecord:
 class ExpectationRecord:
     """What the scenario expects, copied so a trace can be judged on its own."""
 
-    stop_state: str
+    stop_state: StopState
     invariants: tuple[str, ...]
     side_effects: tuple[ExpectedEffects, ...]
     deadline_seconds: float
@@ -345,7 +349,7 @@ class ExpectationRecord:
     max_consecutive_429: int = 3
     min_backoff_seconds: float = 1.0
     # The exact stop state once the case's disk error was raised (J6).
-    stop_state_after_disk_error: str = "infra_paused"
+    stop_state_after_disk_error: StopState = "infra_paused"
     # The circuit breaker the scenario expects: (failures_to_open, cooldown_seconds).
     breaker: tuple[int, float] | None = None
     # The run's token and dollar budgets (seed 002 §19.2), when the scenario sets them.
@@ -436,7 +440,7 @@ class Trace:
     expect: ExpectationRecord
     final_incarnation: int = 1
     error: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: TraceExtra = field(default_factory=TraceExtra)
     dialect: str = ""
     jobs: tuple[JobRecord, ...] = ()
     cancels: tuple[CancelRecord, ...] = ()
@@ -445,8 +449,10 @@ class Trace:
     goal: GoalTrace | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The trace as JSON-ready data (tuples become lists)."""
-        return asdict(self)
+        """The trace as JSON-ready data, its ``extra`` holding only what the case said."""
+        data = asdict(self)
+        data["extra"] = self.extra.said()
+        return data
 
     def canonical_json(self) -> str:
         """Sorted keys, no spaces, UTF-8 kept: the bytes the digest is taken over.
@@ -468,6 +474,8 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 def _record_fields(value: object) -> dict[str, Any]:
     """A trace record as the dict ``asdict`` makes of it, one level deep (the encoder recurses)."""
     kind = type(value)
+    if kind is TraceExtra:
+        return value.said()  # type: ignore[attr-defined, no-any-return]
     names = _FIELD_NAMES.get(kind)
     if names is None:
         if not is_dataclass(value) or isinstance(value, type):

@@ -32,9 +32,7 @@ def _ended_on_a_final_call(trace: Trace, *, answer: str | None) -> Trace:
     final = replace(last, text="", finish="tool_calls",
                     calls=(SentCall(f"call_t{last.turn}_0", "final_answer",
                                     '{"answer": "Done."}'),))
-    extra = {key: value for key, value in trace.extra.items() if key != "final_answer"}
-    if answer is not None:
-        extra["final_answer"] = answer
+    extra = replace(trace.extra, final_answer=answer)
     return replace(trace, requests=(*trace.requests[:-1], final), extra=extra)
 
 

@@ -78,7 +78,7 @@ def test_a_plain_agent_is_not_failed_on_a_budget_it_was_never_told() -> None:
     trace = run_trace(Case(scenario.name, path, scenario.seed), scenario,
                       lambda ports: ReferenceAgent(ports, budget_policy=policy))
     assert check_spend(trace).status == "fail"  # type: ignore[union-attr]
-    plain = check_spend(replace(trace, extra={**trace.extra, "agent": "plain"}))
+    plain = check_spend(replace(trace, extra=replace(trace.extra, agent="plain")))
     assert plain is not None
     assert (plain.status, plain.message) == (
         "unknown", "a plain main(prompt) agent is not told the run's budget or deadline")

@@ -38,7 +38,7 @@ def _traceback(last_line: str) -> str:
 
 
 def _with(trace: Trace, **extra: object) -> Trace:
-    return replace(trace, extra={**trace.extra, **extra})
+    return replace(trace, extra=replace(trace.extra, **extra))
 
 
 def test_an_agent_that_refused_cut_arguments_and_stopped_is_told_so_not_that_it_used_them(

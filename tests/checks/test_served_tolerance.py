@@ -1,6 +1,6 @@
 """The timing checks on a served clock: a real process's jitter is allowed, in scenario seconds.
 
-A served trace says its time scale (``Trace.extra["time_scale"]``); an in-process one
+A served trace says its time scale (``Trace.extra.time_scale``); an in-process one
 does not, and is judged to the microsecond as before (harness.checks._tolerance).
 """
 
@@ -28,7 +28,7 @@ def trace_of(mutant: str | None = None) -> Trace:
 
 
 def served(trace: Trace, scale: float) -> Trace:
-    return replace(trace, extra={**trace.extra, "time_scale": scale})
+    return replace(trace, extra=replace(trace.extra, time_scale=scale))
 
 
 def silent_for(trace: Trace, seconds: float) -> Trace:

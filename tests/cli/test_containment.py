@@ -249,7 +249,10 @@ def test_a_result_that_cannot_be_sent_is_a_failed_case() -> None:
     source = Path(__file__).resolve().parents[2] / "scenarios/tools/repeated-error-stops.yaml"
     scenario = load_scenario(source)
     case = Case(scenario.name, source, scenario.seed)
-    trace = replace(run_trace(case, scenario), extra={"unsendable": lambda: None})
+    trace = run_trace(case, scenario)
+    first, *rest = trace.invocations
+    unsendable = replace(first, arguments={"unsendable": lambda: None})
+    trace = replace(trace, invocations=(unsendable, *rest))
     result = judge_handback(case, scenario, sendable({"kind": "trace", "how": "replayed"},
                                                      (trace,)))
     assert result.case == case

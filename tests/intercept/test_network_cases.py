@@ -113,7 +113,8 @@ def verdict(result: CaseResult, invariant: str) -> Any:
 def answer(result: CaseResult) -> str:
     assert result.trace is not None
     extra = result.trace.extra
-    return str(extra.get("final_answer", extra.get("agent_traceback", result.stop_reason)))
+    said = extra.final_answer if extra.final_answer is not None else extra.agent_traceback
+    return str(said if said is not None else result.stop_reason)
 
 
 @pytest.mark.parametrize("source", [AIOHTTP_AGENT, REQUESTS_AGENT], ids=["aiohttp", "requests"])
@@ -251,10 +252,10 @@ def test_the_openai_agents_trace_ingest_is_absorbed_and_listed_as_telemetry(
     assert answer(result) == "exported: 204"
     assert verdict(result, "network") is None
     assert result.trace is not None
-    assert "foreign_requests" not in result.trace.extra
-    assert result.trace.extra["telemetry_requests"] == [
+    assert result.trace.extra.foreign_requests is None
+    assert result.trace.extra.telemetry_requests == (
         "POST https://api.openai.com/v1/traces/ingest "
-        "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)"]
+        "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)",)
     assert result.trace.requests == ()  # the fake provider never saw it
 
 
@@ -297,9 +298,9 @@ def test_telemetry_from_a_thread_the_case_did_not_start_is_answered_but_not_list
     assert answer(result) == "exported: 204"
     assert result.trace is not None
     # Only the agent's own export is the case's.
-    assert result.trace.extra["telemetry_requests"] == [
+    assert result.trace.extra.telemetry_requests == (
         "POST https://api.openai.com/v1/traces/ingest "
-        "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)"]
+        "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)",)
 
 
 OTEL_AGENT = '''
@@ -321,9 +322,9 @@ def test_a_scenario_absorbs_more_hosts(agent_packages: AgentPackages) -> None:
     assert answer(absorbed) == "200"
     assert verdict(absorbed, "network") is None
     assert absorbed.trace is not None
-    assert absorbed.trace.extra["telemetry_requests"] == [
+    assert absorbed.trace.extra.telemetry_requests == (
         "POST https://otel.example.com/v1/traces (otel.example.com; off switch: (added with "
-        "absorb))"]
+        "absorb))",)
 
 
 # ------------------------------------------------------------- the import of the agent

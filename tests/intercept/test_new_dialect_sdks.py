@@ -110,7 +110,7 @@ def test_an_unchanged_sdk_agent_passes_on_its_dialect(
     assert result.status == "pass", (result.failed_verdicts, result.stop_reason)
     assert result.side_effects == {"mail": 1}
     assert result.trace is not None
-    assert result.trace.extra["final_answer"] == "Sent."
+    assert result.trace.extra.final_answer == "Sent."
 
 
 @pytest.mark.parametrize("dialect", sorted(AGENTS))

@@ -63,7 +63,7 @@ def test_an_unchanged_agent_passes_and_is_judged_from_what_the_world_saw(
     assert message(result, "I6").startswith("the agent reports no usage")
     assert message(result, "I11").startswith("a plain main(prompt) recovers inside its run")
     assert result.trace is not None
-    assert result.trace.extra["final_answer"] == "Sent. (sent 1 in this process)"
+    assert result.trace.extra.final_answer == "Sent. (sent 1 in this process)"
 
 
 def test_the_users_real_tool_function_is_never_called(openai_agent: Callable[..., str]) -> None:
@@ -95,7 +95,7 @@ def test_module_state_does_not_survive_a_crash(openai_agent: Callable[..., str])
     # Incarnation 1 sent once and died; incarnation 2 re-imported the module, so its
     # list started empty, and it counts only its own send.
     assert result.trace is not None
-    assert result.trace.extra["final_answer"] == "Sent. (sent 1 in this process)"
+    assert result.trace.extra.final_answer == "Sent. (sent 1 in this process)"
     assert [i.incarnation for i in result.trace.invocations] == [1, 2]
 
 
@@ -163,7 +163,7 @@ def test_an_exception_of_the_agent_fails_the_run_with_the_agents_own_traceback(
     assert result.stop_reason.startswith("the agent raised JSONDecodeError: Expecting "
                                          "property name enclosed in double quotes")
     assert result.trace is not None
-    traceback = result.trace.extra["agent_traceback"]
+    traceback = result.trace.extra.agent_traceback
     assert traceback.startswith("incarnation 1 (the agent's code):\nTraceback")
     assert f"{package}/agent.py\", line 10, in parse_the_plan" in traceback
     assert "harness/intercept" not in traceback
@@ -203,7 +203,7 @@ def test_a_blocking_main_on_the_sync_sdk_runs_on_virtual_time(
     result = run(package, mail_scenario(package))
     assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
     assert result.trace is not None
-    assert result.trace.extra["final_answer"] == "Sent. after 90s"
+    assert result.trace.extra.final_answer == "Sent. after 90s"
 
 
 def _sync_agent(agent_packages: AgentPackages) -> str:
@@ -243,7 +243,7 @@ def test_a_slow_blocking_target_runs_on_virtual_time(agent_packages: AgentPackag
     result = run(package, _mail_behaving(package, {"kind": "slow", "seconds": 3}))
     assert result.status == "pass", (result.stop_reason, result.failed_verdicts)
     assert result.trace is not None
-    assert result.trace.extra["final_answer"] == "Sent. after 93s"
+    assert result.trace.extra.final_answer == "Sent. after 93s"
 
 
 AGENT_CALLING_OUT = '''
@@ -299,7 +299,7 @@ def test_a_structured_output_is_a_final_answer_and_none_is_not(
     done = run(package, scenario)
     assert done.status == "pass", done.failed_verdicts
     assert done.trace is not None
-    assert done.trace.extra["final_answer"] == '{"room":"12B","nights":2}'
+    assert done.trace.extra.final_answer == '{"room":"12B","nights":2}'
     forgot = run(package, scenario, attribute="forgot_to_return")
     assert forgot.stop_state == "failed"
     assert "main returned None" in forgot.stop_reason
@@ -371,7 +371,7 @@ def test_a_framework_is_imported_once_and_the_agents_own_code_every_incarnation(
     # own module afresh for every incarnation.
     assert counts == {"framework": 1, "backend": 1}
     assert crashed.trace is not None
-    assert crashed.trace.extra["final_answer"] == "own module imported 1 time(s) in this " \
+    assert crashed.trace.extra.final_answer == "own module imported 1 time(s) in this " \
         "incarnation"
 
 
@@ -399,5 +399,5 @@ def test_an_agent_module_edited_between_cases_runs_its_new_code(
 
     assert before.trace is not None
     assert after.trace is not None
-    assert (before.trace.extra["final_answer"], after.trace.extra["final_answer"]) == \
+    assert (before.trace.extra.final_answer, after.trace.extra.final_answer) == \
         ("first", "second")

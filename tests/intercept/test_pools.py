@@ -71,7 +71,7 @@ async def main(prompt: str) -> str:
 
 def _answer(result: CaseResult) -> str:
     assert result.trace is not None
-    return str(result.trace.extra.get("final_answer"))
+    return str(result.trace.extra.final_answer)
 
 
 def _run(agent_packages: AgentPackages, source: str) -> CaseResult:

@@ -165,7 +165,7 @@ def test_a_run_changes_nothing_on_the_real_disk(
                       scenario, PlainEntry(entry))
 
     assert result.trace is not None
-    assert result.trace.extra["final_answer"].startswith("Be brief. | Sent."), result.stop_reason
+    assert result.trace.extra.final_answer.startswith("Be brief. | Sent."), result.stop_reason
     if crash is not None:
         assert result.crash_reached
     assert {name: take() for name, take in watched.items()} == before

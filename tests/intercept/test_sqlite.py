@@ -458,7 +458,7 @@ def test_a_database_the_world_cannot_hold_is_named_in_the_report(agent_packages:
     scenario = mail_scenario(package, tools={}, model=[{"turn": 1, "text": "Done."}],
                              expect={"stop_state": "complete"})
     result = run_agent(package, scenario)
-    assert result.trace.extra["databases_refused"] == ["/srv/app/state.db"]
+    assert result.trace.extra.databases_refused == ("/srv/app/state.db",)
     assert "  /srv/app/state.db" in render_failure(result)
 
 

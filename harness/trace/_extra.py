@@ -1,0 +1,55 @@
+"""What a trace says beyond its records: the agent's form, its last words, what it reached.
+
+Each field is read by a checker or by the failure report, and each is ``None`` when
+the case had nothing to say there. A ``None`` field is left out of the trace's JSON,
+so a trace's canonical JSON (and digest) holds only what the case said: the record
+reads as the free-form mapping it replaced did, with every key declared and typed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class TraceExtra:
+    """The trace's facts that are not records, each ``None`` when the case had none."""
+
+    # "plain": an unchanged agent that reports nothing of its own (no stop state but
+    # complete or failed, no usage, no cancel hook); None: an agent on the ports.
+    agent: Literal["plain"] | None = None
+    # The agent ran as its own process (``serve``/``--exec``), its times read in
+    # scenario seconds at this scale (harness.checks._tolerance).
+    process: bool | None = None
+    time_scale: float | None = None
+    # The answer the agent gave at the end, and the traceback it died with.
+    final_answer: str | None = None
+    agent_traceback: str | None = None
+    # Every world event the case reached (its own files, tools, signals), in order.
+    world_events: tuple[str, ...] | None = None
+    # Calls that left the case for the outside ("METHOD url (library)"), how many of
+    # them came from inside each tool, and the telemetry answered in their place.
+    foreign_requests: tuple[str, ...] | None = None
+    foreign_in_tools: dict[str, int] | None = None
+    telemetry_requests: tuple[str, ...] | None = None
+    # Requests sent to a provider path of another dialect than the scenario's.
+    misdialed_requests: tuple[str, ...] | None = None
+    # Databases the agent named that the harness cannot hold (a server DSN, a bad path).
+    databases_refused: tuple[str, ...] | None = None
+    # What the scenario declared for the jobs and cancel checks, and whether the agent
+    # offered a cancel hook at all.
+    jobs_declared: tuple[str, ...] | None = None
+    cancels_declared: int | None = None
+    cancel_hook: bool | None = None
+    goal_cancels_declared: int | None = None
+
+    def said(self) -> dict[str, Any]:
+        """The fields the case said something in (the trace's JSON of this record)."""
+        return {f.name: value for f in fields(self)
+                if (value := getattr(self, f.name)) is not None}
+
+    @property
+    def plain(self) -> bool:
+        """Whether the agent is an unchanged one that reports nothing of its own."""
+        return self.agent == "plain"
