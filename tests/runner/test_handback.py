@@ -58,6 +58,17 @@ def test_a_trace_rebuilt_from_its_json_is_the_same_trace_with_the_same_digest(
     (lambda d: d["incarnations"][0].update(purpose="forged"),
      r"^trace\.incarnations\[0\]\.purpose: 'forged' is not one of \('run', 'recover-check'\)$"),
     (lambda d: d.update(digest="0" * 64), r"^trace: Trace has no field 'digest'$"),
+    # The typed fields: a stop state, a tool kind, an outcome, the extra record's keys.
+    (lambda d: d["outcome"].update(stop_state="done"),
+     r"^trace\.outcome\.stop_state: 'done' is not one of \('complete', "),
+    (lambda d: d["invocations"][0].update(kind="mail"),
+     r"^trace\.invocations\[0\]\.kind: 'mail' is not one of \('append', "),
+    (lambda d: d["invocations"][0].update(outcome="fine"),
+     r"^trace\.invocations\[0\]\.outcome: 'fine' is not one of \('ok', "),
+    (lambda d: d["extra"].update(agent_said="hello"),
+     r"^trace\.extra: TraceExtra has no field 'agent_said'$"),
+    (lambda d: d["extra"].update(world_events="tool:send_mail#1"),
+     r"^trace\.extra\.world_events: 'tool:send_mail#1' is not a list$"),
 ])
 def test_data_that_is_not_a_trace_is_refused_where_it_is_wrong(
         crashed: tuple[Case, Trace], change: Any, message: str) -> None:
