@@ -66,9 +66,10 @@ from harness.runner._run import (
     _Incarnation,
     replayed_trace,
 )
+from harness.runner._trace_writer import world_effects
 from harness.runner._world import World
 from harness.scenario import Scenario
-from harness.trace import EffectRecord, Trace
+from harness.trace import Trace
 
 Exploration = Literal["recorded", "rejoined", "replayed"]
 """How a case ran: from a recorded copy, rejoining the recorded run, or from its start.
@@ -308,7 +309,7 @@ class Join:
             replace(i, seq=i.seq - m.invocations + c.invocations,
                     incarnation=i.incarnation + shift)
             for i in base.invocations if i.seq > m.invocations)
-        effects = tuple(run_effects(world)[:c.effects]) + tuple(
+        effects = world_effects(world)[:c.effects] + tuple(
             replace(e, seq=e.seq - m.effects + c.effects, incarnation=e.incarnation + shift)
             for e in base.effects[start(m.effects):])
         points = tuple(p.id for p in world.disk.points[:c.points]) + tuple(
@@ -364,12 +365,6 @@ def _no_secrets(run: _CaseRun, source: Trace) -> bool:
     source's did, so such a case runs on instead.
     """
     return source.secrets is None and not run.secrets.any_to_look_for(run.world.invocations)
-
-
-def run_effects(world: World) -> list[EffectRecord]:
-    """The world's ledger as trace records, in the order the effects were applied."""
-    return [EffectRecord(e.seq, e.tool, e.key, e.idempotent, e.incarnation, e.at)
-            for e in world.ledger.effects]
 
 
 def _joined(own: Sequence[str], recorded: Sequence[str]) -> tuple[str, ...] | None:

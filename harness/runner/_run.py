@@ -66,7 +66,6 @@ from harness.ports import (
     StopState,
     TranscriptMessage,
 )
-from harness.runner._goal_trace import goal_trace
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
 from harness.runner._results import (
@@ -79,6 +78,7 @@ from harness.runner._results import (
 )
 from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for
+from harness.runner._trace_writer import Ending, write_trace
 from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
 from harness.scenario import (
     Scenario,
@@ -91,7 +91,6 @@ from harness.scenario import (
 from harness.trace import (
     CallRecord,
     CrashRecord,
-    EffectRecord,
     ExpectationRecord,
     ExpectedEffects,
     IncarnationRecord,
@@ -321,11 +320,7 @@ class _CaseRun:
         fired = [i.crashed_at for i in self.incarnations if i.crashed_at]
         error_fired = world.disk.fired.id if world.disk.fired and crash and \
             crash.crash_class in ERROR_CLASSES else None
-        return Trace(
-            case=self.case.case_id,
-            scenario=self.scenario.name,
-            dialect=self.scenario.dialect,
-            seed=self.case.seed,
+        return write_trace(world, self.case, Ending(
             crash=CrashRecord(
                 planned=None if crash is None else crash.label,
                 fired=(fired[0] if fired else error_fired),
@@ -337,10 +332,6 @@ class _CaseRun:
                 i.number, i.purpose, i.crashed_at,
                 i.outcome.stop_state if i.outcome else None, i.error, i.ended_at)
                 for i in self.incarnations),
-            requests=world.request_records(),
-            invocations=tuple(sorted(world.invocations, key=lambda r: r.seq)),
-            effects=tuple(EffectRecord(e.seq, e.tool, e.key, e.idempotent, e.incarnation, e.at)
-                          for e in world.ledger.effects),
             outcome=None if final.outcome is None else self._outcome_record(final),
             recoveries=tuple(self.recoveries),
             # Only a disk error's case reads it: other cases keep their digests.
@@ -348,11 +339,8 @@ class _CaseRun:
             final_incarnation=final.number,
             error=final.error,
             extra=self._extra(final),
-            jobs=world.jobs.records(),
-            cancels=tuple(world.jobs.cancels),
             secrets=self.secrets.record(),
-            goal=goal_trace(world.goals),
-        )
+        ))
 
     def _outcome_record(self, final: _Incarnation) -> OutcomeRecord:
         """The agent's outcome; its transcript as the world saw it when it reported none."""

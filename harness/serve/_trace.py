@@ -15,15 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.ports import AgentOutcome
-from harness.runner._goal_trace import goal_trace
 from harness.runner._observed import observed_transcript
 from harness.runner._results import Case
 from harness.runner._run import expectation, outcome_record
 from harness.runner._secrets import SecretLook
+from harness.runner._trace_writer import Ending, write_trace
 from harness.serve._world import ServedWorld
 from harness.trace import (
     CrashRecord,
-    EffectRecord,
     IncarnationRecord,
     OutcomeRecord,
     Trace,
@@ -50,31 +49,20 @@ def served_trace(world: ServedWorld, case: Case, runs: Sequence[ProcessRun],
     final = runs[-1] if runs else None
     killed = [r.killed_at for r in runs if r.killed_at]
     crash = case.crash
-    return Trace(
-        case=case.case_id, scenario=world.scenario.name, dialect=world.scenario.dialect,
-        seed=case.seed,
+    return write_trace(world, case, Ending(
         crash=CrashRecord(planned=None if crash is None else crash.label,
                           fired=killed[0] if killed else None,
                           second=killed[1] if len(killed) > 1 else None, error_class=False),
-        points=(),
         incarnations=tuple(IncarnationRecord(r.number, "run", r.killed_at,
                                              "complete" if _completed(r) else None, r.error,
                                              r.ended_at) for r in runs),
-        requests=world.request_records(),
-        invocations=tuple(sorted(world.invocations, key=lambda r: r.seq)),
-        effects=tuple(EffectRecord(e.seq, e.tool, e.key, e.idempotent, e.incarnation, e.at)
-                      for e in world.ledger.effects),
         outcome=_outcome(world, final) if final is not None and _completed(final) else None,
-        recoveries=(),
         expect=expectation(world.scenario),
         final_incarnation=final.number if final is not None else world.incarnation,
         error=final.error if final is not None else None,
         extra=_extra(world, final),
-        jobs=world.jobs.records(),
-        cancels=tuple(world.jobs.cancels),
         secrets=secrets.record() if secrets is not None else None,
-        goal=goal_trace(world.goals),
-    )
+    ))
 
 
 def _completed(run: ProcessRun) -> bool:
