@@ -18,22 +18,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from fakes import FakeJobRunner, RunnerJob, RunnerPort
+from fakes import FakeJobRunner, Incarnations, RunnerJob, RunnerPort, VirtualClock
 from harness.ports import CancelAck, CancelRequest
+from harness.scenario import Scenario
 from harness.trace import CancelRecord, JobRecord
 
-if TYPE_CHECKING:
-    from harness.runner._world import World
-
 T = TypeVar("T")
+
+
+class JobsWorld(Protocol):
+    """What the jobs need of the world that holds them (the world imports this module,
+    so this one names only what it reads)."""
+
+    scenario: Scenario
+    clock: VirtualClock
+    incarnations: Incarnations
+
+    @property
+    def run_id(self) -> str: ...
+
+    def reach(self, event: str) -> None: ...
+
+    def tool_call_ids(self, tool: str) -> list[str]: ...
 
 
 class WorldJobs:
     """Jobs and cancels of one case; see the module docstring."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: JobsWorld) -> None:
         self._world = world
         self.scenario = world.scenario
         self.runner = FakeJobRunner(world.clock, world.incarnations)
@@ -137,8 +151,7 @@ class WorldJobs:
                     if j.tool == tool and j.owner_session == self._world.run_id]
             return jobs[-1].job_id if jobs else None
         if target == "tool_call":
-            calls = [c.call_id for p in self._world.requests if p.response is not None
-                     for c in p.response.tool_calls if c.name == tool]
+            calls = self._world.tool_call_ids(tool) if tool is not None else []
             return calls[-1] if calls else None
         return None
 

@@ -345,6 +345,11 @@ class World:
         return Accepted(plan, pending)
 
     # -- world events and their crash points ------------------------------------
+    def tool_call_ids(self, tool: str) -> list[str]:
+        """The ids of every call of ``tool`` the model has sent, oldest first."""
+        return [c.call_id for p in self.requests if p.response is not None
+                for c in p.response.tool_calls if c.name == tool]
+
     def reach(self, event: str) -> None:
         """Note that the world reached ``event``; crash here if the case says so.
 
