@@ -73,8 +73,7 @@ if TYPE_CHECKING:
     from harness._journal import JournalRead
     from harness._output import RunFolder
     from harness._preflight import Request
-    from harness.runner import Case, CaseResult, CrashSpec, CrashWhen
-    from harness.runner._guest import Step
+    from harness.runner import Case, CaseResult, CrashSpec, CrashWhen, StepTo
     from harness.scenario import Scenario
 
 #: What each exit code of ``harness run`` means (``--exec`` too).
@@ -335,8 +334,7 @@ def _points(args: argparse.Namespace) -> int:
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
-    from harness.runner._contain import tool_env_names
-    from harness.runner._guest import contained
+    from harness.runner import contained, tool_env_names
 
     recorded = contained(lambda step: _recorded(args, scenario, step),
                          timeout=DEFAULT_CASE_TIMEOUT, tool_names=tool_env_names([scenario]))
@@ -352,11 +350,11 @@ def _points(args: argparse.Namespace) -> int:
 
 
 def _recorded(args: argparse.Namespace, scenario: Scenario,
-              step: Callable[[Step], None]) -> dict[str, list[str]]:
+              step: StepTo) -> dict[str, list[str]]:
     """In a contained process: import the agent and record its crash-free run."""
     from harness import runner
     from harness._preflight import load_agent
-    from harness.runner._guest import RECORDING
+    from harness.runner import RECORDING
 
     agent = load_agent(args.agent, args.target)
     step(RECORDING)
@@ -514,7 +512,7 @@ class _RunState:
         """This shard's plan (the journal's, for --resume) and cases; the whole plan is
         kept for the manifest, where ``harness merge`` checks every shard is of it."""
         from harness._shard import shard_record
-        from harness.runner._reached import declared_expectations
+        from harness.runner import declared_expectations
 
         shard = self.args.shard
         chosen = shard.chosen(whole["cases"])
@@ -693,8 +691,7 @@ def parse_crash_at(text: str) -> CrashSpec:
     """
     import re
 
-    from harness.runner import ERROR_CLASSES, CrashSpec
-    from harness.runner._points import WORLD_POINT_PATTERN
+    from harness.runner import ERROR_CLASSES, WORLD_POINT_PATTERN, CrashSpec
     from harness.scenario import CRASH_CLASSES, did_you_mean
 
     match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"
@@ -735,7 +732,7 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
     :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason; one
     whose agent holds more than ``memory_mib`` MiB is stopped with a harness_limit verdict.
     """
-    from harness.runner._contain import AgentChoice, run_contained
+    from harness.runner import AgentChoice, run_contained
 
     if not planned:
         return []

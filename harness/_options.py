@@ -215,7 +215,7 @@ def parse_host(text: str) -> str:
     >>> parse_host("otel.example.com")
     'otel.example.com'
     """
-    from harness.scenario._model import HOST_PATTERN
+    from harness.scenario import HOST_PATTERN
 
     return _matching(text, HOST_PATTERN,
                      "a host name such as otel.example.com (no scheme, port or path)")
@@ -246,7 +246,7 @@ def parse_target(text: str) -> tuple[str, str]:
     """
     import re
 
-    from harness.scenario._names import TARGET_PATTERN, TOOL_NAME_PATTERN
+    from harness.scenario import TARGET_PATTERN, TOOL_NAME_PATTERN
 
     tool, _, spec = text.partition("=")
     if not re.fullmatch(TOOL_NAME_PATTERN, tool) or not re.fullmatch(TARGET_PATTERN, spec):

@@ -52,7 +52,7 @@ from harness._journal import (
 )
 from harness._redact import redact_text
 from harness.checks import Verdict
-from harness.runner._results import AgentOutput, AttemptRow, Case, CaseResult
+from harness.runner import AgentOutput, AttemptRow, Case, CaseResult
 
 if TYPE_CHECKING:
     import polars as pl

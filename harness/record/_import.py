@@ -36,9 +36,7 @@ from harness.agent import SSEDecoder
 from harness.ports import DIALECTS, SPECS, Dialect
 from harness.record._capture import Capture, Chunk, Exchange, load_capture
 from harness.record._readers import DONE, READERS, ImportedTurn
-from harness.scenario import Scenario, parse_scenario
-from harness.scenario._faults import retry_after_problems
-from harness.scenario._names import TOOL_NAME_PATTERN
+from harness.scenario import TOOL_NAME_PATTERN, Scenario, parse_scenario, retry_after_problems
 
 #: A silence at least this long (seconds) becomes a fault; shorter ones are the network.
 DEFAULT_STALL_SECONDS: Final = 5.0

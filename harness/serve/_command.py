@@ -132,7 +132,7 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
 
     from harness._errors import ConfigError
     from harness._options import chosen_cases
-    from harness.runner._points import is_world_point
+    from harness.runner import is_world_point
     from harness.serve._exec import exec_cases, recorded_events, wants_recording
 
     if crash_at is not None and not is_world_point(crash_at.point_id):

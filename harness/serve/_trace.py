@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.ports import AgentOutcome
-from harness.runner._goal_trace import goal_trace
-from harness.runner._observed import observed_transcript
-from harness.runner._results import Case
-from harness.runner._run import expectation, outcome_record
-from harness.runner._secrets import SecretLook
+from harness.runner import (
+    Case,
+    SecretLook,
+    expectation,
+    goal_trace,
+    observed_transcript,
+    outcome_record,
+)
 from harness.serve._world import ServedWorld
 from harness.trace import CrashRecord, EffectRecord, IncarnationRecord, OutcomeRecord, Trace
 
