@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness._errors import CaptureError
-from harness._options import output_path
+from harness.frontend import output_path
 
 
 def add_record_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

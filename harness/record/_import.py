@@ -542,7 +542,7 @@ _KEY_ORDER: Final = ("name", "description", "dialect", "seed", "tools", "provide
 
 
 def _yaml(data: Mapping[str, Any], faults: list[Fault], capture: Capture) -> str:
-    from harness.fuzz._repro import flow
+    from harness.fuzz import flow
 
     lines = [f"# Imported from {capture.path} by harness import: the model's turn as captured.",
              "# Layer more faults under 'faults' (at: {turn: 1, attempt: 2} for a retry), crash",

@@ -16,6 +16,7 @@ from harness.runner._contain import AgentChoice, run_contained, tool_env_names
 from harness.runner._determinism import determinism_verdict, first_difference, run_case_twice
 from harness.runner._goal_trace import goal_trace
 from harness.runner._guest import FUZZING, PLANNING, RECORDING, StepTo, contained
+from harness.runner._interrupt import Interrupted, critical, reset_in_child, stopping_cleanly
 from harness.runner._model import ScriptedModel, call_id, classify_result
 from harness.runner._observed import observed_transcript
 from harness.runner._points import (
@@ -87,6 +88,7 @@ __all__ = [
     "CaseResult",
     "CrashSpec",
     "CrashWhen",
+    "Interrupted",
     "ScriptedModel",
     "SecretLook",
     "StepTo",
@@ -107,6 +109,7 @@ __all__ = [
     "contained",
     "crash_kind",
     "crash_specs",
+    "critical",
     "declared_expectations",
     "default_agent_factory",
     "determinism_verdict",
@@ -126,11 +129,13 @@ __all__ = [
     "proved_nothing_line",
     "record_points",
     "record_run",
+    "reset_in_child",
     "run_case",
     "run_case_twice",
     "run_contained",
     "run_trace",
     "sample_cases",
+    "stopping_cleanly",
     "strictly",
     "task_for",
     "tool_env_names",

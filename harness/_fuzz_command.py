@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from harness._errors import ConfigError
 from harness._fuzz_options import kind_problem
-from harness.fuzz._bounds import FuzzBounds
-from harness.fuzz._repro import repro_command, write_repro
-from harness.fuzz._search import FuzzOutcome, fuzz_scenario
+from harness.fuzz import FuzzBounds, FuzzOutcome, fuzz_scenario, repro_command, write_repro
 from harness.runner import AgentUnderTest, Case, CrashSpec, run_case
 from harness.scenario import load_scenario
 
