@@ -113,11 +113,8 @@ HELD: dict[tuple[str, str], int] = {
     ("fakes", "harness"): 1,
     ("harness.fuzz", "harness"): 1,
     ("harness.intercept", "harness"): 1,
-    ("harness.record", "fakes"): 1,
     ("harness.runner", "harness"): 4,
-    ("harness.scenario", "fakes"): 3,
     ("harness.scenario", "harness"): 1,
-    ("harness.serve", "fakes"): 2,
     ("harness.serve", "harness"): 1,
 }
 LIBRARY = ("harness", "fakes", "reports")
@@ -167,6 +164,8 @@ def test_a_package_imports_another_package_s_private_modules_only_as_held() -> N
     grown = {pair: f"{count} > {HELD.get(pair, 0)}" for pair, count in sorted(found.items())
              if count > HELD.get(pair, 0)}
     assert grown == {}, "import the owner's public name instead (its __init__ exports it)"
+    # However the pairs fall, the whole library holds at most ten such statements.
+    assert sum(found.values()) <= 10
     # The runner writes the trace and owns its types; the checkers' private modules are
     # theirs alone (held at none).
     assert found[("harness.runner", "harness.checks")] == 0

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from fakes import HTTP_ERROR_STATUSES, FakeProvider, IncomingRequest
-from fakes._wire import compact_json
+from fakes import HTTP_ERROR_STATUSES, FakeProvider, IncomingRequest, compact_json
 from harness._errors import CaptureError, ScenarioError
 from harness.agent import SSEDecoder
 from harness.ports import DIALECTS, SPECS, Dialect

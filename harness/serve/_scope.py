@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Final, final
 
 import fakes
-from fakes._faults import check_faults
+from fakes import check_faults
 from harness.ports import rng_stream
 from harness.runner import Case, CrashSpec
 from harness.serve._trace import ProcessRun
