@@ -34,11 +34,16 @@ def output_path(text: str) -> Path:
     >>> output_path("results")
     PosixPath('results')
     """
+    return Path(_not_blank(text, "a path to write to, such as 'results' (an empty one would "
+                                 "write into the current folder)"))
+
+
+def _not_blank(text: str, expected: str) -> str:
+    """``text``, unless it is empty or only spaces: then the argparse error naming what was
+    ``expected``."""
     if not text.strip():
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a path to write to, such as 'results' (an empty one "
-            "would write into the current folder)")
-    return Path(text)
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected {expected}")
+    return text
 
 
 def input_path(text: str) -> str:
@@ -48,10 +53,7 @@ def input_path(text: str) -> str:
     >>> input_path("scenarios/mail.yaml")
     'scenarios/mail.yaml'
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a file or folder to read, such as 'scenarios/'")
-    return text
+    return _not_blank(text, "a file or folder to read, such as 'scenarios/'")
 
 
 def command_text(text: str) -> str:
@@ -60,11 +62,7 @@ def command_text(text: str) -> str:
     >>> command_text("node agent.js")
     'node agent.js'
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a shell command that starts the agent, such as "
-            "'node agent.js'")
-    return text
+    return _not_blank(text, "a shell command that starts the agent, such as 'node agent.js'")
 
 
 def parse_seed(text: str) -> int:
