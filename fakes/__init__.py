@@ -61,14 +61,23 @@ from fakes._faults import (
     StallBeforeHeaders,
     StallConnecting,
     TruncatedToolArguments,
+    check_faults,
 )
 from fakes._goals import GoalEdit, GoalEvent, GoalService, GoalServicePort
 from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._jobs import NEIGHBOUR_SESSION, FakeJobRunner, JobSpec, RunnerJob, RunnerPort
 from fakes._latency import Latency
 from fakes._ledger import SideEffect, ToolLedger, WorldState
+from fakes._limits import MAX_COUNT, MAX_SECONDS, Doc, OneLine, Wording
 from fakes._provider import FakeProvider, ProviderRequest, Responder, output_tokens
-from fakes._quota import RATE_LIMIT_WIRES, Quota, QuotaWindow, RateLimitWire
+from fakes._quota import (
+    RATE_LIMIT_WIRES,
+    Quota,
+    QuotaWindow,
+    RateLimitWire,
+    go_duration,
+    quota_fields,
+)
 from fakes._script import ScriptedResponse, ScriptedUsage, Text, ToolUse
 from fakes._segments import (
     COMPACTION_MARKER,
@@ -92,7 +101,7 @@ from fakes._tools import (
 )
 from fakes._transport import IncomingRequest, ResponsePlan, play_steps, wait_before_headers
 from fakes._verifier import ScriptedVerifier, VerifierRule
-from fakes._wire import Emit, Hang, Pause, Reset, Step
+from fakes._wire import Emit, Hang, Pause, Reset, Step, compact_json
 from harness.ports import (
     BROKEN_STREAM_FAULTS,
     CONCURRENCY_SAFE_TOOL_KINDS,
@@ -129,6 +138,8 @@ __all__ = [
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
     "LOOP_BOUND_BEHAVIOURS",
+    "MAX_COUNT",
+    "MAX_SECONDS",
     "MISS_KINDS",
     "NEIGHBOUR_SESSION",
     "OUTAGE_ANSWERS",
@@ -154,6 +165,7 @@ __all__ = [
     "CrashDisk",
     "CrashPlan",
     "DeadIncarnationError",
+    "Doc",
     "Emit",
     "EmptyBody",
     "ErrorInStream",
@@ -181,6 +193,7 @@ __all__ = [
     "ModelPrice",
     "NoTerminalEvent",
     "NoUsageChunk",
+    "OneLine",
     "OpenAICacheRules",
     "Outage",
     "OutageAnswer",
@@ -225,13 +238,17 @@ __all__ = [
     "VerifierRule",
     "VirtualClock",
     "WireDialect",
+    "Wording",
     "WorldState",
     "WorldTool",
     "chat_view",
+    "check_faults",
     "child_environment",
+    "compact_json",
     "cost",
     "count_tokens",
     "crash_class_applies",
+    "go_duration",
     "has_price",
     "idempotency_key",
     "output_tokens",
@@ -239,6 +256,7 @@ __all__ = [
     "play_steps",
     "price_of",
     "prompt_view",
+    "quota_fields",
     "run_in_process_group",
     "settle_threads",
     "use_prices",

@@ -73,8 +73,7 @@ if TYPE_CHECKING:
     from harness._journal import JournalRead
     from harness._output import RunFolder
     from harness._preflight import Request
-    from harness.runner import Case, CaseResult, CrashSpec, CrashWhen
-    from harness.runner._guest import Step
+    from harness.runner import Case, CaseResult, CrashSpec, CrashWhen, StepTo
     from harness.scenario import Scenario
 
 #: What each exit code of ``harness run`` means (``--exec`` too).
@@ -105,16 +104,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_run(commands)
-    from reports._commands import add_report_commands
+    from reports import add_report_commands
 
     add_report_commands(commands)
     from harness._fuzz_options import add_fuzz_command
 
     add_fuzz_command(commands)
-    from harness.record._command import add_record_commands
+    from harness.record import add_record_commands
 
     add_record_commands(commands)
-    from harness.serve._command import add_serve_command
+    from harness.serve import add_serve_command
 
     add_serve_command(commands)
     from harness._shard import add_merge_command
@@ -208,7 +207,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           "killed with SIGKILL at the scenarios' world-event crash points and "
                           "started again in the same working folder")
     from harness._shard import parse_shard
-    from harness.serve._command import add_time_scale_option
+    from harness.serve import add_time_scale_option
 
     add_time_scale_option(run)
     run.add_argument("--shard", type=parse_shard, metavar="K/N",
@@ -272,11 +271,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         "run": _run, "validate": _validate, "points": _points, "demo": _demo,
     }
     if args.command == "fuzz":
-        from harness.fuzz._command import run_fuzz
+        from harness._fuzz_command import run_fuzz
 
         return run_fuzz(args)
     if args.command in {"record", "import"}:
-        from harness.record._command import run_import, run_record
+        from harness.record import run_import, run_record
 
         return {"record": run_record, "import": run_import}[args.command](args)
     if args.command == "merge":
@@ -284,11 +283,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return run_merge(args)
     if args.command == "serve":
-        from harness.serve._command import run_serve
+        from harness.serve import run_serve
 
         return run_serve(args)
     if args.command in {"compare", "gate"}:
-        from reports._commands import run_compare, run_gate
+        from reports import run_compare, run_gate
 
         return {"compare": run_compare, "gate": run_gate}[args.command](args)
     return commands[args.command](args)
@@ -335,8 +334,7 @@ def _points(args: argparse.Namespace) -> int:
     from harness.scenario import load_scenario
 
     scenario = with_overrides(load_scenario(args.scenario), crash=None, seed=args.seed)
-    from harness.runner._contain import tool_env_names
-    from harness.runner._guest import contained
+    from harness.runner import contained, tool_env_names
 
     recorded = contained(lambda step: _recorded(args, scenario, step),
                          timeout=DEFAULT_CASE_TIMEOUT, tool_names=tool_env_names([scenario]))
@@ -352,11 +350,11 @@ def _points(args: argparse.Namespace) -> int:
 
 
 def _recorded(args: argparse.Namespace, scenario: Scenario,
-              step: Callable[[Step], None]) -> dict[str, list[str]]:
+              step: StepTo) -> dict[str, list[str]]:
     """In a contained process: import the agent and record its crash-free run."""
     from harness import runner
     from harness._preflight import load_agent
-    from harness.runner._guest import RECORDING
+    from harness.runner import RECORDING
 
     agent = load_agent(args.agent, args.target)
     step(RECORDING)
@@ -380,8 +378,8 @@ def point_parts(point: str) -> tuple[str, str]:
 def _run(args: argparse.Namespace) -> int:
     """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
     from harness._environment import passing
-    from harness._interrupt import Interrupted, stopping_cleanly
     from harness._output import removed_if_left_empty
+    from harness.runner import Interrupted, stopping_cleanly
 
     state = _RunState(args)
     with removed_if_left_empty(args.out), stopping_cleanly(), passing(args.pass_env):
@@ -430,7 +428,7 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
 def _run_exec(args: argparse.Namespace, request: Request, state: _RunState) -> int:
     """The agent is a process: only the files are checked here (it has no module to import)."""
     from harness._preflight import load_each, speaking
-    from harness.serve._command import plan_exec, run_exec_cases
+    from harness.serve import plan_exec, run_exec_cases
 
     _, loaded, errors = load_each(request.paths, crash=request.crash, seed=request.seed)
     if errors:
@@ -514,7 +512,7 @@ class _RunState:
         """This shard's plan (the journal's, for --resume) and cases; the whole plan is
         kept for the manifest, where ``harness merge`` checks every shard is of it."""
         from harness._shard import shard_record
-        from harness.runner._reached import declared_expectations
+        from harness.runner import declared_expectations
 
         shard = self.args.shard
         chosen = shard.chosen(whole["cases"])
@@ -693,8 +691,7 @@ def parse_crash_at(text: str) -> CrashSpec:
     """
     import re
 
-    from harness.runner import ERROR_CLASSES, CrashSpec
-    from harness.runner._points import WORLD_POINT_PATTERN
+    from harness.runner import ERROR_CLASSES, WORLD_POINT_PATTERN, CrashSpec
     from harness.scenario import CRASH_CLASSES, did_you_mean
 
     match = re.fullmatch(r"([a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*):(before|after):"
@@ -735,7 +732,7 @@ def run_cases(planned: Sequence[tuple[Case, Scenario]], *, jobs: int,
     :data:`~harness.runner._contain.DEFAULT_CASE_TIMEOUT`) fails with the reason; one
     whose agent holds more than ``memory_mib`` MiB is stopped with a harness_limit verdict.
     """
-    from harness.runner._contain import AgentChoice, run_contained
+    from harness.runner import AgentChoice, run_contained
 
     if not planned:
         return []

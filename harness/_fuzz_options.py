@@ -73,11 +73,8 @@ def add_fuzz_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 def kind_problem(kind: str) -> None:
     """Refuse a ``--kind`` that names no fault kind, with the kinds there are."""
-    import difflib
-
-    from harness.scenario import FAULT_KINDS
+    from harness.scenario import FAULT_KINDS, did_you_mean
 
     if kind not in FAULT_KINDS:
-        close = difflib.get_close_matches(kind, list(FAULT_KINDS), n=1, cutoff=0.6)
         raise ConfigError("--kind", kind, "a fault kind: " + ", ".join(FAULT_KINDS),
-                          f"Did you mean {close[0]!r}?" if close else "")
+                          did_you_mean(kind, FAULT_KINDS))

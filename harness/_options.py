@@ -34,11 +34,16 @@ def output_path(text: str) -> Path:
     >>> output_path("results")
     PosixPath('results')
     """
+    return Path(_not_blank(text, "a path to write to, such as 'results' (an empty one would "
+                                 "write into the current folder)"))
+
+
+def _not_blank(text: str, expected: str) -> str:
+    """``text``, unless it is empty or only spaces: then the argparse error naming what was
+    ``expected``."""
     if not text.strip():
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a path to write to, such as 'results' (an empty one "
-            "would write into the current folder)")
-    return Path(text)
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected {expected}")
+    return text
 
 
 def input_path(text: str) -> str:
@@ -48,10 +53,7 @@ def input_path(text: str) -> str:
     >>> input_path("scenarios/mail.yaml")
     'scenarios/mail.yaml'
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a file or folder to read, such as 'scenarios/'")
-    return text
+    return _not_blank(text, "a file or folder to read, such as 'scenarios/'")
 
 
 def command_text(text: str) -> str:
@@ -60,11 +62,7 @@ def command_text(text: str) -> str:
     >>> command_text("node agent.js")
     'node agent.js'
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a shell command that starts the agent, such as "
-            "'node agent.js'")
-    return text
+    return _not_blank(text, "a shell command that starts the agent, such as 'node agent.js'")
 
 
 def parse_seed(text: str) -> int:
@@ -215,7 +213,7 @@ def parse_host(text: str) -> str:
     >>> parse_host("otel.example.com")
     'otel.example.com'
     """
-    from harness.scenario._model import HOST_PATTERN
+    from harness.scenario import HOST_PATTERN
 
     return _matching(text, HOST_PATTERN,
                      "a host name such as otel.example.com (no scheme, port or path)")
@@ -246,7 +244,7 @@ def parse_target(text: str) -> tuple[str, str]:
     """
     import re
 
-    from harness.scenario._names import TARGET_PATTERN, TOOL_NAME_PATTERN
+    from harness.scenario import TARGET_PATTERN, TOOL_NAME_PATTERN
 
     tool, _, spec = text.partition("=")
     if not re.fullmatch(TOOL_NAME_PATTERN, tool) or not re.fullmatch(TARGET_PATTERN, spec):

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness._errors import ConfigError
-from harness._interrupt import critical
 from harness._journal import (
     JOURNAL_NAME,
     JournalFile,
@@ -52,7 +51,7 @@ from harness._journal import (
 )
 from harness._redact import redact_text
 from harness.checks import Verdict
-from harness.runner._results import AgentOutput, AttemptRow, Case, CaseResult
+from harness.runner import AgentOutput, AttemptRow, Case, CaseResult, critical
 
 if TYPE_CHECKING:
     import polars as pl

@@ -28,8 +28,7 @@ from harness._options import with_absorbed, with_overrides
 from harness.scenario import did_you_mean
 
 if TYPE_CHECKING:
-    from harness.runner import AgentUnderTest, Case, CrashSpec
-    from harness.runner._guest import Step
+    from harness.runner import AgentUnderTest, Case, CrashSpec, StepTo
     from harness.scenario import Scenario
 
 # A long point list drowns the message; `harness points` shows them all.
@@ -113,9 +112,7 @@ def _contained_preflight(request: Request, files: int, loaded: list[tuple[Scenar
                          errors: list[ScenarioError], *, thorough: bool, timeout: float,
                          longer: str) -> Preflight:
     """:func:`preflight`'s agent checks in a contained process; what they found as data."""
-    from harness.runner import Case, CrashSpec
-    from harness.runner._contain import tool_env_names
-    from harness.runner._guest import contained
+    from harness.runner import Case, CrashSpec, contained, tool_env_names
 
     found = contained(lambda step: _checks_as_data(request, loaded, thorough, step),
                       timeout=timeout, longer=longer,
@@ -134,12 +131,12 @@ def _contained_preflight(request: Request, files: int, loaded: list[tuple[Scenar
 
 
 def _checks_as_data(request: Request, loaded: list[tuple[Scenario, Path]], thorough: bool,
-                    step: Callable[[Step], None]) -> dict[str, object]:
+                    step: StepTo) -> dict[str, object]:
     """Run in the contained process: import the agent, plan; the outcome as JSON data."""
     import contextlib
     import io
 
-    from harness.runner._guest import PLANNING
+    from harness.runner import PLANNING
 
     agent = load_agent(request.agent, request.targets)
     step(PLANNING)
@@ -217,7 +214,7 @@ def plan(scenario: Scenario, source: Path, crash_at: CrashSpec | None,
 
     if crash_at is None:
         return chosen_cases(runner.plan_cases(scenario, source, agent), crash)
-    from harness.runner._points import is_world_point
+    from harness.runner import is_world_point
 
     if is_world_point(crash_at.point_id):  # reached or not, the case says so itself
         return [Case(scenario.name, source, scenario.seed, crash_at)]
@@ -277,7 +274,7 @@ def _own_points_reached(scenario: Scenario, agent: AgentUnderTest | None) -> Non
     """Each listed point of the agent's own files its recorded run reaches, or an error on
     the point's line. Only with ``--agent``: a point belongs to one agent's file layout."""
     from harness import runner
-    from harness.runner._points import is_world_point
+    from harness.runner import is_world_point
     from harness.scenario import check_crash_points
 
     points = scenario.crash.points

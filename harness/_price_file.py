@@ -25,7 +25,7 @@ from harness._errors import ScenarioError
 
 if TYPE_CHECKING:
     from fakes import ModelPrice
-    from harness.scenario._source import SourceMap
+    from harness.scenario import SourceMap
 
 #: The keys of one model's entry, and whether each must be given.
 PRICE_KEYS = {"input": True, "output": True, "cache_read": False, "cache_write": False,
@@ -43,7 +43,7 @@ def load_price_file(path: Path | str) -> dict[str, ModelPrice]:
     >>> load_price_file(file)["my-model"].output
     Decimal('4.5')
     """
-    from harness.scenario._yaml import read_yaml
+    from harness.scenario import read_yaml
 
     data, source = read_yaml(Path(path))
     where = str(path)
@@ -66,7 +66,7 @@ def _entry(where: str, source: SourceMap, model: str, entry: object
            ) -> tuple[ModelPrice | None, list[ScenarioError]]:
     """One model's price, or the errors of its entry."""
     from fakes import ModelPrice
-    from harness.scenario._problems import did_you_mean
+    from harness.scenario import did_you_mean
 
     if not isinstance(entry, dict):
         return None, [ScenarioError(where, *source.position((model,)), model, got=_shown(entry),

@@ -20,11 +20,8 @@ from pathlib import Path
 from harness._inputs import read_input
 from harness._redact import redact_text
 from harness.ports import CUTTING_FAULTS, cut_at_limit
-from harness.runner._points import is_world_point
-from harness.runner._results import CaseResult, Verdict
-from harness.scenario import Scenario
-from harness.scenario._model import source_of
-from harness.scenario._yaml import MAX_BYTES
+from harness.runner import CaseResult, Verdict, is_world_point
+from harness.scenario import MAX_BYTES, Scenario, source_of
 from harness.trace import RequestRecord, Trace
 
 # Lines shown around each line a failure points at.

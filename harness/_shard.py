@@ -265,8 +265,7 @@ def _judge_merged(args: argparse.Namespace, plan: Mapping[str, Any],
     (``--strict``, or shards run with it) something no case of any shard reached."""
     from harness._cli import summary_table
     from harness._output import result_from_row
-    from harness.runner import proved_nothing_line
-    from harness.runner._reached import never_reached_declared
+    from harness.runner import never_reached_declared, proved_nothing_line
 
     results = [result_from_row(row) for row in cases]
     for result in results:

@@ -23,10 +23,11 @@ from harness.agent import (
     MemoryRetryLog,
     StreamClient,
     StreamConfig,
+    UserEntry,
     build_request,
+    request_target,
+    streaming_body,
 )
-from harness.agent._dialects import request_target, streaming_body
-from harness.agent._session_log import UserEntry
 from harness.ports import Dialect, LoopClock, Task
 
 MESSAGES = ({"role": "user", "content": "go"},)

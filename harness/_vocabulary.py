@@ -21,7 +21,7 @@ Rows = list[tuple[str, ...]]
 
 
 def _reply_statuses() -> Rows:
-    from harness.agent._tools import REPLY_STATUS_MEANINGS, REPLY_STATUSES
+    from harness.agent import REPLY_STATUS_MEANINGS, REPLY_STATUSES
     from harness.ports import classify_reply
 
     return [(f"`{status}`", REPLY_STATUS_MEANINGS[status],
@@ -30,8 +30,8 @@ def _reply_statuses() -> Rows:
 
 
 def _when_outcomes() -> Rows:
-    from harness.agent._tools import REPLY_STATUSES
-    from harness.ports._replies import TOOL_OUTCOME_MEANINGS, TOOL_OUTCOMES, classify_reply
+    from harness.agent import REPLY_STATUSES
+    from harness.ports import TOOL_OUTCOME_MEANINGS, TOOL_OUTCOMES, classify_reply
 
     def statuses(outcome: str) -> str:
         read = [f"`{s}`" for s in REPLY_STATUSES
@@ -77,7 +77,7 @@ def _dialects() -> Rows:
 
 def _point_kinds() -> Rows:
     from fakes import POINT_OPS
-    from harness.runner._points import WORLD_POINT_KINDS, WORLD_POINT_MEANINGS
+    from harness.runner import WORLD_POINT_KINDS, WORLD_POINT_MEANINGS
 
     own: Rows = [(", ".join(f"`{op}`" for op in POINT_OPS), "`ROLE:OP#N`",
             "the N-th operation OP on the agent's own file or folder whose role is ROLE "

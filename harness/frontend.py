@@ -1,4 +1,4 @@
-"""What every front end of the harness shares: the run, report and gate commands.
+"""What every front end of the harness shares: the run, serve, record, report and gate commands.
 
 The command line, the pytest plugin and the report commands read a ``--seed`` and a
 ``--prices`` file the same way, read a file the user named only when it is a regular file of a
@@ -15,7 +15,14 @@ import typing
 
 from harness import _lazy
 from harness._inputs import read_input
-from harness._options import MAX_SEED, output_path, parse_seed
+from harness._options import (
+    MAX_SEED,
+    chosen_cases,
+    input_path,
+    output_path,
+    parse_seed,
+    positive_float,
+)
 from harness._price_file import add_prices_option, load_price_file, use_price_file
 
 # write_atomic's module reads the runner's row types: loaded on first use, so that an
@@ -32,6 +39,6 @@ else:
 # lazy_exports: a front end's package (reports) loads its heavy names on first use too.
 lazy_exports = _lazy.lazy_exports
 
-__all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "lazy_exports", "load_price_file",
-           "output_path", "parse_seed", "read_input", "unfinished_run", "use_price_file",
-           "write_atomic"]
+__all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "chosen_cases", "input_path",
+           "lazy_exports", "load_price_file", "output_path", "parse_seed", "positive_float",
+           "read_input", "unfinished_run", "use_price_file", "write_atomic"]

@@ -483,8 +483,7 @@ class FuzzItem(pytest.Item):
 
     def runtest(self) -> None:
         from harness._options import with_overrides
-        from harness.fuzz import fuzz_scenario, write_repro
-        from harness.fuzz._repro import repro_command
+        from harness.fuzz import fuzz_scenario, repro_command, write_repro
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]

@@ -23,6 +23,7 @@ from harness.frontend import lazy_exports as _lazy_exports
 # command line, which builds the compare and gate parsers (reports._commands), loads
 # them only for those commands.
 _EXPORTS = {
+    "reports._commands": ["add_report_commands", "run_compare", "run_gate"],
     "reports._compare": ["Comparison", "MetricDelta", "compare", "missing_runs", "most_regressed"],
     "reports._gate": ["DEFAULT_THRESHOLDS", "EXIT_CODES", "GateResult", "RuleResult",
                       "check_thresholds", "evaluate", "gate_thresholds", "parse_threshold",
@@ -38,6 +39,7 @@ _EXPORTS = {
                         "PAIR_KEY", "RUN_FROM_RUNNER", "RUN_SCHEMA"],
 }
 if typing.TYPE_CHECKING:
+    from reports._commands import add_report_commands, run_compare, run_gate
     from reports._compare import Comparison, MetricDelta, compare, missing_runs, most_regressed
     from reports._gate import (
         DEFAULT_THRESHOLDS,
@@ -104,6 +106,7 @@ __all__ = [
     "ReportError",
     "ResultSet",
     "RuleResult",
+    "add_report_commands",
     "attempt_table",
     "cached_input_share",
     "cached_input_share_eligible",
@@ -126,6 +129,8 @@ __all__ = [
     "render_markdown",
     "report_data",
     "retries_per_task",
+    "run_compare",
+    "run_gate",
     "run_table",
     "stop_state_distribution",
     "thresholds_from_pyproject",

@@ -111,32 +111,11 @@ def test_modules_import_one_another_without_a_circle(package: str) -> None:
 SHARED_HELPERS = ("harness._errors", "harness._redact", "harness._lazy")
 HELD: dict[tuple[str, str], int] = {
     ("fakes", "harness"): 1,
-    ("harness", "harness.agent"): 4,
-    ("harness", "harness.fuzz"): 2,
-    ("harness", "harness.ports"): 1,
-    ("harness", "harness.record"): 2,
-    ("harness", "harness.runner"): 18,
-    ("harness", "harness.scenario"): 7,
-    ("harness", "harness.serve"): 4,
-    ("harness", "reports"): 2,
-    ("harness.agent", "harness.ports"): 1,
-    ("harness.fuzz", "harness"): 5,
-    ("harness.fuzz", "harness.runner"): 3,
-    ("harness.fuzz", "harness.scenario"): 2,
+    ("harness.fuzz", "harness"): 1,
     ("harness.intercept", "harness"): 1,
-    ("harness.record", "fakes"): 1,
-    ("harness.record", "harness"): 2,
-    ("harness.record", "harness.fuzz"): 1,
-    ("harness.record", "harness.scenario"): 3,
-    ("harness.runner", "harness"): 6,
-    ("harness.runner", "harness.intercept"): 2,
-    ("harness.runner", "harness.trace"): 1,
-    ("harness.scenario", "fakes"): 3,
+    ("harness.runner", "harness"): 4,
     ("harness.scenario", "harness"): 1,
-    ("harness.serve", "fakes"): 2,
-    ("harness.serve", "harness"): 3,
-    ("harness.serve", "harness.runner"): 16,
-    ("harness.serve", "harness.scenario"): 1,
+    ("harness.serve", "harness"): 1,
 }
 LIBRARY = ("harness", "fakes", "reports")
 
@@ -185,6 +164,8 @@ def test_a_package_imports_another_package_s_private_modules_only_as_held() -> N
     grown = {pair: f"{count} > {HELD.get(pair, 0)}" for pair, count in sorted(found.items())
              if count > HELD.get(pair, 0)}
     assert grown == {}, "import the owner's public name instead (its __init__ exports it)"
+    # However the pairs fall, the whole library holds at most ten such statements.
+    assert sum(found.values()) <= 10
     # The runner writes the trace and owns its types; the checkers' private modules are
     # theirs alone (held at none).
     assert found[("harness.runner", "harness.checks")] == 0

@@ -16,12 +16,13 @@ from harness.agent._cancel import CancelRouter
 from harness.agent._classify import StreamFailure
 from harness.agent._compaction import CompactionConfig
 from harness.agent._defaults import StreamConfig
-from harness.agent._dialects import AGENT_DIALECTS, build_request
+from harness.agent._dialects import AGENT_DIALECTS, build_request, request_target, streaming_body
 from harness.agent._guards import GuardLimits
 from harness.agent._jobs import JobEntry, JobSupervisor
 from harness.agent._loop import ReferenceAgent
 from harness.agent._retry_after import parse_retry_after
 from harness.agent._retry_log import MemoryRetryLog
+from harness.agent._session_log import UserEntry
 from harness.agent._sse import SSEDecoder
 from harness.agent._stream_client import (
     ATTEMPT_ID_HEADER,
@@ -29,10 +30,13 @@ from harness.agent._stream_client import (
     CompletionResult,
     StreamClient,
 )
+from harness.agent._tools import REPLY_STATUS_MEANINGS, REPLY_STATUSES
 
 __all__ = [
     "AGENT_DIALECTS",
     "ATTEMPT_ID_HEADER",
+    "REPLY_STATUSES",
+    "REPLY_STATUS_MEANINGS",
     "RETRY_LAYER_HEADER",
     "BreakerConfig",
     "Budget",
@@ -49,6 +53,9 @@ __all__ = [
     "StreamClient",
     "StreamConfig",
     "StreamFailure",
+    "UserEntry",
     "build_request",
     "parse_retry_after",
+    "request_target",
+    "streaming_body",
 ]

@@ -43,13 +43,14 @@ from typing import Any, Literal
 
 from harness.agent._lease import ExecutionLease
 from harness.agent._session_log import SessionLog, SessionRecord, SessionView
-from harness.ports import Clock, StopState
-from harness.ports._goals import (
+from harness.ports import (
     TERMINAL_GOAL_STATUSES,
+    Clock,
     CompletionProof,
     Goal,
     GoalPort,
     GoalStatus,
+    StopState,
     Verification,
 )
 

@@ -19,7 +19,7 @@ invariant is shrunk to a minimal one and written as a commented scenario file th
 
 from harness.fuzz._bounds import FuzzBounds
 from harness.fuzz._judge import SCHEDULE_DEPENDENT, scheduled_scenario, violations
-from harness.fuzz._repro import repro_text, write_repro
+from harness.fuzz._repro import flow, repro_command, repro_text, write_repro
 from harness.fuzz._search import (
     DATABASE_DIR,
     Finding,
@@ -38,8 +38,10 @@ __all__ = [
     "FuzzOutcome",
     "Schedule",
     "crash_candidates",
+    "flow",
     "fuzz_scenario",
     "plain_tools",
+    "repro_command",
     "repro_text",
     "schedule_space",
     "schedule_strategy",

@@ -29,8 +29,8 @@ from fakes import LOOP_BOUND_BEHAVIOURS
 from harness.fuzz._bounds import FuzzBounds
 from harness.runner import CrashSpec, crash_specs, parse_world_point
 from harness.scenario import FAULT_KINDS, FaultModel, Scenario
-from harness.scenario._faults import FAULT_MODELS_BY_NAME
-from harness.scenario._tools import BEHAVIOUR_MODELS
+from harness.scenario import FAULT_MODELS_BY_NAME
+from harness.scenario import BEHAVIOUR_MODELS
 
 Json = dict[str, Any]
 

@@ -33,6 +33,14 @@ from harness.intercept._targets import (
     replaced_targets,
     stand_in,
 )
+from harness.intercept._telemetry import (
+    absorbed,
+    calling_library,
+    foreign_line,
+    sends_by_itself,
+    telemetry_answer,
+    telemetry_line,
+)
 from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 
 __all__ = [
@@ -53,7 +61,10 @@ __all__ = [
     "Served",
     "Target",
     "WorldDatabases",
+    "absorbed",
     "called_from_blocking_code",
+    "calling_library",
+    "foreign_line",
     "guest_factory",
     "import_from_cwd",
     "intercepted_network",
@@ -65,7 +76,10 @@ __all__ = [
     "provider_environment",
     "refused_arguments",
     "replaced_targets",
+    "sends_by_itself",
     "stand_in",
     "stop_state_for",
+    "telemetry_answer",
+    "telemetry_line",
     "virtual_time",
 ]

@@ -102,16 +102,23 @@ class _HookedTransport(httpx.AsyncBaseTransport):
 OutcomeRewrite = Callable[[AgentOutcome, Task, AgentPorts], Any]
 
 
-class RewritingAgent:
-    """Runs ``inner`` and hands back ``rewrite(outcome)``: a bug in what the agent reports."""
+class _ChangedRun:
+    """``inner`` with its recovery as it is: a subclass changes one thing of its run."""
 
-    def __init__(self, inner: Agent, ports: AgentPorts, rewrite: OutcomeRewrite) -> None:
+    def __init__(self, inner: Agent, ports: AgentPorts) -> None:
         self._inner = inner
         self._ports = ports
-        self._rewrite = rewrite
 
     async def recover(self) -> RecoveryReport:
         return await self._inner.recover()
+
+
+class RewritingAgent(_ChangedRun):
+    """Runs ``inner`` and hands back ``rewrite(outcome)``: a bug in what the agent reports."""
+
+    def __init__(self, inner: Agent, ports: AgentPorts, rewrite: OutcomeRewrite) -> None:
+        super().__init__(inner, ports)
+        self._rewrite = rewrite
 
     async def run(self, task: Task) -> AgentOutcome:
         outcome = await self._inner.run(task)
@@ -127,16 +134,12 @@ def rewriting(inner: AgentFactory, rewrite: OutcomeRewrite) -> AgentFactory:
 TaskChange = Callable[[Task, AgentPorts], Task]
 
 
-class RetaskingAgent:
+class RetaskingAgent(_ChangedRun):
     """Runs ``inner`` on ``change(task)``: a bug in how the agent reads its task."""
 
     def __init__(self, inner: Agent, ports: AgentPorts, change: TaskChange) -> None:
-        self._inner = inner
-        self._ports = ports
+        super().__init__(inner, ports)
         self._change = change
-
-    async def recover(self) -> RecoveryReport:
-        return await self._inner.recover()
 
     async def run(self, task: Task) -> AgentOutcome:
         return await self._inner.run(self._change(task, self._ports))

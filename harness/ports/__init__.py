@@ -53,6 +53,7 @@ from harness.ports._fault_meanings import (
 )
 from harness.ports._goals import (
     RESTART_POLICIES,
+    TERMINAL_GOAL_STATUSES,
     VERIFIER_OUTCOMES,
     CheckRun,
     CompletionProof,
@@ -97,7 +98,13 @@ from harness.ports._prices import (
     price_of,
     use_prices,
 )
-from harness.ports._replies import TOOL_OUTCOMES, ToolOutcome, classify_reply, reply_failed
+from harness.ports._replies import (
+    TOOL_OUTCOME_MEANINGS,
+    TOOL_OUTCOMES,
+    ToolOutcome,
+    classify_reply,
+    reply_failed,
+)
 from harness.ports._tool_kinds import (
     CONCURRENCY_SAFE_TOOL_KINDS,
     PURE_TOOL_KINDS,
@@ -125,9 +132,11 @@ __all__ = [
     "SILENCING_FAULTS",
     "SPECS",
     "STOP_STATES",
+    "TERMINAL_GOAL_STATUSES",
     "TOOL_KINDS",
     "TOOL_KIND_TRAITS",
     "TOOL_OUTCOMES",
+    "TOOL_OUTCOME_MEANINGS",
     "VERIFIER_OUTCOMES",
     "Agent",
     "AgentFactory",

@@ -16,6 +16,7 @@ from harness import _lazy
 _EXPORTS = {
     "harness.record._capture": ["CREDENTIAL_HEADERS", "Capture", "Chunk", "Exchange",
                                 "is_credential", "load_capture", "scrubbed", "write_exchange"],
+    "harness.record._command": ["add_record_commands", "run_import", "run_record"],
     "harness.record._import": ["DEFAULT_STALL_SECONDS", "Imported", "import_capture"],
     "harness.record._proxy": ["RecordingProxy"],
     "harness.record._readers": ["READERS", "AnswerReader", "ImportedTurn"],
@@ -31,6 +32,7 @@ if typing.TYPE_CHECKING:
         scrubbed,
         write_exchange,
     )
+    from harness.record._command import add_record_commands, run_import, run_record
     from harness.record._import import DEFAULT_STALL_SECONDS, Imported, import_capture
     from harness.record._proxy import RecordingProxy
     from harness.record._readers import READERS, AnswerReader, ImportedTurn
@@ -48,9 +50,12 @@ __all__ = [
     "Imported",
     "ImportedTurn",
     "RecordingProxy",
+    "add_record_commands",
     "import_capture",
     "is_credential",
     "load_capture",
+    "run_import",
+    "run_record",
     "scrubbed",
     "write_exchange",
 ]

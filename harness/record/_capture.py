@@ -35,8 +35,8 @@ from typing import Any, Final, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from harness._errors import CaptureError
-from harness._inputs import read_input
 from harness._redact import REDACTED, is_secret_key, secret_leaves
+from harness.frontend import read_input
 
 FORMAT: Final = "harness-capture/1"
 #: The largest capture read: a recorded answer is kilobytes, a browser's HAR some megabytes.

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness._errors import CaptureError
-from harness._options import output_path
+from harness.frontend import output_path
 
 
 def add_record_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,7 +45,7 @@ def _port(text: str) -> int:
 
 
 def _scenario_name(text: str) -> str:
-    from harness.scenario._names import SCENARIO_NAME_PATTERN
+    from harness.scenario import SCENARIO_NAME_PATTERN
 
     if not re.fullmatch(SCENARIO_NAME_PATTERN, text) or len(text) > 100:
         raise argparse.ArgumentTypeError(f"got {text!r}; expected lowercase letters, digits "

@@ -29,16 +29,13 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from fakes import HTTP_ERROR_STATUSES, FakeProvider, IncomingRequest
-from fakes._wire import compact_json
+from fakes import HTTP_ERROR_STATUSES, FakeProvider, IncomingRequest, compact_json
 from harness._errors import CaptureError, ScenarioError
 from harness.agent import SSEDecoder
 from harness.ports import DIALECTS, SPECS, Dialect
 from harness.record._capture import Capture, Chunk, Exchange, load_capture
 from harness.record._readers import DONE, READERS, ImportedTurn
-from harness.scenario import Scenario, parse_scenario
-from harness.scenario._faults import retry_after_problems
-from harness.scenario._names import TOOL_NAME_PATTERN
+from harness.scenario import TOOL_NAME_PATTERN, Scenario, parse_scenario, retry_after_problems
 
 #: A silence at least this long (seconds) becomes a fault; shorter ones are the network.
 DEFAULT_STALL_SECONDS: Final = 5.0
@@ -544,7 +541,7 @@ _KEY_ORDER: Final = ("name", "description", "dialect", "seed", "tools", "provide
 
 
 def _yaml(data: Mapping[str, Any], faults: list[Fault], capture: Capture) -> str:
-    from harness.fuzz._repro import flow
+    from harness.fuzz import flow
 
     lines = [f"# Imported from {capture.path} by harness import: the model's turn as captured.",
              "# Layer more faults under 'faults' (at: {turn: 1, attempt: 2} for a retry), crash",

@@ -12,11 +12,30 @@ back plain results::
 """
 
 from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
+from harness.runner._contain import AgentChoice, run_contained, tool_env_names
 from harness.runner._determinism import determinism_verdict, first_difference, run_case_twice
+from harness.runner._goal_trace import goal_trace
+from harness.runner._guest import FUZZING, PLANNING, RECORDING, StepTo, contained
+from harness.runner._interrupt import Interrupted, critical, reset_in_child, stopping_cleanly
 from harness.runner._model import ScriptedModel, call_id, classify_result
-from harness.runner._points import WORLD_POINT_KINDS, WorldPoint, parse_world_point
-from harness.runner._reached import Unreached, never_reached, proved_nothing_line
+from harness.runner._observed import observed_transcript
+from harness.runner._points import (
+    WORLD_POINT_KINDS,
+    WORLD_POINT_MEANINGS,
+    WORLD_POINT_PATTERN,
+    WorldPoint,
+    is_world_point,
+    parse_world_point,
+)
+from harness.runner._reached import (
+    Unreached,
+    declared_expectations,
+    never_reached,
+    never_reached_declared,
+    proved_nothing_line,
+)
 from harness.runner._results import (
+    AgentOutput,
     AttemptRow,
     Case,
     CaseResult,
@@ -25,6 +44,7 @@ from harness.runner._results import (
     Verdict,
     VerdictStatus,
     strictly,
+    without_secrets,
 )
 from harness.runner._run import (
     ERROR_CLASSES,
@@ -36,6 +56,8 @@ from harness.runner._run import (
     crash_kind,
     crash_specs,
     default_agent_factory,
+    expectation,
+    outcome_record,
     plan_cases,
     record_points,
     record_run,
@@ -43,27 +65,41 @@ from harness.runner._run import (
     run_trace,
     sample_cases,
 )
+from harness.runner._secrets import SecretLook
 from harness.runner._task import TOOL_PARAMETERS, task_for, tool_specs
-from harness.runner._world import STATE_DIR, World, fault_plan
+from harness.runner._trace_writer import Ending, world_effects, write_trace
+from harness.runner._world import STATE_DIR, World, WorldCrash, fault_plan
 from harness.trace import Trace
 
 __all__ = [
     "ERROR_CLASSES",
+    "FUZZING",
+    "PLANNING",
+    "RECORDING",
     "STATE_DIR",
     "TOOL_PARAMETERS",
     "WORLD_POINT_KINDS",
+    "WORLD_POINT_MEANINGS",
+    "WORLD_POINT_PATTERN",
+    "AgentChoice",
+    "AgentOutput",
     "AgentUnderTest",
     "AttemptRow",
     "Case",
     "CaseResult",
     "CrashSpec",
     "CrashWhen",
+    "Ending",
+    "Interrupted",
     "ScriptedModel",
+    "SecretLook",
+    "StepTo",
     "Trace",
     "Unreached",
     "Verdict",
     "VerdictStatus",
     "World",
+    "WorldCrash",
     "WorldPoint",
     "agent_under_test",
     "attempt_rows",
@@ -72,25 +108,41 @@ __all__ = [
     "case_result",
     "check_functions",
     "classify_result",
+    "contained",
     "crash_kind",
     "crash_specs",
+    "critical",
+    "declared_expectations",
     "default_agent_factory",
     "determinism_verdict",
     "dialect_skip",
+    "expectation",
     "fault_plan",
     "first_difference",
+    "goal_trace",
+    "is_world_point",
     "load_agent_factory",
     "never_reached",
+    "never_reached_declared",
+    "observed_transcript",
+    "outcome_record",
     "parse_world_point",
     "plan_cases",
     "proved_nothing_line",
     "record_points",
     "record_run",
+    "reset_in_child",
     "run_case",
     "run_case_twice",
+    "run_contained",
     "run_trace",
     "sample_cases",
+    "stopping_cleanly",
     "strictly",
     "task_for",
+    "tool_env_names",
     "tool_specs",
+    "without_secrets",
+    "world_effects",
+    "write_trace",
 ]

@@ -29,7 +29,7 @@ case to a worker process and judges it from outside:
   stderr is stopped with a ``harness_limit`` verdict naming the cap;
 - workers die with the harness: on Linux the kernel kills them when their parent
   goes (``PR_SET_PDEATHSIG``), and a worker whose parent changed exits; a harness
-  stopped by a signal (:mod:`harness._interrupt`) kills them before it returns, and
+  stopped by a signal (:mod:`harness.runner._interrupt`) kills them before it returns, and
   takes the signal only between results, never while it hands one to ``on_result``.
 
 Example::
@@ -53,7 +53,6 @@ from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
 from fakes import HarnessLimitExceeded
-from harness._interrupt import critical, reset_in_child
 from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
 from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
 from harness.runner._handback import (
@@ -62,6 +61,7 @@ from harness.runner._handback import (
     handback,
     judge_handback,
 )
+from harness.runner._interrupt import critical, reset_in_child
 from harness.runner._results import Case, CaseResult
 
 if TYPE_CHECKING:

@@ -174,8 +174,8 @@ def _stop(process: Any) -> None:
 def _guest(work: Callable[[StepTo], object], conn: Connection, parent: int,
            tool_names: tuple[str, ...] = ()) -> None:
     from harness._environment import become_guest
-    from harness._interrupt import reset_in_child
     from harness.runner._contain import _die_with_parent
+    from harness.runner._interrupt import reset_in_child
 
     _die_with_parent(parent)
     become_guest(tool_names)  # before any agent code: the harness's secrets stay with it

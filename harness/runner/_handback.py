@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 from fakes import HarnessLimitExceeded
 from harness._errors import HarnessError, ScenarioError, WorkerError
 from harness.runner._results import Case, CaseResult, without_secrets
-from harness.trace import Trace
-from harness.trace._decode import TraceDataError, trace_from_json
+from harness.trace import Trace, TraceDataError, trace_from_json
 
 if TYPE_CHECKING:
     from harness.runner._contain import AgentChoice

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import json
 import os
 import sys
@@ -85,6 +84,7 @@ from harness.scenario import (
     check_blocking_behaviours,
     check_call_arguments,
     check_targets,
+    did_you_mean,
     fault_error,
     load_scenario,
 )
@@ -753,13 +753,13 @@ def case_result(case: Case, trace: Trace) -> CaseResult:
 def unreached_verdict(crash: CrashSpec, trace: Trace) -> Verdict:
     """``unknown``: the agent under test never reached the case's crash point."""
     reached = [*trace.points, *(trace.extra.world_events or ())]
-    close = difflib.get_close_matches(crash.point_id, reached, n=1, cutoff=0.6)
+    hint = did_you_mean(crash.point_id, reached)
     shown = ", ".join(reached[:8]) + (f" (and {len(reached) - 8} more)" if len(reached) > 8
                                        else "")
     message = (f"the agent never reached {crash.point_id}, so this case proves nothing; "
                f"it reached: {shown or 'no point at all'}")
-    if close:
-        message += f". Did you mean {close[0]!r}?"
+    if hint:
+        message += f". {hint}"
     return Verdict("crash", "unknown", message)
 
 

@@ -59,8 +59,8 @@ from fakes import (
 )
 from harness._errors import AgentEntryError
 from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, StreamConfig, parse_retry_after
-from harness.intercept._network import Served
-from harness.intercept._telemetry import (
+from harness.intercept import (
+    Served,
     absorbed,
     calling_library,
     foreign_line,

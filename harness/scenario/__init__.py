@@ -13,8 +13,14 @@ A scenario is plain data; the runner executes it. Load files with
 from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, CrashClass
 from harness._errors import ScenarioError
 from harness.ports import DIALECTS, STOP_STATES, TOOL_KINDS, Dialect, StopState, ToolKind
-from harness.scenario._faults import FAULT_KINDS, AnyFault, FaultAt, FaultModel
-from harness.scenario._faults import FAULT_MODELS_BY_NAME as _FAULT_MODELS
+from harness.scenario._faults import (
+    FAULT_KINDS,
+    FAULT_MODELS_BY_NAME,
+    AnyFault,
+    FaultAt,
+    FaultModel,
+    retry_after_problems,
+)
 from harness.scenario._goals import (
     GoalDeclaration,
     GoalEditDeclaration,
@@ -35,6 +41,7 @@ from harness.scenario._loader import (
     validate_paths,
 )
 from harness.scenario._model import (
+    HOST_PATTERN,
     BudgetLimits,
     CrashSelection,
     Expectation,
@@ -44,6 +51,7 @@ from harness.scenario._model import (
     ReplyUsage,
     Scenario,
     ScriptedCall,
+    source_of,
 )
 from harness.scenario._names import (
     CONCURRENCY_SAFE_KINDS,
@@ -51,6 +59,9 @@ from harness.scenario._names import (
     FINISH_REASONS,
     INVARIANT_IDS,
     LINE_ENDING_STYLES,
+    SCENARIO_NAME_PATTERN,
+    TARGET_PATTERN,
+    TOOL_NAME_PATTERN,
     TOOL_OUTCOMES,
     InvariantId,
     ScriptedFinish,
@@ -58,8 +69,10 @@ from harness.scenario._names import (
 )
 from harness.scenario._problems import did_you_mean
 from harness.scenario._schema import SCHEMA_PATH, scenario_json_schema
+from harness.scenario._source import SourceMap
 from harness.scenario._tools import (
     BEHAVIOUR_KINDS,
+    BEHAVIOUR_MODELS,
     AnyBehaviour,
     FailingBehaviour,
     HangingBehaviour,
@@ -69,24 +82,32 @@ from harness.scenario._tools import (
     SubprocessBehaviour,
     ToolDeclaration,
 )
+from harness.scenario._yaml import MAX_BYTES, read_yaml
 
 # One model per fault kind, derived from the fakes' declaration (HttpErrorFault, StallFault, …).
-globals().update(_FAULT_MODELS)
+globals().update(FAULT_MODELS_BY_NAME)
 
 __all__ = [
     "BEHAVIOUR_KINDS",
+    "BEHAVIOUR_MODELS",
     "CONCURRENCY_SAFE_KINDS",
     "CRASH_CLASSES",
     "DEFAULT_INVARIANTS",
     "DIALECTS",
     "FAULT_KINDS",
+    "FAULT_MODELS_BY_NAME",
     "FINISH_REASONS",
+    "HOST_PATTERN",
     "HTTP_ERROR_STATUSES",
     "INVARIANT_IDS",
     "LINE_ENDING_STYLES",
+    "MAX_BYTES",
+    "SCENARIO_NAME_PATTERN",
     "SCHEMA_PATH",
     "STOP_STATES",
+    "TARGET_PATTERN",
     "TOOL_KINDS",
+    "TOOL_NAME_PATTERN",
     "TOOL_OUTCOMES",
     "AnyBehaviour",
     "AnyFault",
@@ -113,6 +134,7 @@ __all__ = [
     "ScriptedCall",
     "ScriptedFinish",
     "SlowBehaviour",
+    "SourceMap",
     "StopState",
     "SubprocessBehaviour",
     "ToolDeclaration",
@@ -130,11 +152,14 @@ __all__ = [
     "load_scenario",
     "load_scenarios",
     "parse_scenario",
+    "read_yaml",
+    "retry_after_problems",
     "scenario_files",
     "scenario_json_schema",
+    "source_of",
     "validate_paths",
 ]
 # The fault models are made from the fault classes, so their names join the list here,
 # in its order: constants, then classes, then functions (as ruff sorts the literal above).
-__all__ += list(_FAULT_MODELS)
+__all__ += list(FAULT_MODELS_BY_NAME)
 __all__.sort(key=lambda name: (not name.isupper(), not name[:1].isupper(), name))

@@ -34,7 +34,7 @@ from typing import (
 from pydantic import BeforeValidator, Field, create_model, model_validator
 
 import fakes
-from fakes._limits import MAX_COUNT, MAX_SECONDS, Doc, OneLine, Wording
+from fakes import MAX_COUNT, MAX_SECONDS, Doc, OneLine, Wording
 from harness.scenario._base import ScenarioModel
 from harness.scenario._problems import Problem, raise_if_any
 

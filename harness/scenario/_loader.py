@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from os import PathLike
 from pathlib import Path
@@ -28,7 +27,7 @@ from harness.scenario._model import (
     source_of,
     undeclared_tool_problems,
 )
-from harness.scenario._problems import Problem, did_you_mean, quoted, show, show_typed
+from harness.scenario._problems import Problem, closest, did_you_mean, quoted, show, show_typed
 from harness.scenario._source import SourceMap, located_error
 from harness.scenario._tools import BEHAVIOUR_KINDS
 from harness.scenario._yaml import parse_yaml, read_yaml
@@ -112,8 +111,7 @@ def _errors_of_the_meant_kinds(data: dict[str, Any], source: SourceMap) -> list[
 def _close_kind(kind: object) -> str | None:
     if not isinstance(kind, str) or kind in FAULT_KINDS:
         return None
-    close = difflib.get_close_matches(kind, list(FAULT_KINDS), n=1, cutoff=0.6)
-    return close[0] if close else None
+    return closest(kind, FAULT_KINDS)
 
 
 def scenario_files(paths: Iterable[StrPath]) -> list[Path]:

@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Self, TypeGuard
 
 from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
 
-from fakes import CRASH_CLASSES, FAULT_KINDS, CrashClass, Quota
-from fakes._faults import check_faults
-from fakes._quota import quota_fields
+from fakes import CRASH_CLASSES, FAULT_KINDS, CrashClass, Quota, check_faults, quota_fields
 from harness._errors import ConfigError
 from harness._redact import MIN_SECRET_LENGTH, secret_leaves
 from harness.ports import Dialect, StopState

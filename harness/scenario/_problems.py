@@ -78,16 +78,26 @@ def quoted(values: Iterable[object], empty: str = "nothing") -> str:
     return "one of " + ", ".join(items) if items else empty
 
 
+def closest(word: object, choices: Iterable[str]) -> str | None:
+    """The choice ``word`` was most likely meant to be, or None when none is close.
+
+    >>> closest("stal", ["stall", "reset"]), closest(7, ["stall"])
+    ('stall', None)
+    """
+    if not isinstance(word, str):
+        return None
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def did_you_mean(word: object, choices: Iterable[str]) -> str:
     """``Did you mean 'stall'?`` when ``word`` is close to one choice, else ``""``.
 
     >>> did_you_mean("stal", ["stall", "reset"])
     "Did you mean 'stall'?"
     """
-    if not isinstance(word, str):
-        return ""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"Did you mean {close[0]!r}?" if close else ""
+    close = closest(word, choices)
+    return "" if close is None else f"Did you mean {close!r}?"
 
 
 _SHOWN_LENGTH = 60

@@ -22,6 +22,8 @@ from harness import _lazy
 # ``harness serve``'s argument parser (harness.serve._command) costs no server import.
 _EXPORTS = {
     "harness.serve._app": ["SPLIT_GAP_SECONDS", "Worlds", "agent_environment", "build_app"],
+    "harness.serve._command": ["add_serve_command", "add_time_scale_option", "plan_exec",
+                               "run_exec_cases", "run_serve"],
     "harness.serve._guard": ["Limits", "new_token"],
     "harness.serve._handle": ["RunningServer", "serving"],
     "harness.serve._server": ["ServerThread", "serve_forever"],
@@ -29,6 +31,13 @@ _EXPORTS = {
 }
 if typing.TYPE_CHECKING:
     from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
+    from harness.serve._command import (
+        add_serve_command,
+        add_time_scale_option,
+        plan_exec,
+        run_exec_cases,
+        run_serve,
+    )
     from harness.serve._guard import Limits, new_token
     from harness.serve._handle import RunningServer, serving
     from harness.serve._server import ServerThread, serve_forever
@@ -45,9 +54,14 @@ __all__ = [
     "ServedWorld",
     "ServerThread",
     "Worlds",
+    "add_serve_command",
+    "add_time_scale_option",
     "agent_environment",
     "build_app",
     "new_token",
+    "plan_exec",
+    "run_exec_cases",
+    "run_serve",
     "serve_forever",
     "serving",
 ]

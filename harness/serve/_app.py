@@ -60,8 +60,7 @@ import fakes
 from fakes import DeadIncarnationError, Emit, Hang, HarnessLimitExceeded, IncomingRequest, Pause
 from fakes import Reset as ResetStep
 from harness.ports import DIALECTS
-from harness.runner._results import Case
-from harness.runner._task import tool_specs
+from harness.runner import Case, tool_specs
 from harness.scenario import Scenario
 from harness.serve._control import (
     BadInput,

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._options import input_path, parse_seed, positive_float
+from harness.frontend import input_path, parse_seed, positive_float
 
 if TYPE_CHECKING:
     from harness.runner import Case, CaseResult, CrashSpec
@@ -131,8 +131,8 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
     import sys
 
     from harness._errors import ConfigError
-    from harness._options import chosen_cases
-    from harness.runner._points import is_world_point
+    from harness.frontend import chosen_cases
+    from harness.runner import is_world_point
     from harness.serve._exec import exec_cases, recorded_events, wants_recording
 
     if crash_at is not None and not is_world_point(crash_at.point_id):

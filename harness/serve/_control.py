@@ -33,9 +33,8 @@ from starlette.responses import JSONResponse, Response
 
 import fakes
 from harness._errors import ConfigError
-from harness.runner._points import is_world_point
-from harness.runner._run import case_result
-from harness.scenario._faults import AnyFault
+from harness.runner import case_result, is_world_point
+from harness.scenario import AnyFault
 from harness.serve._guard import _Refused, strict_json_loads
 from harness.serve._journal import Journal, select
 from harness.serve._scope import Rate, Scope, check_test_id

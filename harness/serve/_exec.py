@@ -40,10 +40,16 @@ from pathlib import Path
 from typing import Any
 
 from harness._environment import allowed_environment
-from harness.runner._points import is_world_point
-from harness.runner._results import Case, CaseResult, CrashSpec, Verdict, without_secrets
-from harness.runner._run import case_result
-from harness.runner._secrets import SecretLook
+from harness.runner import (
+    Case,
+    CaseResult,
+    CrashSpec,
+    SecretLook,
+    Verdict,
+    case_result,
+    is_world_point,
+    without_secrets,
+)
 from harness.scenario import Scenario
 from harness.serve._app import Worlds, agent_environment, build_app
 from harness.serve._guard import new_token

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Final, final
 
 import fakes
-from fakes._faults import check_faults
+from fakes import check_faults
 from harness.ports import rng_stream
-from harness.runner._results import Case, CrashSpec
+from harness.runner import Case, CrashSpec
 from harness.serve._trace import ProcessRun
 from harness.serve._world import KILL_CLASS, ServedWorld
 

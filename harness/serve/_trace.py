@@ -15,11 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.ports import AgentOutcome
-from harness.runner._observed import observed_transcript
-from harness.runner._results import Case
-from harness.runner._run import expectation, outcome_record
-from harness.runner._secrets import SecretLook
-from harness.runner._trace_writer import Ending, write_trace
+from harness.runner import (
+    Case,
+    Ending,
+    SecretLook,
+    expectation,
+    observed_transcript,
+    outcome_record,
+    write_trace,
+)
 from harness.serve._world import ServedWorld
 from harness.trace import (
     CrashRecord,

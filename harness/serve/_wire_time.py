@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
-from fakes._quota import go_duration
+from fakes import go_duration
 from harness.serve._world import ScaledClock
 
 _GO_PART: Final = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")

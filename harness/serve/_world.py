@@ -24,7 +24,7 @@ from typing import Final, final
 from fakes import CrashClass, Fault, SimulatedCrash
 from harness._errors import ConfigError
 from harness.ports import CALENDAR_ORIGIN_UNIX
-from harness.runner._world import World, WorldCrash
+from harness.runner import World, WorldCrash
 from harness.scenario import Scenario
 from harness.serve._command import MIN_TIME_SCALE, SCALE_REASON
 

@@ -8,6 +8,7 @@ imports the other's internals::
     print(trace.digest)            # the same scenario, crash and seed: the same digest
 """
 
+from harness.trace._decode import TraceDataError, trace_from_json
 from harness.trace._extra import TraceExtra
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._records import (
@@ -72,5 +73,7 @@ __all__ = [
     "SignalRecord",
     "ToolKindOf",
     "Trace",
+    "TraceDataError",
     "TraceExtra",
+    "trace_from_json",
 ]

@@ -9,28 +9,26 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from harness._errors import ConfigError
 from harness._fuzz_options import kind_problem
-from harness.fuzz._bounds import FuzzBounds
-from harness.fuzz._repro import repro_command, write_repro
-from harness.fuzz._search import FuzzOutcome, fuzz_scenario
+from harness.fuzz import FuzzBounds, FuzzOutcome, fuzz_scenario, repro_command, write_repro
 from harness.runner import AgentUnderTest, Case, CrashSpec, run_case
 from harness.scenario import load_scenario
 
 if TYPE_CHECKING:
-    from harness.runner._guest import Step
+    from harness.runner import StepTo
 
 
 def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``harness fuzz``; bad input raises :class:`~harness.HarnessError` (exit 2)."""
     from harness._options import DEFAULT_CASE_TIMEOUT
     from harness._output import removed_if_left_empty
-    from harness.runner._guest import contained
+    from harness.runner import contained
 
     # The agent runs in a contained process, each of its runs within the case time limit:
     # an agent that exits or hangs is a one-line error, never the end or the hang of fuzz.
@@ -40,11 +38,11 @@ def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return int(found["code"])
 
 
-def _fuzzed(args: argparse.Namespace, step: Callable[[Step], None]) -> dict[str, object]:
+def _fuzzed(args: argparse.Namespace, step: StepTo) -> dict[str, object]:
     """In the contained process: the search, its exit code and what it printed."""
     import io
 
-    from harness.runner._guest import FUZZING
+    from harness.runner import FUZZING
 
     said = io.StringIO()
     code = _fuzz(args, said, lambda: step(FUZZING))
