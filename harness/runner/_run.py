@@ -66,6 +66,7 @@ from harness.ports import (
     TranscriptMessage,
 )
 from harness.runner._goal_trace import goal_trace
+from harness.runner._never_started import never_started
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
 from harness.runner._results import (
@@ -163,6 +164,8 @@ class _CaseRun:
         self.incarnations: list[_Incarnation] = []
         self.recoveries: list[RecoveryRecord] = []
         self.secrets = SecretLook(scenario)
+        # What each restart's durable journal proved never started (J4; _never_started).
+        self.never_started: list[dict[str, Any]] = []
         self._runner: ClockRunner  # the case's loop, while it runs
         # Set when a recovering incarnation rejoined a recorded run (harness.runner._explore).
         self.joined: Join | None = None
@@ -202,10 +205,16 @@ class _CaseRun:
         current = self.incarnations[-1] if self.incarnations else self._run_once(1)
         while current.crashed_at is not None and current.number < 3:
             disk.restart()
+            self._note_never_started(current.number + 1)
             if current.number == 1 and self.second is not None:
                 self._arm(self.second)
             current = self._run_once(current.number + 1)
         return current
+
+    def _note_never_started(self, incarnation: int) -> None:
+        """The calls the files the crash left prove never started, for ``incarnation``."""
+        self.never_started += [{"incarnation": incarnation, "call_id": call, "tool": tool}
+                               for call, tool in never_started(self.world.disk.files())]
 
     def _arm(self, second: CrashPlan | WorldCrash) -> None:
         """Plan the crash of incarnation 2 or later: at a point of its files, or a world event."""
@@ -385,6 +394,13 @@ class _CaseRun:
             extra["agent_traceback"] = traceback
         if self.world.events:
             extra["world_events"] = list(self.world.events)
+        if self.never_started:  # only then: every other case keeps its digest
+            extra["never_started"] = list(self.never_started)
+        return extra | self._declared()
+
+    def _declared(self) -> dict[str, Any]:
+        """The scenario's jobs and cancels, and whether the agent offered a cancel hook."""
+        extra: dict[str, Any] = {}
         if self.scenario.jobs:
             extra["jobs_declared"] = sorted(self.scenario.jobs)
         if self.scenario.cancels:
