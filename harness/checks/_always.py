@@ -19,7 +19,12 @@ from harness.checks._durable import (
     check_secrets_stay_out,
 )
 from harness.checks._goal_cancel import check_goal_cancel
-from harness.checks._jobs import check_cancels, check_jobs, check_wakeups
+from harness.checks._jobs import (
+    check_cancels,
+    check_held_after_return,
+    check_jobs,
+    check_wakeups,
+)
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -53,6 +58,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_jobs,
     check_wakeups,
     check_cancels,
+    check_held_after_return,
     check_goal_cancel,
     check_secrets_stay_out,
     check_never_started_reported,

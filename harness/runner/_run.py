@@ -166,6 +166,8 @@ class _CaseRun:
         self.secrets = SecretLook(scenario)
         # What each restart's durable journal proved never started (J4; _never_started).
         self.never_started: list[dict[str, Any]] = []
+        # Runs that returned while a worker thread of theirs still slept (CANCEL:held).
+        self.held: list[dict[str, Any]] = []
         self._runner: ClockRunner  # the case's loop, while it runs
         # Set when a recovering incarnation rejoined a recorded run (harness.runner._explore).
         self.joined: Join | None = None
@@ -227,6 +229,7 @@ class _CaseRun:
         record = _Incarnation(number, "run")
         self.incarnations.append(record)
         fired_before = self.world.disk.fired
+        held_before = len(self.world.clock.held)
         try:
             # Every form of agent, not plain ones only (a plain one enters the rest itself).
             with agent_environ(PROVIDER_ENVIRONMENT), self._contained(number):
@@ -251,6 +254,8 @@ class _CaseRun:
             record.crashed_at = self.world.crashed_at or _fired_id(self.world, fired_before)
             record.outcome = None
         record.ended_at = self.world.clock.now()
+        self.held += [{"incarnation": number, "returned_at": returned, "until": until}
+                      for returned, until in self.world.clock.held[held_before:]]
         self._look_for_secrets(number)
         return record
 
@@ -268,7 +273,10 @@ class _CaseRun:
         if isinstance(agent, PlainAgent):
             # Its interception is entered with no loop of ours running: a blocking
             # main may start its own loops, an async one is driven on the clock.
-            outcome = agent.run_with(self.task, lambda run: self._drive(self._returning(run)))
+            # The scenario's cancels reach an async main's task (PlainAgent.cancel).
+            number = self.incarnations[-1].number
+            outcome = agent.run_with(self.task, lambda run: self._drive(self._returning(
+                self.world.jobs.beside(agent, number, run))))
             self.world.returned = True
             return outcome
         number = self.incarnations[-1].number
@@ -396,6 +404,8 @@ class _CaseRun:
             extra["world_events"] = list(self.world.events)
         if self.never_started:  # only then: every other case keeps its digest
             extra["never_started"] = list(self.never_started)
+        if self.held:
+            extra["held_after_return"] = list(self.held)
         return extra | self._declared()
 
     def _declared(self) -> dict[str, Any]:
