@@ -241,14 +241,19 @@ class PlainAgent:
                 return outcome_of_error(error, self._incarnation)
         return outcome_of_value(value)
 
-    def run_with(self, task: Task, drive: Callable[[Coroutine[Any, Any, Any]], Any]
-                 ) -> AgentOutcome:
-        """Run ``main`` once; ``drive`` runs a coroutine to its end on the world's clock."""
+    def run_with(self, task: Task, drive: Callable[[Coroutine[Any, Any, Any]], Any],
+                 *, cancellable: bool = False) -> AgentOutcome:
+        """Run ``main`` once; ``drive`` runs a coroutine to its end on the world's clock.
+
+        ``cancellable``: an async ``main`` runs as a task of its own, which :meth:`cancel`
+        can reach (only then: a crash case starts from a recorded run's copy of the
+        world only where the agent runs in one task).
+        """
         with self._inside() as main:
             try:
                 value = main(task.prompt)
                 if inspect.iscoroutine(value):
-                    value = drive(self._as_task(value))
+                    value = drive(self._as_task(value) if cancellable else value)
             except (SimulatedCrash, HarnessError):
                 raise  # the crash of the case, or the harness's own guard
             except (Exception, SystemExit) as error:

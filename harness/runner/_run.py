@@ -276,7 +276,8 @@ class _CaseRun:
             # The scenario's cancels reach an async main's task (PlainAgent.cancel).
             number = self.incarnations[-1].number
             outcome = agent.run_with(self.task, lambda run: self._drive(self._returning(
-                self.world.jobs.beside(agent, number, run))))
+                self.world.jobs.beside(agent, number, run))),
+                cancellable=bool(self.scenario.cancels))
             self.world.returned = True
             return outcome
         number = self.incarnations[-1].number
