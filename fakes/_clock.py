@@ -39,6 +39,14 @@ what it waits for, not by the load, and the load only stretches the running part
 which keep the clock still. The one boundary is a single blocked stretch of about
 ``_CHILD_QUIET_SECONDS`` itself. Without ``/proc`` (or when it cannot tell) the
 plain grace of ``_PROCESS_GRACE_SECONDS`` applies.
+
+A worker thread of the loop (``asyncio.to_thread``, ``run_in_executor``) that calls
+``time.sleep`` (through the case's patched :mod:`time`, :meth:`VirtualClock.sleep_parked`)
+waits in virtual time beside the loop, as it would in real time: it is parked until the
+clock reaches its end, and the loop's timers (a cancel among them) fire meanwhile. A run
+that ends while such a thread still sleeps cannot exit before it wakes (``asyncio.run``
+waits for its executor): the clock then moves on to that end, and :attr:`VirtualClock.held`
+says from when to when.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ import selectors
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from fakes._threads import CASE_THREADS, settle_threads
@@ -88,6 +97,9 @@ class VirtualClock:
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = float(start)
+        #: (when the run returned, when its last sleeping worker thread woke), one per
+        #: run that ended with a worker thread asleep in :meth:`sleep_parked`.
+        self.held: list[tuple[float, float]] = []
 
     def now(self) -> float:
         """The virtual time, in seconds."""
@@ -105,6 +117,19 @@ class VirtualClock:
 
     def _jump_to(self, when: float) -> None:
         self._now = max(self._now, when)
+
+    def sleep_parked(self, seconds: float) -> bool:
+        """Sleep ``seconds`` of virtual time on a worker thread of a loop this clock drives.
+
+        The thread waits (in real time) until the loop's clock reaches the end; the
+        loop goes on meanwhile. False, and no wait, when the calling thread is no such
+        worker (the caller then moves the clock itself, as a blocking sleep does).
+        """
+        loop = getattr(_WORKER, "loop", None)
+        if not isinstance(loop, _VirtualEventLoop) or loop._virtual_clock is not self \
+                or loop.is_closed():
+            return False
+        return loop.park(_WORKER.job, self._now + seconds)
 
     def new_event_loop(self) -> asyncio.AbstractEventLoop:
         """A new event loop driven by this clock (for code that runs its own loop)."""
@@ -140,9 +165,15 @@ class ClockRunner:
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` to completion; then cancel whatever it left pending."""
+        returned = False
         try:
-            return self._loop.run_until_complete(coro)
+            result = self._loop.run_until_complete(coro)
+            returned = True
+            return result
         finally:
+            # A worker thread still asleep holds the process until it wakes; one of a
+            # process that crashed is gone with it, and moves no time.
+            self._loop.release_parked(wait_out=returned)
             _settle(self._loop)
 
     def close(self) -> None:
@@ -174,14 +205,21 @@ class _VirtualSelector(selectors.DefaultSelector):
         self._clock = clock
         self._wake_fd: int | None = None
         self._threads_busy: Callable[[], bool] = lambda: False
+        self._next_wake: Callable[[], float | None] = lambda: None
+        self._wake_parked: Callable[[], None] = lambda: None
         # File descriptors that say a child process exited (pidfds), each with the
         # process group of its child (None: unknown): see the module docstring.
         self.process_fds: dict[int, int | None] = {}
 
-    def watch(self, wake_fd: int, threads_busy: Callable[[], bool]) -> None:
-        """Learn the loop's self-pipe and how to tell whether worker threads still run."""
+    def watch(self, wake_fd: int, threads_busy: Callable[[], bool],
+              next_wake: Callable[[], float | None] = lambda: None,
+              wake_parked: Callable[[], None] = lambda: None) -> None:
+        """Learn the loop's self-pipe, how to tell whether worker threads still run, and
+        when the first worker parked in virtual sleep wakes (and how to wake it)."""
         self._wake_fd = wake_fd
         self._threads_busy = threads_busy
+        self._next_wake = next_wake
+        self._wake_parked = wake_parked
 
     def select(
         self, timeout: float | None = None
@@ -206,6 +244,11 @@ class _VirtualSelector(selectors.DefaultSelector):
                 ready = super().select(_REAL_IO_GRACE_SECONDS)
             if ready:
                 return ready
+        wake = self._next_wake()
+        if wake is not None and (timeout is None or wake <= self._clock.now() + timeout):
+            self._clock._jump_to(wake)  # a parked worker's sleep ends first
+            self._wake_parked()
+            return []
         if timeout is None:
             if self._has_real_io():
                 return super().select(None)
@@ -262,10 +305,63 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
     def __init__(self, clock: VirtualClock) -> None:
         self._virtual_clock = clock
         self._threads_running = 0
+        # Worker threads asleep in virtual time (VirtualClock.sleep_parked), by their job.
+        self._parked: dict[_Job, float] = {}
+        self._parked_lock = threading.Lock()
         selector = self._virtual_selector = _VirtualSelector(clock)
         super().__init__(selector)
         wake_fd: int = self._ssock.fileno()  # type: ignore[attr-defined]
-        selector.watch(wake_fd, lambda: self._threads_running > 0)
+        selector.watch(wake_fd, self._threads_busy, self._next_wake, self._wake_due)
+
+    def _threads_busy(self) -> bool:
+        """Whether a worker thread the loop still awaits is at work, not asleep in virtual time."""
+        with self._parked_lock:
+            asleep = sum(1 for job in self._parked if not job.future_done())
+        return self._threads_running > asleep
+
+    def _next_wake(self) -> float | None:
+        with self._parked_lock:
+            return min(self._parked.values(), default=None)
+
+    def _wake_due(self) -> None:
+        """Wake every parked worker whose sleep has ended by now."""
+        now = self._virtual_clock.now()
+        with self._parked_lock:
+            due = [job for job, until in self._parked.items() if until <= now]
+            for job in due:
+                del self._parked[job]
+                job.awake.set()
+
+    def park(self, job: _Job, until: float) -> bool:
+        """Block the calling worker thread until the clock reaches ``until``.
+
+        False at once when the loop no longer runs: nothing would move the clock (the
+        run is over and :meth:`release_parked` has been; a later sleep is a plain one).
+        """
+        job.awake.clear()
+        with self._parked_lock:
+            if not self.is_running():
+                return False
+            self._parked[job] = until
+        self._write_to_self()  # type: ignore[attr-defined]  # the selector may wait on us
+        job.awake.wait()
+        return True
+
+    def release_parked(self, *, wait_out: bool) -> None:
+        """Wake every parked worker once the run is over; ``wait_out``: the clock first
+        moves to the last one's end, as the process cannot exit before (``held``)."""
+        with self._parked_lock:
+            parked, self._parked = self._parked, {}
+        if not parked:
+            return
+        if wait_out:
+            clock = self._virtual_clock
+            until = max(parked.values())
+            clock.held.append((clock.now(), until))
+            clock._jump_to(until)
+        for job in parked:
+            job.awake.set()
+        settle_threads(CASE_THREADS)  # the woken threads finish before the world goes on
 
     def time(self) -> float:
         return self._virtual_clock.now()
@@ -298,13 +394,40 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
     def run_in_executor(
         self, executor: concurrent.futures.Executor | None, func: Callable[..., T], *args: object
     ) -> asyncio.Future[T]:
-        future = super().run_in_executor(executor, func, *args)
+        job = _Job(self)
+        future = super().run_in_executor(executor, job.wrap(func), *args)
+        job.future = future
         self._threads_running += 1
         future.add_done_callback(self._thread_finished)
         return future
 
     def _thread_finished(self, _future: asyncio.Future[Any]) -> None:
         self._threads_running -= 1
+
+
+# The loop and job a worker thread runs for, while it runs one (VirtualClock.sleep_parked).
+_WORKER = threading.local()
+
+
+@dataclass(eq=False)
+class _Job:
+    """One call a loop handed its executor: the thread's way back to the loop's clock."""
+
+    loop: _VirtualEventLoop
+    future: asyncio.Future[Any] | None = None
+    awake: threading.Event = field(default_factory=threading.Event)
+
+    def future_done(self) -> bool:
+        return self.future is not None and self.future.done()
+
+    def wrap(self, func: Callable[..., T]) -> Callable[..., T]:
+        def run(*args: Any) -> T:
+            _WORKER.loop, _WORKER.job = self.loop, self
+            try:
+                return func(*args)
+            finally:
+                _WORKER.loop = _WORKER.job = None
+        return run
 
 
 def _process_group_of(pidfd: int) -> int | None:

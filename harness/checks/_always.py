@@ -13,9 +13,18 @@ from collections.abc import Callable
 from harness.checks._breaker import check_breaker
 from harness.checks._budgets import check_spend, check_tool_deadline
 from harness.checks._compaction import check_compaction_keeps, check_overflow_retry
-from harness.checks._durable import check_disk_error_stops, check_secrets_stay_out
+from harness.checks._durable import (
+    check_disk_error_stops,
+    check_never_started_reported,
+    check_secrets_stay_out,
+)
 from harness.checks._goal_cancel import check_goal_cancel
-from harness.checks._jobs import check_cancels, check_jobs, check_wakeups
+from harness.checks._jobs import (
+    check_cancels,
+    check_held_after_return,
+    check_jobs,
+    check_wakeups,
+)
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -49,8 +58,10 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_jobs,
     check_wakeups,
     check_cancels,
+    check_held_after_return,
     check_goal_cancel,
     check_secrets_stay_out,
+    check_never_started_reported,
     check_compaction_keeps,
     check_overflow_retry,
     check_breaker,

@@ -1,4 +1,4 @@
-"""What the agent's durable files hold: J6 and J3.
+"""What the agent's durable files hold: J6, J3 and J4.
 
 J6: once the trusted log cannot be written, no further side effect runs.
 
@@ -14,10 +14,18 @@ secret-looking key — appears in any file the agent wrote, looked for after eve
 incarnation (:mod:`harness.runner._secrets`). The evidence names the file, the byte
 offset and the argument, never the value.
 
+J4 (seed 000 §2.1; DESIGN §5 J4): a call whose last durable journal record at a crash
+is ``intent`` never started (J1: the start record is durable before the tool runs), so
+the restart reports it ``interrupted_before_execution``, safe to call again; reporting
+it ``unknown_after_restart`` sends the model to inspect what never happened. The world
+reads the journal off the files the crash left (``never_started`` in ``Trace.extra``,
+:mod:`harness.runner._never_started`) and the ledger shows the call never ran.
+
 Example::
 
     check_disk_error_stops(trace)   # fail: "mail call call_t2_0 started after the disk error"
     check_secrets_stay_out(trace)   # fail: "mail.password found in /state/session.jsonl …"
+    check_never_started_reported(trace)  # fail: "notes call call_t1_0 never started …"
 """
 
 from __future__ import annotations
@@ -68,3 +76,40 @@ def check_secrets_stay_out(trace: Trace) -> Verdict:
         return Verdict("J3", "unknown", "the agent wrote no durable file to look in")
     return Verdict("J3", "pass", f"{', '.join(record.looked_for)} in none of the agent's "
                    f"{record.files} file(s)")
+
+
+def check_never_started_reported(trace: Trace) -> Verdict | None:
+    """Fail when a call the durable journal proves never started was reported unknown (J4).
+
+    ``None`` when no crash left such a call: there is nothing to judge, and the case
+    keeps the verdicts it had.
+    """
+    proved = trace.extra.never_started or ()
+    if not proved:
+        return None
+    if trace.outcome is None:
+        return Verdict("J4", "unknown", "the run produced no outcome to read the replies from")
+    replies = {m.call_id: m for m in trace.outcome.transcript if m.role == "tool"}
+    wrong: list[str] = []
+    right: list[str] = []
+    for item in proved:
+        call, tool, incarnation = item.call_id, item.tool, item.incarnation
+        ran = any(i.call_id == call and i.incarnation < incarnation and not i.refused
+                  for i in trace.invocations)
+        reply = replies.get(call)
+        if reply is None or ran:
+            continue  # no reply to judge, or the journal broke J1 (I1 judges what ran)
+        line = f"{tool} call {call}: its last durable record was intent; replied {reply.status}"
+        (wrong if reply.status == "unknown" else right).append(line)
+    if wrong:
+        return Verdict("J4", "fail", f"{wrong[0].split(':')[0]} never started (the journal the "
+                       "crash left ends at its intent, the ledger shows no run) yet the restart "
+                       "reported it unknown_after_restart", tuple(wrong),
+                       advice="on restart, a call whose last record is intent did not start: "
+                              "report it interrupted_before_execution, safe to call again; "
+                              "only one whose start record is durable is unknown")
+    if not right:
+        return Verdict("J4", "unknown", "no call the journal proves never started has a reply "
+                       "in the transcript")
+    return Verdict("J4", "pass", f"{len(right)} call(s) the journal proves never started, "
+                   "none reported unknown", tuple(right))

@@ -412,3 +412,32 @@ def _call_problems(cancel: CancelRecord, trace: Trace) -> list[str]:
         if hit and job is not target:
             problems.append(f"the cancel of {cancel.ref} signalled job {job.execution_id} too")
     return problems
+
+
+# -------------------------------------------------------------------- CANCEL:held
+
+
+def check_held_after_return(trace: Trace) -> Verdict | None:
+    """Fail when the agent's run returned while a worker thread of it still slept.
+
+    A ``time.sleep`` on a worker thread (``asyncio.to_thread``, an executor) cannot be
+    interrupted: a cancel stops the coroutine awaiting it, but ``asyncio.run`` waits
+    for its executor before the process exits, so the process lives on until the
+    sleep is over (a Retry-After of minutes, after the user pressed Ctrl-C). The world
+    sees the run return and the clock held until the thread woke (``held_after_return``
+    in ``Trace.extra``). ``None`` when no run ended so: nothing to judge.
+    """
+    held = [h for h in trace.extra.held_after_return or () if h.until > h.returned_at + _EPS]
+    if not held:
+        return None
+    cancels = [c for c in _accepted(trace) if c.target in _OWNER_TARGETS]
+    after = f" after the {cancels[0].target} cancel at {cancels[0].at:g}s" if cancels else ""
+    lines = tuple(f"incarnation {h.incarnation}: returned at {h.returned_at:g}s, a worker "
+                  f"thread slept until {h.until:g}s" for h in held)
+    first = held[0]
+    return Verdict("CANCEL:held", "fail", f"the run returned at {first.returned_at:g}s"
+                   f"{after}, but a worker thread of the agent slept on until "
+                   f"{first.until:g}s: the process cannot exit before, and no cancel "
+                   "reaches a time.sleep in a thread", lines,
+                   advice="wait with asyncio.sleep (or an Event with a timeout) on the event "
+                          "loop, so a cancel ends the wait at once")

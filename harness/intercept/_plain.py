@@ -36,6 +36,7 @@ connection, timeout or 5xx → ``infra_paused``, anything else → ``failed``).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import importlib.machinery
@@ -67,7 +68,15 @@ from harness.intercept._targets import (
 )
 from harness.intercept._telemetry import absorbed, telemetry_answer
 from harness.intercept._time import threads_the_clock_sees, virtual_event_loops, virtual_time
-from harness.ports import SPECS, AgentOutcome, RecoveryReport, StopState, Task
+from harness.ports import (
+    SPECS,
+    AgentOutcome,
+    CancelAck,
+    CancelRequest,
+    RecoveryReport,
+    StopState,
+    Task,
+)
 
 #: Environment the agent sees: the SDKs read their base URL and key from here.
 FAKE_API_KEY: Final = "sk-harness-fake-key"
@@ -177,6 +186,43 @@ class PlainAgent:
         self._entry = entry
         self._world = world
         self._incarnation = incarnation
+        # The task running an async main, while it runs; the target that cancelled it.
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelled: str | None = None
+
+    def cancel(self, request: CancelRequest) -> CancelAck:
+        """A turn or session cancel cancels the task running an async ``main``.
+
+        That is what a user's Ctrl-C does to ``asyncio.run(main(...))``, and what a
+        server does to a request's task: ``CancelledError`` is raised where ``main``
+        awaits, and the run stops ``cancelled`` once it has unwound. A plain agent
+        has no handle on one attempt, call or job, and a blocking ``main`` runs no
+        task to cancel: those are answered ``unsupported``.
+        """
+        if request.target not in ("turn", "session"):
+            return CancelAck("unsupported", f"a plain main(prompt) is cancelled as a whole "
+                             f"(turn or session), not by {request.target}")
+        if self._cancelled is not None:
+            return CancelAck("already_cancelled", f"its task was cancelled by a "
+                             f"{self._cancelled} cancel")
+        if self._task is None or self._task.done():
+            return CancelAck("unsupported", "no task of an async main(prompt) is running")
+        self._cancelled = request.target
+        self._task.cancel()
+        return CancelAck("cancelled", "the task running main(prompt) was cancelled")
+
+    async def _as_task(self, value: Coroutine[Any, Any, Any]) -> Any:
+        """Await ``value`` as a task of its own, so a cancel can reach it (:meth:`cancel`)."""
+        self._task = asyncio.ensure_future(value)
+        try:
+            return await self._task
+        except asyncio.CancelledError:
+            if self._cancelled is None or not self._task.cancelled():
+                raise  # not our cancel, or main caught it and raised again: its own way out
+            return AgentOutcome("cancelled", f"main(prompt) was cancelled by a "
+                                f"{self._cancelled} cancel", (), None, None, 0)
+        finally:
+            self._task = None
 
     async def recover(self) -> RecoveryReport:
         """A plain agent recovers inside ``main``; there is nothing to call separately."""
@@ -195,14 +241,19 @@ class PlainAgent:
                 return outcome_of_error(error, self._incarnation)
         return outcome_of_value(value)
 
-    def run_with(self, task: Task, drive: Callable[[Coroutine[Any, Any, Any]], Any]
-                 ) -> AgentOutcome:
-        """Run ``main`` once; ``drive`` runs a coroutine to its end on the world's clock."""
+    def run_with(self, task: Task, drive: Callable[[Coroutine[Any, Any, Any]], Any],
+                 *, cancellable: bool = False) -> AgentOutcome:
+        """Run ``main`` once; ``drive`` runs a coroutine to its end on the world's clock.
+
+        ``cancellable``: an async ``main`` runs as a task of its own, which :meth:`cancel`
+        can reach (only then: a crash case starts from a recorded run's copy of the
+        world only where the agent runs in one task).
+        """
         with self._inside() as main:
             try:
                 value = main(task.prompt)
                 if inspect.iscoroutine(value):
-                    value = drive(value)
+                    value = drive(self._as_task(value) if cancellable else value)
             except (SimulatedCrash, HarnessError):
                 raise  # the crash of the case, or the harness's own guard
             except (Exception, SystemExit) as error:

@@ -146,7 +146,9 @@ def _replacements(clock: VirtualClock) -> dict[str, Callable[..., Any]]:
     def sleep(seconds: float) -> None:
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        clock.advance(float(seconds))
+        # A worker thread of the case's loop sleeps beside it; anything else blocks.
+        if not clock.sleep_parked(float(seconds)):
+            clock.advance(float(seconds))
 
     return {
         "time": wall, "time_ns": wall_ns, "monotonic": monotonic,

@@ -13,6 +13,7 @@ import contextlib
 import json
 import posixpath
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -272,6 +273,36 @@ class _StartedReadAsIntent(DiskWrapper):
 
 def _started_read_as_intent(ports: AgentPorts) -> AgentPorts:
     return replace(ports, disk=_StartedReadAsIntent(ports.disk, lambda f, _: f))
+
+
+class _IntentReadAsStarted(DiskWrapper):
+    """Reads every intent line of the journal back as an execution_started one.
+
+    As recovery that asks only "was there a result?" and, to be safe, takes every call
+    without one for a call that may have run: a call that never started is reported
+    unknown_after_restart, and the model is sent to inspect what never happened.
+    """
+
+    def read(self, path: str) -> bytes:
+        data = self.inner.read(path)
+        return b"\n".join(_as_started(line) for line in data.split(b"\n"))
+
+
+def _as_started(line: bytes) -> bytes:
+    """An intent line as a started one, of the same length (the argument hash gives way).
+
+    The journal's idea of its size must stay right, or its next append cuts a good line.
+    """
+    state, longer = b'"state":"intent"', b'"state":"execution_started"'
+    # As many hex digits of the hash as the state grows by (11).
+    hashed = re.search(rb'"argsSha256":"([0-9a-f]{%d})' % (len(longer) - len(state)), line)
+    if state not in line or hashed is None:
+        return line
+    return (line[:hashed.start(1)] + line[hashed.end(1):]).replace(state, longer)
+
+
+def _intent_read_as_started(ports: AgentPorts) -> AgentPorts:
+    return replace(ports, disk=_IntentReadAsStarted(ports.disk, lambda f, _: f))
 
 
 class _LogsRawArguments(ToolWrapper):
@@ -568,6 +599,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "追加命令可能产生重复内容)", "recovery takes a started call for one that never started",
            with_ports(reference(), _started_read_as_intent),
            (Kill(_AFTER_SEND, "I1", "journal:write#3:before:unsynced_lost"),)),
+    Mutant("J4-not-started-as-unknown", "seed 000 §2.1 (最后状态是 intent → interrupted_before_"
+           "execution)", "recovery reports every call without a result unknown, one whose "
+           "journal ends at its intent (it never started) included",
+           with_ports(reference(), _intent_read_as_started),
+           (Kill(_EVERYWHERE, "J4", "journal:write#2:before:unsynced_lost"),)),
     Mutant("S6-resends-truncated-answer", "seed 002 §19.1 ① (重采样同样的 max_tokens 只会再截断)",
            "re-sends the same request when an answer is cut at max_tokens",
            with_responses(reference(), _length_resent), (Kill(_CUT_ALWAYS, "I4"),)),

@@ -65,6 +65,7 @@ from harness.ports import (
     StopState,
     TranscriptMessage,
 )
+from harness.runner._never_started import never_started
 from harness.runner._observed import observed_transcript
 from harness.runner._points import is_world_point
 from harness.runner._results import (
@@ -93,8 +94,10 @@ from harness.trace import (
     CrashRecord,
     ExpectationRecord,
     ExpectedEffects,
+    HeldAfterReturn,
     IncarnationRecord,
     MessageRecord,
+    NeverStartedCall,
     OutcomeRecord,
     Purpose,
     RecoveryRecord,
@@ -164,6 +167,10 @@ class _CaseRun:
         self.incarnations: list[_Incarnation] = []
         self.recoveries: list[RecoveryRecord] = []
         self.secrets = SecretLook(scenario)
+        # What each restart's durable journal proved never started (J4; _never_started).
+        self.never_started: list[NeverStartedCall] = []
+        # Runs that returned while a worker thread of theirs still slept (CANCEL:held).
+        self.held: list[HeldAfterReturn] = []
         self._runner: ClockRunner  # the case's loop, while it runs
         # Set when a recovering incarnation rejoined a recorded run (harness.runner._explore).
         self.joined: Join | None = None
@@ -203,10 +210,16 @@ class _CaseRun:
         current = self.incarnations[-1] if self.incarnations else self._run_once(1)
         while current.crashed_at is not None and current.number < 3:
             disk.restart()
+            self._note_never_started(current.number + 1)
             if current.number == 1 and self.second is not None:
                 self._arm(self.second)
             current = self._run_once(current.number + 1)
         return current
+
+    def _note_never_started(self, incarnation: int) -> None:
+        """The calls the files the crash left prove never started, for ``incarnation``."""
+        self.never_started += [NeverStartedCall(incarnation, call, tool)
+                               for call, tool in never_started(self.world.disk.files())]
 
     def _arm(self, second: CrashPlan | WorldCrash) -> None:
         """Plan the crash of incarnation 2 or later: at a point of its files, or a world event."""
@@ -219,6 +232,7 @@ class _CaseRun:
         record = _Incarnation(number, "run")
         self.incarnations.append(record)
         fired_before = self.world.disk.fired
+        held_before = len(self.world.clock.held)
         try:
             # Every form of agent, not plain ones only (a plain one enters the rest itself).
             with agent_environ(PROVIDER_ENVIRONMENT), self._contained(number):
@@ -243,6 +257,8 @@ class _CaseRun:
             record.crashed_at = self.world.crashed_at or _fired_id(self.world, fired_before)
             record.outcome = None
         record.ended_at = self.world.clock.now()
+        self.held += [HeldAfterReturn(number, returned, until)
+                      for returned, until in self.world.clock.held[held_before:]]
         self._look_for_secrets(number)
         return record
 
@@ -260,7 +276,11 @@ class _CaseRun:
         if isinstance(agent, PlainAgent):
             # Its interception is entered with no loop of ours running: a blocking
             # main may start its own loops, an async one is driven on the clock.
-            outcome = agent.run_with(self.task, lambda run: self._drive(self._returning(run)))
+            # The scenario's cancels reach an async main's task (PlainAgent.cancel).
+            number = self.incarnations[-1].number
+            outcome = agent.run_with(self.task, lambda run: self._drive(self._returning(
+                self.world.jobs.beside(agent, number, run))),
+                cancellable=bool(self.scenario.cancels))
             self.world.returned = True
             return outcome
         number = self.incarnations[-1].number
@@ -371,7 +391,10 @@ class _CaseRun:
             jobs_declared=_said(sorted(scenario.jobs)),
             cancels_declared=len(scenario.cancels) if scenario.cancels else None,
             cancel_hook=bool(world.jobs.hook_offered) if scenario.cancels else None,
-            goal_cancels_declared=goals or None)
+            goal_cancels_declared=goals or None,
+            # Only when there are some: every other case keeps its digest.
+            never_started=tuple(self.never_started) or None,
+            held_after_return=tuple(self.held) or None)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

@@ -9,7 +9,7 @@ imports the other's internals::
 """
 
 from harness.trace._decode import TraceDataError, trace_from_json
-from harness.trace._extra import TraceExtra
+from harness.trace._extra import HeldAfterReturn, NeverStartedCall, TraceExtra
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._records import (
     CacheRecord,
@@ -52,11 +52,13 @@ __all__ = [
     "ExpectedEffects",
     "GoalEventRecord",
     "GoalTrace",
+    "HeldAfterReturn",
     "IncarnationRecord",
     "InvocationOutcome",
     "InvocationRecord",
     "JobRecord",
     "MessageRecord",
+    "NeverStartedCall",
     "OutcomeRecord",
     "ProofRecord",
     "Purpose",

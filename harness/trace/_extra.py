@@ -8,8 +8,26 @@ reads as the free-form mapping it replaced did, with every key declared and type
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class NeverStartedCall:
+    """A call whose last durable journal record at a restart was its intent (J4)."""
+
+    incarnation: int  # the restart that read the journal
+    call_id: str
+    tool: str
+
+
+@dataclass(frozen=True)
+class HeldAfterReturn:
+    """A run that returned while a worker thread of it still slept (CANCEL:held)."""
+
+    incarnation: int
+    returned_at: float
+    until: float
 
 
 @dataclass(frozen=True)
@@ -43,11 +61,14 @@ class TraceExtra:
     cancels_declared: int | None = None
     cancel_hook: bool | None = None
     goal_cancels_declared: int | None = None
+    # The calls each restart's durable journal proved never started (J4), and the runs
+    # held past their return by a sleeping worker thread (CANCEL:held).
+    never_started: tuple[NeverStartedCall, ...] | None = None
+    held_after_return: tuple[HeldAfterReturn, ...] | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""
-        return {f.name: value for f in fields(self)
-                if (value := getattr(self, f.name)) is not None}
+        return {name: value for name, value in asdict(self).items() if value is not None}
 
     @property
     def plain(self) -> bool:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.checks import Verdict
 from harness.mutants import MUTANTS
 from harness.mutants._run import crash_spec
-from harness.runner import Case, CaseResult, run_case
+from harness.runner import Case, CaseResult, CrashSpec, run_case
 from harness.scenario import load_scenario
+from harness.trace import NeverStartedCall
 
 SOURCE = Path("scenarios/crash/notes-and-mail-everywhere.yaml")
 CRASH = crash_spec("session:fsync#2:after:eio_on_fsync")
@@ -101,3 +104,52 @@ def test_after_a_log_write_failure_the_ledger_stays_as_it_stood() -> None:
     assert status == "fail"
     assert message.endswith("effect(s) after the disk error at session:fsync#2, expected none "
                             "(the trusted log could not record them)")
+
+
+# J4: a call whose journal, as the crash left it, ends at its intent never started.
+NEVER_STARTED = crash_spec("journal:write#2:before:unsynced_lost")
+
+
+def j4(crash: CrashSpec | None, mutant: str | None = None) -> list[Verdict]:
+    scenario = load_scenario(SOURCE)
+    factory = next(m.factory for m in MUTANTS if m.name == mutant) if mutant else None
+    result = run_case(Case(scenario.name, SOURCE, scenario.seed, crash), scenario, factory)
+    return [v for v in result.verdicts if v.invariant == "J4"]
+
+
+def test_j4_passes_the_reference_agent_that_reports_the_call_not_started() -> None:
+    [verdict] = j4(NEVER_STARTED)
+    assert (verdict.status, verdict.message) == (
+        "pass", "1 call(s) the journal proves never started, none reported unknown")
+    assert verdict.evidence == ("notes call call_t1_0: its last durable record was intent; "
+                                "replied not_started",)
+
+
+def test_j4_fails_an_agent_that_reports_a_call_that_never_started_unknown() -> None:
+    # Every other check passes it: the model inspects, finds nothing, sends once.
+    [verdict] = j4(NEVER_STARTED, "J4-not-started-as-unknown")
+    assert verdict.status == "fail"
+    assert verdict.message.startswith("notes call call_t1_0 never started (the journal the "
+                                      "crash left ends at its intent")
+
+
+def test_j4_says_nothing_where_no_crash_left_a_call_at_its_intent() -> None:
+    # Its start record durable: unknown is right, and there is no evidence (nor digest change).
+    assert j4(crash_spec("journal:fsync#2:after:unsynced_lost")) == []
+    assert j4(None) == []
+
+
+@pytest.mark.parametrize("crash", ["journal:write#2:before:unsynced_lost",
+                                   "journal:fsync#2:before:unsynced_lost"])
+def test_a_case_explored_from_the_recording_holds_the_evidence_a_replayed_one_does(
+        crash: str) -> None:
+    # The second crash leaves the first's files: explored, it shares that case's restart.
+    from harness.runner._run import default_agent_factory, traced
+
+    scenario = load_scenario(SOURCE)
+    case = Case(scenario.name, SOURCE, scenario.seed, crash_spec(crash))
+    explored, how = traced(case, scenario, default_agent_factory, False)
+    replayed, _ = traced(case, scenario, default_agent_factory, True)
+    assert how != "replayed"
+    assert explored.extra.never_started == (NeverStartedCall(2, "call_t1_0", "notes"),)
+    assert explored.digest == replayed.digest

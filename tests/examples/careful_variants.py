@@ -72,6 +72,20 @@ EDITS: dict[str, tuple[tuple[str, str], ...]] = {
          "                except openai.RateLimitError:\n"
          "                    await asyncio.sleep(1.0)\n"),
     ),
+    # Rate limits waited out by the agent itself, not the SDK: the Retry-After wait is a
+    # blocking time.sleep on a worker thread (to keep the event loop free), which no
+    # cancel can interrupt: a cancel during the wait reaches the agent only once it is over.
+    "thread-sleep": (
+        ("import tempfile\n", "import tempfile\nimport time\n"),
+        ("max_retries=3)", "max_retries=0)"),
+        ("        except (httpx2.TransportError, openai.APIConnectionError, IncompleteStream):\n",
+         "        except openai.RateLimitError as error:\n"
+         "            if attempt > 3:  # as many retries as the SDK made\n"
+         "                raise\n"
+         "            wait = float(error.response.headers.get(\"retry-after\") or 1.0)\n"
+         "            await asyncio.to_thread(time.sleep, wait)\n"
+         "        except (httpx2.TransportError, openai.APIConnectionError, IncompleteStream):\n"),
+    ),
     # The calls of one answer run side by side, and each result, as it finishes, is paired
     # with the next call in the model's order (wrapped, as most agents do).
     "completion-order": (

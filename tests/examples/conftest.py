@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+# Appended, not put first: the tests' own ``conftest`` (tests/conftest.py, which other
+# folders import helpers from) must stay the one ``import conftest`` finds.
+sys.path.append(str(Path(__file__).parent))
 
 
 @pytest.fixture

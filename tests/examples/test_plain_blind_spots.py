@@ -43,6 +43,7 @@ BLIND_SPOTS = [
     ("retries-400", "scenarios/dialects/client-error-400-openai.yaml", "S5:4xx"),
     ("uncapped-429", "scenarios/dialects/rate-limited-in-a-row-openai.yaml", "S5:429"),
     ("completion-order", "scenarios/tools/results-in-the-models-order.yaml", "L2:results"),
+    ("thread-sleep", "scenarios/cancel/cancel-during-retry-wait-openai.yaml", "CANCEL:held"),
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -109,6 +110,50 @@ def test_the_loops_executor_threads_stay_the_cases_in_the_next_incarnation() -> 
         with virtual_time(clock):  # the same executor thread, a new incarnation
             runner.run(sleep_in_a_worker(7))
     assert clock.now() == 12.0
+
+
+def test_a_worker_threads_sleep_runs_beside_the_loop_whose_timers_fire_meanwhile() -> None:
+    # Before, the thread moved the clock 20 s at once: a timer due at 5 s fired at 20 s.
+    clock = VirtualClock()
+    fired: list[float] = []
+
+    async def wait_in_a_thread_with_a_timer_at_5() -> float:
+        asyncio.get_running_loop().call_later(5, lambda: fired.append(clock.now()))
+        await asyncio.to_thread(time.sleep, 20)
+        return clock.now()
+
+    with clock.runner() as runner, virtual_time(clock):
+        assert runner.run(wait_in_a_thread_with_a_timer_at_5()) == 20.0
+    assert fired == [5.0]
+    assert clock.held == []  # the run waited for its thread: nothing held it after
+
+
+def test_a_run_cancelled_during_a_worker_threads_sleep_is_held_until_the_thread_wakes() -> None:
+    # The task stops at the cancel, as in real time; the process cannot exit before the
+    # thread's sleep is over (asyncio.run waits for its executor), and the clock says so.
+    clock = VirtualClock()
+
+    async def cancelled_at_5() -> float:
+        waiting = asyncio.ensure_future(asyncio.to_thread(time.sleep, 20))
+        asyncio.get_running_loop().call_later(5, waiting.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        return clock.now()
+
+    with clock.runner() as runner, virtual_time(clock):
+        assert runner.run(cancelled_at_5()) == 5.0
+    assert (clock.held, clock.now()) == ([(5.0, 20.0)], 20.0)
+
+
+def test_two_worker_threads_sleep_side_by_side_not_one_after_the_other() -> None:
+    clock = VirtualClock()
+
+    async def both() -> float:
+        await asyncio.gather(asyncio.to_thread(time.sleep, 3), asyncio.to_thread(time.sleep, 8))
+        return clock.now()
+
+    with clock.runner() as runner, virtual_time(clock):
+        assert runner.run(both()) == 8.0
 
 
 def test_a_pool_one_case_made_serves_the_next_case_on_its_clock() -> None:

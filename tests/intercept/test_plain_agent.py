@@ -401,3 +401,42 @@ def test_an_agent_module_edited_between_cases_runs_its_new_code(
     assert after.trace is not None
     assert (before.trace.extra.final_answer, after.trace.extra.final_answer) == \
         ("first", "second")
+
+
+def test_a_plain_agent_is_cancelled_as_a_whole_or_says_it_cannot_be() -> None:
+    from harness.intercept._plain import PlainAgent
+    from harness.ports import CancelRequest
+
+    agent = PlainAgent(PlainEntry("nowhere:main"), world=None, incarnation=1)  # type: ignore[arg-type]
+    call = agent.cancel(CancelRequest("c1", "tool_call", "run", "call_1"))
+    assert (call.status, call.detail) == (
+        "unsupported", "a plain main(prompt) is cancelled as a whole (turn or session), not by "
+                       "tool_call")
+    # No async main runs (a blocking one, or none yet): nothing to cancel.
+    assert agent.cancel(CancelRequest("c2", "turn", "run")).status == "unsupported"
+
+
+AGENT_THAT_WAITS_AN_HOUR = '''
+import asyncio
+
+
+async def main(prompt: str) -> str:
+    await asyncio.sleep(3600)
+    return "never"
+'''
+
+
+def test_a_turn_cancel_stops_an_async_main_where_it_awaits(
+        agent_packages: AgentPackages) -> None:
+    # Before, a plain agent had no cancel hook: the cancel was never sent.
+    package = agent_packages.write({"agent": AGENT_THAT_WAITS_AN_HOUR,
+                                    "tools": "def send_mail(): ..."})
+    scenario = mail_scenario(package, cancels=[{"at_seconds": 5, "target": "turn"},
+                                               {"at_seconds": 6, "target": "session"}],
+                             expect={"stop_state": "cancelled", "side_effects": {"mail": 0}})
+    result = run(package, scenario)
+
+    assert result.stop_state == "cancelled"
+    assert result.trace is not None
+    assert [(c.at, c.target, c.ack) for c in result.trace.cancels] == [(5.0, "turn", "cancelled")]
+    assert result.trace.incarnations[-1].ended_at == 5.0
