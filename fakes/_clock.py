@@ -26,7 +26,9 @@ The rule, chosen so that which timers fire never depends on how busy the machine
 
 * while any thread of the child's process group runs, could run (``R``: a loaded
   machine only makes it wait for a CPU) or waits on the kernel's own I/O (``D``),
-  the clock holds still, up to ``_PROCESS_GRACE_SECONDS`` of real time;
+  the clock holds still until the group has run ``_PROCESS_GRACE_SECONDS`` on a CPU
+  (its threads' own run time, which a loaded machine stretches in real time but never
+  shortens), or at most ``_PROCESS_REAL_LIMIT_SECONDS`` of real time;
 * when every thread of the group has stayed blocked (``S``, or stopped, or a
   zombie) without running once for ``_CHILD_QUIET_SECONDS`` of real time in a row,
   the group waits on the outside world (a timer of its own longer than that, a pipe
@@ -38,7 +40,7 @@ A child blocked in one stretch for less than ``_CHILD_QUIET_SECONDS`` (``sleep
 what it waits for, not by the load, and the load only stretches the running parts,
 which keep the clock still. The one boundary is a single blocked stretch of about
 ``_CHILD_QUIET_SECONDS`` itself. Without ``/proc`` (or when it cannot tell) the
-plain grace of ``_PROCESS_GRACE_SECONDS`` applies.
+grace of ``_PROCESS_GRACE_SECONDS`` is read in real time instead.
 
 A worker thread of the loop (``asyncio.to_thread``, ``run_in_executor``) that calls
 ``time.sleep`` (through the case's patched :mod:`time`, :meth:`VirtualClock.sleep_parked`)
@@ -78,6 +80,10 @@ _REAL_IO_GRACE_SECONDS = 0.01
 # milliseconds, a few hundred on a loaded machine) always exits within it, and one
 # that waits on something (``sleep 30``) is overtaken sooner, by the quiet rule below.
 _PROCESS_GRACE_SECONDS = 2.0
+# The most real time a child that keeps running (or waiting for a CPU, or in the
+# kernel's I/O) may hold the clock, however little CPU it gets: a machine loaded past
+# reason, or a child stuck in ``D``, still lets the timeout fire in the end.
+_PROCESS_REAL_LIMIT_SECONDS = 120.0
 # How long a child's whole process group must stay blocked without running for the
 # clock to jump before the grace is over (see the module docstring), and how often
 # the selector looks at it meanwhile. The quiet time is far above any one blocked
@@ -287,18 +293,30 @@ class _VirtualSelector(selectors.DefaultSelector):
         known = len(groups) == len(set(self.process_fds.values()))
         started = quiet_since = time.monotonic()
         seen: dict[int, bytes] | None = None
+        ran = _RunTime()
         while True:
             ready = super().select(_CHILD_POLL_SECONDS)
             if ready:
                 return ready
             now = time.monotonic()
-            if now - started >= _PROCESS_GRACE_SECONDS:
+            look = _look_at_groups(groups) if known else None
+            if look is not None:
+                ran.add(look.run_ns)
+            if self._grace_over(now - started, ran.seconds if look is not None else None):
                 return []
-            threads = _blocked_threads(groups) if known else None
+            threads = look.blocked if look is not None else None
             if threads is None or threads != seen:
                 seen, quiet_since = threads, now
             elif now - quiet_since >= _CHILD_QUIET_SECONDS:
                 return []
+
+    @staticmethod
+    def _grace_over(real: float, ran: float | None) -> bool:
+        """Whether the children have had their grace: their run time when it can be
+        seen (the load cannot change it), else real time."""
+        if real >= _PROCESS_REAL_LIMIT_SECONDS:
+            return True
+        return (ran if ran is not None else real) >= _PROCESS_GRACE_SECONDS
 
 
 class _VirtualEventLoop(asyncio.SelectorEventLoop):
@@ -440,15 +458,22 @@ def _process_group_of(pidfd: int) -> int | None:
         return None
 
 
-def _blocked_threads(groups: set[int]) -> dict[int, bytes] | None:
-    """Every thread of the process ``groups`` with its scheduler statistics (time run,
-    time waited for a CPU, times run), or None if one is not blocked (running,
-    runnable, in I/O) or nothing can be seen.
+@dataclass(frozen=True)
+class _GroupLook:
+    """One look at every thread of the children's process groups."""
 
-    Two equal answers some time apart mean that no thread of the groups ran in
-    between, and that none appeared or ended: all of them waited the whole time.
-    """
-    threads: dict[int, bytes] = {}
+    # Each thread's scheduler statistics (time run, time waited for a CPU, times run),
+    # or None if one is not blocked (running, runnable, in I/O). Two equal answers some
+    # time apart mean that no thread ran in between, and that none appeared or ended.
+    blocked: dict[int, bytes] | None
+    # Each thread's time run on a CPU so far, in nanoseconds.
+    run_ns: dict[int, int]
+
+
+def _look_at_groups(groups: set[int]) -> _GroupLook | None:
+    """Every thread of the process ``groups``, or None if nothing can be seen."""
+    stats: dict[int, bytes] = {}
+    all_blocked = True
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -461,13 +486,37 @@ def _blocked_threads(groups: set[int]) -> dict[int, bytes] | None:
                 continue
             for tid in os.listdir(f"/proc/{name}/task"):
                 fields = _stat_fields(f"/proc/{name}/task/{tid}/stat")
-                if fields[0] not in _WAITING_STATES:
-                    return None
+                all_blocked = all_blocked and fields[0] in _WAITING_STATES
                 with open(f"/proc/{name}/task/{tid}/schedstat", "rb") as schedstat:
-                    threads[int(tid)] = schedstat.read()
+                    stats[int(tid)] = schedstat.read()
         except (OSError, IndexError, ValueError):
             continue  # a process or thread that ended meanwhile: the next look sees it gone
-    return threads or None
+    if not stats:
+        return None
+    run_ns = {tid: int(stat.split(maxsplit=1)[0]) for tid, stat in stats.items()}
+    return _GroupLook(stats if all_blocked else None, run_ns)
+
+
+class _RunTime:
+    """The CPU time the children's threads have run since the first look.
+
+    A thread seen at the first look counts from what it had run then; one that
+    appeared later counts whole; one that ended keeps what it was last seen to run.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[int, int] | None = None
+        self._last: dict[int, int] = {}
+
+    def add(self, run_ns: dict[int, int]) -> None:
+        if self._first is None:
+            self._first = dict(run_ns)
+        self._last.update(run_ns)
+
+    @property
+    def seconds(self) -> float:
+        first = self._first or {}
+        return sum(ns - first.get(tid, 0) for tid, ns in self._last.items()) / 1e9
 
 
 def _stat_fields(path: str) -> tuple[int, int, int]:

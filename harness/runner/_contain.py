@@ -12,7 +12,8 @@ case to a worker process and judges it from outside:
   reads, kept per case (:mod:`harness.runner._agent_output`), never into the run's
   own output;
 
-- a case that takes longer than ``timeout`` seconds of real time is killed
+- a case that takes longer than ``timeout`` seconds of real time is killed (its own
+  time: what it waited for a CPU on a loaded machine does not count, _own_time)
   (with the worker's whole process group) and fails with that reason; the
   virtual clock inside the case is untouched, so this guard never reaches a trace;
 - ``sys.exit`` in the agent fails its case, and a worker that dies (``os._exit``,
@@ -45,7 +46,6 @@ import multiprocessing
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
@@ -62,6 +62,7 @@ from harness.runner._handback import (
     judge_handback,
 )
 from harness.runner._interrupt import critical, reset_in_child
+from harness.runner._own_time import OwnTime
 from harness.runner._results import Case, CaseResult
 
 if TYPE_CHECKING:
@@ -257,7 +258,8 @@ class _Worker:
     conn: Connection
     output: Connection  # the read end of the worker's stdout and stderr
     job: int | None = None
-    deadline: float = 0.0
+    # The job's own time so far (harness.runner._own_time): the load does not count.
+    own: OwnTime | None = None
     tail: OutputTail | None = None  # the output of the job it holds
     output_open: bool = True
 
@@ -349,7 +351,7 @@ class _Pool:
             return
         index = self.next_job
         self.next_job += 1
-        worker.job, worker.deadline = index, time.monotonic() + self.timeout
+        worker.job, worker.own = index, OwnTime(worker.process.pid)
         worker.tail = OutputTail()
         worker.conn.send(self.jobs[index])
 
@@ -388,7 +390,9 @@ class _Pool:
     def step(self) -> None:
         """Wait for a result, a death or the nearest deadline, and deal with it."""
         busy = [w for w in self.workers if w.job is not None]
-        nearest = min(min(w.deadline for w in busy) - time.monotonic(), _MEMORY_POLL_SECONDS)
+        # Own time never runs ahead of real time: waiting for what is left in real time
+        # never overshoots a limit.
+        nearest = min([self._left(w) for w in busy] + [_MEMORY_POLL_SECONDS])
         waited: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
         waited += [w.output for w in self.workers if w.output_open]
         ready = wait(waited, timeout=max(0.0, nearest))
@@ -407,10 +411,15 @@ class _Pool:
                 self.replace(worker, over)
             elif worker.process.sentinel in ready:
                 self.replace(worker, _death(worker.process))
-            elif time.monotonic() >= worker.deadline and not worker.conn.poll():
+            elif self._left(worker) <= 0 and not worker.conn.poll():
                 self.replace(worker, f"the case took more than {self.timeout:g} s of real "
                              "time (a busy loop or a blocking call in the agent?) and was "
                              "killed; raise --case-timeout if it is honest work")
+
+    def _left(self, worker: _Worker) -> float:
+        """What is left of ``worker``'s job's time, in its own seconds (not waiting for a CPU)."""
+        assert worker.own is not None
+        return self.timeout - worker.own.seconds()
 
     def _over_a_cap(self, worker: _Worker) -> HarnessLimitExceeded | None:
         """The cap ``worker``'s case went past (its memory, its output), if any."""

@@ -25,7 +25,6 @@ import json
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness._errors import AgentEntryError, HarnessError, ScenarioError, WorkerError
+from harness.runner._own_time import OwnTime
 
 
 @dataclass(frozen=True)
@@ -118,9 +118,10 @@ def warm() -> None:
 
 
 def _await(process: Any, conn: Connection, timeout: float, longer: str) -> Any:
-    step, deadline = IMPORTING, time.monotonic() + timeout
+    # The guest's own time (harness.runner._own_time): a loaded machine does not count.
+    step, own = IMPORTING, OwnTime(process.pid)
     while True:
-        ready = wait([conn, process.sentinel], timeout=max(0.0, deadline - time.monotonic()))
+        ready = wait([conn, process.sentinel], timeout=max(0.0, timeout - own.seconds()))
         if conn in ready:
             try:
                 message = json.loads(conn.recv_bytes(_MAX_MESSAGE))
@@ -128,11 +129,13 @@ def _await(process: Any, conn: Connection, timeout: float, longer: str) -> Any:
                 raise _died(process, step) from None
             if message.get("kind") == "step":
                 step = _STEPS.get(str(message.get("doing")), step)
-                deadline = time.monotonic() + timeout
+                own = OwnTime(process.pid)
                 continue
             return _value(message, step)
         if process.sentinel in ready:
             raise _died(process, step)
+        if not ready and own.seconds() < timeout:
+            continue  # it waited for a CPU meanwhile: that time is not its own
         if not ready:
             raise AgentEntryError(f"{step.named} took longer than {timeout:g} s of real time "
                                   f"({step.hint}) and was stopped" + (longer and f"; {longer}"))

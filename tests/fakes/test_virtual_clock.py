@@ -183,8 +183,8 @@ def test_a_child_process_meets_its_timeout_only_if_it_blocks_longer_than_the_qui
 @pytest.mark.system  # system tier: real child processes on a loaded machine
 def test_a_loaded_machine_gives_child_processes_the_same_outcomes() -> None:
     """Processes burning every CPU slow the children's running parts down, never
-    their blocked ones: the same timers fire. (A child busy on the CPU is held by the
-    grace alone, which a machine loaded enough can exhaust, as before the quiet rule.)"""
+    their blocked ones, and a child busy on the CPU is given its grace in CPU time,
+    which the load stretches in real time but never shortens: the same timers fire."""
     import os
     import subprocess
     import sys
@@ -192,11 +192,27 @@ def test_a_loaded_machine_gives_child_processes_the_same_outcomes() -> None:
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                for _ in range(os.cpu_count() or 2)]
     try:
-        assert outcomes(BLOCKING) == BLOCKING
+        assert outcomes({**BLOCKING, **BUSY}) == {**BLOCKING, **BUSY}
     finally:
         for burner in burners:
             burner.kill()
             burner.wait()
+
+
+def test_a_busy_childs_grace_is_its_run_time_not_the_real_time_a_load_stretches() -> None:
+    from fakes._clock import _PROCESS_REAL_LIMIT_SECONDS, _RunTime, _VirtualSelector
+
+    ran = _RunTime()
+    ran.add({101: 5_000_000_000, 102: 0})    # at the first look: 5 s run before the wait
+    ran.add({101: 5_400_000_000, 103: 300_000_000})   # 0.4 s more; a new thread ran 0.3 s
+    ran.add({101: 5_500_000_000})            # thread 103 ended: what it ran still counts
+    assert ran.seconds == pytest.approx(0.8)
+
+    # Ten real seconds on a loaded machine, 0.8 s of them on a CPU: the grace goes on.
+    assert not _VirtualSelector._grace_over(10.0, ran.seconds)
+    assert _VirtualSelector._grace_over(10.0, 2.5)
+    assert _VirtualSelector._grace_over(_PROCESS_REAL_LIMIT_SECONDS, 0.0)  # stuck: in the end
+    assert _VirtualSelector._grace_over(2.5, None)  # nothing seen: real time
 
 
 def test_a_child_blocked_for_good_is_overtaken_long_before_the_grace_is_over(

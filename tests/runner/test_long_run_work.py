@@ -16,6 +16,8 @@ Twice the turns must cost about twice the calls.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -57,8 +59,21 @@ def calls_by_file(turns: int) -> Counter[str]:
                     if name.startswith(COUNTED) and name not in CONVERSATION})
 
 
+def calls_in_a_fresh_interpreter(turns: int) -> Counter[str]:
+    """:func:`calls_by_file` in an interpreter of its own: what tests before it ran in
+    this process (recordings of the same scenario, rendered frames, memoized answers)
+    would answer part of a run and make the counts depend on the order of the tests."""
+    code = ("import json, sys; sys.path[:0] = sys.argv[2:]; import test_long_run_work as t; "
+            "print(json.dumps(t.calls_by_file(int(sys.argv[1]))))")
+    here = Path(__file__).resolve().parent
+    done = subprocess.run([sys.executable, "-c", code, str(turns), str(here), str(here.parent)],
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Counter(json.loads(done.stdout.splitlines()[-1]))
+
+
 def test_a_turn_costs_the_agent_and_the_fakes_the_same_however_long_the_run() -> None:
-    short, long = calls_by_file(40), calls_by_file(80)
+    short, long = calls_in_a_fresh_interpreter(40), calls_in_a_fresh_interpreter(80)
     growth = {name: round(long[name] / max(short[name], 1), 2) for name in long
               if long[name] > 1000}
     quadratic = {name: g for name, g in growth.items() if g > 2.3}
