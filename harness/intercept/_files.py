@@ -70,6 +70,7 @@ import posixpath
 import random
 import site
 import ssl
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -374,6 +375,34 @@ class _MirroredFilesystem(FakeFilesystem):
             node = parent
         return "/" + "/".join(reversed(names))
 
+    def absnormpath(self, path: Any) -> Any:
+        # An absolute path with nothing to normalize is its own answer; pyfakefs's
+        # way to it is a dozen calls, paid several times by every file operation.
+        if type(path) is str and _plain_absolute(path):
+            return path
+        return super().absnormpath(path)
+
+    def resolve_path(self, file_path: Any, allow_fd: bool = False) -> Any:
+        """pyfakefs's ``resolve_path``, walked by hand for a plain absolute path.
+
+        With no link on the way, a plain absolute path resolves to itself: the walk
+        looks into each folder as pyfakefs's would (a real folder read through is
+        listed then), and leaves a path with a link on it to pyfakefs.
+        """
+        if type(file_path) is not str or not self.is_case_sensitive or \
+                not _plain_absolute(file_path):
+            return super().resolve_path(file_path, allow_fd)
+        node: Any = self.root
+        for name in file_path[1:].split("/") if file_path != "/" else ():
+            if not isinstance(node, FakeDirectory):
+                break
+            node = node.entries.get(name)
+            if node is None:
+                break
+            if stat.S_ISLNK(node.st_mode):
+                return super().resolve_path(file_path, allow_fd)
+        return file_path
+
     def contents_changed(self, file: FakeFile) -> None:
         """pyfakefs's side effect: the OS now holds new bytes for ``file``."""
         path = self._mirrored(file)
@@ -447,6 +476,14 @@ class _MirroredFilesystem(FakeFilesystem):
         super().remove_object(file_path)
         if not self._renaming:
             self.mirror.remove(path)
+
+
+def _plain_absolute(path: str) -> bool:
+    """Whether ``path`` is absolute and normal as it is: no empty, ``.`` or ``..`` part,
+    no trailing ``/`` (``/`` itself is)."""
+    return path[:1] == "/" and (path == "/" or (
+        "//" not in path and "/./" not in path and "/../" not in path
+        and not path.endswith(("/", "/.", "/.."))))
 
 
 def _not_modelled(what: str) -> HarnessError:
@@ -624,28 +661,23 @@ def _wrapper_attribute(wrapper: FakeFileWrapper, name: str) -> Any:
     pyfakefs answers every attribute through ``hasattr(FakeFileWrapper, name)``
     and a second ``__getattribute__`` for ``__dict__``, and builds a new
     ``write`` wrapper for every call: ``json.dump`` into an open file (hundreds
-    of small writes) cost 15 ms. The answers are the same; the write wrapper of
-    a file still open and writable is built once and kept.
+    of small writes) cost 15 ms. The answers are the same; the write of a
+    writable file is built once and kept (:func:`_buffered_write`).
     """
     if name == "write":
-        return _write_of(wrapper)
+        cached = _object_attribute(wrapper, "__dict__").get(_CACHED_WRITE)
+        return _write_of(wrapper) if cached is None else cached
     if name in _WRAPPER_OWN_NAMES or name in _object_attribute(wrapper, "__dict__"):
         return _object_attribute(wrapper, name)
     return _object_attribute(wrapper, "__getattr__")(name)
 
 
 def _write_of(wrapper: FakeFileWrapper) -> Any:
-    """``wrapper.write``: pyfakefs's checks each time, its wrapper built once."""
-    attributes = _object_attribute(wrapper, "__dict__")
-    cached = attributes.get(_CACHED_WRITE)
-    if cached is not None and not attributes["file_object"].is_large_file() and (
-        attributes["is_stream"] or _still_open(wrapper, attributes)
-    ):
-        return cached
-    # The first write, or a failing one: pyfakefs's own path raises or answers.
+    """``wrapper.write`` the first time: pyfakefs's own, which raises or answers."""
     write = _object_attribute(wrapper, "__getattr__")("write")
     if getattr(write, "__name__", "") == "write_wrapper":  # not its write_error
-        attributes[_CACHED_WRITE] = write
+        attributes = _object_attribute(wrapper, "__dict__")
+        write = attributes[_CACHED_WRITE] = _buffered_write(wrapper, attributes, write)
     return write
 
 
@@ -657,6 +689,69 @@ def _still_open(wrapper: FakeFileWrapper, attributes: dict[str, Any]) -> bool:
         return False
     open_files = filesystem.open_files
     return descriptor < len(open_files) and wrapper in (open_files[descriptor] or ())
+
+
+# The most bytes a character of a UTF-8 text file becomes, newline translation included
+# ("\n" as "\r\n" is two bytes for one character).
+_UTF8_BYTES_PER_CHAR: Final = 4
+_UTF8_NAMES: Final = frozenset({"utf-8", "utf8", "u8", "utf_8", "cp65001"})
+_BOUNDED_ERRORS: Final = frozenset({"strict", "surrogateescape", "surrogatepass"})
+
+
+def _buffered_write(wrapper: FakeFileWrapper, attributes: dict[str, Any],
+                    write: Callable[..., Any]) -> Callable[..., Any]:
+    """The write of an open file, with pyfakefs's checks at each call and its bookkeeping
+    only where the write may reach the file.
+
+    pyfakefs checks the file is open (and not a large file) when ``write`` is looked
+    up; here at each call, as a real file does. Its write reads the position before
+    and after, and flushes to the file (a write the OS sees: a point of the crash
+    disk) once the buffer holds more than its size. A write that cannot reach that
+    size, counted at the most bytes its data can encode to, cannot flush: it goes
+    to the buffer directly (``json.dump`` writes a file in hundreds of such
+    pieces). Any other write, a line-buffered one among them, is pyfakefs's own, so
+    files reach the disk at the same writes as before.
+    """
+    stream = attributes["_io"]
+    stream_write, tell = stream.write, stream.tell
+    append = bool(attributes["open_modes"].append)
+    file_object = attributes["file_object"]
+    per_unit = 1 if attributes["_binary"] else _text_bytes_per_char(stream)
+    if attributes["_use_line_buffer"]:
+        per_unit = None
+
+    def buffered_write(*args: Any, **kwargs: Any) -> Any:
+        if file_object.is_large_file() or not (
+                attributes["is_stream"] or _still_open(wrapper, attributes)):
+            # pyfakefs's own lookup raises as it does for a closed or a large file.
+            return _object_attribute(wrapper, "__getattr__")("write")(*args, **kwargs)
+        if kwargs or len(args) != 1 or per_unit is None:
+            return write(*args, **kwargs)
+        data = args[0]
+        kind = type(data)
+        if kind is str and per_unit > 1:
+            size = len(data) * per_unit
+        elif (kind is bytes or kind is bytearray) and per_unit == 1:
+            size = len(data)
+        else:
+            return write(data)
+        if tell() + size - attributes["_flush_pos"] > attributes["_buffer_size"]:
+            return write(data)
+        written = stream_write(data)
+        if append:
+            attributes["_read_seek"] = tell()
+            attributes["_read_whence"] = 0
+        return written
+
+    return buffered_write
+
+
+def _text_bytes_per_char(stream: Any) -> int | None:
+    """The most bytes a character written to ``stream`` becomes; None where unbounded here."""
+    encoding = str(getattr(stream, "encoding", "")).lower()
+    if encoding in _UTF8_NAMES and getattr(stream, "errors", None) in _BOUNDED_ERRORS:
+        return _UTF8_BYTES_PER_CHAR
+    return None
 
 
 class _TextFile(FakeTextFileWrapper):
