@@ -1055,7 +1055,7 @@ class AgentFiles:
             if os.path.isdir(root):
                 _mount_lazily(fs, root)
             else:
-                fs.add_real_file(root, read_only=True)
+                _add_real_file(fs, root)
         for folder in self.disk.folders():
             if not fs.exists(folder):
                 fs.create_dir(folder)
@@ -1078,6 +1078,25 @@ def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
     more than the rest of an incarnation's setup. The roots are never nested
     (see :func:`read_through_roots`), so the folders above one are plain ones.
     """
+    folder, name = _folder_above(fs, root)
+    if name not in folder.entries:
+        folder.add_entry(_RealFolder(root, fs, read_only=True))
+
+
+def _add_real_file(fs: FakeFilesystem, root: str) -> None:
+    """``fs.add_real_file(root, read_only=True)`` for a fresh file system, built by hand
+    as :func:`_mount_lazily` builds a folder (a certificate bundle is such a root)."""
+    folder, name = _folder_above(fs, root)
+    if name not in folder.entries:
+        made = FakeFileFromRealFile(root, fs)
+        made.stat_result.set_from_stat_result(os.stat(root))
+        made.st_mode &= 0o777444
+        made.file_path = root
+        folder.add_entry(made)
+
+
+def _folder_above(fs: FakeFilesystem, root: str) -> tuple[FakeDirectory, str]:
+    """The folder that holds ``root`` (made, plain, where missing) and ``root``'s name."""
     *above, name = root.strip("/").split("/")
     folder = fs.root
     for part in above:
@@ -1087,8 +1106,7 @@ def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
             folder.add_entry(child)
         assert isinstance(child, FakeDirectory)
         folder = child
-    if name not in folder.entries:
-        folder.add_entry(_RealFolder(root, fs, read_only=True))
+    return folder, name
 
 
 class _RealFolder(FakeDirectoryFromRealDirectory):
