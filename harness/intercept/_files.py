@@ -376,24 +376,35 @@ class _MirroredFilesystem(FakeFilesystem):
         return "/" + "/".join(reversed(names))
 
     def absnormpath(self, path: Any) -> Any:
-        # An absolute path with nothing to normalize is its own answer; pyfakefs's
-        # way to it is a dozen calls, paid several times by every file operation.
-        if type(path) is str and _plain_absolute(path):
-            return path
-        return super().absnormpath(path)
+        # A path with nothing to normalize is its own answer, after the current folder
+        # for a relative one; pyfakefs's way to it is a dozen calls, paid several
+        # times by every file operation.
+        plain = self._plain(path)
+        return super().absnormpath(path) if plain is None else plain
+
+    def _plain(self, path: Any) -> str | None:
+        """``path`` made absolute, where it has no empty, ``.`` or ``..`` part to normalize."""
+        if type(path) is not str or not path:
+            return None
+        if path[0] != "/":
+            cwd = self._cwd
+            if type(cwd) is not str or not self.is_case_sensitive:
+                return None
+            path = "/" + path if cwd == "/" else cwd + "/" + path
+        return path if _plain_absolute(path) else None
 
     def resolve_path(self, file_path: Any, allow_fd: bool = False) -> Any:
-        """pyfakefs's ``resolve_path``, walked by hand for a plain absolute path.
+        """pyfakefs's ``resolve_path``, walked by hand for a plain path (:meth:`_plain`).
 
-        With no link on the way, a plain absolute path resolves to itself: the walk
+        With no link on the way, a plain path resolves to itself made absolute: the walk
         looks into each folder as pyfakefs's would (a real folder read through is
         listed then), and leaves a path with a link on it to pyfakefs.
         """
-        if type(file_path) is not str or not self.is_case_sensitive or \
-                not _plain_absolute(file_path):
+        plain = self._plain(file_path)
+        if plain is None or not self.is_case_sensitive:
             return super().resolve_path(file_path, allow_fd)
         node: Any = self.root
-        for name in file_path[1:].split("/") if file_path != "/" else ():
+        for name in plain[1:].split("/") if plain != "/" else ():
             if not isinstance(node, FakeDirectory):
                 break
             node = node.entries.get(name)
@@ -401,7 +412,7 @@ class _MirroredFilesystem(FakeFilesystem):
                 break
             if stat.S_ISLNK(node.st_mode):
                 return super().resolve_path(file_path, allow_fd)
-        return file_path
+        return plain
 
     def contents_changed(self, file: FakeFile) -> None:
         """pyfakefs's side effect: the OS now holds new bytes for ``file``."""

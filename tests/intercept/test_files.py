@@ -919,12 +919,15 @@ _PATH_PARTS = st.sampled_from(["d", "e", "f.txt", ".", "..", "", "link", ".hidde
 
 
 @settings(max_examples=150, deadline=None)
-@given(start=st.sampled_from(["/agent", "/agent/link", "/", "", "/nowhere", "agent/d"]),
-       parts=st.lists(_PATH_PARTS, max_size=4), trailing=st.booleans())
-@example(start="/agent/link", parts=["e"], trailing=False)
-@example(start="/agent/link", parts=[], trailing=False)
+@given(start=st.sampled_from(["/agent", "/agent/link", "/", "", "/nowhere", "agent/d", "e",
+                              "link", "."]),
+       parts=st.lists(_PATH_PARTS, max_size=4), trailing=st.booleans(),
+       cwd=st.sampled_from(["/agent", "/agent/d", "/"]))
+@example(start="/agent/link", parts=["e"], trailing=False, cwd="/agent")
+@example(start="/agent/link", parts=[], trailing=False, cwd="/agent")
+@example(start="link", parts=["e"], trailing=False, cwd="/agent")
 def test_paths_resolve_as_pyfakefs_resolves_them(start: str, parts: list[str],
-                                                 trailing: bool) -> None:
+                                                 trailing: bool, cwd: str) -> None:
     # The mirrored file system walks plain absolute paths itself; every answer is
     # pyfakefs's, links and paths to normalize included.
     from pyfakefs.fake_filesystem import FakeFilesystem
@@ -942,7 +945,7 @@ def test_paths_resolve_as_pyfakefs_resolves_them(start: str, parts: list[str],
             fs.create_symlink("/agent/link", "/agent/d")
         finally:
             fs._reading_through = False
-        os.chdir("/agent/d")
+        os.chdir(cwd)
 
         def answer(method: Callable[..., Any], *args: Any) -> object:
             try:
