@@ -174,18 +174,31 @@ class _LibraryCallers:
         self._names = frozenset(packages)
         self._prefixes = tuple(p + "." for p in packages)
         self.enabled = False
+        # Each module's answer, by name: asked for every frame of every file call.
+        self._answers: dict[str, bool | None] = {}
 
     def __call__(self, *_args: object, **_kwargs: object) -> bool:
         frame: FrameType | None = sys._getframe(1)
+        answers = self._answers
         while self.enabled and frame is not None:
             module = frame.f_globals.get("__name__", "")
             frame = frame.f_back
-            if module.startswith(_THIS_PACKAGE) or module.startswith(_ON_BEHALF_OF_CALLER):
-                continue
-            listed = module in self._names or module.startswith(self._prefixes)
-            if listed or not _is_plumbing(module):
-                return listed
+            if module in answers:
+                answer = answers[module]
+            else:
+                answer = answers[module] = self._answer(module)
+            if answer is not None:
+                return answer
         return False
+
+    def _answer(self, module: str) -> bool | None:
+        """True: listed (real file system); False: the agent's; None: look further out."""
+        if module.startswith(_THIS_PACKAGE) or module.startswith(_ON_BEHALF_OF_CALLER):
+            return None
+        listed = module in self._names or module.startswith(self._prefixes)
+        if listed or not _is_plumbing(module):
+            return listed
+        return None
 
 
 def _is_plumbing(module: str) -> bool:
