@@ -70,6 +70,7 @@ import posixpath
 import random
 import site
 import ssl
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -173,18 +174,31 @@ class _LibraryCallers:
         self._names = frozenset(packages)
         self._prefixes = tuple(p + "." for p in packages)
         self.enabled = False
+        # Each module's answer, by name: asked for every frame of every file call.
+        self._answers: dict[str, bool | None] = {}
 
     def __call__(self, *_args: object, **_kwargs: object) -> bool:
         frame: FrameType | None = sys._getframe(1)
+        answers = self._answers
         while self.enabled and frame is not None:
             module = frame.f_globals.get("__name__", "")
             frame = frame.f_back
-            if module.startswith(_THIS_PACKAGE) or module.startswith(_ON_BEHALF_OF_CALLER):
-                continue
-            listed = module in self._names or module.startswith(self._prefixes)
-            if listed or not _is_plumbing(module):
-                return listed
+            if module in answers:
+                answer = answers[module]
+            else:
+                answer = answers[module] = self._answer(module)
+            if answer is not None:
+                return answer
         return False
+
+    def _answer(self, module: str) -> bool | None:
+        """True: listed (real file system); False: the agent's; None: look further out."""
+        if module.startswith(_THIS_PACKAGE) or module.startswith(_ON_BEHALF_OF_CALLER):
+            return None
+        listed = module in self._names or module.startswith(self._prefixes)
+        if listed or not _is_plumbing(module):
+            return listed
+        return None
 
 
 def _is_plumbing(module: str) -> bool:
@@ -374,6 +388,45 @@ class _MirroredFilesystem(FakeFilesystem):
             node = parent
         return "/" + "/".join(reversed(names))
 
+    def absnormpath(self, path: Any) -> Any:
+        # A path with nothing to normalize is its own answer, after the current folder
+        # for a relative one; pyfakefs's way to it is a dozen calls, paid several
+        # times by every file operation.
+        plain = self._plain(path)
+        return super().absnormpath(path) if plain is None else plain
+
+    def _plain(self, path: Any) -> str | None:
+        """``path`` made absolute, where it has no empty, ``.`` or ``..`` part to normalize."""
+        if type(path) is not str or not path:
+            return None
+        if path[0] != "/":
+            cwd = self._cwd
+            if type(cwd) is not str or not self.is_case_sensitive:
+                return None
+            path = "/" + path if cwd == "/" else cwd + "/" + path
+        return path if _plain_absolute(path) else None
+
+    def resolve_path(self, file_path: Any, allow_fd: bool = False) -> Any:
+        """pyfakefs's ``resolve_path``, walked by hand for a plain path (:meth:`_plain`).
+
+        With no link on the way, a plain path resolves to itself made absolute: the walk
+        looks into each folder as pyfakefs's would (a real folder read through is
+        listed then), and leaves a path with a link on it to pyfakefs.
+        """
+        plain = self._plain(file_path)
+        if plain is None or not self.is_case_sensitive:
+            return super().resolve_path(file_path, allow_fd)
+        node: Any = self.root
+        for name in plain[1:].split("/") if plain != "/" else ():
+            if not isinstance(node, FakeDirectory):
+                break
+            node = node.entries.get(name)
+            if node is None:
+                break
+            if stat.S_ISLNK(node.st_mode):
+                return super().resolve_path(file_path, allow_fd)
+        return plain
+
     def contents_changed(self, file: FakeFile) -> None:
         """pyfakefs's side effect: the OS now holds new bytes for ``file``."""
         path = self._mirrored(file)
@@ -447,6 +500,14 @@ class _MirroredFilesystem(FakeFilesystem):
         super().remove_object(file_path)
         if not self._renaming:
             self.mirror.remove(path)
+
+
+def _plain_absolute(path: str) -> bool:
+    """Whether ``path`` is absolute and normal as it is: no empty, ``.`` or ``..`` part,
+    no trailing ``/`` (``/`` itself is)."""
+    return path[:1] == "/" and (path == "/" or (
+        "//" not in path and "/./" not in path and "/../" not in path
+        and not path.endswith(("/", "/.", "/.."))))
 
 
 def _not_modelled(what: str) -> HarnessError:
@@ -624,28 +685,23 @@ def _wrapper_attribute(wrapper: FakeFileWrapper, name: str) -> Any:
     pyfakefs answers every attribute through ``hasattr(FakeFileWrapper, name)``
     and a second ``__getattribute__`` for ``__dict__``, and builds a new
     ``write`` wrapper for every call: ``json.dump`` into an open file (hundreds
-    of small writes) cost 15 ms. The answers are the same; the write wrapper of
-    a file still open and writable is built once and kept.
+    of small writes) cost 15 ms. The answers are the same; the write of a
+    writable file is built once and kept (:func:`_buffered_write`).
     """
     if name == "write":
-        return _write_of(wrapper)
+        cached = _object_attribute(wrapper, "__dict__").get(_CACHED_WRITE)
+        return _write_of(wrapper) if cached is None else cached
     if name in _WRAPPER_OWN_NAMES or name in _object_attribute(wrapper, "__dict__"):
         return _object_attribute(wrapper, name)
     return _object_attribute(wrapper, "__getattr__")(name)
 
 
 def _write_of(wrapper: FakeFileWrapper) -> Any:
-    """``wrapper.write``: pyfakefs's checks each time, its wrapper built once."""
-    attributes = _object_attribute(wrapper, "__dict__")
-    cached = attributes.get(_CACHED_WRITE)
-    if cached is not None and not attributes["file_object"].is_large_file() and (
-        attributes["is_stream"] or _still_open(wrapper, attributes)
-    ):
-        return cached
-    # The first write, or a failing one: pyfakefs's own path raises or answers.
+    """``wrapper.write`` the first time: pyfakefs's own, which raises or answers."""
     write = _object_attribute(wrapper, "__getattr__")("write")
     if getattr(write, "__name__", "") == "write_wrapper":  # not its write_error
-        attributes[_CACHED_WRITE] = write
+        attributes = _object_attribute(wrapper, "__dict__")
+        write = attributes[_CACHED_WRITE] = _buffered_write(wrapper, attributes, write)
     return write
 
 
@@ -657,6 +713,69 @@ def _still_open(wrapper: FakeFileWrapper, attributes: dict[str, Any]) -> bool:
         return False
     open_files = filesystem.open_files
     return descriptor < len(open_files) and wrapper in (open_files[descriptor] or ())
+
+
+# The most bytes a character of a UTF-8 text file becomes, newline translation included
+# ("\n" as "\r\n" is two bytes for one character).
+_UTF8_BYTES_PER_CHAR: Final = 4
+_UTF8_NAMES: Final = frozenset({"utf-8", "utf8", "u8", "utf_8", "cp65001"})
+_BOUNDED_ERRORS: Final = frozenset({"strict", "surrogateescape", "surrogatepass"})
+
+
+def _buffered_write(wrapper: FakeFileWrapper, attributes: dict[str, Any],
+                    write: Callable[..., Any]) -> Callable[..., Any]:
+    """The write of an open file, with pyfakefs's checks at each call and its bookkeeping
+    only where the write may reach the file.
+
+    pyfakefs checks the file is open (and not a large file) when ``write`` is looked
+    up; here at each call, as a real file does. Its write reads the position before
+    and after, and flushes to the file (a write the OS sees: a point of the crash
+    disk) once the buffer holds more than its size. A write that cannot reach that
+    size, counted at the most bytes its data can encode to, cannot flush: it goes
+    to the buffer directly (``json.dump`` writes a file in hundreds of such
+    pieces). Any other write, a line-buffered one among them, is pyfakefs's own, so
+    files reach the disk at the same writes as before.
+    """
+    stream = attributes["_io"]
+    stream_write, tell = stream.write, stream.tell
+    append = bool(attributes["open_modes"].append)
+    file_object = attributes["file_object"]
+    per_unit = 1 if attributes["_binary"] else _text_bytes_per_char(stream)
+    if attributes["_use_line_buffer"]:
+        per_unit = None
+
+    def buffered_write(*args: Any, **kwargs: Any) -> Any:
+        if file_object.is_large_file() or not (
+                attributes["is_stream"] or _still_open(wrapper, attributes)):
+            # pyfakefs's own lookup raises as it does for a closed or a large file.
+            return _object_attribute(wrapper, "__getattr__")("write")(*args, **kwargs)
+        if kwargs or len(args) != 1 or per_unit is None:
+            return write(*args, **kwargs)
+        data = args[0]
+        kind = type(data)
+        if kind is str and per_unit > 1:
+            size = len(data) * per_unit
+        elif (kind is bytes or kind is bytearray) and per_unit == 1:
+            size = len(data)
+        else:
+            return write(data)
+        if tell() + size - attributes["_flush_pos"] > attributes["_buffer_size"]:
+            return write(data)
+        written = stream_write(data)
+        if append:
+            attributes["_read_seek"] = tell()
+            attributes["_read_whence"] = 0
+        return written
+
+    return buffered_write
+
+
+def _text_bytes_per_char(stream: Any) -> int | None:
+    """The most bytes a character written to ``stream`` becomes; None where unbounded here."""
+    encoding = str(getattr(stream, "encoding", "")).lower()
+    if encoding in _UTF8_NAMES and getattr(stream, "errors", None) in _BOUNDED_ERRORS:
+        return _UTF8_BYTES_PER_CHAR
+    return None
 
 
 class _TextFile(FakeTextFileWrapper):
@@ -747,8 +866,9 @@ class _AgentPatcher(Patcher):
         cached = cls.CACHED_MODULES
         if len(cached) <= _AgentPatcher._cached_after_forget:
             return  # nothing scanned since the last time: nothing new can be dead
-        live = {id(module) for module in list(sys.modules.values())}
-        dead = [m for m in cached if id(m) not in live]
+        # By id, built in C (map, zip): both tables hold thousands of modules.
+        by_id = dict(zip(map(id, cached), cached, strict=True))
+        dead = [by_id[i] for i in by_id.keys() - set(map(id, list(sys.modules.values())))]
         if dead:
             gone = {id(m) for m in dead}
             dead_globals = {id(vars(m)) for m in dead}
@@ -960,7 +1080,7 @@ class AgentFiles:
             if os.path.isdir(root):
                 _mount_lazily(fs, root)
             else:
-                fs.add_real_file(root, read_only=True)
+                _add_real_file(fs, root)
         for folder in self.disk.folders():
             if not fs.exists(folder):
                 fs.create_dir(folder)
@@ -983,6 +1103,25 @@ def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
     more than the rest of an incarnation's setup. The roots are never nested
     (see :func:`read_through_roots`), so the folders above one are plain ones.
     """
+    folder, name = _folder_above(fs, root)
+    if name not in folder.entries:
+        folder.add_entry(_RealFolder(root, fs, read_only=True))
+
+
+def _add_real_file(fs: FakeFilesystem, root: str) -> None:
+    """``fs.add_real_file(root, read_only=True)`` for a fresh file system, built by hand
+    as :func:`_mount_lazily` builds a folder (a certificate bundle is such a root)."""
+    folder, name = _folder_above(fs, root)
+    if name not in folder.entries:
+        made = FakeFileFromRealFile(root, fs)
+        made.stat_result.set_from_stat_result(os.stat(root))
+        made.st_mode &= 0o777444
+        made.file_path = root
+        folder.add_entry(made)
+
+
+def _folder_above(fs: FakeFilesystem, root: str) -> tuple[FakeDirectory, str]:
+    """The folder that holds ``root`` (made, plain, where missing) and ``root``'s name."""
     *above, name = root.strip("/").split("/")
     folder = fs.root
     for part in above:
@@ -992,8 +1131,7 @@ def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
             folder.add_entry(child)
         assert isinstance(child, FakeDirectory)
         folder = child
-    if name not in folder.entries:
-        folder.add_entry(_RealFolder(root, fs, read_only=True))
+    return folder, name
 
 
 class _RealFolder(FakeDirectoryFromRealDirectory):

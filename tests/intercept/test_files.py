@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import harness.intercept
@@ -870,3 +870,90 @@ def test_the_agents_dropped_modules_leave_the_patchers_tables() -> None:
     assert disk.files()["/agent/m.txt"] == b"incarnation 5"
     assert module.os is os  # the last copy got the real modules back
     assert len(set(sizes[1:])) == 1, f"the tables grew with each incarnation: {sizes}"
+
+
+@pytest.mark.parametrize(("mode", "encoding", "piece"), [
+    ("w", "utf-8", "é" * 3000),       # 6,000 bytes a piece in UTF-8
+    ("a", "utf-8", "x" * 3000),
+    ("w", "latin-1", "x" * 3000),     # not UTF-8: every write is pyfakefs's own
+    ("wb", None, b"x" * 3000),
+    ("ab", None, b"x" * 3000),
+])
+def test_a_buffered_file_reaches_the_disk_at_the_same_writes_as_pyfakefs_own(
+        mode: str, encoding: str | None, piece: str | bytes) -> None:
+    # Small writes go to the buffer directly; the one that fills Python's buffer
+    # still flushes there, a point of the crash disk, as pyfakefs's own write did.
+    disk = CrashDisk()
+    seen: list[bytes | None] = []
+    with AgentFiles(disk).active(generation=1), open("log.txt", mode, encoding=encoding) as f:
+        for _ in range(6):
+            f.write(piece)
+            seen.append(disk.files().get("/agent/log.txt"))
+    sizes = [None if data is None else len(data) for data in seen]
+    piece_bytes = len(piece.encode(encoding or "utf-8") if isinstance(piece, str) else piece)
+    pyfakefs_would = [0, 0, 0, 0, 0, 0]  # the buffer's size: 8,192 bytes (io.DEFAULT_BUFFER_SIZE)
+    held = 0
+    for n in range(6):
+        if held + piece_bytes > 8192:
+            pyfakefs_would[n:] = [pyfakefs_would[n - 1] + held] * (6 - n)
+            held = 0
+        held += piece_bytes
+    assert sizes == pyfakefs_would
+    assert disk.files()["/agent/log.txt"] == (
+        piece.encode(encoding or "utf-8") if isinstance(piece, str) else piece) * 6
+
+
+def test_a_write_method_kept_past_close_fails_as_on_a_real_disk() -> None:
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        f = open("notes.txt", "w")  # noqa: SIM115 - closed by hand, as the test is about
+        write = f.write
+        write("one")
+        f.close()
+        with pytest.raises(ValueError, match="closed file"):
+            write("two")
+    assert disk.files()["/agent/notes.txt"] == b"one"
+
+
+_PATH_PARTS = st.sampled_from(["d", "e", "f.txt", ".", "..", "", "link", ".hidden", "agent"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(start=st.sampled_from(["/agent", "/agent/link", "/", "", "/nowhere", "agent/d", "e",
+                              "link", "."]),
+       parts=st.lists(_PATH_PARTS, max_size=4), trailing=st.booleans(),
+       cwd=st.sampled_from(["/agent", "/agent/d", "/"]))
+@example(start="/agent/link", parts=["e"], trailing=False, cwd="/agent")
+@example(start="/agent/link", parts=[], trailing=False, cwd="/agent")
+@example(start="link", parts=["e"], trailing=False, cwd="/agent")
+def test_paths_resolve_as_pyfakefs_resolves_them(start: str, parts: list[str],
+                                                 trailing: bool, cwd: str) -> None:
+    # The mirrored file system walks plain absolute paths itself; every answer is
+    # pyfakefs's, links and paths to normalize included.
+    from pyfakefs.fake_filesystem import FakeFilesystem
+
+    path = "/".join([start, *parts]) + ("/" if trailing else "")
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        os.makedirs("/agent/d/e", exist_ok=True)
+        pathlib.Path("/agent/d/f.txt").write_text("f")
+        files = AgentFiles._active
+        assert files is not None
+        fs = files._fake_fs()
+        fs._reading_through = True  # a link, as a real folder read through may hold
+        try:
+            fs.create_symlink("/agent/link", "/agent/d")
+        finally:
+            fs._reading_through = False
+        os.chdir(cwd)
+
+        def answer(method: Callable[..., Any], *args: Any) -> object:
+            try:
+                return method(fs, *args)
+            except OSError as error:
+                return error.errno
+
+        for name in ("resolve_path", "absnormpath"):
+            ours = answer(getattr(type(fs), name), path)
+            theirs = answer(getattr(FakeFilesystem, name), path)
+            assert ours == theirs, (name, path)
