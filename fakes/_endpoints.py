@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fakes._input_items import BadQuery, listing
+from fakes._input_items import Refusal, listing
 from fakes._wire import compact_json
 
 #: Dimensions of an embedding when the request names none (text-embedding-3-small's).
@@ -104,10 +104,10 @@ def _input_item_list(response_id: str, input_items: Mapping[str, Sequence[Any]],
     items = input_items.get(response_id)
     if items is None:
         return Answer(404, not_found_body(f"Response with id '{response_id}' not found."))
-    try:
-        return Answer(200, listing(items, query))
-    except BadQuery as refused:
-        return Answer(400, not_found_body(str(refused), refused.param, refused.code))
+    page = listing(items, query)
+    if isinstance(page, Refusal):
+        return Answer(400, not_found_body(page.message, page.param, page.code))
+    return Answer(200, page)
 
 
 def not_found_body(message: str, param: str | None = None, code: str | None = None) -> bytes:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -34,12 +35,13 @@ _PREFIXES = {"message": "msg_", "function_call": "fc_", "function_call_output": 
              "reasoning": "rs_"}
 
 
-class BadQuery(ValueError):
-    """A query parameter the API refuses: ``param`` and ``code`` as its 400 names them."""
+@dataclass(frozen=True)
+class Refusal:
+    """A query parameter the API refuses: its 400's message, ``param`` and ``code``."""
 
-    def __init__(self, message: str, param: str, code: str) -> None:
-        super().__init__(message)
-        self.param, self.code = param, code
+    message: str
+    param: str
+    code: str
 
 
 def stored_items(new: Sequence[Any], response_id: str, start: int = 0) -> list[Any]:
@@ -48,21 +50,23 @@ def stored_items(new: Sequence[Any], response_id: str, start: int = 0) -> list[A
     return [_stored(item, response_id, start + index) for index, item in enumerate(new)]
 
 
-def listing(items: Sequence[Any], query: str) -> bytes:
-    """The list object for ``items`` (oldest first) under ``query``; :class:`BadQuery` if
-    a parameter is out of the API's bounds."""
+def listing(items: Sequence[Any], query: str) -> bytes | Refusal:
+    """The list object for ``items`` (oldest first) under ``query``, or the
+    :class:`Refusal` of a parameter out of the API's bounds."""
     params = parse_qs(query, keep_blank_values=True)
     limit = _limit(params.get("limit", [str(DEFAULT_LIMIT)])[-1])
+    if isinstance(limit, Refusal):
+        return limit
     order = params.get("order", ["desc"])[-1]
     if order not in ("asc", "desc"):
-        raise BadQuery(f"Invalid value: '{order}'. Supported values are: 'asc' and 'desc'.",
+        return Refusal(f"Invalid value: '{order}'. Supported values are: 'asc' and 'desc'.",
                        "order", "invalid_value")
     ordered = list(items) if order == "asc" else list(reversed(items))
     after = params.get("after", [None])[-1]
     if after is not None:
         ids = [item.get("id") for item in ordered]
         if after not in ids:
-            raise BadQuery(f"Invalid 'after': no input item with id '{after}' in this "
+            return Refusal(f"Invalid 'after': no input item with id '{after}' in this "
                            "response.", "after", "invalid_value")
         ordered = ordered[ids.index(after) + 1:]
     page = ordered[:limit]
@@ -73,17 +77,17 @@ def listing(items: Sequence[Any], query: str) -> bytes:
         "has_more": len(ordered) > limit}).encode()
 
 
-def _limit(raw: str) -> int:
+def _limit(raw: str) -> int | Refusal:
     try:
         limit = int(raw)
     except ValueError:
-        raise BadQuery(f"Invalid 'limit': expected an integer, but got '{raw}' instead.",
-                       "limit", "invalid_type") from None
+        return Refusal(f"Invalid 'limit': expected an integer, but got '{raw}' instead.",
+                       "limit", "invalid_type")
     if limit < 1:
-        raise BadQuery(f"Invalid 'limit': integer below minimum value. Expected a value >= 1, "
+        return Refusal(f"Invalid 'limit': integer below minimum value. Expected a value >= 1, "
                        f"but got {limit} instead.", "limit", "integer_below_min_value")
     if limit > MAX_LIMIT:
-        raise BadQuery(f"Invalid 'limit': integer above maximum value. Expected a value <= "
+        return Refusal(f"Invalid 'limit': integer above maximum value. Expected a value <= "
                        f"{MAX_LIMIT}, but got {limit} instead.", "limit",
                        "integer_above_max_value")
     return limit
@@ -111,4 +115,4 @@ def _item_id(kind: object, response_id: str, place: int) -> str:
     return f"{prefix}{digest[:24]}"
 
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "BadQuery", "listing", "stored_items"]
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Refusal", "listing", "stored_items"]
