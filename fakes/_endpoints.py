@@ -4,9 +4,10 @@ An agent (or its SDK) asks these on start or between turns: the list of models
 (``GET /v1/models``, Gemini's ``GET /v1beta/models``), embeddings (OpenAI's
 ``POST /v1/embeddings``, Gemini's ``:embedContent`` and ``:batchEmbedContents``)
 and, for the Responses API, a stored response (``GET`` and ``DELETE
-/v1/responses/{id}``). Each answers in its API's shape. Embeddings are
-deterministic: each vector comes from a seeded hash of its input, unit length, so
-the same text gives the same vector in every run and different texts different ones.
+/v1/responses/{id}``) and its input items (``GET /v1/responses/{id}/input_items``).
+Each answers in its API's shape. Embeddings are deterministic: each vector comes from
+a seeded hash of its input, unit length, so the same text gives the same vector in
+every run and different texts different ones.
 
     >>> vector = embedding(0, "m", "hello", 4)
     >>> vector == embedding(0, "m", "hello", 4), vector == embedding(0, "m", "hullo", 4)
@@ -26,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fakes._input_items import Refusal, listing
 from fakes._wire import compact_json
 
 #: Dimensions of an embedding when the request names none (text-embedding-3-small's).
@@ -35,6 +37,7 @@ MAX_DIMENSIONS = 3072
 # A fixed creation time, as the answers' `created`: bytes identical across runs.
 _CREATED = 1_735_689_600
 _RESPONSE_PATH = re.compile(r"/v1/responses/(?P<id>[^/]+)")
+_INPUT_ITEMS_PATH = re.compile(r"/v1/responses/(?P<id>[^/]+)/input_items")
 _GEMINI_MODELS = re.compile(r"/(?:v1beta|v1)/models")
 _GEMINI_EMBED = re.compile(
     r"/(?:v1beta|v1)/models/(?P<model>[^/:]+):(?P<verb>embedContent|batchEmbedContents)")
@@ -63,10 +66,12 @@ def embedding(seed: int, model: str, text: str, dimensions: int) -> list[float]:
 
 
 def answer(dialect: str, method: str, path: str, body: Mapping[str, Any] | None, *,
-           seed: int, models: Sequence[str], stored: Mapping[str, bytes]
+           seed: int, models: Sequence[str], stored: Mapping[str, bytes],
+           input_items: Mapping[str, Sequence[Any]] | None = None, query: str = ""
            ) -> Answer | str | None:
     """The answer of one of these endpoints; a str is a 4xx's message (the caller words it
-    in the dialect's error body); None when ``path`` is none of them."""
+    in the dialect's error body); None when ``path`` is none of them. ``input_items`` are
+    the stored responses' (:mod:`fakes._input_items`), ``query`` the URL's query string."""
     if method == "GET" and path == "/v1/models" and dialect != "gemini":
         return Answer(200, _model_list(dialect, models))
     if method == "GET" and _GEMINI_MODELS.fullmatch(path) and dialect == "gemini":
@@ -79,6 +84,9 @@ def answer(dialect: str, method: str, path: str, body: Mapping[str, Any] | None,
         if found["verb"] == "embedContent":
             return _gemini_embedding(seed, found["model"], body)
         return _gemini_batch(seed, found["model"], body)
+    found = _INPUT_ITEMS_PATH.fullmatch(path)
+    if found is not None and dialect == "openai-responses" and method == "GET":
+        return _input_item_list(found["id"], input_items or {}, query)
     found = _RESPONSE_PATH.fullmatch(path)
     if found is not None and dialect == "openai-responses" and method in ("GET", "DELETE"):
         response_id = found["id"]
@@ -89,6 +97,17 @@ def answer(dialect: str, method: str, path: str, body: Mapping[str, Any] | None,
                                              "deleted": True}).encode())
         return Answer(200, stored[response_id])
     return None
+
+
+def _input_item_list(response_id: str, input_items: Mapping[str, Sequence[Any]], query: str
+                     ) -> Answer:
+    items = input_items.get(response_id)
+    if items is None:
+        return Answer(404, not_found_body(f"Response with id '{response_id}' not found."))
+    page = listing(items, query)
+    if isinstance(page, Refusal):
+        return Answer(400, not_found_body(page.message, page.param, page.code))
+    return Answer(200, page)
 
 
 def not_found_body(message: str, param: str | None = None, code: str | None = None) -> bytes:

@@ -24,6 +24,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from fakes._input_items import stored_items
+
 
 class HeldConversations:
     """Whole conversations by response id, for the two dialects that continue them."""
@@ -32,6 +34,11 @@ class HeldConversations:
         self._held: dict[str, list[Any]] = {}
         #: The stored Responses objects by id, as ``GET /v1/responses/{id}`` returns them.
         self.responses: dict[str, bytes] = {}
+        #: Each stored response's input items as the API lists them (ids, item shape):
+        #: the continued conversation's items, then the request's own.
+        self.input_items: dict[str, list[Any]] = {}
+        # The same items followed by the response's output: what a follow-up lists first.
+        self._listed: dict[str, list[Any]] = {}
 
     def expand(self, dialect: str, body: Mapping[str, Any]
                ) -> tuple[Mapping[str, Any], str | None]:
@@ -66,11 +73,23 @@ class HeldConversations:
             self._held[response_id] = [*_input_items(body.get("input")),
                                        *_list(answer.get("output"))]
             self.responses[response_id] = _stored_response(body, answer)
+            self._list(body, response_id, _list(answer.get("output")))
 
     def forget(self, response_id: str) -> None:
         """Drop a stored response (``DELETE /v1/responses/{id}``): it can be continued no more."""
         self._held.pop(response_id, None)
         self.responses.pop(response_id, None)
+        self.input_items.pop(response_id, None)
+        self._listed.pop(response_id, None)
+
+    def _list(self, body: Mapping[str, Any], response_id: str, output: list[Any]) -> None:
+        """Keep the input items of ``body`` (expanded: the continued items come first)."""
+        previous = body.get("previous_response_id")
+        earlier = self._listed.get(previous, []) if isinstance(previous, str) else []
+        items = _input_items(body.get("input"))
+        listed = [*earlier, *stored_items(items[len(earlier):], response_id, len(earlier))]
+        self.input_items[response_id] = listed
+        self._listed[response_id] = [*listed, *output]
 
 
 def _stored_response(body: Mapping[str, Any], answer: Mapping[str, Any]) -> bytes:

@@ -218,7 +218,8 @@ class FakeProvider:
         body = _parse_json(request.body)
         path = urlsplit(request.url).path
         route = self._wire.route(path)
-        other = self._other_endpoint(request.method, path, body, request_id)
+        other = self._other_endpoint(request.method, path, body, request_id,
+                                     urlsplit(request.url).query)
         if other is not None:
             self._record(request, body, turn=0, attempt=0)
             return other
@@ -270,10 +271,12 @@ class FakeProvider:
         return plan
 
     def _other_endpoint(self, method: str, path: str, body: Mapping[str, object] | None,
-                        request_id: str) -> ResponsePlan | None:
-        """Models, embeddings or a stored response (fakes._endpoints), else None."""
+                        request_id: str, query: str = "") -> ResponsePlan | None:
+        """Models, embeddings, a stored response or its input items (fakes._endpoints),
+        else None."""
         found = _endpoints.answer(self.dialect, method, path, body, seed=self.seed,
-                                  models=self.models, stored=self.held.responses)
+                                  models=self.models, stored=self.held.responses,
+                                  input_items=self.held.input_items, query=query)
         if found is None:
             return None
         if isinstance(found, str):

@@ -480,7 +480,7 @@ class _ProviderEndpoint:
         world = test_scope.world
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         origin = PROVIDER_PATHS.get(scope["path"], world.provider.origin)
-        incoming = IncomingRequest(scope["method"], origin + scope["path"], headers, body)
+        incoming = IncomingRequest(scope["method"], origin + _target(scope), headers, body)
         world.scaled_clock.begin()
         try:
             served = world.route(world.incarnation).serve(incoming)
@@ -495,6 +495,15 @@ class _ProviderEndpoint:
         assert served is not None  # every path maps to a fake origin
         split = _has_byte_fault(world)
         await _Player(scope, receive, send, world.scaled_clock, split).play(served)
+
+
+def _target(scope: Scope) -> str:
+    """The path, with the query of a ``GET`` (a stored response's input items read their
+    ``limit``, ``order`` and ``after``); a model request is recorded by its path alone."""
+    query = scope.get("query_string", b"")
+    if scope["method"] == "GET" and query:
+        return f"{scope['path']}?{query.decode('latin-1')}"
+    return str(scope["path"])
 
 
 def _has_byte_fault(world: ServedWorld) -> bool:

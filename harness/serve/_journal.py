@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from harness._redact import REDACTED, is_secret_key, redact, redact_values
+from harness._redact import REDACTED, is_secret_key, redact, redact_values, secret_words
 from harness.scenario import Scenario
 from harness.serve._guard import is_control
 
@@ -45,12 +45,14 @@ class Journal:
         self.entries: list[dict[str, Any]] = []
         self.dropped = 0
         self._seq = 0
-        self._values: set[str] = set()
+        values: set[str] = set()
         self._marked: set[str] = set()
         for scenario in scenarios:
-            self._values.update(scenario.secret_values().values())
+            values.update(scenario.secret_values().values())
             for declared in scenario.tools.values():
                 self._marked.update(declared.secret)
+        # Frozen once: redact_values looks its pattern up by the set, for every header.
+        self._values = frozenset(values)
 
     def add(self, scope: Scope, body: bytes) -> dict[str, Any]:
         self._seq += 1
@@ -95,7 +97,8 @@ class Journal:
         self.entries = [e for e in self.entries if e["test"] != test]
 
     def _redacted_headers(self, headers: dict[str, str]) -> dict[str, str]:
-        return {name: REDACTED if is_secret_key(name) or name == "cookie"
+        words = secret_words()  # read from the environment once, not once per header
+        return {name: REDACTED if name == "cookie" or is_secret_key(name, words)
                 else redact_values(value, self._values) for name, value in headers.items()}
 
     def _query(self, raw: bytes) -> dict[str, str]:
@@ -113,7 +116,10 @@ class Journal:
         if len(text) > BODY_CHARS:
             return redact_values(text[:BODY_CHARS], self._values)
         cleaned = redact(value, self._marked)
-        return json.loads(redact_values(json.dumps(cleaned), self._values))
+        dumped = json.dumps(cleaned)
+        redacted = redact_values(dumped, self._values)
+        # Parsed again only when a secret value was in it (most bodies hold none).
+        return cleaned if redacted == dumped else json.loads(redacted)
 
 
 def _headers(scope: Scope) -> dict[str, str]:

@@ -118,9 +118,12 @@ def server_config(app: Any, port: int, read_seconds: float = READ_SECONDS) -> uv
     ``read_seconds``: how long a request may take to arrive (see the module docstring).
     """
     protocol = type("GuardedH11Protocol", (_GuardedH11Protocol,), {"read_seconds": read_seconds})
+    # proxy_headers off: no proxy stands in front of a loopback server, and a client's
+    # X-Forwarded-For would rename it, so a reset would not find its connection
+    # (TRANSPORTS is keyed by the real addresses); it also spares a middleware a request.
     return uvicorn.Config(app, host=HOST, port=port, http=protocol, ws="none",
                           lifespan="on", log_level="warning", access_log=False,
-                          timeout_graceful_shutdown=_GRACE_SECONDS)
+                          proxy_headers=False, timeout_graceful_shutdown=_GRACE_SECONDS)
 
 
 def bind(port: int) -> socket.socket:

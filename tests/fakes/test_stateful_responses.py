@@ -2,7 +2,8 @@
 
 ``previous_response_id`` continues the stored conversation (the follow-up is turn 2,
 not turn 1 again), ``store: false`` responses cannot be continued or retrieved, and
-``GET /v1/responses/{id}`` returns the stored response object. Each is checked
+``GET /v1/responses/{id}`` returns the stored response object and
+``GET /v1/responses/{id}/input_items`` the items it was generated from. Each is checked
 through the harness's in-process interception (an unchanged agent's SDK call) and,
 in the system tier, over ``harness serve``'s real port.
 """
@@ -108,6 +109,8 @@ def check_store_false(client: openai.OpenAI) -> None:
     assert missing.value.body == {
         "message": f"Response with id '{first.id}' not found.",
         "type": "invalid_request_error", "param": None, "code": None}
+    with pytest.raises(openai.NotFoundError):  # nothing stored: no input items either
+        client.responses.input_items.list(first.id)
 
 
 def check_delete(client: openai.OpenAI) -> None:
@@ -119,8 +122,52 @@ def check_delete(client: openai.OpenAI) -> None:
         follow_up(client, first)
 
 
+def check_input_items(client: openai.OpenAI) -> None:
+    """``GET /v1/responses/{id}/input_items``: the items the response was generated from
+    (the chain's, then its own), with ids, newest first by default, paged by ``after``."""
+    first = client.responses.create(model="gpt-4.1", input="mail a@b", instructions="brief")
+    second = follow_up(client, first)
+
+    own = client.responses.input_items.list(first.id)
+    assert [(item.type, item.role) for item in own.data] == [("message", "user")]
+    assert own.data[0].content[0].text == "mail a@b"  # a bare string is a user message
+    assert own.data[0].id.startswith("msg_")
+    assert own.has_more is False
+
+    listed = client.responses.input_items.list(second.id, order="asc")
+    assert [item.type for item in listed.data] == \
+        ["message", "function_call", "function_call_output"]
+    # The chain's items keep their ids: the first input and the first answer's call.
+    assert listed.data[0].id == own.data[0].id
+    assert listed.data[1].id == first.output[0].id
+    assert listed.data[2].id.startswith("fco_")
+    assert listed.data[2].output == "sent"
+    page = listed.model_dump()
+    assert (page["object"], page["first_id"], page["last_id"]) == \
+        ("list", listed.data[0].id, listed.data[2].id)
+    newest = client.responses.input_items.list(second.id)  # order: desc by default
+    assert [item.id for item in newest.data] == [item.id for item in reversed(listed.data)]
+
+    one = client.responses.input_items.list(second.id, order="asc", limit=1)
+    assert [item.id for item in one.data] == [listed.data[0].id]
+    assert one.has_more is True
+    # The SDK pages with after=<last id> until has_more is false.
+    paged = [item.id for each in one.iter_pages() for item in each.data]
+    assert paged == [item.id for item in listed.data]
+
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.responses.input_items.list("resp_unknown")
+    assert missing.value.body == {
+        "message": "Response with id 'resp_unknown' not found.",
+        "type": "invalid_request_error", "param": None, "code": None}
+    with pytest.raises(openai.BadRequestError) as bad_limit:
+        client.responses.input_items.list(second.id, limit=101)
+    assert bad_limit.value.body["param"] == "limit"  # type: ignore[index]
+    assert "100" in bad_limit.value.body["message"]  # type: ignore[index]
+
+
 @pytest.mark.parametrize("check", [check_continues_and_retrieves, check_store_false,
-                                   check_delete])
+                                   check_delete, check_input_items])
 def test_stored_responses_in_process(tmp_path: Path, check: Callable[[openai.OpenAI], Any]
                                      ) -> None:
     with in_process(two_turns(tmp_path)) as (client, world):
@@ -136,7 +183,7 @@ def test_stored_responses_in_process(tmp_path: Path, check: Callable[[openai.Ope
 
 @pytest.mark.system
 @pytest.mark.parametrize("check", [check_continues_and_retrieves, check_store_false,
-                                   check_delete])
+                                   check_delete, check_input_items])
 def test_stored_responses_over_serve(tmp_path: Path, check: Callable[[openai.OpenAI], Any]
                                      ) -> None:
     from harness.serve import serving

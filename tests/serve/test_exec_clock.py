@@ -1,8 +1,9 @@
 """A real agent process on the served clock, and every crash case of ``--exec``.
 
 The agent is ``tests/serve/clock_agent.py`` (httpx, honours Retry-After as a float).
-Scales are small (0.01, 0.001) to keep the runs short; nothing here reads the wall
-clock: what is compared is what the server sent and what the checks said.
+Scales are small (0.01, 0.001) to keep the runs short, but for one scenario short in
+scenario time run on the real clock (1.0) too; nothing here reads the wall clock: what
+is compared is what the server sent and what the checks said.
 """
 
 from __future__ import annotations
@@ -126,6 +127,42 @@ def test_the_same_agent_gets_the_same_verdicts_at_two_scales(tmp_path: Path,
         seen[scale] = statuses(case)
     assert seen["0.01"] == seen["0.001"]
     assert (seen["0.01"]["S5"], seen["0.01"]["I9"]) == ("pass", "pass")
+
+
+# Short in scenario time, so that it costs about 3 real seconds at --time-scale 1.0: each
+# asked wait is longer than the early margin of 0.01 (0.5 s), so S5 judges all of them at
+# both scales, and the silences (1 s) are far below S1's idle bound (30 s) even with the
+# late margin of 1.0 (0.1 s) eaten by a loaded machine (harness/checks/_tolerance.py).
+SHORT_FAULTS = """faults:
+  - {at: {turn: 1, attempt: 1}, kind: http_error, status: 429, retry_after: 1}
+  - {at: {turn: 1, attempt: 2}, kind: stall_before_headers, seconds: 1}
+  - {at: {turn: 2, attempt: 1}, kind: http_error, status: 503, retry_after_ms: 800}
+"""
+
+
+def write_short(tmp_path: Path) -> Path:
+    path = write(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index("faults:\n"), text.index("crash:\n")
+    path.write_text(text[:start] + SHORT_FAULTS + text[end:], encoding="utf-8")
+    return path
+
+
+def test_the_same_agent_gets_the_same_verdicts_on_real_time_and_at_0_01(
+        tmp_path: Path, harness_exec: Run) -> None:
+    """Scale 1.0 is the real clock: a real process's jitter there (and the wire's rounding
+    at 0.01) is within the checks' documented margins, so the verdicts agree."""
+    scenario = write_short(tmp_path)
+    seen, waits = {}, {}
+    for scale in ("1.0", "0.01"):
+        code, [case], out = harness_exec(scenario, "--time-scale", scale)
+        assert code == 0, out
+        seen[scale] = statuses(case)
+        waits[scale] = next(v["message"] for v in case["verdicts"] if v["invariant"] == "S5")
+    assert seen["1.0"] == seen["0.01"]
+    assert (seen["1.0"]["S5"], seen["1.0"]["I9"], seen["1.0"]["faults"]) == \
+        ("pass", "pass", "pass")  # every fault struck, at both scales
+    assert waits["1.0"] == waits["0.01"] == "2 asked wait(s) honoured"
 
 
 def test_points_all_runs_a_crash_case_at_every_world_event_and_an_unreached_one_is_unknown(

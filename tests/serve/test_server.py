@@ -52,13 +52,15 @@ expect: {{stop_state: complete, side_effects: {{mail: 1}}}}
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "go"}], "stream": True}
 
 
-def raw_reads(url: str, path: str, body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
-    """POST over a bare socket; the response head and each ``recv`` of the body, as read."""
+def raw_reads(url: str, path: str, body: dict[str, Any], extra: str = ""
+              ) -> tuple[bytes, list[bytes]]:
+    """POST over a bare socket; the response head and each ``recv`` of the body, as read.
+    ``extra``: more header lines, each ending in CRLF."""
     host, port = url.removeprefix("http://").split(":")
     data = json.dumps(body).encode()
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\n"
-                     "content-type: application/json"
+                     f"{extra}content-type: application/json"
                      f"\r\ncontent-length: {len(data)}\r\nconnection: close\r\n\r\n".encode()
                      + data)
         reads: list[bytes] = []
@@ -130,6 +132,15 @@ def test_a_reset_is_an_rst_not_an_orderly_close(tmp_path: Path) -> None:
     loaded = scenario(tmp_path, [{"kind": "connection_reset", "after_events": 2}])
     with serving([loaded]) as served, pytest.raises(ConnectionResetError):
         raw_reads(served.url, "/v1/chat/completions", REQUEST)
+
+
+def test_a_reset_finds_its_connection_whatever_forwarding_headers_say(tmp_path: Path) -> None:
+    """The server is no proxy's backend: X-Forwarded-For must not rename the client, or
+    the reset looks its connection up under the wrong address and never sends the RST."""
+    loaded = scenario(tmp_path, [{"kind": "connection_reset", "after_events": 2}])
+    forwarded = "x-forwarded-for: 203.0.113.7\r\nx-forwarded-proto: https\r\n"
+    with serving([loaded]) as served, pytest.raises(ConnectionResetError):
+        raw_reads(served.url, "/v1/chat/completions", REQUEST, forwarded)
 
 
 def test_a_stall_keeps_the_connection_open_for_the_scaled_time(tmp_path: Path) -> None:
