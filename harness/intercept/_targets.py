@@ -158,8 +158,10 @@ _REPLACED: weakref.WeakKeyDictionary[Callable[..., Any], Callable[..., Any]] = \
 
 def replaced_function(function: object) -> Callable[..., Any] | None:
     """The user's function that ``function`` stands in for, or None if it is no stand-in."""
+    if not callable(function):
+        return None
     try:
-        return _REPLACED.get(function)  # type: ignore[arg-type]
+        return _REPLACED.get(function)
     except TypeError:  # not weakly referable: not a function of ours
         return None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import textwrap
 import types
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -48,7 +47,7 @@ class _Counting:
     def derive(self, name: str, func: Any, *, strict: bool = True) -> dict[str, Any]:
         self.calls += 1
         model = type(f"{name}Schema", (), {"fields": list(func.__annotations__)})
-        return {"model": model, "json": {"properties": dict.fromkeys(model.fields, {})},
+        return {"model": model, "json": {"properties": {key: {} for key in model.fields}},
                 "strict": strict}
 
     def model_of(self, name: str, func: Any) -> type:
@@ -61,7 +60,7 @@ class _Counting:
 
 
 @pytest.fixture
-def framework(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Counting]:
+def framework(monkeypatch: pytest.MonkeyPatch) -> _Counting:
     counting = _Counting()
     module = types.ModuleType(FRAMEWORK)
     module.derive = counting.derive  # type: ignore[attr-defined]
@@ -73,13 +72,13 @@ def framework(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Counting]:
         _Derivation(FRAMEWORK, "model_of", 1, "func"),
         _Derivation(FRAMEWORK, "subset", 1, "model", from_schema=True)))
     monkeypatch.setattr(_frameworks, "_SCHEMAS", type(_frameworks._SCHEMAS)())
-    yield counting
+    return counting
 
 
 def incarnation() -> types.ModuleType:
     """The agent's tools module as one incarnation imports it: fresh, the same code."""
     module = types.ModuleType("user_tools")
-    exec(_CODE, module.__dict__)  # noqa: S102 - the test's own source
+    exec(_CODE, module.__dict__)
     return module
 
 
