@@ -15,8 +15,8 @@ docstring, defaults and resolved type hints, and the call's other arguments. The
 agent's own functions are never memoized. A type hint or default that is an object
 of the agent's own package is a new object every incarnation, so its key never
 matches: a schema never refers to a class of a dead incarnation. What is handed out
-is a copy (a model class is shared as it is; dicts and lists are the caller's own),
-so a framework that edits the schema it was given edits only its own.
+has dicts and lists of its own (a model class is shared as it is), so a framework
+that edits the schema it was given edits only its own.
 """
 
 from __future__ import annotations
@@ -107,9 +107,28 @@ def _memoized(derive: Callable[..., Any], derivation: _Derivation) -> Callable[.
                     _HANDED.add(schema)
                 while len(_SCHEMAS) > _KEPT:
                     _SCHEMAS.popitem(last=False)
-        return copy.deepcopy(schema)
+        return _handed_out(schema)
 
     return memoized
+
+
+def _handed_out(schema: Any) -> Any:
+    """What one caller gets of a kept schema: its own dicts and lists, the rest shared.
+
+    A model class is shared as it is; an object holding a JSON schema (the OpenAI
+    Agents SDK's ``FuncSchema``) is copied with its dicts and lists, while what it
+    holds besides (a signature whose defaults are the user's own objects) stays as
+    the framework made it.
+    """
+    if isinstance(schema, type):
+        return schema
+    if isinstance(schema, (dict, list)):
+        return copy.deepcopy(schema)
+    own = copy.copy(schema)
+    for name, value in list(getattr(own, "__dict__", {}).items()):
+        if isinstance(value, (dict, list)):
+            object.__setattr__(own, name, copy.deepcopy(value))
+    return own
 
 
 def _key_of_schema(derive: Callable[..., Any], schema: object, others: tuple[Any, ...],
