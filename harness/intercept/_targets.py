@@ -26,6 +26,7 @@ import importlib
 import inspect
 import os
 import sys
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -150,9 +151,31 @@ def _resolve(target: Target) -> tuple[Any, str, Any]:
     return owner, name, original
 
 
+# Each stand-in made, and the function it replaces (see replaced_function).
+_REPLACED: weakref.WeakKeyDictionary[Callable[..., Any], Callable[..., Any]] = \
+    weakref.WeakKeyDictionary()
+
+
+def replaced_function(function: object) -> Callable[..., Any] | None:
+    """The user's function that ``function`` stands in for, or None if it is no stand-in."""
+    if not callable(function):
+        return None
+    try:
+        return _REPLACED.get(function)
+    except TypeError:  # not weakly referable: not a function of ours
+        return None
+
+
 def stand_in(tool: str, original: Callable[..., Any], call: ToolCaller,
              call_blocking: BlockingToolCaller) -> Callable[..., Any]:
     """A function shaped like ``original`` that runs the counting tool ``tool`` instead."""
+    made = _made_stand_in(tool, original, call, call_blocking)
+    _REPLACED[made] = original
+    return made
+
+
+def _made_stand_in(tool: str, original: Callable[..., Any], call: ToolCaller,
+                   call_blocking: BlockingToolCaller) -> Callable[..., Any]:
     signature = _signature(original)
 
     def arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -251,7 +251,25 @@ def _other_tasks() -> bool:
         tasks = asyncio.all_tasks()
     except RuntimeError:
         return False  # blocking code in the case's own thread: no loop, no tasks
-    return any(not task.done() and task is not current and not _harmless(task) for task in tasks)
+    return any(not task.done() and task is not current and not _harmless(task)
+               and not _awaits(task, current) for task in tasks)
+
+
+def _awaits(task: asyncio.Task[object], current: asyncio.Task[object] | None) -> bool:
+    """Whether ``task`` is blocked on ``current``, itself or through tasks blocked on it.
+
+    Such a task (the runner's own wrapper, a framework running each turn in a task
+    of its own) cannot act before ``current`` ends: after a crash its unwinding is
+    ``current``'s, as the frames of ``current`` itself are.
+    """
+    seen: set[int] = set()
+    waiter = getattr(task, "_fut_waiter", None)
+    while isinstance(waiter, asyncio.Task) and id(waiter) not in seen:
+        if waiter is current:
+            return True
+        seen.add(id(waiter))
+        waiter = getattr(waiter, "_fut_waiter", None)
+    return False
 
 
 def _harmless(task: asyncio.Task[object]) -> bool:

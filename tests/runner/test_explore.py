@@ -285,6 +285,36 @@ def test_an_async_generator_finalized_by_the_collector_does_not_stop_a_copy() ->
     assert asyncio.run(finalizer_task_is_harmless())
 
 
+def test_a_task_blocked_on_the_one_at_the_point_does_not_stop_a_copy() -> None:
+    # The runner's own wrapper, and a framework that runs each turn in a task of its own
+    # (the OpenAI Agents SDK), wait on the task that reaches the point: they cannot act
+    # before it ends, so the point is copied. A task running beside it still stops a copy.
+    async def at_point() -> bool:
+        return explore._other_tasks()
+
+    async def beside() -> None:
+        await asyncio.sleep(0.01)
+
+    async def turn_in_a_task() -> bool:
+        return await asyncio.create_task(at_point())
+
+    async def nested() -> bool:
+        return await asyncio.create_task(turn_in_a_task())
+
+    async def in_parallel() -> bool:
+        found, _ = await asyncio.gather(at_point(), beside())
+        return found
+
+    async def with_a_sibling() -> bool:
+        sibling = asyncio.create_task(beside())
+        found = await asyncio.create_task(at_point())
+        await sibling
+        return found
+
+    assert (asyncio.run(nested()), asyncio.run(in_parallel()), asyncio.run(with_a_sibling())) \
+        == (False, True, True)
+
+
 def test_crash_states_are_kept_for_the_running_scenario_only_and_within_a_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
     first, second = appends(1), appends(2)

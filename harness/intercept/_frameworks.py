@@ -1,0 +1,171 @@
+"""What a framework derives from a tool function: derived once per worker for the stand-ins.
+
+Frameworks turn each tool function into a schema built of pydantic models: LangGraph's
+``ToolNode`` (through ``langchain_core``'s ``create_schema_from_function``) and the
+OpenAI Agents SDK's ``function_tool`` (through ``function_schema``) read the
+function's signature, docstring and type hints and build two models per tool. An
+agent's own modules are imported afresh for every incarnation, so each incarnation
+hands its framework new stand-ins (:mod:`harness.intercept._targets`) and the
+framework builds the same models again: a fifth of a LangGraph restart, a tenth of an
+OpenAI Agents one.
+
+While an incarnation runs, these derivations are memoized for the harness's stand-ins
+only, keyed by everything the schema is made of: the replaced function's code, names,
+docstring, defaults and resolved type hints, and the call's other arguments. The
+agent's own functions are never memoized. A type hint or default that is an object
+of the agent's own package is a new object every incarnation, so its key never
+matches: a schema never refers to a class of a dead incarnation. What is handed out
+has dicts and lists of its own (a model class is shared as it is), so a framework
+that edits the schema it was given edits only its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import threading
+import typing
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+from harness.intercept._targets import replaced_function
+
+
+@dataclass(frozen=True)
+class _Derivation:
+    """Where a framework derives a schema: from a tool function, or from a schema made here."""
+
+    module: str
+    attribute: str
+    position: int  # of the argument it is derived from, among the positional ones
+    keyword: str  # of the same argument, passed by name
+    from_schema: bool = False  # derived from a schema handed out here, not from a stand-in
+
+
+_DERIVATIONS: Final = (
+    _Derivation("langchain_core.tools.structured", "create_schema_from_function", 1, "func"),
+    _Derivation("langchain_core.tools.base", "create_schema_from_function", 1, "func"),
+    # A tool's schema for the model (``tool_call_schema``, bound to the chat model on
+    # every ``create_react_agent``): a subset of the schema above.
+    _Derivation("langchain_core.tools.base", "_create_subset_model", 1, "model",
+                from_schema=True),
+    _Derivation("agents.tool", "function_schema", 0, "func"),
+)
+# Schemas kept per process: a few tools per scenario, for the few scenarios a worker runs.
+_KEPT: Final = 256
+_SCHEMAS: OrderedDict[tuple[object, ...], Any] = OrderedDict()
+_LOCK = threading.Lock()
+# The model classes handed out from _SCHEMAS: what a from_schema derivation is keyed on.
+_HANDED: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+@contextmanager
+def schemas_derived_once() -> Iterator[None]:
+    """Memoize the frameworks' schema derivations for stand-ins, where they are imported.
+
+    A framework first imported during this incarnation is not patched: its next
+    incarnation finds it imported.
+    """
+    saved: list[tuple[Any, str, Any]] = []
+    for derivation in _DERIVATIONS:
+        module = sys.modules.get(derivation.module)
+        derive = getattr(module, derivation.attribute, None)
+        if module is None or not callable(derive):
+            continue
+        saved.append((module, derivation.attribute, derive))
+        setattr(module, derivation.attribute, _memoized(derive, derivation))
+    try:
+        yield
+    finally:
+        for module, attribute, derive in reversed(saved):
+            setattr(module, attribute, derive)
+
+
+def _memoized(derive: Callable[..., Any], derivation: _Derivation) -> Callable[..., Any]:
+    position, keyword = derivation.position, derivation.keyword
+    keyed = _key_of_schema if derivation.from_schema else _key_of_stand_in
+
+    def memoized(*args: Any, **kwargs: Any) -> Any:
+        source = args[position] if len(args) > position else kwargs.get(keyword)
+        others = args[:position] + args[position + 1:]
+        key = keyed(derive, source, others, {k: v for k, v in kwargs.items() if k != keyword})
+        if key is None:
+            return derive(*args, **kwargs)
+        with _LOCK:
+            schema = _SCHEMAS.get(key)
+            if schema is not None:
+                _SCHEMAS.move_to_end(key)
+        if schema is None:
+            schema = derive(*args, **kwargs)
+            with _LOCK:
+                _SCHEMAS[key] = schema
+                if isinstance(schema, type):
+                    _HANDED.add(schema)
+                while len(_SCHEMAS) > _KEPT:
+                    _SCHEMAS.popitem(last=False)
+        return _handed_out(schema)
+
+    return memoized
+
+
+def _handed_out(schema: Any) -> Any:
+    """What one caller gets of a kept schema: its own dicts and lists, the rest shared.
+
+    A model class is shared as it is; an object holding a JSON schema (the OpenAI
+    Agents SDK's ``FuncSchema``) is copied with its dicts and lists, while what it
+    holds besides (a signature whose defaults are the user's own objects) stays as
+    the framework made it.
+    """
+    if isinstance(schema, type):
+        return schema
+    if isinstance(schema, (dict, list)):
+        return copy.deepcopy(schema)
+    own = copy.copy(schema)
+    for name, value in list(getattr(own, "__dict__", {}).items()):
+        if isinstance(value, (dict, list)):
+            object.__setattr__(own, name, copy.deepcopy(value))
+    return own
+
+
+def _key_of_schema(derive: Callable[..., Any], schema: object, others: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> tuple[object, ...] | None:
+    """What a schema derived from a schema handed out here is made of, or None."""
+    if not isinstance(schema, type) or schema not in _HANDED:
+        return None
+    try:
+        key = (derive, schema, _frozen(others), _frozen(sorted(kwargs.items())))
+        hash(key)
+    except TypeError:  # an argument that cannot be keyed: derived anew
+        return None
+    return key
+
+
+def _key_of_stand_in(derive: Callable[..., Any], function: object, others: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> tuple[object, ...] | None:
+    """What the schema of a stand-in is made of, or None (not a stand-in, or unhashable)."""
+    original = replaced_function(function)
+    code = getattr(original, "__code__", None)
+    if original is None or code is None:
+        return None
+    try:
+        hints = typing.get_type_hints(original, include_extras=True)
+        key = (derive, code, code.co_filename, original.__module__, original.__qualname__,
+               original.__doc__, original.__defaults__, original.__kwdefaults__,
+               tuple(hints.items()), _frozen(others), _frozen(sorted(kwargs.items())))
+        hash(key)
+    except Exception:  # hints that do not resolve, an unhashable default: derived anew
+        return None
+    return key
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` with its lists as tuples and its dicts as sorted pairs, so that it hashes."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((k, _frozen(v)) for k, v in value.items())))
+    return value

@@ -1,0 +1,162 @@
+"""A framework's schema of a tool, derived once per worker for the harness's stand-ins.
+
+The frameworks themselves are exercised in tests/examples/test_framework_schemas.py; here a
+stand-in framework counts its derivations, so what is memoized, and what is not, is seen
+without one installed.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import types
+from typing import Any
+
+import pytest
+
+from harness.intercept import _frameworks
+from harness.intercept._frameworks import _Derivation, schemas_derived_once
+from harness.intercept._targets import stand_in
+
+FRAMEWORK = "slow_schema_framework"
+TOOLS = '''
+"""The agent's tools, imported afresh for each incarnation."""
+
+
+class Mail:
+    """A class of the agent's own package: a new object every incarnation."""
+
+
+def send_mail(to: str, body: str = "") -> dict:
+    """Send a mail."""
+    return {}
+
+
+def send_typed(mail: Mail) -> dict:
+    return {}
+'''
+_CODE = compile(textwrap.dedent(TOOLS), "/agent/tools.py", "exec")
+
+
+class _Counting:
+    """A framework's derivation: a new schema (a model class and a dict) every call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def derive(self, name: str, func: Any, *, strict: bool = True) -> dict[str, Any]:
+        self.calls += 1
+        model = type(f"{name}Schema", (), {"fields": list(func.__annotations__)})
+        return {"model": model, "json": {"properties": {key: {} for key in model.fields}},
+                "strict": strict}
+
+    def model_of(self, name: str, func: Any) -> type:
+        self.calls += 1
+        return type(f"{name}Model", (), {"fields": list(func.__annotations__)})
+
+    def subset(self, name: str, model: type) -> type:
+        self.calls += 1
+        return type(f"{name}Subset", (model,), {})
+
+
+@pytest.fixture
+def framework(monkeypatch: pytest.MonkeyPatch) -> _Counting:
+    counting = _Counting()
+    module = types.ModuleType(FRAMEWORK)
+    module.derive = counting.derive  # type: ignore[attr-defined]
+    module.model_of = counting.model_of  # type: ignore[attr-defined]
+    module.subset = counting.subset  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, FRAMEWORK, module)
+    monkeypatch.setattr(_frameworks, "_DERIVATIONS", (
+        _Derivation(FRAMEWORK, "derive", 1, "func"),
+        _Derivation(FRAMEWORK, "model_of", 1, "func"),
+        _Derivation(FRAMEWORK, "subset", 1, "model", from_schema=True)))
+    monkeypatch.setattr(_frameworks, "_SCHEMAS", type(_frameworks._SCHEMAS)())
+    return counting
+
+
+def incarnation() -> types.ModuleType:
+    """The agent's tools module as one incarnation imports it: fresh, the same code."""
+    module = types.ModuleType("user_tools")
+    exec(_CODE, module.__dict__)
+    return module
+
+
+def stand_in_for(function: Any) -> Any:
+    async def call(tool: str, args: dict[str, Any]) -> Any:
+        return {}
+
+    return stand_in("mail", function, call, lambda tool, args: {})
+
+
+def derive(*args: Any, **kwargs: Any) -> Any:
+    return sys.modules[FRAMEWORK].derive(*args, **kwargs)
+
+
+def test_a_stand_ins_schema_is_derived_once_for_every_incarnation(framework: _Counting) -> None:
+    schemas = []
+    for _ in range(3):
+        tools = incarnation()
+        with schemas_derived_once():
+            schemas.append(derive("send_mail", stand_in_for(tools.send_mail)))
+    assert framework.calls == 1
+    assert schemas[0] == schemas[2]
+    # Each incarnation's framework may edit what it was given: the next is untouched.
+    schemas[0]["json"]["properties"].clear()
+    assert schemas[1]["json"]["properties"] == {"to": {}, "body": {}, "return": {}}
+
+
+def test_the_calls_other_arguments_are_part_of_the_key(framework: _Counting) -> None:
+    tools = incarnation()
+    with schemas_derived_once():
+        strict = derive("send_mail", stand_in_for(tools.send_mail))
+        loose = derive("send_mail", func=stand_in_for(tools.send_mail), strict=False)
+        renamed = derive("mail", stand_in_for(tools.send_mail))
+    assert framework.calls == 3
+    assert (strict["strict"], loose["strict"]) == (True, False)
+    assert renamed["model"].__name__ == "mailSchema"
+
+
+def test_the_agents_own_functions_are_derived_every_time(framework: _Counting) -> None:
+    tools = incarnation()
+    with schemas_derived_once():
+        derive("send_mail", tools.send_mail)
+        derive("send_mail", tools.send_mail)
+    assert framework.calls == 2
+
+
+def test_a_hint_naming_the_agents_own_class_is_derived_for_each_incarnation(
+        framework: _Counting) -> None:
+    for _ in range(2):
+        tools = incarnation()
+        with schemas_derived_once():
+            derive("send_typed", stand_in_for(tools.send_typed))
+    assert framework.calls == 2
+
+
+def test_a_subset_of_a_schema_handed_out_is_derived_once_and_of_another_every_time(
+        framework: _Counting) -> None:
+    framework_module: Any = sys.modules[FRAMEWORK]
+    with schemas_derived_once():
+        model = framework_module.model_of("send_mail", stand_in_for(incarnation().send_mail))
+        first = framework_module.subset("call", model)
+        second = framework_module.subset("call", model=model)
+        framework_module.subset("call", type("Own", (), {}))
+        framework_module.subset("call", type("Own", (), {}))
+    assert first is second
+    assert framework.calls == 1 + 1 + 2
+    assert framework_module.subset("call", model) is not first  # the framework's own again
+
+
+def test_the_framework_is_as_it_was_once_the_incarnation_ends(framework: _Counting) -> None:
+    before = sys.modules[FRAMEWORK].derive  # type: ignore[attr-defined]
+    with schemas_derived_once():
+        assert sys.modules[FRAMEWORK].derive is not before  # type: ignore[attr-defined]
+    assert sys.modules[FRAMEWORK].derive is before  # type: ignore[attr-defined]
+
+
+def test_a_framework_not_imported_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_frameworks, "_DERIVATIONS", (
+        _Derivation("not_imported_framework", "derive", 0, "func"),))
+    with schemas_derived_once():
+        assert "not_imported_framework" not in sys.modules
