@@ -21,7 +21,8 @@ it as the real server would.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from fakes._input_items import stored_items
@@ -34,11 +35,14 @@ class HeldConversations:
         self._held: dict[str, list[Any]] = {}
         #: The stored Responses objects by id, as ``GET /v1/responses/{id}`` returns them.
         self.responses: dict[str, bytes] = {}
+        # What each stored response's input items are made from, kept even once the
+        # response is deleted (a follow-up made before still lists them).
+        self._sources: dict[str, _ItemSource] = {}
         #: Each stored response's input items as the API lists them (ids, item shape):
-        #: the continued conversation's items, then the request's own.
-        self.input_items: dict[str, list[Any]] = {}
-        # The same items followed by the response's output: what a follow-up lists first.
-        self._listed: dict[str, list[Any]] = {}
+        #: the continued conversation's items, then the request's own; built when asked,
+        #: since a client that resends its whole conversation each turn would otherwise
+        #: keep the square of it.
+        self.input_items = InputItems(self._sources)
 
     def expand(self, dialect: str, body: Mapping[str, Any]
                ) -> tuple[Mapping[str, Any], str | None]:
@@ -79,17 +83,53 @@ class HeldConversations:
         """Drop a stored response (``DELETE /v1/responses/{id}``): it can be continued no more."""
         self._held.pop(response_id, None)
         self.responses.pop(response_id, None)
-        self.input_items.pop(response_id, None)
-        self._listed.pop(response_id, None)
+        self.input_items.deleted.add(response_id)
 
     def _list(self, body: Mapping[str, Any], response_id: str, output: list[Any]) -> None:
-        """Keep the input items of ``body`` (expanded: the continued items come first)."""
+        """Keep what the input items of ``body`` (expanded: the continued items come
+        first) are made from."""
         previous = body.get("previous_response_id")
-        earlier = self._listed.get(previous, []) if isinstance(previous, str) else []
-        items = _input_items(body.get("input"))
-        listed = [*earlier, *stored_items(items[len(earlier):], response_id, len(earlier))]
-        self.input_items[response_id] = listed
-        self._listed[response_id] = [*listed, *output]
+        self._sources[response_id] = _ItemSource(
+            previous if isinstance(previous, str) and previous in self._sources else None,
+            _input_items(body.get("input")), output)
+
+
+@dataclass(frozen=True)
+class _ItemSource:
+    """A stored response's request, as its input items are built from it."""
+
+    previous: str | None  # the stored response it continued
+    items: list[Any]  # the request's input, expanded: the continued items first
+    output: list[Any]
+
+
+class InputItems(Mapping[str, list[Any]]):
+    """The stored responses' input items by id, each list built when it is asked for."""
+
+    def __init__(self, sources: dict[str, _ItemSource]) -> None:
+        self._sources = sources
+        self.deleted: set[str] = set()
+
+    def __getitem__(self, response_id: str) -> list[Any]:
+        if response_id in self.deleted:
+            raise KeyError(response_id)
+        chain = [response_id]  # back to the first response: a long chain is no recursion
+        while (previous := self._sources[chain[-1]].previous) is not None:
+            chain.append(previous)
+        listed: list[Any] = []
+        for number, found in enumerate(reversed(chain)):
+            source = self._sources[found]
+            if number:
+                listed.extend(self._sources[chain[-number]].output)
+            start = len(listed)
+            listed.extend(stored_items(source.items[start:], found, start))
+        return listed
+
+    def __iter__(self) -> Iterator[str]:
+        return (found for found in self._sources if found not in self.deleted)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _stored_response(body: Mapping[str, Any], answer: Mapping[str, Any]) -> bytes:
