@@ -123,9 +123,10 @@ def writes_outside(prompt):
 
 def forges(prompt):
     import harness.checks
+    import harness.runner._case
     import harness.runner._run
 
-    for module in (harness.checks, harness.runner._run):
+    for module in (harness.checks, harness.runner._run, harness.runner._case):
         for name in dir(module):
             if name.startswith(("check", "judge")) and callable(getattr(module, name)):
                 setattr(module, name, lambda *args, **kwargs: ())

@@ -11,8 +11,10 @@ back plain results::
         assert result.passed, result.failed_verdicts
 """
 
+from harness.runner._agent_choice import AgentChoice
 from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
-from harness.runner._contain import AgentChoice, run_contained, tool_env_names
+from harness.runner._case import run_case, run_trace
+from harness.runner._contain import run_contained, tool_env_names
 from harness.runner._determinism import determinism_verdict, first_difference, run_case_twice
 from harness.runner._goal_trace import goal_trace
 from harness.runner._guest import FUZZING, PLANNING, RECORDING, StepTo, contained
@@ -61,8 +63,6 @@ from harness.runner._run import (
     plan_cases,
     record_points,
     record_run,
-    run_case,
-    run_trace,
     sample_cases,
 )
 from harness.runner._secrets import SecretLook

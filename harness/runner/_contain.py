@@ -41,8 +41,6 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import multiprocessing
 import os
 import signal
 import sys
@@ -54,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakes import HarnessLimitExceeded
 from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
+from harness.runner._agent_choice import AgentChoice
 from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
 from harness.runner._handback import (
     MAX_HANDBACK_BYTES,
@@ -64,14 +63,11 @@ from harness.runner._handback import (
 from harness.runner._interrupt import critical, reset_in_child
 from harness.runner._own_time import OwnTime
 from harness.runner._results import Case, CaseResult
+from harness.runner._worker_process import die_with_parent, process_context
 
 if TYPE_CHECKING:
-    from fakes import ModelPrice
-    from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
 #: The most a case may write to its stdout and stderr (the report keeps its last 64 KiB).
 OUTPUT_CAP_BYTES = 64 * 2**20
 # How often the harness looks at its workers' memory while they run (real seconds).
@@ -80,29 +76,6 @@ _MEMORY_POLL_SECONDS = 0.1
 _SWEEP_ROUNDS = 64
 
 Job = tuple[Case, "Scenario"]
-
-
-@dataclass(frozen=True)
-class AgentChoice:
-    """The agent a worker runs: the ``--agent`` spec (None: the reference agent), its
-    ``--target`` tool functions, whether each case runs twice (determinism), whether
-    each crash case replays from its start (``--replay``), and the ``--prices`` the
-    process priced models with (a spawned worker starts without them)."""
-
-    spec: str | None = None
-    targets: tuple[tuple[str, str], ...] = ()
-    twice: bool = False
-    replay: bool = False
-    prices: tuple[tuple[str, ModelPrice], ...] = ()
-
-    def load(self) -> AgentUnderTest | None:
-        from harness.intercept import PlainEntry
-        from harness.runner._agents import load_agent_factory
-
-        agent = load_agent_factory(self.spec) if self.spec is not None else None
-        if isinstance(agent, PlainEntry):
-            return agent.with_tool_map(self.targets)
-        return agent
 
 
 def usable_cores() -> int:
@@ -122,18 +95,6 @@ def worker_count(jobs: int, cases: int) -> int:
 
 
 # -- the worker side ----------------------------------------------------------------------
-
-
-def _die_with_parent(parent: int) -> None:
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-            # Orphans of the agent's children come to this worker, not to init: the
-            # sweep after each case finds them even when they left the session.
-            libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    if os.getppid() != parent:  # the parent went before the line above took effect
-        os._exit(1)
 
 
 def _children(pid: int) -> list[int]:
@@ -199,7 +160,7 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
     """The worker's loop: take a case, run it, send its trace; stop on ``None`` or EOF."""
     from harness._environment import become_guest
 
-    _die_with_parent(parent)
+    die_with_parent(parent)
     become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
     reset_in_child()  # the harness's stop handlers are not the agent's
     os.setpgrp()  # so a timeout kills the agent's own children too
@@ -264,16 +225,10 @@ class _Worker:
     output_open: bool = True
 
 
-def _context() -> Any:
-    # fork starts a worker in milliseconds with everything imported; spawn elsewhere.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
 def _start(agent: AgentChoice, tool_names: tuple[str, ...] = ()) -> _Worker:
-    ours, theirs = _context().Pipe()
-    output, written = _context().Pipe(duplex=False)
-    process = _context().Process(target=_serve,
+    ours, theirs = process_context().Pipe()
+    output, written = process_context().Pipe(duplex=False)
+    process = process_context().Process(target=_serve,
                                  args=(theirs, written, os.getpid(), agent, tool_names),
                                  daemon=True, name="harness-case-worker")
     process.start()

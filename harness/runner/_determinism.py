@@ -17,8 +17,9 @@ from typing import Any
 
 from fakes import HarnessLimitExceeded
 from harness.checks import Trace, Verdict
+from harness.runner._case import run_trace
 from harness.runner._results import Case, CaseResult, without_secrets
-from harness.runner._run import AgentUnderTest, case_result, limit_result, run_trace
+from harness.runner._run import AgentUnderTest, case_result, limit_result
 from harness.scenario import Scenario, load_scenario
 
 

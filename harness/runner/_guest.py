@@ -33,6 +33,7 @@ from typing import Any, Final
 
 from harness._errors import AgentEntryError, HarnessError, ScenarioError, WorkerError
 from harness.runner._own_time import OwnTime
+from harness.runner._worker_process import die_with_parent, process_context
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,9 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
     its lines; an exit, a death or a timeout as an :class:`AgentEntryError`, whose
     message ends with ``longer`` when the time is up (how to give it more).
     """
-    from harness.runner._contain import _context
 
     warm()
-    context = _context()
+    context = process_context()
     ours, theirs = context.Pipe()
     process = context.Process(target=_guest, args=(work, theirs, os.getpid(), tuple(tool_names)),
                               daemon=True,
@@ -177,10 +177,9 @@ def _stop(process: Any) -> None:
 def _guest(work: Callable[[StepTo], object], conn: Connection, parent: int,
            tool_names: tuple[str, ...] = ()) -> None:
     from harness._environment import become_guest
-    from harness.runner._contain import _die_with_parent
     from harness.runner._interrupt import reset_in_child
 
-    _die_with_parent(parent)
+    die_with_parent(parent)
     become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
     reset_in_child()
     os.setpgrp()  # a timeout kills what the agent started too

@@ -28,7 +28,7 @@ from harness.runner._results import Case, CaseResult, without_secrets
 from harness.trace import Trace, TraceDataError, trace_from_json
 
 if TYPE_CHECKING:
-    from harness.runner._contain import AgentChoice
+    from harness.runner._agent_choice import AgentChoice
     from harness.runner._run import AgentUnderTest
     from harness.scenario import Scenario
 
@@ -61,7 +61,7 @@ def sendable(header: dict[str, Any], traces: tuple[Trace, ...]) -> bytes:
 
 def _ran(case: Case, scenario: Scenario, agent: AgentChoice
          ) -> tuple[dict[str, Any], tuple[Trace, ...]]:
-    from harness.runner._run import run_trace, traced
+    from harness.runner._case import run_trace, traced
 
     try:
         factory = agent.load()
@@ -123,8 +123,9 @@ def judge_handback(case: Case, scenario: Scenario, message: bytes) -> CaseResult
 
 def _judged(case: Case, scenario: Scenario, header: dict[str, Any],
             traces: tuple[Trace, ...]) -> CaseResult:
+    from harness.runner._case import judged
     from harness.runner._determinism import judged_twice
-    from harness.runner._run import judged, limit_result
+    from harness.runner._run import limit_result
 
     kind = header["kind"]
     if kind == "trace" and len(traces) == 1:

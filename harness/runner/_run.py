@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from fakes import (
     CRASH_CLASSES,
@@ -74,7 +74,6 @@ from harness.runner._results import (
     CaseResult,
     CrashSpec,
     Verdict,
-    without_secrets,
 )
 from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for
@@ -87,7 +86,6 @@ from harness.scenario import (
     check_targets,
     did_you_mean,
     fault_error,
-    load_scenario,
 )
 from harness.trace import (
     CallRecord,
@@ -108,12 +106,17 @@ from harness.trace import (
     TraceExtra,
 )
 
-if TYPE_CHECKING:
-    from harness.runner._explore import Join
-
 T = TypeVar("T")
 
 AgentUnderTest = AgentFactory | PlainEntry
+
+
+class RejoinedRun(Protocol):
+    """A recorded run a case's incarnation rejoined (harness.runner._explore's Join)."""
+
+    def trace(self, run: _CaseRun) -> Trace:
+        """The case's trace: its own records up to the join, then the recorded run's."""
+        ...
 """An agent factory over the ports, or a user's plain ``main(prompt)``."""
 
 # Classes that raise an OSError at the point instead of killing the process.
@@ -173,7 +176,7 @@ class _CaseRun:
         self.held: list[HeldAfterReturn] = []
         self._runner: ClockRunner  # the case's loop, while it runs
         # Set when a recovering incarnation rejoined a recorded run (harness.runner._explore).
-        self.joined: Join | None = None
+        self.joined: RejoinedRun | None = None
 
     def run(self) -> Trace:
         # One loop for every incarnation of the case: each leaves nothing behind for
@@ -619,32 +622,6 @@ def expectation(scenario: Scenario, *, plain: bool = False) -> ExpectationRecord
 # ---------------------------------------------------------------------- public API
 
 
-def run_trace(case: Case, scenario: Scenario | None = None,
-              agent_factory: AgentUnderTest | None = None, *,
-              replay: bool | None = None) -> Trace:
-    """Run ``case`` and return its trace, unjudged (see :func:`run_case`).
-
-    By default a crash case starts from its scenario's recorded run and stops once
-    it rejoins it (:mod:`harness.runner._explore`); ``replay=True`` (or the
-    environment variable ``HARNESS_REPLAY=1``) runs it from the start to the end
-    instead. Both give the same trace.
-    """
-    scenario = scenario if scenario is not None else load_scenario(case.source)
-    return traced(case, scenario, agent_factory or default_agent_factory, replay)[0]
-
-
-def traced(case: Case, scenario: Scenario, factory: AgentUnderTest, replay: bool | None
-           ) -> tuple[Trace, str]:
-    """``case``'s trace, and how it was run (``recorded``, ``rejoined`` or ``replayed``)."""
-    if not (replay_each_case() if replay is None else replay):
-        from harness.runner._explore import explored_trace
-
-        explored = explored_trace(case, scenario, factory)
-        if explored is not None:
-            return explored
-    return replayed_trace(case, scenario, factory), "replayed"
-
-
 def replay_each_case() -> bool:
     """Whether ``HARNESS_REPLAY=1`` asks every case to be run from its start."""
     return os.environ.get(REPLAY_VARIABLE, "") not in ("", "0")
@@ -695,32 +672,6 @@ def then_plan(point: str, crash_class: str) -> CrashPlan | WorldCrash:
     return CrashPlan(point, "after", _crash_class(crash_class))
 
 
-def run_case(case: Case, scenario: Scenario | None = None,
-             agent_factory: AgentUnderTest | None = None, *,
-             replay: bool | None = None) -> CaseResult:
-    """Run one case and judge it.
-
-    ``scenario`` defaults to loading ``case.source``; ``agent_factory`` to the
-    reference agent. A harness failure (not the agent's) is reported in
-    ``CaseResult.error`` rather than raised, so one broken case never hides
-    the others; so is an agent stopped at a harness limit (:func:`limit_result`).
-    """
-    scenario = scenario if scenario is not None else load_scenario(case.source)
-    try:
-        trace, how = traced(case, scenario, agent_factory or default_agent_factory, replay)
-    except HarnessLimitExceeded as limit:
-        return limit_result(case, limit)
-    return judged(case, scenario, trace, how)
-
-
-def judged(case: Case, scenario: Scenario, trace: Trace, how: str = "replayed") -> CaseResult:
-    """The result of ``case`` from its finished ``trace``: checked, secrets taken out.
-
-    A contained run calls it in the harness's own process, on the trace the worker
-    sent back (:mod:`harness.runner._contain`), so the agent never reaches its judge.
-    """
-    result = replace(case_result(case, trace), exploration=how)
-    return without_secrets(result, scenario.secret_values())
 #: What each harness limit most likely means about the agent, and what to change.
 _LIMIT_ADVICE = {
     "disk_bytes": "the agent writes without end to its files or logs: bound what one run "

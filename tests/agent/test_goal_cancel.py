@@ -12,8 +12,7 @@ from pathlib import Path
 from fakes import GoalService
 from harness.agent import ReferenceAgent
 from harness.ports import CancelRequest
-from harness.runner import World, task_for
-from harness.runner._run import plan_cases, run_trace
+from harness.runner import World, plan_cases, run_trace, task_for
 from harness.scenario import load_scenario
 from harness.trace import Trace
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.runner._run import plan_cases, run_trace
+from harness.runner import plan_cases, run_trace
 from harness.scenario import load_scenario
 from harness.trace import JobRecord, Trace
 

@@ -144,7 +144,8 @@ def test_j4_says_nothing_where_no_crash_left_a_call_at_its_intent() -> None:
 def test_a_case_explored_from_the_recording_holds_the_evidence_a_replayed_one_does(
         crash: str) -> None:
     # The second crash leaves the first's files: explored, it shares that case's restart.
-    from harness.runner._run import default_agent_factory, traced
+    from harness.runner._case import traced
+    from harness.runner._run import default_agent_factory
 
     scenario = load_scenario(SOURCE)
     case = Case(scenario.name, SOURCE, scenario.seed, crash_spec(crash))

@@ -1,0 +1,85 @@
+"""One case, from its scenario to its judged result: the runner's entry points.
+
+A case is run one of two ways, which give the same trace: explored (a crash case
+starts from the world copied at its point in its scenario's recorded run and stops
+once it rejoins that run: :mod:`harness.runner._explore`) or replayed from its
+start (:mod:`harness.runner._run`). This module chooses, and judges the trace; it
+sits above both, so neither imports the other's caller.
+
+Example::
+
+    from harness.runner import plan_cases, run_case
+    for case in plan_cases(scenario, "scenarios/mail.yaml"):
+        print(run_case(case, scenario).status)
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fakes import HarnessLimitExceeded
+from harness.runner._explore import explored_trace
+from harness.runner._results import Case, CaseResult, without_secrets
+from harness.runner._run import (
+    AgentUnderTest,
+    case_result,
+    default_agent_factory,
+    limit_result,
+    replay_each_case,
+    replayed_trace,
+)
+from harness.scenario import Scenario, load_scenario
+from harness.trace import Trace
+
+
+def run_trace(case: Case, scenario: Scenario | None = None,
+              agent_factory: AgentUnderTest | None = None, *,
+              replay: bool | None = None) -> Trace:
+    """Run ``case`` and return its trace, unjudged (see :func:`run_case`).
+
+    By default a crash case starts from its scenario's recorded run and stops once
+    it rejoins it (:mod:`harness.runner._explore`); ``replay=True`` (or the
+    environment variable ``HARNESS_REPLAY=1``) runs it from the start to the end
+    instead. Both give the same trace.
+    """
+    scenario = scenario if scenario is not None else load_scenario(case.source)
+    return traced(case, scenario, agent_factory or default_agent_factory, replay)[0]
+
+
+def traced(case: Case, scenario: Scenario, factory: AgentUnderTest, replay: bool | None
+           ) -> tuple[Trace, str]:
+    """``case``'s trace, and how it was run (``recorded``, ``rejoined`` or ``replayed``)."""
+    if not (replay_each_case() if replay is None else replay):
+        explored = explored_trace(case, scenario, factory)
+        if explored is not None:
+            return explored
+    return replayed_trace(case, scenario, factory), "replayed"
+
+
+
+def run_case(case: Case, scenario: Scenario | None = None,
+             agent_factory: AgentUnderTest | None = None, *,
+             replay: bool | None = None) -> CaseResult:
+    """Run one case and judge it.
+
+    ``scenario`` defaults to loading ``case.source``; ``agent_factory`` to the
+    reference agent. A harness failure (not the agent's) is reported in
+    ``CaseResult.error`` rather than raised, so one broken case never hides
+    the others; so is an agent stopped at a harness limit (:func:`limit_result`).
+    """
+    scenario = scenario if scenario is not None else load_scenario(case.source)
+    try:
+        trace, how = traced(case, scenario, agent_factory or default_agent_factory, replay)
+    except HarnessLimitExceeded as limit:
+        return limit_result(case, limit)
+    return judged(case, scenario, trace, how)
+
+
+def judged(case: Case, scenario: Scenario, trace: Trace, how: str = "replayed") -> CaseResult:
+    """The result of ``case`` from its finished ``trace``: checked, secrets taken out.
+
+    A contained run calls it in the harness's own process, on the trace the worker
+    sent back (:mod:`harness.runner._contain`), so the agent never reaches its judge.
+    """
+    result = replace(case_result(case, trace), exploration=how)
+    return without_secrets(result, scenario.secret_values())
