@@ -35,8 +35,7 @@ import httpx
 from _quick import scaled
 
 from fakes import CrashDisk, VirtualClock
-from harness.intercept import AgentFiles
-from harness.intercept._network import intercepted_network
+from harness.intercept import AgentFiles, intercepted_network
 from harness.intercept._time import virtual_time
 from harness.runner._world import World
 from harness.scenario import Scenario

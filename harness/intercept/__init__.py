@@ -8,8 +8,9 @@ and :class:`PlainAgent` put them together around a plain ``main(prompt) -> str``
 """
 
 from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
+from harness.intercept._intercepted import intercepted_network
 from harness.intercept._native import NATIVE_CLIENTS, native_clients
-from harness.intercept._network import ForeverStalled, Route, Served, intercepted_network
+from harness.intercept._network import ForeverStalled, Route, Served
 from harness.intercept._plain import (
     FAKE_API_KEY,
     PROVIDER_ENVIRONMENT,

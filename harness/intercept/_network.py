@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
@@ -96,29 +95,17 @@ Patched = list[tuple[Any, str, Any]]
 """Attributes replaced for the duration: (owner, name, original), restored in reverse."""
 
 
-@contextmanager
-def intercepted_network(route: Route) -> Iterator[None]:
-    """Send every HTTP request of httpx, httpx2, aiohttp and urllib3 (requests) to ``route``,
-    and refuse any other socket (:mod:`harness.intercept._sockets`)."""
-    from harness.intercept._aiohttp import aiohttp_patches
-    from harness.intercept._sockets import socket_patches
-    from harness.intercept._urllib3 import urllib3_patches
-
+def httpx_patches(route: Route) -> Patched:
+    """Send every request of httpx's and httpx2's transports to ``route``; what to restore."""
     saved: Patched = []
-    try:
-        for lib in LIBRARIES:
-            saved += patch_attribute(lib.HTTPTransport, "handle_request", _sync_handler(lib, route))
-            saved += patch_attribute(lib.AsyncHTTPTransport, "handle_async_request",
-                                     _async_handler(lib, route))
-            defaults = sys.modules[f"{lib.__name__}._transports.default"]
-            saved += patch_attribute(defaults, "create_ssl_context",
-                                     _shared_ssl_context(defaults.create_ssl_context))
-        saved += aiohttp_patches(route)
-        saved += urllib3_patches(route)
-        saved += socket_patches(route)
-        yield
-    finally:
-        restore(saved)
+    for lib in LIBRARIES:
+        saved += patch_attribute(lib.HTTPTransport, "handle_request", _sync_handler(lib, route))
+        saved += patch_attribute(lib.AsyncHTTPTransport, "handle_async_request",
+                                 _async_handler(lib, route))
+        defaults = sys.modules[f"{lib.__name__}._transports.default"]
+        saved += patch_attribute(defaults, "create_ssl_context",
+                                 _shared_ssl_context(defaults.create_ssl_context))
+    return saved
 
 
 def patch_attribute(owner: Any, name: str, replacement: Callable[..., Any]) -> Patched:

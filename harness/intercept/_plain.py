@@ -58,7 +58,8 @@ from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
 from harness._errors import AgentEntryError, HarnessError
 from harness.intercept._frameworks import schemas_derived_once
-from harness.intercept._network import Route, Served, intercepted_network
+from harness.intercept._intercepted import intercepted_network
+from harness.intercept._network import Route, Served
 from harness.intercept._pools import pools_run_in_turn
 from harness.intercept._processes import no_processes
 from harness.intercept._seeded import seeded_randomness

@@ -15,7 +15,8 @@ from harness import _lazy
 # (harness.record._command) cost no proxy or reader import to other commands.
 _EXPORTS = {
     "harness.record._capture": ["CREDENTIAL_HEADERS", "Capture", "Chunk", "Exchange",
-                                "is_credential", "load_capture", "scrubbed", "write_exchange"],
+                                "is_credential", "scrubbed", "write_exchange"],
+    "harness.record._load": ["load_capture"],
     "harness.record._command": ["add_record_commands", "run_import", "run_record"],
     "harness.record._import": ["DEFAULT_STALL_SECONDS", "Imported", "import_capture"],
     "harness.record._proxy": ["RecordingProxy"],
@@ -28,12 +29,12 @@ if typing.TYPE_CHECKING:
         Chunk,
         Exchange,
         is_credential,
-        load_capture,
         scrubbed,
         write_exchange,
     )
     from harness.record._command import add_record_commands, run_import, run_record
     from harness.record._import import DEFAULT_STALL_SECONDS, Imported, import_capture
+    from harness.record._load import load_capture
     from harness.record._proxy import RecordingProxy
     from harness.record._readers import READERS, AnswerReader, ImportedTurn
 else:

@@ -33,7 +33,8 @@ from fakes import HTTP_ERROR_STATUSES, FakeProvider, IncomingRequest, compact_js
 from harness._errors import CaptureError, ScenarioError
 from harness.agent import SSEDecoder
 from harness.ports import DIALECTS, SPECS, Dialect
-from harness.record._capture import Capture, Chunk, Exchange, load_capture
+from harness.record._capture import Capture, Chunk, Exchange
+from harness.record._load import load_capture
 from harness.record._readers import DONE, READERS, ImportedTurn
 from harness.scenario import TOOL_NAME_PATTERN, Scenario, parse_scenario, retry_after_problems
 

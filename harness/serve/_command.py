@@ -14,18 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.frontend import input_path, parse_seed, positive_float
+from harness.serve._scale import MIN_TIME_SCALE, SCALE_REASON
 
 if TYPE_CHECKING:
     from harness.runner import Case, CaseResult, CrashSpec
     from harness.scenario import Scenario
-
-
-#: The smallest ``--time-scale`` served: the server's timers (asyncio's) and
-#: ``retry-after-ms`` keep about a millisecond, so below 0.001 one of their steps is more
-#: than a scenario second and no timing check could judge anything.
-MIN_TIME_SCALE = 0.001
-SCALE_REASON = ("the server keeps time to about a millisecond, and below 0.001 a "
-                "millisecond is more than a scenario second")
 
 
 def time_scale(text: str) -> float:

@@ -26,7 +26,7 @@ from harness._errors import ConfigError
 from harness.ports import CALENDAR_ORIGIN_UNIX
 from harness.runner import World, WorldCrash
 from harness.scenario import Scenario
-from harness.serve._command import MIN_TIME_SCALE, SCALE_REASON
+from harness.serve._scale import MIN_TIME_SCALE, SCALE_REASON
 
 #: The crash class of a real process kill: its written bytes stay, fsynced or not.
 KILL_CLASS: Final[CrashClass] = "process_killed"
