@@ -95,7 +95,13 @@ def _cycle_from(graph: dict[str, set[str]], start: str) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("package", ["fakes", "harness.ports"])
+# Every package of the library: a circle means two modules that cannot be read, or
+# changed, one without the other (imports inside functions and under TYPE_CHECKING count).
+PACKAGES = sorted({module_name(p.parent) for p in ROOT.glob("harness/*/__init__.py")}
+                  | {"fakes", "reports"})
+
+
+@pytest.mark.parametrize("package", PACKAGES)
 def test_modules_import_one_another_without_a_circle(package: str) -> None:
     graph = _graph(package)
     cycles = [c for c in (_cycle_from(graph, name) for name in sorted(graph)) if c]
@@ -203,32 +209,3 @@ def test_the_reports_read_the_harness_and_the_fakes_through_their_public_names()
         and any(_private(part) for part in target.split("."))
     ]
     assert found == []
-
-
-def _circles(package: str) -> list[list[str]]:
-    """The import circles among ``package``'s own private modules (imports anywhere in a
-    file count, inside functions and under ``TYPE_CHECKING`` too)."""
-    modules = {name for name in package_modules(package) if name != package}
-    arrows = {name: {t for t in imported_modules(package_modules(package)[name])
-                     if t in modules and t != name} for name in modules}
-    circles: list[list[str]] = []
-
-    def walk(path: list[str]) -> None:
-        for target in sorted(arrows[path[-1]]):
-            if target == path[0]:
-                circles.append(path)
-            elif target not in path and target > path[0]:  # each circle once, from its least
-                walk([*path, target])
-    for start in sorted(modules):
-        walk([start])
-    return circles
-
-
-PACKAGES = sorted({module_name(p.parent) for p in ROOT.glob("harness/*/__init__.py")}
-                  | {"fakes", "reports"})
-
-
-@pytest.mark.parametrize("package", PACKAGES)
-def test_a_package_s_modules_import_each_other_in_one_direction(package: str) -> None:
-    # A circle means two modules that cannot be read, or changed, one without the other.
-    assert _circles(package) == []
