@@ -1,8 +1,9 @@
 """Conditions of the provider that no (turn, attempt) key describes: its context window
 and its outages.
 
-Faults (:mod:`fakes._faults`) bend one keyed response. These two hold for every
-request alike, so they stay true whatever a restarted agent re-sends:
+Faults (declared in :mod:`harness.ports._faults`, applied by :mod:`fakes._faults`) bend
+one keyed response. These two hold for every request alike, so they stay true whatever
+a restarted agent re-sends:
 
 - :class:`ContextWindow`: a request whose prompt is longer than the model's
   window is refused with the dialect's real context-length error (seed 002 §19.1,
@@ -23,15 +24,10 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from fakes._wire import compact_json
 from harness._errors import ConfigError, one_of
-from harness.ports import Dialect, family_of
-
-#: How a provider in an outage answers: a server error status, or a reset connection.
-OutageAnswer = Literal[500, 502, 503, 529, "connection_reset"]
-OUTAGE_ANSWERS: tuple[OutageAnswer, ...] = get_args(OutageAnswer)
+from harness.ports import OUTAGE_ANSWERS, Dialect, OutageAnswer, family_of
 
 
 @dataclass(frozen=True)

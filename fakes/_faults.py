@@ -1,33 +1,15 @@
-"""Faults: declarative values that bend one response on its way to the client.
+"""How each fault bends a response: the fakes' side of the fault declarations.
 
-Each fault is a frozen dataclass with a string ``kind`` (how a scenario names
-it), validated when built. Each acts on one layer of the response, and a
-sequence of faults applies layer by layer, in order within a layer:
+What a fault *is* (its kind, layer, fields and bounds) is declared once, in
+:mod:`harness.ports._faults`, so that loading a scenario never loads the stream
+machinery; this module holds what a fault *does* to a response on its way to the
+client, one function per kind, chosen by the fault's class:
 
-==========  ==============================================================
-layer       faults
-==========  ==============================================================
-http        :class:`HttpError` (replaces the stream with an error response)
-response    :class:`TruncatedToolArguments`, :class:`InvalidToolArguments`
-frames      :class:`InjectComments`, :class:`InjectPings`, :class:`MalformedFrame`,
-            :class:`ErrorInStream`, :class:`NoTerminalEvent`, :class:`NoUsageChunk`,
-            :class:`EmptyBody`
-encoding    :class:`LineEndings`
-bytes       :class:`SplitAt`, :class:`ByteAtATime`, :class:`RandomSplits`,
-            :class:`SplitInsideUtf8`, :class:`SplitInsideDataField`,
-            :class:`SplitBetweenCrLf`, :class:`Stall`, :class:`ConnectionReset`,
-            :class:`SlowDrip`
-headers     :class:`StallBeforeHeaders`
-==========  ==============================================================
-
-Each class is the one declaration of its kind: its fields' annotations carry
-their limits and meaning (see :mod:`fakes._limits`), ``summary`` says what it
-does, ``breaks_stream`` whether a stream it bent is faulty even when every
-byte arrived, ``silences_stream`` and ``cuts_stream`` whether it leaves a begun
-stream silent or ends it early (these three come from :data:`harness.ports.FAULT_MEANINGS`,
-the table the checkers read too, never a kind's name).
-The scenario models, their JSON Schema and the checkers derive from it; the
-constructor checks every field against the same annotations (:func:`check_fields`).
+- :func:`apply_response` cuts a call's arguments (the ``response`` layer);
+- :func:`apply_frames` bends the SSE events before they are encoded (``frames``);
+- :func:`apply_timeline` bends the encoded body's bytes and timing (``bytes``);
+- :func:`error_body` and :func:`error_headers` answer an :class:`HttpError`;
+- :func:`wait_step` is the wait of a stall before the headers or the connection.
 
 A fault that only the stream can judge (a split offset past the end, a ping in
 an OpenAI stream) raises :class:`~harness.ConfigError` when it is applied, with
@@ -35,51 +17,50 @@ the stream's length or dialect in the message.
 
 Example::
 
-    faults = (LineEndings("crlf"), SplitBetweenCrLf(), Stall(after_events=3, seconds=90))
+    timeline = apply_timeline(Stall(after_events=3, seconds=90), timeline, ctx)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import email.utils
-import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, get_args, get_type_hints
-
-from annotated_types import Ge, Gt, Le, Lt, MinLen
+from typing import Any, Final
 
 from fakes import _wire_anthropic
 from fakes._dialects import WIRE
-from fakes._limits import (
-    MAX_COUNT,
-    Count,
-    Doc,
-    Index,
-    LineText,
-    PauseSeconds,
-    Rate,
-    ShortText,
-    Text,
-    Wording,
-    field_problem,
-)
 from fakes._script import ScriptedResponse, ToolUse
-from fakes._wire import Emit, Frame, Hang, LineEnding, Pause, Reset, Step
+from fakes._wire import Emit, Frame, Hang, Pause, Reset, Step
 from harness._errors import ConfigError
-from harness.ports import FAULT_MEANINGS, Dialect
+from harness.ports import (
+    ByteAtATime,
+    ByteFault,
+    ConnectionReset,
+    CutToolArguments,
+    Dialect,
+    EmptyBody,
+    ErrorInStream,
+    Fault,
+    FrameFault,
+    HttpError,
+    InjectComments,
+    InjectPings,
+    MalformedFrame,
+    NoTerminalEvent,
+    NoUsageChunk,
+    RandomSplits,
+    SlowDrip,
+    SplitAt,
+    SplitBetweenCrLf,
+    SplitInsideDataField,
+    SplitInsideUtf8,
+    Stall,
+    StallBeforeHeaders,
+    StallConnecting,
+)
 
-Layer = Literal["http", "response", "frames", "encoding", "bytes", "headers"]
-LAYERS: tuple[Layer, ...] = get_args(Layer)
-
-# The statuses a fake provider can be told to answer with: the ones the retry
-# classifier (rule S5) has an opinion about, so every one of them is tested.
-HttpErrorStatus = Literal[
-    400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 525, 526, 529
-]
-HTTP_ERROR_STATUSES: tuple[HttpErrorStatus, ...] = get_args(HttpErrorStatus)
-
+Frames = tuple[Frame, ...]
 
 @dataclass(frozen=True)
 class FaultContext:
@@ -106,253 +87,6 @@ class Timeline:
         return b"".join(step.data for step in self.steps if isinstance(step, Emit))
 
 
-class Fault:
-    """Base of every fault; ``kind`` names it in a scenario, ``layer`` says where it acts.
-
-    ``summary`` is what a scenario's reader is told the fault does; ``breaks_stream``
-    says that every byte may arrive and the stream is still faulty (a checker must not
-    call it complete).
-    """
-
-    kind: ClassVar[str]
-    layer: ClassVar[Layer]
-    summary: ClassVar[str]
-    breaks_stream: ClassVar[bool] = False
-    silences_stream: ClassVar[bool] = False
-    """The stream goes silent with the connection open after its response began."""
-    cuts_stream: ClassVar[bool] = False
-    """The stream ends early after its response began: a reset, an error event, no end."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        # What a kind does to a stream is declared once, in the neutral layer the
-        # checkers read too; a class takes it from there by its own kind.
-        super().__init_subclass__(**kwargs)
-        meaning = FAULT_MEANINGS.get(cls.__dict__.get("kind", ""))
-        if meaning is not None:
-            cls.breaks_stream, cls.silences_stream, cls.cuts_stream = meaning
-
-    def __post_init__(self) -> None:
-        # Every field against its declared type and bounds, the ones the scenario
-        # format reads too; then the rules that join fields, on values known sound.
-        check_fields(self)
-        self.check_rules()
-
-    def check_rules(self) -> None:
-        """Refuse field combinations the fault cannot honour; most faults have none."""
-
-
-_DECLARED: dict[type[Fault], tuple[tuple[str, Any], ...]] = {}
-
-
-def _declared(cls: type[Fault]) -> tuple[tuple[str, Any], ...]:
-    """Each field of ``cls`` with its annotation, read once per class (faults are built often)."""
-    if cls not in _DECLARED:
-        hints = get_type_hints(cls, include_extras=True)
-        _DECLARED[cls] = tuple((f.name, hints[f.name])
-                               for f in dataclasses.fields(cls))  # type: ignore[arg-type]
-    return _DECLARED[cls]
-
-
-def check_fields(fault: Fault) -> None:
-    """Raise :class:`ConfigError` for the first field outside its declared type and bounds.
-
-    >>> Stall(after_events=1, seconds=10**7)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    harness.ConfigError: Stall.seconds: got 10000000; expected a number of seconds ...
-    """
-    for name, hint in _declared(type(fault)):
-        problem = field_problem(hint, getattr(fault, name))
-        if problem is not None:
-            raise ConfigError(f"{type(fault).__name__}.{name}", *problem)
-
-
-# --------------------------------------------------------------------- validation
-
-
-# Where Stall and ConnectionReset strike: exactly one of the two is given.
-AfterBytes = Annotated[
-    Index | None,
-    Doc("Strike after this many body bytes were sent (exclusive with after_events)."),
-]
-AfterEvents = Annotated[
-    Index | None,
-    Doc("Strike after this many SSE events were sent (exclusive with after_bytes)."),
-]
-
-
-def _one_position(cls: str, after_bytes: int | None, after_events: int | None) -> None:
-    if (after_bytes is None) == (after_events is None):
-        raise ConfigError(
-            f"{cls}.after_bytes", after_bytes, "exactly one of after_bytes, after_events"
-        )
-
-
-# ------------------------------------------------------------------------ http
-
-
-@dataclass(frozen=True)
-class HttpError(Fault):
-    """Answer with an HTTP error and a JSON body in the dialect's format.
-
-    ``retry_after`` is seconds (int) or an HTTP date (str); ``retry_after_ms``
-    sets ``retry-after-ms``; ``should_retry`` sets ``x-should-retry``.
-
-    >>> HttpError(429, retry_after=7).status
-    429
-    """
-
-    kind: ClassVar[str] = "http_error"
-    layer: ClassVar[Layer] = "http"
-    summary: ClassVar[str] = "Answer with an HTTP error status instead of a stream (rule S5)."
-
-    status: Annotated[
-        HttpErrorStatus, Doc("The status code; one the retry classifier has a rule for.")
-    ]
-    retry_after: Annotated[
-        Annotated[int, Ge(0), Le(MAX_COUNT)] | ShortText | None,
-        Doc("The Retry-After header: whole seconds (60) or an HTTP date."),
-    ] = None
-    retry_after_ms: Annotated[
-        Annotated[int, Ge(0), Le(MAX_COUNT * 1000)] | None,
-        Doc("The retry-after-ms header, in milliseconds."),
-    ] = None
-    should_retry: Annotated[
-        bool | None, Doc("The x-should-retry header; absent when null.")
-    ] = None
-    message: Annotated[
-        Text | None, Doc("The error message in the JSON body; absent: the dialect's usual text.")
-    ] = None
-
-    def check_rules(self) -> None:
-        if isinstance(self.retry_after, str):
-            _check_http_date(self.retry_after)
-
-    def headers(self) -> tuple[tuple[str, str], ...]:
-        """The retry headers this error carries."""
-        headers: list[tuple[str, str]] = []
-        if self.retry_after is not None:
-            headers.append(("retry-after", str(self.retry_after)))
-        if self.retry_after_ms is not None:
-            headers.append(("retry-after-ms", str(self.retry_after_ms)))
-        if self.should_retry is not None:
-            headers.append(("x-should-retry", "true" if self.should_retry else "false"))
-        return tuple(headers)
-
-    def body(self, dialect: Dialect, request_id: str) -> bytes:
-        """The JSON error body, as the dialect's API words it."""
-        seconds = self.retry_after if isinstance(self.retry_after, int) else None
-        return WIRE[dialect].http_error_body(self.status, self.message, request_id, seconds)
-
-
-def _check_http_date(value: str) -> None:
-    try:
-        email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError) as error:
-        raise ConfigError(
-            "HttpError.retry_after",
-            value,
-            "an int of seconds or an HTTP date such as 'Wed, 21 Oct 2015 07:28:00 GMT'",
-        ) from error
-
-
-# -------------------------------------------------------------------- response
-
-
-@dataclass(frozen=True)
-class CutToolArguments(Fault):
-    """Cut one tool call's arguments at ``fraction`` (default 0.5) or ``offset`` characters."""
-
-    layer: ClassVar[Layer] = "response"
-    finish: ClassVar[Literal["length", "tool_calls"]]
-
-    fraction: Annotated[
-        Annotated[float, Gt(0), Lt(1)] | None,
-        Doc("Cut at this fraction of the arguments' text (exclusive with offset); absent: 0.5."),
-    ] = None
-    offset: Annotated[
-        Index | None,
-        Doc("Cut after this many characters of the arguments' text (exclusive with fraction)."),
-    ] = None
-    call_index: Annotated[Index, Doc("Which call of the reply, from 0.")] = 0
-
-    def check_rules(self) -> None:
-        if self.fraction is not None and self.offset is not None:
-            raise ConfigError(f"{type(self).__name__}.offset", self.offset,
-                              "None when fraction is given")
-
-    def apply_response(self, response: ScriptedResponse) -> ScriptedResponse:
-        """Keep the parts before the call, the cut call, and nothing after it."""
-        position, call = self._find_call(response)
-        text = call.argument_text
-        cut = self._cut_offset(text)
-        truncated = ToolUse(call.call_id, call.name, text[:cut])
-        parts = (*response.parts[:position], truncated)
-        return dataclasses.replace(response, parts=parts, finish=self.finish)
-
-    def _find_call(self, response: ScriptedResponse) -> tuple[int, ToolUse]:
-        calls = [(i, p) for i, p in enumerate(response.parts) if isinstance(p, ToolUse)]
-        if self.call_index >= len(calls):
-            raise ConfigError(
-                f"{type(self).__name__}.call_index",
-                self.call_index,
-                f"an index below {len(calls)} (the response has {len(calls)} tool calls)",
-            )
-        return calls[self.call_index]
-
-    def _cut_offset(self, text: str) -> int:
-        if self.offset is None:
-            fraction = 0.5 if self.fraction is None else self.fraction
-            return int(len(text) * fraction)
-        if self.offset >= len(text):
-            raise ConfigError(
-                f"{type(self).__name__}.offset",
-                self.offset,
-                f"an offset below {len(text)} (the arguments are {len(text)} characters long)",
-            )
-        return self.offset
-
-
-@dataclass(frozen=True)
-class TruncatedToolArguments(CutToolArguments):
-    """The model hits ``max_tokens`` inside a call's arguments (``length`` / ``max_tokens``).
-
-    >>> TruncatedToolArguments(fraction=0.3).kind
-    'truncated_tool_arguments'
-    """
-
-    kind: ClassVar[str] = "truncated_tool_arguments"
-    summary: ClassVar[str] = (
-        "The model hits max_tokens inside a call's arguments; finish ``length`` (rule S6)."
-    )
-    finish: ClassVar[Literal["length", "tool_calls"]] = "length"
-
-
-@dataclass(frozen=True)
-class InvalidToolArguments(CutToolArguments):
-    """A buggy provider: ``tool_calls`` / ``tool_use`` with cut, invalid JSON arguments.
-
-    >>> InvalidToolArguments(offset=3).kind
-    'invalid_tool_arguments'
-    """
-
-    kind: ClassVar[str] = "invalid_tool_arguments"
-    summary: ClassVar[str] = (
-        "A buggy provider: finish ``tool_calls`` with cut, invalid JSON arguments."
-    )
-    finish: ClassVar[Literal["length", "tool_calls"]] = "tool_calls"
-
-
-# ---------------------------------------------------------------------- frames
-
-
-class FrameFault(Fault):
-    layer: ClassVar[Layer] = "frames"
-
-    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
-        raise NotImplementedError
-
-
 def _interleave(frames: tuple[Frame, ...], every: int, extra: Frame) -> tuple[Frame, ...]:
     out: list[Frame] = []
     for number, frame in enumerate(frames, start=1):
@@ -362,104 +96,9 @@ def _interleave(frames: tuple[Frame, ...], every: int, extra: Frame) -> tuple[Fr
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class InjectComments(FrameFault):
-    """A ``: keep-alive`` comment after every ``every`` events (SSE clients must skip it).
-
-    >>> InjectComments(every=2).text
-    'keep-alive'
-    """
-
-    kind: ClassVar[str] = "inject_comments"
-    summary: ClassVar[str] = "An SSE comment line (``: keep-alive``) after every few events."
-
-    every: Annotated[Count, Doc("Events between two comments.")] = 1
-    text: Annotated[LineText, Doc("The comment's text.")] = "keep-alive"
-
-    def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
-        return _interleave(frames, self.every, Frame(comment=self.text, role="comment"))
-
-
-@dataclass(frozen=True)
-class InjectPings(FrameFault):
-    """An Anthropic ``ping`` event after every ``every`` events.
-
-    >>> InjectPings(every=3).every
-    3
-    """
-
-    kind: ClassVar[str] = "inject_pings"
-    summary: ClassVar[str] = "An Anthropic ``ping`` event after every few events (Anthropic only)."
-
-    every: Annotated[Count, Doc("Events between two pings.")] = 1
-
-    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
-        _require_dialect("InjectPings", ctx, "anthropic", "only Anthropic streams have pings")
-        return _interleave(frames, self.every, _wire_anthropic.ping_frame())
-
-
 def _require_dialect(name: str, ctx: FaultContext, dialect: Dialect, why: str) -> None:
     if ctx.dialect != dialect:
         raise ConfigError(f"{name}.dialect", ctx.dialect, repr(dialect), why)
-
-
-@dataclass(frozen=True)
-class MalformedFrame(FrameFault):
-    """The JSON of event number ``index`` (0-based) is cut in half.
-
-    >>> MalformedFrame(index=2).index
-    2
-    """
-
-    kind: ClassVar[str] = "malformed_frame"
-    summary: ClassVar[str] = "Cut one JSON event's data in half, so it is not valid JSON."
-
-    index: Annotated[Index, Doc("Which event, from 0; it must carry JSON.")] = 1
-
-    def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
-        json_frames = [i for i, f in enumerate(frames) if f.data and f.data.startswith("{")]
-        if self.index not in json_frames:
-            raise ConfigError(
-                "MalformedFrame.index",
-                self.index,
-                f"the index of a JSON event, one of {json_frames}",
-            )
-        frame = frames[self.index]
-        assert frame.data is not None
-        broken = dataclasses.replace(frame, data=frame.data[: len(frame.data) // 2])
-        return (*frames[: self.index], broken, *frames[self.index + 1 :])
-
-
-@dataclass(frozen=True)
-class ErrorInStream(FrameFault):
-    """After ``after_events`` events, an error event ends the 200 stream.
-
-    Each dialect words it as its API does (see ``fakes._dialects``): OpenAI
-    ``data: {"error": {...}}``, Anthropic and Responses ``event: error``, Gemini
-    ``data: {"error": {"code", "status"}}``. ``error_type`` defaults to the
-    dialect's overload word (``server_error``, ``overloaded_error``, ``UNAVAILABLE``).
-
-    >>> ErrorInStream(after_events=4).kind
-    'error_in_stream'
-    """
-
-    kind: ClassVar[str] = "error_in_stream"
-    summary: ClassVar[str] = "An error event ends the 200 stream after some events (rule S10)."
-
-    after_events: Annotated[Index, Doc("Events sent before the error.")] = 1
-    message: Annotated[Text, Doc("The error's message.")] = "Overloaded"
-    error_type: Annotated[
-        ShortText | None,
-        Doc("The provider's error type; absent: the dialect's (server_error, overloaded_error, "
-            "UNAVAILABLE)."),
-    ] = None
-
-    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
-        _check_event_count("ErrorInStream.after_events", self.after_events, len(frames))
-        wire = WIRE[ctx.dialect]
-        error_type = self.error_type or wire.stream_error_type
-        error = wire.stream_error_frame(self.message, error_type, self.after_events)
-        return (*frames[: self.after_events], error)
 
 
 def _check_event_count(field: str, value: int, count: int) -> None:
@@ -469,90 +108,6 @@ def _check_event_count(field: str, value: int, count: int) -> None:
 
 def _drop_role(frames: tuple[Frame, ...], role: str) -> tuple[Frame, ...]:
     return tuple(frame for frame in frames if frame.role != role)
-
-
-@dataclass(frozen=True)
-class NoTerminalEvent(FrameFault):
-    """The stream ends cleanly but without its terminal event.
-
-    ``data: [DONE]`` (Chat Completions), ``message_stop`` (Anthropic),
-    ``response.completed`` / ``response.incomplete`` (Responses), the chunk with
-    ``finishReason`` (Gemini).
-
-    >>> NoTerminalEvent().kind
-    'no_terminal_event'
-    """
-
-    kind: ClassVar[str] = "no_terminal_event"
-    summary: ClassVar[str] = (
-        "Close the stream cleanly but leave out its terminal event (``[DONE]``, "
-        "``message_stop``, ``response.completed``, Gemini's finishReason chunk; rule S9)."
-    )
-
-    def apply_frames(self, frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
-        return _drop_role(frames, "terminal")
-
-
-@dataclass(frozen=True)
-class NoUsageChunk(FrameFault):
-    """OpenAI Chat Completions leaves out the ``include_usage`` chunk (``choices: []``).
-
-    >>> NoUsageChunk().kind
-    'no_usage_chunk'
-    """
-
-    kind: ClassVar[str] = "no_usage_chunk"
-    summary: ClassVar[str] = "Leave out Chat Completions' include_usage chunk (openai only)."
-
-    def apply_frames(self, frames: tuple[Frame, ...], ctx: FaultContext, /) -> tuple[Frame, ...]:
-        _require_dialect(
-            "NoUsageChunk", ctx, "openai",
-            "only Chat Completions sends usage in a chunk of its own",
-        )
-        return _drop_role(frames, "usage")
-
-
-@dataclass(frozen=True)
-class EmptyBody(FrameFault):
-    """Status 200, stream headers, and a body with no bytes at all.
-
-    >>> EmptyBody().kind
-    'empty_body'
-    """
-
-    kind: ClassVar[str] = "empty_body"
-    summary: ClassVar[str] = "Answer 200 with stream headers and an empty body."
-
-    def apply_frames(self, _frames: tuple[Frame, ...], _ctx: FaultContext, /) -> tuple[Frame, ...]:
-        return ()
-
-
-# -------------------------------------------------------------------- encoding
-
-
-@dataclass(frozen=True)
-class LineEndings(Fault):
-    """Encode every line with LF, CR or CRLF (all legal SSE).
-
-    >>> LineEndings("cr").style
-    'cr'
-    """
-
-    kind: ClassVar[str] = "line_endings"
-    layer: ClassVar[Layer] = "encoding"
-    summary: ClassVar[str] = "Frame SSE with these line endings instead of LF."
-
-    style: Annotated[LineEnding, Doc("lf, cr or crlf.")] = "crlf"
-
-
-# ----------------------------------------------------------------------- bytes
-
-
-class ByteFault(Fault):
-    layer: ClassVar[Layer] = "bytes"
-
-    def apply_timeline(self, timeline: Timeline, ctx: FaultContext, /) -> Timeline:
-        raise NotImplementedError
 
 
 def _boundary(steps: tuple[Step, ...], offset: int, field: str) -> tuple[tuple[Step, ...], int]:
@@ -608,149 +163,6 @@ def _nth_match(matches: list[int], occurrence: int, field: str, what: str) -> in
     return matches[occurrence - 1]
 
 
-@dataclass(frozen=True)
-class SplitAt(ByteFault):
-    """Cut the body into separate network reads at these byte offsets.
-
-    >>> SplitAt((1, 10)).offsets
-    (1, 10)
-    """
-
-    kind: ClassVar[str] = "split_at"
-    summary: ClassVar[str] = "Cut the body into network reads at these byte offsets."
-
-    offsets: Annotated[
-        tuple[Count, ...],
-        MinLen(1),
-        Doc("Byte offsets (from 1) where a read ends, in increasing order."),
-    ]
-
-    def check_rules(self) -> None:
-        # Read boundaries come in order, as a scenario's list must give them.
-        for before, offset in itertools.pairwise(self.offsets):
-            if offset <= before:
-                raise ConfigError("SplitAt.offsets", offset, f"an offset greater than {before}")
-
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        return _split_all(timeline, self.offsets, "SplitAt.offsets")
-
-
-@dataclass(frozen=True)
-class ByteAtATime(ByteFault):
-    """Every byte arrives in its own read (the harshest chunking).
-
-    >>> ByteAtATime().kind
-    'byte_at_a_time'
-    """
-
-    kind: ClassVar[str] = "byte_at_a_time"
-    summary: ClassVar[str] = "Deliver the body one byte per network read."
-
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        steps: list[Step] = []
-        for step in timeline.steps:
-            if isinstance(step, Emit):
-                steps += [Emit(step.data[i : i + 1]) for i in range(len(step.data))]
-            else:
-                steps.append(step)
-        return dataclasses.replace(timeline, steps=tuple(steps))
-
-
-@dataclass(frozen=True)
-class RandomSplits(ByteFault):
-    """``count`` extra read boundaries at seeded random offsets.
-
-    >>> RandomSplits(count=20).count
-    20
-    """
-
-    kind: ClassVar[str] = "random_splits"
-    summary: ClassVar[str] = "Cut the body at ``count`` offsets drawn from the scenario's seed."
-
-    count: Annotated[Count, Doc("How many cuts to make.")] = 10
-
-    def apply_timeline(self, timeline: Timeline, ctx: FaultContext, /) -> Timeline:
-        available = max(timeline.length - 1, 0)
-        if self.count > available:
-            raise ConfigError(
-                "RandomSplits.count", self.count,
-                f"at most {available} (the stream is {timeline.length} bytes)",
-            )
-        offsets = sorted(ctx.rng.sample(range(1, timeline.length), self.count))
-        return _split_all(timeline, offsets, "RandomSplits.count")
-
-
-@dataclass(frozen=True)
-class SplitInsideUtf8(ByteFault):
-    """Split right after the lead byte of the ``occurrence``-th multibyte character.
-
-    >>> SplitInsideUtf8(occurrence=2).occurrence
-    2
-    """
-
-    kind: ClassVar[str] = "split_inside_utf8"
-    summary: ClassVar[str] = "Cut right after the lead byte of the n-th multi-byte UTF-8 character."
-
-    occurrence: Annotated[Count, Doc("Which multi-byte character, from 1.")] = 1
-
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        body = timeline.body
-        # A lead byte of a multibyte sequence is 11xxxxxx.
-        leads = [i for i, byte in enumerate(body) if byte >= 0xC0]
-        field = "SplitInsideUtf8.occurrence"
-        lead = _nth_match(leads, self.occurrence, field, "multibyte characters")
-        return _split_all(timeline, (lead + 1,), field)
-
-
-@dataclass(frozen=True)
-class SplitInsideDataField(ByteFault):
-    """Split the ``occurrence``-th ``data:`` field name between ``da`` and ``ta:``.
-
-    >>> SplitInsideDataField().occurrence
-    1
-    """
-
-    kind: ClassVar[str] = "split_inside_data_field"
-    summary: ClassVar[str] = "Cut the n-th ``data:`` field name between ``da`` and ``ta:``."
-
-    occurrence: Annotated[Count, Doc("Which data line, from 1.")] = 1
-
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        body = timeline.body
-        starts = [i for i in _find_all(body, b"data:") if i == 0 or body[i - 1] in b"\r\n"]
-        field = "SplitInsideDataField.occurrence"
-        start = _nth_match(starts, self.occurrence, field, "data: lines")
-        return _split_all(timeline, (start + 2,), field)
-
-
-@dataclass(frozen=True)
-class SplitBetweenCrLf(ByteFault):
-    """Split the ``occurrence``-th CRLF between ``\\r`` and ``\\n`` (needs CRLF endings).
-
-    >>> SplitBetweenCrLf().occurrence
-    1
-    """
-
-    kind: ClassVar[str] = "split_between_cr_lf"
-    summary: ClassVar[str] = (
-        "Cut the n-th CRLF between its CR and its LF (needs line_endings crlf)."
-    )
-
-    occurrence: Annotated[Count, Doc("Which CRLF, from 1.")] = 1
-
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        body = timeline.body
-        crlfs = _find_all(body, b"\r\n")
-        field = "SplitBetweenCrLf.occurrence"
-        if not crlfs:
-            raise ConfigError(
-                field, self.occurrence, "a stream with CRLF line endings",
-                "add LineEndings('crlf') to the faults",
-            )
-        crlf = _nth_match(crlfs, self.occurrence, field, "CRLF line endings")
-        return _split_all(timeline, (crlf + 1,), field)
-
-
 def _find_all(body: bytes, needle: bytes) -> list[int]:
     found: list[int] = []
     start = body.find(needle)
@@ -771,159 +183,237 @@ def _position(timeline: Timeline, cls: str, after_bytes: int | None, after_event
     return (ends[after_events - 1] if after_events else 0), f"{cls}.after_events"
 
 
-@dataclass(frozen=True)
-class Stall(ByteFault):
-    """No data for ``seconds`` (``None``: forever) after some bytes or events; connection open.
-
-    ``Stall(after_bytes=0)`` stalls after the headers, before the first body byte.
-
-    >>> Stall(after_events=3, seconds=120).seconds
-    120
-    """
-
-    kind: ClassVar[str] = "stall"
-    summary: ClassVar[str] = (
-        "Keep the connection open and send nothing, for a while or for ever.\n\n"
-        "``after_bytes: 0`` stalls after the headers, before the first body byte."
-    )
-
-    after_bytes: AfterBytes = None
-    after_events: AfterEvents = None
-    seconds: Annotated[
-        PauseSeconds | None,
-        Doc("Virtual seconds of silence; absent: for ever (only the idle watchdog ends it)."),
-        Wording(none="to stall forever"),
-    ] = None
-
-    def check_rules(self) -> None:
-        _one_position("Stall", self.after_bytes, self.after_events)
-
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        offset, field = _position(timeline, "Stall", self.after_bytes, self.after_events)
-        step: Step = Hang() if self.seconds is None else Pause(float(self.seconds))
-        return _insert(timeline, offset, step, field)
+# ------------------------------------------------------------------------ http
 
 
-@dataclass(frozen=True)
-class ConnectionReset(ByteFault):
-    """The connection is reset after some bytes or events (the client's read fails).
+def error_headers(error: HttpError) -> tuple[tuple[str, str], ...]:
+    """The retry headers an error carries."""
+    headers: list[tuple[str, str]] = []
+    if error.retry_after is not None:
+        headers.append(("retry-after", str(error.retry_after)))
+    if error.retry_after_ms is not None:
+        headers.append(("retry-after-ms", str(error.retry_after_ms)))
+    if error.should_retry is not None:
+        headers.append(("x-should-retry", "true" if error.should_retry else "false"))
+    return tuple(headers)
 
-    >>> ConnectionReset(after_bytes=100).after_bytes
-    100
-    """
 
-    kind: ClassVar[str] = "connection_reset"
-    summary: ClassVar[str] = "Drop the connection mid-body (a transport error on the reading side)."
+def error_body(error: HttpError, dialect: Dialect, request_id: str) -> bytes:
+    """The JSON error body, as the dialect's API words it."""
+    seconds = error.retry_after if isinstance(error.retry_after, int) else None
+    return WIRE[dialect].http_error_body(error.status, error.message, request_id, seconds)
 
-    after_bytes: AfterBytes = None
-    after_events: AfterEvents = None
 
-    def check_rules(self) -> None:
-        _one_position("ConnectionReset", self.after_bytes, self.after_events)
+# -------------------------------------------------------------------- response
 
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        offset, field = _position(
-            timeline, "ConnectionReset", self.after_bytes, self.after_events
+
+def apply_response(fault: CutToolArguments, response: ScriptedResponse) -> ScriptedResponse:
+    """Keep the parts before the call, the cut call, and nothing after it."""
+    position, call = _find_call(fault, response)
+    text = call.argument_text
+    cut = _cut_offset(fault, text)
+    truncated = ToolUse(call.call_id, call.name, text[:cut])
+    parts = (*response.parts[:position], truncated)
+    return dataclasses.replace(response, parts=parts, finish=fault.finish)
+
+
+def _find_call(fault: CutToolArguments, response: ScriptedResponse) -> tuple[int, ToolUse]:
+    calls = [(i, p) for i, p in enumerate(response.parts) if isinstance(p, ToolUse)]
+    if fault.call_index >= len(calls):
+        raise ConfigError(
+            f"{type(fault).__name__}.call_index",
+            fault.call_index,
+            f"an index below {len(calls)} (the response has {len(calls)} tool calls)",
         )
-        return _insert(timeline, offset, Reset(), field)
+    return calls[fault.call_index]
 
 
-@dataclass(frozen=True)
-class SlowDrip(ByteFault):
-    """Reads arrive at ``tokens_per_second``: a pause of ``1/rate`` between reads.
+def _cut_offset(fault: CutToolArguments, text: str) -> int:
+    if fault.offset is None:
+        fraction = 0.5 if fault.fraction is None else fault.fraction
+        return int(len(text) * fraction)
+    if fault.offset >= len(text):
+        raise ConfigError(
+            f"{type(fault).__name__}.offset",
+            fault.offset,
+            f"an offset below {len(text)} (the arguments are {len(text)} characters long)",
+        )
+    return fault.offset
 
-    >>> SlowDrip(tokens_per_second=4).tokens_per_second
-    4
-    """
 
-    kind: ClassVar[str] = "slow_drip"
-    summary: ClassVar[str] = "Send the body at a steady, slow rate."
+# ---------------------------------------------------------------------- frames
 
-    tokens_per_second: Annotated[Rate, Doc("Virtual-time pace of the drip.")] = 10.0
 
-    def apply_timeline(self, timeline: Timeline, _ctx: FaultContext, /) -> Timeline:
-        gap = Pause(1.0 / self.tokens_per_second)
-        steps: list[Step] = []
-        for step in timeline.steps:
-            if isinstance(step, Emit) and any(isinstance(s, Emit) for s in steps):
-                steps.append(gap)
+def apply_frames(fault: FrameFault, frames: Frames, ctx: FaultContext) -> Frames:
+    """The events after ``fault`` bent them."""
+    return _FRAME_ACTS[type(fault)](fault, frames, ctx)
+
+
+def _inject_comments(fault: InjectComments, frames: Frames, _ctx: FaultContext) -> Frames:
+    return _interleave(frames, fault.every, Frame(comment=fault.text, role="comment"))
+
+
+def _inject_pings(fault: InjectPings, frames: Frames, ctx: FaultContext) -> Frames:
+    _require_dialect("InjectPings", ctx, "anthropic", "only Anthropic streams have pings")
+    return _interleave(frames, fault.every, _wire_anthropic.ping_frame())
+
+
+def _malformed_frame(fault: MalformedFrame, frames: Frames, _ctx: FaultContext) -> Frames:
+    json_frames = [i for i, f in enumerate(frames) if f.data and f.data.startswith("{")]
+    if fault.index not in json_frames:
+        raise ConfigError(
+            "MalformedFrame.index",
+            fault.index,
+            f"the index of a JSON event, one of {json_frames}",
+        )
+    frame = frames[fault.index]
+    assert frame.data is not None
+    broken = dataclasses.replace(frame, data=frame.data[: len(frame.data) // 2])
+    return (*frames[: fault.index], broken, *frames[fault.index + 1 :])
+
+
+def _error_in_stream(fault: ErrorInStream, frames: Frames, ctx: FaultContext) -> Frames:
+    _check_event_count("ErrorInStream.after_events", fault.after_events, len(frames))
+    wire = WIRE[ctx.dialect]
+    error_type = fault.error_type or wire.stream_error_type
+    error = wire.stream_error_frame(fault.message, error_type, fault.after_events)
+    return (*frames[: fault.after_events], error)
+
+
+def _no_terminal_event(_fault: NoTerminalEvent, frames: Frames, _ctx: FaultContext) -> Frames:
+    return _drop_role(frames, "terminal")
+
+
+def _no_usage_chunk(_fault: NoUsageChunk, frames: Frames, ctx: FaultContext) -> Frames:
+    _require_dialect(
+        "NoUsageChunk", ctx, "openai",
+        "only Chat Completions sends usage in a chunk of its own",
+    )
+    return _drop_role(frames, "usage")
+
+
+def _empty_body(_fault: EmptyBody, _frames: Frames, _ctx: FaultContext) -> Frames:
+    return ()
+
+
+# The acts take their own class; the table is looked up by the fault's class.
+_FRAME_ACTS: Final[dict[type[Fault], Callable[[Any, Frames, FaultContext], Frames]]] = {
+    InjectComments: _inject_comments,
+    InjectPings: _inject_pings,
+    MalformedFrame: _malformed_frame,
+    ErrorInStream: _error_in_stream,
+    NoTerminalEvent: _no_terminal_event,
+    NoUsageChunk: _no_usage_chunk,
+    EmptyBody: _empty_body,
+}
+
+
+# ----------------------------------------------------------------------- bytes
+
+
+def apply_timeline(fault: ByteFault, timeline: Timeline, ctx: FaultContext) -> Timeline:
+    """The body's steps after ``fault`` bent them."""
+    return _BYTE_ACTS[type(fault)](fault, timeline, ctx)
+
+
+def _split_at(fault: SplitAt, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+    return _split_all(timeline, fault.offsets, "SplitAt.offsets")
+
+
+def _byte_at_a_time(_fault: ByteAtATime, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+    steps: list[Step] = []
+    for step in timeline.steps:
+        if isinstance(step, Emit):
+            steps += [Emit(step.data[i : i + 1]) for i in range(len(step.data))]
+        else:
             steps.append(step)
-        return dataclasses.replace(timeline, steps=tuple(steps))
+    return dataclasses.replace(timeline, steps=tuple(steps))
+
+
+def _random_splits(fault: RandomSplits, timeline: Timeline, ctx: FaultContext) -> Timeline:
+    available = max(timeline.length - 1, 0)
+    if fault.count > available:
+        raise ConfigError(
+            "RandomSplits.count", fault.count,
+            f"at most {available} (the stream is {timeline.length} bytes)",
+        )
+    offsets = sorted(ctx.rng.sample(range(1, timeline.length), fault.count))
+    return _split_all(timeline, offsets, "RandomSplits.count")
+
+
+def _split_inside_utf8(fault: SplitInsideUtf8, timeline: Timeline, _ctx: FaultContext
+                       ) -> Timeline:
+    body = timeline.body
+    # A lead byte of a multibyte sequence is 11xxxxxx.
+    leads = [i for i, byte in enumerate(body) if byte >= 0xC0]
+    field = "SplitInsideUtf8.occurrence"
+    lead = _nth_match(leads, fault.occurrence, field, "multibyte characters")
+    return _split_all(timeline, (lead + 1,), field)
+
+
+def _split_inside_data_field(fault: SplitInsideDataField, timeline: Timeline,
+                             _ctx: FaultContext) -> Timeline:
+    body = timeline.body
+    starts = [i for i in _find_all(body, b"data:") if i == 0 or body[i - 1] in b"\r\n"]
+    field = "SplitInsideDataField.occurrence"
+    start = _nth_match(starts, fault.occurrence, field, "data: lines")
+    return _split_all(timeline, (start + 2,), field)
+
+
+def _split_between_cr_lf(fault: SplitBetweenCrLf, timeline: Timeline, _ctx: FaultContext
+                         ) -> Timeline:
+    crlfs = _find_all(timeline.body, b"\r\n")
+    field = "SplitBetweenCrLf.occurrence"
+    if not crlfs:
+        raise ConfigError(
+            field, fault.occurrence, "a stream with CRLF line endings",
+            "add LineEndings('crlf') to the faults",
+        )
+    crlf = _nth_match(crlfs, fault.occurrence, field, "CRLF line endings")
+    return _split_all(timeline, (crlf + 1,), field)
+
+
+def _stall(fault: Stall, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+    offset, field = _position(timeline, "Stall", fault.after_bytes, fault.after_events)
+    return _insert(timeline, offset, wait_step(fault), field)
+
+
+def _connection_reset(fault: ConnectionReset, timeline: Timeline, _ctx: FaultContext
+                      ) -> Timeline:
+    offset, field = _position(timeline, "ConnectionReset", fault.after_bytes, fault.after_events)
+    return _insert(timeline, offset, Reset(), field)
+
+
+def _slow_drip(fault: SlowDrip, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+    gap = Pause(1.0 / fault.tokens_per_second)
+    steps: list[Step] = []
+    for step in timeline.steps:
+        if isinstance(step, Emit) and any(isinstance(s, Emit) for s in steps):
+            steps.append(gap)
+        steps.append(step)
+    return dataclasses.replace(timeline, steps=tuple(steps))
+
+
+_BYTE_ACTS: Final[dict[type[Fault], Callable[[Any, Timeline, FaultContext], Timeline]]] = {
+    SplitAt: _split_at,
+    ByteAtATime: _byte_at_a_time,
+    RandomSplits: _random_splits,
+    SplitInsideUtf8: _split_inside_utf8,
+    SplitInsideDataField: _split_inside_data_field,
+    SplitBetweenCrLf: _split_between_cr_lf,
+    Stall: _stall,
+    ConnectionReset: _connection_reset,
+    SlowDrip: _slow_drip,
+}
 
 
 # --------------------------------------------------------------------- headers
 
 
-@dataclass(frozen=True)
-class StallBeforeHeaders(Fault):
-    """No response at all (not even headers) for ``seconds``; ``None``: forever.
-
-    >>> StallBeforeHeaders(seconds=30).seconds
-    30
-    """
-
-    kind: ClassVar[str] = "stall_before_headers"
-    layer: ClassVar[Layer] = "headers"
-    summary: ClassVar[str] = "Accept the connection and wait before sending the response headers."
-
-    seconds: Annotated[
-        PauseSeconds | None, Doc("Virtual seconds before the headers; absent: for ever."),
-        Wording(none="to stall forever"),
-    ] = None
-
-    def step(self) -> Step:
-        """The step to take before the response headers."""
-        return Hang() if self.seconds is None else Pause(float(self.seconds))
+def wait_step(fault: Stall | StallBeforeHeaders | StallConnecting) -> Step:
+    """The silence a stall makes: a pause of its seconds, or a hang when it has none."""
+    return Hang() if fault.seconds is None else Pause(float(fault.seconds))
 
 
-@dataclass(frozen=True)
-class StallConnecting(Fault):
-    """The connection is not accepted for ``seconds``; ``None``: never.
-
-    A client's *connect* timeout governs this wait (its read timeout governs a
-    stall before the headers); a client whose transport has no connect phase
-    (a mock) just waits, as before the headers.
-
-    >>> StallConnecting(seconds=15).seconds
-    15
-    """
-
-    kind: ClassVar[str] = "stall_connecting"
-    layer: ClassVar[Layer] = "headers"
-    summary: ClassVar[str] = "Leave the connection unaccepted: nothing happens until it is."
-
-    seconds: Annotated[
-        PauseSeconds | None, Doc("Virtual seconds before the connection is accepted; none: never."),
-        Wording(none="to stall forever"),
-    ] = None
-
-    def step(self) -> Step:
-        """The step to take before the connection is accepted."""
-        return Hang() if self.seconds is None else Pause(float(self.seconds))
-
-
-# -------------------------------------------------------------------- registry
-
-FAULT_TYPES: tuple[type[Fault], ...] = (
-    HttpError, TruncatedToolArguments, InvalidToolArguments, InjectComments, InjectPings,
-    MalformedFrame, ErrorInStream, NoTerminalEvent, NoUsageChunk, EmptyBody, LineEndings,
-    SplitAt, ByteAtATime, RandomSplits, SplitInsideUtf8, SplitInsideDataField,
-    SplitBetweenCrLf, Stall, ConnectionReset, SlowDrip, StallBeforeHeaders, StallConnecting,
-)
-FAULT_KINDS: dict[str, type[Fault]] = {cls.kind: cls for cls in FAULT_TYPES}
-"""Every fault class by the ``kind`` a scenario names it with."""
-
-def check_faults(faults: Sequence[Fault]) -> None:
-    """Refuse combinations that cannot be honoured, before anything runs."""
-    for fault in faults:
-        if not isinstance(fault, Fault):
-            raise ConfigError("faults", fault, "Fault values such as Stall(after_events=2)")
-    http = [fault for fault in faults if fault.layer == "http"]
-    if len(http) > 1:
-        raise ConfigError("faults", [f.kind for f in http], "at most one 'http_error'")
-    body = [f.kind for f in faults if f.layer in ("response", "frames", "encoding")]
-    if http and body:
-        raise ConfigError(
-            "faults", body, "only byte and header faults beside 'http_error'",
-            "an error response has no stream to bend",
-        )
+ACTED_ON: Final = frozenset({*_FRAME_ACTS, *_BYTE_ACTS})
+"""The frame and byte fault classes this module knows how to apply."""

@@ -42,21 +42,18 @@ from urllib.parse import urlsplit
 
 from fakes import _endpoints
 from fakes._cache import CacheConfig, CacheOutcome, PromptCache
-from fakes._conditions import OutageAnswer, ProviderConditions
+from fakes._conditions import ProviderConditions
 from fakes._crashdisk import HarnessLimitExceeded
 from fakes._dialects import WIRE, WireDialect, chat_view
 from fakes._faults import (
-    ByteFault,
-    CutToolArguments,
-    Fault,
     FaultContext,
-    FrameFault,
-    HttpError,
-    LineEndings,
-    StallBeforeHeaders,
-    StallConnecting,
     Timeline,
-    check_faults,
+    apply_frames,
+    apply_response,
+    apply_timeline,
+    error_body,
+    error_headers,
+    wait_step,
 )
 from fakes._held import HeldConversations
 from fakes._latency import Latency
@@ -66,9 +63,25 @@ from fakes._script import DEFAULT_MODEL, ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
-from fakes._wire import Emit, Frame, LineEnding, Pause, RenderContext, Reset
+from fakes._wire import Emit, Frame, Pause, RenderContext, Reset
 from harness._errors import ConfigError, FaultError
-from harness.ports import CALENDAR_ORIGIN_UNIX, Dialect, check_dialect, rng_stream
+from harness.ports import (
+    CALENDAR_ORIGIN_UNIX,
+    ByteFault,
+    CutToolArguments,
+    Dialect,
+    Fault,
+    FrameFault,
+    HttpError,
+    LineEnding,
+    LineEndings,
+    OutageAnswer,
+    StallBeforeHeaders,
+    StallConnecting,
+    check_dialect,
+    check_faults,
+    rng_stream,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -420,11 +433,11 @@ class FakeProvider:
         faults: tuple[Fault, ...],
         ctx: FaultContext | None = None,
     ) -> ResponsePlan:
-        body = error.body(self.dialect, request_id)
+        body = error_body(error, self.dialect, request_id)
         headers = (
             ("content-type", "application/json"),
             (self._wire.spec.request_id_header, request_id),
-            *error.headers(),
+            *error_headers(error),
         )
         timeline = Timeline((Emit(body),), (len(body),))
         return _finish_plan(error.status, headers, timeline, faults, ctx)
@@ -442,7 +455,7 @@ class FakeProvider:
         response = _echo_model(self._respond(request), request)
         for fault in faults:
             if isinstance(fault, CutToolArguments):
-                response = fault.apply_response(response)
+                response = apply_response(fault, response)
         if request.cache is not None:
             usage = request.cache.usage(output_tokens(response))
             response = replace(response, usage=usage)
@@ -460,7 +473,7 @@ class FakeProvider:
         leaving = _Leaving(unfit, request, fits)
         for fault in faults:
             if isinstance(fault, FrameFault):
-                faulted = leaving.apply(fault, partial(fault.apply_frames, frames, ctx))
+                faulted = leaving.apply(fault, partial(apply_frames, fault, frames, ctx))
                 if faulted is None:
                     faults = tuple(f for f in faults if f is not fault)
                 else:
@@ -551,9 +564,9 @@ class FakeProvider:
             ctx = FaultContext(self.dialect, rng_stream(self.seed, "fakes.faults:reference"))
             try:
                 if isinstance(fault, FrameFault):
-                    fault.apply_frames(frames, ctx)
+                    apply_frames(fault, frames, ctx)
                 elif isinstance(fault, ByteFault):
-                    fault.apply_timeline(_encode(frames, _line_ending((fault,))), ctx)
+                    apply_timeline(fault, _encode(frames, _line_ending((fault,))), ctx)
             except ConfigError:
                 return False
             return True
@@ -671,14 +684,14 @@ def _finish_plan(
     for fault in faults:
         if isinstance(fault, ByteFault):
             assert ctx is not None
-            faulted = leaving.apply(fault, partial(fault.apply_timeline, timeline, ctx))
+            faulted = leaving.apply(fault, partial(apply_timeline, fault, timeline, ctx))
             if faulted is None:
                 continue
             # A hang or a reset drops every byte after it; one after the last byte drops none.
             cut_short = cut_short or faulted.length < timeline.length
             timeline = faulted
-    before = tuple(f.step() for f in faults if isinstance(f, StallBeforeHeaders))
-    connect = tuple(f.step() for f in faults if isinstance(f, StallConnecting))
+    before = tuple(wait_step(f) for f in faults if isinstance(f, StallBeforeHeaders))
+    connect = tuple(wait_step(f) for f in faults if isinstance(f, StallConnecting))
     return ResponsePlan(status, headers, timeline.steps, before, connect, cut_short)
 
 

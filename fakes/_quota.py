@@ -30,10 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Final, Literal
 
-from fakes._faults import HttpError
-from fakes._limits import Count, Doc
 from harness._errors import ConfigError
-from harness.ports import Dialect
+from harness.ports import Count, Dialect, Doc, HttpError
 
 WINDOW_SECONDS: Final = 60.0
 # Virtual times are sums of floats: an entry due to leave at t leaves at t - 1 µs too.

@@ -21,11 +21,11 @@ import random
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from harness.ports import LineEnding
+
 # One encoder for every frame: json.dumps builds a new one per call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
-
-LineEnding = Literal["lf", "cr", "crlf"]
 LINE_ENDINGS: tuple[LineEnding, ...] = get_args(LineEnding)
 EOL: dict[LineEnding, str] = {"lf": "\n", "cr": "\r", "crlf": "\r\n"}
 

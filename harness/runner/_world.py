@@ -621,7 +621,7 @@ def _after_cuts(response: ScriptedResponse | None, faults: tuple[fakes.Fault, ..
         return None
     for fault in faults:
         if isinstance(fault, fakes.TruncatedToolArguments | fakes.InvalidToolArguments):
-            response = fault.apply_response(response)
+            response = fakes.apply_response(fault, response)
     return response
 
 

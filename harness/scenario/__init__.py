@@ -10,9 +10,17 @@ A scenario is plain data; the runner executes it. Load files with
 
 # Crash classes, HTTP statuses and tool kinds are the fakes' vocabulary, stop states the
 # agent contract's (DESIGN L5, in harness.ports); the scenario format names them as they do.
-from fakes import CRASH_CLASSES, HTTP_ERROR_STATUSES, CrashClass
+from fakes import CRASH_CLASSES, CrashClass
 from harness._errors import ScenarioError
-from harness.ports import DIALECTS, STOP_STATES, TOOL_KINDS, Dialect, StopState, ToolKind
+from harness.ports import (
+    DIALECTS,
+    HTTP_ERROR_STATUSES,
+    STOP_STATES,
+    TOOL_KINDS,
+    Dialect,
+    StopState,
+    ToolKind,
+)
 from harness.scenario._faults import (
     FAULT_KINDS,
     FAULT_MODELS_BY_NAME,

@@ -1,9 +1,9 @@
 """Fault declarations: what the fake provider does wrong, keyed to (turn, attempt).
 
-Each fault kind is declared once, by the fakes (:data:`fakes.FAULT_KINDS`): its
-``kind``, its fields with their limits and what they mean. This module derives
-one strict model per kind from that declaration, named after the fake class
-(``fakes.Stall`` becomes :class:`StallFault`), so the JSON Schema, the loader's
+Each fault kind is declared once, in the neutral layer (:data:`harness.ports.FAULT_KINDS`):
+its ``kind``, its fields with their limits and what they mean. This module derives
+one strict model per kind from that declaration, named after the class
+(``harness.ports.Stall`` becomes :class:`StallFault`), so the JSON Schema, the loader's
 messages and the fakes cannot drift apart, and the runner turns a declaration
 into the fake's value with ``fakes.FAULT_KINDS[fault.kind](**fault.fake_fields())``.
 Only the rules that join two fields (exactly one strike point, increasing
@@ -33,8 +33,8 @@ from typing import (
 
 from pydantic import BeforeValidator, Field, create_model, model_validator
 
-import fakes
-from fakes import MAX_COUNT, MAX_SECONDS, Doc, OneLine, Wording
+from harness.ports import FAULT_KINDS as _DECLARED_FAULTS
+from harness.ports import MAX_COUNT, MAX_SECONDS, Doc, Fault, OneLine, Wording
 from harness.scenario._base import ScenarioModel
 from harness.scenario._problems import Problem, raise_if_any
 
@@ -203,7 +203,7 @@ def _base(names: set[str]) -> type[FaultModel]:
     return next((rule for rule, needs in _JOINT_RULES if needs <= names), FaultModel)
 
 
-def fault_model(fake: type[fakes.Fault]) -> type[FaultModel]:
+def fault_model(fake: type[Fault]) -> type[FaultModel]:
     """The strict scenario model of one fake fault class (``kind`` picks it in a union)."""
     hints = get_type_hints(fake, include_extras=True)
     fields = {
@@ -240,10 +240,10 @@ def value_model(fake: type[Any], name: str, module: str) -> type[ScenarioModel]:
 
 
 FAULT_MODELS: Final[tuple[type[FaultModel], ...]] = tuple(
-    fault_model(fake) for fake in fakes.FAULT_KINDS.values()
+    fault_model(fake) for fake in _DECLARED_FAULTS.values()
 )
 """One model per fake fault class, in the fakes' order."""
-FAULT_KINDS: Final = fakes.FAULT_KINDS  # the same kinds, in the same order
+FAULT_KINDS: Final = _DECLARED_FAULTS  # the same kinds, in the same order
 FAULT_MODELS_BY_NAME: Final[dict[str, type[FaultModel]]] = {
     model.__name__: model for model in FAULT_MODELS
 }

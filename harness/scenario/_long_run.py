@@ -15,7 +15,7 @@ from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
-from fakes import PRICES, OutageAnswer, has_price
+from harness.ports import PRICES, OutageAnswer, has_price
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Count, Seconds
 from harness.scenario._problems import Problem, quoted, raise_if_any, show

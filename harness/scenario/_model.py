@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Self, TypeGuard
 
 from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_validator
 
-from fakes import CRASH_CLASSES, FAULT_KINDS, CrashClass, Quota, check_faults, quota_fields
+from fakes import CRASH_CLASSES, CrashClass, Quota, quota_fields
 from harness._errors import ConfigError
 from harness._redact import MIN_SECRET_LENGTH, secret_leaves
-from harness.ports import Dialect, StopState
+from harness.ports import FAULT_KINDS, Dialect, StopState, check_faults
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds, value_model
 from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems

@@ -1,11 +1,11 @@
 """The words a fault's fields are declared in: their limits and what they mean.
 
-A fault is declared once, in :mod:`fakes._faults`, as a dataclass whose field
+A fault is declared once, in :mod:`harness.ports._faults`, as a dataclass whose field
 annotations carry their limits (``annotated_types`` constraints) and a
 :class:`Doc`. The scenario format derives its models and its JSON Schema from
 those annotations, so a new fault, or a new limit, is written in one place.
 
-The fakes check a value against the same annotations (:func:`field_problem`), so a
+A fault checks its values against the same annotations (:func:`field_problem`), so a
 fault built in Python and one read from YAML are held to one set of bounds.
 
 Example::
