@@ -26,7 +26,7 @@ import json
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import FrameType
 from typing import Any, Literal
 
@@ -135,35 +135,24 @@ class WorldCrash:
 
 @dataclass
 class _Pending:
-    """A request in flight: the fields the stream fills in as it is played."""
+    """A request in flight: its trace record, and how far the client has read its stream.
 
-    index: int
-    incarnation: int
-    turn: int
-    attempt: int
-    started_at: float
-    status: int
-    faults: tuple[str, ...]
-    planned_bytes: int
-    response: ScriptedResponse | None
+    What was asked and answered is fixed when the world takes the request, so it is the
+    trace's own :class:`RequestRecord` from then on; only the stream's progress changes
+    while it is played (every chunk), and :func:`_record` fills it into the record.
+    """
+
+    record: RequestRecord  # its stream fields (first byte, end, delivery …) as yet unfilled
+    response: ScriptedResponse | None = None  # the answer after argument cuts
+    body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
+    cut_short: bool = False  # a reset or a hang kept bytes of the answer from the client
+    ended: str = "open"  # eof, reset, closed, cancelled, refused, timeout
     first_byte_at: float | None = None
     ended_at: float | None = None
     delivered_bytes: int = 0
-    ended: str = "open"  # eof, reset, closed, cancelled, refused, timeout
-    cut_short: bool = False  # a reset or a hang kept bytes of the answer from the client
-    model: str | None = None  # as the request named it
-    cache: CacheOutcome | None = None  # the prompt cache's verdict, when it is on
-    attempt_id: str | None = None  # the agent's own id for the attempt, if it sent one
-    retry_layer: str | None = None
-    retry_after: float | None = None  # the wait the answer asked for, in seconds
     last_chunk_at: float | None = None
     longest_silence: float = 0.0
     delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
-    body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
-    condition: str | None = None  # context_overflow or outage, when one answered
-    unfit: tuple[tuple[str, str], ...] = ()  # (kind, why): fakes.ProviderRequest.unfit
-    prompt_tokens: int | None = None
-    replies: tuple[SentReply, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -324,21 +313,14 @@ class World:
                        if f.kind not in left_out)
         # A quota's 429 is named beside the scripted faults: it came from load, not the script.
         kinds = tuple(f.kind for f in faults) + ((f"quota:{seen.quota}",) if seen.quota else ())
-        pending = _Pending(len(self.requests) + 1, incarnation, seen.turn, seen.attempt,
-                           self.clock.now(), plan.status, kinds,
-                           len(plan.body), _after_cuts(self._last_response, faults))
-        pending.cut_short = plan.cut_short
-        pending.model = _requested_model(seen.chat or seen.json)
-        pending.cache = seen.cache
-        pending.attempt_id = seen.headers.get(ATTEMPT_ID_HEADER)
-        pending.retry_layer = seen.headers.get(RETRY_LAYER_HEADER)
+        response = _after_cuts(self._last_response, faults)
         # The conversation as its family reads it (Responses and Gemini as Chat Completions).
-        pending.body = seen.chat if seen.chat is not None else seen.json
-        pending.retry_after = asked_wait(plan.headers, self.clock.now())
-        pending.condition, pending.prompt_tokens = seen.condition, seen.prompt_tokens
-        pending.unfit = seen.unfit
+        body = seen.chat if seen.chat is not None else seen.json
+        record = _answered(seen, plan, response, body, index=len(self.requests) + 1,
+                           incarnation=incarnation, now=self.clock.now(), faults=kinds)
         if self.scenario.provider.context_window is not None:
-            pending.replies = sent_replies(self.scenario.dialect, seen.json)
+            record = replace(record, replies=sent_replies(self.scenario.dialect, seen.json))
+        pending = _Pending(record, response, body, cut_short=plan.cut_short)
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")
@@ -375,11 +357,12 @@ class World:
 
     def stream_event(self, pending: _Pending, event: StreamEvent) -> None:
         """A 200 stream's first event arrived, or the whole of it did."""
-        if pending.status != 200 or pending.turn <= 0:
+        record = pending.record
+        if record.status != 200 or record.turn <= 0:
             return
-        if event == "after_response" and pending.delivered_bytes < pending.planned_bytes:
+        if event == "after_response" and pending.delivered_bytes < record.planned_bytes:
             return
-        self.reach(f"{event}:{pending.turn}")
+        self.reach(f"{event}:{record.turn}")
 
     def effect_applied(self, tool: str) -> None:
         """A side effect of ``tool`` is in the ledger (the K-th of that tool)."""
@@ -422,8 +405,8 @@ class World:
         """
         wanted = _canonical(dict(arguments))
         used = {i.call_id for i in self.invocations if i.incarnation == incarnation}
-        candidates = [(call, p.turn) for p in reversed(self.requests) if p.response is not None
-                      for call in p.response.tool_calls
+        candidates = [(call, p.record.turn) for p in reversed(self.requests)
+                      if p.response is not None for call in p.response.tool_calls
                       if call.name == tool and call.call_id not in used]
         for call, turn in candidates:
             if _canonical(_parsed(call.argument_text)) == wanted:
@@ -454,7 +437,8 @@ class World:
         the others run the agent's own function. Of several, the one whose name is a
         function on the stack; none, or more than one: not clear.
         """
-        last = next((p for p in reversed(self.requests) if p.incarnation == incarnation), None)
+        last = next((p for p in reversed(self.requests) if p.record.incarnation == incarnation),
+                    None)
         if last is None or last.response is None or last.ended == "open":
             return None
         ran = {i.call_id for i in self.invocations if i.incarnation == incarnation}
@@ -484,7 +468,7 @@ class World:
     def last_request_body(self, incarnation: int) -> Mapping[str, object] | None:
         """The JSON of the newest request ``incarnation`` got answered (its conversation)."""
         for pending in reversed(self.requests):
-            if pending.incarnation == incarnation and pending.body is not None:
+            if pending.record.incarnation == incarnation and pending.body is not None:
                 return pending.body
         return None
 
@@ -494,8 +478,8 @@ class World:
 
     def _refuse(self, incarnation: int) -> None:
         now = self.clock.now()
-        self.requests.append(_Pending(len(self.requests) + 1, incarnation, 0, 0, now, 599, (),
-                                      0, None, None, now, 0, "refused"))
+        record = _unanswered(len(self.requests) + 1, incarnation, now)
+        self.requests.append(_Pending(record, ended_at=now, ended="refused"))
 
     def request_records(self) -> tuple[RequestRecord, ...]:
         return tuple(_record(p, self.scenario.dialect) for p in self.requests)
@@ -563,13 +547,14 @@ class World:
                                 *self.provider.requests, self.model._by_turn]
         shared += [p for p in self.requests if p.ended != "open"]
         # Values nothing changes once made: the provider's checked fault plan, wire
-        # dialect and conditions, each tool's behaviour, the scripted responses, and the
-        # last conversation seen (only read, to share the next request's equal messages).
+        # dialect and conditions, each tool's behaviour, the scripted responses, the
+        # requests' records (frozen), and the last conversation seen (only read, to share
+        # the next request's equal messages).
         provider = self.provider
         shared += [provider._faults, provider._wire, provider.conditions,
                    provider._last_turns, provider._last_chat, self._last_response,
                    *(tool.behaviour for tool in self.tools.values())]
-        shared += [p.response for p in self.requests]
+        shared += [p.response for p in self.requests] + [p.record for p in self.requests]
         for item in shared:
             memo[id(item)] = item
         hooks = self.on_event, self.on_request, self.on_tool_settled, self.disk.observer
@@ -664,31 +649,55 @@ class _RecordedBody(httpx.AsyncByteStream):
         self._record.on_end("closed")
 
 
-def _record(p: _Pending, dialect: str) -> RequestRecord:
-    response = p.response
-    delivery = _delivery(p)
+def _answered(seen: fakes.ProviderRequest, plan: ResponsePlan,
+              response: ScriptedResponse | None, body: Mapping[str, object] | None, *,
+              index: int, incarnation: int, now: float, faults: tuple[str, ...]
+              ) -> RequestRecord:
+    """The record of a request the world took, as far as it is known before its stream plays.
+
+    Nothing of the stream has reached the client yet: no byte, no end, a partial delivery.
+    """
     text = "".join(part.text for part in response.parts if isinstance(part, Text)) \
         if response else ""
     calls = tuple(SentCall(c.call_id, c.name, c.argument_text)
                   for c in (response.tool_calls if response else ()))
-    usage = _sent_usage(p)
-    reported = delivery == "complete" and usage is not None and not (
-        dialect == "openai" and "no_usage_chunk" in p.faults)
     return RequestRecord(
-        index=p.index, incarnation=p.incarnation, turn=p.turn, attempt=p.attempt,
-        started_at=p.started_at, first_byte_at=p.first_byte_at, ended_at=p.ended_at,
-        status=p.status, faults=p.faults, planned_bytes=p.planned_bytes,
-        delivered_bytes=p.delivered_bytes, delivery=delivery,
+        index=index, incarnation=incarnation, turn=seen.turn, attempt=seen.attempt,
+        started_at=now, first_byte_at=None, ended_at=None, status=plan.status, faults=faults,
+        planned_bytes=len(plan.body), delivered_bytes=0, delivery="partial",
         truncated=response is not None and response.finish == "length",
         finish=response.finish if response else None,
-        model=p.model or (response.model if response else None), text=text, calls=calls,
-        usage=usage, usage_reported=reported, unscripted=text == UNSCRIPTED_TEXT,
-        cache=_cache_record(p.cache), attempt_id=p.attempt_id, retry_layer=p.retry_layer,
-        retry_after=p.retry_after, longest_silence=p.longest_silence,
+        model=_requested_model(seen.chat or seen.json) or (response.model if response else None),
+        text=text, calls=calls, usage=_sent_usage(seen, response), usage_reported=False,
+        unscripted=text == UNSCRIPTED_TEXT, cache=_cache_record(seen.cache),
+        attempt_id=seen.headers.get(ATTEMPT_ID_HEADER),
+        retry_layer=seen.headers.get(RETRY_LAYER_HEADER),
+        retry_after=asked_wait(plan.headers, now), offered_tools=offered_tools(body),
+        prompt_tokens=seen.prompt_tokens, condition=seen.condition, unfit_faults=seen.unfit,
+    )
+
+
+def _unanswered(index: int, incarnation: int, now: float) -> RequestRecord:
+    """The record of a request a dead incarnation sent: refused, it never reached the model."""
+    return RequestRecord(
+        index=index, incarnation=incarnation, turn=0, attempt=0, started_at=now,
+        first_byte_at=None, ended_at=now, status=599, faults=(), planned_bytes=0,
+        delivered_bytes=0, delivery="refused", truncated=False, finish=None, model=None,
+        text="", calls=(), usage=None, usage_reported=False, unscripted=UNSCRIPTED_TEXT == "",
+    )
+
+
+def _record(p: _Pending, dialect: str) -> RequestRecord:
+    """``p``'s record with how far its stream got filled in."""
+    record, delivery = p.record, _delivery(p)
+    usage = record.usage
+    reported = delivery == "complete" and usage is not None and not (
+        dialect == "openai" and "no_usage_chunk" in record.faults)
+    return replace(
+        record, first_byte_at=p.first_byte_at, ended_at=p.ended_at,
+        delivered_bytes=p.delivered_bytes, delivery=delivery, usage_reported=reported,
+        longest_silence=p.longest_silence,
         usage_seen=usage if reported else _seen(dialect, p, delivery),
-        offered_tools=offered_tools(p.body),
-        prompt_tokens=p.prompt_tokens, replies=p.replies, condition=p.condition,
-        unfit_faults=p.unfit,
     )
 
 
@@ -746,16 +755,17 @@ def offered_tools(body: Mapping[str, object] | None) -> tuple[str, ...] | None:
     return tuple(names)
 
 
-def _sent_usage(p: _Pending) -> SentUsage | None:
+def _sent_usage(seen: fakes.ProviderRequest, response: ScriptedResponse | None
+                ) -> SentUsage | None:
     """What the stream said it cost: the cache's verdict when the cache is on, else the script's."""
-    if p.response is None:
+    if response is None:
         return None
-    usage = p.response.usage
-    if p.cache is not None:
-        usage = p.cache.usage(fakes.output_tokens(p.response))
-    elif p.prompt_tokens is not None:
+    usage = response.usage
+    if seen.cache is not None:
+        usage = seen.cache.usage(fakes.output_tokens(response))
+    elif seen.prompt_tokens is not None:
         # Under a context window the provider bills the prompt it measured.
-        return SentUsage(p.prompt_tokens, usage.output_tokens, usage.cache_read_tokens,
+        return SentUsage(seen.prompt_tokens, usage.output_tokens, usage.cache_read_tokens,
                          usage.cache_write_tokens)
     return SentUsage(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
                      usage.cache_write_tokens)
@@ -784,11 +794,11 @@ def _requested_model(body: Mapping[str, object] | None) -> str | None:
 def _delivery(p: _Pending) -> Delivery:
     if p.ended == "refused":
         return "refused"
-    if p.status != 200:
+    if p.record.status != 200:
         return "http_error"
-    if p.cut_short or p.delivered_bytes < p.planned_bytes:
+    if p.cut_short or p.delivered_bytes < p.record.planned_bytes:
         return "partial"
-    if BROKEN_STREAM_FAULTS.intersection(p.faults):
+    if BROKEN_STREAM_FAULTS.intersection(p.record.faults):
         return "broken"
     return "complete"
 

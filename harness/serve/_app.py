@@ -507,7 +507,7 @@ def _target(scope: Scope) -> str:
 
 
 def _has_byte_fault(world: ServedWorld) -> bool:
-    faults = world.requests[-1].faults if world.requests else ()
+    faults = world.requests[-1].record.faults if world.requests else ()
     return any(fakes.FAULT_KINDS[kind].layer == "bytes" for kind in faults)
 
 

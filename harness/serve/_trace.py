@@ -78,8 +78,9 @@ def _outcome(world: ServedWorld, final: ProcessRun) -> OutcomeRecord:
     transcript = observed_transcript(world.scenario.dialect, body)
     outcome = AgentOutcome(stop_state="complete", reason="the agent process exited 0",
                            transcript=transcript, billed_usage=None, context_tokens=None,
-                           turns=sum(1 for r in world.requests if r.incarnation == final.number
-                                     and r.turn > 0),
+                           turns=sum(1 for r in world.requests
+                                     if r.record.incarnation == final.number
+                                     and r.record.turn > 0),
                            final_text=final.final_text)
     return outcome_record(outcome)
 

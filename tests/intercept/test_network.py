@@ -205,7 +205,7 @@ def test_a_body_read_again_after_the_end_gives_nothing_more() -> None:
 
     with intercepted_network(w.route(1)):
         assert w.clock.run(ask()) == "Hello there."
-    assert [p.delivered_bytes for p in w.requests] == [w.requests[0].planned_bytes]
+    assert [p.delivered_bytes for p in w.requests] == [w.requests[0].record.planned_bytes]
     assert [r.delivery for r in w.request_records()] == ["complete"]
 
 
