@@ -11,118 +11,87 @@ The world also records what it saw, for the trace: every request with what was
 sent back (complete or not, truncated or not, which faults), every tool
 invocation with its arguments and incarnation.
 
+This module holds the world itself: its state, its ports, its world events and
+crash points, and its copies. Its parts live beside it, one job each: what a
+scenario declares, built as fakes (:mod:`harness.runner._world_build`); what the
+provider was asked and answered, recorded as it streams
+(:mod:`harness.runner._world_streams`); the tools as an incarnation holds them
+(:mod:`harness.runner._world_tools`); and where intercepted requests go
+(:mod:`harness.runner._world_route`).
+
 Example::
 
     world = World(scenario, seed=7)
     ports = world.ports(incarnation=1)
 """
 
+
 from __future__ import annotations
 
-import asyncio
 import copy
-import functools
 import json
-import sys
-import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from types import FrameType
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
 import fakes
 from fakes import (
-    BEHAVIOURS,
-    BROKEN_STREAM_FAULTS,
     LOOP_BOUND_BEHAVIOURS,
-    CacheConfig,
-    CacheOutcome,
     CrashClass,
     CrashDisk,
     CrashPlan,
-    DeadIncarnationError,
     FakeProvider,
     IncomingRequest,
     Latency,
-    ResponsePlan,
     ScriptedResponse,
-    Step,
-    Text,
     ToolLedger,
     VirtualClock,
-    WorldTool,
     chat_view,
-    play_steps,
     wait_before_headers,
 )
 from harness._errors import AgentEntryError
-from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, StreamConfig, parse_retry_after
-from harness.intercept import (
-    Served,
-    absorbed,
-    calling_library,
-    foreign_line,
-    sends_by_itself,
-    telemetry_answer,
-    telemetry_line,
-)
-from harness.ports import SPECS, AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
+from harness.intercept import foreign_line, sends_by_itself
+from harness.ports import AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
 from harness.runner._jobs import WorldJobs
-from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
-from harness.runner._observed import observed_transcript
-from harness.runner._usage_seen import usage_seen
-from harness.scenario import Scenario, ToolDeclaration, fake_verifier
-from harness.trace import (
-    CacheRecord,
-    Delivery,
-    InvocationOutcome,
-    InvocationRecord,
-    RequestRecord,
-    SegmentVersion,
-    SentCall,
-    SentReply,
-    SentUsage,
+from harness.runner._model import ScriptedModel
+from harness.runner._world_build import (
+    CALENDAR_ORIGIN,
+    cache_config,
+    client_base_url,
+    fault_plan,
+    provider_conditions,
+    quota_of,
+    world_tool,
 )
+from harness.runner._world_route import WorldRoute
+from harness.runner._world_streams import (
+    Accepted,
+    Pending,
+    RecordedBody,
+    StreamEvent,
+    StreamRecord,
+    after_cuts,
+    answered_record,
+    refused_record,
+    request_record,
+    sent_replies,
+)
+from harness.runner._world_tools import (
+    PURE_KINDS,
+    JumpClock,
+    RecordingTool,
+    finish_without_loop,
+    functions_on_stack,
+    loop_bound_message,
+)
+from harness.scenario import Scenario, fake_verifier
+from harness.trace import InvocationRecord, RequestRecord
 
 STATE_DIR = "/state"
 # Crash classes that raise an OSError at the point instead of killing the process.
 DISK_ERRORS = frozenset({"eio_on_write", "eio_on_fsync", "enospc_on_write"})
-# Unix time of virtual t=0, the fakes' calendar origin, to read an HTTP-date Retry-After.
-_CALENDAR_ORIGIN = StreamConfig().clock_epoch_unix
-PURE_KINDS = fakes.PURE_TOOL_KINDS
-
-
-def fault_plan(scenario: Scenario) -> dict[tuple[int, int], tuple[fakes.Fault, ...]]:
-    """The scenario's faults as fakes, keyed (turn, attempt), in file order.
-
-    >>> fault_plan(Scenario(name="x", dialect="openai", model=[{"turn": 1, "text": "hi"}],
-    ...                     expect={"stop_state": "complete"}))
-    {}
-    """
-    plan: dict[tuple[int, int], list[fakes.Fault]] = {}
-    for fault in scenario.faults:
-        fake = fakes.FAULT_KINDS[fault.kind](**fault.fake_fields())
-        plan.setdefault((fault.at.turn, fault.at.attempt), []).append(fake)
-    return {key: tuple(faults) for key, faults in plan.items()}
-
-
-def _quota(scenario: Scenario) -> fakes.Quota | None:
-    declared = scenario.provider.quota
-    return None if declared is None else fakes.Quota(**declared.model_dump())
-
-
-def world_tool(name: str, spec: ToolDeclaration, ledger: ToolLedger) -> WorldTool:
-    """The fake tool a scenario declares."""
-    behaviour = None
-    if spec.behaviour is not None:
-        behaviour = fakes.Behaviour(spec.behaviour.kind, **spec.behaviour.fake_fields())
-    return WorldTool(spec.kind, ledger, name=name, behaviour=behaviour,
-                     concurrency_safe=spec.concurrency_safe)
-
-
-StreamEvent = Literal["mid_stream", "after_response"]
 
 
 @dataclass(frozen=True)
@@ -131,36 +100,6 @@ class WorldCrash:
 
     point_id: str
     crash_class: CrashClass
-
-
-@dataclass
-class _Pending:
-    """A request in flight: its trace record, and how far the client has read its stream.
-
-    What was asked and answered is fixed when the world takes the request, so it is the
-    trace's own :class:`RequestRecord` from then on; only the stream's progress changes
-    while it is played (every chunk), and :func:`_record` fills it into the record.
-    """
-
-    record: RequestRecord  # its stream fields (first byte, end, delivery …) as yet unfilled
-    response: ScriptedResponse | None = None  # the answer after argument cuts
-    body: Mapping[str, object] | None = None  # the request's JSON, for the observed transcript
-    cut_short: bool = False  # a reset or a hang kept bytes of the answer from the client
-    ended: str = "open"  # eof, reset, closed, cancelled, refused, timeout
-    first_byte_at: float | None = None
-    ended_at: float | None = None
-    delivered_bytes: int = 0
-    last_chunk_at: float | None = None
-    longest_silence: float = 0.0
-    delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
-
-
-@dataclass(frozen=True)
-class Accepted:
-    """A request the world took: the provider's plan, and the record the stream fills in."""
-
-    plan: ResponsePlan
-    pending: _Pending
 
 
 class World:
@@ -178,15 +117,15 @@ class World:
         self.model = ScriptedModel(scenario, self._applied_effects)
         self._faults = fault_plan(scenario)
         self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed,
-                                     cache=_cache_config(scenario),
+                                     cache=cache_config(scenario),
                                      latency=Latency() if scenario.provider.latency else None,
                                      conditions=provider_conditions(scenario),
-                                     quota=_quota(scenario), clock=self.clock.now,
-                                     calendar_origin=_CALENDAR_ORIGIN,
+                                     quota=quota_of(scenario), clock=self.clock.now,
+                                     calendar_origin=CALENDAR_ORIGIN,
                                      models=(scenario.provider.model,))
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
-        self.requests: list[_Pending] = []
+        self.requests: list[Pending] = []
         self.invocations: list[InvocationRecord] = []
         self._last_response: ScriptedResponse | None = None
         self._invocation_seq = 0
@@ -249,7 +188,7 @@ class World:
     # -- ports ----------------------------------------------------------------
     def ports(self, incarnation: int) -> AgentPorts:
         """The ports of ``incarnation``: a fresh HTTP client and tool handles over this world."""
-        tools = {name: _RecordingTool(self, tool) for name, tool in self.tools.items()}
+        tools = {name: RecordingTool(self, tool) for name, tool in self.tools.items()}
         return AgentPorts(
             http=self._http_client(incarnation),
             endpoint=self.provider.endpoint,
@@ -270,7 +209,7 @@ class World:
             return await self._serve(request, incarnation)
 
         return httpx.AsyncClient(transport=httpx.MockTransport(handle),
-                                 base_url=_client_base_url(self.provider.base_url))
+                                 base_url=client_base_url(self.provider.base_url))
 
     # -- provider -------------------------------------------------------------
     def _respond(self, request: fakes.ProviderRequest) -> ScriptedResponse:
@@ -287,7 +226,8 @@ class World:
             return httpx.Response(599, content=b"dead incarnation")
         # The ports' client has no connect phase: an unaccepted connection is a wait.
         await wait_before_headers(accepted.plan.before_connect + accepted.plan.before_headers)
-        stream = _RecordedBody(accepted.plan.steps, accepted.pending, self, request)
+        record = StreamRecord(accepted.pending, self.clock, self.stream_event)
+        stream = RecordedBody(accepted.plan.steps, record, request)
         return httpx.Response(accepted.plan.status, headers=list(accepted.plan.headers),
                               stream=stream)
 
@@ -313,14 +253,14 @@ class World:
                        if f.kind not in left_out)
         # A quota's 429 is named beside the scripted faults: it came from load, not the script.
         kinds = tuple(f.kind for f in faults) + ((f"quota:{seen.quota}",) if seen.quota else ())
-        response = _after_cuts(self._last_response, faults)
+        response = after_cuts(self._last_response, faults)
         # The conversation as its family reads it (Responses and Gemini as Chat Completions).
         body = seen.chat if seen.chat is not None else seen.json
-        record = _answered(seen, plan, response, body, index=len(self.requests) + 1,
+        record = answered_record(seen, plan, response, body, index=len(self.requests) + 1,
                            incarnation=incarnation, now=self.clock.now(), faults=kinds)
         if self.scenario.provider.context_window is not None:
             record = replace(record, replies=sent_replies(self.scenario.dialect, seen.json))
-        pending = _Pending(record, response, body, cut_short=plan.cut_short)
+        pending = Pending(record, response, body, cut_short=plan.cut_short)
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")
@@ -355,7 +295,7 @@ class World:
         """Crash at ``crash``'s event when it is first reached from now on (a second crash)."""
         self._world_crash = crash
 
-    def stream_event(self, pending: _Pending, event: StreamEvent) -> None:
+    def stream_event(self, pending: Pending, event: StreamEvent) -> None:
         """A 200 stream's first event arrived, or the whole of it did."""
         record = pending.record
         if record.status != 200 or record.turn <= 0:
@@ -383,16 +323,16 @@ class World:
             # Refused before it starts: with no loop running, the wait would fail inside
             # asyncio and read as the agent's own exception.
             raise AgentEntryError(loop_bound_message(tool, behaviour))
-        recording, context = self._tool_call(tool, arguments, incarnation, _JumpClock(self.clock))
-        return _finish_without_loop(recording.run(arguments, context), tool)
+        recording, context = self._tool_call(tool, arguments, incarnation, JumpClock(self.clock))
+        return finish_without_loop(recording.run(arguments, context), tool)
 
     def _tool_call(self, tool: str, arguments: dict[str, Any], incarnation: int,
-                   clock: Any) -> tuple[_RecordingTool, ToolContext]:
+                   clock: Any) -> tuple[RecordingTool, ToolContext]:
         call_id, turn = self.match_call(tool, arguments, incarnation)
         invocation = ToolInvocation(f"turn_{turn}", call_id, tool, arguments)
         context = ToolContext(invocation, f"exec_{self._invocation_seq + 1}", self.run_id,
                               incarnation, clock)
-        return _RecordingTool(self, self.tools[tool]), context
+        return RecordingTool(self, self.tools[tool]), context
 
     def match_call(self, tool: str, arguments: Mapping[str, Any], incarnation: int
                    ) -> tuple[str, int]:
@@ -445,7 +385,7 @@ class World:
         waiting = list(dict.fromkeys(call.name for call in last.response.tool_calls
                                      if call.call_id not in ran))
         if len(waiting) > 1:
-            on_stack = _functions_on_stack()
+            on_stack = functions_on_stack()
             waiting = [name for name in waiting if name in on_stack]
         return waiting[0] if len(waiting) == 1 else None
 
@@ -478,11 +418,11 @@ class World:
 
     def _refuse(self, incarnation: int) -> None:
         now = self.clock.now()
-        record = _unanswered(len(self.requests) + 1, incarnation, now)
-        self.requests.append(_Pending(record, ended_at=now, ended="refused"))
+        record = refused_record(len(self.requests) + 1, incarnation, now)
+        self.requests.append(Pending(record, ended_at=now, ended="refused"))
 
     def request_records(self) -> tuple[RequestRecord, ...]:
-        return tuple(_record(p, self.scenario.dialect) for p in self.requests)
+        return tuple(request_record(p, self.scenario.dialect) for p in self.requests)
 
     def in_flight(self, *, but_the_last_request: bool = False) -> bool:
         """Whether a stream is open or a tool call is running (a crash now cuts them).
@@ -586,445 +526,6 @@ def _goal_service(world: World) -> fakes.GoalService | None:
                              edits=goal.fake_edits())
 
 
-@functools.cache
-def _client_base_url(base_url: str) -> httpx.URL:
-    """``base_url`` parsed once, ending in ``/`` as httpx would make it for each client.
-
-    Parsing it again for every incarnation's client cost more than the rest of
-    building the client.
-    """
-    url = httpx.URL(base_url)
-    if url.raw_path.endswith(b"/"):
-        return url
-    return url.copy_with(raw_path=url.raw_path + b"/")
-
-
-def _after_cuts(response: ScriptedResponse | None, faults: tuple[fakes.Fault, ...]
-                ) -> ScriptedResponse | None:
-    """The response as sent: the provider applies argument cuts before rendering."""
-    if response is None:
-        return None
-    for fault in faults:
-        if isinstance(fault, fakes.TruncatedToolArguments | fakes.InvalidToolArguments):
-            response = fakes.apply_response(fault, response)
-    return response
-
-
-class _RecordedBody(httpx.AsyncByteStream):
-    """Plays a plan's steps and notes how far the client got, on the virtual clock."""
-
-    def __init__(self, steps: tuple[Step, ...], pending: _Pending, world: World,
-                 request: httpx.Request) -> None:
-        self._steps = steps
-        self._record = _StreamRecord(world, pending)
-        self._request = request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        record, first = self._record, True
-        try:
-            async for chunk in self._play():
-                record.on_chunk(chunk)
-                yield chunk
-                if first:
-                    record.after_first_chunk()
-                first = False
-        except asyncio.CancelledError:
-            record.on_end("cancelled")
-            raise
-        except httpx.ReadError:
-            record.on_end("reset")
-            raise
-        except GeneratorExit:
-            record.on_end("closed")
-            raise
-        record.on_end("eof")
-
-    def _play(self) -> AsyncIterator[bytes]:
-        return play_steps(self._steps, self._reset)
-
-    def _reset(self) -> Exception:
-        return httpx.ReadError("[Errno 104] Connection reset by peer", request=self._request)
-
-    async def aclose(self) -> None:
-        self._record.on_end("closed")
-
-
-def _answered(seen: fakes.ProviderRequest, plan: ResponsePlan,
-              response: ScriptedResponse | None, body: Mapping[str, object] | None, *,
-              index: int, incarnation: int, now: float, faults: tuple[str, ...]
-              ) -> RequestRecord:
-    """The record of a request the world took, as far as it is known before its stream plays.
-
-    Nothing of the stream has reached the client yet: no byte, no end, a partial delivery.
-    """
-    text = "".join(part.text for part in response.parts if isinstance(part, Text)) \
-        if response else ""
-    calls = tuple(SentCall(c.call_id, c.name, c.argument_text)
-                  for c in (response.tool_calls if response else ()))
-    return RequestRecord(
-        index=index, incarnation=incarnation, turn=seen.turn, attempt=seen.attempt,
-        started_at=now, first_byte_at=None, ended_at=None, status=plan.status, faults=faults,
-        planned_bytes=len(plan.body), delivered_bytes=0, delivery="partial",
-        truncated=response is not None and response.finish == "length",
-        finish=response.finish if response else None,
-        model=_requested_model(seen.chat or seen.json) or (response.model if response else None),
-        text=text, calls=calls, usage=_sent_usage(seen, response), usage_reported=False,
-        unscripted=text == UNSCRIPTED_TEXT, cache=_cache_record(seen.cache),
-        attempt_id=seen.headers.get(ATTEMPT_ID_HEADER),
-        retry_layer=seen.headers.get(RETRY_LAYER_HEADER),
-        retry_after=asked_wait(plan.headers, now), offered_tools=offered_tools(body),
-        prompt_tokens=seen.prompt_tokens, condition=seen.condition, unfit_faults=seen.unfit,
-    )
-
-
-def _unanswered(index: int, incarnation: int, now: float) -> RequestRecord:
-    """The record of a request a dead incarnation sent: refused, it never reached the model."""
-    return RequestRecord(
-        index=index, incarnation=incarnation, turn=0, attempt=0, started_at=now,
-        first_byte_at=None, ended_at=now, status=599, faults=(), planned_bytes=0,
-        delivered_bytes=0, delivery="refused", truncated=False, finish=None, model=None,
-        text="", calls=(), usage=None, usage_reported=False, unscripted=UNSCRIPTED_TEXT == "",
-    )
-
-
-def _record(p: _Pending, dialect: str) -> RequestRecord:
-    """``p``'s record with how far its stream got filled in."""
-    record, delivery = p.record, _delivery(p)
-    usage = record.usage
-    reported = delivery == "complete" and usage is not None and not (
-        dialect == "openai" and "no_usage_chunk" in record.faults)
-    return replace(
-        record, first_byte_at=p.first_byte_at, ended_at=p.ended_at,
-        delivered_bytes=p.delivered_bytes, delivery=delivery, usage_reported=reported,
-        longest_silence=p.longest_silence,
-        usage_seen=usage if reported else _seen(dialect, p, delivery),
-    )
-
-
-def _seen(dialect: str, p: _Pending, delivery: str) -> SentUsage | None:
-    """The usage among a broken stream's bytes (a whole stream's is its reported usage)."""
-    if delivery not in ("partial", "broken") or not p.delivered:
-        return None
-    seen = usage_seen(dialect, bytes(p.delivered))
-    return None if seen is None else SentUsage(seen[0], seen[1])
-
-
-def asked_wait(headers: tuple[tuple[str, str], ...], now: float) -> float | None:
-    """The wait in seconds an answer's retry headers ask for (``None``: none asked).
-
-    >>> asked_wait((("retry-after", "20"),), now=0.0)
-    20.0
-    """
-    return parse_retry_after(dict(headers), now_unix=_CALENDAR_ORIGIN + now)
-
-
-def provider_conditions(scenario: Scenario) -> fakes.ProviderConditions:
-    """The scenario's context window and outages, as the fake provider holds them."""
-    declared = scenario.provider
-    window = fakes.ContextWindow(declared.context_window) if declared.context_window else None
-    outages = tuple(fakes.Outage(o.start_seconds, o.end_seconds, o.answer)
-                    for o in declared.outages)
-    return fakes.ProviderConditions(window, outages)
-
-
-def sent_replies(dialect: str, body: Mapping[str, object] | None) -> tuple[SentReply, ...]:
-    """Every tool reply a request carried, by call id, as the model would read it."""
-    return tuple(SentReply(m.call_id, m.text) for m in observed_transcript(dialect, body)
-                 if m.role == "tool" and m.call_id is not None)
-
-
-def offered_tools(body: Mapping[str, object] | None) -> tuple[str, ...] | None:
-    """The names of the tools a request offers the model, in either family's shape.
-
-    >>> offered_tools({"tools": [{"type": "function", "function": {"name": "mail"}},
-    ...                          {"name": "notes", "input_schema": {}}]})
-    ('mail', 'notes')
-    >>> offered_tools({"messages": []}) is None
-    True
-    """
-    tools = body.get("tools") if body is not None else None
-    if not isinstance(tools, list):
-        return None
-    names = []
-    for tool in tools:
-        if isinstance(tool, dict):
-            function = tool.get("function")
-            name = function.get("name") if isinstance(function, dict) else tool.get("name")
-            if isinstance(name, str):
-                names.append(name)
-    return tuple(names)
-
-
-def _sent_usage(seen: fakes.ProviderRequest, response: ScriptedResponse | None
-                ) -> SentUsage | None:
-    """What the stream said it cost: the cache's verdict when the cache is on, else the script's."""
-    if response is None:
-        return None
-    usage = response.usage
-    if seen.cache is not None:
-        usage = seen.cache.usage(fakes.output_tokens(response))
-    elif seen.prompt_tokens is not None:
-        # Under a context window the provider bills the prompt it measured.
-        return SentUsage(seen.prompt_tokens, usage.output_tokens, usage.cache_read_tokens,
-                         usage.cache_write_tokens)
-    return SentUsage(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
-                     usage.cache_write_tokens)
-
-
-def _cache_record(outcome: CacheOutcome | None) -> CacheRecord | None:
-    if outcome is None:
-        return None
-    return CacheRecord(miss=outcome.miss, write_5m_tokens=outcome.cache_write_5m_tokens,
-                       write_1h_tokens=outcome.cache_write_1h_tokens,
-                       versions=tuple(SegmentVersion(*v) for v in sorted(outcome.versions.items())))
-
-
-def _cache_config(scenario: Scenario) -> CacheConfig | None:
-    provider = scenario.provider
-    if not provider.prompt_cache:
-        return None
-    return CacheConfig(server_miss_rate=provider.server_miss_rate)
-
-
-def _requested_model(body: Mapping[str, object] | None) -> str | None:
-    model = body.get("model") if body is not None else None
-    return model if isinstance(model, str) else None
-
-
-def _delivery(p: _Pending) -> Delivery:
-    if p.ended == "refused":
-        return "refused"
-    if p.record.status != 200:
-        return "http_error"
-    if p.cut_short or p.delivered_bytes < p.record.planned_bytes:
-        return "partial"
-    if BROKEN_STREAM_FAULTS.intersection(p.record.faults):
-        return "broken"
-    return "complete"
-
-
-class _RecordingTool:
-    """A world tool as one incarnation holds it: every invocation goes in the world's log."""
-
-    def __init__(self, world: World, tool: WorldTool) -> None:
-        self._world = world
-        self._tool = tool
-
-    @property
-    def name(self) -> str:
-        return self._tool.name
-
-    @property
-    def concurrency_safe(self) -> bool:
-        return self._tool.concurrency_safe
-
-    @property
-    def idempotent(self) -> bool:
-        return self._tool.idempotent
-
-    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
-        world = self._world
-        world.goal_tick()
-        seq = world.next_invocation_seq()
-        started = world.clock.now()
-        alive = context.incarnation == world.incarnations.current and not \
-            world.incarnations.crashed
-        args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
-        outcome: InvocationOutcome = "refused"
-        after_error = world.disk_error_raised()
-
-        returned: str | None = None
-
-        def record(ended_at: float | None, outcome: InvocationOutcome) -> InvocationRecord:
-            return InvocationRecord(seq, self._tool.name, self._tool.kind,
-                                    context.invocation.call_id, args, context.incarnation,
-                                    started, ended_at, not alive,
-                                    outcome if alive else "refused", after_error, returned)
-
-        # Noted at the start, so a call the agent walked away from and that never
-        # settles is still seen running (J7); replaced when it ends.
-        slot = len(world.invocations)
-        world.invocations.append(record(None, "running"))
-        try:
-            result = await self._tool.run(arguments, context)
-            outcome = "ok"
-            returned = json.dumps(result, sort_keys=True, default=str)
-            if self._tool.kind not in PURE_KINDS:
-                world.effect_applied(self._tool.name)
-            return result
-        except asyncio.CancelledError:
-            outcome = "cancelled"
-            raise
-        except Exception:
-            outcome = "error"
-            raise
-        finally:
-            # Ended only by the loop's teardown after run() returned: left running.
-            left = world.returned
-            world.invocations[slot] = record(None if left else world.clock.now(),
-                                             "abandoned" if left else outcome)
-            if world.on_tool_settled is not None:
-                world.on_tool_settled()
-
-
-def _functions_on_stack() -> set[str]:
-    """The names of the functions running in this thread now."""
-    names: set[str] = set()
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        names.add(frame.f_code.co_name)
-        frame = frame.f_back
-    return names
-
-
-def _dialect_called(url: str, scenario_dialect: str) -> str | None:
-    """The dialect whose API ``url`` calls; None for a host no fake provider serves.
-
-    Chat Completions and Responses share a host, so the path decides; a path no
-    dialect of the host knows goes to the scenario's provider (which answers 404).
-    """
-    parsed = httpx.URL(url)
-    on_host = [dialect for dialect, spec in SPECS.items() if spec.host == parsed.host]
-    called = [dialect for dialect in on_host if fakes.WIRE[dialect].route(parsed.path)]
-    if called:
-        return called[0]
-    if scenario_dialect in on_host:
-        return scenario_dialect
-    return on_host[0] if on_host else None
-
-
-class WorldRoute:
-    """An incarnation's intercepted HTTP requests, served by the world (any transport)."""
-
-    def __init__(self, world: World, incarnation: int) -> None:
-        self._world = world
-        self._incarnation = incarnation
-        self.clock = world.clock
-
-    def serve(self, request: IncomingRequest) -> Served | None:
-        world = self._world
-        dialect = _dialect_called(request.url, world.scenario.dialect)
-        if dialect is None:
-            return self._outside(request)
-        if dialect != world.scenario.dialect:
-            world.misdialed.append(f"{request.method} {httpx.URL(request.url).path} "
-                                   f"({dialect})")
-            return _wrong_dialect(world.scenario.dialect, request)
-        accepted = world.accept(request, self._incarnation)
-        if accepted is None:  # a dead incarnation: the process is gone, so is its request
-            raise DeadIncarnationError(f"request {request.url}", self._incarnation,
-                                       world.incarnations.current)
-        plan = accepted.plan
-        return Served(plan.status, plan.headers, plan.before_headers, plan.steps,
-                      _StreamRecord(world, accepted.pending), plan.before_connect)
-
-
-    def _outside(self, request: IncomingRequest) -> Served | None:
-        """Telemetry is answered and listed; any other outside call is refused and listed."""
-        world = self._world
-        entry = absorbed(request.method, request.url, world.absorb)
-        if entry is None:
-            world.note_foreign(f"{request.method} {request.url}", calling_library(),
-                               self._incarnation)
-            return None
-        if threading.current_thread() in fakes.CASE_THREADS:
-            # A thread the case did not start (a trace exporter started at import)
-            # sends when real time says so: answered, but not the case's record.
-            world.telemetry.append(telemetry_line(request.method, request.url, entry))
-        return telemetry_answer(entry)
-
-    def refuse(self, what: str, library: str) -> None:
-        """Note a refused socket (a name lookup, a connection) the agent's process tried."""
-        self._world.note_foreign(what, library, self._incarnation)
-
-
-def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:
-    path = httpx.URL(request.url).path
-    message = (f"this scenario speaks {dialect}; the agent called {path} "
-               f"(declare the dialects the agent speaks to skip such scenarios)")
-    body = json.dumps({"error": {"type": "not_found_error", "message": message}}).encode()
-    headers = (("content-type", "application/json"),)
-    return Served(404, headers, (), (fakes.Emit(body),), None)
-
-
-class _StreamRecord:
-    """Notes how far the client read a served stream, and reaches the stream's world events.
-
-    Every transport's body reports here (the ports' client and the intercepted
-    httpx and httpx2 ones), so the record of a stream is the same whoever read it.
-    """
-
-    def __init__(self, world: World, pending: _Pending) -> None:
-        self._world = world
-        self._pending = pending
-
-    def on_chunk(self, data: bytes) -> None:
-        pending = self._pending
-        if pending.first_byte_at is None:
-            pending.first_byte_at = self._world.clock.now()
-        self._note_silence()
-        pending.delivered_bytes += len(data)
-        if pending.delivered is None:
-            pending.delivered = bytearray()
-        pending.delivered += data
-
-    def after_first_chunk(self) -> None:
-        self._world.stream_event(self._pending, "mid_stream")
-
-    def on_end(self, how: str) -> None:
-        pending = self._pending
-        if pending.ended != "open":
-            return
-        self._note_silence()
-        pending.ended = how
-        pending.ended_at = self._world.clock.now()
-        if how in ("eof", "closed"):
-            # An SDK closes the stream once it read the terminal event, without
-            # asking for an end it knows is there: the whole answer is in its hands.
-            self._world.stream_event(pending, "after_response")
-
-    def _note_silence(self) -> None:
-        """Measure the gap since the last chunk: what an idle watchdog must bound (S1)."""
-        pending, now = self._pending, self._world.clock.now()
-        if pending.last_chunk_at is not None:
-            pending.longest_silence = max(pending.longest_silence, now - pending.last_chunk_at)
-        if pending.first_byte_at is not None:
-            pending.last_chunk_at = now
-
-
-class _JumpClock:
-    """The world clock for tools called from blocking code: a wait moves time at once."""
-
-    def __init__(self, clock: VirtualClock) -> None:
-        self._clock = clock
-
-    def now(self) -> float:
-        return self._clock.now()
-
-    async def sleep(self, seconds: float) -> None:
-        self._clock.advance(seconds)
-
-
-def _finish_without_loop(coro: Coroutine[Any, Any, Any], tool: str) -> Any:
-    """Run a tool that never suspends (instant, slow, failing) to its end, with no loop."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value
-    coro.close()
-    raise AgentEntryError(loop_bound_message(tool))
-
-
-def loop_bound_message(tool: str, behaviour: str | None = None) -> str:
-    """Why ``tool`` cannot run (with ``behaviour``) from blocking code, and the two fixes."""
-    waits = (f"has behaviour {behaviour!r}, which waits" if behaviour is not None
-             else "waits")
-    return (f"tool {tool!r} {waits} on the event loop, but "
-            "its target is a plain function called from blocking code: make the target "
-            "async, or give the tool another behaviour (one of "
-            f"{', '.join(k for k in BEHAVIOURS if k not in LOOP_BOUND_BEHAVIOURS)})")
-
-
 def _turn_of(dialect: Dialect, body: bytes) -> int:
     """The turn a request body asks for, as the provider counts it (0: not a chat request)."""
     try:
@@ -1049,3 +550,7 @@ def _parsed(text: str) -> object:
         return json.loads(text) if text.strip() else {}
     except ValueError:
         return None
+
+
+# The names the runner's other modules import from here (some now live in the parts).
+__all__ = ["DISK_ERRORS", "PURE_KINDS", "STATE_DIR", "World", "WorldCrash", "fault_plan"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.runner._world import _Pending
+from harness.runner._world_streams import Pending
 from harness.trace import RequestRecord
 
 # What changes while a stream is played: counted on the request in flight, filled in
@@ -19,7 +19,7 @@ STREAM_PROGRESS = {"first_byte_at", "ended_at", "delivered_bytes", "longest_sile
 
 
 def test_the_request_in_flight_holds_the_trace_record_and_only_the_stream_s_progress() -> None:
-    in_flight = {f.name for f in dataclasses.fields(_Pending)}
+    in_flight = {f.name for f in dataclasses.fields(Pending)}
     recorded = {f.name for f in dataclasses.fields(RequestRecord)}
     assert in_flight & recorded == STREAM_PROGRESS
-    assert dataclasses.fields(_Pending)[0].type in (RequestRecord, "RequestRecord")
+    assert dataclasses.fields(Pending)[0].type in (RequestRecord, "RequestRecord")
