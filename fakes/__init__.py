@@ -75,7 +75,7 @@ _HOMES: dict[str, list[str]] = {
         "WorldTool", "child_environment", "run_in_process_group"
     ],
     "fakes._transport": [
-        "IncomingRequest", "ResponsePlan", "play_steps", "wait_before_headers"
+        "CONNECTION_RESET", "IncomingRequest", "ResponsePlan", "play_steps", "wait_before_headers"
     ],
     "fakes._verifier": [
         "ScriptedVerifier", "VerifierRule"
@@ -209,6 +209,7 @@ if TYPE_CHECKING:
         run_in_process_group,
     )
     from fakes._transport import (
+        CONNECTION_RESET,
         IncomingRequest,
         ResponsePlan,
         play_steps,
@@ -297,6 +298,7 @@ __all__ = [
     "CHILD_ENVIRONMENT",
     "COMPACTION_MARKER",
     "CONCURRENCY_SAFE_TOOL_KINDS",
+    "CONNECTION_RESET",
     "CRASH_CLASSES",
     "CRASH_CLASS_MEANINGS",
     "CUTTING_FAULTS",

@@ -32,33 +32,9 @@ from fakes import _wire_anthropic
 from fakes._dialects import WIRE
 from fakes._script import ScriptedResponse, ToolUse
 from fakes._wire import Emit, Frame, Hang, Pause, Reset, Step
+from harness import ports
 from harness._errors import ConfigError
-from harness.ports import (
-    ByteAtATime,
-    ByteFault,
-    ConnectionReset,
-    CutToolArguments,
-    Dialect,
-    EmptyBody,
-    ErrorInStream,
-    Fault,
-    FrameFault,
-    HttpError,
-    InjectComments,
-    InjectPings,
-    MalformedFrame,
-    NoTerminalEvent,
-    NoUsageChunk,
-    RandomSplits,
-    SlowDrip,
-    SplitAt,
-    SplitBetweenCrLf,
-    SplitInsideDataField,
-    SplitInsideUtf8,
-    Stall,
-    StallBeforeHeaders,
-    StallConnecting,
-)
+from harness.ports import Dialect
 
 Frames = tuple[Frame, ...]
 
@@ -186,7 +162,7 @@ def _position(timeline: Timeline, cls: str, after_bytes: int | None, after_event
 # ------------------------------------------------------------------------ http
 
 
-def error_headers(error: HttpError) -> tuple[tuple[str, str], ...]:
+def error_headers(error: ports.HttpError) -> tuple[tuple[str, str], ...]:
     """The retry headers an error carries."""
     headers: list[tuple[str, str]] = []
     if error.retry_after is not None:
@@ -198,7 +174,7 @@ def error_headers(error: HttpError) -> tuple[tuple[str, str], ...]:
     return tuple(headers)
 
 
-def error_body(error: HttpError, dialect: Dialect, request_id: str) -> bytes:
+def error_body(error: ports.HttpError, dialect: Dialect, request_id: str) -> bytes:
     """The JSON error body, as the dialect's API words it."""
     seconds = error.retry_after if isinstance(error.retry_after, int) else None
     return WIRE[dialect].http_error_body(error.status, error.message, request_id, seconds)
@@ -207,7 +183,7 @@ def error_body(error: HttpError, dialect: Dialect, request_id: str) -> bytes:
 # -------------------------------------------------------------------- response
 
 
-def apply_response(fault: CutToolArguments, response: ScriptedResponse) -> ScriptedResponse:
+def apply_response(fault: ports.CutToolArguments, response: ScriptedResponse) -> ScriptedResponse:
     """Keep the parts before the call, the cut call, and nothing after it."""
     position, call = _find_call(fault, response)
     text = call.argument_text
@@ -217,7 +193,7 @@ def apply_response(fault: CutToolArguments, response: ScriptedResponse) -> Scrip
     return dataclasses.replace(response, parts=parts, finish=fault.finish)
 
 
-def _find_call(fault: CutToolArguments, response: ScriptedResponse) -> tuple[int, ToolUse]:
+def _find_call(fault: ports.CutToolArguments, response: ScriptedResponse) -> tuple[int, ToolUse]:
     calls = [(i, p) for i, p in enumerate(response.parts) if isinstance(p, ToolUse)]
     if fault.call_index >= len(calls):
         raise ConfigError(
@@ -228,7 +204,7 @@ def _find_call(fault: CutToolArguments, response: ScriptedResponse) -> tuple[int
     return calls[fault.call_index]
 
 
-def _cut_offset(fault: CutToolArguments, text: str) -> int:
+def _cut_offset(fault: ports.CutToolArguments, text: str) -> int:
     if fault.offset is None:
         fraction = 0.5 if fault.fraction is None else fault.fraction
         return int(len(text) * fraction)
@@ -244,21 +220,21 @@ def _cut_offset(fault: CutToolArguments, text: str) -> int:
 # ---------------------------------------------------------------------- frames
 
 
-def apply_frames(fault: FrameFault, frames: Frames, ctx: FaultContext) -> Frames:
+def apply_frames(fault: ports.FrameFault, frames: Frames, ctx: FaultContext) -> Frames:
     """The events after ``fault`` bent them."""
     return _FRAME_ACTS[type(fault)](fault, frames, ctx)
 
 
-def _inject_comments(fault: InjectComments, frames: Frames, _ctx: FaultContext) -> Frames:
+def _inject_comments(fault: ports.InjectComments, frames: Frames, _ctx: FaultContext) -> Frames:
     return _interleave(frames, fault.every, Frame(comment=fault.text, role="comment"))
 
 
-def _inject_pings(fault: InjectPings, frames: Frames, ctx: FaultContext) -> Frames:
+def _inject_pings(fault: ports.InjectPings, frames: Frames, ctx: FaultContext) -> Frames:
     _require_dialect("InjectPings", ctx, "anthropic", "only Anthropic streams have pings")
     return _interleave(frames, fault.every, _wire_anthropic.ping_frame())
 
 
-def _malformed_frame(fault: MalformedFrame, frames: Frames, _ctx: FaultContext) -> Frames:
+def _malformed_frame(fault: ports.MalformedFrame, frames: Frames, _ctx: FaultContext) -> Frames:
     json_frames = [i for i, f in enumerate(frames) if f.data and f.data.startswith("{")]
     if fault.index not in json_frames:
         raise ConfigError(
@@ -272,7 +248,7 @@ def _malformed_frame(fault: MalformedFrame, frames: Frames, _ctx: FaultContext) 
     return (*frames[: fault.index], broken, *frames[fault.index + 1 :])
 
 
-def _error_in_stream(fault: ErrorInStream, frames: Frames, ctx: FaultContext) -> Frames:
+def _error_in_stream(fault: ports.ErrorInStream, frames: Frames, ctx: FaultContext) -> Frames:
     _check_event_count("ErrorInStream.after_events", fault.after_events, len(frames))
     wire = WIRE[ctx.dialect]
     error_type = fault.error_type or wire.stream_error_type
@@ -280,11 +256,11 @@ def _error_in_stream(fault: ErrorInStream, frames: Frames, ctx: FaultContext) ->
     return (*frames[: fault.after_events], error)
 
 
-def _no_terminal_event(_fault: NoTerminalEvent, frames: Frames, _ctx: FaultContext) -> Frames:
+def _no_terminal_event(_fault: ports.NoTerminalEvent, frames: Frames, _ctx: FaultContext) -> Frames:
     return _drop_role(frames, "terminal")
 
 
-def _no_usage_chunk(_fault: NoUsageChunk, frames: Frames, ctx: FaultContext) -> Frames:
+def _no_usage_chunk(_fault: ports.NoUsageChunk, frames: Frames, ctx: FaultContext) -> Frames:
     _require_dialect(
         "NoUsageChunk", ctx, "openai",
         "only Chat Completions sends usage in a chunk of its own",
@@ -292,35 +268,35 @@ def _no_usage_chunk(_fault: NoUsageChunk, frames: Frames, ctx: FaultContext) -> 
     return _drop_role(frames, "usage")
 
 
-def _empty_body(_fault: EmptyBody, _frames: Frames, _ctx: FaultContext) -> Frames:
+def _empty_body(_fault: ports.EmptyBody, _frames: Frames, _ctx: FaultContext) -> Frames:
     return ()
 
 
 # The acts take their own class; the table is looked up by the fault's class.
-_FRAME_ACTS: Final[dict[type[Fault], Callable[[Any, Frames, FaultContext], Frames]]] = {
-    InjectComments: _inject_comments,
-    InjectPings: _inject_pings,
-    MalformedFrame: _malformed_frame,
-    ErrorInStream: _error_in_stream,
-    NoTerminalEvent: _no_terminal_event,
-    NoUsageChunk: _no_usage_chunk,
-    EmptyBody: _empty_body,
+_FRAME_ACTS: Final[dict[type[ports.Fault], Callable[[Any, Frames, FaultContext], Frames]]] = {
+    ports.InjectComments: _inject_comments,
+    ports.InjectPings: _inject_pings,
+    ports.MalformedFrame: _malformed_frame,
+    ports.ErrorInStream: _error_in_stream,
+    ports.NoTerminalEvent: _no_terminal_event,
+    ports.NoUsageChunk: _no_usage_chunk,
+    ports.EmptyBody: _empty_body,
 }
 
 
 # ----------------------------------------------------------------------- bytes
 
 
-def apply_timeline(fault: ByteFault, timeline: Timeline, ctx: FaultContext) -> Timeline:
+def apply_timeline(fault: ports.ByteFault, timeline: Timeline, ctx: FaultContext) -> Timeline:
     """The body's steps after ``fault`` bent them."""
     return _BYTE_ACTS[type(fault)](fault, timeline, ctx)
 
 
-def _split_at(fault: SplitAt, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+def _split_at(fault: ports.SplitAt, timeline: Timeline, _ctx: FaultContext) -> Timeline:
     return _split_all(timeline, fault.offsets, "SplitAt.offsets")
 
 
-def _byte_at_a_time(_fault: ByteAtATime, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+def _byte_at_a_time(_fault: ports.ByteAtATime, timeline: Timeline, _ctx: FaultContext) -> Timeline:
     steps: list[Step] = []
     for step in timeline.steps:
         if isinstance(step, Emit):
@@ -330,7 +306,7 @@ def _byte_at_a_time(_fault: ByteAtATime, timeline: Timeline, _ctx: FaultContext)
     return dataclasses.replace(timeline, steps=tuple(steps))
 
 
-def _random_splits(fault: RandomSplits, timeline: Timeline, ctx: FaultContext) -> Timeline:
+def _random_splits(fault: ports.RandomSplits, timeline: Timeline, ctx: FaultContext) -> Timeline:
     available = max(timeline.length - 1, 0)
     if fault.count > available:
         raise ConfigError(
@@ -341,7 +317,7 @@ def _random_splits(fault: RandomSplits, timeline: Timeline, ctx: FaultContext) -
     return _split_all(timeline, offsets, "RandomSplits.count")
 
 
-def _split_inside_utf8(fault: SplitInsideUtf8, timeline: Timeline, _ctx: FaultContext
+def _split_inside_utf8(fault: ports.SplitInsideUtf8, timeline: Timeline, _ctx: FaultContext
                        ) -> Timeline:
     body = timeline.body
     # A lead byte of a multibyte sequence is 11xxxxxx.
@@ -351,7 +327,7 @@ def _split_inside_utf8(fault: SplitInsideUtf8, timeline: Timeline, _ctx: FaultCo
     return _split_all(timeline, (lead + 1,), field)
 
 
-def _split_inside_data_field(fault: SplitInsideDataField, timeline: Timeline,
+def _split_inside_data_field(fault: ports.SplitInsideDataField, timeline: Timeline,
                              _ctx: FaultContext) -> Timeline:
     body = timeline.body
     starts = [i for i in _find_all(body, b"data:") if i == 0 or body[i - 1] in b"\r\n"]
@@ -360,7 +336,7 @@ def _split_inside_data_field(fault: SplitInsideDataField, timeline: Timeline,
     return _split_all(timeline, (start + 2,), field)
 
 
-def _split_between_cr_lf(fault: SplitBetweenCrLf, timeline: Timeline, _ctx: FaultContext
+def _split_between_cr_lf(fault: ports.SplitBetweenCrLf, timeline: Timeline, _ctx: FaultContext
                          ) -> Timeline:
     crlfs = _find_all(timeline.body, b"\r\n")
     field = "SplitBetweenCrLf.occurrence"
@@ -373,18 +349,18 @@ def _split_between_cr_lf(fault: SplitBetweenCrLf, timeline: Timeline, _ctx: Faul
     return _split_all(timeline, (crlf + 1,), field)
 
 
-def _stall(fault: Stall, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+def _stall(fault: ports.Stall, timeline: Timeline, _ctx: FaultContext) -> Timeline:
     offset, field = _position(timeline, "Stall", fault.after_bytes, fault.after_events)
     return _insert(timeline, offset, wait_step(fault), field)
 
 
-def _connection_reset(fault: ConnectionReset, timeline: Timeline, _ctx: FaultContext
+def _connection_reset(fault: ports.ConnectionReset, timeline: Timeline, _ctx: FaultContext
                       ) -> Timeline:
     offset, field = _position(timeline, "ConnectionReset", fault.after_bytes, fault.after_events)
     return _insert(timeline, offset, Reset(), field)
 
 
-def _slow_drip(fault: SlowDrip, timeline: Timeline, _ctx: FaultContext) -> Timeline:
+def _slow_drip(fault: ports.SlowDrip, timeline: Timeline, _ctx: FaultContext) -> Timeline:
     gap = Pause(1.0 / fault.tokens_per_second)
     steps: list[Step] = []
     for step in timeline.steps:
@@ -394,23 +370,23 @@ def _slow_drip(fault: SlowDrip, timeline: Timeline, _ctx: FaultContext) -> Timel
     return dataclasses.replace(timeline, steps=tuple(steps))
 
 
-_BYTE_ACTS: Final[dict[type[Fault], Callable[[Any, Timeline, FaultContext], Timeline]]] = {
-    SplitAt: _split_at,
-    ByteAtATime: _byte_at_a_time,
-    RandomSplits: _random_splits,
-    SplitInsideUtf8: _split_inside_utf8,
-    SplitInsideDataField: _split_inside_data_field,
-    SplitBetweenCrLf: _split_between_cr_lf,
-    Stall: _stall,
-    ConnectionReset: _connection_reset,
-    SlowDrip: _slow_drip,
+_BYTE_ACTS: Final[dict[type[ports.Fault], Callable[[Any, Timeline, FaultContext], Timeline]]] = {
+    ports.SplitAt: _split_at,
+    ports.ByteAtATime: _byte_at_a_time,
+    ports.RandomSplits: _random_splits,
+    ports.SplitInsideUtf8: _split_inside_utf8,
+    ports.SplitInsideDataField: _split_inside_data_field,
+    ports.SplitBetweenCrLf: _split_between_cr_lf,
+    ports.Stall: _stall,
+    ports.ConnectionReset: _connection_reset,
+    ports.SlowDrip: _slow_drip,
 }
 
 
 # --------------------------------------------------------------------- headers
 
 
-def wait_step(fault: Stall | StallBeforeHeaders | StallConnecting) -> Step:
+def wait_step(fault: ports.Stall | ports.StallBeforeHeaders | ports.StallConnecting) -> Step:
     """The silence a stall makes: a pause of its seconds, or a hang when it has none."""
     return Hang() if fault.seconds is None else Pause(float(fault.seconds))
 

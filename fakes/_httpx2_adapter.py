@@ -18,7 +18,6 @@ from typing import final
 import httpx2
 
 from fakes._transport import IncomingRequest, PlanBody, Planner, wait_before_headers
-from fakes._wire import Step
 
 
 def httpx2_client(provider: Planner) -> httpx2.AsyncClient:
@@ -65,9 +64,4 @@ class FakeHttpx2Transport(httpx2.AsyncBaseTransport):
 class _Body(PlanBody, httpx2.AsyncByteStream):
     """A response body that plays the plan's steps as the client reads."""
 
-    def __init__(self, steps: tuple[Step, ...], request: httpx2.Request) -> None:
-        super().__init__(steps)
-        self._request = request
-
-    def _reset(self) -> Exception:
-        return httpx2.ReadError("[Errno 104] Connection reset by peer", request=self._request)
+    read_error = httpx2.ReadError

@@ -19,7 +19,6 @@ import httpx
 import respx
 
 from fakes._transport import IncomingRequest, PlanBody, Planner, wait_before_headers
-from fakes._wire import Step
 
 
 def httpx_client(provider: Planner) -> httpx.AsyncClient:
@@ -51,9 +50,4 @@ def mount(provider: Planner, router: Any) -> Any:
 class _Body(PlanBody, httpx.AsyncByteStream):
     """A response body that plays the plan's steps as the client reads."""
 
-    def __init__(self, steps: tuple[Step, ...], request: httpx.Request) -> None:
-        super().__init__(steps)
-        self._request = request
-
-    def _reset(self) -> Exception:
-        return httpx.ReadError("[Errno 104] Connection reset by peer", request=self._request)
+    read_error = httpx.ReadError

@@ -11,9 +11,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from fakes._wire import Emit, Hang, Pause, Reset, Step
+
+CONNECTION_RESET = "[Errno 104] Connection reset by peer"
+"""What a client's read error says when a plan resets the connection, whoever reads it."""
 
 
 @dataclass(frozen=True)
@@ -100,12 +103,15 @@ class PlanBody:
     raises there (``httpx.ReadError``, ``httpx2.ReadError``).
     """
 
-    def __init__(self, steps: tuple[Step, ...]) -> None:
+    read_error: ClassVar[Callable[..., Exception]]
+
+    def __init__(self, steps: tuple[Step, ...], request: object) -> None:
         self._steps = steps
+        self._request = request
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in play_steps(self._steps, self._reset):
             yield chunk
 
     def _reset(self) -> Exception:
-        raise NotImplementedError
+        return self.read_error(CONNECTION_RESET, request=self._request)

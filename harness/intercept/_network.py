@@ -44,7 +44,16 @@ from typing import Any, Protocol
 import httpx
 import httpx2
 
-from fakes import Emit, Hang, IncomingRequest, Pause, Reset, Step, VirtualClock
+from fakes import (
+    CONNECTION_RESET,
+    Emit,
+    Hang,
+    IncomingRequest,
+    Pause,
+    Reset,
+    Step,
+    VirtualClock,
+)
 from harness._errors import HarnessError
 
 #: The HTTP libraries whose default transports are intercepted.
@@ -198,7 +207,7 @@ def _async_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
         except _Silence:
             end_stream(served, "timeout")
             raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
-        body = _async_body(lib)(served, timeout, request)
+        body = _body(lib, sync=False)(served, timeout, request)
         return lib.Response(served.status, headers=list(served.headers), stream=body,
                             request=request)
 
@@ -222,7 +231,7 @@ def _sync_handler(lib: ModuleType, route: Route) -> Callable[..., Any]:
         except _Silence:
             end_stream(served, "timeout")
             raise lib.ReadTimeout("timed out waiting for the response", request=request) from None
-        body = _sync_body(lib)(served, timeout, request, route.clock)
+        body = _body(lib, sync=True)(served, timeout, request, route.clock)
         return lib.Response(served.status, headers=list(served.headers), stream=body,
                             request=request)
 
@@ -286,23 +295,16 @@ class ForeverStalled(HarnessError):
 # ----------------------------------------------------------------------- bodies
 
 
-_ASYNC_BODIES: dict[str, type] = {}
-_SYNC_BODIES: dict[str, type] = {}
+_BODIES: dict[tuple[str, bool], type] = {}
 
 
-def _async_body(lib: ModuleType) -> type:
-    body = _ASYNC_BODIES.get(lib.__name__)
+def _body(lib: ModuleType, *, sync: bool) -> type:
+    """The intercepted body class over ``lib``'s byte stream, made once per library."""
+    body = _BODIES.get((lib.__name__, sync))
     if body is None:
-        body = _ASYNC_BODIES[lib.__name__] = type(
-            "InterceptedAsyncBody", (_AsyncBody, lib.AsyncByteStream), {"_lib": lib})
-    return body
-
-
-def _sync_body(lib: ModuleType) -> type:
-    body = _SYNC_BODIES.get(lib.__name__)
-    if body is None:
-        body = _SYNC_BODIES[lib.__name__] = type(
-            "InterceptedSyncBody", (_SyncBody, lib.SyncByteStream), {"_lib": lib})
+        name, bases = (("InterceptedSyncBody", (_SyncBody, lib.SyncByteStream)) if sync
+                       else ("InterceptedAsyncBody", (_AsyncBody, lib.AsyncByteStream)))
+        body = _BODIES[lib.__name__, sync] = type(name, bases, {"_lib": lib})
     return body
 
 
@@ -352,7 +354,7 @@ class _Reading:
 
     def _reset(self) -> Exception:
         end_stream(self._served, "reset")
-        error: Exception = self._lib.ReadError("[Errno 104] Connection reset by peer",
+        error: Exception = self._lib.ReadError(CONNECTION_RESET,
                                                request=self._request)
         return error
 

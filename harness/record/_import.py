@@ -227,39 +227,42 @@ def _completed(text: str) -> tuple[dict[str, Any] | None, int]:
     return None, 0
 
 
+class _Strings:
+    """Follows JSON text a character at a time: which characters belong to a string."""
+
+    def __init__(self) -> None:
+        self.quoted = self.escaped = False
+
+    def inside(self, char: str) -> bool:
+        """Whether ``char``, the next character, belongs to a string (its quotes included)."""
+        if self.quoted:
+            self.escaped = not self.escaped and char == "\\"
+            self.quoted = self.escaped or char != '"'
+            return True
+        self.quoted = char == '"'
+        return self.quoted
+
+
 def _compact_prefix(text: str) -> str:
     """``text`` without the whitespace outside its strings: as the fake writes arguments."""
-    out: list[str] = []
-    quoted = escaped = False
-    for char in text:
-        if quoted:
-            escaped = not escaped and char == "\\"
-            quoted = escaped or char != '"'
-        elif char == '"':
-            quoted = True
-        elif char.isspace():
-            continue
-        out.append(char)
-    return "".join(out)
+    strings = _Strings()
+    return "".join(char for char in text if strings.inside(char) or not char.isspace())
 
 
 def _closed(head: str) -> object:
     """``head`` made a JSON value by closing its string and brackets (None: it cannot be)."""
     closers: list[str] = []
-    quoted = escaped = False
+    strings = _Strings()
     for char in head:
-        if quoted:
-            escaped = not escaped and char == "\\"
-            quoted = escaped or char != '"'
-        elif char == '"':
-            quoted = True
-        elif char in "{[":
+        if strings.inside(char):
+            continue
+        if char in "{[":
             closers.append("}" if char == "{" else "]")
         elif char in "}]" and closers:
             closers.pop()
-    if escaped:
+    if strings.escaped:
         return None
-    tail = '"' if quoted else ""
+    tail = '"' if strings.quoted else ""
     for ending in ("", ":null", "null"):
         try:
             return json.loads(head + tail + ending + "".join(reversed(closers)))

@@ -27,6 +27,7 @@ import httpx
 import fakes
 from fakes import (
     BROKEN_STREAM_FAULTS,
+    CONNECTION_RESET,
     CacheOutcome,
     ResponsePlan,
     ScriptedResponse,
@@ -127,7 +128,7 @@ class RecordedBody(httpx.AsyncByteStream):
         return play_steps(self._steps, self._reset)
 
     def _reset(self) -> Exception:
-        return httpx.ReadError("[Errno 104] Connection reset by peer", request=self._request)
+        return httpx.ReadError(CONNECTION_RESET, request=self._request)
 
     async def aclose(self) -> None:
         self._record.on_end("closed")
