@@ -34,6 +34,7 @@ from harness.mutants._build import (
     with_files,
     with_goals,
     with_ports,
+    with_requests,
     with_responses,
     with_tools,
 )
@@ -139,6 +140,30 @@ async def _withheld_as_calls(response: httpx.Response) -> httpx.Response:
         body = body.replace(marker, done)
     return httpx.Response(response.status_code, headers=response.headers, content=body,
                           request=response.request)
+
+
+def _rebodied(request: httpx.Request, change: Any) -> httpx.Request:
+    """``request`` with its JSON body changed in place by ``change``."""
+    body = json.loads(request.content)
+    change(body)
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+    return httpx.Request(request.method, request.url, headers=headers, json=body)
+
+
+def _tools_in_process_order(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As a tool list built from a set: its order is the process's (string hashing is
+    # seeded per process), so a restarted agent offers the same tools in another order.
+    if ports.incarnation < 2:
+        return request
+    return _rebodied(request, lambda body: body.get("tools", []).reverse())
+
+
+def _cache_key_per_process(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As a cache key made of a session id drawn at each start, not kept with the history.
+    def key(body: dict[str, Any]) -> None:
+        body["prompt_cache_key"] = f"process-{ports.incarnation}"
+
+    return _rebodied(request, key) if "/chat/completions" in request.url.path else request
 
 
 async def _overflow_as_outage(response: httpx.Response) -> httpx.Response:
@@ -512,6 +537,7 @@ _TOKENS = "scenarios/budgets/token-budget-stops.yaml"
 _COST = "scenarios/budgets/cost-budget-stops.yaml"
 _TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
 _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
+_RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -734,5 +760,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "a tool keeps its own timeout even when the run's deadline comes first",
            reference(budget_policy=BudgetPolicy(tool_timeouts_within_deadline=False)),
            (Kill(_TOOL_DEADLINE, "budget:tools"),)),
+    Mutant("CACHE-tool-order-per-process", "seed 002 §19.7 (只有模型、配置和重建出的前缀都一致时,"
+           "它才保留命中机会)", "builds its tool list in the process's own order, so a "
+           "restarted agent's first request changes the prefix it had cached",
+           with_requests(reference(), _tools_in_process_order),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+    Mutant("CACHE-key-per-process", "seed 002 §19.7 (恢复会话后第一次请求 … 重建出的前缀都一致)",
+           "keys its prompt cache by a session id drawn at each start, so a restarted agent "
+           "finds nothing cached", with_requests(reference(), _cache_key_per_process),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""
