@@ -20,6 +20,7 @@ from harness.checks._durable import (
     check_secrets_stay_out,
 )
 from harness.checks._goal_cancel import check_goal_cancel
+from harness.checks._goal_context import check_goal_in_context
 from harness.checks._jobs import (
     check_cancels,
     check_held_after_return,
@@ -69,6 +70,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_spend,
     check_tool_deadline,
     check_cache_after_restart,
+    check_goal_in_context,
 )
 
 

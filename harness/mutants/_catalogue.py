@@ -166,6 +166,30 @@ def _cache_key_per_process(request: httpx.Request, ports: AgentPorts) -> httpx.R
     return _rebodied(request, key) if "/chat/completions" in request.url.path else request
 
 
+# The goal block the reference agent puts at the end of its system prompt (seed 002 §19.3).
+_GOAL_BLOCK = re.compile(r"Goal \S+ \(revision \d+\): [^\n]*\nAcceptance criteria:(?:\n- [^\n]*)*")
+# What the reference agent's compaction leaves in place of what it replaced.
+_COMPACTED = "[compacted]"
+
+
+def _system_message(body: dict[str, Any]) -> dict[str, Any] | None:
+    messages = body.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages else None
+    return first if isinstance(first, dict) and first.get("role") == "system" \
+        and isinstance(first.get("content"), str) else None
+
+
+def _goal_compacted_away(request: httpx.Request, _: AgentPorts) -> httpx.Request:
+    # As an agent that keeps the goal in its history, not in a prompt it re-reads: the
+    # first compaction summarises the goal away with the rest.
+    def drop(body: dict[str, Any]) -> None:
+        system = _system_message(body)
+        if system is not None and _COMPACTED in json.dumps(body["messages"][1:]):
+            system["content"] = _GOAL_BLOCK.sub("", system["content"]).rstrip()
+
+    return _rebodied(request, drop)
+
+
 async def _overflow_as_outage(response: httpx.Response) -> httpx.Response:
     # As a gateway that turns a rejected request into a bare "upstream error": the
     # overflow's wording is lost and it is retried like an outage, the same input again.
@@ -538,6 +562,7 @@ _COST = "scenarios/budgets/cost-budget-stops.yaml"
 _TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
 _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
 _RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
+_GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -769,5 +794,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "keys its prompt cache by a session id drawn at each start, so a restarted agent "
            "finds nothing cached", with_requests(reference(), _cache_key_per_process),
            (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+    Mutant("I5-goal-compacted-away", "seed 002 §19.3 (持久保存的 Goal ──按需读取──> 每轮动态注入;"
+           "会话事件 ──有损压缩──> 模型历史摘要)", "keeps the goal in its history instead of "
+           "injecting it every turn, so the first compaction summarises the goal away",
+           with_requests(reference(), _goal_compacted_away),
+           (Kill(_GOAL_COMPACTED, "I5:context"),
+            Kill(_GOAL_COMPACTED, "I5:context", "journal:fsync#5:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -69,6 +69,7 @@ from harness.intercept import (
     telemetry_line,
 )
 from harness.ports import SPECS, AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
+from harness.runner._goal_seen import revisions_in
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import UNSCRIPTED_TEXT, ScriptedModel
 from harness.runner._observed import observed_transcript
@@ -77,6 +78,7 @@ from harness.scenario import Scenario, ToolDeclaration, fake_verifier
 from harness.trace import (
     CacheRecord,
     Delivery,
+    GoalInRequest,
     InvocationOutcome,
     InvocationRecord,
     RequestRecord,
@@ -164,6 +166,7 @@ class _Pending:
     unfit: tuple[tuple[str, str], ...] = ()  # (kind, why): fakes.ProviderRequest.unfit
     prompt_tokens: int | None = None
     replies: tuple[SentReply, ...] = ()
+    goal_revisions: tuple[int, ...] = ()  # I5:context: the goal revisions it told the model
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,13 @@ class World:
     def _position(self) -> tuple[int, int]:
         """Requests and tool invocations so far: where a goal-service event stands among them."""
         return len(self.requests), self._invocation_seq
+
+    def goal_in_requests(self) -> tuple[GoalInRequest, ...] | None:
+        """What each request told the model of the goal, for a goal under a context window
+        (I5:context); ``None`` elsewhere, so those traces keep their digests."""
+        if self.goals is None or self.scenario.provider.context_window is None:
+            return None
+        return tuple(GoalInRequest(p.index, p.goal_revisions) for p in self.requests)
 
     def goal_tick(self) -> None:
         """Land the user's goal edits that are due before the next thing the world sees."""
@@ -339,6 +349,8 @@ class World:
         pending.unfit = seen.unfit
         if self.scenario.provider.context_window is not None:
             pending.replies = sent_replies(self.scenario.dialect, seen.json)
+            if self.goals is not None:
+                pending.goal_revisions = revisions_in(self.goals.revisions, seen.json)
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")
