@@ -63,7 +63,7 @@ from fakes._faults import (
     TruncatedToolArguments,
     check_faults,
 )
-from fakes._goals import GoalEdit, GoalEvent, GoalService, GoalServicePort
+from fakes._goals import LEASE_SECONDS, GoalEdit, GoalEvent, GoalService, GoalServicePort
 from fakes._httpx2_adapter import FakeHttpx2Transport
 from fakes._jobs import NEIGHBOUR_SESSION, FakeJobRunner, JobSpec, RunnerJob, RunnerPort
 from fakes._latency import Latency
@@ -137,6 +137,7 @@ __all__ = [
     "FAULT_KINDS",
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
+    "LEASE_SECONDS",
     "LOOP_BOUND_BEHAVIOURS",
     "MAX_COUNT",
     "MAX_SECONDS",

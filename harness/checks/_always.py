@@ -27,6 +27,7 @@ from harness.checks._jobs import (
     check_jobs,
     check_wakeups,
 )
+from harness.checks._lease import check_lease
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -71,6 +72,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_tool_deadline,
     check_cache_after_restart,
     check_goal_in_context,
+    check_lease,
 )
 
 

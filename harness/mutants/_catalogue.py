@@ -491,6 +491,13 @@ class _EveryStartIsFresh(GoalPortWrapper):
         return replace(self.inner.acquire(), took_over=None)
 
 
+class _LeaseWithoutEnd(GoalPortWrapper):
+    """Reads the lease without its end time: once taken, it is held until the process ends."""
+
+    def acquire(self) -> Lease:
+        return replace(self.inner.acquire(), expires_at=float("inf"))
+
+
 class _JudgesItself(GoalPortWrapper):
     """Never asks the verifier: the model's "done" is its own proof (self-review)."""
 
@@ -563,6 +570,7 @@ _TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
 _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
 _RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
 _GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
+_LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -800,5 +808,9 @@ MUTANTS: tuple[Mutant, ...] = (
            with_requests(reference(), _goal_compacted_away),
            (Kill(_GOAL_COMPACTED, "I5:context"),
             Kill(_GOAL_COMPACTED, "I5:context", "journal:fsync#5:after:unsynced_lost"))),
+    Mutant("I5-acts-on-a-lapsed-lease", "seed 002 §19.3 (推荐单独保存一份带过期时间的执行授权)",
+           "never reads the lease's end time, so after a call that outlived the lease it acts "
+           "on authority that ran out", with_goals(reference(), _LeaseWithoutEnd),
+           (Kill(_LEASE_LAPSES, "I5:lease"), Kill(_LEASE_LAPSES, "I4"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -610,7 +610,8 @@ def _goal_service(world: World) -> fakes.GoalService | None:
     return fakes.GoalService(goal.fake_goal(), fake_verifier(world.scenario.verifier),
                              clock=world.clock, incarnations=world.incarnations,
                              applied=world._applied_effects, position=world._position,
-                             edits=goal.fake_edits())
+                             edits=goal.fake_edits(),
+                             lease_seconds=goal.lease_seconds or fakes.LEASE_SECONDS)
 
 
 @functools.cache

@@ -76,6 +76,8 @@ class TraceExtra:
     held_after_return: tuple[HeldAfterReturn, ...] | None = None
     # Under a context window with a goal: which goal revisions each request told the model.
     goal_in_requests: tuple[GoalInRequest, ...] | None = None
+    # The goal's execution lease lifetime, when the scenario declares one (I5:lease).
+    lease_seconds: float | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""
