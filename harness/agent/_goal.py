@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -138,8 +139,12 @@ class GoalKeeper:
         """Acquire the lease (a new epoch) and note until when it holds unless renewed."""
         taken = self.port.acquire()
         self.lease = ExecutionLease(taken.epoch, taken.holder, "goal_service")
-        self._lease_seconds = max(taken.expires_at - self.clock.now(), 0.0)
+        self._lease_seconds = taken.expires_at - self.clock.now()
         self._lease_until = taken.expires_at
+        if self._lease_seconds <= 0:
+            # A port that states no end time in the future: there is nothing to renew
+            # against, and taking the lease again before every action would only churn epochs.
+            self._lease_seconds = self._lease_until = math.inf
         return taken
 
     def _hold_lease(self) -> None:

@@ -57,3 +57,17 @@ def test_without_a_declared_lease_or_a_goal_port_there_is_no_judgement(lapsed: T
     verdict = check_lease(unused)
     assert verdict is not None
     assert verdict.status == "unknown"
+
+
+def test_a_port_that_states_no_end_time_keeps_one_epoch() -> None:
+    from harness.mutants._build import GoalPortWrapper, with_goals
+    from harness.ports import Lease
+
+    class NoEnd(GoalPortWrapper):
+        def acquire(self) -> Lease:
+            return replace(self.inner.acquire(), expires_at=0.0)
+
+    result = run_kill(Kill(SCENARIO, "I5:lease"), with_goals(reference(), NoEnd))
+    assert result.trace is not None
+    assert result.trace.goal is not None
+    assert [e.epoch for e in result.trace.goal.events if e.kind == "acquire"] == [1]
