@@ -547,6 +547,7 @@ _AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
 _CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
 _WITHHELD_OPENAI = "scenarios/dialects/refused-answer-with-calls-openai.yaml"
 _WITHHELD_ANTHROPIC = "scenarios/dialects/refused-answer-with-calls-anthropic.yaml"
+_WITHHELD_CRASH = "scenarios/crash/refused-answer-across-a-crash.yaml"
 _CUT_ALWAYS = "scenarios/streaming/truncated-on-every-attempt.yaml"
 _CUT_STREAMS = "scenarios/streaming/cut-streams.yaml"
 _BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
@@ -672,7 +673,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("S2-runs-withheld-calls", "seed 002 §19.1 ② (确认没有拒绝、截断或流错误,再把 assistant "
            "消息作为最终返回)", "runs the tool calls of an answer that finished refusal or "
            "content_filter", with_responses(reference(), _withheld_as_calls),
-           (Kill(_WITHHELD_OPENAI, "refusal"), Kill(_WITHHELD_ANTHROPIC, "refusal"))),
+           (Kill(_WITHHELD_OPENAI, "refusal"), Kill(_WITHHELD_ANTHROPIC, "refusal"),
+            Kill(_WITHHELD_CRASH, "refusal", "session:fsync#3:after:unsynced_lost"))),
     Mutant("S2-one-attempt-id-per-run", "seed 002 §19.1 (每个 attempt 有独立 ID)",
            "commits every message under one attempt id",
            rewriting(reference(), _one_attempt_id), (Kill(_WRITERS, "I8"),)),
