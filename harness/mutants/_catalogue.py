@@ -158,6 +158,18 @@ def _tools_in_process_order(request: httpx.Request, ports: AgentPorts) -> httpx.
     return _rebodied(request, lambda body: body.get("tools", []).reverse())
 
 
+def _arguments_rerendered(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As a history rebuilt after a restart from parsed tool calls, its arguments dumped
+    # again with the JSON library's default spacing instead of the bytes the model sent.
+    def rerender(body: dict[str, Any]) -> None:
+        for message in body.get("messages", []):
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                function["arguments"] = json.dumps(json.loads(function.get("arguments") or "{}"))
+
+    return _rebodied(request, rerender) if ports.incarnation > 1 else request
+
+
 def _cache_key_per_process(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
     # As a cache key made of a session id drawn at each start, not kept with the history.
     def key(body: dict[str, Any]) -> None:
@@ -800,6 +812,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "restarted agent's first request changes the prefix it had cached",
            with_requests(reference(), _tools_in_process_order),
            (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+    Mutant("CACHE-history-rerendered-after-restart", "seed 002 §19.7 (只有模型、配置和重建出的前缀"
+           "都一致时,它才保留命中机会)", "rebuilds its history after a restart from parsed tool "
+           "calls, their arguments dumped anew, so the restored prefix is not the one it sent",
+           with_requests(reference(), _arguments_rerendered),
+           # A crash once a request carried a call with arguments: that message is cached.
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#7:after:unsynced_lost"),)),
     Mutant("CACHE-key-per-process", "seed 002 §19.7 (恢复会话后第一次请求 … 重建出的前缀都一致)",
            "keys its prompt cache by a session id drawn at each start, so a restarted agent "
            "finds nothing cached", with_requests(reference(), _cache_key_per_process),
