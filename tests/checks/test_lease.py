@@ -71,3 +71,16 @@ def test_a_port_that_states_no_end_time_keeps_one_epoch() -> None:
     assert result.trace is not None
     assert result.trace.goal is not None
     assert [e.epoch for e in result.trace.goal.events if e.kind == "acquire"] == [1]
+
+
+def test_the_failure_report_points_at_the_declared_lease() -> None:
+    from pathlib import Path
+
+    from harness._report_text import render_failure
+    from harness.mutants import MUTANTS
+    from harness.scenario import load_scenario
+
+    mutant = next(m for m in MUTANTS if m.name == "I5-acts-on-a-lapsed-lease")
+    result = run_kill(Kill(SCENARIO, "I5:lease"), mutant.factory)
+    report = render_failure(result, load_scenario(Path(SCENARIO)))
+    assert ">" in next(line for line in report.splitlines() if "lease_seconds: 120" in line)
