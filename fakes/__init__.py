@@ -36,7 +36,7 @@ _HOMES: dict[str, list[str]] = {
         "apply_response"
     ],
     "fakes._goals": [
-        "GoalEdit", "GoalEvent", "GoalService", "GoalServicePort"
+        "LEASE_SECONDS", "GoalEdit", "GoalEvent", "GoalService", "GoalServicePort"
     ],
     "fakes._httpx2_adapter": [
         "FakeHttpx2Transport"
@@ -140,6 +140,7 @@ if TYPE_CHECKING:
         apply_response,
     )
     from fakes._goals import (
+        LEASE_SECONDS,
         GoalEdit,
         GoalEvent,
         GoalService,
@@ -305,6 +306,7 @@ __all__ = [
     "FAULT_KINDS",
     "HTTP_ERROR_STATUSES",
     "INSTRUCTIONS_MARKER",
+    "LEASE_SECONDS",
     "LOOP_BOUND_BEHAVIOURS",
     "MAX_COUNT",
     "MAX_SECONDS",

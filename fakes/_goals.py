@@ -86,8 +86,8 @@ class GoalService:
 
     def __init__(self, goal: Goal, verifier: ScriptedVerifier, *, clock: Clock,
                  incarnations: Incarnations, applied: Callable[[], Mapping[str, int]],
-                 position: Callable[[], tuple[int, int]], edits: tuple[GoalEdit, ...] = ()
-                 ) -> None:
+                 position: Callable[[], tuple[int, int]], edits: tuple[GoalEdit, ...] = (),
+                 lease_seconds: float = LEASE_SECONDS) -> None:
         self.revisions: list[Goal] = [replace(goal, revision=1, status="active")]
         self.status: GoalStatus = "active"
         self.lease: Lease | None = None
@@ -101,6 +101,7 @@ class GoalService:
         self._position = position
         self._edits = sorted(edits, key=lambda e: e.at)
         self._rounds: dict[int, int] = {}
+        self._lease_seconds = lease_seconds
         self._log("created", USER)
 
     @property
@@ -136,15 +137,18 @@ class GoalService:
         old = self.lease
         goal = self.goal
         self.lease = Lease(1 if old is None else old.epoch + 1, incarnation, goal.goal_id,
-                           goal.revision, self._clock.now() + LEASE_SECONDS,
+                           goal.revision, self._clock.now() + self._lease_seconds,
                            None if old is None else old.epoch)
         self._log("acquire", incarnation)
         return self.lease
 
     def declare(self, incarnation: int, epoch: int, goal: Goal, action: GoalAction) -> None:
         lease = self.lease
-        if lease is not None and lease.epoch == epoch and lease.holder == incarnation:
-            self.lease = replace(lease, expires_at=self._clock.now() + LEASE_SECONDS)
+        # A declared action renews the holder's lease, unless it already lapsed: authority
+        # that ran out is taken again with acquire (a new epoch), never revived.
+        if lease is not None and lease.epoch == epoch and lease.holder == incarnation \
+                and self._clock.now() < lease.expires_at:
+            self.lease = replace(lease, expires_at=self._clock.now() + self._lease_seconds)
         self._log("declare", incarnation, action=action, declared=goal, declared_epoch=epoch)
 
     def verify(self, incarnation: int, goal: Goal) -> Verification:
@@ -182,6 +186,9 @@ class GoalService:
             held = "no lease" if lease is None else f"epoch {lease.epoch} (incarnation " \
                 f"{lease.holder})"
             return f"epoch {epoch} does not hold the lease: the service holds {held}"
+        if self._clock.now() >= lease.expires_at:
+            return (f"epoch {epoch}'s lease expired at {lease.expires_at:g}s: acquire it again "
+                    "(seed 002 §19.3)")
         return None
 
     def _log(self, kind: str, incarnation: int, **fields: object) -> None:

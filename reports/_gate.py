@@ -26,7 +26,9 @@ The three minimum pass conditions of seed 002 §19.6 are rules of their own:
 - ``long_task_continuity`` (长任务连续性): goal fields equal after N compactions and
   restarts, no action under a stale goal revision or lease epoch, and every
   ``complete`` backed by a proof for the final revision (seed 002 §19.2-§19.3),
-  from the ``I5`` and ``I5:proof`` verdicts; ``unknown`` when no run judged a goal.
+  the goal still in the model's view after each compaction, and no action under a lapsed
+  lease, from the ``I5``, ``I5:proof``, ``I5:context`` and ``I5:lease`` verdicts;
+  ``unknown`` when no run judged a goal.
 
 - ``everything_reached``: every crash point and scripted fault of the candidate was
   reached by some case of its scenario; one no case reached was never tested (the same
@@ -89,7 +91,7 @@ RECOVERY_RULES = ("recovery_correctness", "invariants", "repeated_error_stop",
 #: L3:same-gap is the goal's form of it: the verifier's same gaps after a rework must stop.
 REPEATED_ERROR_VERDICTS = frozenset({"repeated_error_stop", "L3", "L3:same-gap"})
 GUARD_STOP_MARK = "(L3)"
-GOAL_VERDICTS = frozenset({"I5", "I5:proof"})
+GOAL_VERDICTS = frozenset({"I5", "I5:proof", "I5:context", "I5:lease"})
 _EVIDENCE = 5  # cases named per failed rule; the report lists them all
 
 
@@ -208,8 +210,9 @@ def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
     """Seed 002 §19.6 长任务连续性: the goal survives restarts, and so does its proof.
 
     Reads the goal verdicts (:data:`GOAL_VERDICTS`): I5 (goal fields equal, no
-    action under a stale revision or epoch) and I5:proof (a completion proof
-    valid for the final revision).
+    action under a stale revision or epoch), I5:proof (a completion proof valid for
+    the final revision), I5:context (the goal in every request after compactions and
+    restarts) and I5:lease (no action under a lapsed lease).
     """
     rule = "long_task_continuity"
     verdicts = _verdicts(runs, GOAL_VERDICTS)
@@ -218,8 +221,9 @@ def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
         ids = _case_ids(failed.unique(s.CASE_ID, maintain_order=True))
         broken = ", ".join(sorted(set(failed.get_column("invariant").to_list())))
         return RuleResult(rule, "fail", f"a goal did not survive a restart ({broken}: a changed "
-                          "goal field, an action under a stale revision or epoch, or a "
-                          f"completion without a valid proof): {_listing(ids)}",
+                          "goal field, an action under a stale revision, epoch or lapsed "
+                          "lease, a goal the model no longer saw, or a completion without "
+                          f"a valid proof): {_listing(ids)}",
                           EXIT_RECOVERY, ids)
     passed = verdicts.filter(pl.col("status") == "pass").select(s.CASE_ID).unique().height
     if passed == 0:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -48,8 +49,10 @@ from harness.ports import (
     Clock,
     CompletionProof,
     Goal,
+    GoalAction,
     GoalPort,
     GoalStatus,
+    Lease,
     StopState,
     Verification,
 )
@@ -97,6 +100,9 @@ class GoalKeeper:
         self.incarnation = incarnation
         self._next_turn_id = next_turn_id
         self.lease = ExecutionLease(0, incarnation, "goal_service")
+        # Until when the lease holds (virtual time), and for how long a renewal extends it.
+        self._lease_until = 0.0
+        self._lease_seconds = 0.0
         self.goal: Goal | None = None
         # The tokens of the attempts read so far: asked every turn, so each is read once.
         self._spent: tuple[SessionView | None, int, int] = (None, 0, 0)
@@ -106,8 +112,7 @@ class GoalKeeper:
         """Take the lease, adopt the service's goal; ``cancelled``: a goal cancel accepted
         before the lease was held (before a restart, or as this process started)."""
         logged = self._logged_goal()
-        taken = self.port.acquire()
-        self.lease = ExecutionLease(taken.epoch, taken.holder, "goal_service")
+        taken = self._take_lease()
         self.log.append("lease", self._last_turn(), epoch=taken.epoch, holder=taken.holder,
                         tookOver=taken.took_over)
         current = self.port.read()
@@ -130,6 +135,43 @@ class GoalKeeper:
                                "stays active until the user resumes it (seed 002 §19.3)")
         return None
 
+    def _take_lease(self) -> Lease:
+        """Acquire the lease (a new epoch) and note until when it holds unless renewed."""
+        taken = self.port.acquire()
+        self.lease = ExecutionLease(taken.epoch, taken.holder, "goal_service")
+        self._lease_seconds = taken.expires_at - self.clock.now()
+        self._lease_until = taken.expires_at
+        if self._lease_seconds <= 0:
+            # A port that states no end time in the future: there is nothing to renew
+            # against, and taking the lease again before every action would only churn epochs.
+            self._lease_seconds = self._lease_until = math.inf
+        return taken
+
+    def _hold_lease(self) -> None:
+        """Take the lease anew when it lapsed, before acting again (seed 002 §19.3).
+
+        "推荐单独保存一份带过期时间的执行授权": authority has an end time, and each declared
+        turn or tool batch renews it. A lease that ran out while this process waited (a
+        long tool call, a long Retry-After) is no authority any more: another runner may
+        hold the goal now. So the agent acquires again (a new epoch, which voids work begun
+        under the old one), re-reads the goal, and only then declares its next action.
+        """
+        if self.clock.now() < self._lease_until:
+            return
+        lapsed = self.lease.epoch
+        taken = self._take_lease()
+        self.log.append("lease", self._last_turn(), epoch=taken.epoch, holder=taken.holder,
+                        tookOver=taken.took_over, lapsed=lapsed)
+        current = self.port.read()
+        if current.identity() != self._goal().identity():
+            self._adopt(current, self.goal)
+
+    def _declare(self, goal: Goal, action: GoalAction) -> None:
+        """Declare the next action under a lease that holds, which renews it."""
+        self._hold_lease()
+        self.port.declare(self.lease.epoch, goal, action)
+        self._lease_until = self.clock.now() + self._lease_seconds
+
     def _adopt(self, current: Goal, logged: Goal | None) -> None:
         """Take the service's revision; a newer one than the log's voids the queued work."""
         self.goal = current
@@ -151,6 +193,7 @@ class GoalKeeper:
     # -- before each turn and tool batch ---------------------------------------------------
     def before_turn(self) -> GoalStop | None:
         """Check the queued auto-continue against the service, then declare the turn."""
+        self._hold_lease()
         goal = self._goal()
         current = self.port.read()
         queued = self._queued()
@@ -168,11 +211,11 @@ class GoalKeeper:
         spent = self._over_budget(current)
         if spent:
             return self._set(current, "budget_limited", spent)
-        self.port.declare(self.lease.epoch, current, "turn")
+        self._declare(current, "turn")
         return None
 
     def before_tools(self) -> None:
-        self.port.declare(self.lease.epoch, self._goal(), "tools")
+        self._declare(self._goal(), "tools")
 
     def _queued(self) -> SessionRecord | None:
         """The auto-continue the last turn queued, if nothing else came after it."""
@@ -307,7 +350,7 @@ class GoalKeeper:
 
     def _complete(self, goal: Goal, v: Verification) -> GoalStop | None:
         proof = CompletionProof.from_verification(v)
-        self.port.declare(self.lease.epoch, goal, "complete")
+        self._declare(goal, "complete")
         answer = self.port.complete(self.lease.epoch, proof)
         if not answer.ok and answer.goal.revision == goal.revision:
             # The revision stands, so the lease does not: another epoch holds the authority.
@@ -326,7 +369,7 @@ class GoalKeeper:
         return self._set(self._goal(), "paused", reason)
 
     def _set(self, goal: Goal, status: GoalStatus, reason: str, infra: bool = False) -> GoalStop:
-        self.port.declare(self.lease.epoch, goal, "status")
+        self._declare(goal, "status")
         self.port.set_status(self.lease.epoch, goal.revision, status, reason)
         return GoalStop(_stop_of(status), reason, infra)
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from harness.checks._breaker import check_breaker
 from harness.checks._budgets import check_spend, check_tool_deadline
+from harness.checks._cache import check_cache_after_restart
 from harness.checks._compaction import check_compaction_keeps, check_overflow_retry
 from harness.checks._durable import (
     check_disk_error_stops,
@@ -19,12 +20,14 @@ from harness.checks._durable import (
     check_secrets_stay_out,
 )
 from harness.checks._goal_cancel import check_goal_cancel
+from harness.checks._goal_context import check_goal_in_context
 from harness.checks._jobs import (
     check_cancels,
     check_held_after_return,
     check_jobs,
     check_wakeups,
 )
+from harness.checks._lease import check_lease
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -67,6 +70,9 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_breaker,
     check_spend,
     check_tool_deadline,
+    check_cache_after_restart,
+    check_goal_in_context,
+    check_lease,
 )
 
 

@@ -89,6 +89,30 @@ def with_responses(inner: AgentFactory, hook: ResponseHook) -> AgentFactory:
     return with_ports(inner, change)
 
 
+RequestHook = Callable[[httpx.Request, AgentPorts], httpx.Request]
+
+
+def with_requests(inner: AgentFactory, hook: RequestHook) -> AgentFactory:
+    """``inner`` whose HTTP client sends ``hook(request, ports)`` instead of each request."""
+
+    def change(ports: AgentPorts) -> AgentPorts:
+        transport = _RewritingTransport(ports, hook)
+        http = httpx.AsyncClient(transport=transport, base_url=ports.http.base_url)
+        return replace(ports, http=http)
+
+    return with_ports(inner, change)
+
+
+class _RewritingTransport(httpx.AsyncBaseTransport):
+    def __init__(self, ports: AgentPorts, hook: RequestHook) -> None:
+        self._ports = ports
+        self._hook = hook
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        return await self._ports.http.send(self._hook(request, self._ports), stream=True)
+
+
 class _HookedTransport(httpx.AsyncBaseTransport):
     def __init__(self, client: httpx.AsyncClient, hook: ResponseHook) -> None:
         self._client = client

@@ -34,6 +34,7 @@ from harness.mutants._build import (
     with_files,
     with_goals,
     with_ports,
+    with_requests,
     with_responses,
     with_tools,
 )
@@ -139,6 +140,66 @@ async def _withheld_as_calls(response: httpx.Response) -> httpx.Response:
         body = body.replace(marker, done)
     return httpx.Response(response.status_code, headers=response.headers, content=body,
                           request=response.request)
+
+
+def _rebodied(request: httpx.Request, change: Any) -> httpx.Request:
+    """``request`` with its JSON body changed in place by ``change``."""
+    body = json.loads(request.content)
+    change(body)
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+    return httpx.Request(request.method, request.url, headers=headers, json=body)
+
+
+def _tools_in_process_order(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As a tool list built from a set: its order is the process's (string hashing is
+    # seeded per process), so a restarted agent offers the same tools in another order.
+    if ports.incarnation < 2:
+        return request
+    return _rebodied(request, lambda body: body.get("tools", []).reverse())
+
+
+def _arguments_rerendered(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As a history rebuilt after a restart from parsed tool calls, its arguments dumped
+    # again with the JSON library's default spacing instead of the bytes the model sent.
+    def rerender(body: dict[str, Any]) -> None:
+        for message in body.get("messages", []):
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                function["arguments"] = json.dumps(json.loads(function.get("arguments") or "{}"))
+
+    return _rebodied(request, rerender) if ports.incarnation > 1 else request
+
+
+def _cache_key_per_process(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As a cache key made of a session id drawn at each start, not kept with the history.
+    def key(body: dict[str, Any]) -> None:
+        body["prompt_cache_key"] = f"process-{ports.incarnation}"
+
+    return _rebodied(request, key) if "/chat/completions" in request.url.path else request
+
+
+# The goal block the reference agent puts at the end of its system prompt (seed 002 §19.3).
+_GOAL_BLOCK = re.compile(r"Goal \S+ \(revision \d+\): [^\n]*\nAcceptance criteria:(?:\n- [^\n]*)*")
+# What the reference agent's compaction leaves in place of what it replaced.
+_COMPACTED = "[compacted]"
+
+
+def _system_message(body: dict[str, Any]) -> dict[str, Any] | None:
+    messages = body.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages else None
+    return first if isinstance(first, dict) and first.get("role") == "system" \
+        and isinstance(first.get("content"), str) else None
+
+
+def _goal_compacted_away(request: httpx.Request, _: AgentPorts) -> httpx.Request:
+    # As an agent that keeps the goal in its history, not in a prompt it re-reads: the
+    # first compaction summarises the goal away with the rest.
+    def drop(body: dict[str, Any]) -> None:
+        system = _system_message(body)
+        if system is not None and _COMPACTED in json.dumps(body["messages"][1:]):
+            system["content"] = _GOAL_BLOCK.sub("", system["content"]).rstrip()
+
+    return _rebodied(request, drop)
 
 
 async def _overflow_as_outage(response: httpx.Response) -> httpx.Response:
@@ -442,6 +503,13 @@ class _EveryStartIsFresh(GoalPortWrapper):
         return replace(self.inner.acquire(), took_over=None)
 
 
+class _LeaseWithoutEnd(GoalPortWrapper):
+    """Reads the lease without its end time: once taken, it is held until the process ends."""
+
+    def acquire(self) -> Lease:
+        return replace(self.inner.acquire(), expires_at=float("inf"))
+
+
 class _JudgesItself(GoalPortWrapper):
     """Never asks the verifier: the model's "done" is its own proof (self-review)."""
 
@@ -491,6 +559,7 @@ _AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
 _CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
 _WITHHELD_OPENAI = "scenarios/dialects/refused-answer-with-calls-openai.yaml"
 _WITHHELD_ANTHROPIC = "scenarios/dialects/refused-answer-with-calls-anthropic.yaml"
+_WITHHELD_CRASH = "scenarios/crash/refused-answer-across-a-crash.yaml"
 _CUT_ALWAYS = "scenarios/streaming/truncated-on-every-attempt.yaml"
 _CUT_STREAMS = "scenarios/streaming/cut-streams.yaml"
 _BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
@@ -512,6 +581,9 @@ _TOKENS = "scenarios/budgets/token-budget-stops.yaml"
 _COST = "scenarios/budgets/cost-budget-stops.yaml"
 _TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
 _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
+_RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
+_GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
+_LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -613,7 +685,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("S2-runs-withheld-calls", "seed 002 §19.1 ② (确认没有拒绝、截断或流错误,再把 assistant "
            "消息作为最终返回)", "runs the tool calls of an answer that finished refusal or "
            "content_filter", with_responses(reference(), _withheld_as_calls),
-           (Kill(_WITHHELD_OPENAI, "refusal"), Kill(_WITHHELD_ANTHROPIC, "refusal"))),
+           (Kill(_WITHHELD_OPENAI, "refusal"), Kill(_WITHHELD_ANTHROPIC, "refusal"),
+            Kill(_WITHHELD_CRASH, "refusal", "session:fsync#3:after:unsynced_lost"))),
     Mutant("S2-one-attempt-id-per-run", "seed 002 §19.1 (每个 attempt 有独立 ID)",
            "commits every message under one attempt id",
            rewriting(reference(), _one_attempt_id), (Kill(_WRITERS, "I8"),)),
@@ -734,5 +807,30 @@ MUTANTS: tuple[Mutant, ...] = (
            "a tool keeps its own timeout even when the run's deadline comes first",
            reference(budget_policy=BudgetPolicy(tool_timeouts_within_deadline=False)),
            (Kill(_TOOL_DEADLINE, "budget:tools"),)),
+    Mutant("CACHE-tool-order-per-process", "seed 002 §19.7 (只有模型、配置和重建出的前缀都一致时,"
+           "它才保留命中机会)", "builds its tool list in the process's own order, so a "
+           "restarted agent's first request changes the prefix it had cached",
+           with_requests(reference(), _tools_in_process_order),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+    Mutant("CACHE-history-rerendered-after-restart", "seed 002 §19.7 (只有模型、配置和重建出的前缀"
+           "都一致时,它才保留命中机会)", "rebuilds its history after a restart from parsed tool "
+           "calls, their arguments dumped anew, so the restored prefix is not the one it sent",
+           with_requests(reference(), _arguments_rerendered),
+           # A crash once a request carried a call with arguments: that message is cached.
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#7:after:unsynced_lost"),)),
+    Mutant("CACHE-key-per-process", "seed 002 §19.7 (恢复会话后第一次请求 … 重建出的前缀都一致)",
+           "keys its prompt cache by a session id drawn at each start, so a restarted agent "
+           "finds nothing cached", with_requests(reference(), _cache_key_per_process),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+    Mutant("I5-goal-compacted-away", "seed 002 §19.3 (持久保存的 Goal ──按需读取──> 每轮动态注入;"
+           "会话事件 ──有损压缩──> 模型历史摘要)", "keeps the goal in its history instead of "
+           "injecting it every turn, so the first compaction summarises the goal away",
+           with_requests(reference(), _goal_compacted_away),
+           (Kill(_GOAL_COMPACTED, "I5:context"),
+            Kill(_GOAL_COMPACTED, "I5:context", "journal:fsync#5:after:unsynced_lost"))),
+    Mutant("I5-acts-on-a-lapsed-lease", "seed 002 §19.3 (推荐单独保存一份带过期时间的执行授权)",
+           "never reads the lease's end time, so after a call that outlived the lease it acts "
+           "on authority that ran out", with_goals(reference(), _LeaseWithoutEnd),
+           (Kill(_LEASE_LAPSES, "I5:lease"), Kill(_LEASE_LAPSES, "I4"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

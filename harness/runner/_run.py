@@ -397,7 +397,9 @@ class _CaseRun:
             goal_cancels_declared=goals or None,
             # Only when there are some: every other case keeps its digest.
             never_started=tuple(self.never_started) or None,
-            held_after_return=tuple(self.held) or None)
+            held_after_return=tuple(self.held) or None,
+            goal_in_requests=world.goal_in_requests(),
+            lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

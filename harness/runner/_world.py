@@ -54,6 +54,7 @@ from fakes import (
 from harness._errors import AgentEntryError
 from harness.intercept import foreign_line, sends_by_itself
 from harness.ports import AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
+from harness.runner._goal_seen import revisions_in
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import ScriptedModel
 from harness.runner._world_build import (
@@ -87,7 +88,7 @@ from harness.runner._world_tools import (
     loop_bound_message,
 )
 from harness.scenario import Scenario, fake_verifier
-from harness.trace import InvocationRecord, RequestRecord
+from harness.trace import GoalInRequest, InvocationRecord, RequestRecord
 
 STATE_DIR = "/state"
 # Crash classes that raise an OSError at the point instead of killing the process.
@@ -161,6 +162,13 @@ class World:
     def _position(self) -> tuple[int, int]:
         """Requests and tool invocations so far: where a goal-service event stands among them."""
         return len(self.requests), self._invocation_seq
+
+    def goal_in_requests(self) -> tuple[GoalInRequest, ...] | None:
+        """What each request told the model of the goal, for a goal under a context window
+        (I5:context); ``None`` elsewhere, so those traces keep their digests."""
+        if self.goals is None or self.scenario.provider.context_window is None:
+            return None
+        return tuple(GoalInRequest(p.record.index, p.goal_revisions) for p in self.requests)
 
     def goal_tick(self) -> None:
         """Land the user's goal edits that are due before the next thing the world sees."""
@@ -261,6 +269,8 @@ class World:
         if self.scenario.provider.context_window is not None:
             record = replace(record, replies=sent_replies(self.scenario.dialect, seen.json))
         pending = Pending(record, response, body, cut_short=plan.cut_short)
+        if self.goals is not None and self.scenario.provider.context_window is not None:
+            pending.goal_revisions = revisions_in(self.goals.revisions, seen.json)
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")
@@ -523,7 +533,8 @@ def _goal_service(world: World) -> fakes.GoalService | None:
     return fakes.GoalService(goal.fake_goal(), fake_verifier(world.scenario.verifier),
                              clock=world.clock, incarnations=world.incarnations,
                              applied=world._applied_effects, position=world._position,
-                             edits=goal.fake_edits())
+                             edits=goal.fake_edits(),
+                             lease_seconds=goal.lease_seconds or fakes.LEASE_SECONDS)
 
 
 def _turn_of(dialect: Dialect, body: bytes) -> int:

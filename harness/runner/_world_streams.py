@@ -74,6 +74,7 @@ class Pending:
     last_chunk_at: float | None = None
     longest_silence: float = 0.0
     delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
+    goal_revisions: tuple[int, ...] = ()  # I5:context: the goal revisions it told the model
 
 
 @dataclass(frozen=True)

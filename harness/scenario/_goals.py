@@ -74,6 +74,10 @@ class GoalDeclaration(ScenarioModel):
     """After a restart: continue (codex) or pause (grok-build, dsh) an active goal."""
     edits: list[GoalEditDeclaration] = []  # noqa: RUF012
     """Scripted user edits, each bumping the revision."""
+    lease_seconds: Seconds | None = None
+    """How long the execution lease holds without a declared action renewing it; a lapsed
+    lease must be acquired again before the next action (I5:lease). Absent: 600 s, and
+    no I5:lease verdict."""
 
     def fake_goal(self) -> Goal:
         """Revision 1 of the goal, as the goal service starts with it."""

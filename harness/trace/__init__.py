@@ -9,7 +9,7 @@ imports the other's internals::
 """
 
 from harness.trace._decode import TraceDataError, trace_from_json
-from harness.trace._extra import HeldAfterReturn, NeverStartedCall, TraceExtra
+from harness.trace._extra import GoalInRequest, HeldAfterReturn, NeverStartedCall, TraceExtra
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._records import (
     CacheRecord,
@@ -51,6 +51,7 @@ __all__ = [
     "ExpectationRecord",
     "ExpectedEffects",
     "GoalEventRecord",
+    "GoalInRequest",
     "GoalTrace",
     "HeldAfterReturn",
     "IncarnationRecord",

@@ -31,6 +31,15 @@ class HeldAfterReturn:
 
 
 @dataclass(frozen=True)
+class GoalInRequest:
+    """The goal revisions whose objective and every acceptance criterion one request carried
+    (I5:context), recorded for a goal scenario under a context window, where compaction runs."""
+
+    request: int  # RequestRecord.index
+    revisions: tuple[int, ...]  # empty: the request told the model no revision of the goal
+
+
+@dataclass(frozen=True)
 class TraceExtra:
     """The trace's facts that are not records, each ``None`` when the case had none."""
 
@@ -65,6 +74,10 @@ class TraceExtra:
     # held past their return by a sleeping worker thread (CANCEL:held).
     never_started: tuple[NeverStartedCall, ...] | None = None
     held_after_return: tuple[HeldAfterReturn, ...] | None = None
+    # Under a context window with a goal: which goal revisions each request told the model.
+    goal_in_requests: tuple[GoalInRequest, ...] | None = None
+    # The goal's execution lease lifetime, when the scenario declares one (I5:lease).
+    lease_seconds: float | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

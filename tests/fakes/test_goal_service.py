@@ -128,3 +128,27 @@ def test_a_cancel_is_a_compare_and_swap_and_nothing_changes_a_cancelled_goal() -
     assert (port.read().revision, port.read().status) == (2, "cancelled")  # an edit: still
     assert [e.status for e in service.events if e.kind == "status"] == ["active", "cancelled",
                                                                         "cancelled"]
+
+
+def test_a_declared_action_renews_the_lease_only_while_it_holds() -> None:
+    clock, lives = VirtualClock(), Incarnations()
+    service = GoalService(GOAL, ScriptedVerifier((VerifierRule("pass"),)), clock=clock,
+                          incarnations=lives, applied=dict, position=lambda: (0, 0),
+                          lease_seconds=120)
+    port = service.port(1)
+    lease = port.acquire()
+    assert lease.expires_at == 120
+    clock.advance(100)
+    port.declare(lease.epoch, port.read(), "turn")
+    assert service.lease is not None
+    assert service.lease.expires_at == 220  # renewed in time
+    clock.advance(150)
+    port.declare(lease.epoch, port.read(), "tools")
+    assert service.lease.expires_at == 220  # lapsed at 220: a late declare revives nothing
+    proof = CompletionProof.from_verification(port.verify(port.read(), lease.epoch))
+    refused = port.complete(lease.epoch, proof)
+    assert not refused.ok
+    assert "expired at 220s" in refused.reason
+    again = port.acquire()
+    assert (again.epoch, again.took_over, again.expires_at) == (2, 1, 370)
+    assert port.complete(again.epoch, proof).ok

@@ -98,6 +98,15 @@ def test_long_task_continuity_fails_on_a_completion_without_a_valid_proof(folder
     assert result.exit_code == 3
 
 
+@pytest.mark.parametrize("check", ["I5:context", "I5:lease"])
+def test_long_task_continuity_fails_on_a_goal_lost_in_context_or_a_lapsed_lease(
+        folders, case, check):
+    broken = case("goal", verdicts=[("I5", "pass"), (check, "fail")])
+    rule = _rule(_gate(*folders([case("goal")], [broken])), "long_task_continuity")
+    assert rule.status == "fail"
+    assert check in rule.reason
+
+
 def test_long_task_continuity_passes_on_a_shipped_goal_scenario(tmp_path):
     scenario = "scenarios/goals/verifier-outage-is-not-complete.yaml"
     for side in ("baseline", "candidate"):

@@ -1,0 +1,122 @@
+"""I5:lease: no turn or side effect runs under an execution lease that has lapsed.
+
+Seed 002 §19.3: "推荐单独保存一份带过期时间的执行授权,记录它允许执行哪个 goalId + goalRevision、由
+哪个当前进程或 runner 持有" — authority over a goal has an end time. Each declared turn or tool
+batch renews it while it holds; once it ran out (a long tool call, a long wait), nothing
+renews it: the holder must acquire it again (a new epoch) before it acts, because another
+runner may have taken the goal meanwhile. I5 judges that each action names the epoch the
+service holds; this check judges that the epoch was still alive when the action started.
+
+The lease's life is rebuilt from the goal service's event log alone: an ``acquire`` starts
+it at ``at + lease_seconds``; a ``declare`` by its holder under its epoch, made before
+that end, moves the end to ``at + lease_seconds``; a ``declare`` after it renews nothing.
+Applies to scenarios that declare ``goal.lease_seconds``; ``unknown`` when the agent never
+called the goal port, or when no action came after the lease first lapsed (nothing to judge).
+
+Example::
+
+    check_lease(trace)  # fail: "turn 2 (request #2, incarnation 1, at 300s) ran under ..."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from harness.checks._verdict import Verdict
+from harness.trace import GoalEventRecord, Trace
+
+_ID: Final = "I5:lease"
+
+
+@dataclass(frozen=True)
+class _Held:
+    """The lease as the event log leaves it: its epoch, holder, and the end of its life."""
+
+    epoch: int
+    holder: int
+    until: float
+
+
+@dataclass(frozen=True)
+class _Timed:
+    what: str
+    incarnation: int
+    at: float
+    events_before: int  # how many goal events came before it
+
+
+def check_lease(trace: Trace) -> Verdict | None:
+    """Fail when a turn or side effect started after its incarnation's lease ran out."""
+    seconds, goal = trace.extra.lease_seconds, trace.goal
+    if seconds is None or goal is None:
+        return None
+    if not goal.used:
+        return Verdict(_ID, "unknown", "the agent never called the goal port: an agent without "
+                       "one holds no lease to judge")
+    events = goal.events
+    lapses = _lapses(events, seconds)
+    actions = sorted(_timed(trace), key=lambda a: (a.at, a.events_before))
+    judged = [a for a in actions if any(at <= a.at for at in lapses)]
+    if not judged:
+        return Verdict(_ID, "unknown", "no turn or side effect came after a lease lapsed "
+                       f"({seconds:g} s without a declared action): nothing to judge")
+    late = [f"{a.what} ran under epoch {held.epoch} held by incarnation {held.holder}, whose "
+            f"lease ended at {held.until:g}s" if held is not None else f"{a.what} ran with no lease"
+            for a in judged
+            if (held := _held_at(events[:a.events_before], seconds)) is None
+            or held.holder != a.incarnation or a.at >= held.until]
+    if late:
+        return Verdict(_ID, "fail", late[0], tuple(late[:12]),
+                       advice="keep the lease's end time and renew it with each declared "
+                              "action; once it lapsed, acquire the lease again (a new epoch) "
+                              "and re-read the goal before the next turn or tool")
+    return Verdict(_ID, "pass", f"the lease lapsed {len(lapses)} time(s); the "
+                   f"{len(judged)} turn(s) and side effect(s) after each ran under a lease "
+                   "taken or renewed in time")
+
+
+def _held_at(events: tuple[GoalEventRecord, ...], seconds: float) -> _Held | None:
+    """The lease after ``events``: acquires start it, timely declares by its holder renew it."""
+    held: _Held | None = None
+    for e in events:
+        if e.kind == "acquire":
+            held = _Held(e.epoch, e.incarnation, e.at + seconds)
+        elif e.kind == "declare" and held is not None and e.incarnation == held.holder \
+                and e.declared_epoch == held.epoch and e.at < held.until:
+            held = _Held(held.epoch, held.holder, e.at + seconds)
+    return held
+
+
+def _lapses(events: tuple[GoalEventRecord, ...], seconds: float) -> list[float]:
+    """The times at which a lease ran out before anything renewed or replaced it."""
+    ends: list[float] = []
+    for n, e in enumerate(events):
+        if e.kind not in ("acquire", "declare"):
+            continue
+        held = _held_at(events[:n], seconds)
+        if held is not None and e.at >= held.until:
+            ends.append(held.until)
+    return ends
+
+
+def _timed(trace: Trace) -> Iterator[_Timed]:
+    goal = trace.goal
+    assert goal is not None
+    seen: set[tuple[int, int]] = set()
+    for r in trace.requests:
+        if r.delivery == "refused" or r.turn <= 0 or (r.incarnation, r.turn) in seen:
+            continue
+        seen.add((r.incarnation, r.turn))
+        before = sum(1 for e in goal.events if e.requests_before < r.index)
+        yield _Timed(f"turn {r.turn} (request #{r.index}, incarnation {r.incarnation}, at "
+                     f"{r.started_at:g}s)", r.incarnation, r.started_at, before)
+    pure = set(trace.expect.pure_tools)
+    for i in trace.invocations:
+        if i.refused or i.tool in pure:
+            continue
+        before = sum(1 for e in goal.events if e.invocations_before < i.seq)
+        yield _Timed(f"tool {i.tool} #{i.call_id} (invocation {i.seq}, incarnation "
+                     f"{i.incarnation}, at {i.started_at:g}s)", i.incarnation, i.started_at,
+                     before)

@@ -1,0 +1,95 @@
+"""cache:restart: a restarted agent rebuilds the prefix it cached (seed 002 §19.7)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.checks._cache import check_cache_after_restart
+from harness.mutants import Kill
+from harness.mutants._build import reference
+from harness.mutants._run import run_kill
+from harness.trace import RequestRecord, Trace
+
+SCENARIO = "scenarios/crash/restored-prefix-hits-openai.yaml"
+# A crash after the notes call, once the report's long prefix is cached.
+MID_RUN = "journal:fsync#5:after:unsynced_lost"
+
+
+@pytest.fixture(scope="module")
+def restarted() -> Trace:
+    result = run_kill(Kill(SCENARIO, "cache:restart", MID_RUN), reference())
+    assert result.trace is not None
+    return result.trace
+
+
+def _first_after_restart(trace: Trace) -> RequestRecord:
+    return next(r for r in trace.requests if r.incarnation == 2 and r.cache is not None)
+
+
+def _with_miss(trace: Trace, miss: str | None) -> Trace:
+    judged = _first_after_restart(trace)
+    assert judged.cache is not None
+    changed = replace(judged, cache=replace(judged.cache, miss=miss))
+    return replace(trace, requests=tuple(changed if r is judged else r for r in trace.requests))
+
+
+def test_the_reference_agent_rebuilds_the_cached_prefix_after_a_crash(restarted: Trace) -> None:
+    verdict = check_cache_after_restart(restarted)
+    assert verdict is not None
+    assert verdict.status == "pass", verdict
+    assert "1 hit" in verdict.message
+    first = _first_after_restart(restarted)
+    assert first.cache is not None
+    assert first.cache.miss is None
+
+
+@pytest.mark.parametrize("miss", ["prefix_changed:history", "prefix_changed:tools", "cold",
+                                  "no_breakpoint"])
+def test_a_restored_request_whose_prefix_changed_fails(restarted: Trace, miss: str) -> None:
+    verdict = check_cache_after_restart(_with_miss(restarted, miss))
+    assert verdict is not None
+    assert verdict.status == "fail"
+    assert miss in verdict.evidence[0]
+
+
+@pytest.mark.parametrize("miss", ["ttl_expired", "server_miss"])
+def test_a_miss_on_the_servers_side_is_not_the_agents(restarted: Trace, miss: str) -> None:
+    verdict = check_cache_after_restart(_with_miss(restarted, miss))
+    assert verdict is not None
+    assert verdict.status == "pass"
+    assert "1 missed on the server's side" in verdict.message
+
+
+def test_a_restored_request_below_the_minimum_leaves_the_next_one_to_judge(
+        restarted: Trace) -> None:
+    # The next request of the same incarnation is the one judged: here it changed.
+    later = [r for r in restarted.requests if r.incarnation == 2 and r.cache is not None]
+    assert len(later) >= 2
+    first, second = later[0], later[1]
+    assert first.cache is not None
+    assert second.cache is not None
+    changed = {first.index: replace(first, cache=replace(first.cache, miss="below_min")),
+               second.index: replace(second, cache=replace(second.cache, miss="cold"))}
+    trace = replace(restarted, requests=tuple(changed.get(r.index, r)
+                                              for r in restarted.requests))
+    verdict = check_cache_after_restart(trace)
+    assert verdict is not None
+    assert verdict.status == "fail"
+    assert f"request #{second.index}" in verdict.evidence[0]
+
+
+def test_a_crash_before_anything_was_cached_is_unknown() -> None:
+    result = run_kill(Kill(SCENARIO, "cache:restart", "session:fsync#2:after:unsynced_lost"),
+                      reference())
+    verdicts = {v.invariant: v for v in result.verdicts}
+    assert verdicts["cache:restart"].status == "unknown"
+
+
+def test_a_run_without_a_restart_or_without_a_cache_gets_no_verdict(restarted: Trace) -> None:
+    assert check_cache_after_restart(replace(restarted, final_incarnation=1)) is None
+    uncached = tuple(replace(r, cache=None) for r in restarted.requests)
+    assert check_cache_after_restart(replace(restarted, requests=uncached)) is None
+    assert Path(SCENARIO).exists()
