@@ -33,7 +33,8 @@ def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     # The agent runs in a contained process, each of its runs within the case time limit:
     # an agent that exits or hangs is a one-line error, never the end or the hang of fuzz.
     with removed_if_left_empty(args.out):
-        found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT)
+        found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT,
+                          agent=args.agent)
     (out or sys.stdout).write(str(found["output"]))
     return int(found["code"])
 

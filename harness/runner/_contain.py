@@ -63,7 +63,13 @@ from harness.runner._handback import (
 from harness.runner._interrupt import critical, reset_in_child
 from harness.runner._own_time import OwnTime
 from harness.runner._results import Case, CaseResult
-from harness.runner._worker_process import die_with_parent, process_context
+from harness.runner._worker_process import (
+    die_with_parent,
+    end_descendants,
+    kill_tree,
+    process_context,
+    resident_mib,
+)
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
@@ -72,8 +78,6 @@ if TYPE_CHECKING:
 OUTPUT_CAP_BYTES = 64 * 2**20
 # How often the harness looks at its workers' memory while they run (real seconds).
 _MEMORY_POLL_SECONDS = 0.1
-# Rounds of killing a worker's children: each round's orphans are the next round's children.
-_SWEEP_ROUNDS = 64
 
 Job = tuple[Case, "Scenario"]
 
@@ -95,54 +99,6 @@ def worker_count(jobs: int, cases: int) -> int:
 
 
 # -- the worker side ----------------------------------------------------------------------
-
-
-def _children(pid: int) -> list[int]:
-    """The children of ``pid`` (Linux ``/proc``; none elsewhere)."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
-                found += [int(child) for child in listed.read().split()]
-        except OSError:
-            continue
-    return found
-
-
-def end_descendants() -> int:
-    """Kill every process this worker's case left behind; how many there were.
-
-    As a subreaper the worker inherits the orphans of the children it kills, so a
-    few rounds of "kill and reap the children" reach the whole tree.
-    """
-    ended = 0
-    for _ in range(_SWEEP_ROUNDS):
-        children = _children(os.getpid())
-        if not children:
-            break
-        for child in children:
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-        for child in children:
-            with contextlib.suppress(OSError):
-                os.waitpid(child, 0)
-        ended += len(children)
-    return ended
-
-
-def _descendants(pid: int) -> list[int]:
-    """``pid``'s children, theirs, and so on (read before the worker is killed)."""
-    found: list[int] = []
-    todo = [pid]
-    while todo and len(found) < 10_000:
-        children = _children(todo.pop())
-        found += children
-        todo += children
-    return found
 
 
 def tool_env_names(scenarios: Iterable[Scenario]) -> tuple[str, ...]:
@@ -239,15 +195,7 @@ def _start(agent: AgentChoice, tool_names: tuple[str, ...] = ()) -> _Worker:
 
 
 def _kill(worker: _Worker) -> None:
-    pid = worker.process.pid
-    if pid is not None:
-        for left in _descendants(pid):  # a child that left the worker's group, too
-            with contextlib.suppress(OSError):
-                os.kill(left, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    kill_tree(worker.process.pid)
     worker.process.join()
     worker.conn.close()
     worker.output.close()
@@ -259,16 +207,6 @@ def _unreadable(process: BaseProcess) -> str:
         return _death(process)
     return ("the case's worker sent back a message the harness cannot read (more than "
             f"{MAX_HANDBACK_BYTES // 2**20} MiB, or not one of its messages)")
-
-
-def _resident_mib(pid: int | None) -> int:
-    """How many MiB ``pid`` holds in memory now (0 where ``/proc`` cannot say)."""
-    try:
-        with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
-            pages = int(statm.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return pages * os.sysconf("SC_PAGE_SIZE") // 2**20
 
 
 def _death(process: BaseProcess) -> str:
@@ -383,7 +321,7 @@ class _Pool:
             return HarnessLimitExceeded("output", (
                 f"the agent wrote more than the output cap of {OUTPUT_CAP_BYTES // 2**20} MiB "
                 f"to its stdout and stderr ({written:,} bytes)"))
-        held = _resident_mib(worker.process.pid)
+        held = resident_mib(worker.process.pid)
         if held > self.memory_mib:
             return HarnessLimitExceeded("memory", (
                 f"the agent exceeded the memory cap of {self.memory_mib} MiB (its worker "
