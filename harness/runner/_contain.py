@@ -24,7 +24,9 @@ case to a worker process and judges it from outside:
 - the agent cannot leave processes behind: the worker is a child subreaper (Linux),
   so what its cases started, even a child that left its session (``setsid``), stays
   its descendant, and every descendant is killed when a case ends (agent code cannot
-  start a process, :mod:`harness.intercept._processes`, but native code can);
+  start a process, :mod:`harness.intercept._processes`, but native code can); a worker
+  that dies hands its orphans to the harness, which adopts them while it runs cases
+  (:func:`~harness.runner._worker_process.adopting`) and kills them;
 - a worker that holds more than ``memory_mib`` MiB (its resident set, watched from
   here) or a case that writes more than :data:`OUTPUT_CAP_BYTES` to its stdout and
   stderr is stopped with a ``harness_limit`` verdict naming the cap;
@@ -64,6 +66,8 @@ from harness.runner._interrupt import critical, reset_in_child
 from harness.runner._own_time import OwnTime
 from harness.runner._results import Case, CaseResult
 from harness.runner._worker_process import (
+    Sweep,
+    adopting,
     die_with_parent,
     end_descendants,
     kill_tree,
@@ -229,6 +233,8 @@ class _Pool:
         self.next_job = 0
         self.workers: list[_Worker] = []
         self.tool_names = tool_env_names(scenario for _, scenario in jobs)
+        # What a dead worker's case started comes to the harness (adopting): ended here.
+        self.sweep: Sweep = lambda _keep: 0
 
     def start(self) -> _Worker:
         """A fresh worker, in the pool."""
@@ -277,6 +283,7 @@ class _Pool:
             self.finish(worker, contained_failure(case, reason))
         _kill(worker)
         self.workers.remove(worker)
+        self.sweep([w.process.pid for w in self.workers if w.process.pid is not None])
         if self.next_job < len(self.jobs):
             self.give(self.start())
 
@@ -358,13 +365,14 @@ def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
 
     warm()  # before the first fork: no worker pays for the harness's own imports
     pool = _Pool(jobs, agent, timeout, on_result, memory_mib)
-    try:
-        for _ in range(worker_count(workers, len(jobs))):
-            pool.give(pool.start())
-        while any(w.job is not None for w in pool.workers):
-            pool.step()
-    finally:
-        with critical():
-            for worker in pool.workers:
-                _kill(worker)
+    with adopting() as pool.sweep:
+        try:
+            for _ in range(worker_count(workers, len(jobs))):
+                pool.give(pool.start())
+            while any(w.job is not None for w in pool.workers):
+                pool.step()
+        finally:
+            with critical():
+                for worker in pool.workers:
+                    _kill(worker)
     return [result for result in pool.results if result is not None]

@@ -39,6 +39,7 @@ from harness._options import DEFAULT_CASE_MEMORY_MIB
 from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
 from harness.runner._own_time import OwnTime
 from harness.runner._worker_process import (
+    adopting,
     die_with_parent,
     end_descendants,
     kill_tree,
@@ -111,22 +112,23 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
     """
 
     warm()
-    context = process_context()
-    ours, theirs = context.Pipe()
-    output, written = context.Pipe(duplex=False)
-    process = context.Process(target=_guest,
-                              args=(work, theirs, written, os.getpid(), tuple(tool_names)),
-                              daemon=True, name="harness-agent-guest")
-    process.start()
-    theirs.close()
-    written.close()
-    os.set_blocking(output.fileno(), False)
-    try:
-        return _await(process, ours, output, _Limits(timeout, memory_mib, longer, agent))
-    finally:
-        _stop(process)
-        ours.close()
-        output.close()
+    with adopting():  # a guest that dies hands what it started here, to be ended on leaving
+        context = process_context()
+        ours, theirs = context.Pipe()
+        output, written = context.Pipe(duplex=False)
+        process = context.Process(target=_guest,
+                                  args=(work, theirs, written, os.getpid(), tuple(tool_names)),
+                                  daemon=True, name="harness-agent-guest")
+        process.start()
+        theirs.close()
+        written.close()
+        os.set_blocking(output.fileno(), False)
+        try:
+            return _await(process, ours, output, _Limits(timeout, memory_mib, longer, agent))
+        finally:
+            _stop(process)
+            ours.close()
+            output.close()
 
 
 _WARMING: Final = {

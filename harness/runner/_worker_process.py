@@ -13,11 +13,13 @@ import multiprocessing
 import os
 import signal
 import sys
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 # prctl options (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 # Rounds of killing a process's children: each round's orphans are the next round's children.
 _SWEEP_ROUNDS = 64
 
@@ -27,6 +29,50 @@ def process_context() -> Any:
     # fork starts a worker in milliseconds with everything imported; spawn elsewhere.
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+Sweep = Callable[[Collection[int]], int]
+
+
+@contextlib.contextmanager
+def adopting() -> Iterator[Sweep]:
+    """While inside, this process (the harness) adopts the orphans of the workers and guests
+    it starts (Linux); ``sweep(keep)`` kills and reaps every process it adopted, all its
+    children but those it had on entering and ``keep`` (the workers still at work).
+
+    A worker is a subreaper for what its case starts, but a worker that dies (the agent's
+    ``os._exit``, a signal) hands its orphans, even one that left the session, on to the
+    nearest subreaper above it: this process, not init, so the next sweep ends them.
+    Elsewhere (no ``prctl``) it adopts nothing and a sweep finds nothing.
+    """
+    libc = _subreaper_libc()
+    if libc is None:
+        yield lambda _keep: 0
+        return
+    was = ctypes.c_int(0)
+    libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was))
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    had = frozenset(_children(os.getpid()))
+
+    def sweep(keep: Collection[int]) -> int:
+        return _end_children(lambda: [child for child in _children(os.getpid())
+                                      if child not in had and child not in keep])
+
+    try:
+        yield sweep
+    finally:
+        sweep(())
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value)
+
+
+def _subreaper_libc() -> Any:
+    """libc, where this process can be made a subreaper (Linux); ``None`` elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def die_with_parent(parent: int) -> None:
@@ -65,9 +111,14 @@ def end_descendants() -> int:
     As a subreaper (:func:`die_with_parent`) the process inherits the orphans of the
     children it kills, so a few rounds of "kill and reap the children" reach the whole tree.
     """
+    return _end_children(lambda: _children(os.getpid()))
+
+
+def _end_children(children_now: Callable[[], list[int]]) -> int:
+    """Kill and reap ``children_now()``, round after round, until none is left."""
     ended = 0
     for _ in range(_SWEEP_ROUNDS):
-        children = _children(os.getpid())
+        children = children_now()
         if not children:
             break
         for child in children:

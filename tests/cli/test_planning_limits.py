@@ -182,3 +182,65 @@ def test_an_error_while_planning_names_the_agent(
     assert code == 2, err
     assert err == (f"harness: error: the agent exited while being imported: {said} "
                    f"(--agent {module}:main)\n")
+
+
+# The agent leaves a child, then its process dies: the child is an orphan the dead process
+# can no longer end. A factory agent that misbehaves only in the case with seed 1 dies in a
+# case's worker; the plain one dies in the process that plans it.
+DIES_LEAVING_A_CHILD = """\
+import ctypes
+import os
+
+from harness.agent import ReferenceAgent
+
+
+def _leave_a_child_and_die():
+    # -w: the shell has written the pid and gone, the sleep is an orphan, before the exit.
+    ctypes.CDLL(None).system(
+        ("setsid -w sh -c 'sleep 1000 & echo $! >> {pidfile}' >/dev/null 2>&1").encode())
+    os._exit(3)
+
+
+def main(prompt):
+    _leave_a_child_and_die()
+
+
+class _Agent(ReferenceAgent):
+    async def run(self, task):
+        if self._bad:
+            _leave_a_child_and_die()
+        return await super().run(task)
+
+
+def factory(ports):
+    agent = _Agent(ports)
+    agent._bad = ports.seed == 1
+    return agent
+"""
+
+
+@pytest.mark.system
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a subreaper is Linux's")
+@pytest.mark.parametrize(("command", "entry"), [
+    (["points", "hello.yaml"], "main"),
+    (["run", "hello.yaml", "--out", "results", "--no-crash", "--seed", "1"], "factory"),
+])
+def test_a_child_left_by_an_agent_whose_process_died_ends_with_the_command(
+        folder: Path, command: list[str], entry: str) -> None:
+    module = f"dies_leaving_a_child_{command[0]}"
+    pidfile = Path("/dev/shm") / f"harness-test-{os.getpid()}-{folder.name}-{module}.pid"
+    (folder / f"{module}.py").write_text(DIES_LEAVING_A_CHILD.format(pidfile=pidfile))
+    try:
+        code = main([*command, "--agent", f"{module}:{entry}"])
+        children = [int(pid) for pid in pidfile.read_text().split()]
+    finally:
+        pidfile.unlink(missing_ok=True)
+    assert code == (2 if command[0] == "points" else 1)  # a one-line error; a failed case
+    assert children
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in children if _alive(pid)]
+    for pid in left:
+        os.kill(pid, 9)
+    assert not left
