@@ -338,7 +338,7 @@ def _points(args: argparse.Namespace) -> int:
 
     recorded = contained(lambda step: _recorded(args, scenario, step),
                          timeout=DEFAULT_CASE_TIMEOUT, tool_names=tool_env_names([scenario]),
-                         agent=args.agent)
+                         agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB)
     points, events = recorded["points"], recorded["events"]
     parts = [(point, *point_parts(point)) for point in points]
     parts += [(event, "world", event.partition(":")[0]) for event in events]

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness._errors import AgentEntryError, HarnessError, ScenarioError, WorkerError
-from harness._options import DEFAULT_CASE_MEMORY_MIB
 from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
 from harness.runner._own_time import OwnTime
 from harness.runner._worker_process import (
@@ -86,7 +85,7 @@ class _Limits:
     """A case's limits, and what an error about them says."""
 
     timeout: float
-    memory_mib: int
+    memory_mib: int | None
     longer: str
     agent: str | None
 
@@ -99,7 +98,7 @@ class _Limits:
 
 def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str = "",
               tool_names: Iterable[str] = (), agent: str | None = None,
-              memory_mib: int = DEFAULT_CASE_MEMORY_MIB) -> Any:
+              memory_mib: int | None = None) -> Any:
     """``work(step)``'s JSON value, computed in a contained process (module docstring).
 
     The process keeps none of the harness's environment but the agent's allow-list and the
@@ -108,7 +107,8 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
     A :class:`~harness.HarnessError` it raises comes back as a :class:`WorkerError` with
     its lines; an exit, a death, a timeout or a cap passed as an :class:`AgentEntryError`
     naming ``agent`` (the ``--agent`` spec), whose message ends with ``longer`` when the
-    time is up (how to give it more).
+    time is up (how to give it more). ``memory_mib`` is the cap on its resident memory
+    (the commands pass a case's; ``None``: no cap).
     """
 
     warm()
@@ -193,8 +193,8 @@ def _check_caps(process: Any, step: Step, tail: OutputTail, limits: _Limits) -> 
         raise limits.error(f"the agent wrote more than the output cap of "
                            f"{OUTPUT_CAP_BYTES // 2**20} MiB to its stdout and stderr while "
                            f"{step.doing} ({tail.written:,} bytes)")
-    held = resident_mib(process.pid)
-    if held > limits.memory_mib:
+    held = resident_mib(process.pid) if limits.memory_mib is not None else 0
+    if limits.memory_mib is not None and held > limits.memory_mib:
         raise limits.error(f"the agent exceeded the memory cap of {limits.memory_mib} MiB "
                            f"while {step.doing} (its process held {held} MiB)")
 
