@@ -55,7 +55,13 @@ from typing import TYPE_CHECKING, Any
 from fakes import HarnessLimitExceeded
 from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
 from harness.runner._agent_choice import AgentChoice
-from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
+from harness.runner._agent_output import (
+    OUTPUT_CAP_BYTES,
+    OutputTail,
+    drain,
+    flush_output,
+    send_output_to,
+)
 from harness.runner._handback import (
     MAX_HANDBACK_BYTES,
     contained_failure,
@@ -78,8 +84,6 @@ from harness.runner._worker_process import (
 if TYPE_CHECKING:
     from harness.scenario import Scenario
 
-#: The most a case may write to its stdout and stderr (the report keeps its last 64 KiB).
-OUTPUT_CAP_BYTES = 64 * 2**20
 # How often the harness looks at its workers' memory while they run (real seconds).
 _MEMORY_POLL_SECONDS = 0.1
 

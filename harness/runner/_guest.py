@@ -35,7 +35,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness._errors import AgentEntryError, HarnessError, ScenarioError, WorkerError
-from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
+from harness.runner._agent_output import (
+    OUTPUT_CAP_BYTES,
+    OutputTail,
+    drain,
+    flush_output,
+    send_output_to,
+)
 from harness.runner._own_time import OwnTime
 from harness.runner._worker_process import (
     adopting,
@@ -74,8 +80,6 @@ StepTo = Callable[[Step], None]
 _STEPS: Final = {step.doing: step for step in (IMPORTING, PLANNING, RECORDING, FUZZING)}
 #: What the work may send back (a plan, a list of points): far below this.
 _MAX_MESSAGE: Final = 256 * 1024 * 1024
-#: The most the work may write to its stdout and stderr: a case's cap.
-OUTPUT_CAP_BYTES: Final = 64 * 2**20
 # How often the harness looks at the process's memory while it runs (real seconds).
 _MEMORY_POLL_SECONDS: Final = 0.1
 
