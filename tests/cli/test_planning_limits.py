@@ -4,7 +4,8 @@ Before the first case ``run`` and ``validate`` import the agent and run it once 
 its crash points; ``points`` and ``fuzz`` run it. That process (:mod:`harness.runner._guest`)
 ends everything the agent started, a child that left its session (``setsid``) too; keeps
 the agent's prints out of the command's own output; stops the agent past a case's output
-or memory cap; and every error it gives names the ``--agent`` spec.
+or memory cap; and every error it gives names the ``--agent`` spec. What an agent started
+before its process (that one, or a case's worker) died is ended by the harness.
 """
 
 from __future__ import annotations
