@@ -337,7 +337,8 @@ def _points(args: argparse.Namespace) -> int:
     from harness.runner import contained, tool_env_names
 
     recorded = contained(lambda step: _recorded(args, scenario, step),
-                         timeout=DEFAULT_CASE_TIMEOUT, tool_names=tool_env_names([scenario]))
+                         timeout=DEFAULT_CASE_TIMEOUT, tool_names=tool_env_names([scenario]),
+                         agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB)
     points, events = recorded["points"], recorded["events"]
     parts = [(point, *point_parts(point)) for point in points]
     parts += [(event, "world", event.partition(":")[0]) for event in events]
@@ -408,7 +409,7 @@ def _run_planned(args: argparse.Namespace, state: _RunState) -> int:
         print(f"harness run: --crash: {note}", file=sys.stderr)
     if args.exec is not None:
         return _run_exec(args, request, state)
-    checked = preflight(request, timeout=args.case_timeout,
+    checked = preflight(request, timeout=args.case_timeout, memory_mib=args.case_memory,
                         longer="raise --case-timeout if it is honest work")
     checked.raise_errors()
     if checked.loaded and not checked.spoken:

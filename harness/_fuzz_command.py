@@ -26,14 +26,15 @@ if TYPE_CHECKING:
 
 def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``harness fuzz``; bad input raises :class:`~harness.HarnessError` (exit 2)."""
-    from harness._options import DEFAULT_CASE_TIMEOUT
+    from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
     from harness._output import removed_if_left_empty
     from harness.runner import contained
 
     # The agent runs in a contained process, each of its runs within the case time limit:
     # an agent that exits or hangs is a one-line error, never the end or the hang of fuzz.
     with removed_if_left_empty(args.out):
-        found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT)
+        found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT,
+                          agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB)
     (out or sys.stdout).write(str(found["output"]))
     return int(found["code"])
 

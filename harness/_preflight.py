@@ -70,21 +70,22 @@ class Preflight:
 
 
 def preflight(request: Request, *, thorough: bool = False,
-              timeout: float | None = None, longer: str = "") -> Preflight:
+              timeout: float | None = None, longer: str = "",
+              memory_mib: int | None = None) -> Preflight:
     """Check and plan ``request`` before any case runs; see the module docstring.
 
     A mistake in the command line itself (``--agent``, ``--target``, ``--crash-at``)
     raises :class:`~harness.ConfigError`; mistakes in files are collected. With a
     ``timeout`` (the command line's), every step that runs agent code (its import, its
     targets', its planning run) runs contained (:mod:`harness.runner._guest`), each
-    step within ``timeout`` real seconds (``longer`` says how to give more); the returned
-    ``agent`` is then ``None``.
+    step within ``timeout`` real seconds (``longer`` says how to give more) and ``memory_mib``
+    MiB (default: a case's); the returned ``agent`` is then ``None``.
     """
     files, loaded, errors = load_each(request.paths, crash=request.crash, seed=request.seed)
     loaded = [(with_absorbed(scenario, request.absorb), source) for scenario, source in loaded]
     if timeout is not None:
         return _contained_preflight(request, files, loaded, errors, thorough=thorough,
-                                    timeout=timeout, longer=longer)
+                                    timeout=timeout, longer=longer, memory_mib=memory_mib)
     agent = load_agent(request.agent, request.targets)
     spoken, planned, found = _agent_checks(request, loaded, agent, thorough)
     return Preflight(files, loaded, spoken, agent, planned, errors + found)
@@ -110,13 +111,15 @@ def _agent_checks(request: Request, loaded: list[tuple[Scenario, Path]],
 
 def _contained_preflight(request: Request, files: int, loaded: list[tuple[Scenario, Path]],
                          errors: list[ScenarioError], *, thorough: bool, timeout: float,
-                         longer: str) -> Preflight:
+                         longer: str, memory_mib: int | None) -> Preflight:
     """:func:`preflight`'s agent checks in a contained process; what they found as data."""
+    from harness._options import DEFAULT_CASE_MEMORY_MIB
     from harness.runner import Case, CrashSpec, contained, tool_env_names
 
     found = contained(lambda step: _checks_as_data(request, loaded, thorough, step),
                       timeout=timeout, longer=longer,
-                      tool_names=tool_env_names(scenario for scenario, _ in loaded))
+                      tool_names=tool_env_names(scenario for scenario, _ in loaded),
+                      agent=request.agent, memory_mib=memory_mib or DEFAULT_CASE_MEMORY_MIB)
     sys.stderr.write(found["said"])  # the skipped scenarios' lines
     spoken = [loaded[index] for index in found["spoken"]]
     planned = []

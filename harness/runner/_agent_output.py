@@ -28,6 +28,8 @@ from harness.runner._results import AgentOutput
 
 #: What a case's output keeps: its last 64 KiB (a failure report shows the end of it).
 TAIL_BYTES: Final = 64 * 1024
+#: The most a case (or the agent's import and planning) may write to its stdout and stderr.
+OUTPUT_CAP_BYTES: Final = 64 * 2**20
 # One drain reads at most this much, so a child that writes without end cannot hold it.
 _DRAIN_BYTES: Final = 4 * 1024 * 1024
 

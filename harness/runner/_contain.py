@@ -24,7 +24,9 @@ case to a worker process and judges it from outside:
 - the agent cannot leave processes behind: the worker is a child subreaper (Linux),
   so what its cases started, even a child that left its session (``setsid``), stays
   its descendant, and every descendant is killed when a case ends (agent code cannot
-  start a process, :mod:`harness.intercept._processes`, but native code can);
+  start a process, :mod:`harness.intercept._processes`, but native code can); a worker
+  that dies hands its orphans to the harness, which adopts them while it runs cases
+  (:func:`~harness.runner._worker_process.adopting`) and kills them;
 - a worker that holds more than ``memory_mib`` MiB (its resident set, watched from
   here) or a case that writes more than :data:`OUTPUT_CAP_BYTES` to its stdout and
   stderr is stopped with a ``harness_limit`` verdict naming the cap;
@@ -53,7 +55,13 @@ from typing import TYPE_CHECKING, Any
 from fakes import HarnessLimitExceeded
 from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
 from harness.runner._agent_choice import AgentChoice
-from harness.runner._agent_output import OutputTail, drain, flush_output, send_output_to
+from harness.runner._agent_output import (
+    OUTPUT_CAP_BYTES,
+    OutputTail,
+    drain,
+    flush_output,
+    send_output_to,
+)
 from harness.runner._handback import (
     MAX_HANDBACK_BYTES,
     contained_failure,
@@ -63,17 +71,21 @@ from harness.runner._handback import (
 from harness.runner._interrupt import critical, reset_in_child
 from harness.runner._own_time import OwnTime
 from harness.runner._results import Case, CaseResult
-from harness.runner._worker_process import die_with_parent, process_context
+from harness.runner._worker_process import (
+    Sweep,
+    adopting,
+    die_with_parent,
+    end_descendants,
+    kill_tree,
+    process_context,
+    resident_mib,
+)
 
 if TYPE_CHECKING:
     from harness.scenario import Scenario
 
-#: The most a case may write to its stdout and stderr (the report keeps its last 64 KiB).
-OUTPUT_CAP_BYTES = 64 * 2**20
 # How often the harness looks at its workers' memory while they run (real seconds).
 _MEMORY_POLL_SECONDS = 0.1
-# Rounds of killing a worker's children: each round's orphans are the next round's children.
-_SWEEP_ROUNDS = 64
 
 Job = tuple[Case, "Scenario"]
 
@@ -95,54 +107,6 @@ def worker_count(jobs: int, cases: int) -> int:
 
 
 # -- the worker side ----------------------------------------------------------------------
-
-
-def _children(pid: int) -> list[int]:
-    """The children of ``pid`` (Linux ``/proc``; none elsewhere)."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listed:
-                found += [int(child) for child in listed.read().split()]
-        except OSError:
-            continue
-    return found
-
-
-def end_descendants() -> int:
-    """Kill every process this worker's case left behind; how many there were.
-
-    As a subreaper the worker inherits the orphans of the children it kills, so a
-    few rounds of "kill and reap the children" reach the whole tree.
-    """
-    ended = 0
-    for _ in range(_SWEEP_ROUNDS):
-        children = _children(os.getpid())
-        if not children:
-            break
-        for child in children:
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-        for child in children:
-            with contextlib.suppress(OSError):
-                os.waitpid(child, 0)
-        ended += len(children)
-    return ended
-
-
-def _descendants(pid: int) -> list[int]:
-    """``pid``'s children, theirs, and so on (read before the worker is killed)."""
-    found: list[int] = []
-    todo = [pid]
-    while todo and len(found) < 10_000:
-        children = _children(todo.pop())
-        found += children
-        todo += children
-    return found
 
 
 def tool_env_names(scenarios: Iterable[Scenario]) -> tuple[str, ...]:
@@ -239,15 +203,7 @@ def _start(agent: AgentChoice, tool_names: tuple[str, ...] = ()) -> _Worker:
 
 
 def _kill(worker: _Worker) -> None:
-    pid = worker.process.pid
-    if pid is not None:
-        for left in _descendants(pid):  # a child that left the worker's group, too
-            with contextlib.suppress(OSError):
-                os.kill(left, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    kill_tree(worker.process.pid)
     worker.process.join()
     worker.conn.close()
     worker.output.close()
@@ -259,16 +215,6 @@ def _unreadable(process: BaseProcess) -> str:
         return _death(process)
     return ("the case's worker sent back a message the harness cannot read (more than "
             f"{MAX_HANDBACK_BYTES // 2**20} MiB, or not one of its messages)")
-
-
-def _resident_mib(pid: int | None) -> int:
-    """How many MiB ``pid`` holds in memory now (0 where ``/proc`` cannot say)."""
-    try:
-        with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
-            pages = int(statm.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return pages * os.sysconf("SC_PAGE_SIZE") // 2**20
 
 
 def _death(process: BaseProcess) -> str:
@@ -291,6 +237,8 @@ class _Pool:
         self.next_job = 0
         self.workers: list[_Worker] = []
         self.tool_names = tool_env_names(scenario for _, scenario in jobs)
+        # What a dead worker's case started comes to the harness (adopting): ended here.
+        self.sweep: Sweep = lambda _keep: 0
 
     def start(self) -> _Worker:
         """A fresh worker, in the pool."""
@@ -339,6 +287,7 @@ class _Pool:
             self.finish(worker, contained_failure(case, reason))
         _kill(worker)
         self.workers.remove(worker)
+        self.sweep([w.process.pid for w in self.workers if w.process.pid is not None])
         if self.next_job < len(self.jobs):
             self.give(self.start())
 
@@ -383,7 +332,7 @@ class _Pool:
             return HarnessLimitExceeded("output", (
                 f"the agent wrote more than the output cap of {OUTPUT_CAP_BYTES // 2**20} MiB "
                 f"to its stdout and stderr ({written:,} bytes)"))
-        held = _resident_mib(worker.process.pid)
+        held = resident_mib(worker.process.pid)
         if held > self.memory_mib:
             return HarnessLimitExceeded("memory", (
                 f"the agent exceeded the memory cap of {self.memory_mib} MiB (its worker "
@@ -420,13 +369,14 @@ def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
 
     warm()  # before the first fork: no worker pays for the harness's own imports
     pool = _Pool(jobs, agent, timeout, on_result, memory_mib)
-    try:
-        for _ in range(worker_count(workers, len(jobs))):
-            pool.give(pool.start())
-        while any(w.job is not None for w in pool.workers):
-            pool.step()
-    finally:
-        with critical():
-            for worker in pool.workers:
-                _kill(worker)
+    with adopting() as pool.sweep:
+        try:
+            for _ in range(worker_count(workers, len(jobs))):
+                pool.give(pool.start())
+            while any(w.job is not None for w in pool.workers):
+                pool.step()
+        finally:
+            with critical():
+                for worker in pool.workers:
+                    _kill(worker)
     return [result for result in pool.results if result is not None]

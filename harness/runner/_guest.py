@@ -4,12 +4,17 @@ Before the first case the harness imports the agent (to check its entry point an
 targets) and runs it once (to find its crash points); ``harness points`` and ``harness
 fuzz`` run it as well. In the harness's own process an agent that calls ``sys.exit(0)``
 at import would end the command with exit 0 (a green CI), and a loop would hang it.
-:func:`contained` runs such work in a forked process, like a case's worker: its own
-process group, killed with the harness, and stopped past ``timeout`` real seconds
-without a word from it. What it sends back is JSON, never a pickle (the agent may have
-written the bytes). Each failure is a :class:`~harness.AgentEntryError`, one line::
+:func:`contained` runs such work in a forked process with a case's limits, started and
+ended as a case's worker is (:mod:`harness.runner._worker_process`): its own process
+group, killed with the harness, stopped past ``timeout`` real seconds without a word
+from it, past ``memory_mib`` MiB resident or past :data:`OUTPUT_CAP_BYTES` written to its
+stdout and stderr (a pipe the harness reads and drops: the agent's prints never mix
+into a command's own output); every process it started, even one that left its session
+(``setsid``), is ended with it. What it sends back is JSON, never a pickle (the agent
+may have written the bytes). Each failure is a :class:`~harness.AgentEntryError`, one
+line naming the ``--agent`` spec::
 
-    the agent exited while being imported: it called sys.exit(0)
+    the agent exited while being imported: it called sys.exit(0) (--agent myagent:main)
     importing the agent took longer than 60 s (a loop or a blocking call at import?) ...
 
 The work says which step it is in with the ``step`` callable it is given; each step
@@ -20,11 +25,9 @@ starts the clock again (``fuzz`` takes one step per case it runs)::
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -32,8 +35,22 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness._errors import AgentEntryError, HarnessError, ScenarioError, WorkerError
+from harness.runner._agent_output import (
+    OUTPUT_CAP_BYTES,
+    OutputTail,
+    drain,
+    flush_output,
+    send_output_to,
+)
 from harness.runner._own_time import OwnTime
-from harness.runner._worker_process import die_with_parent, process_context
+from harness.runner._worker_process import (
+    adopting,
+    die_with_parent,
+    end_descendants,
+    kill_tree,
+    process_context,
+    resident_mib,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +62,8 @@ class Step:
     named: str
     """"{named} took longer than N s"."""
     hint: str
+    ends_a_case: bool = False
+    """Whether taking this step ends a case (``fuzz``): what that case started is ended."""
 
 
 IMPORTING: Final = Step("being imported", "importing the agent",
@@ -55,39 +74,65 @@ PLANNING: Final = Step("running once to find its crash points",
 RECORDING: Final = Step("running once to list its points", "the agent's recorded run",
                         "a busy loop or a blocking call in the agent?")
 FUZZING: Final = Step("running a fuzz case", "a fuzz case",
-                      "a busy loop or a blocking call in the agent?")
+                      "a busy loop or a blocking call in the agent?", ends_a_case=True)
 
 StepTo = Callable[[Step], None]
 _STEPS: Final = {step.doing: step for step in (IMPORTING, PLANNING, RECORDING, FUZZING)}
 #: What the work may send back (a plan, a list of points): far below this.
 _MAX_MESSAGE: Final = 256 * 1024 * 1024
+# How often the harness looks at the process's memory while it runs (real seconds).
+_MEMORY_POLL_SECONDS: Final = 0.1
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """A case's limits, and what an error about them says."""
+
+    timeout: float
+    memory_mib: int | None
+    longer: str
+    agent: str | None
+
+    def error(self, message: str, *, timed_out: bool = False) -> AgentEntryError:
+        """``message``, naming the agent, and how to give more time when it ran out."""
+        named = message + (f" (--agent {self.agent})" if self.agent else "")
+        return AgentEntryError(named + (f"; {self.longer}" if timed_out and self.longer
+                                        else ""))
 
 
 def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str = "",
-              tool_names: Iterable[str] = ()) -> Any:
+              tool_names: Iterable[str] = (), agent: str | None = None,
+              memory_mib: int | None = None) -> Any:
     """``work(step)``'s JSON value, computed in a contained process (module docstring).
 
     The process keeps none of the harness's environment but the agent's allow-list and the
     variables ``tool_names`` (:func:`harness._environment.become_guest`).
 
     A :class:`~harness.HarnessError` it raises comes back as a :class:`WorkerError` with
-    its lines; an exit, a death or a timeout as an :class:`AgentEntryError`, whose
-    message ends with ``longer`` when the time is up (how to give it more).
+    its lines; an exit, a death, a timeout or a cap passed as an :class:`AgentEntryError`
+    naming ``agent`` (the ``--agent`` spec), whose message ends with ``longer`` when the
+    time is up (how to give it more). ``memory_mib`` is the cap on its resident memory
+    (the commands pass a case's; ``None``: no cap).
     """
 
     warm()
-    context = process_context()
-    ours, theirs = context.Pipe()
-    process = context.Process(target=_guest, args=(work, theirs, os.getpid(), tuple(tool_names)),
-                              daemon=True,
-                              name="harness-agent-guest")
-    process.start()
-    theirs.close()
-    try:
-        return _await(process, ours, timeout, longer)
-    finally:
-        _stop(process)
-        ours.close()
+    with adopting():  # a guest that dies hands what it started here, to be ended on leaving
+        context = process_context()
+        ours, theirs = context.Pipe()
+        output, written = context.Pipe(duplex=False)
+        process = context.Process(target=_guest,
+                                  args=(work, theirs, written, os.getpid(), tuple(tool_names)),
+                                  daemon=True, name="harness-agent-guest")
+        process.start()
+        theirs.close()
+        written.close()
+        os.set_blocking(output.fileno(), False)
+        try:
+            return _await(process, ours, output, _Limits(timeout, memory_mib, longer, agent))
+        finally:
+            _stop(process)
+            ours.close()
+            output.close()
 
 
 _WARMING: Final = {
@@ -117,80 +162,98 @@ def warm() -> None:
     _warm.append(True)
 
 
-def _await(process: Any, conn: Connection, timeout: float, longer: str) -> Any:
+def _await(process: Any, conn: Connection, output: Connection, limits: _Limits) -> Any:
     # The guest's own time (harness.runner._own_time): a loaded machine does not count.
-    step, own = IMPORTING, OwnTime(process.pid)
+    step, own, tail = IMPORTING, OwnTime(process.pid), OutputTail()
+    output_open = True
     while True:
-        ready = wait([conn, process.sentinel], timeout=max(0.0, timeout - own.seconds()))
+        waited: list[Any] = [conn, process.sentinel] + ([output] if output_open else [])
+        left = limits.timeout - own.seconds()
+        ready = wait(waited, timeout=max(0.0, min(left, _MEMORY_POLL_SECONDS)))
+        if output in ready:  # kept only to count: the agent's prints go nowhere
+            output_open = drain(output.fileno(), tail)
+        _check_caps(process, step, tail, limits)
         if conn in ready:
             try:
                 message = json.loads(conn.recv_bytes(_MAX_MESSAGE))
             except (EOFError, OSError, ValueError):
-                raise _died(process, step) from None
+                raise _died(process, step, limits) from None
             if message.get("kind") == "step":
                 step = _STEPS.get(str(message.get("doing")), step)
                 own = OwnTime(process.pid)
                 continue
-            return _value(message, step)
+            return _value(message, step, limits)
         if process.sentinel in ready:
-            raise _died(process, step)
-        if not ready and own.seconds() < timeout:
-            continue  # it waited for a CPU meanwhile: that time is not its own
-        if not ready:
-            raise AgentEntryError(f"{step.named} took longer than {timeout:g} s of real time "
-                                  f"({step.hint}) and was stopped" + (longer and f"; {longer}"))
+            raise _died(process, step, limits)
+        if own.seconds() >= limits.timeout and not conn.poll():
+            # Own time, not real time: what it waited for a CPU does not count.
+            raise limits.error(f"{step.named} took longer than {limits.timeout:g} s of real "
+                               f"time ({step.hint}) and was stopped", timed_out=True)
 
 
-def _value(message: dict[str, Any], step: Step) -> Any:
+def _check_caps(process: Any, step: Step, tail: OutputTail, limits: _Limits) -> None:
+    """Stop the work past a case's output or memory cap (as a case's worker is stopped)."""
+    if tail.written > OUTPUT_CAP_BYTES:
+        raise limits.error(f"the agent wrote more than the output cap of "
+                           f"{OUTPUT_CAP_BYTES // 2**20} MiB to its stdout and stderr while "
+                           f"{step.doing} ({tail.written:,} bytes)")
+    held = resident_mib(process.pid) if limits.memory_mib is not None else 0
+    if limits.memory_mib is not None and held > limits.memory_mib:
+        raise limits.error(f"the agent exceeded the memory cap of {limits.memory_mib} MiB "
+                           f"while {step.doing} (its process held {held} MiB)")
+
+
+def _value(message: dict[str, Any], step: Step, limits: _Limits) -> Any:
     kind = message.get("kind")
     if kind == "value":
         return message.get("value")
     if kind == "error":
         raise WorkerError([str(line) for line in message.get("problems") or []])
     if kind == "exit":
-        raise AgentEntryError(f"the agent exited while {step.doing}: it called "
-                              f"sys.exit({message.get('code')!r})")
-    raise AgentEntryError(f"the agent failed while {step.doing}: {message.get('reason')}")
+        raise limits.error(f"the agent exited while {step.doing}: it called "
+                           f"sys.exit({message.get('code')!r})")
+    raise limits.error(f"the agent failed while {step.doing}: {message.get('reason')}")
 
 
-def _died(process: Any, step: Step) -> AgentEntryError:
+def _died(process: Any, step: Step, limits: _Limits) -> AgentEntryError:
+    # Dead but not yet reaped, its pid is still its own: what is left of its group goes too.
+    kill_tree(process.pid)
     process.join(timeout=5)  # its pipe may close a moment before it can be reaped
     code = process.exitcode
     how = (f"its process was killed by signal {signal.Signals(-code).name}"
            if code is not None and code < 0 else f"its process exited with code {code}")
-    return AgentEntryError(f"the agent exited while {step.doing}: {how}")
+    return limits.error(f"the agent exited while {step.doing}: {how}")
 
 
 def _stop(process: Any) -> None:
-    pid = process.pid
-    if pid is not None and process.exitcode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    if process.exitcode is None:  # once reaped, its pid may be another process's
+        kill_tree(process.pid)
     process.join()
 
 
 # -- the contained side --------------------------------------------------------------------
 
 
-def _guest(work: Callable[[StepTo], object], conn: Connection, parent: int,
-           tool_names: tuple[str, ...] = ()) -> None:
+def _guest(work: Callable[[StepTo], object], conn: Connection, output: Connection,
+           parent: int, tool_names: tuple[str, ...] = ()) -> None:
     from harness._environment import become_guest
     from harness.runner._interrupt import reset_in_child
 
-    die_with_parent(parent)
+    die_with_parent(parent)  # a subreaper too: what the agent started stays findable
     become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
     reset_in_child()
     os.setpgrp()  # a timeout kills what the agent started too
+    send_output_to(output.fileno())  # the agent's prints never reach the command's output
+    output.close()
 
     def step(doing: Step) -> None:
+        if doing.ends_a_case:
+            end_descendants()
         conn.send_bytes(json.dumps({"kind": "step", "doing": doing.doing}).encode())
 
     message = _outcome(work, step)
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
-        sys.stderr.flush()
+    end_descendants()  # nothing the agent started outlives the work
+    flush_output()
     conn.send_bytes(message)
     conn.close()
     os._exit(0)  # no atexit handler of the parent (a test runner's) runs here
