@@ -49,6 +49,10 @@ KNOWN_GAPS = {
     "rate-limited-in-a-row-openai": {"I4"},
     "refused-answer-with-calls-anthropic": {"I4", "refusal", "side_effects"},
     "refused-answer-with-calls-openai": {"I4", "refusal", "side_effects"},
+    "refused-answer-across-a-crash": {"I4", "refusal", "side_effects"},
+    # It never compacts: the goal's long conversation outgrows the window before the last
+    # note is written.
+    "goal-survives-compactions": {"side_effects"},
     # It offers no cancel hook: a cancel during its retry wait never reaches it, so after
     # the wait it goes on and writes the note the cancelled turn must not write.
     "cancel-during-retry-wait-openai": {"side_effects"},
