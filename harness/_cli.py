@@ -23,7 +23,8 @@ Commands and exit codes::
                                       0 every check run makes passes, 1 some file has
                                       errors, 2 a bad --agent or --target
     harness points SCENARIO           0, or 2 when the scenario does not load or the
-                                      agent exits or hangs
+                                      agent exits, hangs or raises before the stop
+                                      the scenario expects (the list stops there)
     harness demo                      0 every streaming fault handled, 1 otherwise
     harness fuzz SCENARIO [--agent SPEC] [--budget N] [--out DIR] [--seed S]
                                       0 nothing found, 1 a repro written, 2 bad input
@@ -339,14 +340,21 @@ def _points(args: argparse.Namespace) -> int:
     recorded = contained(lambda step: _recorded(args, scenario, step),
                          timeout=DEFAULT_CASE_TIMEOUT, tool_names=tool_env_names([scenario]),
                          agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB)
-    points, events = recorded["points"], recorded["events"]
-    parts = [(point, *point_parts(point)) for point in points]
-    parts += [(event, "world", event.partition(":")[0]) for event in events]
+    parts = [(point, *point_parts(point)) for point in recorded["points"]]
+    parts += [(event, "world", event.partition(":")[0]) for event in recorded["events"]]
     points = [point for point, _, _ in parts]
     width = max((len(point) for point in points), default=0)
     op_width = max((len(op) for _, _, op in parts), default=0)
     for point, role, op in parts:
         print(f"{point:<{width}}  op={op:<{op_width}}  role={role}")
+    if recorded["broke_off"]:
+        # The list stops where the agent did: a short list read as the whole would hide
+        # every point after it from the crashes built on it.
+        print(f"harness points: error: {recorded['broke_off'][0]}, so the list above stops "
+              f"there (the scenario expects '{scenario.expect.stop_state}'); see why with "
+              f"'harness run {args.scenario}"
+              + (f" --agent {args.agent}'" if args.agent else "'"), file=sys.stderr)
+        return 2
     return 0
 
 
@@ -359,8 +367,9 @@ def _recorded(args: argparse.Namespace, scenario: Scenario,
 
     agent = load_agent(args.agent, args.target)
     step(RECORDING)
-    points, events = runner.record_run(scenario, agent)
-    return {"points": points, "events": events}
+    recorded = runner.record_run(scenario, agent)
+    broke_off = [] if recorded.broke_off is None else [recorded.broke_off]
+    return {"points": recorded.points, "events": recorded.events, "broke_off": broke_off}
 
 
 def point_parts(point: str) -> tuple[str, str]:

@@ -28,7 +28,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.strategies import SearchStrategy
 from pydantic import ValidationError
 
-from harness._errors import HarnessError, ScenarioError
+from harness._errors import AgentEntryError, HarnessError, ScenarioError
 from harness.fuzz._bounds import FuzzBounds
 from harness.fuzz._judge import scheduled_scenario, violations
 from harness.fuzz._space import Schedule, crash_candidates, schedule_strategy
@@ -230,12 +230,20 @@ def _crashes(base: Scenario, agent: AgentUnderTest | None) -> list[CrashSpec]:
     written for a run that never restarts: a model that repeats a call whatever it is
     told would repeat one of unknown outcome too. Its schedules do not crash either.
     """
-    if base.crash.points == "none":
-        return []
     quiet = base.model_copy(update={"faults": [], "crash": base.crash.model_copy(
         update={"points": "none"})})
-    points, events = record_run(quiet, agent)
-    return crash_candidates(base, points, events)
+    recorded = record_run(quiet, agent)
+    if recorded.broke_off is not None:
+        # Every schedule would end there too, and the checks a schedule keeps (all but
+        # the stop state and the effect counts) would find nothing to judge: a search
+        # that reported no violation would read as a clean bill of health.
+        raise AgentEntryError(
+            f"{recorded.broke_off} in its run without faults or crashes (the scenario "
+            f"expects '{base.expect.stop_state}'), so no schedule could prove anything of "
+            "it; see why with 'harness run' on the scenario")
+    if base.crash.points == "none":
+        return []
+    return crash_candidates(base, recorded.points, recorded.events)
 
 
 def _database_key(base: Scenario, agent_spec: str | None,

@@ -51,6 +51,7 @@ from harness.runner._results import (
 from harness.runner._run import (
     ERROR_CLASSES,
     AgentUnderTest,
+    RecordedRun,
     attempt_rows,
     blocking_tools,
     case_result,
@@ -91,6 +92,7 @@ __all__ = [
     "CrashWhen",
     "Ending",
     "Interrupted",
+    "RecordedRun",
     "ScriptedModel",
     "SecretLook",
     "StepTo",

@@ -786,17 +786,46 @@ def _row_outcome(delivery: str, status: int, truncated: bool) -> str:
 def record_points(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
                   seed: int | None = None) -> list[str]:
     """Every persistence point a crash-free run reaches, in order (no recovery checks)."""
-    return record_run(scenario, agent_factory, seed)[0]
+    return record_run(scenario, agent_factory, seed).points
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """What a crash-free run of the agent reached, in order, and how it ended."""
+
+    points: list[str]
+    """The agent's own persistence points."""
+    events: list[str]
+    """The world events (``after_tool:mail#1``…), crash points of their own."""
+    broke_off: str | None = None
+    """Why the run ended early, when the agent raised and so stopped otherwise than the
+    scenario expects: the points after that are missing, and a list or a search built
+    on them would prove nothing of the rest."""
 
 
 def record_run(scenario: Scenario, agent_factory: AgentUnderTest | None = None,
-               seed: int | None = None) -> tuple[list[str], list[str]]:
+               seed: int | None = None) -> RecordedRun:
     """The agent's own persistence points and the world events of a crash-free run, in order."""
     case = Case(scenario.name, Path(f"<scenario {scenario.name}>"),
                 scenario.seed if seed is None else seed)
     run = _CaseRun(case, scenario, agent_factory or default_agent_factory)
-    run.run_to_stop()
-    return [p.id for p in run.world.disk.points], list(run.world.events)
+    final = run.run_to_stop()
+    return RecordedRun([p.id for p in run.world.disk.points], list(run.world.events),
+                       _broke_off(final, scenario.expect.stop_state))
+
+
+def _broke_off(final: _Incarnation, expected: StopState) -> str | None:
+    """The agent's exception that ended ``final`` otherwise than ``expected``, if one did.
+
+    A plain agent that raises where the scenario expects it to (an authentication error
+    the run stops ``blocked`` on) ended as it should: only an unexpected raise counts.
+    """
+    if final.error is not None:
+        return f"the agent raised {final.error}"
+    outcome = final.outcome
+    if outcome is None or outcome.agent_traceback is None or outcome.stop_state == expected:
+        return None
+    return outcome.reason
 
 
 def _is_fsync(point: str) -> bool:

@@ -52,7 +52,8 @@ def test_points_lists_each_point_with_its_op_and_role(
     assert main(["points", str(path)]) == 0
 
     lines = capsys.readouterr().out.splitlines()
-    points, events = record_run(load_scenario(path))
+    recorded = record_run(load_scenario(path))
+    points, events = recorded.points, recorded.events
     assert [line.split()[0] for line in lines] == points + events
     fsync = lines[points.index("journal:fsync#1")].split()
     assert fsync == ["journal:fsync#1", "op=fsync", "role=journal"]
