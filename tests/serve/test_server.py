@@ -52,9 +52,8 @@ expect: {{stop_state: complete, side_effects: {{mail: 1}}}}
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "go"}], "stream": True}
 
 
-def raw_reads(url: str, path: str, body: dict[str, Any], extra: str = ""
-              ) -> tuple[bytes, list[bytes]]:
-    """POST over a bare socket; the response head and each ``recv`` of the body, as read.
+def raw_recvs(url: str, path: str, body: dict[str, Any], extra: str = "") -> list[bytes]:
+    """POST over a bare socket; each ``recv`` of the response, head included, as read.
     ``extra``: more header lines, each ending in CRLF."""
     host, port = url.removeprefix("http://").split(":")
     data = json.dumps(body).encode()
@@ -66,20 +65,21 @@ def raw_reads(url: str, path: str, body: dict[str, Any], extra: str = ""
         reads: list[bytes] = []
         while chunk := sock.recv(65536):
             reads.append(chunk)
-    raw = b"".join(reads)
-    head, _, _ = raw.partition(b"\r\n\r\n")
+    return reads
+
+
+def raw_reads(url: str, path: str, body: dict[str, Any], extra: str = ""
+              ) -> tuple[bytes, list[bytes]]:
+    """The response head and the body bytes each ``recv`` carried."""
+    reads = raw_recvs(url, path, body, extra)
+    head, _, _ = b"".join(reads).partition(b"\r\n\r\n")
     return head, _body_reads(reads, len(head) + 4)
 
 
 def _body_reads(reads: list[bytes], skip: int) -> list[bytes]:
     """The de-chunked body bytes each read carried (a chunked frame may span reads)."""
     body = b"".join(reads)[skip:]
-    frames: list[tuple[int, int]] = []  # (offset of its payload in the body, its size)
-    at = 0
-    while at < len(body):
-        line_end = body.index(b"\r\n", at)
-        frames.append((line_end + 2, int(body[at:line_end], 16)))
-        at = line_end + 2 + frames[-1][1] + 2
+    frames = _chunks(body)
     payload = b"".join(body[start:start + size] for start, size in frames)
     read_ends = [end - skip for end in itertools.accumulate(map(len, reads)) if end > skip]
     cuts = sorted({sum(max(0, min(end - start, size)) for start, size in frames)
@@ -104,20 +104,41 @@ def planned_emits(loaded: Scenario) -> list[bytes]:
     return [step.data for step in plan.steps if isinstance(step, Emit) and step.data]
 
 
-def test_a_split_inside_a_utf8_character_arrives_as_two_reads(tmp_path: Path) -> None:
+def _chunks(body: bytes) -> list[tuple[int, int]]:
+    """Each chunk of a chunked body: the offset of its payload in the body, and its size."""
+    chunks: list[tuple[int, int]] = []
+    at = 0
+    while at < len(body):
+        line_end = body.index(b"\r\n", at)
+        chunks.append((line_end + 2, int(body[at:line_end], 16)))
+        at = line_end + 2 + chunks[-1][1] + 2
+    return chunks
+
+
+def _frames(reads: list[bytes], skip: int) -> list[bytes]:
+    """The payload of each chunk of a chunked body, the final empty one left out."""
+    body = b"".join(reads)[skip:]
+    return [body[start:start + size] for start, size in _chunks(body) if size]
+
+
+def test_a_split_inside_a_utf8_character_is_sent_as_two_writes(tmp_path: Path) -> None:
     loaded = scenario(tmp_path, [{"kind": "split_inside_utf8"}])
     with serving([loaded]) as served:
-        head, reads = raw_reads(served.url, "/v1/chat/completions", REQUEST)
+        recvs = raw_recvs(served.url, "/v1/chat/completions", REQUEST)
+    head, _, _ = b"".join(recvs).partition(b"\r\n\r\n")
+    reads = _body_reads(recvs, len(head) + 4)
     assert head.startswith(b"HTTP/1.1 200")
     planned = planned_emits(loaded)
     assert b"".join(reads) == b"".join(planned)
-    # Each emit is its own write, sent a gap apart; a reader that falls behind may
-    # still get two writes in one read, so reads need only break where writes did.
-    assert _boundaries(reads) <= _boundaries(planned)
     inside_a_character = {at for at in _boundaries(planned)
                           if not _decodes(b"".join(planned)[:at])}
     assert inside_a_character, "the plan cuts no UTF-8 character"
-    assert inside_a_character & _boundaries(reads), "no read ends inside a UTF-8 character"
+    # Each emit is its own write, one chunk on the wire, sent a gap apart. Which writes
+    # a read joins is the client's and the kernel's affair: a reader that falls behind on
+    # a loaded machine gets two writes in one read, so reads need only break where writes
+    # did, and the writes themselves are seen as the chunks that carry them.
+    assert _boundaries(reads) <= _boundaries(planned)
+    assert _frames(recvs, len(head) + 4) == planned
 
 
 def _decodes(data: bytes) -> bool:
@@ -151,10 +172,11 @@ def test_a_stall_keeps_the_connection_open_for_the_scaled_time(tmp_path: Path) -
                           timeout=5) as response:
             reads = [(time.monotonic() - started, chunk) for chunk in response.iter_raw()]
         record = served.world.request_records()[0]
-    gaps = [later[0] - earlier[0] for earlier, later in itertools.pairwise(reads)]
     # 50 scenario seconds at 0.01: one silence of half a real second, the rest at once.
-    assert 0.45 <= max(gaps) < 2.0
-    assert 45 <= record.longest_silence < 200
+    # The bounds hold on a loaded machine: load only delays, so the floors are exact, and
+    # the ceilings sit far below the unscaled stall (50 real seconds, 5,000 scaled ones).
+    assert 0.45 <= reads[-1][0] < 20
+    assert 45 <= record.longest_silence < 2_000
     assert record.delivery == "complete"
 
 
