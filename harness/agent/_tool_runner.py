@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,13 @@ from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
 from harness.ports import Clock, Tool, ToolContext, ToolInvocation
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
+#: What a child process a tool starts needs of the agent's environment (seed 000 §5: shell,
+#: background jobs, hooks and MCP children get a cleaned one): where programs are, the
+#: user, the locale, the time zone, the temporary folder. Never the model provider's key.
+CHILD_VARIABLES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ",
+    "TMPDIR", "TMP", "TEMP",
+})
 # Strict JSON: a NaN is no JSON value, and a provider rejects a body holding one.
 _RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
@@ -139,7 +147,8 @@ class ToolRunner:
     async def _execute(
         self, tool: Tool, call: ToolInvocation, execution_id: str
     ) -> tuple[ToolReply, Outcome, Any]:
-        context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock)
+        context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock,
+                              env=cleaned_environment())
         task = asyncio.ensure_future(tool.run(dict(call.arguments), context))
         limit = self.timeout_for(call.tool)
         if self.budget is not None:
@@ -201,6 +210,18 @@ class ToolRunner:
         task.cancel()
         await settle(task)
         return False
+
+
+def cleaned_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a tool's child process is handed: :data:`CHILD_VARIABLES` and the
+    locale's ``LC_*`` of ``environ`` (this process's), nothing else (seed 000 §5).
+
+    >>> cleaned_environment({"PATH": "/bin", "LC_ALL": "C", "OPENAI_API_KEY": "sk-x"})
+    {'PATH': '/bin', 'LC_ALL': 'C'}
+    """
+    source = os.environ if environ is None else environ
+    return {name: value for name, value in source.items()
+            if name in CHILD_VARIABLES or name.startswith("LC_")}
 
 
 def cancelled_reply(call: ToolInvocation) -> tuple[ToolReply, Outcome, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from harness.checks._breaker import check_breaker
 from harness.checks._budgets import check_spend, check_tool_deadline
 from harness.checks._cache import check_cache_after_restart
+from harness.checks._children import check_child_environments
 from harness.checks._compaction import check_compaction_keeps, check_overflow_retry
 from harness.checks._durable import (
     check_disk_error_stops,
@@ -73,6 +74,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_cache_after_restart,
     check_goal_in_context,
     check_lease,
+    check_child_environments,
 )
 
 
