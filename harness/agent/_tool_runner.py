@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -61,6 +62,7 @@ class ToolRunner:
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         timeouts: Mapping[str, float] | None = None,
         budget: SubBudget | None = None,
+        queue_by_path: bool = True,
     ) -> None:
         self.journal = journal
         self.tools = dict(tools)
@@ -70,6 +72,10 @@ class ToolRunner:
         self.timeouts = dict(timeouts or {})
         # The tool budget (seed 002 §19.2): spends only the run's time, never past its deadline.
         self.budget = budget
+        # Seed 002 §19.5 (同一真实文件路径的内部修改还会排队): calls of one batch that name
+        # the same path run one after another, in the model's order, even when safe to run
+        # beside others; calls of other paths still run together.
+        self.queue_by_path = queue_by_path
         self.halted: DiskError | None = None
         # Cancellation by target (seed 002 §19.4): the calls running now, the calls a
         # cancel named, and why calls not started yet must not start (a turn cancel).
@@ -80,13 +86,24 @@ class ToolRunner:
     async def run_batch(self, calls: Sequence[ToolInvocation]) -> list[ToolReply]:
         """Run one assistant message's calls; replies come back in the model's order.
 
-        All calls run together only if every tool is ``concurrency_safe`` (L2);
-        each records its result as it completes, so the journal keeps the
-        completion order.
+        All calls run together only if every tool is ``concurrency_safe`` (L2),
+        and then those naming one path (:func:`call_path`) queue behind each other
+        (L2:path); each records its result as it completes, so the journal keeps
+        the completion order.
         """
         if all(self._concurrency_safe(c) for c in calls):
-            return list(await asyncio.gather(*(self.run(c) for c in calls)))
+            queues: dict[str, asyncio.Lock] = {}
+            return list(await asyncio.gather(*(self._queued(c, queues) for c in calls)))
         return [await self.run(c) for c in calls]
+
+    async def _queued(self, call: ToolInvocation, queues: dict[str, asyncio.Lock]) -> ToolReply:
+        """Run ``call`` once the calls before it in the batch that name its path are done."""
+        path = call_path(call) if self.queue_by_path else None
+        if path is None:
+            return await self.run(call)
+        # An asyncio lock wakes its waiters first come, first served: the model's order.
+        async with queues.setdefault(path, asyncio.Lock()):
+            return await self.run(call)
 
     def _concurrency_safe(self, call: ToolInvocation) -> bool:
         tool = self.tools.get(call.tool)
@@ -210,6 +227,16 @@ class ToolRunner:
         task.cancel()
         await settle(task)
         return False
+
+
+def call_path(call: ToolInvocation) -> str | None:
+    """The file path a call names (its ``path`` argument), normalised; None if it names none.
+
+    >>> call_path(ToolInvocation("t", "c", "edit", {"path": "./docs//a.md"}))
+    'docs/a.md'
+    """
+    path = call.arguments.get("path")
+    return posixpath.normpath(path) if isinstance(path, str) and path else None
 
 
 def cleaned_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:

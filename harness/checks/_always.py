@@ -29,6 +29,7 @@ from harness.checks._jobs import (
     check_wakeups,
 )
 from harness.checks._lease import check_lease
+from harness.checks._path_queue import check_path_queue
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -55,6 +56,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_backoff,
     check_settle,
     check_overlap,
+    check_path_queue,
     check_replies_match,
     check_withheld_calls,
     check_context_tokens,

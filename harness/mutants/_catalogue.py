@@ -593,6 +593,7 @@ _RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
 _GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
 _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
+_ONE_PATH = "scenarios/tools/writes-of-one-path-queue.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -847,5 +848,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "provider's API key in it", with_tools(reference(), _HandsItsWholeEnvironment),
            (Kill(_CHILDREN, "env:children"),
             Kill(_CHILDREN, "env:children", "journal:fsync#2:after:unsynced_lost"))),
+    Mutant("L2-writes-one-path-side-by-side",
+           "seed 002 §19.5 (同一真实文件路径的内部修改还会排队)",
+           "runs every call of a batch of concurrency-safe tools at once, two edits of one "
+           "file included", reference(queue_writes_by_path=False),
+           (Kill(_ONE_PATH, "L2:path"),
+            Kill(_ONE_PATH, "L2:path", "journal:fsync#1:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""
