@@ -72,7 +72,7 @@ _HOMES: dict[str, list[str]] = {
     ],
     "fakes._tools": [
         "BEHAVIOURS", "CHILD_ENVIRONMENT", "LOOP_BOUND_BEHAVIOURS", "Behaviour", "ToolFailure",
-        "WorldTool", "child_environment", "run_in_process_group"
+        "WorldTool", "child_environment", "run_in_process_group", "subprocess_environment"
     ],
     "fakes._transport": [
         "CONNECTION_RESET", "IncomingRequest", "ResponsePlan", "play_steps", "wait_before_headers"
@@ -208,6 +208,7 @@ if TYPE_CHECKING:
         WorldTool,
         child_environment,
         run_in_process_group,
+        subprocess_environment,
     )
     from fakes._transport import (
         CONNECTION_RESET,
@@ -430,6 +431,7 @@ __all__ = [
     "quota_fields",
     "run_in_process_group",
     "settle_threads",
+    "subprocess_environment",
     "use_prices",
     "wait_before_headers",
 ]

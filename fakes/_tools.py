@@ -154,7 +154,8 @@ class WorldTool:
             return await _uncancellable(context.clock.sleep(seconds))
         elif kind == "subprocess":
             await run_in_process_group(self.behaviour.argv, self.pids,
-                                       env=child_environment(self.behaviour.env))
+                                       env=subprocess_environment(self.behaviour.env,
+                                                                  context.env))
         return False
 
     def _apply(self, arguments: dict[str, Any], context: ToolContext) -> Any:
@@ -210,6 +211,22 @@ def child_environment(extra: Iterable[str] = ()) -> dict[str, str]:
     allowed = {*CHILD_ENVIRONMENT, *extra}
     # The harness's environment even while the agent that called the tool sees its own.
     return {name: value for name, value in host_environment().items() if name in allowed}
+
+
+def subprocess_environment(declared: Iterable[str] = (),
+                           handed: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a ``subprocess`` tool's child receives: the environment its caller handed it,
+    with the variables the scenario declares for it (``env:``, the harness's values);
+    :func:`child_environment` when the caller handed none.
+
+    >>> subprocess_environment((), {"PATH": "/bin", "OPENAI_API_KEY": "k"})
+    {'PATH': '/bin', 'OPENAI_API_KEY': 'k'}
+    """
+    if handed is None:
+        return child_environment(declared)
+    host = host_environment()
+    # Whatever the caller handed, a declared variable is the world's to give.
+    return {**handed, **{name: host[name] for name in declared if name in host}}
 
 
 async def run_in_process_group(argv: tuple[str, ...], pids: list[int] | None = None, *,

@@ -49,6 +49,7 @@ from typing import Any, Final, Literal
 
 from harness.agent._journal import DurableLineFile, Execution, Outcome, ToolJournal
 from harness.agent._session_log import SessionLog
+from harness.agent._tool_runner import cleaned_environment
 from harness.agent._tools import ReplyStatus, ToolReply
 from harness.ports import (
     JOB_COMPLETED_MARKER,
@@ -357,7 +358,7 @@ async def reconcile_open_jobs(supervisor: JobSupervisor, log: SessionLog, journa
             invocation = ToolInvocation(assistant.turn_id, call.call_id, call.name,
                                         call.arguments)
             context = ToolContext(invocation, execution.execution_id, ports.run_id,
-                                  ports.incarnation, ports.clock)
+                                  ports.incarnation, ports.clock, env=cleaned_environment())
             try:
                 entry = await supervisor.reconcile(supervisor.book.for_call(*key), context)
             except asyncio.CancelledError:

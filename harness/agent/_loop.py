@@ -233,6 +233,8 @@ class ReferenceAgent:
     ``cache_breakpoints`` marks Anthropic prompt-cache boundaries (tools, system,
     newest message). ``compaction``, ``breaker`` and ``budget_policy`` set the
     long-run behaviour (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`).
+    ``queue_writes_by_path`` queues the calls of one parallel batch that name the same
+    ``path`` (:meth:`ToolRunner.run_batch`).
     """
 
     def __init__(
@@ -248,8 +250,11 @@ class ReferenceAgent:
         compaction: CompactionConfig | None = None,
         breaker: BreakerConfig | None = None,
         budget_policy: BudgetPolicy | None = None,
+        queue_writes_by_path: bool = True,
     ) -> None:
         self.ports = ports
+        # Calls of one batch naming the same path run one after another (seed 002 §19.5).
+        self.queue_writes_by_path = queue_writes_by_path
         self.system = system
         self.cache_breakpoints = cache_breakpoints
         self.config = config or StreamConfig()
@@ -450,6 +455,7 @@ class ReferenceAgent:
             incarnation=ports.incarnation,
             timeouts=timeouts,
             budget=SubBudget(budget, "tool", within_deadline=policy.tool_timeouts_within_deadline),
+            queue_by_path=self.queue_writes_by_path,
         )
         compactor = Compactor(log, self.compactions, self.compaction, ports.clock,
                               incarnation=ports.incarnation, on_compacted=self._after_compaction)

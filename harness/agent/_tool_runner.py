@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +38,13 @@ from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
 from harness.ports import Clock, Tool, ToolContext, ToolInvocation
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
+#: What a child process a tool starts needs of the agent's environment (seed 000 §5: shell,
+#: background jobs, hooks and MCP children get a cleaned one): where programs are, the
+#: user, the locale, the time zone, the temporary folder. Never the model provider's key.
+CHILD_VARIABLES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ",
+    "TMPDIR", "TMP", "TEMP",
+})
 # Strict JSON: a NaN is no JSON value, and a provider rejects a body holding one.
 _RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
@@ -53,6 +62,7 @@ class ToolRunner:
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         timeouts: Mapping[str, float] | None = None,
         budget: SubBudget | None = None,
+        queue_by_path: bool = True,
     ) -> None:
         self.journal = journal
         self.tools = dict(tools)
@@ -62,6 +72,10 @@ class ToolRunner:
         self.timeouts = dict(timeouts or {})
         # The tool budget (seed 002 §19.2): spends only the run's time, never past its deadline.
         self.budget = budget
+        # Seed 002 §19.5 (同一真实文件路径的内部修改还会排队): calls of one batch that name
+        # the same path run one after another, in the model's order, even when safe to run
+        # beside others; calls of other paths still run together.
+        self.queue_by_path = queue_by_path
         self.halted: DiskError | None = None
         # Cancellation by target (seed 002 §19.4): the calls running now, the calls a
         # cancel named, and why calls not started yet must not start (a turn cancel).
@@ -72,13 +86,24 @@ class ToolRunner:
     async def run_batch(self, calls: Sequence[ToolInvocation]) -> list[ToolReply]:
         """Run one assistant message's calls; replies come back in the model's order.
 
-        All calls run together only if every tool is ``concurrency_safe`` (L2);
-        each records its result as it completes, so the journal keeps the
-        completion order.
+        All calls run together only if every tool is ``concurrency_safe`` (L2),
+        and then those naming one path (:func:`call_path`) queue behind each other
+        (L2:path); each records its result as it completes, so the journal keeps
+        the completion order.
         """
         if all(self._concurrency_safe(c) for c in calls):
-            return list(await asyncio.gather(*(self.run(c) for c in calls)))
+            queues: dict[str, asyncio.Lock] = {}
+            return list(await asyncio.gather(*(self._queued(c, queues) for c in calls)))
         return [await self.run(c) for c in calls]
+
+    async def _queued(self, call: ToolInvocation, queues: dict[str, asyncio.Lock]) -> ToolReply:
+        """Run ``call`` once the calls before it in the batch that name its path are done."""
+        path = call_path(call) if self.queue_by_path else None
+        if path is None:
+            return await self.run(call)
+        # An asyncio lock wakes its waiters first come, first served: the model's order.
+        async with queues.setdefault(path, asyncio.Lock()):
+            return await self.run(call)
 
     def _concurrency_safe(self, call: ToolInvocation) -> bool:
         tool = self.tools.get(call.tool)
@@ -139,7 +164,8 @@ class ToolRunner:
     async def _execute(
         self, tool: Tool, call: ToolInvocation, execution_id: str
     ) -> tuple[ToolReply, Outcome, Any]:
-        context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock)
+        context = ToolContext(call, execution_id, self.journal.run_id, self.incarnation, self.clock,
+                              env=cleaned_environment())
         task = asyncio.ensure_future(tool.run(dict(call.arguments), context))
         limit = self.timeout_for(call.tool)
         if self.budget is not None:
@@ -201,6 +227,28 @@ class ToolRunner:
         task.cancel()
         await settle(task)
         return False
+
+
+def call_path(call: ToolInvocation) -> str | None:
+    """The file path a call names (its ``path`` argument), normalised; None if it names none.
+
+    >>> call_path(ToolInvocation("t", "c", "edit", {"path": "./docs//a.md"}))
+    'docs/a.md'
+    """
+    path = call.arguments.get("path")
+    return posixpath.normpath(path) if isinstance(path, str) and path else None
+
+
+def cleaned_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a tool's child process is handed: :data:`CHILD_VARIABLES` and the
+    locale's ``LC_*`` of ``environ`` (this process's), nothing else (seed 000 §5).
+
+    >>> cleaned_environment({"PATH": "/bin", "LC_ALL": "C", "OPENAI_API_KEY": "sk-x"})
+    {'PATH': '/bin', 'LC_ALL': 'C'}
+    """
+    source = os.environ if environ is None else environ
+    return {name: value for name, value in source.items()
+            if name in CHILD_VARIABLES or name.startswith("LC_")}
 
 
 def cancelled_reply(call: ToolInvocation) -> tuple[ToolReply, Outcome, Any]:

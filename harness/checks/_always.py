@@ -13,6 +13,7 @@ from collections.abc import Callable
 from harness.checks._breaker import check_breaker
 from harness.checks._budgets import check_spend, check_tool_deadline
 from harness.checks._cache import check_cache_after_restart
+from harness.checks._children import check_child_environments
 from harness.checks._compaction import check_compaction_keeps, check_overflow_retry
 from harness.checks._durable import (
     check_disk_error_stops,
@@ -28,6 +29,7 @@ from harness.checks._jobs import (
     check_wakeups,
 )
 from harness.checks._lease import check_lease
+from harness.checks._path_queue import check_path_queue
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -54,6 +56,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_backoff,
     check_settle,
     check_overlap,
+    check_path_queue,
     check_replies_match,
     check_withheld_calls,
     check_context_tokens,
@@ -73,6 +76,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_cache_after_restart,
     check_goal_in_context,
     check_lease,
+    check_child_environments,
 )
 
 

@@ -48,14 +48,16 @@ from harness.ports import (
 def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None = None,
               compaction: CompactionConfig | None = None, breaker: BreakerConfig | None = None,
               budget_policy: BudgetPolicy | None = None,
-              job_supervisor: type[JobSupervisor] = JobSupervisor) -> AgentFactory:
+              job_supervisor: type[JobSupervisor] = JobSupervisor,
+              queue_writes_by_path: bool = True) -> AgentFactory:
     """The reference agent with these settings (a bad setting is a bug too), and its
     background jobs run by ``job_supervisor``."""
 
     def build(ports: AgentPorts) -> Agent:
         return ReferenceAgent(ports, config=config, limits=limits, compaction=compaction,
                               breaker=breaker, budget_policy=budget_policy,
-                              job_supervisor=job_supervisor)
+                              job_supervisor=job_supervisor,
+                              queue_writes_by_path=queue_writes_by_path)
 
     return build
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import posixpath
 import random
 import re
@@ -245,6 +246,13 @@ class _WalksAway(ToolWrapper):
         except asyncio.CancelledError:
             work.cancel()  # asked to stop, never waited for
             raise
+
+
+class _HandsItsWholeEnvironment(ToolWrapper):
+    """Starts a tool's child with a copy of its own os.environ (subprocess's default)."""
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        return await self.inner.run(arguments, replace(context, env=dict(os.environ)))
 
 
 class _ClaimsSafe(ToolWrapper):
@@ -584,6 +592,8 @@ _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
 _RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
 _GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
 _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
+_CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
+_ONE_PATH = "scenarios/tools/writes-of-one-path-queue.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -832,5 +842,17 @@ MUTANTS: tuple[Mutant, ...] = (
            "never reads the lease's end time, so after a call that outlived the lease it acts "
            "on authority that ran out", with_goals(reference(), _LeaseWithoutEnd),
            (Kill(_LEASE_LAPSES, "I5:lease"), Kill(_LEASE_LAPSES, "I4"))),
+    Mutant("ENV-whole-environ-to-children",
+           "seed 000 §5 (shell、后台任务、Hook 和 MCP 子进程使用清理过的环境变量)",
+           "starts a tool's child process with a copy of its own os.environ, the model "
+           "provider's API key in it", with_tools(reference(), _HandsItsWholeEnvironment),
+           (Kill(_CHILDREN, "env:children"),
+            Kill(_CHILDREN, "env:children", "journal:fsync#2:after:unsynced_lost"))),
+    Mutant("L2-writes-one-path-side-by-side",
+           "seed 002 §19.5 (同一真实文件路径的内部修改还会排队)",
+           "runs every call of a batch of concurrency-safe tools at once, two edits of one "
+           "file included", reference(queue_writes_by_path=False),
+           (Kill(_ONE_PATH, "L2:path"),
+            Kill(_ONE_PATH, "L2:path", "journal:fsync#1:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

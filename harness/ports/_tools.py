@@ -53,6 +53,10 @@ class ToolContext:
     run_id: str
     incarnation: int
     clock: Clock
+    env: Mapping[str, str] | None = None
+    """The environment the caller hands a child process the tool starts (a subprocess
+    tool), as ``subprocess.run(..., env=...)`` takes it; ``None``: the world's clean one.
+    Seed 000 §5: a child gets a cleaned environment, never the agent's credentials."""
 
 
 class Tool(Protocol):

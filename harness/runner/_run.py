@@ -399,7 +399,8 @@ class _CaseRun:
             never_started=tuple(self.never_started) or None,
             held_after_return=tuple(self.held) or None,
             goal_in_requests=world.goal_in_requests(),
-            lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None)
+            lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None,
+            child_environments=world.child_environments())
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

@@ -88,7 +88,7 @@ from harness.runner._world_tools import (
     loop_bound_message,
 )
 from harness.scenario import Scenario, fake_verifier
-from harness.trace import GoalInRequest, InvocationRecord, RequestRecord
+from harness.trace import ChildEnvironment, GoalInRequest, InvocationRecord, RequestRecord
 
 STATE_DIR = "/state"
 # Crash classes that raise an OSError at the point instead of killing the process.
@@ -128,6 +128,8 @@ class World:
                       for name, spec in scenario.tools.items()}
         self.requests: list[Pending] = []
         self.invocations: list[InvocationRecord] = []
+        # What each child of a subprocess tool received, by name (env:children).
+        self._children: list[ChildEnvironment] = []
         self._last_response: ScriptedResponse | None = None
         self._invocation_seq = 0
         # World events in the order first reached (the agent-neutral crash points).
@@ -169,6 +171,17 @@ class World:
         if self.goals is None or self.scenario.provider.context_window is None:
             return None
         return tuple(GoalInRequest(p.record.index, p.goal_revisions) for p in self.requests)
+
+    def note_child_environment(self, record: ChildEnvironment) -> None:
+        """A subprocess tool is starting a child with this environment."""
+        self._children.append(record)
+
+    def child_environments(self) -> tuple[ChildEnvironment, ...] | None:
+        """What each child of a subprocess tool received, for a scenario with such a tool
+        (empty: none started); ``None`` elsewhere, so those traces keep their digests."""
+        if not any(t.behaviour.kind == "subprocess" for t in self.tools.values()):
+            return None
+        return tuple(self._children)
 
     def goal_tick(self) -> None:
         """Land the user's goal edits that are due before the next thing the world sees."""
@@ -322,9 +335,15 @@ class World:
 
     # -- an unchanged agent's tools and files --------------------------------------
     async def call_tool(self, tool: str, arguments: dict[str, Any], incarnation: int) -> Any:
-        """Run scenario tool ``tool`` for an agent that called its target function."""
+        """Run scenario tool ``tool`` for an agent that called its target function.
+
+        A subprocess tool's function called with an ``env`` mapping hands the child that
+        environment, as ``subprocess.run(..., env=...)`` would: it is the child's, not an
+        argument of the model's call, and never reaches the trace (env:children).
+        """
+        arguments, handed = _handed_environment(self.tools[tool], arguments)
         recording, context = self._tool_call(tool, arguments, incarnation, self.clock)
-        return await recording.run(arguments, context)
+        return await recording.run(arguments, replace(context, env=handed))
 
     def call_tool_blocking(self, tool: str, arguments: dict[str, Any], incarnation: int) -> Any:
         """The same from blocking code: the tool's own waits move the clock directly."""
@@ -549,6 +568,16 @@ def _turn_of(dialect: Dialect, body: bytes) -> int:
     if not isinstance(messages, list):
         return 0
     return 1 + sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def _handed_environment(tool: fakes.WorldTool, arguments: dict[str, Any]
+                        ) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """The arguments without the environment a subprocess tool's caller handed, and that."""
+    env = arguments.get("env")
+    if tool.behaviour.kind != "subprocess" or not isinstance(env, Mapping):
+        return arguments, None
+    rest = {name: value for name, value in arguments.items() if name != "env"}
+    return rest, {str(name): str(value) for name, value in env.items()}
 
 
 def _canonical(value: object) -> str:

@@ -25,7 +25,8 @@ import fakes
 from fakes import BEHAVIOURS, LOOP_BOUND_BEHAVIOURS, Incarnations, VirtualClock, WorldTool
 from harness._errors import AgentEntryError
 from harness.ports import ToolContext
-from harness.trace import InvocationOutcome, InvocationRecord
+from harness.runner._child_env import child_environment_record
+from harness.trace import ChildEnvironment, InvocationOutcome, InvocationRecord
 
 PURE_KINDS = fakes.PURE_TOOL_KINDS
 
@@ -46,6 +47,8 @@ class ToolWorld(Protocol):
     def disk_error_raised(self) -> bool: ...
 
     def effect_applied(self, tool: str) -> None: ...
+
+    def note_child_environment(self, record: ChildEnvironment) -> None: ...
 
 
 class RecordingTool:
@@ -90,6 +93,7 @@ class RecordingTool:
         # settles is still seen running (J7); replaced when it ends.
         slot = len(world.invocations)
         world.invocations.append(record(None, "running"))
+        self._note_child(seq, context, alive)
         try:
             result = await self._tool.run(arguments, context)
             outcome = "ok"
@@ -110,6 +114,16 @@ class RecordingTool:
                                              "abandoned" if left else outcome)
             if world.on_tool_settled is not None:
                 world.on_tool_settled()
+
+
+    def _note_child(self, seq: int, context: ToolContext, alive: bool) -> None:
+        """What the child of a subprocess tool is about to receive (env:children)."""
+        behaviour = self._tool.behaviour
+        if behaviour.kind != "subprocess" or not alive:
+            return
+        received = fakes.subprocess_environment(behaviour.env, context.env)
+        self._world.note_child_environment(child_environment_record(
+            seq, self._tool.name, context, received, behaviour.env))
 
 
 def functions_on_stack() -> set[str]:

@@ -91,7 +91,8 @@ def _extra(world: ServedWorld, final: ProcessRun | None) -> TraceExtra:
     # (harness.checks._tolerance).
     return TraceExtra(agent="plain", process=True, time_scale=world.time_scale,
                       world_events=tuple(world.events) or None,
-                      final_answer=final.final_text or None if final is not None else None)
+                      final_answer=final.final_text or None if final is not None else None,
+                      child_environments=world.child_environments())
 
 
 def folder_files(root: str) -> Mapping[str, bytes]:

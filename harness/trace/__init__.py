@@ -9,7 +9,13 @@ imports the other's internals::
 """
 
 from harness.trace._decode import TraceDataError, trace_from_json
-from harness.trace._extra import GoalInRequest, HeldAfterReturn, NeverStartedCall, TraceExtra
+from harness.trace._extra import (
+    ChildEnvironment,
+    GoalInRequest,
+    HeldAfterReturn,
+    NeverStartedCall,
+    TraceExtra,
+)
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._records import (
     CacheRecord,
@@ -45,6 +51,7 @@ __all__ = [
     "CacheRecord",
     "CallRecord",
     "CancelRecord",
+    "ChildEnvironment",
     "CrashRecord",
     "Delivery",
     "EffectRecord",

@@ -40,6 +40,22 @@ class GoalInRequest:
 
 
 @dataclass(frozen=True)
+class ChildEnvironment:
+    """The environment one child process of a ``subprocess`` tool received (env:children):
+    only the names it should not have had; no value, and not the names every machine
+    spells differently (``LANG``, ``TMPDIR``), so the trace stays the same everywhere."""
+
+    seq: int  # InvocationRecord.seq
+    tool: str
+    call_id: str
+    incarnation: int
+    handed: bool  # the agent handed an environment (else the world's clean one applied)
+    # The variables it should not have had, each "NAME: why" (a provider's key or URL, a
+    # harness setting, a secret-looking name the scenario does not declare for the tool).
+    unwanted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TraceExtra:
     """The trace's facts that are not records, each ``None`` when the case had none."""
 
@@ -78,6 +94,9 @@ class TraceExtra:
     goal_in_requests: tuple[GoalInRequest, ...] | None = None
     # The goal's execution lease lifetime, when the scenario declares one (I5:lease).
     lease_seconds: float | None = None
+    # What each child of a subprocess tool received, for a scenario with such a tool
+    # (empty: none started); every other case keeps its digest.
+    child_environments: tuple[ChildEnvironment, ...] | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

@@ -233,3 +233,18 @@ def test_a_crash_leaves_no_tool_error_unread() -> None:
     clock.run(crash_while_it_runs())
     gc.collect()
     assert unread == []
+
+
+@pytest.mark.parametrize(("queue", "ends"), [(True, [2.0, 2.0, 4.0]), (False, [2.0, 2.0, 2.0])])
+def test_a_parallel_batch_queues_the_calls_of_one_path(queue: bool, ends: list[float]) -> None:
+    # Seed 002 §19.5: edits of notes.md run one after the other; todo.md runs beside.
+    clock = VirtualClock()
+    ledger = ToolLedger(clock)
+    edit = WorldTool("put", ledger, behaviour=Behaviour("slow", seconds=2), concurrency_safe=True)
+    runner = _runner(clock, {"edit": edit})
+    runner.queue_by_path = queue
+    calls = [ToolInvocation("turn_1", f"call_{n}", "edit", {"path": path, "key": f"k{n}"})
+             for n, path in enumerate(("notes.md", "todo.md", "./notes.md"), 1)]
+    replies = clock.run(runner.run_batch(calls))
+    assert [r.call_id for r in replies] == ["call_1", "call_2", "call_3"]  # the model's order
+    assert sorted(e.at for e in ledger.effects) == ends

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from reference_traces import reference_trace
 
 from harness.checks._lease import check_lease
 from harness.mutants import Kill
@@ -17,10 +18,7 @@ SCENARIO = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 
 @pytest.fixture(scope="module")
 def lapsed() -> Trace:
-    result = run_kill(Kill(SCENARIO, "I5:lease"), reference())
-    assert result.passed, result.failed_verdicts
-    assert result.trace is not None
-    return result.trace
+    return reference_trace(SCENARIO, "I5:lease")
 
 
 def test_the_reference_agent_takes_a_lapsed_lease_anew_before_acting(lapsed: Trace) -> None:

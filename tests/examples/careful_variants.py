@@ -164,8 +164,35 @@ EDITS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 
-#: Variants whose tools are coroutines.
-ASYNC_VARIANTS = {"completion-order"}
+# The calls run as coroutines (a tool that starts a process waits on the event loop), and
+# the note tool's child process is handed an environment, as subprocess.run(env=...) is.
+_AWAITED = (
+    ("def run_call(", "async def run_call("),
+    ("                content = run_call(state, call)\n",
+     "                content = await run_call(state, call)\n"),
+)
+_HANDED = "        return json.dumps(run_tool(name, args))\n"
+_AWAIT_TOOL = "        return json.dumps(await run_tool(name, args))\n"
+EDITS.update({
+    # Nothing handed: the tool's own code decides (subprocess passes all of os.environ).
+    "awaited-tools": (*_AWAITED, (_HANDED, _AWAIT_TOOL)),
+    # The whole of its own environment handed on, the provider's API key in it.
+    "environ-to-children": (*_AWAITED, (_HANDED, (
+        "        if name == \"append_note\":\n"
+        "            args = {**args, \"env\": dict(os.environ)}\n") + _AWAIT_TOOL)),
+    # Only what a child process needs.
+    "clean-env-to-children": (*_AWAITED, (_HANDED, (
+        "        if name == \"append_note\":\n"
+        "            needed = (\"PATH\", \"HOME\", \"LANG\", \"TMPDIR\")\n"
+        "            env = dict((k, v) for k, v in os.environ.items() if k in needed)\n"
+        "            args = {**args, \"env\": env}\n") + _AWAIT_TOOL)),
+})
+
+#: Variants whose tools are coroutines, and whose note tool takes the child's environment.
+ASYNC_VARIANTS = {"completion-order", "awaited-tools", "environ-to-children",
+                  "clean-env-to-children"}
+ENV_TOOLS = ASYNC_TOOLS.replace("def append_note(text, idempotency_key=None):",
+                                "def append_note(text, idempotency_key=None, env=None):")
 
 
 def variant_source(name: str, package: str) -> str:
@@ -190,7 +217,7 @@ def write_variant(name: str, root: Path) -> PlainEntry:
     folder.mkdir()
     (folder / "__init__.py").write_text("from .agent import main\n")
     (folder / "agent.py").write_text(variant_source(name, package))
-    tools = ASYNC_TOOLS if name in ASYNC_VARIANTS else KEYED_TOOLS
+    tools = ENV_TOOLS if name in ASYNC_VARIANTS else KEYED_TOOLS
     (folder / "tools.py").write_text(textwrap.dedent(tools))
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))

@@ -307,3 +307,32 @@ def test_every_connection_sends_without_waiting_to_coalesce(tmp_path: Path) -> N
         sockets = [t.get_extra_info("socket") for t in TRANSPORTS.values()]
         assert sockets
         assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in sockets)
+
+
+def test_an_env_handed_to_a_served_subprocess_tool_is_judged(tmp_path: Path) -> None:
+    # Any language's agent hands the child its environment as the call's env object.
+    path = tmp_path / "child.yaml"
+    path.write_text("""
+name: served-child
+dialect: openai
+seed: 3
+tools: {build: {kind: put, behaviour: {kind: subprocess, argv: ["true"]}}}
+model:
+  - turn: 1
+    calls: [{tool: build, args: {key: a, value: b}}]
+  - turn: 2
+    text: "Built."
+expect: {stop_state: complete}
+""", encoding="utf-8")
+    with serving([load_scenario(path)], time_scale=0.01) as served:
+        url, token = served.url, served.control_headers
+        handed = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-harness-fake-key"}
+        reply = httpx.post(url + "/_harness/tools/build",
+                           json={"key": "a", "value": "b", "env": handed})
+        assert reply.json()["stored"] is True
+        verdicts = {v["invariant"]: v for v in httpx.get(url + "/_harness/verdicts",
+                                                         headers=token).json()["verdicts"]}
+        assert verdicts["env:children"]["status"] == "fail"
+        assert "OPENAI_API_KEY" in verdicts["env:children"]["message"]
+        ledger = httpx.get(url + "/_harness/ledger", headers=token).json()
+        assert [e["detail"] for e in ledger["effects"]] == [{"key": "a", "value": "b"}]
