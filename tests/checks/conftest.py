@@ -7,4 +7,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "runner"))
-sys.path.insert(0, str(Path(__file__).parent))
+# Appended, not put first: the runner's folder must stay ahead, so that ``from conftest
+# import mail_scenario`` finds the runner's conftest and not this one.
+sys.path.append(str(Path(__file__).parent))
