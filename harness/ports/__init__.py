@@ -89,6 +89,7 @@ from harness.ports._faults import (
     StallConnecting,
     TruncatedToolArguments,
     check_faults,
+    whole_seconds,
 )
 from harness.ports._goals import (
     RESTART_POLICIES,
@@ -298,4 +299,5 @@ __all__ = [
     "rng_stream",
     "sha256_json",
     "use_prices",
+    "whole_seconds",
 ]
