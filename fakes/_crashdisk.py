@@ -69,7 +69,7 @@ from typing import Literal, TypeVar, final, get_args
 
 from fakes._threads import settle_case_threads
 from harness._errors import ConfigError, one_of
-from harness.ports import AppendFile, call_os, dirname, normpath, rng_stream
+from harness.ports import AppendFile, ClosesOnExit, call_os, dirname, normpath, rng_stream
 
 T = TypeVar("T")
 
@@ -772,7 +772,7 @@ class _CrashDiskView:
 
 
 @final
-class _CrashAppendFile:
+class _CrashAppendFile(ClosesOnExit):
     def __init__(self, view: _CrashDiskView, path: str, number: int, created: bool) -> None:
         self._view = view
         self._path = path
@@ -805,9 +805,6 @@ class _CrashAppendFile:
 
     def close(self) -> None:
         self._view._disk.incarnations.check(self._view.generation, f"close {self._path}")
-
-    def __enter__(self) -> _CrashAppendFile:
-        return self
 
     def __exit__(
         self,
