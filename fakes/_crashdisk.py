@@ -64,7 +64,6 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Literal, TypeVar, final, get_args
 
 from fakes._threads import settle_case_threads
@@ -806,11 +805,7 @@ class _CrashAppendFile(ClosesOnExit):
     def close(self) -> None:
         self._view._disk.incarnations.check(self._view.generation, f"close {self._path}")
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if not isinstance(exc, SimulatedCrash):
-            self.close()
+    def closes_after(self, exc: BaseException | None) -> bool:
+        # A simulated crash leaves the file as the crash found it: closing would be an
+        # operation of a process that is gone.
+        return not isinstance(exc, SimulatedCrash)

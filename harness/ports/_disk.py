@@ -51,7 +51,7 @@ class ClosesOnExit:
     """Leaving a ``with`` block calls ``close``: an open file's context manager, and a runner's.
 
     A subclass writes ``close``; one that must not close on some exception (a simulated
-    crash leaves the file as the crash found it) overrides ``__exit__``.
+    crash leaves the file as the crash found it) says so in ``closes_after``.
     """
 
     def close(self) -> None:
@@ -66,7 +66,12 @@ class ClosesOnExit:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        if self.closes_after(exc):
+            self.close()
+
+    def closes_after(self, exc: BaseException | None) -> bool:  # noqa: ARG002 - a subclass reads it
+        """Whether leaving the block with ``exc`` (None: without one) closes: always, here."""
+        return True
 
 
 class Disk(Protocol):
