@@ -39,6 +39,7 @@ from harness.trace._records import (
     SentUsage,
     ToolKindOf,
     Trace,
+    goal_identity_json,
 )
 
 __all__ = [
@@ -78,5 +79,6 @@ __all__ = [
     "Trace",
     "TraceDataError",
     "TraceExtra",
+    "goal_identity_json",
     "trace_from_json",
 ]
