@@ -36,7 +36,7 @@ _HOMES: dict[str, list[str]] = {
         "apply_response"
     ],
     "fakes._goals": [
-        "LEASE_SECONDS", "GoalEdit", "GoalEvent", "GoalService", "GoalServicePort"
+        "LEASE_SECONDS", "GoalEdit", "GoalService", "GoalServicePort"
     ],
     "fakes._httpx2_adapter": [
         "FakeHttpx2Transport"
@@ -142,7 +142,6 @@ if TYPE_CHECKING:
     from fakes._goals import (
         LEASE_SECONDS,
         GoalEdit,
-        GoalEvent,
         GoalService,
         GoalServicePort,
     )
@@ -345,7 +344,6 @@ __all__ = [
     "FakeProvider",
     "Fault",
     "GoalEdit",
-    "GoalEvent",
     "GoalService",
     "GoalServicePort",
     "Hang",

@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from fakes._threads import CASE_THREADS, settle_threads
 from harness._errors import VirtualDeadlockError
+from harness.ports import ClosesOnExit
 
 T = TypeVar("T")
 
@@ -152,7 +153,7 @@ class VirtualClock:
 
 
 @final
-class ClockRunner:
+class ClockRunner(ClosesOnExit):
     """Runs coroutines one after another on one loop driven by a clock.
 
     What one leaves behind (tasks, timers, async generators) is cancelled before
@@ -184,12 +185,6 @@ class ClockRunner:
 
     def close(self) -> None:
         self._loop.close()
-
-    def __enter__(self) -> ClockRunner:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _settle(loop: _VirtualEventLoop) -> None:

@@ -64,12 +64,11 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Literal, TypeVar, final, get_args
 
 from fakes._threads import settle_case_threads
 from harness._errors import ConfigError, one_of
-from harness.ports import AppendFile, call_os, dirname, normpath, rng_stream
+from harness.ports import AppendFile, ClosesOnExit, call_os, dirname, normpath, rng_stream
 
 T = TypeVar("T")
 
@@ -772,7 +771,7 @@ class _CrashDiskView:
 
 
 @final
-class _CrashAppendFile:
+class _CrashAppendFile(ClosesOnExit):
     def __init__(self, view: _CrashDiskView, path: str, number: int, created: bool) -> None:
         self._view = view
         self._path = path
@@ -806,14 +805,7 @@ class _CrashAppendFile:
     def close(self) -> None:
         self._view._disk.incarnations.check(self._view.generation, f"close {self._path}")
 
-    def __enter__(self) -> _CrashAppendFile:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if not isinstance(exc, SimulatedCrash):
-            self.close()
+    def closes_after(self, exc: BaseException | None) -> bool:
+        # A simulated crash leaves the file as the crash found it: closing would be an
+        # operation of a process that is gone.
+        return not isinstance(exc, SimulatedCrash)

@@ -38,6 +38,7 @@ from harness.ports import (
     Lease,
     Verification,
 )
+from harness.trace import GoalEventRecord, ProofRecord, goal_identity_json
 
 #: The user's own incarnation number in the event log (the agent's start at 1).
 USER = 0
@@ -53,34 +54,6 @@ class GoalEdit:
     acceptance: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True)
-class GoalEvent:
-    """One call of the goal service (or one user edit), and the service's state after it.
-
-    ``requests_before`` and ``invocations_before`` place it among the world's
-    requests and tool invocations: it came after request number
-    ``requests_before`` and before the next one.
-    """
-
-    seq: int
-    kind: str  # created, edit, read, acquire, declare, verify, complete, status
-    incarnation: int
-    at: float
-    requests_before: int
-    invocations_before: int
-    revision: int
-    epoch: int
-    holder: int
-    status: GoalStatus
-    action: GoalAction | None = None
-    declared: Goal | None = None
-    declared_epoch: int | None = None
-    verification: Verification | None = None
-    proof: CompletionProof | None = None
-    ok: bool | None = None
-    reason: str = ""
-
-
 class GoalService:
     """The goal, its revisions, the lease and the verifier; see the module docstring."""
 
@@ -92,7 +65,7 @@ class GoalService:
         self.status: GoalStatus = "active"
         self.lease: Lease | None = None
         self.proof: CompletionProof | None = None
-        self.events: list[GoalEvent] = []
+        self.events: list[GoalEventRecord] = []
         self.used = False  # an agent called the service at least once
         self._verifier = verifier
         self._clock = clock
@@ -191,13 +164,23 @@ class GoalService:
                     "(seed 002 §19.3)")
         return None
 
-    def _log(self, kind: str, incarnation: int, **fields: object) -> None:
+    def _log(self, kind: str, incarnation: int, *, declared: Goal | None = None,
+             verification: Verification | None = None, proof: CompletionProof | None = None,
+             **fields: object) -> None:
+        # Kept as the trace keeps it: the goals the agent named as their identity's JSON,
+        # a verifier round as its verdict and gaps.
         requests, invocations = self._position()
         lease = self.lease
-        self.events.append(GoalEvent(
+        self.events.append(GoalEventRecord(
             len(self.events) + 1, kind, incarnation, self._clock.now(), requests, invocations,
             self.revisions[-1].revision, lease.epoch if lease else 0,
-            lease.holder if lease else 0, self.status, **fields))  # type: ignore[arg-type]
+            lease.holder if lease else 0, self.status,
+            declared=None if declared is None else goal_identity_json(declared),
+            declared_revision=None if declared is None else declared.revision,
+            verdict=None if verification is None else verification.outcome,
+            gaps=() if verification is None else verification.gaps,
+            proof=None if proof is None else ProofRecord.of(proof),
+            **fields))  # type: ignore[arg-type]
 
 
 class GoalServicePort:

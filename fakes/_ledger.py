@@ -21,18 +21,14 @@ from typing import Any, final
 
 from fakes._crashdisk import Incarnations
 from harness.ports import Clock
+from harness.trace import EffectRecord
 
 
 @dataclass(frozen=True)
-class SideEffect:
-    """One effect applied to the world."""
+class SideEffect(EffectRecord):
+    """One effect applied to the world: the trace's record of it, and what it changed
+    (``detail``, which the trace leaves out)."""
 
-    seq: int
-    tool: str
-    key: str
-    idempotent: bool
-    incarnation: int
-    at: float
     detail: Any
 
 

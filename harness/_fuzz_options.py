@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from harness._errors import ConfigError
-from harness._options import input_path, output_path, parse_seed, parse_target
+from harness._options import input_path, output_path, parse_seed, parse_target, whole_number
 
 DEFAULT_MAX_FAULTS = 3
 
@@ -25,24 +25,12 @@ def parse_budget(text: str) -> int:
     >>> parse_budget("200")
     200
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_BUDGET:
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected a whole number of "
-                                         f"schedules from 1 to {MAX_BUDGET}, such as 200")
-    return value
+    return whole_number(text, 1, MAX_BUDGET,
+                        f"a whole number of schedules from 1 to {MAX_BUDGET}, such as 200")
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected a whole number >= 0")
-    return value
+    return whole_number(text, 0, None, "a whole number >= 0")
 
 
 def add_fuzz_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -71,14 +71,7 @@ def parse_seed(text: str) -> int:
     >>> parse_seed("33")
     33
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(
-            f"got {text!r}; expected a whole number from 0 to {MAX_SEED}")
-    return value
+    return whole_number(text, 0, MAX_SEED, f"a whole number from 0 to {MAX_SEED}")
 
 
 def parse_env_name(text: str) -> str:
@@ -252,6 +245,24 @@ def parse_target(text: str) -> tuple[str, str]:
             f"got {text!r}; expected TOOL=MODULE:FUNCTION, such as "
             "'mail=mypackage.tools:send_mail'")
     return tool, spec
+
+
+def whole_number(text: str, low: int, high: int | None, expected: str) -> int:
+    """``text`` as an int from ``low`` to ``high`` (``None``: no end), else the argparse
+    error naming what was ``expected``.
+
+    >>> whole_number("8080", 0, 65535, "a port 0-65535")
+    8080
+    """
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"got {text!r}; expected {expected}")
+    return value
 
 
 def positive_float(text: str, expected: str) -> float:

@@ -22,6 +22,7 @@ from harness._options import (
     output_path,
     parse_seed,
     positive_float,
+    whole_number,
 )
 from harness._price_file import add_prices_option, load_price_file, use_price_file
 
@@ -41,4 +42,4 @@ lazy_exports = _lazy.lazy_exports
 
 __all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "chosen_cases", "input_path",
            "lazy_exports", "load_price_file", "output_path", "parse_seed", "positive_float",
-           "read_input", "unfinished_run", "use_price_file", "write_atomic"]
+           "read_input", "unfinished_run", "use_price_file", "whole_number", "write_atomic"]

@@ -189,21 +189,15 @@ def _verdicts(runs: pl.DataFrame, names: frozenset[str]) -> pl.DataFrame:
 
 def repeated_error_stop(runs: pl.DataFrame) -> RuleResult:
     """Seed 002 §19.6 重复错误停止率: a repeated identical error always stops or changes course."""
-    rule = "repeated_error_stop"
     verdicts = _verdicts(runs, REPEATED_ERROR_VERDICTS)
-    failed = verdicts.filter(pl.col("status") == "fail")
-    if failed.height:
-        ids = _case_ids(failed.unique(s.CASE_ID, maintain_order=True))
-        return RuleResult(rule, "fail", f"a repeated identical error did not end in a stop or "
-                          f"a change of approach: {_listing(ids)}", EXIT_RECOVERY, ids)
     guarded = runs.filter(pl.col(s.STOP_REASON).str.contains(GUARD_STOP_MARK, literal=True))
     passed = verdicts.filter(pl.col("status") == "pass").height + guarded.height
-    if passed == 0:
-        return RuleResult(rule, "unknown", "no run repeated an identical error (no L3 verdict "
-                          "and no loop-guard stop), so the rule was never exercised",
-                          EXIT_RECOVERY)
-    return RuleResult(rule, "pass", f"{passed} runs with a repeated error stopped or changed "
-                      "approach", EXIT_RECOVERY)
+    return _by_verdicts(
+        "repeated_error_stop", verdicts, passed,
+        broke="a repeated identical error did not end in a stop or a change of approach",
+        never="no run repeated an identical error (no L3 verdict and no loop-guard stop), so "
+              "the rule was never exercised",
+        held=f"{passed} runs with a repeated error stopped or changed approach")
 
 
 def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
@@ -214,24 +208,31 @@ def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
     the final revision), I5:context (the goal in every request after compactions and
     restarts) and I5:lease (no action under a lapsed lease).
     """
-    rule = "long_task_continuity"
     verdicts = _verdicts(runs, GOAL_VERDICTS)
+    failed = verdicts.filter(pl.col("status") == "fail")
+    broken = ", ".join(sorted(set(failed.get_column("invariant").to_list())))
+    passed = verdicts.filter(pl.col("status") == "pass").select(s.CASE_ID).unique().height
+    return _by_verdicts(
+        "long_task_continuity", verdicts, passed,
+        broke=f"a goal did not survive a restart ({broken}: a changed goal field, an action "
+              "under a stale revision, epoch or lapsed lease, a goal the model no longer saw, "
+              "or a completion without a valid proof)",
+        never="no run judged a goal (I5, I5:proof): no scenario declares a goal, or the "
+              "agent never called the goal port",
+        held=f"goals held across restarts in {passed} runs, each completion with its proof")
+
+
+def _by_verdicts(rule: str, verdicts: pl.DataFrame, passed: int, *, broke: str, never: str,
+                 held: str) -> RuleResult:
+    """A rule judged from its verdicts: fails naming the cases of any failed one (``broke``),
+    is unknown when ``passed`` is none (``never``), else passes (``held``)."""
     failed = verdicts.filter(pl.col("status") == "fail")
     if failed.height:
         ids = _case_ids(failed.unique(s.CASE_ID, maintain_order=True))
-        broken = ", ".join(sorted(set(failed.get_column("invariant").to_list())))
-        return RuleResult(rule, "fail", f"a goal did not survive a restart ({broken}: a changed "
-                          "goal field, an action under a stale revision, epoch or lapsed "
-                          "lease, a goal the model no longer saw, or a completion without "
-                          f"a valid proof): {_listing(ids)}",
-                          EXIT_RECOVERY, ids)
-    passed = verdicts.filter(pl.col("status") == "pass").select(s.CASE_ID).unique().height
+        return RuleResult(rule, "fail", f"{broke}: {_listing(ids)}", EXIT_RECOVERY, ids)
     if passed == 0:
-        return RuleResult(rule, "unknown", "no run judged a goal (I5, I5:proof): no scenario "
-                          "declares a goal, or the agent never called the goal port",
-                          EXIT_RECOVERY)
-    return RuleResult(rule, "pass", f"goals held across restarts in {passed} runs, each "
-                      "completion with its proof", EXIT_RECOVERY)
+        return RuleResult(rule, "unknown", never, EXIT_RECOVERY)
+    return RuleResult(rule, "pass", held, EXIT_RECOVERY)
 
 
 def everything_reached(runs: pl.DataFrame) -> RuleResult:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, final
 
 from harness.agent._classify import ProviderError, StreamFailure
@@ -27,6 +27,7 @@ from harness.agent._messages import (
     with_call_ids,
 )
 from harness.agent._openai_stream import (
+    StreamedPart,
     gathered_call,
     index_of,
     load_frame,
@@ -38,11 +39,7 @@ from harness.ports import Usage
 
 
 @dataclass
-class _Block:
-    kind: str
-    text: list[str] = field(default_factory=list)
-    call_id: str = ""
-    name: str = ""
+class _Block(StreamedPart):
     initial_input: object = None
     stopped: bool = False
 

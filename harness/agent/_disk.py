@@ -17,10 +17,9 @@ Example::
 from __future__ import annotations
 
 import os
-from types import TracebackType
 from typing import final
 
-from harness.ports import AppendFile, Disk, call_os, dirname, normpath
+from harness.ports import AppendFile, ClosesOnExit, Disk, call_os, dirname, normpath
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -49,7 +48,7 @@ def ensure_dir(disk: Disk, path: str, *, root: str) -> list[str]:
 
 
 @final
-class _RealAppendFile:
+class _RealAppendFile(ClosesOnExit):
     def __init__(self, path: str, fd: int, created: bool) -> None:
         self._path = path
         self._fd = fd
@@ -75,16 +74,6 @@ class _RealAppendFile:
             fd, self._fd = self._fd, -1
             call_os("close", self._path, lambda: os.close(fd))
 
-    def __enter__(self) -> _RealAppendFile:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 @final

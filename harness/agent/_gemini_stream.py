@@ -20,7 +20,7 @@ from typing import Any, final
 
 from harness.agent._classify import ProviderError, StreamFailure
 from harness.agent._messages import AssistantMessage, ToolCall, with_call_ids
-from harness.agent._openai_stream import StreamState, load_frame, stream_error
+from harness.agent._openai_stream import OneTextState, load_frame, stream_error
 from harness.agent._sse import SSEEvent
 from harness.ports import Usage
 
@@ -34,7 +34,7 @@ MALFORMED_CALL = "MALFORMED_FUNCTION_CALL"
 
 
 @final
-class GeminiAccumulator(StreamState):
+class GeminiAccumulator(OneTextState):
     """Feed the SSE events of one attempt; :meth:`finish` returns the message.
 
     >>> acc = GeminiAccumulator()
@@ -47,13 +47,7 @@ class GeminiAccumulator(StreamState):
 
     def __init__(self) -> None:
         super().__init__()
-        self._text: list[str] = []
         self._calls: list[ToolCall] = []
-
-    @property
-    def partial_text(self) -> str:
-        """The text received so far (shown as interrupted if the attempt fails)."""
-        return "".join(self._text)
 
     def feed(self, event: SSEEvent) -> None:
         """Take one event; raises :class:`StreamFailure` on an error or bad frame."""

@@ -52,7 +52,7 @@ import hashlib
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 from harness._errors import DiskError
 from harness._redact import redact
@@ -131,6 +131,8 @@ from harness.ports import (
     TranscriptMessage,
     Usage,
 )
+
+T = TypeVar("T")
 
 SESSION_FILE = "session.jsonl"
 JOURNAL_FILE = "journal.jsonl"
@@ -398,19 +400,16 @@ class ReferenceAgent:
 
     @property
     def log(self) -> SessionLog:
-        assert self._log is not None, "recover() first"
-        return self._log
+        return _recovered(self._log)
 
     @property
     def compactions(self) -> SessionLog:
         """Compaction's own records (:mod:`._compaction`), beside the session log."""
-        assert self._compactions is not None, "recover() first"
-        return self._compactions
+        return _recovered(self._compactions)
 
     @property
     def journal(self) -> ToolJournal:
-        assert self._journal is not None, "recover() first"
-        return self._journal
+        return _recovered(self._journal)
 
     @property
     def counters(self) -> RecoveryCounters:
@@ -1073,3 +1072,9 @@ def _task_json(task: Task) -> dict[str, Any]:
         "maxAttempts": task.max_attempts,
         "maxOutputTokens": task.max_output_tokens,
     }
+
+
+def _recovered(value: T | None) -> T:
+    """What recovery made (the session log, the journal …): asked for only after it."""
+    assert value is not None, "recover() first"
+    return value

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, final
 
 from harness.agent._classify import ProviderError, StreamFailure
@@ -121,6 +121,30 @@ class StreamState:
             raise wrong_shape(exc, data) from exc
 
 
+class OneTextState(StreamState):
+    """An accumulator whose message text is one run of pieces (Chat Completions, Gemini)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text: list[str] = []
+
+    @property
+    def partial_text(self) -> str:
+        """The text received so far (shown as interrupted if the attempt fails)."""
+        return "".join(self._text)
+
+
+@dataclass
+class StreamedPart:
+    """One part of a message whose parts stream side by side (an Anthropic content block,
+    a Responses output item): its kind, its text's pieces, or its call's id and name."""
+
+    kind: str
+    text: list[str] = field(default_factory=list)
+    call_id: str = ""
+    name: str = ""
+
+
 @dataclass
 class _CallParts:
     call_id: str = ""
@@ -129,7 +153,7 @@ class _CallParts:
 
 
 @final
-class OpenAIAccumulator(StreamState):
+class OpenAIAccumulator(OneTextState):
     """Feed the SSE events of one attempt; :meth:`finish` returns the message.
 
     >>> acc = OpenAIAccumulator()
@@ -142,13 +166,7 @@ class OpenAIAccumulator(StreamState):
 
     def __init__(self) -> None:
         super().__init__()
-        self._text: list[str] = []
         self._calls: dict[int, _CallParts] = {}
-
-    @property
-    def partial_text(self) -> str:
-        """The text received so far (shown as interrupted if the attempt fails)."""
-        return "".join(self._text)
 
     def feed(self, event: SSEEvent) -> None:
         """Take one event; raises :class:`StreamFailure` on an error or bad frame."""

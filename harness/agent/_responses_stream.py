@@ -17,12 +17,13 @@ stream finished; without a terminal event the stream is truncated (S9).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, final
 
 from harness.agent._classify import ProviderError, StreamFailure
 from harness.agent._messages import AssistantMessage, ToolCall, with_call_ids
 from harness.agent._openai_stream import (
+    StreamedPart,
     StreamState,
     gathered_call,
     index_of,
@@ -39,11 +40,7 @@ INCOMPLETE_REASONS: Mapping[str, str] = {
 
 
 @dataclass
-class _Item:
-    kind: str
-    text: list[str] = field(default_factory=list)
-    call_id: str = ""
-    name: str = ""
+class _Item(StreamedPart):
     done: bool = False
 
 

@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from harness.fuzz._judge import SCHEDULE_DEPENDENT, scenario_data
 from harness.fuzz._search import Finding
 from harness.runner import Case
-from harness.scenario import load_scenario
+from harness.scenario import in_flow_style, load_scenario
 
 # The order a reader meets them in the shipped scenarios.
 _KEY_ORDER: Final = ("name", "dialect", "seed", "tools", "model", "faults", "crash", "budget",
@@ -35,11 +35,7 @@ def flow(value: object) -> str:
     >>> flow({"turn": 2, "calls": [{"tool": "outbox"}], "text": "Sent: 1 mail"})
     "{turn: 2, calls: [{tool: outbox}], text: 'Sent: 1 mail'}"
     """
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_scalar(k)}: {flow(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(flow(item) for item in value) + "]"
-    return _scalar(value)
+    return in_flow_style(value, _scalar)
 
 
 def _scalar(value: object) -> str:

@@ -252,10 +252,14 @@ class _Mirror:
             raise _os_error(exc) from None
 
     def created(self, path: str) -> None:
-        self._alive(f"create {path}")
+        self._made("create", path, self._view.open_append)
+
+    def _made(self, verb: str, path: str, make: Callable[[str], object]) -> None:
+        """``path`` was made in the OS (a file, a folder): make it on the crash disk too."""
+        self._alive(f"{verb} {path}")
         self._folder_of(path)
         with self._os_errors():
-            self._view.open_append(path)
+            make(path)
 
     def content(self, path: str, new: bytes) -> None:
         """The file now holds ``new`` in the OS: write what changed."""
@@ -295,10 +299,7 @@ class _Mirror:
             self._disk.make_durable_folders(folder)
 
     def mkdir(self, path: str) -> None:
-        self._alive(f"mkdir {path}")
-        self._folder_of(path)
-        with self._os_errors():
-            self._view.mkdir(path)
+        self._made("mkdir", path, self._view.mkdir)
 
     def rename(self, source: str, target: str) -> None:
         self._alive(f"rename {source}")

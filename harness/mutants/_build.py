@@ -8,7 +8,7 @@ survives refactors of the core.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -29,6 +29,7 @@ from harness.ports import (
     AgentOutcome,
     AgentPorts,
     AppendFile,
+    ClosesOnExit,
     CompletionProof,
     Disk,
     Goal,
@@ -37,10 +38,10 @@ from harness.ports import (
     GoalPort,
     GoalStatus,
     Lease,
+    PassThroughTool,
     RecoveryReport,
     Task,
     Tool,
-    ToolContext,
     Verification,
 )
 
@@ -176,29 +177,11 @@ def retasking(inner: AgentFactory, change: TaskChange) -> AgentFactory:
     return lambda ports: RetaskingAgent(inner(ports), ports, change)
 
 
-class ToolWrapper:
+class ToolWrapper(PassThroughTool[Tool]):
     """A tool as another tool: override what a mutant changes, pass the rest through."""
 
-    def __init__(self, inner: Tool) -> None:
-        self.inner = inner
 
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def concurrency_safe(self) -> bool:
-        return self.inner.concurrency_safe
-
-    @property
-    def idempotent(self) -> bool:
-        return self.inner.idempotent
-
-    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
-        return await self.inner.run(arguments, context)
-
-
-class AppendWrapper:
+class AppendWrapper(ClosesOnExit):
     """An open append file as another: override what a mutant changes."""
 
     def __init__(self, inner: AppendFile, path: str) -> None:
@@ -217,12 +200,6 @@ class AppendWrapper:
 
     def close(self) -> None:
         self.inner.close()
-
-    def __enter__(self) -> AppendWrapper:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class DiskWrapper:

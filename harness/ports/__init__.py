@@ -44,7 +44,7 @@ from harness.ports._dialect import (
     cut_at_limit,
     family_of,
 )
-from harness.ports._disk import AppendFile, Disk, call_os, dirname, normpath
+from harness.ports._disk import AppendFile, ClosesOnExit, Disk, call_os, dirname, normpath
 from harness.ports._fault_meanings import (
     BROKEN_STREAM_FAULTS,
     CUTTING_FAULTS,
@@ -89,6 +89,7 @@ from harness.ports._faults import (
     StallConnecting,
     TruncatedToolArguments,
     check_faults,
+    whole_seconds,
 )
 from harness.ports._goals import (
     RESTART_POLICIES,
@@ -160,7 +161,7 @@ from harness.ports._tool_kinds import (
     ToolKind,
     ToolKindTraits,
 )
-from harness.ports._tools import Tool, ToolContext, ToolInvocation
+from harness.ports._tools import PassThroughTool, Tool, ToolContext, ToolInvocation
 from harness.ports._usage import Usage
 
 __all__ = [
@@ -206,6 +207,7 @@ __all__ = [
     "CancelTarget",
     "CheckRun",
     "Clock",
+    "ClosesOnExit",
     "CompletionProof",
     "ConnectionReset",
     "Count",
@@ -249,6 +251,7 @@ __all__ = [
     "OneLine",
     "OutageAnswer",
     "OutputChunk",
+    "PassThroughTool",
     "RandomSplits",
     "RecoveryReport",
     "RestartPolicy",
@@ -298,4 +301,5 @@ __all__ = [
     "rng_stream",
     "sha256_json",
     "use_prices",
+    "whole_seconds",
 ]

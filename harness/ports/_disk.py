@@ -14,7 +14,7 @@ import functools
 import posixpath
 from collections.abc import Callable
 from types import TracebackType
-from typing import Protocol, TypeVar
+from typing import Protocol, Self, TypeVar
 
 from harness._errors import DiskError
 
@@ -45,6 +45,33 @@ class AppendFile(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+class ClosesOnExit:
+    """Leaving a ``with`` block calls ``close``: an open file's context manager, and a runner's.
+
+    A subclass writes ``close``; one that must not close on some exception (a simulated
+    crash leaves the file as the crash found it) says so in ``closes_after``.
+    """
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.closes_after(exc):
+            self.close()
+
+    def closes_after(self, exc: BaseException | None) -> bool:  # noqa: ARG002 - a subclass reads it
+        """Whether leaving the block with ``exc`` (None: without one) closes: always, here."""
+        return True
 
 
 class Disk(Protocol):

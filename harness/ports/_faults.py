@@ -200,9 +200,26 @@ class HttpError(Fault):
         Text | None, Doc("The error message in the JSON body; absent: the dialect's usual text.")
     ] = None
 
+    def __post_init__(self) -> None:
+        # Digits are whole seconds however they came ("60" as a quoted YAML value or a
+        # header's text), so the bounds and the date rule judge them as seconds.
+        object.__setattr__(self, "retry_after", whole_seconds(self.retry_after))
+        super().__post_init__()
+
     def check_rules(self) -> None:
         if isinstance(self.retry_after, str):
             _check_http_date(self.retry_after)
+
+
+def whole_seconds(value: object) -> object:
+    """A Retry-After given as ASCII digits, as the int of seconds it means; else ``value``.
+
+    >>> whole_seconds("60"), whole_seconds("Wed, 21 Oct 2015 07:28:00 GMT"), whole_seconds("²")
+    (60, 'Wed, 21 Oct 2015 07:28:00 GMT', '²')
+    """
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return value
 
 
 def _check_http_date(value: str) -> None:

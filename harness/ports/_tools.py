@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from harness.ports._clock import Clock
 
@@ -72,3 +72,31 @@ class Tool(Protocol):
     def idempotent(self) -> bool: ...
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any: ...
+
+
+ToolT = TypeVar("ToolT", bound=Tool)
+
+
+class PassThroughTool(Generic[ToolT]):
+    """A tool as another: ``inner``'s name, traits and run, for a wrapper to override a part.
+
+    The world's recording tool and the mutants' altered tools are both made this way.
+    """
+
+    def __init__(self, inner: ToolT) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return self.inner.concurrency_safe
+
+    @property
+    def idempotent(self) -> bool:
+        return self.inner.idempotent
+
+    async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        return await self.inner.run(arguments, context)

@@ -73,6 +73,16 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _error_of(error: object, type_key: str, usual: str) -> tuple[str, str]:
+    """An error object's type (under ``type_key``; ``usual`` when absent) and message.
+
+    >>> _error_of({"status": "RESOURCE_EXHAUSTED"}, "status", "UNAVAILABLE")
+    ('RESOURCE_EXHAUSTED', 'error')
+    """
+    fields = _dict(error)
+    return str(fields.get(type_key) or usual), str(fields.get("message") or "error")
+
+
 def _finish(turn: ImportedTurn, raw: object, table: Mapping[str, str]) -> None:
     if isinstance(raw, str):
         turn.raw_finish = raw
@@ -101,9 +111,7 @@ class OpenAIReader:
             return
         chunk = _dict(data)
         if "error" in chunk:
-            error = _dict(chunk["error"])
-            turn.error = (str(error.get("type") or "server_error"),
-                          str(error.get("message") or "error"))
+            turn.error = _error_of(chunk["error"], "type", "server_error")
             return
         turn.model = chunk.get("model") or turn.model
         self._usage(turn, chunk.get("usage"))
@@ -181,9 +189,7 @@ class AnthropicReader:
         elif kind == "message_stop":
             turn.terminal = True
         elif kind == "error":
-            error = _dict(payload.get("error"))
-            turn.error = (str(error.get("type") or "api_error"),
-                          str(error.get("message") or "error"))
+            turn.error = _error_of(payload.get("error"), "type", "api_error")
 
     def _block(self, turn: ImportedTurn, index: int, block: dict[str, Any]) -> None:
         if block.get("type") == "tool_use":
@@ -282,9 +288,7 @@ class ResponsesReader:
                           "cache_write_tokens": 0}
         status = response.get("status")
         if status == "failed":
-            error = _dict(response.get("error"))
-            turn.error = (str(error.get("code") or "server_error"),
-                          str(error.get("message") or "error"))
+            turn.error = _error_of(response.get("error"), "code", "server_error")
         reason = _dict(response.get("incomplete_details")).get("reason")
         turn.raw_finish = str(reason or status)
         turn.finish = "length" if reason == "max_output_tokens" else \
@@ -321,9 +325,7 @@ class GeminiReader:
     def read_event(self, turn: ImportedTurn, _event: str, data: object) -> None:
         chunk = _dict(data)
         if "error" in chunk:
-            error = _dict(chunk["error"])
-            turn.error = (str(error.get("status") or "UNAVAILABLE"),
-                          str(error.get("message") or "error"))
+            turn.error = _error_of(chunk["error"], "status", "UNAVAILABLE")
             return
         turn.model = chunk.get("modelVersion") or turn.model
         usage = chunk.get("usageMetadata")

@@ -10,7 +10,8 @@ A joined trace (exploration) is this trace's records renumbered, never a new one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from harness.runner._goal_trace import goal_trace
 from harness.runner._results import Case
@@ -30,7 +31,10 @@ from harness.trace import (
 
 @dataclass(frozen=True)
 class Ending:
-    """How the agent's runs of one case ended, as the runner or the server saw them."""
+    """How the agent's runs of one case ended, as the runner or the server saw them.
+
+    Each field is the trace's field of the same name (:meth:`trace_fields`).
+    """
 
     crash: CrashRecord
     incarnations: tuple[IncarnationRecord, ...]
@@ -43,6 +47,10 @@ class Ending:
     points: tuple[str, ...] = ()
     secrets: SecretsRecord | None = None
 
+    def trace_fields(self) -> dict[str, Any]:
+        """The fields by name, as the trace takes them (no copy: records are frozen)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
 
 def write_trace(world: World, case: Case, ending: Ending) -> Trace:
     """The trace of ``case``: what ``world`` saw, and how the agent's runs ended."""
@@ -52,22 +60,13 @@ def write_trace(world: World, case: Case, ending: Ending) -> Trace:
         scenario=scenario.name,
         dialect=scenario.dialect,
         seed=case.seed,
-        crash=ending.crash,
-        points=ending.points,
-        incarnations=ending.incarnations,
         requests=world.request_records(),
         invocations=tuple(sorted(world.invocations, key=lambda r: r.seq)),
         effects=world_effects(world),
-        outcome=ending.outcome,
-        recoveries=ending.recoveries,
-        expect=ending.expect,
-        final_incarnation=ending.final_incarnation,
-        error=ending.error,
-        extra=ending.extra,
         jobs=world.jobs.records(),
         cancels=tuple(world.jobs.cancels),
-        secrets=ending.secrets,
         goal=goal_trace(world.goals),
+        **ending.trace_fields(),
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import fakes
 from fakes import BEHAVIOURS, LOOP_BOUND_BEHAVIOURS, Incarnations, VirtualClock, WorldTool
 from harness._errors import AgentEntryError
-from harness.ports import ToolContext
+from harness.ports import PassThroughTool, ToolContext
 from harness.runner._child_env import child_environment_record
 from harness.trace import ChildEnvironment, InvocationOutcome, InvocationRecord
 
@@ -51,24 +51,12 @@ class ToolWorld(Protocol):
     def note_child_environment(self, record: ChildEnvironment) -> None: ...
 
 
-class RecordingTool:
+class RecordingTool(PassThroughTool[WorldTool]):
     """A world tool as one incarnation holds it: every invocation goes in the world's log."""
 
     def __init__(self, world: ToolWorld, tool: WorldTool) -> None:
+        super().__init__(tool)
         self._world = world
-        self._tool = tool
-
-    @property
-    def name(self) -> str:
-        return self._tool.name
-
-    @property
-    def concurrency_safe(self) -> bool:
-        return self._tool.concurrency_safe
-
-    @property
-    def idempotent(self) -> bool:
-        return self._tool.idempotent
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         world = self._world
@@ -84,7 +72,7 @@ class RecordingTool:
         returned: str | None = None
 
         def record(ended_at: float | None, outcome: InvocationOutcome) -> InvocationRecord:
-            return InvocationRecord(seq, self._tool.name, self._tool.kind,
+            return InvocationRecord(seq, self.inner.name, self.inner.kind,
                                     context.invocation.call_id, args, context.incarnation,
                                     started, ended_at, not alive,
                                     outcome if alive else "refused", after_error, returned)
@@ -95,11 +83,11 @@ class RecordingTool:
         world.invocations.append(record(None, "running"))
         self._note_child(seq, context, alive)
         try:
-            result = await self._tool.run(arguments, context)
+            result = await self.inner.run(arguments, context)
             outcome = "ok"
             returned = json.dumps(result, sort_keys=True, default=str)
-            if self._tool.kind not in PURE_KINDS:
-                world.effect_applied(self._tool.name)
+            if self.inner.kind not in PURE_KINDS:
+                world.effect_applied(self.inner.name)
             return result
         except asyncio.CancelledError:
             outcome = "cancelled"
@@ -118,12 +106,12 @@ class RecordingTool:
 
     def _note_child(self, seq: int, context: ToolContext, alive: bool) -> None:
         """What the child of a subprocess tool is about to receive (env:children)."""
-        behaviour = self._tool.behaviour
+        behaviour = self.inner.behaviour
         if behaviour.kind != "subprocess" or not alive:
             return
         received = fakes.subprocess_environment(behaviour.env, context.env)
         self._world.note_child_environment(child_environment_record(
-            seq, self._tool.name, context, received, behaviour.env))
+            seq, self.inner.name, context, received, behaviour.env))
 
 
 def functions_on_stack() -> set[str]:

@@ -75,7 +75,7 @@ from harness.scenario._names import (
     ScriptedFinish,
     ToolOutcome,
 )
-from harness.scenario._problems import did_you_mean
+from harness.scenario._problems import did_you_mean, in_flow_style
 from harness.scenario._schema import SCHEMA_PATH, scenario_json_schema
 from harness.scenario._source import SourceMap
 from harness.scenario._tools import (
@@ -156,6 +156,7 @@ __all__ = [
     "did_you_mean",
     "fake_verifier",
     "fault_error",
+    "in_flow_style",
     "load_each",
     "load_scenario",
     "load_scenarios",

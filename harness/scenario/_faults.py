@@ -32,9 +32,10 @@ from typing import (
 )
 
 from pydantic import BeforeValidator, Field, create_model, model_validator
+from pydantic_core import PydanticCustomError
 
 from harness.ports import FAULT_KINDS as _DECLARED_FAULTS
-from harness.ports import MAX_COUNT, MAX_SECONDS, Doc, Fault, OneLine, Wording
+from harness.ports import MAX_COUNT, MAX_SECONDS, Doc, Fault, OneLine, Wording, whole_seconds
 from harness.scenario._base import ScenarioModel
 from harness.scenario._problems import Problem, raise_if_any
 
@@ -139,13 +140,9 @@ _JOINT_RULES: Final[tuple[tuple[type[FaultModel], frozenset[str]], ...]] = (
 )
 
 
-def _digits_as_seconds(value: object) -> object:
-    # People quote header values ("60"); the fakes want whole seconds as an int.
-    return int(value) if isinstance(value, str) and value.isdigit() else value
-
-
-# What YAML brings that the fake's type does not take as it is, by field name.
-_BEFORE: Final = {"retry_after": BeforeValidator(_digits_as_seconds)}
+# What YAML brings that the fake's type does not take as it is, by field name: people
+# quote header values ("60"), which the declaration reads as whole seconds too.
+_BEFORE: Final = {"retry_after": BeforeValidator(whole_seconds)}
 _ONE_LINE: Final = Field(pattern=r"^[^\r\n]*$")
 # Metadata that only words messages and documentation; the model has no use for it.
 _WORDS_ONLY: Final = (Doc, Wording)
@@ -166,11 +163,21 @@ def _scenario_type(hint: Any) -> Any:
                     for m in hint.__metadata__ if not isinstance(m, _WORDS_ONLY)]
         base = _scenario_type(args[0])
         return Annotated[(base, *metadata)] if metadata else base
+    if origin is Literal and all(type(choice) is int for choice in args):
+        return Annotated[hint, BeforeValidator(_int_choice)]
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         return list[_scenario_type(args[0])]  # type: ignore[misc]
     if args and origin is not None and _is_union(hint):
         return Union[tuple(_scenario_type(a) for a in args)]  # noqa: UP007
     return hint
+
+
+def _int_choice(value: object) -> object:
+    """``value`` unless it is a float: a strict model still matches 429.0 with ``Literal[429]``,
+    where the declaration takes an int only (a status is never 429.0)."""
+    if isinstance(value, float):
+        raise PydanticCustomError("literal_error", "Input should be an int", {})
+    return value
 
 
 def _is_union(hint: Any) -> bool:

@@ -14,7 +14,7 @@ error's context, and the loader turns each :class:`Problem` into a
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from harness._errors import got_expected
@@ -109,22 +109,33 @@ def show(value: object) -> str:
     >>> show(True), show(None), show("seven"), show({"kind": "slow", "seconds": 2})
     ('true', 'null', "'seven'", '{kind: slow, seconds: 2}')
     """
-    text = _flow(value, top=True)
+    # Inside a mapping quotes are noise; at the top they show spaces and emptiness.
+    text = repr(value) if isinstance(value, str) else in_flow_style(value, _shown_scalar)
     return text if len(text) <= _SHOWN_LENGTH else text[: _SHOWN_LENGTH - 1] + "…"
 
 
-def _flow(value: object, *, top: bool = False) -> str:
+def in_flow_style(value: object, scalar: Callable[[object], str]) -> str:
+    """``value`` as one line of flow-style YAML, mappings in their own order, each scalar
+    (a key too) as ``scalar`` writes it.
+
+    >>> in_flow_style({"at": {"turn": 1}, "offsets": [1, 7]}, str)
+    '{at: {turn: 1}, offsets: [1, 7]}'
+    """
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{in_flow_style(k, scalar)}: {in_flow_style(v, scalar)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(in_flow_style(item, scalar) for item in value) + "]"
+    return scalar(value)
+
+
+def _shown_scalar(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        # Inside a mapping quotes are noise; at the top they show spaces and emptiness.
-        return repr(value) if top or not value.isidentifier() else value
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_flow(k)}: {_flow(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_flow(item) for item in value) + "]"
+        return value if value.isidentifier() else repr(value)
     return str(value)
 
 

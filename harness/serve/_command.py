@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.frontend import input_path, parse_seed, positive_float
+from harness.frontend import input_path, parse_seed, positive_float, whole_number
 from harness.serve._scale import MIN_TIME_SCALE, SCALE_REASON
 
 if TYPE_CHECKING:
@@ -39,14 +39,7 @@ def time_scale(text: str) -> float:
 
 
 def port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected a port 0-65535 "
-                                         "(0 picks a free one)")
-    return value
+    return whole_number(text, 0, 65535, "a port 0-65535 (0 picks a free one)")
 
 
 def add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -45,6 +45,7 @@ from harness.trace._records import (
     SentUsage,
     ToolKindOf,
     Trace,
+    goal_identity_json,
 )
 
 __all__ = [
@@ -85,5 +86,6 @@ __all__ = [
     "Trace",
     "TraceDataError",
     "TraceExtra",
+    "goal_identity_json",
     "trace_from_json",
 ]

@@ -25,7 +25,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, NamedTuple
 
-from harness.ports import StopState, ToolKind
+from harness.ports import CompletionProof, Goal, StopState, ToolKind
 from harness.trace._extra import TraceExtra
 from harness.trace._jobs import CancelRecord, JobRecord
 
@@ -368,6 +368,19 @@ class ProofRecord:
     criteria: tuple[tuple[str, str], ...]  # (criterion, verdict)
     judge_kind: str
     judge: str
+
+    @classmethod
+    def of(cls, proof: CompletionProof) -> ProofRecord:
+        """The record of a proof the goal port received."""
+        return cls(proof.goal_id, proof.revision, proof.verification_round,
+                   tuple((c.command, c.exit_code) for c in proof.checks),
+                   tuple((c.criterion, c.verdict) for c in proof.criteria),
+                   proof.judge_kind, proof.judge)
+
+
+def goal_identity_json(goal: Goal) -> str:
+    """A goal's identity fields as canonical JSON, compared field for field by I5."""
+    return json.dumps(goal.identity(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)

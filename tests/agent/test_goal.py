@@ -50,7 +50,7 @@ def test_an_edit_discards_the_stale_auto_continue_and_the_next_turn_takes_the_ne
     assert "revision 2" in edits[0]
     assert "the changelog link works" in edits[0]
     assert world.goals is not None
-    declared = [(e.action, e.declared.revision) for e in world.goals.events
+    declared = [(e.action, e.declared_revision) for e in world.goals.events
                 if e.kind == "declare" and e.declared is not None]
     assert declared[0] == ("turn", 1)
     assert all(revision == 2 for action, revision in declared[2:])

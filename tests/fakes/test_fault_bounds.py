@@ -127,6 +127,84 @@ def test_a_stall_of_any_length_is_judged_alike(seconds: float) -> None:
         assert _python_accepts(kind, arguments) == _yaml_accepts(kind, arguments)
 
 
+# The rules that are not a number's bounds: fields that exclude each other, order,
+# text (empty, too long, a line break), a value outside a kind's choices, a wrong type.
+# Each pair is a kind and the fields given beside the ones it needs.
+RULES: list[tuple[str, dict[str, Any]]] = [
+    ("stall", {"after_bytes": 1, "after_events": 1}),
+    ("stall", {"after_events": None}),
+    ("stall", {"after_bytes": 0, "after_events": None}),
+    ("stall", {"after_events": 1, "after_bytes": False}),
+    ("stall", {"after_events": True}),
+    ("stall", {"after_events": 1.0}),
+    ("stall", {"after_events": "1"}),
+    ("stall", {"seconds": "3"}),
+    ("stall", {"seconds": True}),
+    ("connection_reset", {"after_bytes": 1, "after_events": 1}),
+    ("connection_reset", {"after_events": None}),
+    ("truncated_tool_arguments", {"fraction": 0.5, "offset": 2}),
+    ("invalid_tool_arguments", {"fraction": 0.5, "offset": 2}),
+    ("invalid_tool_arguments", {"offset": 0}),
+    ("split_at", {"offsets": []}),
+    ("split_at", {"offsets": [5, 5]}),
+    ("split_at", {"offsets": [5, 3]}),
+    ("split_at", {"offsets": [1, 2]}),
+    ("http_error", {"status": 418}),
+    ("http_error", {"status": 429.0}),
+    ("http_error", {"status": "429"}),
+    ("http_error", {"status": True}),
+    ("http_error", {"retry_after": "Wed, 21 Oct 2015 07:28:00 GMT"}),
+    ("http_error", {"retry_after": "soon"}),
+    ("http_error", {"retry_after": ""}),
+    ("http_error", {"retry_after": "60"}),
+    ("http_error", {"retry_after": "99999999"}),
+    ("http_error", {"retry_after": "²"}),
+    ("http_error", {"retry_after": "x" * 101}),
+    ("http_error", {"retry_after": True}),
+    ("http_error", {"retry_after": 1.5}),
+    ("http_error", {"should_retry": "yes"}),
+    ("http_error", {"should_retry": 1}),
+    ("http_error", {"message": ""}),
+    ("http_error", {"message": "x" * 1001}),
+    ("inject_comments", {"text": "a\nb"}),
+    ("inject_comments", {"text": "a\rb"}),
+    ("inject_comments", {"text": ""}),
+    ("inject_comments", {"text": "x" * 1000}),
+    ("inject_comments", {"text": 5}),
+    ("error_in_stream", {"error_type": ""}),
+    ("error_in_stream", {"message": "a\nb"}),
+    ("line_endings", {"style": "LF"}),
+    ("line_endings", {"style": None}),
+    ("random_splits", {"count": None}),
+]
+
+
+@pytest.mark.parametrize(("kind", "given"), RULES, ids=[f"{k}-{g}"[:60] for k, g in RULES])
+def test_python_and_yaml_agree_on_the_rules_beside_the_bounds(kind: str,
+                                                              given: dict[str, Any]) -> None:
+    arguments = {**NEEDS.get(kind, {}), **given}
+    assert _python_accepts(kind, arguments) == _yaml_accepts(kind, arguments)
+
+
+def test_the_rules_beside_the_bounds_cover_every_kind_with_such_a_rule() -> None:
+    # A joint rule (check_rules) or a field of text or choices, on a kind not tried above,
+    # would be left unchecked.
+    ruled = {kind for kind, cls in FAULT_KINDS.items()
+             if cls.check_rules is not Fault.check_rules}
+    assert ruled <= {kind for kind, _ in RULES}
+
+
+@pytest.mark.parametrize("value", ["60", 60])
+def test_a_retry_after_of_digits_is_the_same_fault_in_python_and_yaml(value: object) -> None:
+    text = (b"name: r\ndialect: openai\nmodel: [{turn: 1, text: hi}]\n"
+            b"expect: {stop_state: complete}\n"
+            b"faults: [{kind: http_error, at: {turn: 1}, status: 429, retry_after: '60'}]\n")
+    [declared] = parse_scenario(text, "r.yaml").faults
+    from_yaml = FAULT_KINDS["http_error"](**declared.fake_fields())
+    assert from_yaml == FAULT_KINDS["http_error"](status=429, retry_after=value)
+    assert from_yaml.retry_after == 60
+
+
 def test_a_week_long_stall_is_the_longest_python_accepts() -> None:
     Stall(after_events=1, seconds=7 * 24 * 3600)
     with pytest.raises(ConfigError, match=r"^Stall\.seconds: got 10000000; expected a number "
