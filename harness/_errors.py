@@ -54,8 +54,10 @@ reached the recorded run's state; the runner stops it and carries the record ove
 ``harness run``'s ``Interrupted`` (a ``KeyboardInterrupt`` for SIGINT or SIGTERM, caught
 by the command, which keeps the finished cases and exits 130 or 143) and the served
 fakes' ``_Refused`` (a request turned away at the server's door, answered with a 4xx
-JSON error), and the trace decoder's ``TraceDataError`` (a ``ValueError``: what a case's
-worker sent back is not a trace; the case fails, saying so).
+JSON error), the trace decoder's ``TraceDataError`` (a ``ValueError``: what a case's
+worker sent back is not a trace; the case fails, saying so), and the SDK parameter
+walk's ``NotJson`` (the data holds a value only the SDK's own walk may change: that walk
+runs instead).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from harness import HarnessError
 OUTSIDE = {SimulatedCrash, ToolFailure, HarnessLimitExceeded}
 PRIVATE_SIGNALS = {"ScenarioProblems", "CaseFailed", "_Silence", "_AliasCycleError",
                    "_AliasBombError", "_Violation", "FuzzFound", "Rejoined", "Interrupted",
-                   "_Refused", "TraceDataError"}
+                   "_Refused", "TraceDataError", "NotJson"}
 
 
 def project_exceptions() -> set[type[BaseException]]:

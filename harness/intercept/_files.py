@@ -867,9 +867,7 @@ class _AgentPatcher(Patcher):
         cached = cls.CACHED_MODULES
         if len(cached) <= _AgentPatcher._cached_after_forget:
             return  # nothing scanned since the last time: nothing new can be dead
-        # By id, built in C (map, zip): both tables hold thousands of modules.
-        by_id = dict(zip(map(id, cached), cached, strict=True))
-        dead = [by_id[i] for i in by_id.keys() - set(map(id, list(sys.modules.values())))]
+        dead = _not_loaded(cached)
         if dead:
             gone = {id(m) for m in dead}
             dead_globals = {id(vars(m)) for m in dead}
@@ -898,6 +896,22 @@ class _AgentPatcher(Patcher):
             if value is pathlib or value is pathlib.Path:
                 key = "pathlib" if value is pathlib else "Path"
                 self.SKIPPED_FS_MODULES.setdefault(attr, set()).add((module, key))
+
+
+def _not_loaded(cached: set[Any]) -> list[Any]:
+    """The modules of pyfakefs's cache that ``sys.modules`` no longer holds.
+
+    One set difference in C over the module objects themselves (hashed by identity):
+    by id, through a dict of the cache, it was a twentieth of a plain agent's restart.
+    An unhashable value in ``sys.modules`` (some libraries put objects there) takes
+    the way by id.
+    """
+    loaded = list(sys.modules.values())
+    try:
+        return list(cached.difference(loaded))
+    except TypeError:
+        by_id = dict(zip(map(id, cached), cached, strict=True))
+        return [by_id[i] for i in by_id.keys() - set(map(id, loaded))]
 
 
 @final

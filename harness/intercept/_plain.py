@@ -62,6 +62,7 @@ from harness.intercept._intercepted import intercepted_network
 from harness.intercept._network import Route, Served
 from harness.intercept._pools import pools_run_in_turn
 from harness.intercept._processes import no_processes
+from harness.intercept._sdk_params import sdk_params_walked_cheaply
 from harness.intercept._seeded import seeded_randomness
 from harness.intercept._targets import (
     NamedByModule,
@@ -283,6 +284,7 @@ class PlainAgent:
                 lambda tool, args: world.call_tool(tool, args, number),
                 lambda tool, args: world.call_tool_blocking(tool, args, number)))
             stack.enter_context(schemas_derived_once())
+            stack.enter_context(sdk_params_walked_cheaply())
             # Imported before the agent's files are swapped in: the import system
             # (an editable install's finder among it) reads the real disk.
             main = self._entry.load()

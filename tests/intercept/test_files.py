@@ -843,16 +843,28 @@ def _agent_module(name: str) -> Any:
     return module
 
 
-def test_the_agents_dropped_modules_leave_the_patchers_tables() -> None:
+class _Unhashable:
+    """What some libraries put in ``sys.modules``: an object that is no module."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("unhashable_in_sys_modules", [False, True])
+def test_the_agents_dropped_modules_leave_the_patchers_tables(
+        unhashable_in_sys_modules: bool) -> None:
     """Each incarnation's fresh copy of the agent's module is patched, then forgotten.
 
     pyfakefs caches the modules it patches in tables it never empties; a module the
     next incarnation imports afresh left its dead copy there, and every later set-up
-    patched it again: set-up cost grew with the incarnations a worker had run.
+    patched it again: set-up cost grew with the incarnations a worker had run. The
+    dead copies are found as well when ``sys.modules`` holds an unhashable object.
     """
     from harness.intercept._files import _AgentPatcher
 
     disk, name, sizes = CrashDisk(), "agent_module_made_per_incarnation", []
+    odd = "an_unhashable_entry_of_sys_modules"
+    if unhashable_in_sys_modules:
+        sys.modules[odd] = _Unhashable()  # type: ignore[assignment]
     try:
         for generation in range(1, 6):
             if generation > 1:
@@ -867,6 +879,7 @@ def test_the_agents_dropped_modules_leave_the_patchers_tables() -> None:
                           sum(len(m) for m in _AgentPatcher.FS_FUNCTIONS.values())))
     finally:
         sys.modules.pop(name, None)
+        sys.modules.pop(odd, None)
     assert disk.files()["/agent/m.txt"] == b"incarnation 5"
     assert module.os is os  # the last copy got the real modules back
     assert len(set(sizes[1:])) == 1, f"the tables grew with each incarnation: {sizes}"
