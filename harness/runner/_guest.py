@@ -238,9 +238,12 @@ def _guest(work: Callable[[StepTo], object], conn: Connection, output: Connectio
            parent: int, tool_names: tuple[str, ...] = ()) -> None:
     from harness._environment import become_guest
     from harness.runner._interrupt import reset_in_child
+    from harness.runner._seal import leave_host_powers
 
     die_with_parent(parent)  # a subreaper too: what the agent started stays findable
     become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
+    # No power over the harness: its /proc (environ, mem) stays closed even to root's agent.
+    leave_host_powers()
     reset_in_child()
     os.setpgrp()  # a timeout kills what the agent started too
     send_output_to(output.fileno())  # the agent's prints never reach the command's output

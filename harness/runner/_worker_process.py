@@ -18,6 +18,8 @@ from typing import Any
 
 # prctl options (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
+_PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 # Rounds of killing a process's children: each round's orphans are the next round's children.
@@ -44,6 +46,12 @@ def adopting() -> Iterator[Sweep]:
     ``os._exit``, a signal) hands its orphans, even one that left the session, on to the
     nearest subreaper above it: this process, not init, so the next sweep ends them.
     Elsewhere (no ``prctl``) it adopts nothing and a sweep finds nothing.
+
+    Inside, this process is also not dumpable: the kernel then lets only a process with
+    ``CAP_SYS_PTRACE`` over it read its ``/proc/<pid>/environ``, ``mem`` and the like, and
+    agent code in a worker or guest has no such power (an unprivileged user lacks it; a
+    root's is left behind in the worker's user namespace, :mod:`harness.runner._seal`).
+    So an agent cannot read the harness's environment, its secrets, through its parent.
     """
     libc = _subreaper_libc()
     if libc is None:
@@ -52,6 +60,8 @@ def adopting() -> Iterator[Sweep]:
     was = ctypes.c_int(0)
     libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was))
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    dumpable = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     had = frozenset(_children(os.getpid()))
 
     def sweep(keep: Collection[int]) -> int:
@@ -63,6 +73,8 @@ def adopting() -> Iterator[Sweep]:
     finally:
         sweep(())
         libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value)
+        if dumpable > 0:
+            libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
 
 
 def _subreaper_libc() -> Any:

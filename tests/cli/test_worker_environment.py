@@ -26,6 +26,7 @@ SECRETS = {"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-K7MDENG-worker-environ",
            "CI_DEPLOY_TOKEN": "deploy-token-0123456789"}
 
 LOOKING = f'''
+import ctypes
 import os
 
 from harness.agent import ReferenceAgent
@@ -34,29 +35,56 @@ SECRETS = {sorted(SECRETS.values())!r}
 _SEEN = []
 
 
+def _read(path):
+    """The file's text, read by C (past any interception of Python's files), or None where
+    the kernel refuses it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.open(path.encode(), 0)
+    if fd < 0:
+        return None
+    buffer = ctypes.create_string_buffer(1 << 20)
+    size = libc.read(fd, buffer, len(buffer))
+    libc.close(fd)
+    return None if size < 0 else buffer.raw[:size].decode("utf-8", "replace")
+
+
+def _opened(path):
+    """'' where the file opens (the harness's memory would be readable from it), else None."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.open(path.encode(), 0)
+    if fd < 0:
+        return None
+    libc.close(fd)
+    return ""
+
+
 def _look(where):
     """Which secrets the places an agent can read hold, as words (a value would be redacted)."""
-    with open("/proc/self/environ", "rb") as raw:
-        proc = raw.read().decode("utf-8", "replace")
     from harness import _environment
 
-    places = {{"proc": proc, "os": repr(dict(os.environ)),
+    places = {{"proc": _read("/proc/self/environ"),
+               "parent": _read(f"/proc/{{os.getppid()}}/environ"),
+               "parentmem": _opened(f"/proc/{{os.getppid()}}/mem"),
+               "os": repr(dict(os.environ)),
                "host": repr(dict(_environment.host_environment())),
                "module": repr(vars(_environment))}}
     for place, text in places.items():
-        found = [i for i, secret in enumerate(SECRETS) if secret in text]
-        _SEEN.append(f"{{where}}-{{place}}=" + ("clean" if not found else f"holds{{len(found)}}"))
+        found = [i for i, secret in enumerate(SECRETS) if secret in (text or "")]
+        said = "denied" if text is None else "clean" if not found else f"holds{{len(found)}}"
+        _SEEN.append(f"{{where}}-{{place}}={{said}}")
 
 
 _look("import")
 
 
 def main(prompt):
+    _look("case")
     raise RuntimeError(" ".join(_SEEN))
 
 
 class Factory(ReferenceAgent):
     async def run(self, task):
+        _look("case")
         raise RuntimeError(" ".join(_SEEN))
 '''
 HELLO = """\
@@ -85,9 +113,12 @@ def test_an_agent_finds_no_secret_of_the_harness_anywhere_in_its_process(
 
     assert done.returncode == 1, done.stderr
     reason = json.loads((out / "cases.jsonl").read_text(encoding="utf-8"))["stop_reason"]
-    seen = reason.rsplit(": ", 1)[-1].split()
-    assert sorted(seen) == sorted(f"import-{place}=clean"
-                                  for place in ("proc", "os", "host", "module")), reason
+    seen = dict(word.split("=") for word in reason.rsplit(": ", 1)[-1].split())
+    # The harness's own environment and memory (its parent's) are refused by the kernel.
+    assert seen == {f"{when}-{place}": "denied" if place.startswith("parent") else "clean"
+                    for when in ("import", "case")
+                    for place in ("proc", "parent", "parentmem", "os", "host", "module")
+                    }, reason
 
 
 CONTAINED = f'''
@@ -100,9 +131,15 @@ def look(step):
         proc = raw.read().decode("utf-8", "replace")
     from harness import _environment
 
+    try:
+        with open(f"/proc/{{os.getppid()}}/environ", "rb") as raw:
+            parent = raw.read().decode("utf-8", "replace")
+    except OSError:
+        parent = "denied"
     texts = [proc, repr(dict(os.environ)), repr(dict(_environment.host_environment())),
-             repr(vars(_environment))]
-    return [sum(secret in text for secret in {sorted(SECRETS.values())!r}) for text in texts]
+             repr(vars(_environment)), parent]
+    return [sum(secret in text for secret in {sorted(SECRETS.values())!r}) for text in texts
+            ] + [parent]
 
 
 print(contained(look, timeout=300.0))
@@ -115,4 +152,5 @@ def test_the_contained_process_that_imports_and_plans_the_agent_holds_no_secret(
                           text=True, timeout=600, check=False)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[0, 0, 0, 0]"  # /proc, os.environ, host, module state
+    # /proc/self, os.environ, host, module state, the harness's (parent's) /proc: refused
+    assert done.stdout.strip() == "[0, 0, 0, 0, 0, 'denied']"
