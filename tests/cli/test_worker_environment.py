@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRETS = {"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-K7MDENG-worker-environ",
            "OPENAI_API_KEY": "sk-real-worker-0123456789",
            "CI_DEPLOY_TOKEN": "deploy-token-0123456789"}
+# Each secret as two halves: the agent, which searches its own memory, holds no whole copy.
+HALVES = sorted((value[:8], value[8:]) for value in SECRETS.values())
 
 LOOKING = f'''
 import ctypes
@@ -31,8 +33,26 @@ import os
 
 from harness.agent import ReferenceAgent
 
-SECRETS = {sorted(SECRETS.values())!r}
+HALVES = {HALVES!r}
 _SEEN = []
+
+
+def _holds(data):
+    """Which secrets ``data`` (text, or bytes in a process's text forms) holds, by index."""
+    forms = [(data, lambda half: half)] if isinstance(data, str) else [
+        (data, lambda half, codec=codec: half.encode(codec))
+        for codec in ("utf-8", "utf-16-le", "utf-32-le")]
+    found = set()
+    for text, encoded in forms:
+        for i, (head, tail) in enumerate(HALVES):
+            first, rest = encoded(head), encoded(tail)
+            at = text.find(first)
+            while at >= 0:
+                if text[at + len(first):at + len(first) + len(rest)] == rest:
+                    found.add(i)
+                    break
+                at = text.find(first, at + 1)
+    return found
 
 
 def _read(path):
@@ -58,6 +78,26 @@ def _opened(path):
     return ""
 
 
+def _memory():
+    """The secrets found in every readable byte of this process, read through the kernel (an
+    unmapped or unreadable page skipped)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.pread.restype = ctypes.c_ssize_t
+    libc.pread.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_long]
+    fd = libc.open(b"/proc/self/mem", 0)
+    found = set()
+    spans = [line.split()[:2] for line in _read("/proc/self/maps").splitlines()]
+    for span, perms in spans:
+        low, high = (int(part, 16) for part in span.split("-"))
+        if "r" not in perms or high - low > 1 << 30:
+            continue
+        buffer = ctypes.create_string_buffer(high - low)
+        size = libc.pread(fd, buffer, high - low, low)
+        found |= _holds(buffer.raw[:max(size, 0)])
+    libc.close(fd)
+    return found
+
+
 def _look(where):
     """Which secrets the places an agent can read hold, as words (a value would be redacted)."""
     from harness import _environment
@@ -65,11 +105,12 @@ def _look(where):
     places = {{"proc": _read("/proc/self/environ"),
                "parent": _read(f"/proc/{{os.getppid()}}/environ"),
                "parentmem": _opened(f"/proc/{{os.getppid()}}/mem"),
+               "memory": _memory(),
                "os": repr(dict(os.environ)),
                "host": repr(dict(_environment.host_environment())),
                "module": repr(vars(_environment))}}
     for place, text in places.items():
-        found = [i for i, secret in enumerate(SECRETS) if secret in (text or "")]
+        found = text if isinstance(text, set) else _holds(text or "")
         said = "denied" if text is None else "clean" if not found else f"holds{{len(found)}}"
         _SEEN.append(f"{{where}}-{{place}}={{said}}")
 
@@ -114,43 +155,37 @@ def test_an_agent_finds_no_secret_of_the_harness_anywhere_in_its_process(
     assert done.returncode == 1, done.stderr
     reason = json.loads((out / "cases.jsonl").read_text(encoding="utf-8"))["stop_reason"]
     seen = dict(word.split("=") for word in reason.rsplit(": ", 1)[-1].split())
-    # The harness's own environment and memory (its parent's) are refused by the kernel.
-    assert seen == {f"{when}-{place}": "denied" if place.startswith("parent") else "clean"
-                    for when in ("import", "case")
-                    for place in ("proc", "parent", "parentmem", "os", "host", "module")
-                    }, reason
+    assert seen == expected("import", "case"), reason
 
 
-CONTAINED = f'''
-import os
+CONTAINED = """
 from harness.runner._guest import contained
 
 
 def look(step):
-    with open("/proc/self/environ", "rb") as raw:
-        proc = raw.read().decode("utf-8", "replace")
-    from harness import _environment
+    import looking_agents  # it looks as it is imported, as an agent does in this process
 
-    try:
-        with open(f"/proc/{{os.getppid()}}/environ", "rb") as raw:
-            parent = raw.read().decode("utf-8", "replace")
-    except OSError:
-        parent = "denied"
-    texts = [proc, repr(dict(os.environ)), repr(dict(_environment.host_environment())),
-             repr(vars(_environment)), parent]
-    return [sum(secret in text for secret in {sorted(SECRETS.values())!r}) for text in texts
-            ] + [parent]
+    return looking_agents._SEEN
 
 
-print(contained(look, timeout=300.0))
-'''
+print(" ".join(contained(look, timeout=300.0)))
+"""
 
 
-def test_the_contained_process_that_imports_and_plans_the_agent_holds_no_secret() -> None:
-    environ = {**os.environ, **SECRETS, "PYTHONPATH": str(ROOT)}
+def expected(*when: str) -> dict[str, str]:
+    """Every place clean, but the harness's own (the parent's) /proc: refused by the kernel."""
+    return {f"{at}-{place}": "denied" if place.startswith("parent") else "clean"
+            for at in when
+            for place in ("proc", "parent", "parentmem", "memory", "os", "host", "module")}
+
+
+def test_the_contained_process_that_imports_and_plans_the_agent_holds_no_secret(
+        tmp_path: Path) -> None:
+    (tmp_path / "looking_agents.py").write_text(LOOKING, encoding="utf-8")
+    environ = {**os.environ, **SECRETS,
+               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     done = subprocess.run([sys.executable, "-c", CONTAINED], env=environ, capture_output=True,
                           text=True, timeout=600, check=False)
 
     assert done.returncode == 0, done.stderr
-    # /proc/self, os.environ, host, module state, the harness's (parent's) /proc: refused
-    assert done.stdout.strip() == "[0, 0, 0, 0, 0, 'denied']"
+    assert dict(word.split("=") for word in done.stdout.split()) == expected("import")
