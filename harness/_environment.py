@@ -220,8 +220,7 @@ def _scrub_memory(values: Iterable[str]) -> int:
     reading one past its end would kill the process. Linux only (``/proc/self/maps``, glibc's
     ``memmem``); elsewhere nothing is done.
     """
-    forms = {value.encode(codec, "ignore") for value in values
-             for codec in ("utf-8", "latin-1", "utf-16-le", "utf-32-le")}
+    forms = {form for value in values for form in _forms(value)}
     needles = [ctypes.create_string_buffer(form, len(form)) for form in forms if len(form) > 1]
     if not needles:
         return 0
@@ -237,6 +236,20 @@ def _scrub_memory(values: Iterable[str]) -> int:
     for address, size in found:  # the needles' own buffers among them
         ctypes.memset(address, 0, size)
     return len(found)
+
+
+def _forms(value: str) -> Iterator[bytes]:
+    """``value`` as a process may hold it: its bytes in the environment, and the storage of a
+    Python string of 1, 2 or 4 bytes a character (a compiled pattern's codes are 4 bytes).
+
+    >>> sorted(set(_forms("ab")))
+    [b'a\\x00\\x00\\x00b\\x00\\x00\\x00', b'a\\x00b\\x00', b'ab']
+    """
+    yield os.fsencode(value)
+    with contextlib.suppress(UnicodeEncodeError):
+        yield value.encode("latin-1")
+    for codec in ("utf-16-le", "utf-32-le"):
+        yield value.encode(codec, "surrogatepass")
 
 
 def _hits(memmem: Any, low: int, high: int, needle: ctypes.Array[ctypes.c_char]) -> Iterator[int]:
