@@ -60,8 +60,6 @@ def adopting() -> Iterator[Sweep]:
     was = ctypes.c_int(0)
     libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was))
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    dumpable = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
-    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     had = frozenset(_children(os.getpid()))
 
     def sweep(keep: Collection[int]) -> int:
@@ -69,10 +67,25 @@ def adopting() -> Iterator[Sweep]:
                                       if child not in had and child not in keep])
 
     try:
-        yield sweep
+        with not_dumpable():
+            yield sweep
     finally:
         sweep(())
         libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value)
+
+
+@contextlib.contextmanager
+def not_dumpable() -> Iterator[None]:
+    """While inside, this process (the harness) is not dumpable (Linux): its ``/proc/<pid>/``
+    ``environ`` and ``mem`` open only to a process with ``CAP_SYS_PTRACE`` over it, which
+    agent code, in a worker or an ``--exec`` process, lacks (see :func:`adopting`)."""
+    libc = _subreaper_libc()
+    dumpable = 0 if libc is None else libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+    if dumpable > 0:
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    try:
+        yield
+    finally:
         if dumpable > 0:
             libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
 

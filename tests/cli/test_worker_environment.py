@@ -98,6 +98,17 @@ def _memory():
     return found
 
 
+def _ancestors():
+    """Every ancestor's environment this process can read, joined; None when none can be."""
+    texts, pid = [], os.getppid()
+    while pid > 1:
+        texts.append(_read(f"/proc/{{pid}}/environ"))
+        stat = _read(f"/proc/{{pid}}/stat")
+        pid = int(stat.rsplit(")", 1)[1].split()[1]) if stat else 0
+    readable = [text for text in texts if text is not None]
+    return "".join(readable) if readable else None
+
+
 def _look(where):
     """Which secrets the places an agent can read hold, as words (a value would be redacted)."""
     from harness import _environment
@@ -105,6 +116,7 @@ def _look(where):
     places = {{"proc": _read("/proc/self/environ"),
                "parent": _read(f"/proc/{{os.getppid()}}/environ"),
                "parentmem": _opened(f"/proc/{{os.getppid()}}/mem"),
+               "ancestors": _ancestors(),
                "memory": _memory(),
                "os": repr(dict(os.environ)),
                "host": repr(dict(_environment.host_environment())),
@@ -139,6 +151,12 @@ expect:
 """
 
 
+def under_a_shell(*command: str) -> list[str]:
+    """``command`` as the child of a shell that keeps running (and holds the environment),
+    as a CI step starts the harness."""
+    return ["/bin/sh", "-c", '"$@"; exit $?', "sh", *command]
+
+
 @pytest.mark.parametrize("agent", ["looking_agents:main", "looking_agents:Factory"])
 def test_an_agent_finds_no_secret_of_the_harness_anywhere_in_its_process(
         tmp_path: Path, agent: str) -> None:
@@ -147,8 +165,9 @@ def test_an_agent_finds_no_secret_of_the_harness_anywhere_in_its_process(
     environ = {**os.environ, **SECRETS,
                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "harness", "run", str(tmp_path / "hello.yaml"),
-                           "--agent", agent, "--no-crash", "--out", str(out)],
+    done = subprocess.run(under_a_shell(sys.executable, "-m", "harness", "run",
+                                        str(tmp_path / "hello.yaml"), "--agent", agent,
+                                        "--no-crash", "--out", str(out)),
                           env=environ, cwd=tmp_path, capture_output=True, text=True,
                           timeout=600, check=False)
 
@@ -173,10 +192,12 @@ print(" ".join(contained(look, timeout=300.0)))
 
 
 def expected(*when: str) -> dict[str, str]:
-    """Every place clean, but the harness's own (the parent's) /proc: refused by the kernel."""
-    return {f"{at}-{place}": "denied" if place.startswith("parent") else "clean"
+    """Every place clean, but the /proc of the harness and of every process above it (the
+    shell holding the secrets among them): refused by the kernel."""
+    return {f"{at}-{place}": "denied" if place.startswith(("parent", "ancestors")) else "clean"
             for at in when
-            for place in ("proc", "parent", "parentmem", "memory", "os", "host", "module")}
+            for place in ("proc", "parent", "parentmem", "ancestors", "memory", "os", "host",
+                          "module")}
 
 
 def test_the_contained_process_that_imports_and_plans_the_agent_holds_no_secret(
@@ -184,8 +205,40 @@ def test_the_contained_process_that_imports_and_plans_the_agent_holds_no_secret(
     (tmp_path / "looking_agents.py").write_text(LOOKING, encoding="utf-8")
     environ = {**os.environ, **SECRETS,
                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    done = subprocess.run([sys.executable, "-c", CONTAINED], env=environ, capture_output=True,
-                          text=True, timeout=600, check=False)
+    done = subprocess.run(under_a_shell(sys.executable, "-c", CONTAINED), env=environ,
+                          capture_output=True, text=True, timeout=600, check=False)
 
     assert done.returncode == 0, done.stderr
     assert dict(word.split("=") for word in done.stdout.split()) == expected("import")
+
+
+EXEC_LOOKING = """
+import looking_agents
+
+print(" ".join(looking_agents._SEEN))
+raise SystemExit(3)
+"""
+
+
+def test_an_exec_agent_reads_no_environment_above_it(tmp_path: Path) -> None:
+    (tmp_path / "looking_agents.py").write_text(LOOKING, encoding="utf-8")
+    (tmp_path / "exec_looking.py").write_text(EXEC_LOOKING, encoding="utf-8")
+    (tmp_path / "hello.yaml").write_text(HELLO, encoding="utf-8")
+    environ = {**os.environ, **SECRETS,
+               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    out = tmp_path / "out"
+    done = subprocess.run(under_a_shell(
+        sys.executable, "-m", "harness", "run", str(tmp_path / "hello.yaml"), "--exec",
+        f"{sys.executable} {tmp_path / 'exec_looking.py'}", "--no-crash", "--out", str(out)),
+        env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+
+    assert done.returncode == 1, done.stderr
+    said = next(line for line in done.stdout.splitlines() if line.startswith("import-proc="))
+    seen = dict(word.split("=") for word in said.split())
+    # Its parent is the shell --exec starts, a fresh program holding the agent's environment
+    # only: readable, and clean. The harness and the shell above it, which hold the secrets,
+    # are further up: the ancestors read clean only because those two are refused.
+    assert [seen.pop(f"import-{place}") for place in ("parent", "parentmem", "ancestors")
+            ] == ["clean"] * 3
+    assert seen == {key: value for key, value in expected("import").items()
+                    if key not in ("import-parent", "import-parentmem", "import-ancestors")}
