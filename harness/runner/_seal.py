@@ -51,6 +51,12 @@ _MS_NOATIME: Final = 1024
 _MS_NODIRATIME: Final = 2048
 _MS_RELATIME: Final = 1 << 21
 
+_PR_CAPBSET_DROP: Final = 24
+_PR_SET_NO_NEW_PRIVS: Final = 38
+_PR_CAP_AMBIENT: Final = 47
+_PR_CAP_AMBIENT_CLEAR_ALL: Final = 4
+_LINUX_CAPABILITY_VERSION_3: Final = 0x20080522
+
 # Mount options that a remount in a user namespace must keep (the kernel locks them).
 _KEPT_OPTIONS: Final = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC,
                         "noatime": _MS_NOATIME, "nodiratime": _MS_NODIRATIME,
@@ -75,10 +81,32 @@ def seal_worker() -> str | None:
             _mount(libc, point, point, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | kept)
     except OSError as error:
         return f"the real file system could not be made read-only ({error})"
+    refused = _powerless(libc)
+    if refused is not None:
+        return refused
     # pyfakefs forgets the cached folder after each incarnation, and tempfile would look
     # for one again by writing a probe file, which every real folder now refuses. The
     # name is all the harness needs: the agent's temporary files are on the crash disk.
     tempfile._get_default_tempdir = lambda: temp  # type: ignore[attr-defined]
+    return None
+
+
+def _powerless(libc: ctypes.CDLL) -> str | None:
+    """Give up every capability for good; ``None`` when done, else why not.
+
+    In its own user namespace the worker holds every capability there, enough to mount
+    each read-only mount writable again (a C extension calling ``mount``) or to unmount
+    what hides. Without them, and with no way back (an empty bounding set, so a program
+    it runs gains none; ``no_new_privs``), the seal holds; a new user namespace inside this
+    one gets its mounts locked as they are.
+    """
+    for capability in range(64):  # the kernel refuses numbers past its last: ignored
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    nothing = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice (64 bits)
+    if libc.capset(header, nothing) != 0 or libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
+        return f"its capabilities could not be dropped ({os.strerror(ctypes.get_errno())})"
     return None
 
 
