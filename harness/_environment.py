@@ -36,7 +36,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Final
+from typing import Any, Final
 
 from harness._errors import ConfigError
 
@@ -182,12 +182,15 @@ def become_guest(tool_names: Iterable[str] = ()) -> None:
     harness's settings and the values of ``tool_names`` (the variables subprocess tools
     pass to their children); the environment block the process was started with, which
     ``/proc/self/environ`` shows, keeps only the entries the agent sees anyway, the rest
-    overwritten with zeros. Memory the harness freed before the fork is not scrubbed: that
-    takes a process started afresh.
+    overwritten with zeros; and every copy of the harness's secrets (the values it redacts)
+    left in the memory the fork shares with the harness is zeroed (:func:`_scrub_memory`).
     """
+    from harness import _redact
+
     host = dict(host_environment())
     guest = allowed_environment({})
     kept = {name: host[name] for name in (*tool_names, *_HARNESS_SETTINGS) if name in host}
+    hidden = _redact.host_secrets() - {*guest.values(), *kept.values()}
     _HOSTS.clear()
     _GUEST_HOST[:] = [{**guest, **kept}]
     _replace(guest)
@@ -199,9 +202,82 @@ def become_guest(tool_names: Iterable[str] = ()) -> None:
 
         posix.environ.clear()  # the interpreter's copy from its start
         posix.environ.update({os.fsencode(k): os.fsencode(v) for k, v in guest.items()})
-    from harness import _redact
-
     _redact.forget_host_secrets()
+    del host
+    _scrub_memory(hidden)
+
+
+def _scrub_memory(values: Iterable[str]) -> int:
+    """Zero every copy of ``values`` left in this process's memory; how many there were.
+
+    A fork holds the harness's memory as it was: the decoded and encoded copies of its
+    environment, the redaction patterns built from its secrets, and the freed blocks that
+    held them, none of which ``os.environ`` reaches. An agent reading its own memory (C,
+    ``/proc/self/mem``) would find them. Each value is looked for in every form a process
+    keeps text in (UTF-8 and Latin-1 bytes, and the 2- and 4-byte units of wide strings
+    and compiled patterns), in the anonymous mappings, the heap and the stack, where
+    environments, Python objects and C allocations live: a mapped file holds no copy, and
+    reading one past its end would kill the process. Linux only (``/proc/self/maps``, glibc's
+    ``memmem``); elsewhere nothing is done.
+    """
+    forms = {form for value in values for form in _forms(value)}
+    needles = [ctypes.create_string_buffer(form, len(form)) for form in forms if len(form) > 1]
+    if not needles:
+        return 0
+    try:
+        libc = ctypes.CDLL(None)
+        memmem = libc.memmem
+    except (OSError, AttributeError):
+        return 0
+    memmem.restype = ctypes.c_void_p
+    memmem.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+    found = [(hit, len(needle)) for low, high in _anonymous_mappings() for needle in needles
+             for hit in _hits(memmem, low, high, needle)]
+    for address, size in found:  # the needles' own buffers among them
+        ctypes.memset(address, 0, size)
+    return len(found)
+
+
+def _forms(value: str) -> Iterator[bytes]:
+    """``value`` as a process may hold it: its bytes in the environment, and the storage of a
+    Python string of 1, 2 or 4 bytes a character (a compiled pattern's codes are 4 bytes).
+
+    >>> sorted(set(_forms("ab")))
+    [b'a\\x00\\x00\\x00b\\x00\\x00\\x00', b'a\\x00b\\x00', b'ab']
+    """
+    yield os.fsencode(value)
+    with contextlib.suppress(UnicodeEncodeError):
+        yield value.encode("latin-1")
+    for codec in ("utf-16-le", "utf-32-le"):
+        yield value.encode(codec, "surrogatepass")
+
+
+def _hits(memmem: Any, low: int, high: int, needle: ctypes.Array[ctypes.c_char]) -> Iterator[int]:
+    """Where ``needle`` starts in ``[low, high)``."""
+    size = len(needle)
+    at = low
+    while at < high:
+        hit = memmem(at, high - at, needle, size)
+        if not hit:
+            return
+        yield hit
+        at = hit + 1
+
+
+def _anonymous_mappings() -> list[tuple[int, int]]:
+    """The private writable mappings of this process backed by no file: ``[low, high)``."""
+    found = []
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+            for line in maps:
+                fields = line.split()
+                named = fields[5] if len(fields) > 5 else ""
+                if fields[1] == "rw-p" and (not named or named in ("[heap]", "[stack]")):
+                    low, high = (int(part, 16) for part in fields[0].split("-"))
+                    found.append((low, high))
+    except (OSError, ValueError, IndexError):
+        return []
+    return found
 
 
 def _scrub_start_block(guest: Mapping[str, str]) -> None:

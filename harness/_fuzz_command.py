@@ -34,7 +34,7 @@ def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     # an agent that exits or hangs is a one-line error, never the end or the hang of fuzz.
     with removed_if_left_empty(args.out):
         found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT,
-                          agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB)
+                          agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB, writes=True)
     (out or sys.stdout).write(str(found["output"]))
     return int(found["code"])
 

@@ -28,10 +28,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.strategies import SearchStrategy
 from pydantic import ValidationError
 
-from harness._errors import AgentEntryError, HarnessError, ScenarioError
+from harness._errors import AgentEntryError, ConfigError, HarnessError, ScenarioError
 from harness.fuzz._bounds import FuzzBounds
 from harness.fuzz._judge import scheduled_scenario, violations
-from harness.fuzz._space import Schedule, crash_candidates, schedule_strategy
+from harness.fuzz._space import Schedule, crash_candidates, schedule_strategy, varied
 from harness.runner import (
     AgentUnderTest,
     Case,
@@ -193,10 +193,22 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
 
 def schedule_space(base: Scenario, agent: AgentUnderTest | None = None,
                    bounds: FuzzBounds | None = None) -> SearchStrategy[Schedule]:
-    """The schedules over ``base`` for ``agent``: its turns, its plain tools, its crashes."""
-    return schedule_strategy(last_turn=base.last_turn, tools=plain_tools(base),
-                             crashes=_crashes(base, agent), bounds=bounds or FuzzBounds(),
-                             blocking=blocking_tools(base, agent))
+    """The schedules over ``base`` for ``agent``: its turns, its plain tools, its crashes.
+
+    A space of one schedule, the scenario as written, is a :class:`ConfigError`: a search
+    over it would report "no invariant violated" as if it had tried something.
+    """
+    bounds = bounds or FuzzBounds()
+    tools, crashes, blocking = plain_tools(base), _crashes(base, agent), blocking_tools(base,
+                                                                                        agent)
+    if not varied(tools=tools, crashes=crashes, bounds=bounds, blocking=blocking):
+        raise ConfigError(
+            "--max-faults", bounds.max_faults, "at least 1 for this scenario",
+            "With no fault allowed there is nothing to vary: the scenario crashes nowhere "
+            "and has no tool whose behaviour a schedule may set, so every schedule would be "
+            "the scenario as written; run it once with 'harness run' instead")
+    return schedule_strategy(last_turn=base.last_turn, tools=tools, crashes=crashes,
+                             bounds=bounds, blocking=blocking)
 
 
 def plain_tools(base: Scenario) -> list[str]:

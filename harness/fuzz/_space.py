@@ -215,6 +215,35 @@ def crash_strategy(crashes: Sequence[CrashSpec]) -> st.SearchStrategy[CrashSpec 
     return st.integers(0, 3).flatmap(lambda n: one if n else st.none())
 
 
+def _fault_kinds(bounds: FuzzBounds) -> list[str]:
+    """The fault kinds a schedule may hold; none when ``max_faults`` is 0."""
+    return [k for k in bounds.fault_kinds if k in FAULT_KINDS] if bounds.max_faults else []
+
+
+def _tool_bounds(tools: Sequence[str], bounds: FuzzBounds, blocking: Collection[str]
+                 ) -> list[tuple[str, FuzzBounds]]:
+    """The tools whose behaviour a schedule may set, each with the behaviours it may draw."""
+    loop_free = replace(bounds, behaviours=tuple(
+        k for k in bounds.behaviours if k not in LOOP_BOUND_BEHAVIOURS))
+    per_tool = [(t, loop_free if t in blocking else bounds) for t in tools]
+    return [(t, b) for t, b in per_tool if b.behaviours]
+
+
+def varied(*, tools: Sequence[str], crashes: Sequence[CrashSpec], bounds: FuzzBounds,
+           blocking: Collection[str] = ()) -> tuple[str, ...]:
+    """What the schedules over these tools and crash candidates vary; ``()``: nothing, every
+    schedule is the scenario as written.
+
+    >>> varied(tools=[], crashes=[], bounds=FuzzBounds(max_faults=0))
+    ()
+    >>> varied(tools=["mail"], crashes=[], bounds=FuzzBounds(max_faults=0))
+    ('tool behaviours',)
+    """
+    parts = {"faults": bool(_fault_kinds(bounds)), "crashes": bool(crashes),
+             "tool behaviours": bool(_tool_bounds(tools, bounds, blocking))}
+    return tuple(part for part, varies in parts.items() if varies)
+
+
 def schedule_strategy(*, last_turn: int, tools: Sequence[str], crashes: Sequence[CrashSpec],
                       bounds: FuzzBounds, blocking: Collection[str] = ()
                       ) -> st.SearchStrategy[Schedule]:
@@ -223,14 +252,11 @@ def schedule_strategy(*, last_turn: int, tools: Sequence[str], crashes: Sequence
     A tool in ``blocking`` is called from blocking code, with no event loop: it draws no
     behaviour that waits on one.
     """
-    kinds = [k for k in bounds.fault_kinds if k in FAULT_KINDS]
+    kinds = _fault_kinds(bounds)
     faults = (st.lists(fault_strategy(kinds, last_turn, bounds), max_size=bounds.max_faults)
-              if kinds and bounds.max_faults else st.just([]))
+              if kinds else st.just([]))
     crash = crash_strategy(crashes)
-    loop_free = replace(bounds, behaviours=tuple(
-        k for k in bounds.behaviours if k not in LOOP_BOUND_BEHAVIOURS))
-    per_tool = {t: loop_free if t in blocking else bounds for t in tools}
-    optional = {t: behaviour_strategy(b) for t, b in per_tool.items() if b.behaviours}
+    optional = {t: behaviour_strategy(b) for t, b in _tool_bounds(tools, bounds, blocking)}
     behaviours: st.SearchStrategy[Mapping[str, Json]] = (
         st.fixed_dictionaries({}, optional=optional) if optional else st.just({}))
     return st.builds(

@@ -156,8 +156,10 @@ def _sealed() -> None:
 
     refused = seal_worker()
     if refused is not None:
+        root = (" and, run by root, the harness's own environment (its secrets) through its "
+                "/proc" if os.getuid() == 0 else "")
         print(f"harness: a case worker runs unsealed: {refused}; an agent's C code (ctypes, "
-              "a C extension) can reach the real disk and network", file=sys.stderr)
+              f"a C extension) can reach the real disk and network{root}", file=sys.stderr)
 
 
 def _import_once(agent: AgentChoice) -> None:

@@ -81,6 +81,9 @@ def _ran(case: Case, scenario: Scenario, agent: AgentChoice
         return {"kind": "failure", "reason": reason}, ()
     except Exception as error:  # outside the runner's own guard: still this case's failure
         return {"kind": "failure", "reason": f"{type(error).__name__}: {error}"}, ()
+    except BaseException as error:  # past every guard (KeyboardInterrupt, its own kind)
+        reason = f"the agent raised {type(error).__name__}: {error}; the case was stopped there"
+        return {"kind": "failure", "reason": reason}, ()
 
 
 def _or_reference(factory: AgentUnderTest | None) -> AgentUnderTest:

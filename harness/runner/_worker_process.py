@@ -18,6 +18,8 @@ from typing import Any
 
 # prctl options (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
+_PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 # Rounds of killing a process's children: each round's orphans are the next round's children.
@@ -44,6 +46,12 @@ def adopting() -> Iterator[Sweep]:
     ``os._exit``, a signal) hands its orphans, even one that left the session, on to the
     nearest subreaper above it: this process, not init, so the next sweep ends them.
     Elsewhere (no ``prctl``) it adopts nothing and a sweep finds nothing.
+
+    Inside, this process is also not dumpable: the kernel then lets only a process with
+    ``CAP_SYS_PTRACE`` over it read its ``/proc/<pid>/environ``, ``mem`` and the like, and
+    agent code in a worker or guest has no such power (an unprivileged user lacks it; a
+    root's is left behind in the worker's user namespace, :mod:`harness.runner._seal`).
+    So an agent cannot read the harness's environment, its secrets, through its parent.
     """
     libc = _subreaper_libc()
     if libc is None:
@@ -59,10 +67,27 @@ def adopting() -> Iterator[Sweep]:
                                       if child not in had and child not in keep])
 
     try:
-        yield sweep
+        with not_dumpable():
+            yield sweep
     finally:
         sweep(())
         libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value)
+
+
+@contextlib.contextmanager
+def not_dumpable() -> Iterator[None]:
+    """While inside, this process (the harness) is not dumpable (Linux): its ``/proc/<pid>/``
+    ``environ`` and ``mem`` open only to a process with ``CAP_SYS_PTRACE`` over it, which
+    agent code, in a worker or an ``--exec`` process, lacks (see :func:`adopting`)."""
+    libc = _subreaper_libc()
+    dumpable = 0 if libc is None else libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+    if dumpable > 0:
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    try:
+        yield
+    finally:
+        if dumpable > 0:
+            libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
 
 
 def _subreaper_libc() -> Any:

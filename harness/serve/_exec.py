@@ -48,6 +48,7 @@ from harness.runner import (
     Verdict,
     case_result,
     is_world_point,
+    not_dumpable,
     without_secrets,
 )
 from harness.scenario import Scenario
@@ -201,7 +202,9 @@ class _ExecCase:
     def _run_one(self, number: int, env: dict[str, str]) -> ProcessRun:
         run = ProcessRun(number)
         logs = self._logs(number)
-        with open(f"{logs}.out", "wb") as out, open(f"{logs}.err", "wb") as err:
+        # Not dumpable while the agent runs: its process cannot read the harness's /proc.
+        with open(f"{logs}.out", "wb") as out, open(f"{logs}.err", "wb") as err, \
+                not_dumpable():
             self.killed_at = None
             self.process = subprocess.Popen(
                 ["/bin/sh", "-c", self.command], cwd=self.folder, env=env, stdout=out,
@@ -275,13 +278,22 @@ def _prctl() -> Any:
 
 
 _PRCTL = _prctl()
+_UNSHARE = None if _PRCTL is None else ctypes.CDLL(None, use_errno=True).unshare
 _PR_SET_PDEATHSIG = 1
+_CLONE_NEWUSER = 0x10000000
 
 
 def _die_with_parent() -> None:
-    """In the child: the kernel SIGKILLs it when the harness dies (Linux's PR_SET_PDEATHSIG)."""
+    """In the child: the kernel SIGKILLs it when the harness dies (Linux's PR_SET_PDEATHSIG),
+    and it leaves for a user namespace of its own (no ids mapped: after ``exec`` it holds no
+    capability, and the files it owns stay its own). From there the kernel refuses it the
+    ``/proc/<pid>/environ`` and ``mem`` of every process outside, the harness and the shell
+    that started it among them, whatever the user (harness.runner._seal); where the kernel
+    refuses the namespace, the harness is still not dumpable while the agent runs."""
     if _PRCTL is not None:
         _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if _UNSHARE is not None:
+        _UNSHARE(_CLONE_NEWUSER)
 
 
 def run_exec(planned: Sequence[tuple[Case, Scenario]], command: str, *, time_scale: float,

@@ -124,3 +124,31 @@ def test_a_run_never_imports_the_agent_in_its_own_process(
     assert code != 2, capsys.readouterr().err
     assert "imported_only_contained" not in sys.modules
     assert (folder / "results" / "manifest.json").is_file()
+
+
+# Native code at import: libc's open and write, past any interception of Python's files.
+WRITES_AT_IMPORT = """\
+import ctypes, os
+
+_libc = ctypes.CDLL(None)
+_fd = _libc.open(os.path.abspath("escaped-%d.txt" % os.getpid()).encode(),
+                 os.O_WRONLY | os.O_CREAT, 0o644)
+if _fd >= 0:
+    _libc.write(_fd, b"escaped", 7)
+    _libc.close(_fd)
+
+
+def main(prompt):
+    return "Hello."
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "points"])
+def test_native_code_at_import_or_while_planning_cannot_write_the_real_disk(
+        folder: Path, command: str) -> None:
+    # The processes that import and plan the agent are sealed as a case's workers are.
+    # (fuzz's is not: it writes its repro and example database.)
+    code, _ = _harness(folder, command, "writes_at_import", WRITES_AT_IMPORT)
+
+    assert code == (1 if command == "run" else 0)  # run: it never asks the model (I4)
+    assert sorted(path.name for path in folder.glob("escaped-*")) == []

@@ -67,6 +67,28 @@ def _write_in_c():
     libc.close(fd)
 
 
+def _remount_and_write_in_c():
+    # Undo the seal first, as a hostile C extension would: every mount made writable again
+    # (the worker is "root" in its own user namespace); then from a new namespace too.
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.open(b"/proc/self/mountinfo", 0)
+    table = ctypes.create_string_buffer(1 << 20)
+    size = libc.read(fd, table, len(table))
+    points = [line.split()[4] for line in table.raw[:max(size, 0)].decode().splitlines()]
+    for unshare in (False, True):
+        if unshare:
+            libc.unshare(0x00020000 | 0x10000000)  # CLONE_NEWNS | CLONE_NEWUSER
+        for point in points:
+            for flags in (32 | 4096, 32):  # MS_REMOUNT | MS_BIND, MS_REMOUNT
+                libc.mount(None, point.encode(), None, flags, None)
+        try:
+            _write_in_c()
+            return
+        except OSError:
+            if unshare:
+                raise
+
+
 forks = _when_bad(lambda: os.fork())
 execs = _when_bad(lambda: os.execv("/bin/true", ["true"]))
 ptys = _when_bad(lambda: pty.fork())
@@ -74,6 +96,7 @@ hogs = _when_bad(_hog)
 chatters = _when_bad(_chatter)
 leaves_a_child = _when_bad(_leave_a_child)
 writes_in_c = _when_bad(_write_in_c)
+remounts_and_writes_in_c = _when_bad(_remount_and_write_in_c)
 """
 SCENARIO = """\
 name: {name}
@@ -173,8 +196,10 @@ def test_a_child_that_left_the_session_ends_with_its_case(suite: Path, tmp_path:
     assert not alive
 
 
-def test_c_code_cannot_write_the_real_disk(suite: Path, tmp_path: Path) -> None:
-    """The worker is sealed by the kernel: every real mount read-only for it."""
+@pytest.mark.parametrize("agent", ["writes_in_c", "remounts_and_writes_in_c"])
+def test_c_code_cannot_write_the_real_disk(suite: Path, tmp_path: Path, agent: str) -> None:
+    """The worker is sealed by the kernel: every real mount read-only for it, and no power
+    left to mount them again."""
     if os.environ.get("HARNESS_REQUIRE_SEAL") != "1":
         from harness.runner._seal import seal_worker
 
@@ -185,7 +210,7 @@ def test_c_code_cannot_write_the_real_disk(suite: Path, tmp_path: Path) -> None:
             pytest.skip("this kernel refuses the namespaces a sealed worker needs "
                         "(.ci/run sets HARNESS_REQUIRE_SEAL=1)")
     out = tmp_path / "results"
-    assert main(["run", str(suite), "--agent", "guest_agents:writes_in_c", "--no-crash",
+    assert main(["run", str(suite), "--agent", f"guest_agents:{agent}", "--no-crash",
                  "--out", str(out)]) == 1
     rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
     assert not (tmp_path / "escaped.txt").exists()

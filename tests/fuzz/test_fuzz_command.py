@@ -10,6 +10,7 @@ import pytest
 
 from harness._cli import main
 from harness.scenario import load_scenario
+from tests.cli.conftest import HELLO
 
 # System tier (pytest --system): whole searches, each of many runs.
 pytestmark = pytest.mark.system
@@ -166,3 +167,26 @@ def test_a_blocking_agent_is_fuzzed_without_loop_bound_behaviours(
 
     assert (code, err) == (0, ""), out
     assert "Task was destroyed" not in caplog.text
+
+
+def test_a_search_with_nothing_to_vary_is_refused_not_reported_green(fuzz, tmp_path) -> None:
+    # No fault allowed, no crash point, no tool: every schedule is the scenario as written.
+    # Before, this printed "1 schedules, no invariant violated" and exited 0.
+    scenario_file = tmp_path / "hello.yaml"
+    scenario_file.write_text(HELLO.replace("anthropic", "openai"), encoding="utf-8")
+
+    code, out, err = fuzz(scenario_file, "--max-faults", 0, "--budget", 20,
+                          "--out", tmp_path / "fuzz")
+
+    assert (code, out) == (2, "")
+    assert err.startswith("harness: error: --max-faults: got 0; expected at least 1 for this "
+                          "scenario. With no fault allowed there is nothing to vary"), err
+    assert not (tmp_path / "fuzz").exists()  # the folder it would have made is not left
+
+
+def test_no_fault_allowed_still_searches_what_else_varies(fuzz, scenario_file, tmp_path) -> None:
+    # The same bound on a scenario with crash points and tools: those are still searched.
+    code, out, _ = fuzz(scenario_file, "--max-faults", 0, "--budget", 10,
+                        "--out", tmp_path / "fuzz")
+
+    assert (code, out) == (0, "harness fuzz: 10 schedules, no invariant violated (seed 0)\n")

@@ -136,6 +136,22 @@ def test_every_error_of_a_file_in_one_pass() -> None:
     ]
 
 
+TILDE_TOOLS = {
+    "a null tool name": b"tools:\n  ~: {kind: send}\n",
+    "the text '~' as a tool name": b"tools:\n  '~': {kind: send}\n",
+    "a null tool kind": b"tools:\n  mail: {kind: ~}\n",
+    "a crash after a tool named '~'": b"crash: {points: ['after_tool:~#1']}\n",
+}
+
+
+@pytest.mark.parametrize("tail", TILDE_TOOLS.values(), ids=TILDE_TOOLS)
+def test_a_tilde_as_a_tool_name_is_a_located_error(tail: bytes) -> None:
+    # YAML reads a bare ~ as null: a key or a value the models never expected to be None.
+    errors = errors_of(HEAD + tail)
+    assert errors
+    assert all(error.line is not None and error.line >= 5 for error in errors), errors
+
+
 def test_an_unreadable_path_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"cannot read the scenario file"):
         load_scenario(tmp_path)
