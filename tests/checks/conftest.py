@@ -7,6 +7,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "runner"))
-# Appended, not put first: the runner's folder must stay ahead, so that ``from conftest
-# import mail_scenario`` finds the runner's conftest and not this one.
+# Appended, not put first: a folder with a conftest put first on the path makes it the
+# one a bare ``import conftest`` elsewhere finds.
 sys.path.append(str(Path(__file__).parent))

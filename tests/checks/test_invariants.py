@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import mail_scenario  # type: ignore[attr-defined]
+from mail_scenarios import mail_scenario
 from minimal_agent import minimal_factory
 
 from harness.checks import Verdict

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import mail_scenario  # type: ignore[attr-defined]
+from mail_scenarios import mail_scenario
 from minimal_agent import minimal_factory
 
 from harness._report_text import diagnosis, fold_failures

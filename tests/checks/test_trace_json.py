@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import mail_scenario  # type: ignore[attr-defined]
+from mail_scenarios import mail_scenario
 
 from harness.runner import Case, CrashSpec, run_trace
 from harness.trace import Trace

@@ -1,34 +1,9 @@
-"""Shared scenarios for the runner and checker tests, built in Python."""
+"""The runner's test folder on the path, for its shared scenarios (``mail_scenarios.py``)
+and helpers, which the checker tests import too."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-
-from harness.scenario import Scenario
-
-
-def mail_scenario(**overrides: Any) -> Scenario:
-    """Send one mail; inspect after an unknown outcome; re-send if it never started."""
-    data: dict[str, Any] = {
-        "name": "mail",
-        "dialect": "openai",
-        "tools": {"mail": {"kind": "send"}, "look": {"kind": "inspect"}},
-        "model": [
-            {"turn": 1, "text": "Sending.",
-             "calls": [{"tool": "mail", "args": {"to": "a", "body": "hi"}}]},
-            {"turn": 2, "when": {"tool": "mail", "outcome": "unknown_after_restart"},
-             "calls": [{"tool": "look"}]},
-            {"turn": 2, "when": {"tool": "mail", "outcome": "interrupted_before_execution"},
-             "calls": [{"tool": "mail", "args": {"to": "a", "body": "hi"}}]},
-            {"turn": 2, "text": "Done."},
-            {"turn": 3, "text": "Done after looking."},
-        ],
-        "crash": {"points": "all"},
-        "expect": {"stop_state": "complete"},
-    }
-    data.update(overrides)
-    return Scenario.model_validate(data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import mail_scenario
+from mail_scenarios import mail_scenario
 from minimal_agent import minimal_factory
 
 from harness.runner import (
