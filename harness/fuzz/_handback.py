@@ -37,7 +37,8 @@ class HandedBackDatabase(ExampleDatabase):
         self.path = path
         self._disk = DirectoryBasedExampleDatabase(path)  # only read: fetch writes nothing
         self._entries: dict[bytes, dict[bytes, None]] = {}
-        self.changes: list[tuple[str, bytes, bytes]] = []
+        self.changes: list[tuple[str, bytes, tuple[bytes, ...]]] = []
+        """Each change: what was done, the value, and the key (a move: from, to)."""
 
     def _values(self, key: bytes) -> dict[bytes, None]:
         if key not in self._entries:  # in the disk's order, as the directory gives them
@@ -49,16 +50,24 @@ class HandedBackDatabase(ExampleDatabase):
 
     def save(self, key: bytes, value: bytes) -> None:
         self._values(key)[value] = None
-        self.changes.append(("save", key, value))
+        self.changes.append(("save", value, (key,)))
 
     def delete(self, key: bytes, value: bytes) -> None:
         self._values(key).pop(value, None)
-        self.changes.append(("delete", key, value))
+        self.changes.append(("delete", value, (key,)))
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        # A move of its own: the directory database's rename keeps other files than a
+        # delete and a save would (the entry that lists its keys).
+        self._values(src).pop(value, None)
+        self._values(dest)[value] = None
+        self.changes.append(("move", value, (src, dest)))
 
     def sendable(self) -> dict[str, object]:
         """The folder's name and the changes, as JSON can carry them."""
         return {"name": self.path.name,
-                "changes": [[op, _text(key), _text(value)] for op, key, value in self.changes]}
+                "changes": [[op, _text(value), *map(_text, keys)]
+                            for op, value, keys in self.changes]}
 
 
 def apply_changes(under: Path, sent: object) -> None:
@@ -71,12 +80,25 @@ def apply_changes(under: Path, sent: object) -> None:
         raise WorkerError([f"the fuzz search handed back a database named {name!r}"])
     disk = DirectoryBasedExampleDatabase(under / name)
     try:
-        for op, key, value in changes:
-            change = disk.save if op == "save" else disk.delete
-            change(base64.b64decode(key, validate=True), base64.b64decode(value, validate=True))
+        for op, value, *keys in changes:
+            _change(disk, str(op), _bytes(value), [_bytes(key) for key in keys])
     except (TypeError, ValueError) as error:
         raise WorkerError([f"the fuzz search handed back a change it could not mean: "
                            f"{error}"]) from None
+
+
+def _change(disk: DirectoryBasedExampleDatabase, op: str, value: bytes, keys: list[bytes]
+            ) -> None:
+    if op == "move" and len(keys) == 2:
+        disk.move(keys[0], keys[1], value)
+    elif op in {"save", "delete"} and len(keys) == 1:
+        (disk.save if op == "save" else disk.delete)(keys[0], value)
+    else:
+        raise ValueError(f"{op!r} of {len(keys)} key(s)")
+
+
+def _bytes(text: object) -> bytes:
+    return base64.b64decode(str(text), validate=True)
 
 
 def _text(data: bytes) -> str:
