@@ -12,46 +12,85 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from harness._errors import ConfigError
+from harness._errors import ConfigError, WorkerError
 from harness._fuzz_options import kind_problem
-from harness.fuzz import FuzzBounds, FuzzOutcome, fuzz_scenario, repro_command, write_repro
+from harness.fuzz import FuzzBounds, FuzzOutcome, Repro, fuzz_scenario, made_repro, repro_command
 from harness.runner import AgentUnderTest, Case, CrashSpec, run_case
-from harness.scenario import load_scenario
+from harness.scenario import load_scenario, parse_scenario
 
 if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
+
     from harness.runner import StepTo
 
 
 def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``harness fuzz``; bad input raises :class:`~harness.HarnessError` (exit 2)."""
     from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
-    from harness._output import removed_if_left_empty
+    from harness._output import check_writable_folder, removed_if_left_empty
     from harness.runner import contained
 
-    # The agent runs in a contained process, each of its runs within the case time limit:
-    # an agent that exits or hangs is a one-line error, never the end or the hang of fuzz.
+    # The agent runs in a contained process, sealed as a case's worker is (the real disk
+    # read-only), each of its runs within the case time limit: an agent that exits or
+    # hangs is a one-line error, never the end or the hang of fuzz. What the search
+    # writes (its example database, the repro) it hands back, and this process writes.
     with removed_if_left_empty(args.out):
+        check_writable_folder(args.out, "--out")  # up front, here: the search cannot write
         found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT,
-                          agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB, writes=True)
+                          agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB)
+        _write_handed_back(args.out, found)
     (out or sys.stdout).write(str(found["output"]))
     return int(found["code"])
 
 
 def _fuzzed(args: argparse.Namespace, step: StepTo) -> dict[str, object]:
-    """In the contained process: the search, its exit code and what it printed."""
+    """In the contained process: the search, its exit code, what it printed and what it
+    would have written (the example database's changes, the repro)."""
     import io
 
+    from harness.fuzz import HandedBackDatabase
     from harness.runner import FUZZING
 
-    said = io.StringIO()
-    code = _fuzz(args, said, lambda: step(FUZZING))
-    return {"code": code, "output": said.getvalue()}
+    said, databases, repros = io.StringIO(), list[HandedBackDatabase](), list[Repro]()
+
+    def database_at(path: Path) -> HandedBackDatabase:
+        databases.append(HandedBackDatabase(path))
+        return databases[-1]
+
+    code = _fuzz(args, said, lambda: step(FUZZING), database_at, repros.append)
+    return {"code": code, "output": said.getvalue(),
+            "databases": [database.sendable() for database in databases],
+            "repros": [{"name": repro.path.name, "text": repro.text} for repro in repros]}
 
 
-def _fuzz(args: argparse.Namespace, out: TextIO, tick: Callable[[], object]) -> int:
-    from harness._output import check_writable_folder
+def _write_handed_back(out: Path, found: object) -> None:
+    """Write what the sealed search handed back, only under ``out`` (the agent may have
+    written ``found``): its example database's changes, then its repro."""
+    from harness.fuzz import DATABASE_DIR, apply_changes
+
+    if not isinstance(found, dict):
+        raise WorkerError(["the fuzz search handed back no outcome"])
+    for database in _listed(found, "databases"):
+        apply_changes(out / DATABASE_DIR, database)
+    for repro in _listed(found, "repros"):
+        name = str(repro.get("name")) if isinstance(repro, dict) else ""
+        if name != Path(name).name or not name.endswith(".yaml"):
+            raise WorkerError([f"the fuzz search handed back a repro named {name!r}"])
+        Repro(out / name, str(repro.get("text")), replay="").write()
+
+
+def _listed(found: dict[str, Any], key: str) -> list[Any]:
+    listed = found.get(key)
+    if not isinstance(listed, list):
+        raise WorkerError([f"the fuzz search handed back no list of {key}"])
+    return listed
+
+
+def _fuzz(args: argparse.Namespace, out: TextIO, tick: Callable[[], object],
+          database_at: Callable[[Path], ExampleDatabase], keep: Callable[[Repro], None]
+          ) -> int:
     from harness.runner import dialect_skip
 
     scenario = load_scenario(args.scenario)
@@ -60,7 +99,6 @@ def _fuzz(args: argparse.Namespace, out: TextIO, tick: Callable[[], object]) -> 
     if skip is not None:
         raise ConfigError("SCENARIO", args.scenario, "a scenario in a dialect the agent speaks",
                           skip)
-    check_writable_folder(args.out, "--out")
     for kind in args.kind or ():
         kind_problem(kind)
     bounds = FuzzBounds(max_faults=args.max_faults)
@@ -68,9 +106,10 @@ def _fuzz(args: argparse.Namespace, out: TextIO, tick: Callable[[], object]) -> 
         bounds = replace(bounds, fault_kinds=tuple(args.kind))
     outcome = fuzz_scenario(scenario, args.scenario, budget=args.budget, seed=args.seed,
                             out=args.out, agent=agent, agent_spec=args.agent,
-                            targets=tuple(args.target), bounds=bounds, tick=tick)
+                            targets=tuple(args.target), bounds=bounds, tick=tick,
+                            database_at=database_at)
     tick()  # the repro is run again
-    return report(outcome, args, agent, out)
+    return report(outcome, args, agent, out, keep)
 
 
 def _agent(spec: str | None, targets: tuple[tuple[str, str], ...]) -> AgentUnderTest | None:
@@ -82,8 +121,8 @@ def _agent(spec: str | None, targets: tuple[tuple[str, str], ...]) -> AgentUnder
 
 
 def report(outcome: FuzzOutcome, args: argparse.Namespace, agent: AgentUnderTest | None,
-           out: TextIO) -> int:
-    """Print what the search found; write the repro when it found something."""
+           out: TextIO, keep: Callable[[Repro], None]) -> int:
+    """Print what the search found; ``keep`` the repro when it found something."""
     finding = outcome.found
     if finding is None:
         print(f"harness fuzz: {outcome.runs} schedules, no invariant violated "
@@ -92,10 +131,11 @@ def report(outcome: FuzzOutcome, args: argparse.Namespace, agent: AgentUnderTest
     command = repro_command(args.scenario, agent_spec=args.agent, budget=args.budget,
                             seed=args.seed, out=args.out)
     found_by = f"{command}  (schedule {outcome.runs_to_find}, shrunk over {outcome.runs} runs)"
-    path, replay = write_repro(finding, args.out, found_by=found_by, agent_spec=args.agent,
-                              targets=args.target)
-    lines = len(path.read_text(encoding="utf-8").splitlines())
-    reproduced = _reproduces(path, finding.schedule.crash, agent)
+    repro = made_repro(finding, args.out, found_by=found_by, agent_spec=args.agent,
+                       targets=args.target)
+    keep(repro)
+    path, replay, lines = repro.path, repro.replay, len(repro.text.splitlines())
+    reproduced = _reproduces(repro, finding.schedule.crash, agent)
     print(f"harness fuzz: schedule {outcome.runs_to_find} violated "
           f"{', '.join(v.invariant for v in finding.violated)}; shrunk to "
           f"{finding.schedule.size} change(s) over {outcome.runs} runs", file=out)
@@ -110,8 +150,8 @@ def report(outcome: FuzzOutcome, args: argparse.Namespace, agent: AgentUnderTest
     return 1
 
 
-def _reproduces(path: Path, crash: CrashSpec | None, agent: AgentUnderTest | None) -> bool:
-    """Whether the written file, loaded back and run, fails as ``harness run`` would."""
-    scenario = load_scenario(path)
-    case = Case(scenario.name, path, scenario.seed, crash)
+def _reproduces(repro: Repro, crash: CrashSpec | None, agent: AgentUnderTest | None) -> bool:
+    """Whether the file's text, loaded back and run, fails as ``harness run`` would."""
+    scenario = parse_scenario(repro.text.encode("utf-8"), str(repro.path))
+    case = Case(scenario.name, repro.path, scenario.seed, crash)
     return run_case(case, scenario, agent).status == "fail"

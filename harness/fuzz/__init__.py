@@ -18,8 +18,9 @@ invariant is shrunk to a minimal one and written as a commented scenario file th
 """
 
 from harness.fuzz._bounds import FuzzBounds
+from harness.fuzz._handback import HandedBackDatabase, apply_changes
 from harness.fuzz._judge import SCHEDULE_DEPENDENT, scheduled_scenario, violations
-from harness.fuzz._repro import flow, repro_command, repro_text, write_repro
+from harness.fuzz._repro import Repro, flow, made_repro, repro_command, repro_text, write_repro
 from harness.fuzz._search import (
     DATABASE_DIR,
     Finding,
@@ -36,10 +37,14 @@ __all__ = [
     "Finding",
     "FuzzBounds",
     "FuzzOutcome",
+    "HandedBackDatabase",
+    "Repro",
     "Schedule",
+    "apply_changes",
     "crash_candidates",
     "flow",
     "fuzz_scenario",
+    "made_repro",
     "plain_tools",
     "repro_command",
     "repro_text",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,7 +23,7 @@ from ruamel.yaml import YAML
 from harness.fuzz._judge import SCHEDULE_DEPENDENT, scenario_data
 from harness.fuzz._search import Finding
 from harness.runner import Case
-from harness.scenario import in_flow_style, load_scenario
+from harness.scenario import in_flow_style, parse_scenario
 
 # The order a reader meets them in the shipped scenarios.
 _KEY_ORDER: Final = ("name", "dialect", "seed", "tools", "model", "faults", "crash", "budget",
@@ -82,6 +83,27 @@ def _block(key: str, value: Any) -> list[str]:
 def write_repro(finding: Finding, out: Path, *, found_by: str, agent_spec: str | None,
                 targets: Sequence[tuple[str, str]] = ()) -> tuple[Path, str]:
     """Write ``out/NAME-repro.yaml``; return its path and the command that replays it."""
+    repro = made_repro(finding, out, found_by=found_by, agent_spec=agent_spec, targets=targets)
+    repro.write()
+    return repro.path, repro.replay
+
+
+@dataclass(frozen=True)
+class Repro:
+    """A repro file not yet written: where it goes, its text, the command that replays it."""
+
+    path: Path
+    text: str
+    replay: str
+
+    def write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(self.text, encoding="utf-8")
+
+
+def made_repro(finding: Finding, out: Path, *, found_by: str, agent_spec: str | None,
+               targets: Sequence[tuple[str, str]] = ()) -> Repro:
+    """The repro :func:`write_repro` writes, checked to load, without writing it."""
     name = repro_name(finding.scenario.name)
     path = out / f"{name}.yaml"
     case = Case(name, path, finding.scenario.seed, finding.schedule.crash,
@@ -89,10 +111,10 @@ def write_repro(finding: Finding, out: Path, *, found_by: str, agent_spec: str |
     violated = finding.violated[0]
     header = [f"{violated.invariant} violated ({violated.message}); found by: {found_by}",
               f"replay: {case.replay_command}"]
-    out.mkdir(parents=True, exist_ok=True)
-    path.write_text(repro_text(finding, header=header), encoding="utf-8")
-    load_scenario(path)  # a repro that does not load is a bug here, not the user's problem
-    return path, case.replay_command
+    text = repro_text(finding, header=header)
+    # A repro that does not load is a bug here, not the user's problem.
+    parse_scenario(text.encode("utf-8"), str(path))
+    return Repro(path, text, case.replay_command)
 
 
 def repro_command(source: Path | str, *, agent_spec: str | None, budget: int, seed: int,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.strategies import SearchStrategy
 from pydantic import ValidationError
 
@@ -160,12 +160,16 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
                   out: Path | None, agent: AgentUnderTest | None = None,
                   agent_spec: str | None = None, targets: tuple[tuple[str, str], ...] = (),
                   bounds: FuzzBounds | None = None,
-                  tick: Callable[[], object] = lambda: None) -> FuzzOutcome:
+                  tick: Callable[[], object] = lambda: None,
+                  database_at: Callable[[Path], ExampleDatabase] = DirectoryBasedExampleDatabase,
+                  ) -> FuzzOutcome:
     """Search ``budget`` schedules over ``base`` for an invariant violation; shrink the first.
 
     ``out`` holds Hypothesis's example database (``None``: no database). ``agent`` is the
     agent under test (``None``: the reference agent); ``agent_spec`` and ``targets`` only
     go into the cases' replay commands. ``tick`` is called before each run of the agent.
+    ``database_at`` opens the database's folder (a sealed search's keeps its changes in
+    memory: :mod:`harness.fuzz._handback`).
     """
     bounds = bounds or FuzzBounds()
     search = _Search(base, Path(source), agent, Case(base.name, Path(source), base.seed,
@@ -173,7 +177,7 @@ def fuzz_scenario(base: Scenario, source: Path | str, *, budget: int, seed: int,
                      tick=tick)
     tick()  # the recorded run that finds the crashes
     strategy = schedule_space(base, agent, bounds)
-    database = None if out is None else DirectoryBasedExampleDatabase(
+    database = None if out is None else database_at(
         out / DATABASE_DIR / _database_key(base, agent_spec, targets, bounds))
     # The seed is applied first, the settings around it: ``seed`` alone would switch the
     # database off, and the database is what makes a found failure come first next time.

@@ -28,9 +28,13 @@ from hypothesis import strategies as st
 from fakes import LOOP_BOUND_BEHAVIOURS
 from harness.fuzz._bounds import FuzzBounds
 from harness.runner import CrashSpec, crash_specs, parse_world_point
-from harness.scenario import FAULT_KINDS, FaultModel, Scenario
-from harness.scenario import FAULT_MODELS_BY_NAME
-from harness.scenario import BEHAVIOUR_MODELS
+from harness.scenario import (
+    BEHAVIOUR_MODELS,
+    FAULT_KINDS,
+    FAULT_MODELS_BY_NAME,
+    FaultModel,
+    Scenario,
+)
 
 Json = dict[str, Any]
 

@@ -102,7 +102,7 @@ class _Limits:
 
 def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str = "",
               tool_names: Iterable[str] = (), agent: str | None = None,
-              memory_mib: int | None = None, writes: bool = False) -> Any:
+              memory_mib: int | None = None) -> Any:
     """``work(step)``'s JSON value, computed in a contained process (module docstring).
 
     The process keeps none of the harness's environment but the agent's allow-list and the
@@ -114,8 +114,8 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
     time is up (how to give it more). ``memory_mib`` is the cap on its resident memory
     (the commands pass a case's; ``None``: no cap). The process is sealed as a case's
     worker is (:mod:`harness.runner._seal`: the real disk read-only, no network, no
-    capability), unless the work ``writes`` the real disk (``fuzz``'s repro and example
-    database), when it only leaves for a user namespace of its own.
+    capability): what the work would write (``fuzz``'s repro and example database) it
+    sends back, for the harness to write.
     """
 
     warm()
@@ -125,7 +125,6 @@ def contained(work: Callable[[StepTo], object], *, timeout: float, longer: str =
         output, written = context.Pipe(duplex=False)
         process = context.Process(target=_guest,
                                   args=(work, theirs, written, os.getpid(), tuple(tool_names)),
-                                  kwargs={"writes": writes},
                                   daemon=True, name="harness-agent-guest")
         process.start()
         theirs.close()
@@ -239,7 +238,7 @@ def _stop(process: Any) -> None:
 
 
 def _guest(work: Callable[[StepTo], object], conn: Connection, output: Connection,
-           parent: int, tool_names: tuple[str, ...] = (), *, writes: bool = False) -> None:
+           parent: int, tool_names: tuple[str, ...] = ()) -> None:
     from harness._environment import become_guest
     from harness.runner._interrupt import reset_in_child
     from harness.runner._seal import leave_host_powers, seal_worker
@@ -248,7 +247,7 @@ def _guest(work: Callable[[StepTo], object], conn: Connection, output: Connectio
     become_guest(tool_names)  # before any agent code: the harness's secrets stay with it
     # No power over the harness: its /proc (environ, mem) stays closed even to root's agent;
     # sealed, the agent's C code (at import, too) cannot reach the real disk or network.
-    if writes or seal_worker() is not None:
+    if seal_worker() is not None:
         leave_host_powers()
     reset_in_child()
     os.setpgrp()  # a timeout kills what the agent started too

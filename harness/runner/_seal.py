@@ -23,8 +23,9 @@ Where the kernel refuses, the worker runs unsealed and :func:`seal_worker` says 
 the interception still holds for Python code.
 
 The processes that import and plan an agent, and run ``points`` and ``fuzz``
-(:mod:`harness.runner._guest`), write the real disk (``fuzz`` its repro), so they take
-only the user namespace (:func:`leave_host_powers`).
+(:mod:`harness.runner._guest`), are sealed the same way; ``fuzz``'s hands back its repro
+and example database's changes, which the harness writes. Where the seal is refused they
+take only the user namespace (:func:`leave_host_powers`).
 """
 
 from __future__ import annotations
