@@ -80,3 +80,14 @@ def test_no_verdict_without_a_cap_and_unknown_for_a_plain_agent(capped: Trace) -
     plain = check_tool_calls(replace(capped, extra=replace(capped.extra, agent="plain")))
     assert plain is not None
     assert plain.status == "unknown"
+
+
+def test_a_failure_report_points_at_the_cap_in_the_scenario() -> None:
+    from harness._report_text import render_failure
+    from harness.scenario import load_scenario
+
+    result = run_kill(UNCAPPED.kills[0], UNCAPPED.factory)
+    report = render_failure(result, load_scenario(SCENARIO))
+    # The scenario's line that sets the cap is marked, as the line of a broken promise.
+    marked = [line for line in report.splitlines() if line.startswith(">")]
+    assert any("budget: {max_tool_calls: 3}" in line for line in marked), report
