@@ -49,6 +49,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "I7": (("faults",),),
     "I8": (("faults",),),
     "I9": (("budget",),),
+    "budget:tool-calls": (("budget", "max_tool_calls"),),
     "I10": (("expect", "side_effects"),),
 }
 

@@ -42,6 +42,9 @@ class BudgetPolicy:
     cap_cost: bool = True
     cap_verifier_rounds: bool = True
     tool_timeouts_within_deadline: bool = True
+    cap_tool_calls: bool = True
+    # Off: the calls are counted in memory only, so each restart starts a fresh cap.
+    count_tool_calls_durably: bool = True
 
 
 def goal_budget(task: Task, *, deadline: float, attempts_used: int,

@@ -49,6 +49,9 @@ Outcome = Literal[
     "timeout",
 ]
 STATES: tuple[State, ...] = get_args(State)
+# The outcomes of a call that did start: the tool ran (or may have).
+_STARTED_OUTCOMES: frozenset[Outcome] = frozenset({"returned", "unknown_after_restart",
+                                                   "timeout"})
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 #: Outcomes after which the tool certainly had no effect.
 NOT_STARTED_OUTCOMES = frozenset(
@@ -378,6 +381,12 @@ class ToolJournal:
     def executions(self) -> list[Execution]:
         """Every execution, in the order its first record was written."""
         return list(self._executions.values())
+
+    def started_calls(self) -> int:
+        """How many calls ever started to run, across every incarnation (seed 002 §19.2,
+        ToolBudget(maxCalls)): an execution re-run after a restart is its call's once more."""
+        return len({e.key for e in self._executions.values() if e.state == "execution_started"
+                    or (e.state == "result" and e.outcome in _STARTED_OUTCOMES)})
 
     def pending(self) -> list[Execution]:
         """Executions without a ``result`` record."""

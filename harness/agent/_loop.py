@@ -221,6 +221,22 @@ class _RunState:
     background: asyncio.Future[bool] | None = None  # a compaction under way (seed 000 §3.2)
 
 
+@dataclass(frozen=True)
+class _ToolCallCap:
+    """The run's cap on tool calls (seed 002 §19.2, ToolBudget(maxCalls)) and what is left."""
+
+    cap: int
+    left: int
+
+    @property
+    def reason(self) -> str:
+        return f"the tool call cap of {self.cap} is used up"
+
+    @property
+    def reply(self) -> str:
+        return f"not run: {self.reason}"
+
+
 #: A system prompt computed for each request (a release that stamps a volatile value).
 SystemPrompt = Callable[[AgentPorts], str]
 
@@ -283,6 +299,7 @@ class ReferenceAgent:
         self.cancels: CancelRouter = reference_router(self._handles,
                                                       goals=ports.goals is not None)
         self._secret_arguments: dict[str, tuple[str, ...]] = {}  # by tool, kept out of logs
+        self._calls_before_this_incarnation = 0  # tool calls not counted against the cap
         self._keeper: GoalKeeper | None = None  # the goal discipline, with a goal port
 
     # -- recovery (J4, J5, S7, I11) ----------------------------------------------------
@@ -447,6 +464,8 @@ class ReferenceAgent:
         if self._jobs is not None and ports.jobs is not None:
             tools.update(self._jobs.tools(ports.jobs.tools))
         self._secret_arguments = {t.name: t.secret_arguments for t in task.tools}
+        self._calls_before_this_incarnation = 0 if policy.count_tool_calls_durably \
+            else self.journal.started_calls()
         runner = ToolRunner(
             self.journal,
             tools,
@@ -792,24 +811,42 @@ class ReferenceAgent:
             self._boundary("before_tools", entry.turn_id, "tools")
             self._keeper.before_tools()
         self._start_compaction(state, entry.turn_id)
-        replies = await self._run_calls(state, entry)
+        cap = self._tool_call_cap(state.task)
+        cut = cap is not None and sum(c.runnable for c in entry.calls) > cap.left
+        replies = await self._run_calls(state, entry, cap)
         for reply in replies:
             self._append_reply(reply)
         self._boundary("after_results", entry.turn_id, "guards")
         if state.runner.halted is not None:
             reason = f"the tool journal cannot be written: {state.runner.halted}"
             return Stop("infra_paused", reason, True)  # J6: no further side effect
+        if cap is not None and cut:
+            return Stop("budget_limited", cap.reason)
         return self._after_tools(entry)
 
-    async def _run_calls(self, state: _RunState, entry: AssistantEntry) -> list[ToolReply]:
-        """Run the runnable calls; replies come back in the model's order (L2)."""
+    def _tool_call_cap(self, task: Task) -> _ToolCallCap | None:
+        """The calls this run may still start, counted from the durable journal, so a
+        restart never buys more (seed 002 §19.2: 子预算只能消费父预算,不能自行续杯)."""
+        cap = task.max_tool_calls
+        if cap is None or not self.budget_policy.cap_tool_calls:
+            return None
+        used = self.journal.started_calls() - self._calls_before_this_incarnation
+        return _ToolCallCap(cap, max(0, cap - used))
+
+    async def _run_calls(self, state: _RunState, entry: AssistantEntry,
+                         cap: _ToolCallCap | None = None) -> list[ToolReply]:
+        """Run the runnable calls, in the model's order up to ``cap``; replies come back in
+        the model's order (L2), a call past the cap answered without running."""
         runnable = [
             ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments)
             for c in entry.calls
             if c.runnable
         ]
+        allowed = len(runnable) if cap is None else cap.left
         try:
-            ran = iter(await state.runner.run_batch(runnable))
+            ran = iter([*await state.runner.run_batch(runnable[:allowed]),
+                        *(not_started_reply(c, cap.reply) for c in runnable[allowed:]
+                          if cap is not None)])
         except asyncio.CancelledError:
             # Seed 002 §19.5: on abort, calls that never started get a synthetic reply.
             self._repair_dangling(self.log, self.journal)

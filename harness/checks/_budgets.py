@@ -7,12 +7,16 @@
   plain ``main(prompt)`` that is never told it;
 - ``budget:tools``: no tool call runs past the run's deadline (``budget.deadline_seconds``
   from the run's start): a tool's own timeout is cut to the time the run has left.
-  No verdict when no tool call was running as the deadline came.
+  No verdict when no tool call was running as the deadline came;
+- ``budget:tool-calls``: no more tool calls run, over the whole run, than the scenario's
+  ``budget.max_tool_calls`` (ToolBudget(maxCalls)); ``unknown`` when the model never
+  asked for more.
 
 Example::
 
     check_spend(trace)         # fail: "request #4 started after 1,210 tokens were billed"
     check_tool_deadline(trace) # fail: "hang#call_t1_0 ran until 300s; the deadline was 120s"
+    check_tool_calls(trace)    # fail: "4 tool calls ran; the cap is 3: call call_t4_0 ran ..."
 """
 
 from __future__ import annotations
@@ -108,3 +112,33 @@ def check_tool_deadline(trace: Trace) -> Verdict | None:
                                            "left: a tool never runs past the shared deadline")
     return Verdict("budget:tools", "pass", f"{len(spanning)} tool call(s) running at the "
                    f"{deadline:g}s deadline were stopped by it")
+
+
+def check_tool_calls(trace: Trace) -> Verdict | None:
+    """budget:tool-calls: no tool call starts past the run's cap (seed 002 §19.2, ToolBudget).
+
+    Counted over the whole run, every incarnation together, as distinct call ids the
+    world ran (a call run again after a restart is still one call); a restart does not
+    buy a fresh cap. ``unknown`` when the model never asked for a call past the cap (the
+    cap was never tested), or the agent is a plain ``main(prompt)`` never told it.
+    """
+    cap = trace.extra.max_tool_calls
+    if cap is None:
+        return None
+    if trace.extra.plain:
+        return Verdict("budget:tool-calls", "unknown", _UNTOLD)
+    ran = list(dict.fromkeys(i.call_id for i in sorted(trace.invocations, key=lambda i: i.seq)
+                             if not i.refused))
+    asked = {c.call_id for r in trace.requests for c in r.calls}
+    if len(ran) > cap:
+        late = tuple(f"call {call_id} ran as call {n} of at most {cap}"
+                     for n, call_id in enumerate(ran[cap:], start=cap + 1))
+        return Verdict("budget:tool-calls", "fail", f"{len(ran)} tool calls ran; the cap is "
+                       f"{cap}: {late[0]}", late,
+                       advice="count the calls started (durably, across restarts) and stop "
+                              "with budget_limited instead of starting one past the cap")
+    if len(asked) <= cap:
+        return Verdict("budget:tool-calls", "unknown", f"the model asked for {len(asked)} "
+                       f"tool call(s), never more than the cap of {cap}")
+    return Verdict("budget:tool-calls", "pass", f"{len(ran)} of the {len(asked)} tool calls "
+                   f"the model asked for ran, within the cap of {cap}")

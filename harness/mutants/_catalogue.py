@@ -594,6 +594,7 @@ _GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
 _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
 _ONE_PATH = "scenarios/tools/writes-of-one-path-queue.yaml"
+_TOOL_CAP = "scenarios/budgets/tool-call-cap-stops.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -854,5 +855,14 @@ MUTANTS: tuple[Mutant, ...] = (
            "file included", reference(queue_writes_by_path=False),
            (Kill(_ONE_PATH, "L2:path"),
             Kill(_ONE_PATH, "L2:path", "journal:fsync#1:after:unsynced_lost"))),
+    Mutant("L4-tool-calls-not-capped", "seed 002 §19.2 (ToolBudget(maxCalls/perToolTimeout))",
+           "the tool-call cap is recorded but never stops a call, so the model's every "
+           "request for one more runs", reference(budget_policy=BudgetPolicy(cap_tool_calls=False)),
+           (Kill(_TOOL_CAP, "budget:tool-calls"),)),
+    Mutant("L4-tool-calls-counted-per-process",
+           "seed 002 §19.2 (子预算只能消费父预算,不能自行续杯)",
+           "counts its tool calls in memory, so each restart starts a fresh cap",
+           reference(budget_policy=BudgetPolicy(count_tool_calls_durably=False)),
+           (Kill(_TOOL_CAP, "budget:tool-calls", "journal:fsync#4:after:unsynced_lost"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -101,6 +101,8 @@ class Task:
     max_output_tokens: int = 1024
     max_tokens: int | None = None
     max_cost_usd: float | None = None
+    # Tool calls the run may start (seed 002 §19.2, ToolBudget(maxCalls)); None: no cap.
+    max_tool_calls: int | None = None
     prices: UsagePrices | None = None
     context_window: int | None = None
 

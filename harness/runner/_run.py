@@ -400,7 +400,8 @@ class _CaseRun:
             held_after_return=tuple(self.held) or None,
             goal_in_requests=world.goal_in_requests(),
             lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None,
-            child_environments=world.child_environments())
+            child_environments=world.child_environments(),
+            max_tool_calls=scenario.budget.max_tool_calls)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

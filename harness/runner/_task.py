@@ -64,6 +64,7 @@ def task_for(scenario: Scenario) -> Task:
         max_attempts=budget.max_attempts,
         max_tokens=budget.max_tokens,
         max_cost_usd=budget.max_cost_usd,
+        max_tool_calls=budget.max_tool_calls,
         prices=_prices(scenario.provider.model),
         context_window=scenario.provider.context_window,
     )

@@ -181,6 +181,9 @@ class BudgetLimits(ScenarioModel):
     """Billed tokens (input and output) the run may spend; absent: not capped (seed 002 §19.2)."""
     max_cost_usd: Annotated[float, Field(gt=0, le=1_000_000)] | None = None
     """Dollars the run may spend at the model's list price; absent: not capped."""
+    max_tool_calls: Count | None = None
+    """Tool calls the run may start; absent: not capped (seed 002 §19.2, ToolBudget(maxCalls)).
+    A call the model asks for past the cap is not run, and the run ends budget_limited."""
 
 
 if TYPE_CHECKING:

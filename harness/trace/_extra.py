@@ -97,6 +97,8 @@ class TraceExtra:
     # What each child of a subprocess tool received, for a scenario with such a tool
     # (empty: none started); every other case keeps its digest.
     child_environments: tuple[ChildEnvironment, ...] | None = None
+    # The run's cap on tool calls, when the scenario sets one (budget:tool-calls).
+    max_tool_calls: int | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

@@ -41,6 +41,8 @@ def _verdict(result: CaseResult, check: str) -> tuple[str, str]:
      "no request started after the budget of 250 tokens was spent (288 tokens, $0.0000 billed)"),
     ("budgets/tool-timeout-within-deadline.yaml", "budget:tools",
      "1 tool call(s) running at the 60s deadline were stopped by it"),
+    ("budgets/tool-call-cap-stops.yaml", "budget:tool-calls",
+     "3 of the 4 tool calls the model asked for ran, within the cap of 3"),
 ])
 def test_the_reference_agent_passes_each_new_check(path: str, check: str, message: str) -> None:
     result = _run(path)

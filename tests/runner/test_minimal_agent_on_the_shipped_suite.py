@@ -33,6 +33,8 @@ KNOWN_GAPS = {
     "overflow-compacts-and-retries": {"I4", "side_effects"},
     "token-budget-stops": {"I4", "budget:spend"},
     "tool-timeout-within-deadline": {"I4", "budget:tools"},
+    # It caps no tool calls: every page the model asks for is read, and the run completes.
+    "tool-call-cap-stops": {"I4", "budget:tool-calls"},
     "invalid-tool-json": {"I7"},
     "overloaded-until-budget": {"I4"},
     "rate-limited-above-cap": {"I4"},
