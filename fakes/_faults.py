@@ -64,10 +64,14 @@ class Timeline:
 
 
 def _interleave(frames: tuple[Frame, ...], every: int, extra: Frame) -> tuple[Frame, ...]:
+    """``extra`` after every ``every``-th frame, between frames only: nothing follows the
+    stream's last event, which a client may stop reading at (the openai SDK stops at
+    ``data: [DONE]``), so a comment after it would be bytes no client reads, and the
+    answer it had read whole would look cut short."""
     out: list[Frame] = []
     for number, frame in enumerate(frames, start=1):
         out.append(frame)
-        if number % every == 0:
+        if number % every == 0 and number < len(frames):
             out.append(extra)
     return tuple(out)
 

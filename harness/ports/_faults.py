@@ -300,7 +300,9 @@ class FrameFault(Fault):
 
 @dataclass(frozen=True)
 class InjectComments(FrameFault):
-    """A ``: keep-alive`` comment after every ``every`` events (SSE clients must skip it).
+    """A ``: keep-alive`` comment after every ``every`` events, never after the last one.
+
+    SSE clients must skip it.
 
     >>> InjectComments(every=2).text
     'keep-alive'
@@ -315,7 +317,7 @@ class InjectComments(FrameFault):
 
 @dataclass(frozen=True)
 class InjectPings(FrameFault):
-    """An Anthropic ``ping`` event after every ``every`` events.
+    """An Anthropic ``ping`` event after every ``every`` events, never after the last one.
 
     >>> InjectPings(every=3).every
     3

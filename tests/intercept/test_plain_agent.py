@@ -440,3 +440,18 @@ def test_a_turn_cancel_stops_an_async_main_where_it_awaits(
     assert result.trace is not None
     assert [(c.at, c.target, c.ack) for c in result.trace.cancels] == [(5.0, "turn", "cancelled")]
     assert result.trace.incarnations[-1].ended_at == 5.0
+
+
+@pytest.mark.parametrize("every", [1, 2])
+def test_keep_alive_comments_in_a_stream_leave_a_streaming_sdk_agent_judged_on_what_it_did(
+        openai_agent: Callable[..., str], every: int) -> None:
+    """The openai SDK stops reading at ``data: [DONE]``: a comment the fake sent after it
+    was never read, so the answer looked cut short and the agent's calls ran on a broken
+    answer (I7, I8) though it had read every event. Comments go between events only."""
+    package = openai_agent()
+    faults = [{"at": {"turn": 1}, "kind": "inject_comments", "every": every}]
+    result = run(package, mail_scenario(package, faults=faults))
+
+    assert result.status == "pass", result.failed_verdicts
+    assert result.trace is not None
+    assert all(r.delivery == "complete" for r in result.trace.requests)
