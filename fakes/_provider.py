@@ -34,7 +34,7 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, TypeVar, final
@@ -469,7 +469,8 @@ class FakeProvider:
             return self._json_plan(request, request_id, response, faults=faults, ctx=ctx,
                                    number=number, unfit=unfit)
         frames = self._render(request, response, number)
-        fits = self._fits_reference(request, response, number) if unfit is not None else None
+        fits = self._fits_reference(request, response, number, faults) \
+            if unfit is not None else None
         leaving = _Leaving(unfit, request, fits)
         for fault in faults:
             if isinstance(fault, FrameFault):
@@ -513,7 +514,8 @@ class FakeProvider:
         timeline = Timeline((Emit(body),), (len(body),))
         headers = (("content-type", "application/json"),
                    (self._wire.spec.request_id_header, request_id))
-        fits = self._fits_reference(request, response, number) if unfit is not None else None
+        fits = self._fits_reference(request, response, number, faults) \
+            if unfit is not None else None
         plan = _finish_plan(200, headers, timeline, faults, ctx,
                             leaving=_Leaving(unfit, request, fits))
         wait = self._first_token_wait(request)
@@ -554,9 +556,12 @@ class FakeProvider:
         return response
 
     def _fits_reference(self, request: ProviderRequest, response: ScriptedResponse,
-                        number: int) -> Callable[[Fault], bool]:
+                        number: int, faults: tuple[Fault, ...]) -> Callable[[Fault], bool]:
         """Whether a fault fits the stream of this answer as a streaming client that asks
-        for usage gets it: where it does, a misfit is the agent's request, not the scenario."""
+        for usage gets it, shaped by the attempt's other faults (``faults``) as that
+        client's stream would be: where it does, a misfit is the agent's request, not the
+        scenario. (A split between CR and LF fits only where the attempt's
+        ``line_endings`` made CRLF lines; a whole answer has none.)"""
 
         def fits(fault: Fault) -> bool:
             probe = replace(request, json=_REFERENCE_BODY, streams=True)
@@ -566,7 +571,8 @@ class FakeProvider:
                 if isinstance(fault, FrameFault):
                     apply_frames(fault, frames, ctx)
                 elif isinstance(fault, ByteFault):
-                    apply_timeline(fault, _encode(frames, _line_ending((fault,))), ctx)
+                    shaped = _frames_shaped_by(faults, frames, ctx)
+                    apply_timeline(fault, _encode(shaped, _line_ending(faults)), ctx)
             except ConfigError:
                 return False
             return True
@@ -716,6 +722,17 @@ def _remember_render(key: tuple[object, ...], frames: tuple[Frame, ...]) -> None
     if len(_RENDERED) >= _RENDERED_MAX:
         del _RENDERED[next(iter(_RENDERED))]  # the oldest
     _RENDERED[key] = frames
+
+
+def _frames_shaped_by(faults: tuple[Fault, ...], frames: tuple[Frame, ...],
+                      ctx: FaultContext) -> tuple[Frame, ...]:
+    """``frames`` after each of ``faults`` that acts on frames and fits them, in order, as
+    a streaming client's plan applies them before any fault on the bytes."""
+    for fault in faults:
+        if isinstance(fault, FrameFault):
+            with suppress(ConfigError):
+                frames = apply_frames(fault, frames, ctx)
+    return frames
 
 
 def _line_ending(faults: tuple[Fault, ...]) -> LineEnding:

@@ -119,3 +119,42 @@ def test_a_frame_fault_on_a_whole_answer_is_not_counted_as_met(
     assert verdict["message"].startswith(
         "turn 1 attempt 1 error_in_stream (left out: a whole answer has no SSE frames")
     capsys.readouterr()
+
+
+CRLF_SPLIT = """\
+name: crlf-split
+dialect: openai
+seed: 6
+model:
+  - turn: 1
+    text: "Hello there, this is a longer answer."
+faults:
+  - {at: {turn: 1, attempt: 1}, kind: line_endings, style: crlf}
+  - {at: {turn: 1, attempt: 1}, kind: split_between_cr_lf, occurrence: 2}
+expect:
+  stop_state: complete
+"""
+
+
+def test_a_fault_that_fits_only_beside_the_attempts_other_faults_is_left_out_too(
+        suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A split between CR and LF needs the CRLF lines the attempt's line_endings makes: the
+    # scenario is right (validate passes it), and a whole answer has no lines. It once
+    # ended the whole run with exit 2 as the scenario's mistake.
+    (suite / "a-split-frames.yaml").unlink()
+    (suite / "d-crlf-split.yaml").write_text(CRLF_SPLIT, encoding="utf-8")
+    out = tmp_path / "results"
+
+    assert main(["validate", str(suite / "d-crlf-split.yaml")]) == 0
+    assert main(["run", str(suite), "--agent", "whole_answer_agent:main", "--out",
+                 str(out)]) == 0
+
+    rows = {r["scenario"]: r for r in map(json.loads, (out / "cases.jsonl").read_text()
+                                          .splitlines())}
+    assert rows["plain"]["passed"] is True
+    case = rows["crlf-split"]
+    assert (case["error"], case["failed_invariants"]) == (None, [])
+    verdict = next(v for v in case["verdicts"] if v["invariant"] == "faults")
+    assert "split_between_cr_lf (left out: " in verdict["message"]
+    assert "the agent asked for a whole answer, not a stream" in verdict["message"]
+    capsys.readouterr()
