@@ -373,8 +373,9 @@ def _untargeted_tools(result: CaseResult, scenario: Scenario | None) -> list[str
         if source is not None and tool in scenario.tools:
             where = f" ({result.case.source}:{source.position(('tools', tool))[0]})"
         lines.append(f"the tool `{tool}` has no target, so the agent's own function ran and "
-                     f"called out{where}: give the tool `{tool}` a `target:` (module:function) "
-                     "so the harness can count its side effects")
+                     f"called out{where}: give the tool `{tool}` a `target:` (module:function), "
+                     f"or pass `--target {tool}=MODULE:FUNCTION` for a scenario you do not "
+                     "edit, so the harness can count its side effects")
     return lines
 
 

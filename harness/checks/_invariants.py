@@ -714,8 +714,9 @@ def _untargeted_tools_message(total: int, in_tools: dict[str, int]) -> str:
                f"serves (refused: a case has no network), {made} of them while its own "
                f"function for the tool {tools} ran (the tool has no target:, so the harness "
                "did not run it): ")
-    message += "; ".join(f"give the tool `{tool}` a `target:` (module:function) so the "
-                         "harness can count its side effects" for tool in in_tools)
+    message += "; ".join(f"give the tool `{tool}` a `target:` (module:function), or pass "
+                         f"`--target {tool}=MODULE:FUNCTION` for a scenario you do not edit, so "
+                         "the harness can count its side effects" for tool in in_tools)
     if made < total:
         message += ("; the others: point the model clients at the base URL in the "
                     "environment, or answer a tracing endpoint with 'harness run --absorb HOST'")

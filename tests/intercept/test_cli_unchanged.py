@@ -199,8 +199,9 @@ def test_a_tool_without_a_target_that_reaches_out_is_told_to_get_a_target_at_its
     assert ("network: the agent's process made 1 outside call(s) that no fake provider "
             "serves (refused: a case has no network), 1 of them while its own function for "
             "the tool `mail` ran (the tool has no target:, so the harness did not run it): "
-            "give the tool `mail` a `target:` (module:function) so the harness can count its "
-            "side effects") in out
+            "give the tool `mail` a `target:` (module:function), or pass `--target "
+            "mail=MODULE:FUNCTION` for a scenario you do not edit, so the harness can count "
+            "its side effects") in out
     assert (f"the tool `mail` has no target, so the agent's own function ran and called out "
             f"({WORLD_EVENTS}:13): give the tool `mail` a `target:`") in out
     assert "point its model clients at the base URL" not in out
