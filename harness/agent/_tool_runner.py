@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,7 +34,7 @@ from harness._errors import DiskError
 from harness.agent._budget_tree import SubBudget
 from harness.agent._journal import Outcome, ToolJournal
 from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
-from harness.ports import Clock, Tool, ToolContext, ToolInvocation
+from harness.ports import Clock, Tool, ToolContext, ToolInvocation, named_path
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 #: What a child process a tool starts needs of the agent's environment (seed 000 §5: shell,
@@ -86,9 +85,9 @@ class ToolRunner:
     async def run_batch(self, calls: Sequence[ToolInvocation]) -> list[ToolReply]:
         """Run one assistant message's calls; replies come back in the model's order.
 
-        All calls run together only if every tool is ``concurrency_safe`` (L2),
-        and then those naming one path (:func:`call_path`) queue behind each other
-        (L2:path); each records its result as it completes, so the journal keeps
+        All calls run together only if every tool is ``concurrency_safe`` (L2), and
+        then those naming one path (:func:`harness.ports.named_path`) queue behind each
+        other (L2:path); each records its result as it completes, so the journal keeps
         the completion order.
         """
         if all(self._concurrency_safe(c) for c in calls):
@@ -98,7 +97,7 @@ class ToolRunner:
 
     async def _queued(self, call: ToolInvocation, queues: dict[str, asyncio.Lock]) -> ToolReply:
         """Run ``call`` once the calls before it in the batch that name its path are done."""
-        path = call_path(call) if self.queue_by_path else None
+        path = named_path(call.arguments) if self.queue_by_path else None
         if path is None:
             return await self.run(call)
         # An asyncio lock wakes its waiters first come, first served: the model's order.
@@ -227,16 +226,6 @@ class ToolRunner:
         task.cancel()
         await settle(task)
         return False
-
-
-def call_path(call: ToolInvocation) -> str | None:
-    """The file path a call names (its ``path`` argument), normalised; None if it names none.
-
-    >>> call_path(ToolInvocation("t", "c", "edit", {"path": "./docs//a.md"}))
-    'docs/a.md'
-    """
-    path = call.arguments.get("path")
-    return posixpath.normpath(path) if isinstance(path, str) and path else None
 
 
 def cleaned_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:

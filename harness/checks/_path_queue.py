@@ -20,12 +20,11 @@ Example::
 from __future__ import annotations
 
 import math
-import posixpath
 from itertools import combinations
 from typing import Final
 
 from harness.checks._verdict import Verdict
-from harness.ports import PURE_TOOL_KINDS
+from harness.ports import PURE_TOOL_KINDS, named_path
 from harness.trace import InvocationRecord, Trace
 
 _ID: Final = "L2:path"
@@ -62,8 +61,7 @@ def _same_path_pairs(trace: Trace) -> list[tuple[InvocationRecord, InvocationRec
 
 
 def _path(invocation: InvocationRecord) -> str | None:
-    path = invocation.arguments.get("path")
-    return posixpath.normpath(path) if isinstance(path, str) and path else None
+    return named_path(invocation.arguments)
 
 
 def _end(invocation: InvocationRecord) -> float:

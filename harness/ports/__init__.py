@@ -161,7 +161,7 @@ from harness.ports._tool_kinds import (
     ToolKind,
     ToolKindTraits,
 )
-from harness.ports._tools import PassThroughTool, Tool, ToolContext, ToolInvocation
+from harness.ports._tools import PassThroughTool, Tool, ToolContext, ToolInvocation, named_path
 from harness.ports._usage import Usage
 
 __all__ = [
@@ -294,6 +294,7 @@ __all__ = [
     "family_of",
     "has_price",
     "idempotency_key",
+    "named_path",
     "normpath",
     "own_prices",
     "price_of",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from harness.ports._clock import Clock
+from harness.ports._disk import normpath
 
 
 @dataclass(frozen=True)
@@ -100,3 +101,16 @@ class PassThroughTool(Generic[ToolT]):
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         return await self.inner.run(arguments, context)
+
+
+def named_path(arguments: Mapping[str, Any]) -> str | None:
+    """The file path a tool call names (its ``path`` argument), normalised; None if none.
+
+    One reading for the agent that queues writes of one path (seed 002 §19.5) and the
+    check that judges it (L2:path), so both mean the same path.
+
+    >>> named_path({"path": "./docs//a.md"})
+    'docs/a.md'
+    """
+    path = arguments.get("path")
+    return normpath(path) if isinstance(path, str) and path else None
