@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +65,16 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+def _rows(out: Path) -> dict[str, dict[str, Any]]:
+    """The run's case rows, by scenario name."""
+    lines = (out / "cases.jsonl").read_text().splitlines()
+    return {row["scenario"]: row for row in map(json.loads, lines)}
+
+
+def _faults_verdict(row: dict[str, Any]) -> dict[str, Any]:
+    return next(v for v in row["verdicts"] if v["invariant"] == "faults")
+
+
 def test_a_fault_the_agents_request_cannot_take_is_unknown_and_the_run_goes_on(
         suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results"
@@ -71,13 +82,12 @@ def test_a_fault_the_agents_request_cannot_take_is_unknown_and_the_run_goes_on(
     code = main(["run", str(suite), "--agent", "whole_answer_agent:main", "--out", str(out)])
 
     assert code == 0  # nothing failed; one case proves nothing, and says so
-    rows = {r["scenario"]: r for r in map(json.loads, (out / "cases.jsonl").read_text()
-                                          .splitlines())}
+    rows = _rows(out)
     assert rows["plain"]["passed"] is True
     split = rows["split-frames"]
     assert (split["passed"], split["error"], split["failed_invariants"]) == (False, None, [])
     assert "faults" in split["unknown_invariants"]
-    verdict = next(v for v in split["verdicts"] if v["invariant"] == "faults")
+    verdict = _faults_verdict(split)
     assert verdict["message"].startswith("turn 1 attempt 1 split_inside_data_field (left out: ")
     assert "the agent asked for a whole answer, not a stream" in verdict["message"]
     printed = capsys.readouterr().err
@@ -110,12 +120,11 @@ def test_a_frame_fault_on_a_whole_answer_is_not_counted_as_met(
     assert main(["run", str(suite), "--agent", "whole_answer_agent:main", "--out",
                  str(out)]) == 0
 
-    rows = {r["scenario"]: r for r in map(json.loads, (out / "cases.jsonl").read_text()
-                                          .splitlines())}
+    rows = _rows(out)
     case = rows["error-in-stream"]
     assert case["passed"] is False
     assert "faults" in case["unknown_invariants"]
-    verdict = next(v for v in case["verdicts"] if v["invariant"] == "faults")
+    verdict = _faults_verdict(case)
     assert verdict["message"].startswith(
         "turn 1 attempt 1 error_in_stream (left out: a whole answer has no SSE frames")
     capsys.readouterr()
@@ -149,12 +158,11 @@ def test_a_fault_that_fits_only_beside_the_attempts_other_faults_is_left_out_too
     assert main(["run", str(suite), "--agent", "whole_answer_agent:main", "--out",
                  str(out)]) == 0
 
-    rows = {r["scenario"]: r for r in map(json.loads, (out / "cases.jsonl").read_text()
-                                          .splitlines())}
+    rows = _rows(out)
     assert rows["plain"]["passed"] is True
     case = rows["crlf-split"]
     assert (case["error"], case["failed_invariants"]) == (None, [])
-    verdict = next(v for v in case["verdicts"] if v["invariant"] == "faults")
+    verdict = _faults_verdict(case)
     assert "split_between_cr_lf (left out: " in verdict["message"]
     assert "the agent asked for a whole answer, not a stream" in verdict["message"]
     capsys.readouterr()
