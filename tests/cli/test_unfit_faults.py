@@ -161,7 +161,8 @@ def test_a_fault_that_fits_only_beside_the_attempts_other_faults_is_left_out_too
     rows = _rows(out)
     assert rows["plain"]["passed"] is True
     case = rows["crlf-split"]
-    assert (case["error"], case["failed_invariants"]) == (None, [])
+    assert (case["passed"], case["error"], case["failed_invariants"]) == (False, None, [])
+    assert "faults" in case["unknown_invariants"]  # proves nothing, and says so
     verdict = _faults_verdict(case)
     assert "split_between_cr_lf (left out: " in verdict["message"]
     assert "the agent asked for a whole answer, not a stream" in verdict["message"]
