@@ -371,6 +371,9 @@ class CrashDisk:
         self._next_inode = 1
         self._tick = 0
         self._after_crash: _Snapshot | None = None
+        # Files that existed before the case, taken over from the real disk (never
+        # forgotten: a crash cannot undo what was there before the case began).
+        self.adopted: set[str] = set()
         # Told of every persistence point, before and after its operation (a recording
         # run keeps the world's state there, to build crash states without re-running).
         self.observer: Callable[[PersistencePoint, When], None] | None = None
@@ -439,6 +442,26 @@ class CrashDisk:
         self._next_inode += 1
         self._inodes[number] = _Inode(is_dir=True)
         self._names[path] = self._durable_names[path] = number
+
+    def adopt_durable_file(self, path: str, data: bytes) -> None:
+        """Hold ``data`` at ``path``, durable at once and without points, and remember it.
+
+        A file that existed before the case (a real file of the folder the run
+        starts in, taken over when the agent first changes it). Its folder must
+        exist. :attr:`adopted` keeps the path, so a world can tell a removed
+        adopted file from one it never had.
+
+        >>> disk = CrashDisk()
+        >>> disk.adopt_durable_file("/prompt.txt", b"hi")
+        >>> disk.files(), disk.points, disk.adopted
+        ({'/prompt.txt': b'hi'}, [], {'/prompt.txt'})
+        """
+        path = normpath(path)
+        number = self._next_inode
+        self._next_inode += 1
+        self._inodes[number] = _Inode(False, data, data)
+        self._names[path] = self._durable_names[path] = number
+        self.adopted.add(path)
 
     # -- persistence points -------------------------------------------------
     def assign_role(self, path: str, role: str) -> None:
@@ -557,6 +580,8 @@ class CrashDisk:
             [ids.get(n, ("orphan", bytes(i.data), i.durable, i.last_write[:2]))
              for n, i in sorted(self._inodes.items(), key=_tick_of) if i.last_write],
         ]
+        if self.adopted:  # a removed adopted file stays hidden: part of the future
+            parts.append(sorted(self.adopted))
         return repr(parts).encode()
 
     def crash_state_key(self) -> bytes:

@@ -35,8 +35,11 @@ and the agent's own code (:func:`read_through_roots`). What the agent writes
 goes to the fake file system and the crash disk, never the real disk: a new
 file beside package data is the world's like any other; a real file written
 over or removed (as root) is so for that incarnation only. The working folder
-is the world's (``/agent``), so nothing relative reaches the folder a run
-starts in.
+is the world's (``/agent``); given the folder the run starts in, it shows that
+folder's files read through (:class:`StartFolder`): the agent's first change to
+one adopts its real content onto the crash disk, durable as if it had been there
+before the case, and the change is the world's from then on, crash states
+included. Nothing relative reaches the real folder.
 
 Code of the packages in :data:`REAL_FS_PACKAGES` (the harness, the HTTP stack,
 the SDKs, the test tools, ``importlib``) keeps the real file system, and so does
@@ -104,6 +107,7 @@ from pyfakefs.fake_os import FakeOsModule, handle_original_call
 
 from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
 from harness._errors import DiskError, HarnessError
+from harness.intercept._start_folder import StartFolder
 from harness.ports import rng_stream
 
 REAL_FS_PACKAGES: tuple[str, ...] = (
@@ -228,10 +232,19 @@ def _os_error(exc: DiskError) -> OSError:
 class _Mirror:
     """One incarnation's operations, replayed onto the crash disk's path API."""
 
-    def __init__(self, disk: CrashDisk, generation: int) -> None:
+    def __init__(self, disk: CrashDisk, generation: int,
+                 start: StartFolder | None = None) -> None:
         self._disk = disk
         self._view = disk.for_incarnation(generation)
         self.generation = generation
+        self._start = start
+
+    def _adopt(self, path: str) -> bool:
+        """Whether the disk holds ``path``, after taking it over from the folder the run
+        started in if it is a real file or folder there the world has not changed yet."""
+        if self._start is None:
+            return self._view.exists(path)
+        return self._start.adopt(self._disk, path)
 
     def _alive(self, what: str) -> None:
         # The `with` block around a crashed write closes its file while the crash
@@ -264,6 +277,7 @@ class _Mirror:
     def content(self, path: str, new: bytes) -> None:
         """The file now holds ``new`` in the OS: write what changed."""
         self._alive(f"write {path}")
+        self._adopt(path)
         with self._os_errors():
             old = self._view.read(path)
             if new == old:
@@ -280,6 +294,7 @@ class _Mirror:
 
     def fsync(self, path: str, *, folder: bool) -> None:
         self._alive(f"fsync {path}")
+        self._adopt(path)
         with self._os_errors():
             if folder:
                 self._view.fsync_dir(path)
@@ -295,7 +310,7 @@ class _Mirror:
         real folder, durable as the world's setup is.
         """
         folder = posixpath.dirname(path)
-        if not self._view.exists(folder):
+        if not self._adopt(folder):
             self._disk.make_durable_folders(folder)
 
     def mkdir(self, path: str) -> None:
@@ -310,13 +325,15 @@ class _Mirror:
                 f"renaming the folder {source!r} with anything inside is not modelled by "
                 "the crash disk; rename its files one by one, or an empty folder"
             )
+        self._adopt(source)
+        self._folder_of(target)
         with self._os_errors():
             self._view.replace(source, target)
 
     def remove(self, path: str) -> None:
         """``path`` is gone, with whatever was inside it (deepest first)."""
         self._alive(f"remove {path}")
-        if not self._view.exists(path):
+        if not self._adopt(path):
             return  # a real file read through: gone for this incarnation only, as it is
             # changed for this incarnation only (the real disk keeps it, and the next
             # incarnation reads it afresh)
@@ -945,9 +962,13 @@ class AgentFiles:
         real_fs_packages: Iterable[str] = REAL_FS_PACKAGES,
         read_only_folders: Iterable[str] = (),
         seed: int = 0,
+        start_folder: str | None = None,
     ) -> None:
         self.disk = disk
         self.workdir = posixpath.normpath(workdir)
+        # The real folder the run started in, shown as the working folder.
+        self.start = None if start_folder is None else StartFolder(
+            self.workdir, os.path.abspath(start_folder))
         self._packages = tuple(real_fs_packages)
         self._read_only = tuple(os.path.abspath(f) for f in read_only_folders)
         self._seed = seed
@@ -1096,19 +1117,23 @@ class AgentFiles:
                 _mount_lazily(fs, root)
             else:
                 _add_real_file(fs, root)
+        if self.start is not None and os.path.isdir(self.start.real):
+            _mount_start_folder(fs, self.start, changed)
         for folder in self.disk.folders():
             if not fs.exists(folder):
                 fs.create_dir(folder)
-        for path, data in self.disk.files().items():
+        files = self.disk.files()
+        for path, data in files.items():
             if fs.exists(path):
                 fs.remove_object(path)  # a real file the agent wrote over
             fs.create_file(path, contents=data, side_effect=changed)
+        _hide_removed(fs, self.disk, files)
         fs.cwd = self.workdir
         fixed = {name: getattr(fs, name) for name in _FIXED_PROPERTIES}
         fs.__class__ = _MirroredFilesystem
         vars(fs).update(fixed)
         assert isinstance(fs, _MirroredFilesystem)
-        fs.mirror = _Mirror(self.disk, generation)
+        fs.mirror = _Mirror(self.disk, generation, self.start)
 
 
 def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
@@ -1121,6 +1146,29 @@ def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
     folder, name = _folder_above(fs, root)
     if name not in folder.entries:
         folder.add_entry(_RealFolder(root, fs, read_only=True))
+
+
+def _mount_start_folder(fs: FakeFilesystem, start: StartFolder,
+                        changed: Callable[[FakeFile], None]) -> None:
+    """Show the real folder the run started in as the working folder, read lazily.
+
+    Unlike the read-only roots, its files are the agent's to change: each carries the
+    side effect that mirrors a write (adopting the real content first, :class:`_Mirror`).
+    """
+    folder, name = _folder_above(fs, start.world)
+    if name not in folder.entries:
+        folder.add_entry(_StartFolderView(start.real, fs, False, start.world, changed))
+
+
+def _hide_removed(fs: FakeFilesystem, disk: CrashDisk, files: dict[str, bytes]) -> None:
+    """Hide the real files and folders of the start folder the world took over and then
+    removed (or renamed away): the crash disk no longer has them, the real disk still does."""
+    if not disk.adopted:
+        return
+    kept = {*files, *disk.folders()}
+    for path in sorted(disk.adopted - kept, key=lambda p: (-p.count("/"), p)):
+        if fs.exists(path):
+            fs.remove_object(path)
 
 
 def _add_real_file(fs: FakeFilesystem, root: str) -> None:
@@ -1169,10 +1217,33 @@ class _RealFolder(FakeDirectoryFromRealDirectory):
                 self.filesystem.add_real_symlink(entry.path,
                                                  posixpath.join(str(self.path), entry.name))
             elif entry.is_dir():
-                self.add_entry(_RealFolder(entry.path, self.filesystem, self.read_only))
+                self.add_entry(self._folder(entry))
             else:
-                self.add_entry(_real_file(entry, self.filesystem, read_only=self.read_only))
+                self.add_entry(self._file(entry))
         return self._entries
+
+    def _folder(self, entry: os.DirEntry[str]) -> FakeDirectory:
+        return _RealFolder(entry.path, self.filesystem, self.read_only)
+
+    def _file(self, entry: os.DirEntry[str]) -> FakeFile:
+        return _real_file(entry, self.filesystem, read_only=self.read_only)
+
+
+class _StartFolderView(_RealFolder):
+    """A folder of the start folder: read lazily, its files writable, each write mirrored."""
+
+    def __init__(self, source: str, fs: FakeFilesystem, read_only: bool, target: str,
+                 changed: Callable[[FakeFile], None]) -> None:
+        super().__init__(source, fs, read_only, target)
+        self._changed = changed
+
+    def _folder(self, entry: os.DirEntry[str]) -> FakeDirectory:
+        return _StartFolderView(entry.path, self.filesystem, False, entry.name, self._changed)
+
+    def _file(self, entry: os.DirEntry[str]) -> FakeFile:
+        made = _real_file(entry, self.filesystem, read_only=False)
+        made._side_effect = self._changed
+        return made
 
 
 def _real_file(entry: os.DirEntry[str], fs: FakeFilesystem, *, read_only: bool) -> FakeFile:

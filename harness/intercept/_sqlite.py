@@ -45,6 +45,10 @@ incarnation is one process; between its own connections the ``memdb`` VFS locks 
 SQLite does), and a database file the agent edits with ``open()`` while a
 connection is open.
 
+A database file in the folder the run starts in (the world's working folder reads it
+through, :class:`~harness.intercept._start_folder.StartFolder`) starts every case from
+its real contents; its commits go to the crash disk, never to the real file.
+
 A path whose folder does not exist in the world cannot be opened, exactly as
 SQLite refuses it (``unable to open database file``); the refusal is recorded
 (:attr:`WorldDatabases.refused`) so the report can name the path.
@@ -68,6 +72,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from fakes import CrashDisk
 from harness._errors import DiskError
+from harness.intercept._start_folder import StartFolder
 
 #: The role of every database's persistence points: ``sqlite:commit#3``.
 SQLITE_ROLE: Final = "sqlite"
@@ -120,9 +125,13 @@ class WorldDatabases:
     they would in the database file.
     """
 
-    def __init__(self, disk: CrashDisk, workdir: str = "/agent") -> None:
+    def __init__(self, disk: CrashDisk, workdir: str = "/agent", *,
+                 start: StartFolder | None = None) -> None:
         self._disk = disk
         self._workdir = workdir
+        # The folder the run started in, read through: a database there starts each
+        # case from its real contents; commits go to the crash disk only.
+        self._start = start
         self._journal_modes: dict[str, str] = {}
         self.refused: list[str] = []
         self._stores: dict[str, _Store] = {}
@@ -203,6 +212,9 @@ class WorldDatabases:
         if store is not None:
             return store
         view = self._disk.for_incarnation(self._generation)
+        if self._start is not None:
+            self._start.adopt(self._disk, posixpath.dirname(path))
+            self._start.adopt(self._disk, path)
         folder_exists = view.is_dir(posixpath.dirname(path))
         if not folder_exists or (read_only and not view.exists(path)):
             self.refused.append(path)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -423,7 +424,8 @@ class World:
         if self._files is None:
             from harness.intercept import AgentFiles
 
-            self._files = AgentFiles(self.disk)
+            # The folder the run started in is shown as the working folder, read through.
+            self._files = AgentFiles(self.disk, start_folder=os.getcwd())
         return self._files
 
     def databases(self) -> Any:
@@ -431,7 +433,7 @@ class World:
         if self._databases is None:
             from harness.intercept import WorldDatabases
 
-            self._databases = WorldDatabases(self.disk)
+            self._databases = WorldDatabases(self.disk, start=self.files().start)
         return self._databases
 
     def last_request_body(self, incarnation: int) -> Mapping[str, object] | None:

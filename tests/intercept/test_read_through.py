@@ -6,6 +6,7 @@ import contextlib
 import importlib
 import os
 import pathlib
+import sqlite3
 import ssl
 import sys
 from collections.abc import Callable, Iterator
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from fakes import CrashDisk
-from harness.intercept import AgentFiles, PlainEntry
+from fakes import CrashDisk, CrashPlan, SimulatedCrash
+from harness.intercept import AgentFiles, PlainEntry, WorldDatabases
 from harness.runner import Case, CrashSpec, run_case
 
 from .conftest import OPENAI_AGENT, AgentPackages
@@ -107,6 +108,7 @@ STATEFUL_AGENT = '''
 import json
 import os
 import pathlib
+import sqlite3
 
 from {package}.chat import main as chat
 
@@ -115,6 +117,12 @@ HERE = pathlib.Path(__file__).parent
 
 async def main(prompt: str) -> str:
     instructions = (HERE / "prompt.txt").read_text().strip()
+    tone = open("system_prompt.txt").read().strip()  # from the folder the run starts in
+    db = sqlite3.connect("state/lg.sqlite")
+    rows = db.execute("select count(*) from notes").fetchone()[0]
+    db.execute("insert into notes values ('seen')")
+    db.commit()
+    db.close()
     os.makedirs("state/sessions", exist_ok=True)
     pathlib.Path("state/progress.json").write_text(json.dumps({"step": 1}))
     with open("./data.db", "ab") as db:
@@ -127,7 +135,7 @@ async def main(prompt: str) -> str:
     except PermissionError:
         pass
     answer = await chat(prompt)
-    return f"{instructions} | {answer}"
+    return f"{instructions} {tone} {rows} | {answer}"
 '''
 
 
@@ -152,6 +160,12 @@ def test_a_run_changes_nothing_on_the_real_disk(
     started_in.mkdir()
     (started_in / "data.db").write_bytes(b"the user's own database")
     (started_in / "state").mkdir()
+    (started_in / "system_prompt.txt").write_text("Be kind.\n")
+    db = sqlite3.connect(started_in / "state" / "lg.sqlite")
+    db.execute("create table notes (note text)")
+    db.execute("insert into notes values ('real')")
+    db.commit()
+    db.close()
     monkeypatch.chdir(started_in)
     watched: dict[str, Callable[[], object]] = {
         "the folder the run starts in": lambda: snapshot(started_in),
@@ -161,11 +175,98 @@ def test_a_run_changes_nothing_on_the_real_disk(
 
     scenario = mail_scenario(stateful_agent)
     entry = f"{stateful_agent}.agent:main"
-    result = run_case(Case(scenario.name, SOURCE, scenario.seed, crash, agent=entry),
-                      scenario, PlainEntry(entry))
+    results = [run_case(Case(scenario.name, SOURCE, scenario.seed, crash, agent=entry),
+                        scenario, PlainEntry(entry)) for _ in range(2)]
+    result = results[0]
 
     assert result.trace is not None
-    assert result.trace.extra.final_answer.startswith("Be brief. | Sent."), result.stop_reason
+    assert results[1].digest == result.digest  # each case starts from the same real files
+    # The start folder's prompt and database are read through; the row the agent added
+    # went to the world's copy (the restarted agent finds it there), and each case
+    # starts from the one real row again.
+    rows = 1 if crash is None else 2
+    assert result.trace.extra.final_answer.startswith(f"Be brief. Be kind. {rows} | Sent."), \
+        result.stop_reason
     if crash is not None:
         assert result.crash_reached
     assert {name: take() for name, take in watched.items()} == before
+
+
+# -- the folder the run starts in -------------------------------------------------------
+
+
+@pytest.fixture
+def started_in(tmp_path: Path) -> Path:
+    """A user's project folder: a prompt, a log, and a SQLite database with two rows."""
+    folder = tmp_path / "project"
+    (folder / "state").mkdir(parents=True)
+    (folder / "system_prompt.txt").write_text("Be terse.\n")
+    (folder / "notes.log").write_text("old\n")
+    db = sqlite3.connect(folder / "state" / "lg.sqlite")
+    db.execute("create table notes (note text)")
+    db.executemany("insert into notes values (?)", [("one",), ("two",)])
+    db.commit()
+    db.close()
+    return folder
+
+
+def test_the_start_folder_is_read_through_and_written_only_in_the_world(
+        started_in: Path) -> None:
+    before = snapshot(started_in)
+    disk = CrashDisk()
+    files = AgentFiles(disk, start_folder=str(started_in))
+    with files.active(generation=1):
+        assert pathlib.Path("system_prompt.txt").read_text() == "Be terse.\n"
+        assert sorted(os.listdir(".")) == ["notes.log", "state", "system_prompt.txt"]
+        with open("notes.log", "a") as log:
+            log.write("ran\n")
+        os.remove("system_prompt.txt")
+        pathlib.Path("state/new.json").write_text("{}")
+    assert snapshot(started_in) == before
+    assert disk.files()["/agent/notes.log"] == b"old\nran\n"
+    assert "/agent/system_prompt.txt" not in disk.files()
+    disk.restart()
+    with files.active(generation=2):  # the world's changes outlive the incarnation
+        assert pathlib.Path("notes.log").read_text() == "old\nran\n"
+        assert not os.path.exists("system_prompt.txt")
+        assert pathlib.Path("state/new.json").read_text() == "{}"
+    # Another case starts from the real folder again.
+    with AgentFiles(CrashDisk(), start_folder=str(started_in)).active(generation=1):
+        assert pathlib.Path("notes.log").read_text() == "old\n"
+        assert pathlib.Path("system_prompt.txt").read_text() == "Be terse.\n"
+    assert snapshot(started_in) == before
+
+
+def test_a_change_to_a_start_folder_file_is_lost_by_a_crash_before_its_fsync(
+        started_in: Path) -> None:
+    disk = CrashDisk(plan=CrashPlan("notes:write#1", "after", "unsynced_lost"))
+    files = AgentFiles(disk, start_folder=str(started_in))
+    with pytest.raises(SimulatedCrash), files.active(generation=1), \
+            open("notes.log", "a") as log:
+        log.write("ran\n")
+    disk.restart()
+    with files.active(generation=2):  # the real content was durable before the case
+        assert pathlib.Path("notes.log").read_text() == "old\n"
+
+
+def test_a_database_in_the_start_folder_starts_every_case_from_its_real_contents(
+        started_in: Path) -> None:
+    before = snapshot(started_in)
+    for _ in range(2):
+        disk = CrashDisk()
+        files = AgentFiles(disk, start_folder=str(started_in))
+        databases = WorldDatabases(disk, start=files.start)
+        with files.active(generation=1), databases.active(1):
+            db = sqlite3.connect("state/lg.sqlite")
+            assert [r[0] for r in db.execute("select note from notes")] == ["one", "two"]
+            db.execute("insert into notes values ('three')")
+            db.commit()
+            db.close()
+        assert [p.id for p in disk.points] == ["sqlite:commit#1"]
+        disk.restart()
+        with files.active(generation=2), databases.active(2):
+            db = sqlite3.connect("state/lg.sqlite")
+            assert [r[0] for r in db.execute("select note from notes")] == [
+                "one", "two", "three"]
+            db.close()
+    assert snapshot(started_in) == before
