@@ -35,7 +35,7 @@ def unpaired_calls_body(dialect: str, messages: Sequence[object], request_id: st
     """The 400 body for the first assistant message whose calls lack results, else None."""
     check = _CHECKS.get(dialect, _CHECKS["openai"])
     for index, message in enumerate(messages):
-        if _is_assistant(message):
+        if is_assistant(message):
             body = check(messages, index, request_id)
             if body is not None:
                 return body
@@ -77,7 +77,7 @@ class PairingCheck:
         start, counted = (self._last, self._before) if self._extends(messages) else (0, 0)
         self._previous, self._last, self._before = messages, start, counted
         for index in range(start, len(messages)):
-            if not _is_assistant(messages[index]):
+            if not is_assistant(messages[index]):
                 continue
             self._last, self._before = index, counted
             counted += 1
@@ -96,7 +96,8 @@ class PairingCheck:
         return all(map(operator.is_, messages[:through], self._previous[:through]))
 
 
-def _is_assistant(message: object) -> bool:
+def is_assistant(message: object) -> bool:
+    """Whether ``message`` is an assistant message (the model's turn)."""
     return isinstance(message, dict) and message.get("role") == "assistant"
 
 

@@ -57,7 +57,7 @@ from fakes._faults import (
 )
 from fakes._held import HeldConversations
 from fakes._latency import Latency
-from fakes._pairing import PairingCheck
+from fakes._pairing import PairingCheck, is_assistant
 from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
 from fakes._script import DEFAULT_MODEL, ScriptedResponse, Text
 from fakes._segments import prompt_view
@@ -124,6 +124,9 @@ class ProviderRequest:
     #: a whole answer, or a shorter one), as (kind, why). They were left out, and a case
     #: proves nothing about them (harness.checks: faults).
     unfit: tuple[tuple[str, str], ...] = ()
+    #: For a request refused for tool calls without results (turn and attempt 0: it never
+    #: reached the model), the turn it was for and the attempt it would have been.
+    refused_turn: tuple[int, int] | None = None
 
 
 Responder = Callable[[ProviderRequest], ScriptedResponse]
@@ -262,7 +265,12 @@ class FakeProvider:
         self._share(body, chat)
         unpaired = self._unpaired(messages, request_id)
         if unpaired is not None:
-            self._record(request, body, turn=0, attempt=0, shared=True)
+            recorded = self._record(request, body, turn=0, attempt=0, shared=True)
+            # Not counted as an attempt (faults and world events key on the ones the
+            # model saw); named by its turn for the report.
+            turn = 1 + sum(1 for m in messages if is_assistant(m))
+            self.requests[-1] = replace(
+                recorded, refused_turn=(turn, self._attempts.get(turn, 0) + 1))
             return self._bad_request_plan(unpaired, request_id)
         turn = 1 + self._pairing.assistant_messages
         attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1

@@ -22,7 +22,7 @@ from harness._redact import redact_text
 from harness.ports import CUTTING_FAULTS, cut_at_limit
 from harness.runner import CaseResult, Verdict, is_world_point
 from harness.scenario import MAX_BYTES, Scenario, source_of
-from harness.trace import RequestRecord, Trace
+from harness.trace import RefusedTurn, RequestRecord, Trace
 
 # Lines shown around each line a failure points at.
 _CONTEXT = 1
@@ -113,14 +113,20 @@ def timeline(result: CaseResult) -> str:
     if not requests:
         return ""
     lines = ["timeline (virtual seconds; one line per request attempt)"]
-    lines += [_attempt_line(request) for request in requests]
+    assert result.trace is not None
+    refused = {r.request: r for r in result.trace.extra.refused_turns or ()}
+    lines += [_attempt_line(request, refused.get(request.index)) for request in requests]
     return "\n".join(lines)
 
 
-def _attempt_line(request: RequestRecord) -> str:
+def _attempt_line(request: RequestRecord, refused: RefusedTurn | None = None) -> str:
     faults = ", ".join(request.faults) or "none"
+    # A request refused before the model keeps turn 0 in its record; it was sent for a
+    # real turn, and is named by it (its attempt is not counted: the next one is the same).
+    place = f"turn {request.turn} attempt {request.attempt}" if refused is None else \
+        f"turn {refused.turn} attempt {refused.attempt} (refused before the model, not counted)"
     parts = [f"{request.started_at:9.3f}s", f"run {request.incarnation}",
-             f"turn {request.turn} attempt {request.attempt}", f"status {request.status}",
+             place, f"status {request.status}",
              f"{request.delivered_bytes}/{request.planned_bytes} bytes",
              request.delivery + (" (truncated)" if request.truncated else ""),
              f"fault: {faults}"]

@@ -401,7 +401,8 @@ class _CaseRun:
             goal_in_requests=world.goal_in_requests(),
             lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None,
             child_environments=world.child_environments(),
-            max_tool_calls=scenario.budget.max_tool_calls)
+            max_tool_calls=scenario.budget.max_tool_calls,
+            refused_turns=tuple(world.refused_turns) or None)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

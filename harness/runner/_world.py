@@ -89,7 +89,13 @@ from harness.runner._world_tools import (
     loop_bound_message,
 )
 from harness.scenario import Scenario, fake_verifier
-from harness.trace import ChildEnvironment, GoalInRequest, InvocationRecord, RequestRecord
+from harness.trace import (
+    ChildEnvironment,
+    GoalInRequest,
+    InvocationRecord,
+    RefusedTurn,
+    RequestRecord,
+)
 
 STATE_DIR = "/state"
 # Crash classes that raise an OSError at the point instead of killing the process.
@@ -146,6 +152,8 @@ class World:
         self.foreign_in_tools: dict[str, int] = {}
         # Requests to the fake provider in another dialect than the scenario's (answered 404).
         self.misdialed: list[str] = []
+        # Requests refused for tool calls without results, named by their turn (the report's).
+        self.refused_turns: list[RefusedTurn] = []
         self.telemetry: list[str] = []
         self.absorb: tuple[str, ...] = tuple(scenario.absorb)
         self._files: Any = None
@@ -278,6 +286,8 @@ class World:
         response = after_cuts(self._last_response, faults)
         # The conversation as its family reads it (Responses and Gemini as Chat Completions).
         body = seen.chat if seen.chat is not None else seen.json
+        if seen.refused_turn is not None:
+            self.refused_turns.append(RefusedTurn(len(self.requests) + 1, *seen.refused_turn))
         record = answered_record(seen, plan, response, body, index=len(self.requests) + 1,
                            incarnation=incarnation, now=self.clock.now(), faults=kinds)
         if self.scenario.provider.context_window is not None:

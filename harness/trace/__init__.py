@@ -14,6 +14,7 @@ from harness.trace._extra import (
     GoalInRequest,
     HeldAfterReturn,
     NeverStartedCall,
+    RefusedTurn,
     TraceExtra,
 )
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
@@ -73,6 +74,7 @@ __all__ = [
     "Purpose",
     "ReadRecord",
     "RecoveryRecord",
+    "RefusedTurn",
     "RequestRecord",
     "Role",
     "SecretLeak",

@@ -13,6 +13,20 @@ from typing import Any, Literal
 
 
 @dataclass(frozen=True)
+class RefusedTurn:
+    """A request refused before it reached the model (a 400 for tool calls without their
+    results), named by the turn it was for and the attempt it would have been.
+
+    Its record keeps turn 0 (it never reached the model: no fault, no world event); the
+    failure timeline names it by these instead.
+    """
+
+    request: int  # the record's index
+    turn: int
+    attempt: int
+
+
+@dataclass(frozen=True)
 class NeverStartedCall:
     """A call whose last durable journal record at a restart was its intent (J4)."""
 
@@ -99,6 +113,8 @@ class TraceExtra:
     child_environments: tuple[ChildEnvironment, ...] | None = None
     # The run's cap on tool calls, when the scenario sets one (budget:tool-calls).
     max_tool_calls: int | None = None
+    # Requests refused before the model for tool calls without results, by their turn.
+    refused_turns: tuple[RefusedTurn, ...] | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness import runner
 from harness._report_text import render_failure
+from harness.intercept import PlainEntry
 from harness.scenario import load_scenario
 
 SCENARIO = """\
@@ -37,3 +40,58 @@ def test_a_failure_shows_which_fault_hit_which_attempt(tmp_path: Path) -> None:
         "     34.623s  run 1  turn 1 attempt 3  status 200  1229/1229 bytes  complete  "
         "fault: none  agent: a request retry",
     ]
+
+
+# An agent that forgets to answer its tool call: the provider refuses its next request.
+FORGETFUL_AGENT = '''
+import os
+
+import httpx
+
+
+def main(prompt: str) -> str:
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    messages = [{"role": "user", "content": prompt}]
+    tools = [{"type": "function", "function": {"name": "mail", "parameters": {}}}]
+    first = httpx.post(url, timeout=60, json={"model": "m", "messages": messages,
+                                              "tools": tools}).json()
+    messages.append(first["choices"][0]["message"])  # its tool call, never answered
+    second = httpx.post(url, timeout=60, json={"model": "m", "messages": messages,
+                                               "tools": tools})
+    return f"gave up ({second.status_code})"
+'''
+
+TOOL_CALL = """\
+name: forgotten-call
+dialect: openai
+tools:
+  mail: {kind: send}
+model:
+  - turn: 1
+    calls: [{tool: mail, args: {to: "cfo@example.com"}}]
+  - turn: 2
+    text: "Sent."
+expect:
+  stop_state: complete
+"""
+
+
+def test_a_request_refused_for_an_unanswered_call_is_named_by_its_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "forgetful_agent.py").write_text(FORGETFUL_AGENT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "forgotten.yaml"
+    path.write_text(TOOL_CALL, encoding="utf-8")
+    scenario = load_scenario(path)
+    entry = "forgetful_agent:main"
+    case = runner.Case(scenario.name, path, scenario.seed, agent=entry)
+    result = runner.run_case(case, scenario, PlainEntry(entry))
+    assert result.trace is not None
+    assert result.trace.extra.final_answer == "gave up (400)"
+
+    text = render_failure(result, scenario)
+    start = text.index("timeline (virtual seconds; one line per request attempt)")
+    lines = text[start:].splitlines()[1:3]
+    assert "turn 1 attempt 1  status 200" in lines[0]
+    # The refused request was the agent's try at turn 2, never "turn 0 attempt 0".
+    assert "turn 2 attempt 1 (refused before the model, not counted)  status 400" in lines[1]
