@@ -130,6 +130,27 @@ def test_s5_backoff_warns_about_instant_retries_and_fails_them_only_when_strict(
     assert [v.invariant for v in strict.failed_verdicts] == ["S5:backoff"]
 
 
+def test_s5_backoff_asks_the_waits_to_grow_not_the_first_to_reach_the_floor() -> None:
+    # seed 002 §19.1: exponential backoff with jitter. A first retry below the 1 s floor
+    # (the official SDKs start at 0.5 s) passes when the waits double; a short wait that
+    # never grows is hammering by another name.
+    from harness.agent import StreamConfig
+    from harness.mutants._build import reference
+
+    source = Path("scenarios/streaming/overloaded-infra-paused.yaml")
+    scenario = load_scenario(source)
+
+    def judged(**backoff: float) -> Verdict:
+        agent = reference(config=StreamConfig(backoff_jitter=0.0, **backoff))
+        return verdict(run_case(Case(scenario.name, source, scenario.seed), scenario, agent),
+                       "S5:backoff")
+
+    assert judged(backoff_base=0.4, backoff_cap=8.0).status == "pass"
+    flat = judged(backoff_base=0.4, backoff_cap=0.4)
+    assert flat.status == "warn"
+    assert "expected a backoff of at least 0.75s" in flat.message
+
+
 @pytest.mark.system  # system tier: real child processes on a loaded machine
 def test_a_killed_subprocess_settles_at_the_same_virtual_time_on_a_loaded_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:

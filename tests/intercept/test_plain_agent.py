@@ -455,3 +455,36 @@ def test_keep_alive_comments_in_a_stream_leave_a_streaming_sdk_agent_judged_on_w
     assert result.status == "pass", result.failed_verdicts
     assert result.trace is not None
     assert all(r.delivery == "complete" for r in result.trace.requests)
+
+
+# The openai SDK as its docs show it: its own retries, at their defaults (two, 0.5 s doubling,
+# less up to a quarter of jitter).
+SDK_RETRIES_AGENT = '''
+from openai import OpenAI
+
+
+def main(prompt: str) -> str:
+    answer = OpenAI().chat.completions.create(
+        model="gpt-test", messages=[{"role": "user", "content": prompt}])
+    return answer.choices[0].message.content or ""
+'''
+
+
+def test_the_openai_sdks_own_retry_policy_is_backoff_enough(
+        agent_packages: AgentPackages) -> None:
+    # seed 002 §19.1 asks for exponential backoff with jitter; the SDK's first retry comes
+    # after 0.375-0.5 s and its second after twice that. It once warned S5:backoff against
+    # a flat 1 s floor; an agent that retries at once still warns (S5-no-backoff).
+    package = agent_packages.write({"agent": SDK_RETRIES_AGENT})
+    errors = [{"at": {"turn": 1, "attempt": attempt}, "kind": "http_error", "status": 500}
+              for attempt in (1, 2)]
+    scenario = mail_scenario(package, tools={}, model=[{"turn": 1, "text": "Done."}],
+                             faults=errors, expect={"stop_state": "complete"})
+    result = run(package, scenario)
+    assert result.trace is not None
+    waits = [round(b.started_at - a.ended_at, 3) for a, b in
+             zip(result.trace.requests, result.trace.requests[1:], strict=False)
+             if a.ended_at is not None]
+    assert len(waits) == 2, waits
+    assert waits[0] < 1 <= waits[1] * 2, waits  # below the old 1 s floor, then doubling
+    assert verdicts(result)["S5:backoff"] == "pass", message(result, "S5:backoff")
