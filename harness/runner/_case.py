@@ -28,6 +28,7 @@ from harness.runner._run import (
     replay_each_case,
     replayed_trace,
 )
+from harness.runner._unfit_calls import unfit_call, unfit_result
 from harness.scenario import Scenario, load_scenario
 from harness.trace import Trace
 
@@ -68,6 +69,9 @@ def run_case(case: Case, scenario: Scenario | None = None,
     the others; so is an agent stopped at a harness limit (:func:`limit_result`).
     """
     scenario = scenario if scenario is not None else load_scenario(case.source)
+    unfit = unfit_call(scenario, agent_factory)
+    if unfit is not None:
+        return unfit_result(case, unfit)
     try:
         trace, how = traced(case, scenario, agent_factory or default_agent_factory, replay)
     except HarnessLimitExceeded as limit:

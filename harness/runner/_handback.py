@@ -62,9 +62,13 @@ def sendable(header: dict[str, Any], traces: tuple[Trace, ...]) -> bytes:
 def _ran(case: Case, scenario: Scenario, agent: AgentChoice
          ) -> tuple[dict[str, Any], tuple[Trace, ...]]:
     from harness.runner._case import run_trace, traced
+    from harness.runner._unfit_calls import unfit_call
 
     try:
         factory = agent.load()
+        unfit = unfit_call(scenario, factory)
+        if unfit is not None:  # not run: its script does not fit the agent's tool
+            return {"kind": "unfit", "reason": unfit}, ()
         if agent.twice:  # both runs replay the case from its start (see run_case_twice)
             return {"kind": "twice"}, (run_trace(case, scenario, factory, replay=True),
                                        run_trace(case, scenario, factory, replay=True))
@@ -129,12 +133,15 @@ def _judged(case: Case, scenario: Scenario, header: dict[str, Any],
     from harness.runner._case import judged
     from harness.runner._determinism import judged_twice
     from harness.runner._run import limit_result
+    from harness.runner._unfit_calls import unfit_result
 
     kind = header["kind"]
     if kind == "trace" and len(traces) == 1:
         return judged(case, scenario, traces[0], _text(header.get("how")))
     if kind == "twice" and len(traces) == 2:
         return judged_twice(case, scenario, *traces)
+    if kind == "unfit":
+        return unfit_result(case, _text(header.get("reason")))
     if kind == "limit":
         limit = HarnessLimitExceeded(_text(header.get("limit")), _text(header.get("detail")))
         return limit_result(case, limit)

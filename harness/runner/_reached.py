@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from harness.runner._results import CaseResult
     from harness.scenario import Scenario
 
-UnreachedKind = Literal["crash point", "fault", "expectation"]
+UnreachedKind = Literal["crash point", "fault", "expectation", "script"]
 
 #: The check that judges each expectation field a scenario may declare.
 EXPECTATION_CHECKS: Mapping[str, str] = {"breaker": "breaker",
@@ -39,6 +39,8 @@ class Unreached:
     name: str
 
     def __str__(self) -> str:
+        if self.kind == "script":  # the name is why it could not be played
+            return f"{self.scenario}: its script was never played: {self.name}"
         return f"{self.scenario}: {self.kind} {self.name} was never reached"
 
 
@@ -58,11 +60,19 @@ def never_reached_declared(results: Sequence[CaseResult],
     found: list[Unreached] = []
     for name in names:
         cases = [result for result in results if result.case.scenario_name == name]
+        found += [Unreached(name, "script", why) for why in _script_unplayed(cases)]
         found += [Unreached(name, "crash point", p) for p in _points_missed(cases)]
         found += [Unreached(name, "fault", f) for f in _faults_missed(cases)]
         found += [Unreached(name, "expectation", e)
                   for e in _expectations_missed(cases, declared.get(name, ()))]
     return found
+
+
+def _script_unplayed(cases: Sequence[CaseResult]) -> list[str]:
+    """Why the scenario's script was played in no case (its call the agent's tool refuses)."""
+    reasons = [result.unplayable for result in cases]
+    first = reasons[0] if reasons else None
+    return [first] if first is not None and all(why is not None for why in reasons) else []
 
 
 def _points_missed(cases: Sequence[CaseResult]) -> list[str]:
@@ -101,5 +111,7 @@ def proved_nothing_line(results: Sequence[CaseResult]) -> str | None:
     unknown = sum(result.status == "unknown" for result in results)
     if not unknown:
         return None
+    unplayed = " (or their script could not be played to the agent)" \
+        if any(result.unplayable is not None for result in results) else ""
     return (f"{unknown} of {len(results)} cases proved nothing: their crash point or fault "
-            "was never reached")
+            f"was never reached{unplayed}")

@@ -194,9 +194,18 @@ class CaseResult:
                      if v.invariant == "faults" and v.status == "unknown" for line in v.evidence)
 
     @property
+    def unplayable(self) -> str | None:
+        """Why the case was not run: its script does not fit the agent's tool (or None)."""
+        return next((v.message for v in self.verdicts
+                     if v.invariant == "script" and v.status == "unknown"), None)
+
+    @property
     def unknown_reason(self) -> str:
-        """Why an ``unknown`` case proves nothing: the crash point's verdict (with the
-        points the agent did reach), else the first scripted fault never reached."""
+        """Why an ``unknown`` case proves nothing: its script that cannot be played, the
+        crash point's verdict (with the points the agent did reach), else the first
+        scripted fault never reached."""
+        if self.unplayable is not None:
+            return self.unplayable
         crash = [v.message for v in self.verdicts
                  if v.invariant == "crash" and v.status == "unknown"]
         if crash:
@@ -221,7 +230,7 @@ class CaseResult:
         it still: a harness error, and the verdicts of :data:`FAIL_UNREACHED`.
         """
         unreached = (self.case.crash is not None and not self.crash_reached) \
-            or bool(self.unreached_faults)
+            or bool(self.unreached_faults) or self.unplayable is not None
         failed = self.failed_verdicts
         if unreached:
             failed = tuple(v for v in failed if v.invariant in FAIL_UNREACHED)

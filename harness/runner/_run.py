@@ -78,6 +78,7 @@ from harness.runner._results import (
 from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for
 from harness.runner._trace_writer import Ending, write_trace
+from harness.runner._unfit_calls import unfit_call
 from harness.runner._world import DISK_ERRORS, PURE_KINDS, World, WorldCrash
 from harness.scenario import (
     Scenario,
@@ -441,15 +442,17 @@ def check_functions(scenario: Scenario, agent: AgentUnderTest | None = None) -> 
     """Refuse what would fail a case before it runs, every such error of the file at once.
 
     A ``target`` or ``--target`` that names no function, a behaviour a blocking target
-    cannot wait on, a scripted call whose argument names its tool's target does not take.
-    ``--target`` and the blocking rule belong to a plain agent; the file's own ``target``
-    lines are checked whatever ``agent`` is (``harness validate`` checks them always).
+    cannot wait on, a scripted call whose argument names its tool's own ``target:`` does
+    not take (the file's mistake; one a ``--target`` function does not take is the
+    scenario's cases' ``unknown``: :mod:`harness.runner._unfit_calls`). ``--target`` and
+    the blocking rule belong to a plain agent; the file's own ``target`` lines are checked
+    whatever ``agent`` is (``harness validate`` checks them always).
     """
     entry = agent if isinstance(agent, PlainEntry) else None
     if entry is not None:
         _check_tool_map(entry)
     checks: list[Callable[[], None]] = [lambda: check_targets(scenario, missing_function),
-              lambda: check_call_arguments(scenario, _target_specs(entry, scenario),
+              lambda: check_call_arguments(scenario, _target_specs(None, scenario),
                                            refused_arguments)]
     if entry is not None:
         checks.append(lambda: check_blocking_behaviours(
@@ -913,7 +916,9 @@ def plan_cases(scenario: Scenario, source: Path | str,
     if selection == "none":
         return [base]
     listed = ["all"] if selection == "all" else list(dict.fromkeys(selection))
-    needs_record = any(not is_world_point(p) for p in listed)
+    # A script the agent's tools cannot take is not played, not even to list points.
+    needs_record = any(not is_world_point(p) for p in listed) \
+        and unfit_call(scenario, agent_factory) is None
     recorded = list(dict.fromkeys(record_points(scenario, agent_factory))) if needs_record else []
     wanted = [p for p in listed if p != "all"]
     reached = [p for p in recorded if "all" in listed or p in wanted]

@@ -58,10 +58,14 @@ expect:
 def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "whole_answer_agent.py").write_text(WHOLE_ANSWER_AGENT, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    folder = tmp_path / "suite"
+    return scenario_folder(tmp_path / "suite", {"a-split-frames": SPLIT_FRAMES, "b-plain": PLAIN})
+
+
+def scenario_folder(folder: Path, scenarios: dict[str, str]) -> Path:
+    """``folder`` made, holding each scenario text as ``NAME.yaml``."""
     folder.mkdir()
-    (folder / "a-split-frames.yaml").write_text(SPLIT_FRAMES, encoding="utf-8")
-    (folder / "b-plain.yaml").write_text(PLAIN, encoding="utf-8")
+    for name, text in scenarios.items():
+        (folder / f"{name}.yaml").write_text(text, encoding="utf-8")
     return folder
 
 

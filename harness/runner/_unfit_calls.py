@@ -1,0 +1,67 @@
+"""A scripted call the agent's own tool function cannot take: the scenario's cases prove nothing.
+
+A shipped scenario scripts its tool calls for the tools it declares; ``--target
+TOOL=MODULE:FUNCTION`` maps one of them onto the user's function, whose signature the
+scenario never saw (``crash/secret-arguments-stay-out.yaml`` passes ``mail`` an
+``api_key`` a plain ``send_mail(to, body)`` does not take). The script cannot be played
+to that agent, so each case of the scenario is ``unknown``, naming the argument and the
+signature, and the run goes on; the same way a fault the agent's request cannot take is
+left out (``harness.checks``: ``faults``). A scenario's own ``target:`` line that does
+not fit is the file's mistake and stops the run at that line
+(:func:`~harness.runner.check_functions`). ``harness validate`` names the misfit as an
+error, as it does every other reason ``run`` would end a case ``unknown``.
+"""
+
+from __future__ import annotations
+
+from harness.checks import Verdict
+from harness.intercept import PlainEntry, refused_arguments
+from harness.runner._results import Case, CaseResult
+from harness.scenario import Scenario, check_call_arguments
+
+#: The invariant an unplayable script's verdict is under.
+SCRIPT: str = "script"
+
+
+def mapped_targets(scenario: Scenario, agent: object) -> dict[str, str]:
+    """The ``--target`` functions of ``agent`` for tools with no ``target:`` of their own."""
+    if not isinstance(agent, PlainEntry):
+        return {}
+    return {tool: spec for tool, spec in agent.tool_map
+            if tool in scenario.tools and not scenario.tools[tool].target}
+
+
+def unfit_call(scenario: Scenario, agent: object) -> str | None:
+    """Why the script cannot be played to ``agent`` (a call its ``--target`` refuses), or None.
+
+    Imports the target functions (the agent's modules): call it where the agent may run.
+    """
+    mapped = mapped_targets(scenario, agent)
+    for turn, reply in enumerate(scenario.model):
+        for index, call in enumerate(reply.calls):
+            spec = mapped.get(call.tool)
+            why = refused_arguments(spec, call.args) if spec is not None else None
+            if why is not None:
+                return (f"model[{turn}].calls[{index}] calls {call.tool!r} with arguments "
+                        f"--target {call.tool}={spec} does not take: {why}; the scenario "
+                        "cannot be played to this agent, so its cases were not run")
+    return None
+
+
+def check_fit(scenario: Scenario, agent: object) -> None:
+    """Raise :class:`ScenarioError` at each scripted call a ``--target`` function refuses
+    (``harness validate``: what ``run`` reports as ``unknown``)."""
+    mapped = mapped_targets(scenario, agent)
+    if mapped:
+        check_call_arguments(scenario, mapped, refused_arguments)
+
+
+def unfit_result(case: Case, reason: str) -> CaseResult:
+    """``unknown``: the case was not run, its script does not fit the agent's tool."""
+    verdict = Verdict(SCRIPT, "unknown", reason, advice=_ADVICE)
+    return CaseResult(case, None, "not run: a scripted call does not fit the agent's tool",
+                      (verdict,), "", crash_reached=False)
+
+
+_ADVICE = ("leave this scenario out of the run, or copy it and script the call with the "
+           "arguments your function takes")
