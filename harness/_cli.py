@@ -389,10 +389,13 @@ def _run(args: argparse.Namespace) -> int:
     """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
     from harness._environment import passing
     from harness._output import removed_if_left_empty
+    from harness.intercept._start_folder import hiding
     from harness.runner import Interrupted, stopping_cleanly
 
     state = _RunState(args)
-    with removed_if_left_empty(args.out), stopping_cleanly(), passing(args.pass_env):
+    # The results fill while the cases run: an agent listing its folder must not see them.
+    with removed_if_left_empty(args.out), stopping_cleanly(), passing(args.pass_env), \
+            hiding(args.out):
         try:
             return _run_planned(args, state)
         except Interrupted as stop:

@@ -113,18 +113,26 @@ def passing(names: Iterable[str]) -> Iterator[None]:
     Set in the environment, not kept in a variable: the workers that run the cases
     inherit it however they are started.
     """
-    before = os.environ.get(PASS_ENV_VARIABLE)
     listed = passed_names(os.environ)
     wanted = tuple(dict.fromkeys([*listed, *(check_name(name) for name in names)]))
-    if wanted != listed:
-        os.environ[PASS_ENV_VARIABLE] = ",".join(wanted)
+    with environment_variable(PASS_ENV_VARIABLE, ",".join(wanted) if wanted != listed else None):
+        yield
+
+
+@contextmanager
+def environment_variable(name: str, value: str | None) -> Iterator[None]:
+    """``name`` set to ``value`` in the harness's environment while the block runs (None:
+    left as it is), then as it was: a run's setting its workers inherit."""
+    before = os.environ.get(name)
+    if value is not None:
+        os.environ[name] = value
     try:
         yield
     finally:
         if before is None:
-            os.environ.pop(PASS_ENV_VARIABLE, None)
+            os.environ.pop(name, None)
         else:
-            os.environ[PASS_ENV_VARIABLE] = before
+            os.environ[name] = before
 
 
 def allowed_environment(provider: Mapping[str, str]) -> dict[str, str]:

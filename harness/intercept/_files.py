@@ -107,7 +107,7 @@ from pyfakefs.fake_os import FakeOsModule, handle_original_call
 
 from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
 from harness._errors import DiskError, HarnessError
-from harness.intercept._start_folder import StartFolder
+from harness.intercept._start_folder import StartFolder, hidden_folders
 from harness.ports import rng_stream
 
 REAL_FS_PACKAGES: tuple[str, ...] = (
@@ -968,7 +968,7 @@ class AgentFiles:
         self.workdir = posixpath.normpath(workdir)
         # The real folder the run started in, shown as the working folder.
         self.start = None if start_folder is None else StartFolder(
-            self.workdir, os.path.abspath(start_folder))
+            self.workdir, os.path.abspath(start_folder), hidden_folders())
         self._packages = tuple(real_fs_packages)
         self._read_only = tuple(os.path.abspath(f) for f in read_only_folders)
         self._seed = seed
@@ -1157,7 +1157,7 @@ def _mount_start_folder(fs: FakeFilesystem, start: StartFolder,
     """
     folder, name = _folder_above(fs, start.world)
     if name not in folder.entries:
-        folder.add_entry(_StartFolderView(start.real, fs, False, start.world, changed))
+        folder.add_entry(_StartFolderView(start.real, fs, False, start.world, (start, changed)))
 
 
 def _hide_removed(fs: FakeFilesystem, disk: CrashDisk, files: dict[str, bytes]) -> None:
@@ -1213,6 +1213,8 @@ class _RealFolder(FakeDirectoryFromRealDirectory):
             return self._entries
         self.contents_read = True
         for entry in os.scandir(self.source_path):
+            if not self._shown(entry):
+                continue
             if entry.is_symlink():  # rare here; pyfakefs's own way, by path
                 self.filesystem.add_real_symlink(entry.path,
                                                  posixpath.join(str(self.path), entry.name))
@@ -1221,6 +1223,10 @@ class _RealFolder(FakeDirectoryFromRealDirectory):
             else:
                 self.add_entry(self._file(entry))
         return self._entries
+
+    def _shown(self, entry: os.DirEntry[str]) -> bool:
+        del entry
+        return True
 
     def _folder(self, entry: os.DirEntry[str]) -> FakeDirectory:
         return _RealFolder(entry.path, self.filesystem, self.read_only)
@@ -1233,16 +1239,19 @@ class _StartFolderView(_RealFolder):
     """A folder of the start folder: read lazily, its files writable, each write mirrored."""
 
     def __init__(self, source: str, fs: FakeFilesystem, read_only: bool, target: str,
-                 changed: Callable[[FakeFile], None]) -> None:
+                 start: tuple[StartFolder, Callable[[FakeFile], None]]) -> None:
         super().__init__(source, fs, read_only, target)
-        self._changed = changed
+        self._start = start
+
+    def _shown(self, entry: os.DirEntry[str]) -> bool:
+        return self._start[0].shows(entry.path)  # not the run's results, filling meanwhile
 
     def _folder(self, entry: os.DirEntry[str]) -> FakeDirectory:
-        return _StartFolderView(entry.path, self.filesystem, False, entry.name, self._changed)
+        return _StartFolderView(entry.path, self.filesystem, False, entry.name, self._start)
 
     def _file(self, entry: os.DirEntry[str]) -> FakeFile:
         made = _real_file(entry, self.filesystem, read_only=False)
-        made._side_effect = self._changed
+        made._side_effect = self._start[1]
         return made
 
 

@@ -8,12 +8,18 @@ commit) first adopts the real content onto the crash disk, as a file that was
 durable before the case began, and the change then goes to the world like any
 other. The real folder is never written, and every case starts from its real
 contents again.
+
+The run's own results folder (``--out``, often inside the start folder) is not shown:
+it fills while the cases run, and an agent that lists its folder would see a different
+tree in every case (:func:`hiding`).
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fakes import CrashDisk
@@ -30,15 +36,24 @@ class StartFolder:
 
     world: str
     real: str
+    hidden: tuple[str, ...] = ()
+    """Real folders inside ``real`` the world does not show (the run's results)."""
 
     def real_path(self, path: str) -> str | None:
-        """The real path ``path`` of the world stands for (None outside the working folder)."""
+        """The real path ``path`` of the world stands for (None outside the working folder,
+        or in a hidden folder)."""
         path = posixpath.normpath(path)
         if path == self.world:
             return self.real
         if not path.startswith(self.world.rstrip("/") + "/"):
             return None
-        return os.path.join(self.real, path[len(self.world):].lstrip("/"))
+        real = os.path.join(self.real, path[len(self.world):].lstrip("/"))
+        return real if self.shows(real) else None
+
+    def shows(self, real: str) -> bool:
+        """Whether the real path ``real`` is shown (it is in no hidden folder)."""
+        return not any(real == folder or real.startswith(folder + os.sep)
+                       for folder in self.hidden)
 
     def adopt(self, disk: CrashDisk, path: str) -> bool:
         """Put ``path``'s real file or folder on ``disk`` unless the disk already has it.
@@ -72,6 +87,27 @@ class StartFolder:
         if real is None or not os.path.isfile(real) or os.path.islink(real):
             return None
         return read_real(real)
+
+
+#: Where ``harness run`` names the folders cases must not see; in the environment, so that
+#: its workers inherit it however they are started (the agent's environment never has it).
+HIDDEN_VARIABLE = "HARNESS_HIDDEN_FOLDERS"
+
+
+def hidden_folders() -> tuple[str, ...]:
+    """The folders :func:`hiding` names, absolute."""
+    listed = os.environ.get(HIDDEN_VARIABLE, "")
+    return tuple(os.path.abspath(p) for p in listed.split(os.pathsep) if p)
+
+
+@contextmanager
+def hiding(folder: str) -> Iterator[None]:
+    """Keep ``folder`` (the run's results) out of every case's start folder while the block runs."""
+    from harness._environment import environment_variable
+
+    listed = os.pathsep.join([*hidden_folders(), os.path.abspath(folder)])
+    with environment_variable(HIDDEN_VARIABLE, listed):
+        yield
 
 
 def read_real(path: str) -> bytes:

@@ -16,6 +16,7 @@ import pytest
 
 from fakes import CrashDisk, CrashPlan, SimulatedCrash
 from harness.intercept import AgentFiles, PlainEntry, WorldDatabases
+from harness.intercept._start_folder import hiding
 from harness.runner import Case, CrashSpec, run_case
 
 from .conftest import OPENAI_AGENT, AgentPackages
@@ -270,3 +271,15 @@ def test_a_database_in_the_start_folder_starts_every_case_from_its_real_contents
                 "one", "two", "three"]
             db.close()
     assert snapshot(started_in) == before
+
+
+def test_the_runs_results_are_not_shown_in_the_start_folder(started_in: Path) -> None:
+    # They fill while the cases run: an agent listing its folder would see another tree
+    # in every case (and in each of the two runs --check-determinism compares).
+    (started_in / "results").mkdir()
+    (started_in / "results" / "cases.jsonl").write_text("{}\n")
+    with hiding(str(started_in / "results")):
+        files = AgentFiles(CrashDisk(), start_folder=str(started_in))
+    with files.active(generation=1):
+        assert sorted(os.listdir(".")) == ["notes.log", "state", "system_prompt.txt"]
+        assert not os.path.exists("results/cases.jsonl")
