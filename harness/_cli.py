@@ -387,9 +387,8 @@ def point_parts(point: str) -> tuple[str, str]:
 
 def _run(args: argparse.Namespace) -> int:
     """``harness run``: a stop signal ends it cleanly, keeping every finished case."""
-    from harness._environment import passing
+    from harness._environment import hiding, passing
     from harness._output import removed_if_left_empty
-    from harness.intercept._start_folder import hiding
     from harness.runner import Interrupted, stopping_cleanly
 
     state = _RunState(args)

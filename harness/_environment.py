@@ -120,6 +120,17 @@ def passing(names: Iterable[str]) -> Iterator[None]:
 
 
 @contextmanager
+def hiding(folder: str) -> Iterator[None]:
+    """Keep ``folder`` (the run's results) out of every case's start folder while the block
+    runs (:mod:`harness.intercept._start_folder`)."""
+    from harness.intercept import HIDDEN_VARIABLE, hidden_folders
+
+    listed = os.pathsep.join([*hidden_folders(), os.path.abspath(folder)])
+    with environment_variable(HIDDEN_VARIABLE, listed):
+        yield
+
+
+@contextmanager
 def environment_variable(name: str, value: str | None) -> Iterator[None]:
     """``name`` set to ``value`` in the harness's environment while the block runs (None:
     left as it is), then as it was: a run's setting its workers inherit."""

@@ -239,13 +239,12 @@ def _check_file(scenario: Scenario, source: Path, request: Request,
     earlier one refused (a run needs its targets) is left out rather than failing twice."""
     from harness import runner
     from harness.intercept import PlainEntry
-    from harness.runner._unfit_calls import check_fit
 
     errors: list[ScenarioError] = []
     if thorough or isinstance(agent, PlainEntry):
         errors += _errors_of(lambda: runner.check_functions(scenario, agent))
     if thorough and not errors:  # a call a --target refuses: run's unknown, validate's error
-        errors += _errors_of(lambda: check_fit(scenario, agent))
+        errors += _errors_of(lambda: runner.check_fit(scenario, agent))
     cases: list[Case] = []
     planning: list[ScenarioError] = []
     if not errors:

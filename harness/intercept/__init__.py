@@ -25,6 +25,7 @@ from harness.intercept._plain import (
 )
 from harness.intercept._processes import PROCESS_ADVICE, ProcessRefused, no_processes
 from harness.intercept._sqlite import SQLITE_ROLE, WorldDatabases
+from harness.intercept._start_folder import HIDDEN_VARIABLE, StartFolder, hidden_folders
 from harness.intercept._targets import (
     Target,
     called_from_blocking_code,
@@ -46,6 +47,7 @@ from harness.intercept._time import VIRTUAL_EPOCH, virtual_time
 
 __all__ = [
     "FAKE_API_KEY",
+    "HIDDEN_VARIABLE",
     "NATIVE_CLIENTS",
     "PROCESS_ADVICE",
     "PROVIDER_ENVIRONMENT",
@@ -60,6 +62,7 @@ __all__ = [
     "ProcessRefused",
     "Route",
     "Served",
+    "StartFolder",
     "Target",
     "WorldDatabases",
     "absorbed",
@@ -67,6 +70,7 @@ __all__ = [
     "calling_library",
     "foreign_line",
     "guest_factory",
+    "hidden_folders",
     "import_from_cwd",
     "intercepted_network",
     "missing_function",

@@ -11,15 +11,13 @@ contents again.
 
 The run's own results folder (``--out``, often inside the start folder) is not shown:
 it fills while the cases run, and an agent that lists its folder would see a different
-tree in every case (:func:`hiding`).
+tree in every case (``harness run`` names it in :data:`HIDDEN_VARIABLE`).
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fakes import CrashDisk
@@ -89,25 +87,16 @@ class StartFolder:
         return read_real(real)
 
 
-#: Where ``harness run`` names the folders cases must not see; in the environment, so that
-#: its workers inherit it however they are started (the agent's environment never has it).
+#: Where ``harness run`` names the folders cases must not see (:func:`harness._environment.
+#: hiding`); in the environment, so that its workers inherit it however they are started
+#: (the agent's environment never has it).
 HIDDEN_VARIABLE = "HARNESS_HIDDEN_FOLDERS"
 
 
 def hidden_folders() -> tuple[str, ...]:
-    """The folders :func:`hiding` names, absolute."""
+    """The folders :data:`HIDDEN_VARIABLE` names, absolute."""
     listed = os.environ.get(HIDDEN_VARIABLE, "")
     return tuple(os.path.abspath(p) for p in listed.split(os.pathsep) if p)
-
-
-@contextmanager
-def hiding(folder: str) -> Iterator[None]:
-    """Keep ``folder`` (the run's results) out of every case's start folder while the block runs."""
-    from harness._environment import environment_variable
-
-    listed = os.pathsep.join([*hidden_folders(), os.path.abspath(folder)])
-    with environment_variable(HIDDEN_VARIABLE, listed):
-        yield
 
 
 def read_real(path: str) -> bytes:

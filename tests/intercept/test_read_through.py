@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from fakes import CrashDisk, CrashPlan, SimulatedCrash
+from harness._environment import hiding
 from harness.intercept import AgentFiles, PlainEntry, WorldDatabases
-from harness.intercept._start_folder import hiding
 from harness.runner import Case, CrashSpec, run_case
 
 from .conftest import OPENAI_AGENT, AgentPackages
