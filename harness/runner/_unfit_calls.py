@@ -14,6 +14,7 @@ error, as it does every other reason ``run`` would end a case ``unknown``.
 
 from __future__ import annotations
 
+from harness._errors import ScenarioError
 from harness.checks import Verdict
 from harness.intercept import PlainEntry, refused_arguments
 from harness.runner._results import Case, CaseResult
@@ -42,10 +43,22 @@ def unfit_call(scenario: Scenario, agent: object) -> str | None:
             spec = mapped.get(call.tool)
             why = refused_arguments(spec, call.args) if spec is not None else None
             if why is not None:
-                return (f"model[{turn}].calls[{index}] calls {call.tool!r} with arguments "
-                        f"--target {call.tool}={spec} does not take: {why}; the scenario "
-                        "cannot be played to this agent, so its cases were not run")
+                assert spec is not None
+                return (f"{_line_of(scenario, call.tool, spec)}model[{turn}].calls[{index}] "
+                        f"calls {call.tool!r} with arguments --target {call.tool}={spec} does "
+                        f"not take: {why}; the scenario cannot be played to this agent, so "
+                        "its cases were not run")
     return None
+
+
+def _line_of(scenario: Scenario, tool: str, spec: str) -> str:
+    """``FILE:LINE: `` of the first call of ``tool`` that ``spec`` refuses (where known)."""
+    try:
+        check_call_arguments(scenario, {tool: spec}, refused_arguments)
+    except ScenarioError as error:
+        first = error.errors[0]
+        return f"{first.path}:{first.line}: "
+    return ""
 
 
 def check_fit(scenario: Scenario, agent: object) -> None:

@@ -77,7 +77,7 @@ def test_a_call_the_target_does_not_take_is_that_scenarios_unknown(
     assert (unfit["passed"], unfit["error"], unfit["failed_invariants"]) == (False, None, [])
     assert unfit["unknown_invariants"] == ["script"]
     printed = capsys.readouterr().err
-    assert ("UNKNOWN with-api-key: model[0].calls[0] calls 'mail' with arguments --target "
+    assert ("a-with-api-key.yaml:8: model[0].calls[0] calls 'mail' with arguments --target "
             "mail=myagent.tools:send_mail does not take: got an unexpected keyword argument "
             "'api_key' (the function is send_mail(to: str, body: str) -> str)") in printed
 
@@ -89,7 +89,8 @@ def test_under_strict_a_scenario_never_played_fails_the_run(
     assert main(["run", str(suite), *TARGET, "--strict", "--out", str(tmp_path / "r")]) == 1
 
     printed = capsys.readouterr().err
-    assert "with-api-key: its script was never played: model[0].calls[0]" in printed
+    assert "with-api-key: its script was never played: " in printed
+    assert "a-with-api-key.yaml:8: model[0].calls[0] calls 'mail'" in printed
 
 
 def test_validate_names_the_call_as_run_would_leave_it_unknown(
