@@ -283,3 +283,20 @@ def test_the_runs_results_are_not_shown_in_the_start_folder(started_in: Path) ->
     with files.active(generation=1):
         assert sorted(os.listdir(".")) == ["notes.log", "state", "system_prompt.txt"]
         assert not os.path.exists("results/cases.jsonl")
+
+
+def test_a_new_database_in_a_real_folder_of_the_start_folder_opens_in_the_world(
+        started_in: Path) -> None:
+    # sqlite3.connect("state/checkpoints.sqlite") with a real, empty-of-it state/ once
+    # failed "unable to open database file": the folder was not in the world.
+    before = snapshot(started_in)
+    disk = CrashDisk()
+    files = AgentFiles(disk, start_folder=str(started_in))
+    with files.active(generation=1), WorldDatabases(disk, start=files.start).active(1):
+        db = sqlite3.connect("state/checkpoints.sqlite")
+        db.execute("create table checkpoints (step integer)")
+        db.commit()
+        db.close()
+        assert sorted(os.listdir("state")) == ["checkpoints.sqlite", "lg.sqlite"]
+    assert "/agent/state/checkpoints.sqlite" in disk.files()
+    assert snapshot(started_in) == before
