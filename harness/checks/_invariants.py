@@ -658,23 +658,43 @@ CHECKS: dict[str, Callable[[Trace], Verdict]] = {
 def check_tool_names(trace: Trace) -> Verdict | None:
     """The scenario's model calls only tools the agent offered it (a scenario fit for the agent).
 
-    A scenario written for another agent names tools this one does not have; every
-    verdict about those calls would then judge a mismatch, not the agent.
+    A call to a tool the agent offered in another request of the case but not in the
+    one answered (a tool lost on a restart, or dropped between turns) fails: a real model
+    could not have made it, so the agent broke its own conversation. A call to a tool
+    the agent offers in no request of the case is ``unknown``: the scenario was written
+    for another agent (a shipped one, for the reference agent's tools), and every
+    verdict about that call would judge the mismatch, not the agent.
     """
     missing: dict[str, tuple[str, ...]] = {}
+    offered_anywhere: set[str] = set()
     for r in trace.requests:
         if r.offered_tools is None:
             continue
+        offered_anywhere.update(r.offered_tools)
         for call in r.calls:
             if call.name not in r.offered_tools:
                 missing.setdefault(call.name, r.offered_tools)
     if not missing:
         return None
-    lines = [f"the model called {name!r}; the agent offers {list(offered)}"
-             for name, offered in missing.items()]
-    return _fail("tools", f"the scenario's model calls {sorted(missing)}, tools this agent does "
-                 "not offer: name the scenario's tools (and their arguments) after the agent's, "
-                 "each with a target: naming the agent's function", lines)
+    dropped = {name: offered for name, offered in missing.items() if name in offered_anywhere}
+    if dropped:
+        return _fail("tools", f"the scenario's model calls {sorted(dropped)}, which the agent "
+                     "offered in an earlier request of this case but not in the one it "
+                     "answered: keep offering every tool a conversation has used (a restart "
+                     "must rebuild the same tool list)", _offer_lines(dropped))
+    return Verdict("tools", "unknown",
+                   f"the scenario's model calls {sorted(missing)}, tools this agent does not "
+                   f"offer in any request (it offers {sorted(offered_anywhere)}): the scenario "
+                   "is not written for this agent, so its case proves nothing",
+                   tuple(_offer_lines(missing)),
+                   advice="leave the scenario out of the run, or name its tools (and their "
+                          "arguments) after the agent's, each with a target: naming the "
+                          "agent's function")
+
+
+def _offer_lines(missing: dict[str, tuple[str, ...]]) -> list[str]:
+    return [f"the model called {name!r}; the agent offers {list(offered)}"
+            for name, offered in missing.items()]
 
 
 def check_network(trace: Trace) -> Verdict | None:

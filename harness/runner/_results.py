@@ -195,9 +195,11 @@ class CaseResult:
 
     @property
     def unplayable(self) -> str | None:
-        """Why the case was not run: its script does not fit the agent's tool (or None)."""
+        """Why the case's script could not be played to the agent (or None): a scripted
+        call its ``--target`` function does not take (the case was not run), or a tool the
+        agent offers in no request (the case ran, judging a mismatch)."""
         return next((v.message for v in self.verdicts
-                     if v.invariant == "script" and v.status == "unknown"), None)
+                     if v.invariant in UNPLAYABLE and v.status == "unknown"), None)
 
     @property
     def unknown_reason(self) -> str:
@@ -238,6 +240,9 @@ class CaseResult:
             return "fail"
         return "unknown" if unreached else "pass"
 
+
+#: The verdicts whose ``unknown`` says the scenario's script does not fit the agent.
+UNPLAYABLE: Final = frozenset({"script", "tools"})
 
 #: Verdicts that judge the agent whatever the run met, so they fail a case even when its
 #: crash point or fault was never reached: the harness's own limits, a request to a real

@@ -1,0 +1,87 @@
+"""``tools``: a call to a tool the agent offers in no request says the scenario is not about
+this agent (``unknown``); a call to one it offered before but dropped is the agent's fault."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from mail_scenarios import mail_scenario
+from minimal_agent import minimal_factory
+
+from harness.checks import check_trace
+from harness.checks._invariants import check_tool_names
+from harness.runner import Case, CaseResult, run_case
+from harness.trace import Trace
+
+SOURCE = Path("scenarios/mail.yaml")
+
+
+@pytest.fixture(scope="module")
+def mailed() -> CaseResult:
+    scenario = mail_scenario()
+    result = run_case(Case(scenario.name, SOURCE, 0), scenario, minimal_factory())
+    assert result.passed, result.failed_verdicts
+    return result
+
+
+def _offering(trace: Trace, *offers: tuple[str, ...] | None) -> Trace:
+    """``trace`` whose requests offered ``offers`` in order (the last one for the rest)."""
+    requests = [replace(r, offered_tools=offers[min(i, len(offers) - 1)])
+                for i, r in enumerate(trace.requests)]
+    return replace(trace, requests=tuple(requests))
+
+
+def _with_verdicts(result: CaseResult, trace: Trace) -> CaseResult:
+    return replace(result, verdicts=check_trace(trace), trace=trace)
+
+
+def test_a_run_whose_model_calls_only_offered_tools_gets_no_verdict(mailed: CaseResult) -> None:
+    assert mailed.trace is not None
+    assert check_tool_names(_offering(mailed.trace, ("mail", "look"))) is None
+
+
+def test_a_tool_the_agent_offers_in_no_request_makes_the_case_prove_nothing(
+        mailed: CaseResult) -> None:
+    assert mailed.trace is not None
+    trace = _offering(mailed.trace, ("send_email",))
+
+    verdict = check_tool_names(trace)
+
+    assert verdict is not None
+    assert verdict.status == "unknown"
+    assert verdict.message == (
+        "the scenario's model calls ['mail'], tools this agent does not offer in any request "
+        "(it offers ['send_email']): the scenario is not written for this agent, so its case "
+        "proves nothing")
+    assert verdict.evidence == ("the model called 'mail'; the agent offers ['send_email']",)
+    judged = _with_verdicts(mailed, trace)
+    assert judged.status == "unknown"
+    assert judged.unknown_reason == verdict.message
+
+
+def test_a_tool_the_agent_offered_before_but_dropped_fails_the_case(mailed: CaseResult) -> None:
+    # A first request offered mail and was answered in text; the next one, which the model
+    # answered with its call of mail, offered only look (a tool list rebuilt without it).
+    assert mailed.trace is not None
+    called = mailed.trace.requests[0]
+    assert [c.name for c in called.calls] == ["mail"]
+    trace = replace(mailed.trace, requests=(
+        replace(called, calls=(), offered_tools=("mail", "look")),
+        replace(called, offered_tools=("look",)), *mailed.trace.requests[1:]))
+
+    verdict = check_tool_names(trace)
+
+    assert verdict is not None
+    assert verdict.status == "fail"
+    assert verdict.message.startswith(
+        "the scenario's model calls ['mail'], which the agent offered in an earlier request "
+        "of this case but not in the one it answered")
+    assert verdict.evidence == ("the model called 'mail'; the agent offers ['look']",)
+    assert _with_verdicts(mailed, trace).status == "fail"
+
+
+def test_requests_whose_tools_are_unknown_are_not_judged(mailed: CaseResult) -> None:
+    assert mailed.trace is not None
+    assert check_tool_names(_offering(mailed.trace, None)) is None
