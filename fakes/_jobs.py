@@ -37,6 +37,7 @@ from typing import Any, final
 from fakes._clock import VirtualClock
 from fakes._crashdisk import Incarnations
 from harness.ports import (
+    NEIGHBOUR_SESSION,
     JobIdentity,
     JobRunnerUnavailable,
     JobStatus,
@@ -49,9 +50,6 @@ from harness.trace import ReadRecord, SignalRecord
 
 #: First PID the runner hands out; the exact value only has to be stable.
 _FIRST_PID = 4100
-#: The session that owns the runner's neighbour job: another session's shared task,
-#: which no cancel of this session may touch (seed 002 §19.4, session row).
-NEIGHBOUR_SESSION = "other-session"
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,7 @@ from harness.ports._ids import IdSource, rng_stream
 from harness.ports._jobs import (
     CANCEL_TARGETS,
     JOB_COMPLETED_MARKER,
+    NEIGHBOUR_SESSION,
     CancelAck,
     CancelHook,
     CancelRequest,
@@ -181,6 +182,7 @@ __all__ = [
     "LAYERS",
     "MAX_COUNT",
     "MAX_SECONDS",
+    "NEIGHBOUR_SESSION",
     "OUTAGE_ANSWERS",
     "PRICES",
     "PRICES_AS_OF",
