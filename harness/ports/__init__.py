@@ -161,6 +161,7 @@ from harness.ports._tool_kinds import (
     PURE_TOOL_KINDS,
     TOOL_KIND_TRAITS,
     TOOL_KINDS,
+    TOOL_PARAMETERS,
     ToolKind,
     ToolKindTraits,
 )
@@ -196,6 +197,7 @@ __all__ = [
     "TOOL_KIND_TRAITS",
     "TOOL_OUTCOMES",
     "TOOL_OUTCOME_MEANINGS",
+    "TOOL_PARAMETERS",
     "VERIFIER_OUTCOMES",
     "Agent",
     "AgentFactory",

@@ -11,6 +11,8 @@ back plain results::
         assert result.passed, result.failed_verdicts
 """
 
+# TOOL_PARAMETERS lives in the neutral tool-kind table; kept here for code importing it here.
+from harness.ports import TOOL_PARAMETERS
 from harness.runner._agent_choice import AgentChoice
 from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
 from harness.runner._case import run_case, run_trace
@@ -67,7 +69,7 @@ from harness.runner._run import (
     sample_cases,
 )
 from harness.runner._secrets import SecretLook
-from harness.runner._task import TOOL_PARAMETERS, task_for, tool_specs
+from harness.runner._task import task_for, tool_specs
 from harness.runner._trace_writer import Ending, world_effects, write_trace
 from harness.runner._worker_process import not_dumpable
 from harness.runner._world import STATE_DIR, World, WorldCrash, fault_plan
