@@ -89,6 +89,7 @@ from harness.ports._faults import (
     StallConnecting,
     TruncatedToolArguments,
     check_faults,
+    is_http_date,
     whole_seconds,
 )
 from harness.ports._goals import (
@@ -302,6 +303,7 @@ __all__ = [
     "family_of",
     "has_price",
     "idempotency_key",
+    "is_http_date",
     "named_path",
     "normpath",
     "own_prices",
