@@ -23,6 +23,15 @@ from harness.runner._guest import FUZZING, PLANNING, RECORDING, StepTo, containe
 from harness.runner._interrupt import Interrupted, critical, reset_in_child, stopping_cleanly
 from harness.runner._model import ScriptedModel, call_id, classify_result
 from harness.runner._observed import observed_transcript
+from harness.runner._plan import (
+    RecordedRun,
+    crash_kind,
+    crash_specs,
+    plan_cases,
+    record_points,
+    record_run,
+    sample_cases,
+)
 from harness.runner._points import (
     WORLD_POINT_KINDS,
     WORLD_POINT_MEANINGS,
@@ -53,20 +62,13 @@ from harness.runner._results import (
 from harness.runner._run import (
     ERROR_CLASSES,
     AgentUnderTest,
-    RecordedRun,
     attempt_rows,
     blocking_tools,
     case_result,
     check_functions,
-    crash_kind,
-    crash_specs,
     default_agent_factory,
     expectation,
     outcome_record,
-    plan_cases,
-    record_points,
-    record_run,
-    sample_cases,
 )
 from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for, tool_specs
