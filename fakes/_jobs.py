@@ -40,6 +40,7 @@ from harness.ports import (
     NEIGHBOUR_SESSION,
     JobIdentity,
     JobRunnerUnavailable,
+    JobState,
     JobStatus,
     OutputChunk,
     Signal,
@@ -86,7 +87,7 @@ class RunnerJob:
     spec: JobSpec
     incarnation: int
     call_id: str = ""
-    state: str = "running"  # running, exited, killed, vanished
+    state: JobState = "running"
     exit_code: int | None = None
     ended_at: float | None = None
     signals: list[SignalRecord] = field(default_factory=list)
@@ -145,7 +146,7 @@ class FakeJobRunner:
             self._end(job, "exited", spec.exit_code, start + spec.seconds)
         return job
 
-    def _end(self, job: RunnerJob, state: str, exit_code: int | None, at: float) -> None:
+    def _end(self, job: RunnerJob, state: JobState, exit_code: int | None, at: float) -> None:
         job.state, job.exit_code, job.ended_at = state, exit_code, at
         for waiter in job.waiters:
             waiter.set()
@@ -303,6 +304,4 @@ class RunnerPort:
 
 
 def _status(job: RunnerJob) -> JobStatus:
-    state = job.state
-    assert state in ("running", "exited", "killed", "vanished")
-    return JobStatus(state, job.exit_code)  # type: ignore[arg-type]
+    return JobStatus(job.state, job.exit_code)

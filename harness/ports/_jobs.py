@@ -40,6 +40,9 @@ CancelStatus = Literal["cancelled", "already_cancelled", "not_found", "unsupport
 #: starts it under this owner and the cancel checks leave it out by this owner.
 NEIGHBOUR_SESSION: Final = "other-session"
 
+#: Where a job stands in the runner (a vanished process left no exit code to read).
+JobState = Literal["running", "exited", "killed", "vanished"]
+
 #: The runner's signals; TERM first, KILL after a grace period (seed 002 §19.4, stopping row).
 Signal = Literal["TERM", "KILL"]
 
@@ -73,7 +76,7 @@ class JobStatus:
     process has none, and none may be invented for it.
     """
 
-    state: Literal["running", "exited", "killed", "vanished"]
+    state: JobState
     exit_code: int | None = None
 
     @property
