@@ -42,7 +42,7 @@ _HOMES: dict[str, list[str]] = {
         "FakeHttpx2Transport"
     ],
     "fakes._jobs": [
-        "NEIGHBOUR_SESSION", "FakeJobRunner", "JobSpec", "RunnerJob", "RunnerPort"
+        "FakeJobRunner", "JobSpec", "RunnerJob", "RunnerPort"
     ],
     "fakes._latency": [
         "Latency"
@@ -86,8 +86,9 @@ _HOMES: dict[str, list[str]] = {
     "harness.ports": [
         "OUTAGE_ANSWERS", "OutageAnswer",
         "BROKEN_STREAM_FAULTS", "CONCURRENCY_SAFE_TOOL_KINDS", "CUTTING_FAULTS", "FAULT_KINDS",
-        "HTTP_ERROR_STATUSES", "MAX_COUNT", "MAX_SECONDS", "PRICES", "PRICES_AS_OF",
-        "PURE_TOOL_KINDS", "SILENCING_FAULTS", "TOOL_KINDS", "TOOL_KIND_TRAITS", "ByteAtATime",
+        "HTTP_ERROR_STATUSES", "MAX_COUNT", "MAX_SECONDS", "NEIGHBOUR_SESSION", "PRICES",
+        "PRICES_AS_OF", "PURE_TOOL_KINDS", "SILENCING_FAULTS", "TOOL_KINDS", "TOOL_KIND_TRAITS",
+        "ByteAtATime",
         "ConnectionReset", "Doc", "EmptyBody", "ErrorInStream", "Fault", "HttpError",
         "HttpErrorStatus", "InjectComments", "InjectPings", "InvalidToolArguments",
         "LineEndings", "MalformedFrame", "ModelPrice", "NoTerminalEvent", "NoUsageChunk",
@@ -149,7 +150,6 @@ if TYPE_CHECKING:
         FakeHttpx2Transport,
     )
     from fakes._jobs import (
-        NEIGHBOUR_SESSION,
         FakeJobRunner,
         JobSpec,
         RunnerJob,
@@ -236,6 +236,7 @@ if TYPE_CHECKING:
         HTTP_ERROR_STATUSES,
         MAX_COUNT,
         MAX_SECONDS,
+        NEIGHBOUR_SESSION,
         OUTAGE_ANSWERS,
         PRICES,
         PRICES_AS_OF,

@@ -34,6 +34,7 @@ from harness.ports import (
     Goal,
     GoalAction,
     GoalAnswer,
+    GoalEventKind,
     GoalStatus,
     Lease,
     Verification,
@@ -164,7 +165,7 @@ class GoalService:
                     "(seed 002 §19.3)")
         return None
 
-    def _log(self, kind: str, incarnation: int, *, declared: Goal | None = None,
+    def _log(self, kind: GoalEventKind, incarnation: int, *, declared: Goal | None = None,
              verification: Verification | None = None, proof: CompletionProof | None = None,
              **fields: object) -> None:
         # Kept as the trace keeps it: the goals the agent named as their identity's JSON,

@@ -37,8 +37,10 @@ from typing import Any, final
 from fakes._clock import VirtualClock
 from fakes._crashdisk import Incarnations
 from harness.ports import (
+    NEIGHBOUR_SESSION,
     JobIdentity,
     JobRunnerUnavailable,
+    JobState,
     JobStatus,
     OutputChunk,
     Signal,
@@ -49,9 +51,6 @@ from harness.trace import ReadRecord, SignalRecord
 
 #: First PID the runner hands out; the exact value only has to be stable.
 _FIRST_PID = 4100
-#: The session that owns the runner's neighbour job: another session's shared task,
-#: which no cancel of this session may touch (seed 002 §19.4, session row).
-NEIGHBOUR_SESSION = "other-session"
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ class RunnerJob:
     spec: JobSpec
     incarnation: int
     call_id: str = ""
-    state: str = "running"  # running, exited, killed, vanished
+    state: JobState = "running"
     exit_code: int | None = None
     ended_at: float | None = None
     signals: list[SignalRecord] = field(default_factory=list)
@@ -147,7 +146,7 @@ class FakeJobRunner:
             self._end(job, "exited", spec.exit_code, start + spec.seconds)
         return job
 
-    def _end(self, job: RunnerJob, state: str, exit_code: int | None, at: float) -> None:
+    def _end(self, job: RunnerJob, state: JobState, exit_code: int | None, at: float) -> None:
         job.state, job.exit_code, job.ended_at = state, exit_code, at
         for waiter in job.waiters:
             waiter.set()
@@ -305,6 +304,4 @@ class RunnerPort:
 
 
 def _status(job: RunnerJob) -> JobStatus:
-    state = job.state
-    assert state in ("running", "exited", "killed", "vanished")
-    return JobStatus(state, job.exit_code)  # type: ignore[arg-type]
+    return JobStatus(job.state, job.exit_code)

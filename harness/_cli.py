@@ -53,8 +53,10 @@ from harness import __version__
 from harness._errors import ConfigError, HarnessError, ScenarioError, WorkerError
 from harness._journal import JOURNAL_VERSION
 from harness._options import (
+    CHECK_DETERMINISM_HELP,
     DEFAULT_CASE_MEMORY_MIB,
     DEFAULT_CASE_TIMEOUT,
+    REPLAY_HELP,
     command_text,
     crash_settings_help,
     input_path,
@@ -179,12 +181,8 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      help="turn warnings (advice such as no backoff between retries) into "
                           "failures, and fail the run when a crash point, scripted fault "
                           "or written-out expectation was reached by no case, naming each")
-    run.add_argument("--check-determinism", action="store_true",
-                     help="run each case twice; a case whose trace digests differ fails with "
-                          "the first differing event")
-    run.add_argument("--replay", action="store_true",
-                     help="run every crash case from its start, instead of from a copy of "
-                          "the scenario's recorded run (slower; the same traces)")
+    run.add_argument("--check-determinism", action="store_true", help=CHECK_DETERMINISM_HELP)
+    run.add_argument("--replay", action="store_true", help=REPLAY_HELP)
     run.add_argument("--jobs", type=_positive, default=1, metavar="N",
                      help="run cases in N processes, at most one per case and per core "
                           "(default: 1)")

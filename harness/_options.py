@@ -87,6 +87,14 @@ def parse_env_name(text: str) -> str:
                      "digits and '_'; the agent gets the harness's value)")
 
 
+#: The help of two switches ``harness run`` and the pytest plugin share (``--replay`` there,
+#: ``--harness-replay`` here): one text each, so the two never describe one switch apart.
+CHECK_DETERMINISM_HELP = ("run each case twice; a case whose trace digests differ fails with "
+                          "the first differing event")
+REPLAY_HELP = ("run every crash case from its start, instead of from a copy of the scenario's "
+               "recorded run (slower; the same traces)")
+
+
 #: The crash setting: what every scenario of a run crashes, by name, with what it does to a
 #: scenario with a crash block and to one without. The command line (``harness run
 #: --crash``), the plugin (``--harness-crash``) and the ini (``harness_crash``) take these

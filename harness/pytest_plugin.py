@@ -96,7 +96,12 @@ _SETTINGS = pytest.StashKey[HarnessSettings]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     from harness._fuzz_options import parse_budget
-    from harness._options import crash_settings_help, parse_seed
+    from harness._options import (
+        CHECK_DETERMINISM_HELP,
+        REPLAY_HELP,
+        crash_settings_help,
+        parse_seed,
+    )
 
     group = parser.getgroup("harness", "chaos harness scenarios")
     group.addoption("--harness-scenarios", action="append", metavar="PATH", default=None,
@@ -113,11 +118,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "failures, and fail a case that proved nothing (its crash point or "
                          "fault never reached) instead of skipping it")
     group.addoption("--harness-check-determinism", action="store_true", default=False,
-                    help="run each case twice; a case whose trace digests differ fails with "
-                         "the first differing event")
-    group.addoption("--harness-replay", action="store_true", default=False,
-                    help="run every crash case from its start, not from a copy of the "
-                         "scenario's recorded run (slower; the same traces)")
+                    help=CHECK_DETERMINISM_HELP)
+    group.addoption("--harness-replay", action="store_true", default=False, help=REPLAY_HELP)
     from harness._shard import parse_shard
 
     group.addoption("--harness-shard", type=parse_shard, metavar="K/N", default=None,

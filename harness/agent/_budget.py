@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from harness.agent._classify import RetryLayer
 from harness.agent._defaults import StreamConfig
@@ -30,6 +31,8 @@ from harness.ports import Usage
 CostModel = Callable[[Usage], float]
 
 
+# Not compared by value: each run draws on its own budget, however alike two start.
+@dataclass(kw_only=True, eq=False)
 class Budget:
     """The shared deadline, attempt count and cost of one run (or one goal).
 
@@ -45,26 +48,15 @@ class Budget:
     (True, False)
     """
 
-    def __init__(
-        self,
-        *,
-        deadline: float | None,
-        max_attempts: int | None,
-        max_cost: float | None = None,
-        cost_model: CostModel | None = None,
-        attempts_used: int = 0,
-        cost_used: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> None:
-        self.deadline = deadline
-        self.max_attempts = max_attempts
-        self.max_cost = max_cost
-        self.max_tokens = max_tokens
-        self._cost_model = cost_model
-        self.attempts_used = attempts_used
-        self.cost_used = cost_used
-        self.tokens_used = 0
-        self.attempts_by_layer: Counter[str] = Counter()
+    deadline: float | None
+    max_attempts: int | None
+    max_cost: float | None = None
+    cost_model: CostModel | None = None
+    attempts_used: int = 0
+    cost_used: float = 0.0
+    max_tokens: int | None = None
+    tokens_used: int = field(default=0, init=False)
+    attempts_by_layer: Counter[str] = field(default_factory=Counter, init=False)
 
     @classmethod
     def for_run(cls, config: StreamConfig, *, now: float) -> Budget:
@@ -93,7 +85,7 @@ class Budget:
             deadline=last.deadline,
             max_attempts=fallback.max_attempts,
             max_cost=fallback.max_cost,
-            cost_model=cost_model or fallback._cost_model,
+            cost_model=cost_model or fallback.cost_model,
             attempts_used=max(last.attempts_used, fallback.attempts_used),
             cost_used=fallback.cost_used,
             max_tokens=fallback.max_tokens,
@@ -132,5 +124,5 @@ class Budget:
         if usage is None:
             return
         self.tokens_used += usage.input_tokens + usage.output_tokens
-        if self._cost_model is not None:
-            self.cost_used += self._cost_model(usage)
+        if self.cost_model is not None:
+            self.cost_used += self.cost_model(usage)

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness.checks._jobs import NEIGHBOUR_SESSION
 from harness.checks._verdict import Verdict
+from harness.ports import NEIGHBOUR_SESSION
 from harness.trace import CancelRecord, GoalEventRecord, GoalTrace, Trace
 
 CHECK = "CANCEL:goal"

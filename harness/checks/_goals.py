@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import pairwise
 
+from harness.checks._goal_actions import GoalAction, goal_actions
 from harness.checks._verdict import Verdict, VerdictStatus
 from harness.trace import GoalEventRecord, GoalTrace, ProofRecord, RequestRecord, Trace
 
@@ -60,35 +60,7 @@ def _unjudgeable(invariant: str, trace: Trace) -> Verdict | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Action:
-    """A turn start or a side effect, placed among the goal events before it."""
-
-    what: str
-    incarnation: int
-    is_turn: bool
-    events_before: tuple[GoalEventRecord, ...]
-
-
-def _actions(trace: Trace, goal: GoalTrace) -> Iterator[_Action]:
-    seen: set[tuple[int, int]] = set()
-    for r in trace.requests:
-        if r.delivery == "refused" or r.turn <= 0 or (r.incarnation, r.turn) in seen:
-            continue
-        seen.add((r.incarnation, r.turn))
-        before = tuple(e for e in goal.events if e.requests_before < r.index)
-        yield _Action(f"turn {r.turn} (request #{r.index}, incarnation {r.incarnation}, "
-                      f"at {r.started_at:g}s)", r.incarnation, True, before)
-    pure = set(trace.expect.pure_tools)
-    for i in trace.invocations:
-        if i.refused or i.tool in pure:
-            continue
-        before = tuple(e for e in goal.events if e.invocations_before < i.seq)
-        yield _Action(f"tool {i.tool} #{i.call_id} (invocation {i.seq}, incarnation "
-                      f"{i.incarnation}, at {i.started_at:g}s)", i.incarnation, False, before)
-
-
-def _stale(action: _Action) -> str | None:
+def _stale(action: GoalAction) -> str | None:
     """Why ``action`` ran without current authority, or ``None``."""
     before = action.events_before
     declares = [e for e in before if e.kind == "declare" and e.incarnation == action.incarnation]
@@ -129,7 +101,7 @@ def check_i5(trace: Trace) -> Verdict:
     goal = trace.goal
     assert goal is not None
     problems = list(_mismatched_fields(goal))
-    actions = list(_actions(trace, goal))
+    actions = list(goal_actions(trace, goal))
     problems += [why for why in map(_stale, actions) if why]
     if problems:
         return _verdict("I5", "fail", problems[0], [*problems, *_timeline(goal)])

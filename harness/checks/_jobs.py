@@ -31,10 +31,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.checks._verdict import Verdict
+from harness.ports import NEIGHBOUR_SESSION
 from harness.trace import CancelRecord, JobRecord, MessageRecord, Trace
 
-#: The owner session of the runner's neighbour job (``fakes.NEIGHBOUR_SESSION``).
-NEIGHBOUR_SESSION = "other-session"
 _EPS = 1e-6
 #: How long after a TERM a job may still exit on its own before the TERM counts as
 #: abandoned: well beyond the few seconds' grace agents give before KILL.

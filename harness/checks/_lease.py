@@ -20,31 +20,15 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Final
 
+from harness.checks._goal_actions import goal_actions
 from harness.checks._verdict import Verdict
-from harness.trace import GoalEventRecord, Trace
+from harness.ports import Lease
+from harness.trace import GoalEventRecord, GoalTrace, Trace
 
 _ID: Final = "I5:lease"
-
-
-@dataclass(frozen=True)
-class _Held:
-    """The lease as the event log leaves it: its epoch, holder, and the end of its life."""
-
-    epoch: int
-    holder: int
-    until: float
-
-
-@dataclass(frozen=True)
-class _Timed:
-    what: str
-    incarnation: int
-    at: float
-    events_before: int  # how many goal events came before it
 
 
 def check_lease(trace: Trace) -> Verdict | None:
@@ -55,18 +39,18 @@ def check_lease(trace: Trace) -> Verdict | None:
     if not goal.used:
         return Verdict(_ID, "unknown", "the agent never called the goal port: an agent without "
                        "one holds no lease to judge")
-    events = goal.events
-    lapses = _lapses(events, seconds)
-    actions = sorted(_timed(trace), key=lambda a: (a.at, a.events_before))
+    lapses = _lapses(goal, seconds)
+    actions = sorted(goal_actions(trace, goal), key=lambda a: (a.at, len(a.events_before)))
     judged = [a for a in actions if any(at <= a.at for at in lapses)]
     if not judged:
         return Verdict(_ID, "unknown", "no turn or side effect came after a lease lapsed "
                        f"({seconds:g} s without a declared action): nothing to judge")
     late = [f"{a.what} ran under epoch {held.epoch} held by incarnation {held.holder}, whose "
-            f"lease ended at {held.until:g}s" if held is not None else f"{a.what} ran with no lease"
+            f"lease ended at {held.expires_at:g}s" if held is not None
+            else f"{a.what} ran with no lease"
             for a in judged
-            if (held := _held_at(events[:a.events_before], seconds)) is None
-            or held.holder != a.incarnation or a.at >= held.until]
+            if (held := _held_at(goal, a.events_before, seconds)) is None
+            or held.holder != a.incarnation or a.at >= held.expires_at]
     if late:
         return Verdict(_ID, "fail", late[0], tuple(late[:12]),
                        advice="keep the lease's end time and renew it with each declared "
@@ -77,46 +61,28 @@ def check_lease(trace: Trace) -> Verdict | None:
                    "taken or renewed in time")
 
 
-def _held_at(events: tuple[GoalEventRecord, ...], seconds: float) -> _Held | None:
-    """The lease after ``events``: acquires start it, timely declares by its holder renew it."""
-    held: _Held | None = None
+def _held_at(goal: GoalTrace, events: tuple[GoalEventRecord, ...], seconds: float
+             ) -> Lease | None:
+    """The lease after ``events``, as the goal service held it (``fakes.GoalService``):
+    acquires start it, timely declares by its holder renew it."""
+    held: Lease | None = None
     for e in events:
         if e.kind == "acquire":
-            held = _Held(e.epoch, e.incarnation, e.at + seconds)
+            held = Lease(e.epoch, e.incarnation, goal.goal_id, e.revision, e.at + seconds)
         elif e.kind == "declare" and held is not None and e.incarnation == held.holder \
-                and e.declared_epoch == held.epoch and e.at < held.until:
-            held = _Held(held.epoch, held.holder, e.at + seconds)
+                and e.declared_epoch == held.epoch and e.at < held.expires_at:
+            held = replace(held, expires_at=e.at + seconds)
     return held
 
 
-def _lapses(events: tuple[GoalEventRecord, ...], seconds: float) -> list[float]:
+def _lapses(goal: GoalTrace, seconds: float) -> list[float]:
     """The times at which a lease ran out before anything renewed or replaced it."""
     ends: list[float] = []
+    events = goal.events
     for n, e in enumerate(events):
         if e.kind not in ("acquire", "declare"):
             continue
-        held = _held_at(events[:n], seconds)
-        if held is not None and e.at >= held.until:
-            ends.append(held.until)
+        held = _held_at(goal, events[:n], seconds)
+        if held is not None and e.at >= held.expires_at:
+            ends.append(held.expires_at)
     return ends
-
-
-def _timed(trace: Trace) -> Iterator[_Timed]:
-    goal = trace.goal
-    assert goal is not None
-    seen: set[tuple[int, int]] = set()
-    for r in trace.requests:
-        if r.delivery == "refused" or r.turn <= 0 or (r.incarnation, r.turn) in seen:
-            continue
-        seen.add((r.incarnation, r.turn))
-        before = sum(1 for e in goal.events if e.requests_before < r.index)
-        yield _Timed(f"turn {r.turn} (request #{r.index}, incarnation {r.incarnation}, at "
-                     f"{r.started_at:g}s)", r.incarnation, r.started_at, before)
-    pure = set(trace.expect.pure_tools)
-    for i in trace.invocations:
-        if i.refused or i.tool in pure:
-            continue
-        before = sum(1 for e in goal.events if e.invocations_before < i.seq)
-        yield _Timed(f"tool {i.tool} #{i.call_id} (invocation {i.seq}, incarnation "
-                     f"{i.incarnation}, at {i.started_at:g}s)", i.incarnation, i.started_at,
-                     before)

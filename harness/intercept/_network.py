@@ -331,11 +331,16 @@ class _Reading:
         return first
 
     def _walk(self) -> Iterator[bytes | Pause | Hang]:
-        """What the client meets, in order: bytes to hand over and waits; a reset raises."""
+        """What the client meets, in order: bytes to hand over and waits; a reset raises.
+
+        Bytes are recorded as delivered here, once the client asks for what comes after
+        them, so the sync and async bodies differ only in how they wait.
+        """
         for step in self._served.steps:
             if isinstance(step, Emit):
                 if step.data:
-                    yield step.data
+                    yield self._delivering(step.data)
+                    self._delivered()
             elif isinstance(step, Reset):
                 raise self._reset()
             else:
@@ -388,8 +393,7 @@ class _AsyncBody(_Reading):
     async def _play(self) -> AsyncIterator[bytes]:
         for item in self._walk():
             if isinstance(item, bytes):
-                yield self._delivering(item)
-                self._delivered()
+                yield item
                 continue
             try:
                 self._silent = await pause_async(item, self._silent, self._timeout)
@@ -413,8 +417,7 @@ class _SyncBody(_Reading):
             return
         for item in self._walk():
             if isinstance(item, bytes):
-                yield self._delivering(item)
-                self._delivered()
+                yield item
                 continue
             try:
                 self._silent = pause_sync(self._clock, item, self._silent, self._timeout)

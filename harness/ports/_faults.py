@@ -222,15 +222,27 @@ def whole_seconds(value: object) -> object:
     return value
 
 
-def _check_http_date(value: str) -> None:
+def is_http_date(value: str) -> bool:
+    """Whether a Retry-After text is an HTTP date: the one reading of both the fault and
+    the scenario's ``retry_after``.
+
+    >>> is_http_date("Wed, 21 Oct 2015 07:28:00 GMT"), is_http_date("soon")
+    (True, False)
+    """
     try:
         email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _check_http_date(value: str) -> None:
+    if not is_http_date(value):
         raise ConfigError(
             "HttpError.retry_after",
             value,
             "an int of seconds or an HTTP date such as 'Wed, 21 Oct 2015 07:28:00 GMT'",
-        ) from error
+        )
 
 
 # -------------------------------------------------------------------- response

@@ -47,6 +47,8 @@ CriterionJudgement = Literal["pass", "waived", "fail"]
 JudgeKind = Literal["rule", "agent", "human"]
 #: What an agent declares it is about to do under a lease.
 GoalAction = Literal["turn", "tools", "complete", "status"]
+#: What one call of the goal service (or a user's edit) did, as its event log names it.
+GoalEventKind = Literal["created", "edit", "acquire", "declare", "verify", "complete", "status"]
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,14 @@ CANCEL_TARGETS: Final[tuple[CancelTarget, ...]] = get_args(CancelTarget)
 #: cancel, or a target it does not implement.
 CancelStatus = Literal["cancelled", "already_cancelled", "not_found", "unsupported"]
 
+#: The session that owns the world's neighbour job: another session's shared task, which
+#: no cancel of this session may touch (seed 002 §19.4, session row). The job runner
+#: starts it under this owner and the cancel checks leave it out by this owner.
+NEIGHBOUR_SESSION: Final = "other-session"
+
+#: Where a job stands in the runner (a vanished process left no exit code to read).
+JobState = Literal["running", "exited", "killed", "vanished"]
+
 #: The runner's signals; TERM first, KILL after a grace period (seed 002 §19.4, stopping row).
 Signal = Literal["TERM", "KILL"]
 
@@ -68,7 +76,7 @@ class JobStatus:
     process has none, and none may be invented for it.
     """
 
-    state: Literal["running", "exited", "killed", "vanished"]
+    state: JobState
     exit_code: int | None = None
 
     @property

@@ -11,6 +11,8 @@ back plain results::
         assert result.passed, result.failed_verdicts
 """
 
+# TOOL_PARAMETERS lives in the neutral tool-kind table; kept here for code importing it here.
+from harness.ports import TOOL_PARAMETERS
 from harness.runner._agent_choice import AgentChoice
 from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
 from harness.runner._case import run_case, run_trace
@@ -21,6 +23,15 @@ from harness.runner._guest import FUZZING, PLANNING, RECORDING, StepTo, containe
 from harness.runner._interrupt import Interrupted, critical, reset_in_child, stopping_cleanly
 from harness.runner._model import ScriptedModel, call_id, classify_result
 from harness.runner._observed import observed_transcript
+from harness.runner._plan import (
+    RecordedRun,
+    crash_kind,
+    crash_specs,
+    plan_cases,
+    record_points,
+    record_run,
+    sample_cases,
+)
 from harness.runner._points import (
     WORLD_POINT_KINDS,
     WORLD_POINT_MEANINGS,
@@ -51,23 +62,16 @@ from harness.runner._results import (
 from harness.runner._run import (
     ERROR_CLASSES,
     AgentUnderTest,
-    RecordedRun,
     attempt_rows,
     blocking_tools,
     case_result,
     check_functions,
-    crash_kind,
-    crash_specs,
     default_agent_factory,
     expectation,
     outcome_record,
-    plan_cases,
-    record_points,
-    record_run,
-    sample_cases,
 )
 from harness.runner._secrets import SecretLook
-from harness.runner._task import TOOL_PARAMETERS, task_for, tool_specs
+from harness.runner._task import task_for, tool_specs
 from harness.runner._trace_writer import Ending, world_effects, write_trace
 from harness.runner._unfit_calls import check_fit
 from harness.runner._worker_process import not_dumpable

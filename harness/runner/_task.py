@@ -1,10 +1,7 @@
 """From a scenario to the :class:`~harness.ports.Task` an agent is given.
 
-Each tool kind gets a JSON Schema of the arguments the fake tool reads
-(``fakes.WorldTool``): ``append`` reads ``text``, ``send`` a message with an
-optional ``idempotency_key``, ``put`` a ``key`` and ``value``; ``read`` and
-``inspect`` take nothing. Extra properties are allowed, since a scenario's
-scripted calls may carry more than the tool reads.
+Each declared tool is offered with its kind's description and JSON Schema, from
+:data:`harness.ports.TOOL_KIND_TRAITS`; a job tool with its own.
 
 >>> task_for(Scenario(name="x", dialect="openai", model=[{"turn": 1, "text": "hi"}],
 ...                   expect={"stop_state": "complete"})).max_turns
@@ -16,34 +13,18 @@ from __future__ import annotations
 from typing import Any, Final
 
 import fakes
-from harness.ports import Task, ToolSpec, UsagePrices
+from harness.ports import TOOL_KIND_TRAITS, TOOL_PARAMETERS, Task, ToolSpec, UsagePrices
 from harness.scenario import Scenario
 
-_STRING: Final = {"type": "string"}
-TOOL_PARAMETERS: Final[dict[str, dict[str, Any]]] = {
-    "append": {"type": "object", "properties": {"text": _STRING}},
-    "send": {"type": "object",
-             "properties": {"to": _STRING, "body": _STRING, "idempotency_key": _STRING}},
-    "put": {"type": "object", "properties": {"key": _STRING, "value": {}}, "required": ["key"]},
-    "read": {"type": "object", "properties": {}},
-    "inspect": {"type": "object", "properties": {}},
-}
 JOB_PARAMETERS: Final[dict[str, Any]] = {"type": "object", "properties": {}}
 JOB_DESCRIPTION: Final = ("Run a long job (a build, a test suite) and return its output and "
                           "exit code.")
-_DESCRIPTIONS: Final = {
-    "append": "Append a line of text to the notes file (not idempotent).",
-    "send": "Send a message (not idempotent: sending twice sends two messages).",
-    "put": "Set store[key] = value (idempotent).",
-    "read": "Read the real state of the notes, the outbox and the store.",
-    "inspect": "Inspect the real state before repeating an operation whose outcome is unknown.",
-}
 
 
 def tool_specs(scenario: Scenario) -> tuple[ToolSpec, ...]:
     """One :class:`~harness.ports.ToolSpec` per declared tool, in declaration order."""
     return tuple(
-        ToolSpec(name, _DESCRIPTIONS[spec.kind], TOOL_PARAMETERS[spec.kind],
+        ToolSpec(name, TOOL_KIND_TRAITS[spec.kind].description, TOOL_PARAMETERS[spec.kind],
                  spec.timeout_seconds, tuple(spec.secret))
         for name, spec in scenario.tools.items()
     ) + tuple(

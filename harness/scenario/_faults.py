@@ -35,7 +35,16 @@ from pydantic import BeforeValidator, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.ports import FAULT_KINDS as _DECLARED_FAULTS
-from harness.ports import MAX_COUNT, MAX_SECONDS, Doc, Fault, OneLine, Wording, whole_seconds
+from harness.ports import (
+    MAX_COUNT,
+    MAX_SECONDS,
+    Doc,
+    Fault,
+    OneLine,
+    Wording,
+    is_http_date,
+    whole_seconds,
+)
 from harness.scenario._base import ScenarioModel
 from harness.scenario._problems import Problem, raise_if_any
 
@@ -310,7 +319,7 @@ def retry_after_problems(value: int | str | None) -> list[Problem]:
     >>> retry_after_problems("Wed, 21 Oct 2015 07:28:00 GMT")
     []
     """
-    if value is None or isinstance(value, int) or _is_http_date(value):
+    if value is None or isinstance(value, int) or is_http_date(value):
         return []
     return [Problem(("retry_after",), "retry_after is neither seconds nor an HTTP date",
                     value=value, got=repr(value),
@@ -318,11 +327,3 @@ def retry_after_problems(value: int | str | None) -> list[Problem]:
                     "\"Wed, 21 Oct 2015 07:28:00 GMT\"")]
 
 
-def _is_http_date(value: str) -> bool:
-    from email.utils import parsedate_to_datetime
-
-    try:
-        parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return False
-    return True

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.ports import CancelTarget, JobState, Signal
+
 
 @dataclass(frozen=True)
 class SignalRecord:
     """A signal the runner received for a job, from which incarnation, when."""
 
-    signal: str
+    signal: Signal
     at: float
     incarnation: int
 
@@ -48,7 +50,7 @@ class JobRecord:
     fingerprint: str
     started_at: float
     incarnation: int
-    state: str
+    state: JobState
     exit_code: int | None
     ended_at: float | None
     lines: int
@@ -70,7 +72,7 @@ class CancelRecord:
     index: int
     repeat: int
     at: float
-    target: str
+    target: CancelTarget
     ref: str | None
     incarnation: int | None
     ack: str

@@ -25,7 +25,18 @@ import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal, NamedTuple
 
-from harness.ports import CompletionProof, Goal, StopState, ToolKind
+from harness.ports import (
+    CompletionProof,
+    Goal,
+    GoalAction,
+    GoalEventKind,
+    GoalStatus,
+    JudgeKind,
+    RestartPolicy,
+    StopState,
+    ToolKind,
+    VerifierOutcome,
+)
 from harness.trace._extra import TraceExtra
 from harness.trace._jobs import CancelRecord, JobRecord
 
@@ -366,7 +377,7 @@ class ProofRecord:
     verification_round: int
     checks: tuple[tuple[str, int], ...]  # (command, exit code)
     criteria: tuple[tuple[str, str], ...]  # (criterion, verdict)
-    judge_kind: str
+    judge_kind: JudgeKind
     judge: str
 
     @classmethod
@@ -394,7 +405,7 @@ class GoalEventRecord:
     """
 
     seq: int
-    kind: str  # created, edit, acquire, declare, verify, complete, status
+    kind: GoalEventKind
     incarnation: int  # 0: the user
     at: float
     requests_before: int
@@ -402,12 +413,12 @@ class GoalEventRecord:
     revision: int
     epoch: int
     holder: int
-    status: str
-    action: str | None = None
+    status: GoalStatus
+    action: GoalAction | None = None
     declared: str | None = None
     declared_revision: int | None = None
     declared_epoch: int | None = None
-    verdict: str | None = None
+    verdict: VerifierOutcome | None = None
     gaps: tuple[str, ...] = ()
     proof: ProofRecord | None = None
     ok: bool | None = None
@@ -423,11 +434,11 @@ class GoalTrace:
     """
 
     goal_id: str
-    restart_policy: str
+    restart_policy: RestartPolicy
     acceptance: tuple[tuple[str, ...], ...]  # per revision
     revisions: tuple[str, ...]
     events: tuple[GoalEventRecord, ...]
-    final_status: str
+    final_status: GoalStatus
     used: bool
 
     @property

@@ -7,8 +7,7 @@ from minimal_agent import minimal_factory
 from harness.agent import ReferenceAgent
 from harness.checks import Verdict
 from harness.ports import AgentPorts, CancelAck, CancelRequest
-from harness.runner import run_case
-from harness.runner._run import plan_cases
+from harness.runner import plan_cases, run_case
 from harness.scenario import load_scenario
 
 GOAL = "scenarios/cancel/cancel-the-goal.yaml"

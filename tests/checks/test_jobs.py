@@ -9,8 +9,7 @@ from harness.agent import ReferenceAgent
 from harness.agent._cancel import CancelRouter
 from harness.checks import Verdict
 from harness.ports import CancelAck, CancelRequest
-from harness.runner import run_case
-from harness.runner._run import plan_cases
+from harness.runner import plan_cases, run_case
 from harness.scenario import load_scenario
 
 BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
