@@ -10,7 +10,7 @@ import pytest
 from mail_scenarios import mail_scenario
 from minimal_agent import minimal_factory
 
-from harness.checks import check_trace
+from harness.checks import Verdict, check_trace
 from harness.checks._invariants import check_tool_names
 from harness.runner import Case, CaseResult, run_case
 from harness.trace import Trace
@@ -85,3 +85,16 @@ def test_a_tool_the_agent_offered_before_but_dropped_fails_the_case(mailed: Case
 def test_requests_whose_tools_are_unknown_are_not_judged(mailed: CaseResult) -> None:
     assert mailed.trace is not None
     assert check_tool_names(_offering(mailed.trace, None)) is None
+
+
+@pytest.mark.parametrize(("failed", "status"), [
+    ("S5:429", "fail"), ("S5:4xx", "fail"), ("network", "fail"), ("I4", "unknown"),
+    ("I1", "unknown")])
+def test_a_script_not_written_for_the_agent_keeps_only_what_any_run_proves(
+        mailed: CaseResult, failed: str, status: str) -> None:
+    # Retrying a refusal is wrong in any run; a stop state or a double send judged on a
+    # conversation the scenario was not written for proves nothing.
+    assert mailed.trace is not None
+    judged = _with_verdicts(mailed, _offering(mailed.trace, ("send_email",)))
+    broken = replace(judged, verdicts=(*judged.verdicts, Verdict(failed, "fail", "broken")))
+    assert broken.status == status
