@@ -11,7 +11,8 @@ world here is deterministic, so this goes further:
    counts, prompt cache and their random streams), clock, counters. A crash case
    starts from the copy at its point, crashes it in its class there, and only the
    recovering incarnation runs. A point where a stream is open or a tool call runs
-   is not copied (the crash would cut them as the agent unwinds): its cases replay.
+   is not copied (the crash would cut them as the agent unwinds): its cases run
+   from the start until their crash, and from there on as the others (3.).
 2. **Rejoin.** Each request the recorded run sent is keyed by what the rest of the
    run depends on (:meth:`World.state_key`: the request itself, durable bytes,
    ledger, provider state, clock). When a recovering incarnation is about to send a
@@ -124,6 +125,8 @@ class Recording:
         # Crash states already run, by World.crash_state_key: the first case's trace
         # and its counts at the crash.
         self.crash_states: dict[str, tuple[Trace, Mark]] = {}
+        # The crash states among them whose restart rejoined the recorded run.
+        self.rejoining: set[str] = set()
         self._shared_points = 0
         self.shared_restarts = 0  # cases that took an earlier case's restart
         self._served: dict[str, int] = {}
@@ -208,16 +211,20 @@ class Recording:
             return trace, "recorded"
         return trace, how
 
-    def remember(self, state: str, trace: Trace, at_crash: Mark) -> None:
+    def remember(self, state: str, trace: Trace, at_crash: Mark, *, rejoined: bool) -> None:
         """Keep ``trace``'s restart (what follows the crash) as the restart from crash
-        state ``state``, within the budget."""
+        state ``state``, within the budget; ``rejoined``: that restart rejoined the
+        recorded run."""
         restart = suffix_of(trace, at_crash, incarnation=2)
         if self._shared_points + len(restart.points) <= _SHARED_POINTS_KEPT:
             self.crash_states[state] = (restart, at_crash)
             self._shared_points += len(restart.points)
+            if rejoined:
+                self.rejoining.add(state)
 
     def forget_crash_states(self) -> None:
         self.crash_states.clear()
+        self.rejoining.clear()
         self._shared_points = 0
 
     def crashed_world(self, crash: CrashSpec) -> World | None:
@@ -516,11 +523,7 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
         return None
     world = recording.crashed_world(crash)
     if world is None:
-        run = _CaseRun(case, scenario, factory)
-        _Joiner(run, recording)
-        trace = run.run()
-        return recording.checked(case, scenario, trace,
-                                 "rejoined" if run.joined is not None else "replayed")
+        return _from_its_start(case, scenario, factory, recording)
     run = _CaseRun(case, scenario, factory, world=world)
     run.incarnations.append(_Incarnation(1, "run", crashed_at=crash.point_id,
                                          ended_at=world.clock.now()))
@@ -536,7 +539,51 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     checked = recording.checked(case, scenario, run.run(),
                                 "rejoined" if run.joined is not None else "recorded")
     if checked[1] != "replayed":
-        recording.remember(state, checked[0], at_crash)
+        recording.remember(state, checked[0], at_crash, rejoined=run.joined is not None)
+    return checked
+
+
+def _from_its_start(case: Case, scenario: Scenario, factory: AgentUnderTest,
+                    recording: Recording) -> tuple[Trace, Exploration]:
+    """A case whose point no copy holds (a stream open, a tool call running there): its
+    first incarnation runs from the start, and from its crash on it is as a case from a
+    copy. Its crash state is keyed as theirs are: an earlier case's restart from the same
+    state is its restart, and its own restart is kept for the cases after it.
+
+    Such a case reports how it would have run had it been the first from its state
+    (``replayed``, or ``rejoined`` where that restart rejoined the recorded run): which
+    case ran first depends on what else its process ran, and a case's result must not.
+    """
+    run = _CaseRun(case, scenario, factory)
+    _Joiner(run, recording)
+    crashed: list[tuple[str, Mark]] = []
+    shared_from: list[str] = []
+
+    def at_first_crash() -> bool:
+        world = run.world
+        if world.in_flight():
+            return False  # as a copy is never taken there: the crash may not be whole yet
+        state, at_crash = world.crash_state_key(), Mark.of(world)
+        crashed.append((state, at_crash))
+        shared = recording.crash_states.get(state)
+        if shared is None or not _no_secrets(run, shared[0]):
+            return False
+        run.joined = Join(*shared, at_crash, incarnation=2, source_incarnation=2, trimmed=True)
+        shared_from.append(state)
+        return True
+
+    run.at_first_crash = at_first_crash
+    trace = run.run()
+    if shared_from:
+        trace, how = recording.checked(case, scenario, trace, "shared")
+        if how == "replayed":
+            return trace, how
+        return trace, "rejoined" if shared_from[0] in recording.rejoining else "replayed"
+    rejoined = run.joined is not None
+    checked = recording.checked(case, scenario, trace, "rejoined" if rejoined else "replayed")
+    if crashed and recording.fallback is None:
+        state, at_crash = crashed[0]
+        recording.remember(state, checked[0], at_crash, rejoined=rejoined)
     return checked
 
 

@@ -176,6 +176,9 @@ class _CaseRun:
         self._runner: ClockRunner  # the case's loop, while it runs
         # Set when a recovering incarnation rejoined a recorded run (harness.runner._explore).
         self.joined: RejoinedRun | None = None
+        # Called once incarnation 1 has crashed, before the restart: True when the case
+        # takes an earlier case's restart from that crash state (it sets ``joined``).
+        self.at_first_crash: Callable[[], bool] | None = None
 
     def run(self) -> Trace:
         # One loop for every incarnation of the case: each leaves nothing behind for
@@ -211,6 +214,9 @@ class _CaseRun:
         # A case built from a recorded run starts with incarnation 1 already crashed.
         current = self.incarnations[-1] if self.incarnations else self._run_once(1)
         while current.crashed_at is not None and current.number < 3:
+            if current.number == 1 and self.at_first_crash is not None and \
+                    self.at_first_crash():
+                return current  # the rest is an earlier case's restart (self.joined)
             disk.restart()
             self._note_never_started(current.number + 1)
             if current.number == 1 and self.second is not None:

@@ -140,6 +140,12 @@ def test_a_crash_state_key_that_leaves_out_what_matters_is_caught_by_the_sample(
     crashes = [c for c in plan_cases(scenario, Path("appends.yaml")) if c.crash]
     cases = [crashes[0], crashes[-1], *crashes[1:-1:8]]  # the first shared one differs
 
+    _caught_by_the_sample(scenario, cases)
+
+
+def _caught_by_the_sample(scenario: Scenario, cases: list[Case]) -> None:
+    """Run ``cases`` explored, the second of them sharing the first one's restart though
+    its replay differs: the sample finds it, and every case's digest is its replay's."""
     results = [run_case(case, scenario) for case in cases]
 
     (recording,) = explore._RECORDINGS.values()
@@ -371,3 +377,48 @@ def test_a_remembered_restart_keeps_only_what_follows_the_crash(
 
     assert len(recording.crash_states) > 3  # three whole traces would have filled it
     assert [(r.digest, r.verdicts) for r in again] == [(r.digest, r.verdicts) for r in results]
+
+
+def _from_their_start(name: str) -> tuple[Scenario, list[Case]]:
+    """``name``'s crash cases whose point no copy holds (a stream open, a tool call
+    running): each runs from its start until its crash."""
+    source = SHIPPED / f"{name}.yaml"
+    scenario = load_scenario(source)
+    cases = [c for c in plan_cases(scenario, source) if c.crash]
+    recording = explore.recording_for(cases[0], scenario, default_agent_factory)
+    assert recording is not None
+    return scenario, [c for c in cases if recording.crashed_world(c.crash) is None]
+
+
+def test_cases_run_from_their_start_share_a_restart_where_their_crashes_leave_one_state(
+) -> None:
+    # Crashed mid-stream or inside a tool call, in every class: no copy holds those
+    # points, but the crashes leave states other crashes leave too.
+    scenario, cases = _from_their_start("mail-at-every-world-event")
+    assert len(cases) >= 6
+
+    explored = [run_case(case, scenario) for case in cases]
+    (recording,) = explore._RECORDINGS.values()
+    shared = recording.shared_restarts
+    explore._RECORDINGS.clear()
+    explore._MADE.clear()
+    backwards = [run_case(case, scenario) for case in reversed(cases)][::-1]
+    replayed = [run_case(case, scenario, replay=True) for case in cases]
+
+    assert shared > 0
+    assert recording.fallback is None
+    assert [(e.verdicts, e.digest) for e in explored] == \
+        [(r.verdicts, r.digest) for r in replayed] == [(b.verdicts, b.digest) for b in backwards]
+    # How each says it ran does not depend on which of them ran first.
+    assert [e.exploration for e in explored] == [b.exploration for b in backwards]
+    assert {e.exploration for e in explored} <= {"replayed", "rejoined"}
+
+
+def test_a_wrong_key_for_cases_run_from_their_start_is_caught_by_the_sample(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Broken on purpose, as above: every crash "leaves one state".
+    scenario, every = _from_their_start("mail-at-every-world-event")
+    cases = [every[0], every[-1], *every[1:-1]]  # the first shared one differs
+    monkeypatch.setattr(World, "crash_state_key", lambda self: "one state")
+
+    _caught_by_the_sample(scenario, cases)
