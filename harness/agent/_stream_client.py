@@ -65,6 +65,7 @@ from harness.agent._dialects import (
     request_target,
     streaming_body,
 )
+from harness.agent._doom_loop import looping_unit, resampled
 from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
 from harness.agent._sse import SSEDecoder, SSEEvent
@@ -129,6 +130,7 @@ class _Run:
     retries: int = 0
     consecutive_429: int = 0
     images_dropped: bool = False
+    resamples: int = 0  # of a looping answer (DoomLoop)
     prefix: AssistantMessage | None = None  # the truncated text being continued
 
 
@@ -281,6 +283,7 @@ class StreamClient:
             jitter=self._jitter.random(),
             now_unix=self._config.clock_epoch_unix + self._clock.now(),
             images_dropped=run.images_dropped,
+            resamples=run.resamples,
         )
         return classify(error, context, self._config)
 
@@ -317,6 +320,9 @@ class StreamClient:
         if decision.modification == "drop_images":
             run.body = drop_images(run.body)
             run.images_dropped = True
+        if decision.modification == "resample":
+            run.resamples += 1
+            run.body = resampled(run.body, self._dialect, run.resamples)
         return pending
 
     def _log(
@@ -419,6 +425,8 @@ class StreamClient:
             # after the terminal event cannot undo a complete message.
             error = None
         if error is None:
+            error = self._looping(accumulator)  # a loop that arrived in one piece
+        if error is None:
             try:
                 message = accumulator.finish(pending.attempt_id)
             except StreamFailure as failure:
@@ -481,6 +489,9 @@ class StreamClient:
                     progress.stream_began = True
                     async for chunk in watched_chunks():
                         _feed_all(accumulator, decoder.feed(chunk))
+                        looping = self._looping(accumulator)
+                        if looping is not None:
+                            raise StreamFailure(looping)  # the rest would only be billed
                     _feed_all(accumulator, decoder.close())
                 finally:
                     await response.aclose()
@@ -494,6 +505,15 @@ class StreamClient:
                 else self._config.idle_timeout
             )
             raise StreamFailure(ProviderError(kind, f"no data for {limit:g}s")) from exc
+
+    def _looping(self, accumulator: Accumulator) -> ProviderError | None:
+        """A DoomLoop in the text so far (seed 002 §19.1), or ``None``."""
+        if not self._config.detect_loops:
+            return None
+        unit = looping_unit(accumulator.partial_text)
+        if unit is None:
+            return None
+        return ProviderError("doom_loop", f"the answer keeps repeating {unit.strip()!r}")
 
     def _streaming_body(self, request_body: Mapping[str, Any]) -> dict[str, Any]:
         return streaming_body(self._dialect, request_body)

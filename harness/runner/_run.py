@@ -401,7 +401,9 @@ class _CaseRun:
             goal_in_requests=world.goal_in_requests(),
             lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None,
             child_environments=world.child_environments(),
-            max_tool_calls=scenario.budget.max_tool_calls)
+            max_tool_calls=scenario.budget.max_tool_calls,
+            loop_phrases=world.loop_phrases(),
+            sampled_requests=world.sampled_requests())
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

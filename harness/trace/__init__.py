@@ -14,6 +14,7 @@ from harness.trace._extra import (
     GoalInRequest,
     HeldAfterReturn,
     NeverStartedCall,
+    SampledRequest,
     TraceExtra,
 )
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
@@ -75,6 +76,7 @@ __all__ = [
     "RecoveryRecord",
     "RequestRecord",
     "Role",
+    "SampledRequest",
     "SecretLeak",
     "SecretsRecord",
     "SegmentVersion",

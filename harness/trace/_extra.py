@@ -56,6 +56,16 @@ class ChildEnvironment:
 
 
 @dataclass(frozen=True)
+class SampledRequest:
+    """How one request asked the model to sample (retry:doom-loop), recorded for a
+    scenario with a looping answer (a ``doom_loop`` fault)."""
+
+    request: int  # RequestRecord.index
+    sampling: tuple[str, ...]  # "temperature=0.8", sorted; empty: the provider's defaults
+    carries_loop: bool  # a message of it says a looping answer's phrase twice running
+
+
+@dataclass(frozen=True)
 class TraceExtra:
     """The trace's facts that are not records, each ``None`` when the case had none."""
 
@@ -99,6 +109,10 @@ class TraceExtra:
     child_environments: tuple[ChildEnvironment, ...] | None = None
     # The run's cap on tool calls, when the scenario sets one (budget:tool-calls).
     max_tool_calls: int | None = None
+    # For a scenario with a looping answer (retry:doom-loop): its phrases, and how each
+    # request sampled and whether it carried the loop back.
+    loop_phrases: tuple[str, ...] | None = None
+    sampled_requests: tuple[SampledRequest, ...] | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

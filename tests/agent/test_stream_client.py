@@ -417,6 +417,58 @@ def test_413_drops_images_and_retries_once(virtual_clock: VirtualClock) -> None:
     assert result.stop_reason == "413 again after dropping images"
 
 
+LOOP = "Let me look at the notes again. "
+
+
+def _looping_stream() -> list[Step]:
+    # One sentence said to the output limit, a chunk at a time.
+    return [_openai_chunk({"role": "assistant", "content": ""}),
+            *(_openai_chunk({"content": LOOP}) for _ in range(40)),
+            _openai_chunk({}, "length"), _openai_usage(10, 400), DONE]
+
+
+def test_a_looping_answer_is_dropped_mid_stream_and_resampled(virtual_clock: VirtualClock) -> None:
+    result, endpoint, log = _run(
+        virtual_clock,
+        [lambda: _sse(*_looping_stream()), lambda: _sse(*_looping_stream()),
+         lambda: _sse(*_openai_text("The notes hold three items."))],
+    )
+    assert result.outcome == "committed"
+    assert result.message is not None
+    assert result.message.text == "The notes hold three items."
+    # Each resample asks at another temperature; the first left it to the provider.
+    assert [body.get("temperature") for _, body in endpoint.seen] == [None, 0.8, 1.0]
+    looped = result.attempts[:2]
+    assert [a.error.kind if a.error else None for a in looped] == ["doom_loop", "doom_loop"]
+    # Let go of as soon as the loop showed: far short of the 40 sentences sent.
+    assert all(a.partial_text.count(LOOP.strip()) < 12 for a in looped)
+    assert [e.reason for e in log.events if e.kind == "retry_scheduled"] == [
+        "the answer loops (DoomLoop): resample at another temperature"] * 2
+
+
+def test_a_loop_past_the_resample_cap_fails_the_request(virtual_clock: VirtualClock) -> None:
+    result, endpoint, _ = _run(virtual_clock, [lambda: _sse(*_looping_stream())] * 3)
+    assert result.outcome == "failed"
+    assert len(endpoint.seen) == 3
+    assert result.stop_reason == "the answer looped again after 2 resample(s)"
+
+
+def test_a_loop_that_arrives_in_one_chunk_is_caught_too(virtual_clock: VirtualClock) -> None:
+    whole = b"".join(step for step in _looping_stream() if isinstance(step, bytes))
+    result, _, _ = _run(virtual_clock, [lambda: _sse(whole),
+                                        lambda: _sse(*_openai_text("Done."))])
+    assert result.message is not None
+    assert result.message.text == "Done."
+    assert result.attempts[0].error is not None
+    assert result.attempts[0].error.kind == "doom_loop"
+
+
+def test_without_loop_detection_a_loop_is_cut_text(virtual_clock: VirtualClock) -> None:
+    config = StreamConfig(backoff_jitter=0.0, detect_loops=False, max_continuations=0)
+    result, _, _ = _run(virtual_clock, [lambda: _sse(*_looping_stream())], config=config)
+    assert result.outcome == "truncated"
+
+
 def _anthropic_event(name: str, payload: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n".encode()
 
