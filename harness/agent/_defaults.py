@@ -64,6 +64,10 @@ class StreamConfig:
     # ``detect_loops`` off reads a loop to its end as any other answer.
     detect_loops: bool = True
     max_resamples: int = 2
+    # Seed 002 §19.1 ① level 1: an answer cut at the output limit, not yet committed, is
+    # asked for again with the model's ceiling (Task.output_ceiling) when it allows more;
+    # then level 2 or 3 takes over. Off: straight to level 2 or 3.
+    raise_output_limit: bool = True
     # Unix time of virtual t=0: lets an HTTP-date ``Retry-After`` be compared with
     # the virtual now (the fakes' calendar origin).
     clock_epoch_unix: float = CALENDAR_ORIGIN_UNIX

@@ -41,6 +41,7 @@ from harness.checks._timing import (
     check_retry_after,
     check_settle,
 )
+from harness.checks._truncation import check_output_limit
 from harness.checks._usage import check_context_tokens
 from harness.checks._vacuity import check_faults_reached, check_outcome
 from harness.checks._verdict import Verdict
@@ -80,6 +81,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_lease,
     check_child_environments,
     check_doom_loop,
+    check_output_limit,
 )
 
 

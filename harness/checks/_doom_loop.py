@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+from harness.checks._requests import live_requests, next_in_incarnation
 from harness.checks._verdict import Verdict
 from harness.ports import LOOPING_FAULTS
 from harness.trace import RequestRecord, SampledRequest, Trace
@@ -38,15 +39,14 @@ def check_doom_loop(trace: Trace) -> Verdict | None:
     if phrases is None or sampled is None:
         return None
     how = {s.request: s for s in sampled}
-    live = sorted((r for r in trace.requests if r.delivery != "refused"), key=lambda r: r.index)
+    live = live_requests(trace)
     looped = [r for r in live if LOOPING_FAULTS.intersection(r.faults) and r.delivered_bytes > 0]
     if not looped:
         return Verdict(_ID, "unknown", "no looping answer reached the agent")
     problems = _carried(live, looped[0], how) + _final_answer(trace, phrases)
     judged = 0
     for loop in looped:
-        after = next((r for r in live if r.index > loop.index
-                      and r.incarnation == loop.incarnation), None)
+        after = next_in_incarnation(live, loop)
         if after is None:
             continue
         judged += 1

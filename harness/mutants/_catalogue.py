@@ -602,6 +602,7 @@ _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
 _ONE_PATH = "scenarios/tools/writes-of-one-path-queue.yaml"
 _TOOL_CAP = "scenarios/budgets/tool-call-cap-stops.yaml"
 _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
+_CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -880,5 +881,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "drops a looping answer but asks again with the same sampling, so the same request "
            "meets the same loop", with_requests(reference(), _sampling_left_as_it_was),
            (Kill(_LOOPS, "retry:doom-loop"),)),
+    Mutant("S6-output-limit-never-raised", "seed 002 §19.1 ① (第 1 级:完整 attempt 尚未提交且没有"
+           "副作用 → 丢弃并提高上限重采样)", "answers an answer cut at its own output limit as "
+           "cut (level 3) though the model allows more, so the model writes the call again",
+           reference(config=StreamConfig(raise_output_limit=False)),
+           (Kill(_CUT_LIMIT, "S6:limit"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -403,7 +403,9 @@ class _CaseRun:
             child_environments=world.child_environments(),
             max_tool_calls=scenario.budget.max_tool_calls,
             loop_phrases=world.loop_phrases(),
-            sampled_requests=world.sampled_requests())
+            sampled_requests=world.sampled_requests(),
+            output_ceiling=world.scenario.provider.max_output_tokens,
+            asked_outputs=world.asked_outputs())
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

@@ -1,4 +1,7 @@
-"""How a request asked the model to sample, and whether it carried a loop back (retry:doom-loop).
+"""How a request asked the model to sample and how long an answer it allowed.
+
+retry:doom-loop: how each request samples, and whether it carried a loop back;
+S6:limit: the output limit each request asks for.
 
 Seed 002 §19.1: a degenerate, repeating answer (DoomLoop) is not cured by sending the
 same request again, only by a resample with other sampling parameters, and its text is
@@ -56,3 +59,23 @@ def carries_loop(dialect: str, body: Mapping[str, object] | None,
     doubled = tuple(f"{phrase} {phrase}" for phrase in phrases)
     return any(d in message.text for message in observed_transcript(dialect, body)
                for d in doubled)
+
+
+# Where each dialect's request names its output limit (Gemini's in generationConfig).
+_LIMIT_KEYS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+
+def output_limit_of(body: Mapping[str, object] | None) -> int | None:
+    """The output limit a request asks for, in any dialect's spelling (``None``: none).
+
+    >>> output_limit_of({"max_tokens": 1024}), output_limit_of({"generationConfig":
+    ...                                                         {"maxOutputTokens": 9}})
+    (1024, 9)
+    """
+    if body is None:
+        return None
+    config = body.get("generationConfig")
+    found = [body.get(key) for key in _LIMIT_KEYS]
+    if isinstance(config, Mapping):
+        found.append(config.get("maxOutputTokens"))
+    return next((v for v in found if isinstance(v, int) and not isinstance(v, bool)), None)

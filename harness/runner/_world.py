@@ -57,7 +57,7 @@ from harness.ports import AgentPorts, Dialect, ToolContext, ToolInvocation, aske
 from harness.runner._goal_seen import revisions_in
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import ScriptedModel
-from harness.runner._sampling import carries_loop, sampling_of
+from harness.runner._sampling import carries_loop, output_limit_of, sampling_of
 from harness.runner._world_build import (
     CALENDAR_ORIGIN,
     cache_config,
@@ -90,6 +90,7 @@ from harness.runner._world_tools import (
 )
 from harness.scenario import Scenario, fake_verifier
 from harness.trace import (
+    AskedOutput,
     ChildEnvironment,
     GoalInRequest,
     InvocationRecord,
@@ -190,6 +191,13 @@ class World:
             return None
         return tuple(SampledRequest(p.record.index, p.sampling, p.carries_loop)
                      for p in self.requests)
+
+    def asked_outputs(self) -> tuple[AskedOutput, ...] | None:
+        """The output limit each request asked for, for a scenario that declares the model's
+        ceiling (S6:limit); ``None`` elsewhere, so those traces keep their digests."""
+        if self.scenario.provider.max_output_tokens is None:
+            return None
+        return tuple(AskedOutput(p.record.index, p.output_limit) for p in self.requests)
 
     def loop_phrases(self) -> tuple[str, ...] | None:
         """The phrases of the scenario's looping answers; ``None`` when it has none."""
@@ -310,6 +318,8 @@ class World:
         if self._loop_phrases:
             pending.sampling = sampling_of(seen.json)
             pending.carries_loop = carries_loop(self.scenario.dialect, body, self._loop_phrases)
+        if self.scenario.provider.max_output_tokens is not None:
+            pending.output_limit = output_limit_of(seen.json)
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")

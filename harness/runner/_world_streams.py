@@ -78,6 +78,7 @@ class Pending:
     # retry:doom-loop: how it asked the model to sample, and whether it carried a loop back.
     sampling: tuple[str, ...] = ()
     carries_loop: bool = False
+    output_limit: int | None = None  # S6:limit: the output limit it asked for
 
 
 @dataclass(frozen=True)

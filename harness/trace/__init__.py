@@ -10,6 +10,7 @@ imports the other's internals::
 
 from harness.trace._decode import TraceDataError, trace_from_json
 from harness.trace._extra import (
+    AskedOutput,
     ChildEnvironment,
     GoalInRequest,
     HeldAfterReturn,
@@ -50,6 +51,7 @@ from harness.trace._records import (
 )
 
 __all__ = [
+    "AskedOutput",
     "CacheRecord",
     "CallRecord",
     "CancelRecord",

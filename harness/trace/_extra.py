@@ -66,6 +66,15 @@ class SampledRequest:
 
 
 @dataclass(frozen=True)
+class AskedOutput:
+    """The output limit one request asked for (S6:limit), recorded for a scenario that
+    declares the model's ``provider.max_output_tokens``."""
+
+    request: int  # RequestRecord.index
+    limit: int | None  # None: the request set no limit
+
+
+@dataclass(frozen=True)
 class TraceExtra:
     """The trace's facts that are not records, each ``None`` when the case had none."""
 
@@ -113,6 +122,10 @@ class TraceExtra:
     # request sampled and whether it carried the loop back.
     loop_phrases: tuple[str, ...] | None = None
     sampled_requests: tuple[SampledRequest, ...] | None = None
+    # For a scenario that declares the model's most output tokens (S6:limit): that ceiling,
+    # and the output limit each request asked for.
+    output_ceiling: int | None = None
+    asked_outputs: tuple[AskedOutput, ...] | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""
