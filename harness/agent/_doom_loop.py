@@ -49,7 +49,8 @@ def looping_unit(text: str) -> str | None:
         # A tail with period ``size``: it equals itself shifted by one unit.
         if tail[size:] == tail[:-size]:
             unit = tail[-size:]
-            return unit if any(c.isalpha() for c in unit) else None
+            # Words or numbers said over and over; a rule line ("-----") is no loop.
+            return unit if any(c.isalnum() for c in unit) else None
     return None
 
 

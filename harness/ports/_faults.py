@@ -314,20 +314,34 @@ class DoomLoop(Fault):
     )
 
     phrase: Annotated[
-        ShortText, Doc("The phrase the model keeps saying; a space is put after each.")
+        ShortText, Doc("The phrase the model keeps saying, with a letter or a digit in it; a "
+                       "space is put after each.")
     ] = "Let me look at the notes again."
     repeats: Annotated[
-        Annotated[int, Ge(4), Le(10_000)], Doc("How many times the phrase is said.")
+        Annotated[int, Ge(8), Le(10_000)],
+        Doc("How many times the phrase is said, at least; a short phrase is said as often as "
+            "fills 400 characters, since a loop runs on to the output limit."),
     ] = 60
+
+    def check_rules(self) -> None:
+        if not any(c.isalnum() for c in self.phrase):
+            raise ConfigError("DoomLoop.phrase", self.phrase, "a phrase with a letter or a digit")
 
     @property
     def looped_text(self) -> str:
         """The answer's whole text.
 
-        >>> DoomLoop(phrase="again.", repeats=4).looped_text
-        'again. again. again. again. '
+        >>> DoomLoop(phrase="Once more, then.", repeats=8).looped_text.count("then.")
+        24
+        >>> DoomLoop(phrase="Let me look at the notes again.", repeats=20).looped_text.count(".")
+        20
         """
-        return f"{self.phrase} " * self.repeats
+        unit = f"{self.phrase} "
+        return unit * max(self.repeats, -(-LOOP_CHARACTERS // len(unit)))
+
+
+#: The fewest characters a loop's answer runs to: it goes on until the output limit.
+LOOP_CHARACTERS = 400
 
 
 # ---------------------------------------------------------------------- frames

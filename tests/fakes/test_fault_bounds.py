@@ -178,7 +178,8 @@ RULES: list[tuple[str, dict[str, Any]]] = [
     ("random_splits", {"count": None}),
     ("doom_loop", {"phrase": ""}),
     ("doom_loop", {"phrase": "x" * 101}),
-    ("doom_loop", {"repeats": 3}),
+    ("doom_loop", {"repeats": 7}),
+    ("doom_loop", {"phrase": "?! ..."}),
     ("doom_loop", {"repeats": 4.0}),
 ]
 
