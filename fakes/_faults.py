@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from fakes import _wire_anthropic
 from fakes._dialects import WIRE
-from fakes._script import ScriptedResponse, ToolUse
+from fakes._script import ScriptedResponse, Text, ToolUse
 from fakes._wire import Emit, Frame, Hang, Pause, Reset, Step
 from harness import ports
 from harness._errors import ConfigError
@@ -187,7 +187,15 @@ def error_body(error: ports.HttpError, dialect: Dialect, request_id: str) -> byt
 # -------------------------------------------------------------------- response
 
 
-def apply_response(fault: ports.CutToolArguments, response: ScriptedResponse) -> ScriptedResponse:
+def apply_response(fault: ports.CutToolArguments | ports.DoomLoop,
+                   response: ScriptedResponse) -> ScriptedResponse:
+    """The answer as the fault leaves it: a cut call, or a loop in place of all of it."""
+    if isinstance(fault, ports.DoomLoop):
+        return dataclasses.replace(response, parts=(Text(fault.looped_text),), finish="length")
+    return _cut_call(fault, response)
+
+
+def _cut_call(fault: ports.CutToolArguments, response: ScriptedResponse) -> ScriptedResponse:
     """Keep the parts before the call, the cut call, and nothing after it."""
     position, call = _find_call(fault, response)
     text = call.argument_text

@@ -70,6 +70,7 @@ from harness.ports import (
     ByteFault,
     CutToolArguments,
     Dialect,
+    DoomLoop,
     Fault,
     FrameFault,
     HttpError,
@@ -462,7 +463,7 @@ class FakeProvider:
     ) -> ResponsePlan:
         response = _echo_model(self._respond(request), request)
         for fault in faults:
-            if isinstance(fault, CutToolArguments):
+            if isinstance(fault, CutToolArguments | DoomLoop):
                 response = apply_response(fault, response)
         if request.cache is not None:
             usage = request.cache.usage(output_tokens(response))

@@ -40,7 +40,8 @@ def test_every_fault_meaning_names_a_fault_kind() -> None:
 def test_each_fault_class_means_what_the_table_says(kind: str) -> None:
     cls = FAULT_KINDS[kind]
     meaning = harness.ports.FAULT_MEANINGS.get(kind, harness.ports.FaultMeaning())
-    assert (cls.breaks_stream, cls.silences_stream, cls.cuts_stream) == tuple(meaning)
+    assert (cls.breaks_stream, cls.silences_stream, cls.cuts_stream,
+            cls.loops_answer) == tuple(meaning)
 
 
 def test_the_fakes_act_by_the_neutral_tables() -> None:

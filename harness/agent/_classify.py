@@ -16,6 +16,8 @@ The rules (seed 002 §19.1 and "自建起步" ⑤):
 * quota / insufficient balance and context overflow never retry (fail fast;
   overflow goes to compaction, not to a blind retry);
 * 413 drops images and retries once (the input changes, so it may succeed);
+* a degenerate, repeating answer (DoomLoop) is resampled at another temperature,
+  at most ``max_resamples`` times: the same request would loop again;
 * 408, 409, 429, 5xx and 529 retry, except TLS 525 / 526 (deterministic);
 * 400, 401, 403, 404, 422 and any other status do not;
 * an in-stream error (S10) is mapped to the status it stands for and judged
@@ -48,6 +50,7 @@ ErrorKind: TypeAlias = Literal[
     "malformed_frame",  # a frame's data is not the JSON the dialect promises
     "deadline_exceeded",  # the shared deadline ran out (S8)
     "budget_exhausted",  # the shared or local attempt budget ran out (S8)
+    "doom_loop",  # the answer degenerated into one phrase said over and over
 ]
 RetryAction: TypeAlias = Literal["retry", "do_not_retry", "modify_and_retry"]
 RetryLayer: TypeAlias = Literal["transport", "request", "tool", "task"]
@@ -169,6 +172,7 @@ class RetryContext:
     jitter: float = 0.0
     now_unix: float = 0.0
     images_dropped: bool = False
+    resamples: int = 0  # the resamples of a looping answer this request has had
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +187,7 @@ class RetryDecision:
     reason: str
     delay: float = 0.0
     layer: RetryLayer = "request"
-    modification: Literal["drop_images"] | None = None
+    modification: Literal["drop_images", "resample"] | None = None
 
     @property
     def should_retry(self) -> bool:
@@ -220,6 +224,8 @@ layer='request', modification=None)
         return _stop("malformed frame is a deterministic failure")
     if error.kind in ("deadline_exceeded", "budget_exhausted"):
         return _stop(error.kind.replace("_", " "))
+    if error.kind == "doom_loop":
+        return _resample(context, config)
     return _classify_status(error, context, config)
 
 
@@ -259,6 +265,15 @@ def _request_too_large(context: RetryContext, config: StreamConfig) -> RetryDeci
     return RetryDecision(
         "modify_and_retry", "413: drop images and retry once", delay, "request", "drop_images"
     )
+
+
+def _resample(context: RetryContext, config: StreamConfig) -> RetryDecision:
+    # Seed 002 §19.1 (grok-build): a DoomLoop is not retried as it was, it is resampled
+    # with other parameters; a recovery of its own kind, with its own cap.
+    if context.resamples >= config.max_resamples:
+        return _stop(f"the answer looped again after {context.resamples} resample(s)")
+    return RetryDecision("modify_and_retry", "the answer loops (DoomLoop): resample at "
+                         "another temperature", 0.0, "request", "resample")
 
 
 def _wait_decision(

@@ -59,6 +59,15 @@ class StreamConfig:
     # Seed 002 "自建起步" ⑥ and §19.1 ①: plain text cut by max_tokens may be
     # continued, at most once; a second continuation would hide a runaway answer.
     max_continuations: int = 1
+    # Seed 002 §19.1 (grok-build, DoomLoop: 换法重采样): a looping answer is dropped as it
+    # streams and resampled at another temperature, at most this many times per request;
+    # ``detect_loops`` off reads a loop to its end as any other answer.
+    detect_loops: bool = True
+    max_resamples: int = 2
+    # Seed 002 §19.1 ① level 1: an answer cut at the output limit, not yet committed, is
+    # asked for again with the model's ceiling (Task.output_ceiling) when it allows more;
+    # then level 2 or 3 takes over. Off: straight to level 2 or 3.
+    raise_output_limit: bool = True
     # Unix time of virtual t=0: lets an HTTP-date ``Retry-After`` be compared with
     # the virtual now (the fakes' calendar origin).
     clock_epoch_unix: float = CALENDAR_ORIGIN_UNIX
@@ -79,6 +88,7 @@ class StreamConfig:
         for name in ("max_attempts", "max_consecutive_429", "budget_attempts"):
             _require_int(name, getattr(self, name), minimum=1)
         _require_int("max_continuations", self.max_continuations, minimum=0)
+        _require_int("max_resamples", self.max_resamples, minimum=0)
 
     def describe(self) -> dict[str, float | int]:
         """The settings as a plain mapping (for reports and replay lines)."""

@@ -749,9 +749,14 @@ class ReferenceAgent:
         return build_request(self.ports.dialect, state.task, entries,
                              system=self._system_prompt(), cache_breakpoints=self.cache_breakpoints)
 
+    async def _complete(self, state: _RunState) -> CompletionResult:
+        """One request to the model; the task's output ceiling lets a cut answer ask for more."""
+        return await state.client.complete(self._body(state),
+                                           output_ceiling=state.task.output_ceiling)
+
     async def _request(self, state: _RunState, turn_id: str) -> CompletionResult:
         """Send the turn's request; after a context overflow, compact and send it once more."""
-        result = await state.client.complete(self._body(state))
+        result = await self._complete(state)
         self._record_attempts(turn_id, result)
         compactor = state.compactor
         while is_overflow(result.error) and compactor.overflow_retries_left(turn_id):
@@ -759,7 +764,7 @@ class ReferenceAgent:
             ticket = compactor.begin("context_overflow", turn_id, keep)
             if ticket is None or not compactor.commit(ticket, await compactor.summarise(ticket)):
                 break  # nothing left to compact: the same input is never sent again
-            result = await state.client.complete(self._body(state))
+            result = await self._complete(state)
             self._record_attempts(turn_id, result)
         return result
 

@@ -65,7 +65,9 @@ from harness.agent._dialects import (
     request_target,
     streaming_body,
 )
+from harness.agent._doom_loop import looping_unit, resampled
 from harness.agent._messages import AssistantMessage, ToolCall
+from harness.agent._output_limit import output_limit, raised_limit, with_output_limit
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
 from harness.agent._sse import SSEDecoder, SSEEvent
 from harness.ports import SPECS, Clock, Dialect, IdSource, Usage, check_dialect, rng_stream
@@ -129,6 +131,8 @@ class _Run:
     retries: int = 0
     consecutive_429: int = 0
     images_dropped: bool = False
+    resamples: int = 0  # of a looping answer (DoomLoop)
+    output_ceiling: int | None = None  # the model's most output tokens, if known
     prefix: AssistantMessage | None = None  # the truncated text being continued
 
 
@@ -212,9 +216,14 @@ class StreamClient:
         """The shared budget this client draws on (other layers draw on it too)."""
         return self._budget
 
-    async def complete(self, request_body: Mapping[str, Any]) -> CompletionResult:
-        """Send ``request_body`` as a streaming request until an outcome is reached."""
-        run = _Run(body=self._streaming_body(request_body))
+    async def complete(self, request_body: Mapping[str, Any], *,
+                       output_ceiling: int | None = None) -> CompletionResult:
+        """Send ``request_body`` as a streaming request until an outcome is reached.
+
+        ``output_ceiling``: the model's most output tokens; an answer cut below it is asked
+        for again with a raised limit first (truncation level 1).
+        """
+        run = _Run(body=self._streaming_body(request_body), output_ceiling=output_ceiling)
         pending = _Pending(self._ids.next(), "first", "request")
         while True:
             refusal = await self._wait_for_breaker(run) or self._start(run, pending)
@@ -281,6 +290,7 @@ class StreamClient:
             jitter=self._jitter.random(),
             now_unix=self._config.clock_epoch_unix + self._clock.now(),
             images_dropped=run.images_dropped,
+            resamples=run.resamples,
         )
         return classify(error, context, self._config)
 
@@ -317,6 +327,9 @@ class StreamClient:
         if decision.modification == "drop_images":
             run.body = drop_images(run.body)
             run.images_dropped = True
+        if decision.modification == "resample":
+            run.resamples += 1
+            run.body = resampled(run.body, self._dialect, run.resamples)
         return pending
 
     def _log(
@@ -348,6 +361,9 @@ class StreamClient:
             message = _merge(run.prefix, message)
         if message.finish != "length":
             return self._result(run, "committed", message, None, reason="complete")
+        raised = self._raise_limit(run, message)
+        if raised is not None:
+            return raised
         if message.tool_calls:
             kept = replace(message, tool_calls=())
             reason = (
@@ -365,6 +381,26 @@ class StreamClient:
         run.prefix = message
         run.body = continuation_body(run.body, message.text, self._dialect)
         return _Pending(self._ids.next(), "continuation", "request", message.attempt_id)
+
+    def _raise_limit(self, run: _Run, message: AssistantMessage) -> _Pending | None:
+        """Level 1 (seed 002 §19.1 ①): drop an uncommitted cut answer, ask with a raised limit.
+
+        Not for a continuation's part (its prefix is already held), and only while the
+        model allows more than the request asked for: once, since it asks for the ceiling.
+        """
+        if run.prefix is not None or not self._config.raise_output_limit:
+            return None
+        limit = output_limit(run.body, self._dialect)
+        raised = raised_limit(limit, run.output_ceiling)
+        if raised is None:
+            return None
+        run.retries += 1
+        run.body = with_output_limit(run.body, self._dialect, raised)
+        pending = _Pending(self._ids.next(), "retry", "request", message.attempt_id,
+                           f"cut at the output limit of {limit} tokens: asked again with "
+                           f"{raised} (level 1)")
+        self._log("retry_scheduled", pending, at=self._clock.now(), retry_number=run.retries)
+        return pending
 
     def _failed(self, run: _Run, error: ProviderError, reason: str) -> CompletionResult:
         return self._result(run, "failed", None, error, reason=reason)
@@ -418,6 +454,8 @@ class StreamClient:
             # still read (the provider sees it delivered), but a stall or a reset
             # after the terminal event cannot undo a complete message.
             error = None
+        if error is None:
+            error = self._looping(accumulator)  # a loop that arrived in one piece
         if error is None:
             try:
                 message = accumulator.finish(pending.attempt_id)
@@ -481,6 +519,9 @@ class StreamClient:
                     progress.stream_began = True
                     async for chunk in watched_chunks():
                         _feed_all(accumulator, decoder.feed(chunk))
+                        looping = self._looping(accumulator)
+                        if looping is not None:
+                            raise StreamFailure(looping)  # the rest would only be billed
                     _feed_all(accumulator, decoder.close())
                 finally:
                     await response.aclose()
@@ -494,6 +535,15 @@ class StreamClient:
                 else self._config.idle_timeout
             )
             raise StreamFailure(ProviderError(kind, f"no data for {limit:g}s")) from exc
+
+    def _looping(self, accumulator: Accumulator) -> ProviderError | None:
+        """A DoomLoop in the text so far (seed 002 §19.1), or ``None``."""
+        if not self._config.detect_loops:
+            return None
+        unit = looping_unit(accumulator.partial_text)
+        if unit is None:
+            return None
+        return ProviderError("doom_loop", f"the answer keeps repeating {unit.strip()!r}")
 
     def _streaming_body(self, request_body: Mapping[str, Any]) -> dict[str, Any]:
         return streaming_body(self._dialect, request_body)

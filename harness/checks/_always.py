@@ -15,6 +15,7 @@ from harness.checks._budgets import check_spend, check_tool_calls, check_tool_de
 from harness.checks._cache import check_cache_after_restart
 from harness.checks._children import check_child_environments
 from harness.checks._compaction import check_compaction_keeps, check_overflow_retry
+from harness.checks._doom_loop import check_doom_loop
 from harness.checks._durable import (
     check_disk_error_stops,
     check_never_started_reported,
@@ -40,6 +41,7 @@ from harness.checks._timing import (
     check_retry_after,
     check_settle,
 )
+from harness.checks._truncation import check_output_limit
 from harness.checks._usage import check_context_tokens
 from harness.checks._vacuity import check_faults_reached, check_outcome
 from harness.checks._verdict import Verdict
@@ -78,6 +80,8 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_goal_in_context,
     check_lease,
     check_child_environments,
+    check_doom_loop,
+    check_output_limit,
 )
 
 

@@ -32,7 +32,7 @@ import math
 
 from harness.checks._tolerance import early_tolerance, late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
-from harness.ports import SILENCING_FAULTS
+from harness.ports import LOOPING_FAULTS, SILENCING_FAULTS
 from harness.trace import InvocationRecord, RequestRecord, Trace
 
 # Virtual times are sums of float seconds; a wait honoured to the microsecond is honoured.
@@ -165,6 +165,8 @@ def _failures_in_a_row(live: list[RequestRecord]) -> dict[int, int]:
 
 
 def _failed(r: RequestRecord) -> bool:
+    if LOOPING_FAULTS.intersection(r.faults):
+        return False  # the model's loop, dropped by the client: resampled, not backed off
     transient = r.status in (408, 409, 429) or r.status >= 500
     return (r.delivery == "http_error" and transient) or r.delivery in ("partial", "broken")
 

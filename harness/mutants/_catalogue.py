@@ -159,6 +159,12 @@ def _tools_in_process_order(request: httpx.Request, ports: AgentPorts) -> httpx.
     return _rebodied(request, lambda body: body.get("tools", []).reverse())
 
 
+def _sampling_left_as_it_was(request: httpx.Request, _: AgentPorts) -> httpx.Request:
+    # As an agent whose retry of a looping answer sends the request it sent before: it
+    # sees the loop and gives up on the answer, but asks for the same sampling again.
+    return _rebodied(request, lambda body: body.pop("temperature", None))
+
+
 def _arguments_rerendered(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
     # As a history rebuilt after a restart from parsed tool calls, its arguments dumped
     # again with the JSON library's default spacing instead of the bytes the model sent.
@@ -595,6 +601,8 @@ _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
 _ONE_PATH = "scenarios/tools/writes-of-one-path-queue.yaml"
 _TOOL_CAP = "scenarios/budgets/tool-call-cap-stops.yaml"
+_LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
+_CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -864,5 +872,19 @@ MUTANTS: tuple[Mutant, ...] = (
            "counts its tool calls in memory, so each restart starts a fresh cap",
            reference(budget_policy=BudgetPolicy(count_tool_calls_durably=False)),
            (Kill(_TOOL_CAP, "budget:tool-calls", "journal:fsync#4:after:unsynced_lost"),)),
+    Mutant("S5-doom-loop-continued", "seed 002 §19.1 (推理死循环(DoomLoop) 换法重采样)",
+           "never looks for a loop in the answer, so a model that repeats one sentence to "
+           "its output limit is read to the end and continued as any cut text",
+           reference(config=StreamConfig(detect_loops=False)),
+           (Kill(_LOOPS, "retry:doom-loop"),)),
+    Mutant("S5-doom-loop-retried-unchanged", "seed 002 §19.1 (重试无意义,换参数重采样才有意义)",
+           "drops a looping answer but asks again with the same sampling, so the same request "
+           "meets the same loop", with_requests(reference(), _sampling_left_as_it_was),
+           (Kill(_LOOPS, "retry:doom-loop"),)),
+    Mutant("S6-output-limit-never-raised", "seed 002 §19.1 ① (第 1 级:完整 attempt 尚未提交且没有"
+           "副作用 → 丢弃并提高上限重采样)", "answers an answer cut at its own output limit as "
+           "cut (level 3) though the model allows more, so the model writes the call again",
+           reference(config=StreamConfig(raise_output_limit=False)),
+           (Kill(_CUT_LIMIT, "S6:limit"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -105,6 +105,10 @@ class Task:
     max_tool_calls: int | None = None
     prices: UsagePrices | None = None
     context_window: int | None = None
+    # The most output tokens the model may be asked for (None: not known); above
+    # max_output_tokens, a cut answer may be resampled with a raised limit (seed 002 §19.1,
+    # truncation level 1).
+    output_ceiling: int | None = None
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,14 @@ class FaultMeaning(NamedTuple):
     """``breaks_stream``: every byte may arrive and the stream is still faulty (a checker
     must not call it complete); ``silences_stream``: a begun stream goes silent with its
     connection open; ``cuts_stream``: a begun stream ends early (a reset, an error event,
-    no terminal event)."""
+    no terminal event); ``loops_answer``: the answer degenerates into one phrase said over
+    and over (the model's wall, not the network's: a client may let go of it as it
+    streams and resample at once, with no backoff owed)."""
 
     breaks_stream: bool = False
     silences_stream: bool = False
     cuts_stream: bool = False
+    loops_answer: bool = False
 
 
 #: The one declaration of what each fault kind means for a stream.
@@ -32,6 +35,7 @@ FAULT_MEANINGS: Mapping[str, FaultMeaning] = MappingProxyType({
     "empty_body": FaultMeaning(breaks_stream=True),
     "stall": FaultMeaning(silences_stream=True),
     "connection_reset": FaultMeaning(cuts_stream=True),
+    "doom_loop": FaultMeaning(loops_answer=True),
 })
 
 BROKEN_STREAM_FAULTS: frozenset[str] = frozenset(
@@ -43,3 +47,6 @@ SILENCING_FAULTS: frozenset[str] = frozenset(
 CUTTING_FAULTS: frozenset[str] = frozenset(
     kind for kind, meaning in FAULT_MEANINGS.items() if meaning.cuts_stream)
 """The kinds that end a begun stream early."""
+LOOPING_FAULTS: frozenset[str] = frozenset(
+    kind for kind, meaning in FAULT_MEANINGS.items() if meaning.loops_answer)
+"""The kinds whose answer is a degenerate loop (DoomLoop)."""

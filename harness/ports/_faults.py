@@ -8,7 +8,8 @@ sequence of faults applies layer by layer, in order within a layer:
 layer       faults
 ==========  ==============================================================
 http        :class:`HttpError` (replaces the stream with an error response)
-response    :class:`TruncatedToolArguments`, :class:`InvalidToolArguments`
+response    :class:`TruncatedToolArguments`, :class:`InvalidToolArguments`,
+            :class:`DoomLoop`
 frames      :class:`InjectComments`, :class:`InjectPings`, :class:`MalformedFrame`,
             :class:`ErrorInStream`, :class:`NoTerminalEvent`, :class:`NoUsageChunk`,
             :class:`EmptyBody`
@@ -98,6 +99,8 @@ class Fault:
     """The stream goes silent with the connection open after its response began."""
     cuts_stream: ClassVar[bool] = False
     """The stream ends early after its response began: a reset, an error event, no end."""
+    loops_answer: ClassVar[bool] = False
+    """The answer is one phrase said over and over (DoomLoop)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # What a kind does to a stream is declared once, in the neutral layer the
@@ -105,7 +108,8 @@ class Fault:
         super().__init_subclass__(**kwargs)
         meaning = FAULT_MEANINGS.get(cls.__dict__.get("kind", ""))
         if meaning is not None:
-            cls.breaks_stream, cls.silences_stream, cls.cuts_stream = meaning
+            (cls.breaks_stream, cls.silences_stream, cls.cuts_stream,
+             cls.loops_answer) = meaning
 
     def __post_init__(self) -> None:
         # Every field against its declared type and bounds, the ones the scenario
@@ -299,6 +303,57 @@ class InvalidToolArguments(CutToolArguments):
         "A buggy provider: finish ``tool_calls`` with cut, invalid JSON arguments."
     )
     finish: ClassVar[Literal["length", "tool_calls"]] = "tool_calls"
+
+
+@dataclass(frozen=True)
+class DoomLoop(Fault):
+    """The model degenerates: one phrase, repeated until the output limit (seed 002 §19.1).
+
+    The answer's text and calls give way to ``phrase`` said ``repeats`` times, and it
+    ends at the output limit (``length`` / ``max_tokens``) with no tool call. A
+    retry with the same request meets the same wall; only a resample with other
+    sampling parameters may do better ("推理死循环(DoomLoop) 换法重采样").
+
+    >>> DoomLoop(repeats=12).kind
+    'doom_loop'
+    """
+
+    kind: ClassVar[str] = "doom_loop"
+    layer: ClassVar[Layer] = "response"
+    summary: ClassVar[str] = (
+        "The answer is one phrase repeated until the output limit (finish ``length``), "
+        "no tool call: a degenerate loop (DoomLoop)."
+    )
+
+    phrase: Annotated[
+        ShortText, Doc("The phrase the model keeps saying, with a letter or a digit in it; a "
+                       "space is put after each.")
+    ] = "Let me look at the notes again."
+    repeats: Annotated[
+        Annotated[int, Ge(8), Le(10_000)],
+        Doc("How many times the phrase is said, at least; a short phrase is said as often as "
+            "fills 400 characters, since a loop runs on to the output limit."),
+    ] = 60
+
+    def check_rules(self) -> None:
+        if not any(c.isalnum() for c in self.phrase):
+            raise ConfigError("DoomLoop.phrase", self.phrase, "a phrase with a letter or a digit")
+
+    @property
+    def looped_text(self) -> str:
+        """The answer's whole text.
+
+        >>> DoomLoop(phrase="Once more, then.", repeats=8).looped_text.count("then.")
+        24
+        >>> DoomLoop(phrase="Let me look at the notes again.", repeats=20).looped_text.count(".")
+        20
+        """
+        unit = f"{self.phrase} "
+        return unit * max(self.repeats, -(-LOOP_CHARACTERS // len(unit)))
+
+
+#: The fewest characters a loop's answer runs to: it goes on until the output limit.
+LOOP_CHARACTERS = 400
 
 
 # ---------------------------------------------------------------------- frames
@@ -657,7 +712,8 @@ OUTAGE_ANSWERS: tuple[OutageAnswer, ...] = get_args(OutageAnswer)
 # -------------------------------------------------------------------- registry
 
 FAULT_TYPES: tuple[type[Fault], ...] = (
-    HttpError, TruncatedToolArguments, InvalidToolArguments, InjectComments, InjectPings,
+    HttpError, TruncatedToolArguments, InvalidToolArguments, DoomLoop, InjectComments,
+    InjectPings,
     MalformedFrame, ErrorInStream, NoTerminalEvent, NoUsageChunk, EmptyBody, LineEndings,
     SplitAt, ByteAtATime, RandomSplits, SplitInsideUtf8, SplitInsideDataField,
     SplitBetweenCrLf, Stall, ConnectionReset, SlowDrip, StallBeforeHeaders, StallConnecting,
@@ -678,4 +734,10 @@ def check_faults(faults: Sequence[Fault]) -> None:
         raise ConfigError(
             "faults", body, "only byte and header faults beside 'http_error'",
             "an error response has no stream to bend",
+        )
+    response = [f.kind for f in faults if f.layer == "response"]
+    if "doom_loop" in response and len(response) > 1:
+        raise ConfigError(
+            "faults", response, "'doom_loop' alone among the response faults",
+            "a looping answer has no tool call left to cut",
         )

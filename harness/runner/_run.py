@@ -407,7 +407,11 @@ class _CaseRun:
             lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None,
             child_environments=world.child_environments(),
             max_tool_calls=scenario.budget.max_tool_calls,
-            refused_turns=tuple(world.refused_turns) or None)
+            refused_turns=tuple(world.refused_turns) or None,
+            loop_phrases=world.loop_phrases(),
+            sampled_requests=world.sampled_requests(),
+            output_ceiling=world.scenario.provider.max_output_tokens,
+            asked_outputs=world.asked_outputs())
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

@@ -48,6 +48,7 @@ def task_for(scenario: Scenario) -> Task:
         max_tool_calls=budget.max_tool_calls,
         prices=_prices(scenario.provider.model),
         context_window=scenario.provider.context_window,
+        output_ceiling=scenario.provider.max_output_tokens,
     )
 
 

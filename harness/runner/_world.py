@@ -58,6 +58,7 @@ from harness.ports import AgentPorts, Dialect, ToolContext, ToolInvocation, aske
 from harness.runner._goal_seen import revisions_in
 from harness.runner._jobs import WorldJobs
 from harness.runner._model import ScriptedModel
+from harness.runner._sampling import carries_loop, output_limit_of, sampling_of
 from harness.runner._world_build import (
     CALENDAR_ORIGIN,
     cache_config,
@@ -90,11 +91,13 @@ from harness.runner._world_tools import (
 )
 from harness.scenario import Scenario, fake_verifier
 from harness.trace import (
+    AskedOutput,
     ChildEnvironment,
     GoalInRequest,
     InvocationRecord,
     RefusedTurn,
     RequestRecord,
+    SampledRequest,
 )
 
 STATE_DIR = "/state"
@@ -124,6 +127,10 @@ class World:
         self.ledger = ToolLedger(self.clock, self.incarnations)
         self.model = ScriptedModel(scenario, self._applied_effects)
         self._faults = fault_plan(scenario)
+        # The phrases of the scenario's looping answers (retry:doom-loop); none: not noted.
+        self._loop_phrases = tuple(dict.fromkeys(
+            f.phrase for faults in self._faults.values() for f in faults
+            if isinstance(f, fakes.DoomLoop)))
         self.provider = FakeProvider(scenario.dialect, self._respond, self._faults, seed=seed,
                                      cache=cache_config(scenario),
                                      latency=Latency() if scenario.provider.latency else None,
@@ -180,6 +187,25 @@ class World:
         if self.goals is None or self.scenario.provider.context_window is None:
             return None
         return tuple(GoalInRequest(p.record.index, p.goal_revisions) for p in self.requests)
+
+    def sampled_requests(self) -> tuple[SampledRequest, ...] | None:
+        """How each request sampled, for a scenario with a looping answer (retry:doom-loop);
+        ``None`` elsewhere, so those traces keep their digests."""
+        if not self._loop_phrases:
+            return None
+        return tuple(SampledRequest(p.record.index, p.sampling, p.carries_loop)
+                     for p in self.requests)
+
+    def asked_outputs(self) -> tuple[AskedOutput, ...] | None:
+        """The output limit each request asked for, for a scenario that declares the model's
+        ceiling (S6:limit); ``None`` elsewhere, so those traces keep their digests."""
+        if self.scenario.provider.max_output_tokens is None:
+            return None
+        return tuple(AskedOutput(p.record.index, p.output_limit) for p in self.requests)
+
+    def loop_phrases(self) -> tuple[str, ...] | None:
+        """The phrases of the scenario's looping answers; ``None`` when it has none."""
+        return self._loop_phrases or None
 
     def note_child_environment(self, record: ChildEnvironment) -> None:
         """A subprocess tool is starting a child with this environment."""
@@ -295,6 +321,11 @@ class World:
         pending = Pending(record, response, body, cut_short=plan.cut_short)
         if self.goals is not None and self.scenario.provider.context_window is not None:
             pending.goal_revisions = revisions_in(self.goals.revisions, seen.json)
+        if self._loop_phrases:
+            pending.sampling = sampling_of(seen.json)
+            pending.carries_loop = carries_loop(self.scenario.dialect, body, self._loop_phrases)
+        if self.scenario.provider.max_output_tokens is not None:
+            pending.output_limit = output_limit_of(seen.json)
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")

@@ -75,6 +75,10 @@ class Pending:
     longest_silence: float = 0.0
     delivered: bytearray | None = None  # the bytes the client was sent, for usage_seen
     goal_revisions: tuple[int, ...] = ()  # I5:context: the goal revisions it told the model
+    # retry:doom-loop: how it asked the model to sample, and whether it carried a loop back.
+    sampling: tuple[str, ...] = ()
+    carries_loop: bool = False
+    output_limit: int | None = None  # S6:limit: the output limit it asked for
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,8 @@ def after_cuts(response: ScriptedResponse | None, faults: tuple[fakes.Fault, ...
     if response is None:
         return None
     for fault in faults:
-        if isinstance(fault, fakes.TruncatedToolArguments | fakes.InvalidToolArguments):
+        if isinstance(fault, fakes.TruncatedToolArguments | fakes.InvalidToolArguments
+                      | fakes.DoomLoop):
             response = fakes.apply_response(fault, response)
     return response
 

@@ -140,12 +140,28 @@ class _IncreasingOffsets(FaultModel):
         return self
 
 
+class _WordedPhrase(FaultModel):
+    """A looping answer's phrase: words, so a reader of the stream can tell it is a loop."""
+
+    if TYPE_CHECKING:
+        phrase: str
+
+    @model_validator(mode="after")
+    def _has_a_word(self) -> Self:
+        if not any(c.isalnum() for c in self.phrase):
+            raise_if_any([Problem(("phrase",), "the phrase has no letter or digit",
+                                  value=self.phrase, got=repr(self.phrase),
+                                  expected="a phrase with a letter or a digit")])
+        return self
+
+
 # Each rule applies to every fault with the fields it reads, whatever its kind.
 _JOINT_RULES: Final[tuple[tuple[type[FaultModel], frozenset[str]], ...]] = (
     (_AfterPoint, frozenset({"after_bytes", "after_events"})),
     (_CutArguments, frozenset({"fraction", "offset"})),
     (_RetryAfter, frozenset({"retry_after"})),
     (_IncreasingOffsets, frozenset({"offsets"})),
+    (_WordedPhrase, frozenset({"phrase"})),
 )
 
 

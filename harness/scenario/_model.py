@@ -210,6 +210,10 @@ class Provider(ScenarioModel):
     """Model time to first token: a base wait plus prefill of the uncached prompt tokens."""
     context_window: ContextWindowTokens | None = None
     """Prompt tokens the model takes; a longer request gets the dialect's context-length error."""
+    max_output_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    """The most output tokens the model may be asked for. The agent is told it: an answer cut
+    at the agent's own output limit (1,024 tokens) may be asked for again with a raised limit
+    up to this one (truncation level 1, check S6:limit). Absent: no headroom is known."""
     outages: list[OutageDeclaration] = []  # noqa: RUF012
     """Windows of virtual time in which every request fails (a long outage)."""
     quota: QuotaDeclaration | None = None

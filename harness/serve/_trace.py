@@ -92,7 +92,11 @@ def _extra(world: ServedWorld, final: ProcessRun | None) -> TraceExtra:
     return TraceExtra(agent="plain", process=True, time_scale=world.time_scale,
                       world_events=tuple(world.events) or None,
                       final_answer=final.final_text or None if final is not None else None,
-                      child_environments=world.child_environments())
+                      child_environments=world.child_environments(),
+                      loop_phrases=world.loop_phrases(),
+                      sampled_requests=world.sampled_requests(),
+                      output_ceiling=world.scenario.provider.max_output_tokens,
+                      asked_outputs=world.asked_outputs())
 
 
 def folder_files(root: str) -> Mapping[str, bytes]:

@@ -10,11 +10,13 @@ imports the other's internals::
 
 from harness.trace._decode import TraceDataError, trace_from_json
 from harness.trace._extra import (
+    AskedOutput,
     ChildEnvironment,
     GoalInRequest,
     HeldAfterReturn,
     NeverStartedCall,
     RefusedTurn,
+    SampledRequest,
     TraceExtra,
 )
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
@@ -50,6 +52,7 @@ from harness.trace._records import (
 )
 
 __all__ = [
+    "AskedOutput",
     "CacheRecord",
     "CallRecord",
     "CancelRecord",
@@ -77,6 +80,7 @@ __all__ = [
     "RefusedTurn",
     "RequestRecord",
     "Role",
+    "SampledRequest",
     "SecretLeak",
     "SecretsRecord",
     "SegmentVersion",

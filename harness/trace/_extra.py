@@ -70,6 +70,25 @@ class ChildEnvironment:
 
 
 @dataclass(frozen=True)
+class SampledRequest:
+    """How one request asked the model to sample (retry:doom-loop), recorded for a
+    scenario with a looping answer (a ``doom_loop`` fault)."""
+
+    request: int  # RequestRecord.index
+    sampling: tuple[str, ...]  # "temperature=0.8", sorted; empty: the provider's defaults
+    carries_loop: bool  # a message of it says a looping answer's phrase twice running
+
+
+@dataclass(frozen=True)
+class AskedOutput:
+    """The output limit one request asked for (S6:limit), recorded for a scenario that
+    declares the model's ``provider.max_output_tokens``."""
+
+    request: int  # RequestRecord.index
+    limit: int | None  # None: the request set no limit
+
+
+@dataclass(frozen=True)
 class TraceExtra:
     """The trace's facts that are not records, each ``None`` when the case had none."""
 
@@ -115,6 +134,14 @@ class TraceExtra:
     max_tool_calls: int | None = None
     # Requests refused before the model for tool calls without results, by their turn.
     refused_turns: tuple[RefusedTurn, ...] | None = None
+    # For a scenario with a looping answer (retry:doom-loop): its phrases, and how each
+    # request sampled and whether it carried the loop back.
+    loop_phrases: tuple[str, ...] | None = None
+    sampled_requests: tuple[SampledRequest, ...] | None = None
+    # For a scenario that declares the model's most output tokens (S6:limit): that ceiling,
+    # and the output limit each request asked for.
+    output_ceiling: int | None = None
+    asked_outputs: tuple[AskedOutput, ...] | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

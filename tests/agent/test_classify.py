@@ -135,6 +135,16 @@ def test_413_retries_once_then_surfaces() -> None:
     assert again.action == STOP
 
 
+def test_a_looping_answer_is_resampled_up_to_its_own_cap() -> None:
+    looping = ProviderError("doom_loop", "the answer keeps repeating 'again.'")
+    first = classify(looping, RetryContext(), CONFIG)
+    assert (first.action, first.modification, first.delay) == (MODIFY, "resample", 0.0)
+    assert classify(looping, RetryContext(resamples=1), CONFIG).action == MODIFY
+    spent = classify(looping, RetryContext(resamples=CONFIG.max_resamples), CONFIG)
+    assert spent.action == STOP
+    assert "looped again after 2 resample(s)" in spent.reason
+
+
 @pytest.mark.parametrize(("in_a_row", "action"), [(1, RETRY), (2, RETRY), (3, STOP), (4, STOP)])
 def test_consecutive_429s_are_capped(in_a_row: int, action: str) -> None:
     decision = classify(_http(429), RetryContext(consecutive_429=in_a_row), CONFIG)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pytest
 import respx
 
 from fakes import VirtualClock
@@ -110,6 +111,7 @@ def _run(
     config: StreamConfig = CONFIG,
     budget: Budget | None = None,
     request: dict[str, Any] | None = None,
+    output_ceiling: int | None = None,
 ) -> tuple[CompletionResult, Endpoint, ClockedLog]:
     endpoint = Endpoint(clock, script)
     log = ClockedLog(clock)
@@ -129,7 +131,7 @@ def _run(
                 retry_log=log,
                 budget=budget or Budget(deadline=600.0, max_attempts=20),
             )
-            return await client.complete(request or REQUEST)
+            return await client.complete(request or REQUEST, output_ceiling=output_ceiling)
 
     return clock.run(main()), endpoint, log
 
@@ -415,6 +417,109 @@ def test_413_drops_images_and_retries_once(virtual_clock: VirtualClock) -> None:
     assert "image_url" in json.dumps(endpoint.seen[0][1])
     assert "image_url" not in json.dumps(endpoint.seen[1][1])
     assert result.stop_reason == "413 again after dropping images"
+
+
+LOOP = "Let me look at the notes again. "
+
+
+def _looping_stream() -> list[Step]:
+    # One sentence said to the output limit, a chunk at a time.
+    return [_openai_chunk({"role": "assistant", "content": ""}),
+            *(_openai_chunk({"content": LOOP}) for _ in range(40)),
+            _openai_chunk({}, "length"), _openai_usage(10, 400), DONE]
+
+
+def test_a_looping_answer_is_dropped_mid_stream_and_resampled(virtual_clock: VirtualClock) -> None:
+    result, endpoint, log = _run(
+        virtual_clock,
+        [lambda: _sse(*_looping_stream()), lambda: _sse(*_looping_stream()),
+         lambda: _sse(*_openai_text("The notes hold three items."))],
+    )
+    assert result.outcome == "committed"
+    assert result.message is not None
+    assert result.message.text == "The notes hold three items."
+    # Each resample asks at another temperature; the first left it to the provider.
+    assert [body.get("temperature") for _, body in endpoint.seen] == [None, 0.8, 1.0]
+    looped = result.attempts[:2]
+    assert [a.error.kind if a.error else None for a in looped] == ["doom_loop", "doom_loop"]
+    # Let go of as soon as the loop showed: far short of the 40 sentences sent.
+    assert all(a.partial_text.count(LOOP.strip()) < 12 for a in looped)
+    assert [e.reason for e in log.events if e.kind == "retry_scheduled"] == [
+        "the answer loops (DoomLoop): resample at another temperature"] * 2
+
+
+def test_a_loop_past_the_resample_cap_fails_the_request(virtual_clock: VirtualClock) -> None:
+    result, endpoint, _ = _run(virtual_clock, [lambda: _sse(*_looping_stream())] * 3)
+    assert result.outcome == "failed"
+    assert len(endpoint.seen) == 3
+    assert result.stop_reason == "the answer looped again after 2 resample(s)"
+
+
+def test_a_loop_that_arrives_in_one_chunk_is_caught_too(virtual_clock: VirtualClock) -> None:
+    whole = b"".join(step for step in _looping_stream() if isinstance(step, bytes))
+    result, _, _ = _run(virtual_clock, [lambda: _sse(whole),
+                                        lambda: _sse(*_openai_text("Done."))])
+    assert result.message is not None
+    assert result.message.text == "Done."
+    assert result.attempts[0].error is not None
+    assert result.attempts[0].error.kind == "doom_loop"
+
+
+def test_without_loop_detection_a_loop_is_cut_text(virtual_clock: VirtualClock) -> None:
+    config = StreamConfig(backoff_jitter=0.0, detect_loops=False, max_continuations=0)
+    result, _, _ = _run(virtual_clock, [lambda: _sse(*_looping_stream())], config=config)
+    assert result.outcome == "truncated"
+
+
+def _cut_call() -> list[Step]:
+    call = {"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "mail", "arguments": '{"to": "ops@exa'}}
+    return [_openai_chunk({"role": "assistant", "tool_calls": [call]}),
+            _openai_chunk({}, "length"), _openai_usage(10, 1024), DONE]
+
+
+def _whole_call() -> list[Step]:
+    call = {"index": 0, "id": "call_2", "type": "function",
+            "function": {"name": "mail", "arguments": '{"to": "ops@example.com"}'}}
+    return [_openai_chunk({"role": "assistant", "tool_calls": [call]}),
+            _openai_chunk({}, "tool_calls"), _openai_usage(10, 12), DONE]
+
+
+def test_a_cut_answer_is_asked_for_again_at_the_models_ceiling(
+        virtual_clock: VirtualClock) -> None:
+    request = {**REQUEST, "max_completion_tokens": 1024}
+    result, endpoint, log = _run(virtual_clock, [lambda: _sse(*_cut_call()),
+                                                 lambda: _sse(*_whole_call())],
+                                 request=request, output_ceiling=8192)
+    assert result.outcome == "committed"
+    assert result.message is not None
+    assert [c.call_id for c in result.message.tool_calls] == ["call_2"]
+    assert [body["max_completion_tokens"] for _, body in endpoint.seen] == [1024, 8192]
+    assert [a.status for a in result.attempts] == ["truncated", "complete"]
+    # Each attempt's usage counts once, the dropped one's too.
+    assert result.usage_total is not None
+    assert result.usage_total.output_tokens == 1024 + 12
+    assert [e.reason for e in log.events if e.kind == "retry_scheduled"] == [
+        "cut at the output limit of 1024 tokens: asked again with 8192 (level 1)"]
+
+
+@pytest.mark.parametrize("ceiling", [None, 1024])
+def test_without_headroom_a_cut_call_is_rejected_at_once(virtual_clock: VirtualClock,
+                                                         ceiling: int | None) -> None:
+    request = {**REQUEST, "max_completion_tokens": 1024}
+    result, endpoint, _ = _run(virtual_clock, [lambda: _sse(*_cut_call())],
+                               request=request, output_ceiling=ceiling)
+    assert result.outcome == "truncated"
+    assert [c.call_id for c in result.rejected_tool_calls] == ["call_1"]
+    assert len(endpoint.seen) == 1
+
+
+def test_cut_again_at_the_ceiling_the_call_is_rejected(virtual_clock: VirtualClock) -> None:
+    request = {**REQUEST, "max_completion_tokens": 1024}
+    result, endpoint, _ = _run(virtual_clock, [lambda: _sse(*_cut_call())] * 2,
+                               request=request, output_ceiling=4096)
+    assert result.outcome == "truncated"
+    assert [body["max_completion_tokens"] for _, body in endpoint.seen] == [1024, 4096]
 
 
 def _anthropic_event(name: str, payload: dict[str, Any]) -> bytes:

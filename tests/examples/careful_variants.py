@@ -14,6 +14,8 @@ import textwrap
 from pathlib import Path
 
 from harness.intercept import PlainEntry
+from harness.runner import Case, CaseResult, run_case
+from harness.scenario import load_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CAREFUL_SOURCE = (EXAMPLES / "openai_careful/agent.py").read_text()
@@ -188,6 +190,31 @@ EDITS.update({
         "            args = {**args, \"env\": env}\n") + _AWAIT_TOOL)),
 })
 
+EDITS["resamples-a-loop"] = (
+    # An answer cut at the output limit that keeps saying one thing is asked for again at
+    # another temperature, twice at most (the careful agent takes it as its answer).
+    ("async def complete_once(client: AsyncOpenAI, messages: list[dict[str, Any]]) -> "
+     "dict[str, Any]:\n",
+     "async def complete_once(client: AsyncOpenAI, messages: list[dict[str, Any]],\n"
+     "                        **sampling: Any) -> dict[str, Any]:\n"),
+    ("        stream_options={\"include_usage\": True},\n    )\n",
+     "        stream_options={\"include_usage\": True},\n        **sampling,\n    )\n"),
+    ("async def complete(client",
+     "def loops(text: str) -> bool:\n"
+     "    tail = text[-240:]\n"
+     "    return len(tail) == 240 and any(tail.count(tail[-n:]) >= 5 for n in range(8, 48))\n"
+     "\n\n"
+     "async def complete(client"),
+    ("            return await complete_once(client, messages)\n",
+     "            answer = await complete_once(client, messages)\n"
+     "            for temperature in (0.8, 1.0):\n"
+     "                looping = loops(answer[\"message\"][\"content\"] or \"\")\n"
+     "                if answer[\"finish_reason\"] != \"length\" or not looping:\n"
+     "                    break\n"
+     "                answer = await complete_once(client, messages, temperature=temperature)\n"
+     "            return answer\n"),
+)
+
 #: Variants whose tools are coroutines, and whose note tool takes the child's environment.
 ASYNC_VARIANTS = {"completion-order", "awaited-tools", "environ-to-children",
                   "clean-env-to-children"}
@@ -224,3 +251,13 @@ def write_variant(name: str, root: Path) -> PlainEntry:
     tool_map = tuple((tool, f"{package}.tools:{tool}")
                      for tool in ("send_mail", "append_note", "read_outbox"))
     return PlainEntry(f"{package}:main").with_tool_map(tool_map)
+
+
+def run_scenario_text(entry: PlainEntry, root: Path, text: str) -> CaseResult:
+    """``entry`` on the crash-free case of the scenario ``text``, written under ``root``."""
+    scenario_name = text.split("name: ", 1)[1].split("\n", 1)[0]
+    path = root / f"{scenario_name}.yaml"
+    path.write_text(text)
+    scenario = load_scenario(path)
+    return run_case(Case(scenario.name, path, scenario.seed, None, agent=entry.spec),
+                    scenario, entry)

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from careful_variants import write_variant
+from careful_variants import run_scenario_text, write_variant
 
 from harness.intercept import PlainEntry
-from harness.runner import Case, CaseResult, run_case
-from harness.scenario import load_scenario
+from harness.runner import CaseResult
 
 # The note tool starts a child process; the agent's function for it takes an env.
 SCENARIO = """\
@@ -35,11 +34,7 @@ expect:
 
 
 def run(entry: PlainEntry, root: Path) -> CaseResult:
-    path = root / "plain-child-environment.yaml"
-    path.write_text(SCENARIO)
-    scenario = load_scenario(path)
-    return run_case(Case(scenario.name, path, scenario.seed, None, agent=entry.spec),
-                    scenario, entry)
+    return run_scenario_text(entry, root, SCENARIO)
 
 
 @pytest.mark.parametrize(("variant", "status"), [

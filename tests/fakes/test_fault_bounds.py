@@ -176,6 +176,11 @@ RULES: list[tuple[str, dict[str, Any]]] = [
     ("line_endings", {"style": "LF"}),
     ("line_endings", {"style": None}),
     ("random_splits", {"count": None}),
+    ("doom_loop", {"phrase": ""}),
+    ("doom_loop", {"phrase": "x" * 101}),
+    ("doom_loop", {"repeats": 7}),
+    ("doom_loop", {"phrase": "?! ..."}),
+    ("doom_loop", {"repeats": 4.0}),
 ]
 
 

@@ -10,6 +10,7 @@ from fakes import (
     FAULT_KINDS,
     ByteAtATime,
     ConnectionReset,
+    DoomLoop,
     Emit,
     EmptyBody,
     ErrorInStream,
@@ -253,6 +254,32 @@ def test_invalid_tool_arguments_still_claim_tool_calls() -> None:
     assert not _is_json(arguments)
 
 
+def _openai_text(body: bytes) -> str:
+    chunks = [json.loads(d) for d in datas(body) if d != "[DONE]"]
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+@pytest.mark.parametrize(("dialect", "finish"), [("openai", '"finish_reason": "length"'),
+                                                 ("anthropic", '"stop_reason": "max_tokens"')])
+def test_a_doom_loop_is_one_phrase_to_the_output_limit(dialect: str, finish: str) -> None:
+    loop = DoomLoop(phrase="Once more.", repeats=8)
+    body = plan(dialect, loop).body
+    assert finish in " ".join(json.dumps(json.loads(d)) for d in datas(body) if d != "[DONE]")
+    assert "tool_calls" not in body.decode()
+    assert "tool_use" not in body.decode()
+    if dialect == "openai":
+        # Said as often as fills 400 characters: a loop runs on to the output limit.
+        assert _openai_text(body) == loop.looped_text == "Once more. " * 37
+
+
+def test_a_doom_loop_stands_alone_among_the_response_faults() -> None:
+    from harness._errors import ConfigError
+    from harness.ports import check_faults
+
+    with pytest.raises(ConfigError, match="'doom_loop' alone among the response faults"):
+        check_faults([DoomLoop(), TruncatedToolArguments()])
+
+
 # ------------------------------------------------------------ timing faults
 
 
@@ -332,5 +359,5 @@ def test_http_error_can_stall_before_headers_and_reset() -> None:
 
 
 def test_every_fault_kind_is_registered_once() -> None:
-    assert len(FAULT_KINDS) == 22
+    assert len(FAULT_KINDS) == 23
     assert all(cls.kind == kind for kind, cls in FAULT_KINDS.items())

@@ -43,6 +43,10 @@ KNOWN_GAPS = {
     "secret-arguments-stay-out": {"J3"},
     "truncated-on-every-attempt": {"I4", "side_effects"},
     "truncated-tool-arguments": {"I4", "side_effects"},
+    # It ends the run at an answer cut at its output limit, headroom or not: the mail the
+    # model meant to send never is.
+    "cut-answer-raises-the-limit": {"I4", "side_effects"},
+    "cut-answer-raises-the-limit-anthropic": {"I4", "side_effects"},
     "unauthorized-blocked": {"I4"},
     # It gives up on no client error and caps no run of 429s by its own stop state, and it
     # runs the calls of an answer the provider refused or filtered.

@@ -69,7 +69,7 @@ def test_an_unknown_tool_kind_lists_the_kinds(tmp_path: Path) -> None:
 
 UNKNOWN_STAL = (
     "faults[0].kind: unknown fault kind: got 'stal'; expected one of 'http_error', "
-    "'truncated_tool_arguments', 'invalid_tool_arguments', 'inject_comments', "
+    "'truncated_tool_arguments', 'invalid_tool_arguments', 'doom_loop', 'inject_comments', "
     "'inject_pings', 'malformed_frame', 'error_in_stream', 'no_terminal_event', "
     "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
     "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
@@ -164,9 +164,10 @@ def test_a_fault_without_kind(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, VALID + "faults:\n  - at: {turn: 1}\n    seconds: 3\n"),
         "11:5: faults[0]: missing required key 'kind'; expected one of 'http_error', "
-        "'truncated_tool_arguments', 'invalid_tool_arguments', 'inject_comments', "
-        "'inject_pings', 'malformed_frame', 'error_in_stream', 'no_terminal_event', "
-        "'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', 'byte_at_a_time', "
+        "'truncated_tool_arguments', 'invalid_tool_arguments', 'doom_loop', "
+        "'inject_comments', 'inject_pings', 'malformed_frame', 'error_in_stream', "
+        "'no_terminal_event', 'no_usage_chunk', 'empty_body', 'line_endings', 'split_at', "
+        "'byte_at_a_time', "
         "'random_splits', 'split_inside_utf8', 'split_inside_data_field', "
         "'split_between_cr_lf', 'stall', 'connection_reset', 'slow_drip', "
         "'stall_before_headers', 'stall_connecting'",

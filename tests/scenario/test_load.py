@@ -122,12 +122,12 @@ def test_crash_points_are_checked_against_a_recorded_run_with_file_positions() -
     with pytest.raises(ScenarioError) as caught:
         check_crash_points(scenario, ["journal:fsync#2", "journal:append#2"])
     assert str(caught.value) == (
-        f"{path}:40:12: crash.points[0]: crash point was never reached in the recorded run: "
+        f"{path}:41:12: crash.points[0]: crash point was never reached in the recorded run: "
         "got 'journal:fsync#1'; expected one of 'journal:fsync#2', 'journal:append#2'. "
         "Did you mean 'journal:fsync#2'?"
     )
     error = caught.value
-    assert (error.line, error.column, error.value) == (40, 12, "journal:fsync#1")
+    assert (error.line, error.column, error.value) == (41, 12, "journal:fsync#1")
 
 
 def test_crash_points_of_a_scenario_built_in_python_name_the_scenario() -> None:
