@@ -42,7 +42,7 @@ import pytest
 if TYPE_CHECKING:
     from fakes import VirtualClock
     from harness._shard import Shard
-    from harness.runner import AgentUnderTest, Case, CaseResult
+    from harness.runner import AgentUnderTest, Case, CaseResult, SealedCases
     from harness.scenario import Scenario
 
 
@@ -405,13 +405,7 @@ class ScenarioItem(pytest.Item):
         from harness import runner
 
         settings = self.config.stash[_SETTINGS]
-        factory = _agent_factory(self.config, self.scenario)
-        if settings.twice:
-            result = runner.run_case_twice(self.case, scenario=self.scenario,
-                                           agent_factory=factory)
-        else:
-            result = runner.run_case(self.case, scenario=self.scenario, agent_factory=factory,
-                                     replay=settings.replay or None)
+        result = _sealed_cases(self.config).run(self.case, self.scenario)
         if settings.strict:
             result = runner.strictly(result)
         self.config.stash[_SETTINGS].results.append(result)
@@ -431,14 +425,38 @@ class ScenarioItem(pytest.Item):
             from harness._report_text import render_failure
 
             return render_failure(excinfo.value.result, self.scenario, node_id=self.nodeid)
-        from harness._errors import ScenarioError
+        from harness._errors import ScenarioError, WorkerError
 
-        if isinstance(excinfo.value, ScenarioError):  # bad input found mid-run: no traceback
+        # Bad input found mid-run (here, or in the case's worker): no traceback.
+        if isinstance(excinfo.value, ScenarioError | WorkerError):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"scenario {self.case.case_id}"
+
+
+_SEALED = pytest.StashKey["SealedCases"]()
+
+
+def _sealed_cases(config: pytest.Config) -> SealedCases:
+    """This process's sealed case worker, kept from item to item (started at the first).
+
+    Each case runs in the worker ``harness run`` uses (:class:`harness.runner.SealedCases`),
+    judged here from the trace it hands back: the agent never runs in pytest's process.
+    The worker, forked from this process, picks each scenario's agent itself, as
+    :func:`_agent_factory` does here.
+    """
+    cases = config.stash.get(_SEALED, None)
+    if cases is None:
+        from harness.runner import AgentChoice, SealedCases
+
+        settings = config.stash[_SETTINGS]
+        choice = AgentChoice(twice=settings.twice, replay=settings.replay,
+                             chosen=lambda scenario: _agent_factory(config, scenario))
+        cases = config.stash[_SEALED] = SealedCases(choice)
+        config.add_cleanup(cases.close)
+    return cases
 
 
 class ScenarioErrorItem(pytest.Item):

@@ -64,7 +64,7 @@ def _ran(case: Case, scenario: Scenario, agent: AgentChoice
     from harness.runner._case import run_trace, traced
 
     try:
-        factory = agent.load()
+        factory = agent.load(scenario)
         if agent.twice:  # both runs replay the case from its start (see run_case_twice)
             return {"kind": "twice"}, (run_trace(case, scenario, factory, replay=True),
                                        run_trace(case, scenario, factory, replay=True))
