@@ -79,6 +79,7 @@ class HarnessSettings:
     fuzz_budget: int | None = None  # --harness-fuzz N
     rootdir: Path = Path()
     shard: Shard | None = None  # --harness-shard K/N
+    case_timeout: float = 60.0  # --harness-case-timeout (its default: DEFAULT_CASE_TIMEOUT)
 
     def takes(self, item_name: str) -> bool:
         """Whether this session's shard (all of them without one) runs the item of this name."""
@@ -96,7 +97,7 @@ _SETTINGS = pytest.StashKey[HarnessSettings]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     from harness._fuzz_options import parse_budget
-    from harness._options import crash_settings_help, parse_seed
+    from harness._options import DEFAULT_CASE_TIMEOUT, crash_settings_help, parse_seed
 
     group = parser.getgroup("harness", "chaos harness scenarios")
     group.addoption("--harness-scenarios", action="append", metavar="PATH", default=None,
@@ -124,6 +125,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect only shard K of N of the scenario items, chosen by a hash "
                          "of each item's case id (as 'harness run --shard'): one CI matrix "
                          "job per K")
+    group.addoption("--harness-case-timeout", type=_seconds, metavar="SECONDS",
+                    default=DEFAULT_CASE_TIMEOUT,
+                    help="real seconds a case (or the agent's run that plans a scenario's "
+                         "cases) may take before its agent is killed and the item fails "
+                         f"(as 'harness run --case-timeout'; default: {DEFAULT_CASE_TIMEOUT:g})")
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
@@ -156,6 +162,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="the agent under test, MODULE:CALLABLE (see --harness-agent)")
     parser.addini("harness_dialects", type="args", default=[],
                   help="the dialects the agent speaks (see --harness-dialect)")
+
+
+def _seconds(text: str) -> float:
+    from harness._options import positive_float
+
+    return positive_float(text, "a number of seconds > 0, such as 60")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -194,6 +206,7 @@ def pytest_configure(config: pytest.Config) -> None:
         fuzz_budget=config.getoption("harness_fuzz"),
         rootdir=rootdir,
         shard=config.getoption("harness_shard"),
+        case_timeout=config.getoption("harness_case_timeout"),
     )
 
 
@@ -298,45 +311,96 @@ class ScenarioFile(pytest.File):
         from harness._errors import HarnessError
 
         try:
-            scenario, cases = self._plan()
+            scenario, plan = self._plan()
         except HarnessError as error:
             yield ScenarioErrorItem.from_parent(self, name=self.path.name, error=error)
             return
-        skip = _dialect_skip(self.config, scenario)
-        if skip is not None:
-            yield ScenarioSkipItem.from_parent(self, name=scenario.name, reason=skip)
+        if plan.skip is not None:
+            yield ScenarioSkipItem.from_parent(self, name=scenario.name, reason=plan.skip)
             return
-        from harness.intercept import PlainEntry
-
-        agent = _agent_factory(self.config, scenario)
-        spec = agent.spec if isinstance(agent, PlainEntry) else None
-        targets = agent.tool_map if isinstance(agent, PlainEntry) else ()
         settings = self.config.stash[_SETTINGS]
-        for planned in cases:
+        for planned in plan.cases:
             # The replay names the agent the item ran with, however it was chosen.
-            case = replace(planned, agent=spec, targets=targets)
+            case = replace(planned, agent=plan.spec, targets=plan.targets)
             if settings.takes(case.case_id):
                 yield ScenarioItem.from_parent(self, name=case.case_id, case=case,
                                                scenario=scenario)
         if settings.fuzz_budget is not None and settings.takes(f"{scenario.name}[fuzz]"):
             # A factory named by --harness-agent has no spec of its own; its replay needs one.
             yield FuzzItem.from_parent(self, name=f"{scenario.name}[fuzz]", scenario=scenario,
-                                       agent_spec=spec or settings.agent, targets=targets)
+                                       agent_spec=plan.spec or settings.agent,
+                                       targets=plan.targets)
 
-    def _plan(self) -> tuple[Scenario, list[Case]]:
-        from harness import runner
-        from harness._options import chosen_cases, with_overrides
+    def _plan(self) -> tuple[Scenario, _Plan]:
+        from harness._options import with_overrides
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]
         source = _display_path(self.path)
         scenario = with_overrides(load_scenario(source), crash=settings.crash, seed=settings.seed)
-        # The points to crash at are those the agent under test reaches, as with
-        # `harness run --agent`. xdist compares the collection of every worker:
-        # plan_cases must be a pure function of the scenario and the agent
-        # (recording runs included), and it is kept in its order.
-        cases = runner.plan_cases(scenario, source, _agent_factory(self.config, scenario))
-        return scenario, chosen_cases(cases, settings.crash)
+        hooked = self.config.hook.pytest_harness_agent_factory(config=self.config,
+                                                               scenario=scenario)
+        if hooked is None and settings.agent is None:  # the reference agent: the harness's own
+            return scenario, _planned(self.config, scenario, source)
+        # The agent's code (its import, its recorded run) runs sealed, as in `harness run`.
+        from harness._options import DEFAULT_CASE_MEMORY_MIB
+        from harness.runner import contained, tool_env_names
+
+        data = contained(lambda _step: _planned(self.config, scenario, source).as_data(),
+                         timeout=settings.case_timeout, longer=_LONGER,
+                         tool_names=tool_env_names([scenario]), agent=settings.agent,
+                         memory_mib=DEFAULT_CASE_MEMORY_MIB)
+        return scenario, _Plan.from_data(data, scenario, source)
+
+
+_LONGER = "raise --harness-case-timeout if it is honest work"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A scenario file's cases for the agent under test, or why the agent sits it out."""
+
+    skip: str | None
+    cases: tuple[Case, ...] = ()
+    spec: str | None = None
+    targets: tuple[tuple[str, str], ...] = ()
+
+    def as_data(self) -> dict[str, Any]:
+        """This plan as JSON data, sent back from the sealed process that made it."""
+        return {"skip": self.skip, "spec": self.spec, "targets": [list(t) for t in self.targets],
+                "crashes": [None if c.crash is None else [
+                    c.crash.point_id, c.crash.when, c.crash.crash_class,
+                    c.crash.during_recovery] for c in self.cases]}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], scenario: Scenario, source: Path) -> _Plan:
+        """The plan :meth:`as_data` sent, its cases built here from their crash points."""
+        from harness.runner import Case, CrashSpec
+
+        cases = tuple(Case(scenario.name, source, scenario.seed,
+                           None if crash is None else CrashSpec(*crash))
+                      for crash in data["crashes"])
+        return cls(data["skip"], cases, data["spec"],
+                   tuple((tool, spec) for tool, spec in data["targets"]))
+
+
+def _planned(config: pytest.Config, scenario: Scenario, source: Path) -> _Plan:
+    """Plan ``scenario`` for the agent under test (run here, or in a sealed process)."""
+    from harness import runner
+    from harness._options import chosen_cases
+    from harness.intercept import PlainEntry
+
+    settings = config.stash[_SETTINGS]
+    agent = _agent_factory(config, scenario)
+    # The points to crash at are those the agent under test reaches, as with
+    # `harness run --agent`. xdist compares the collection of every worker:
+    # plan_cases must be a pure function of the scenario and the agent
+    # (recording runs included), and it is kept in its order.
+    cases = chosen_cases(runner.plan_cases(scenario, source, agent), settings.crash)
+    skip = runner.dialect_skip(scenario, agent, settings.dialects)
+    if isinstance(agent, PlainEntry):
+        return _Plan(skip, tuple(cases), agent.spec, agent.tool_map)
+    return _Plan(skip, tuple(cases))
 
 
 def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest | None:
@@ -355,13 +419,6 @@ def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest 
     if isinstance(agent, PlainEntry):
         return agent.with_tool_map(settings.targets, settings.targets_source)
     return agent
-
-
-def _dialect_skip(config: pytest.Config, scenario: Scenario) -> str | None:
-    from harness.runner import dialect_skip
-
-    agent = _agent_factory(config, scenario)
-    return dialect_skip(scenario, agent, config.stash[_SETTINGS].dialects)
 
 
 class ScenarioSkipItem(pytest.Item):
@@ -454,7 +511,8 @@ def _sealed_cases(config: pytest.Config) -> SealedCases:
         settings = config.stash[_SETTINGS]
         choice = AgentChoice(twice=settings.twice, replay=settings.replay,
                              chosen=lambda scenario: _agent_factory(config, scenario))
-        cases = config.stash[_SEALED] = SealedCases(choice)
+        cases = config.stash[_SEALED] = SealedCases(choice, timeout=settings.case_timeout,
+                                                    longer=_LONGER)
         config.add_cleanup(cases.close)
     return cases
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 # run would import the runner anew while the `harness` package still holds the first
 # copy: a Case of one copy, looked up in the other, does not pickle. Imported here, they
 # are the outer process's, kept across runs, as in any real pytest session.
-import harness.runner  # noqa: F401
+import harness.runner
 import harness.scenario  # noqa: F401
 
 SYSTEM_TIER = "system"

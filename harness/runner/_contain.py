@@ -235,6 +235,7 @@ class _Pool:
                  memory_mib: int = DEFAULT_CASE_MEMORY_MIB) -> None:
         self.jobs, self.agent, self.timeout, self.on_result = jobs, agent, timeout, on_result
         self.memory_mib = memory_mib
+        self.longer = "raise --case-timeout if it is honest work"  # how to give more time
         # Whether a worker with no job left waits for more (SealedCases) or is told to stop.
         self.keep_idle = False
         self.results: list[CaseResult | None] = [None] * len(jobs)
@@ -323,7 +324,7 @@ class _Pool:
             elif self._left(worker) <= 0 and not worker.conn.poll():
                 self.replace(worker, f"the case took more than {self.timeout:g} s of real "
                              "time (a busy loop or a blocking call in the agent?) and was "
-                             "killed; raise --case-timeout if it is honest work")
+                             f"killed; {self.longer}")
 
     def _left(self, worker: _Worker) -> float:
         """What is left of ``worker``'s job's time, in its own seconds (not waiting for a CPU)."""
@@ -402,9 +403,11 @@ class SealedCases:
     """
 
     def __init__(self, agent: AgentChoice, *, timeout: float = DEFAULT_CASE_TIMEOUT,
-                 memory_mib: int = DEFAULT_CASE_MEMORY_MIB) -> None:
+                 memory_mib: int = DEFAULT_CASE_MEMORY_MIB, longer: str = "") -> None:
         self._pool = _Pool([], agent, timeout, lambda _result: None, memory_mib)
         self._pool.keep_idle = True
+        if longer:  # how a timed-out case's reason says to give it more time
+            self._pool.longer = longer
 
     def run(self, case: Case, scenario: Scenario) -> CaseResult:
         """``case``'s judged result (see the class docstring)."""
