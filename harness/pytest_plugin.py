@@ -42,7 +42,7 @@ import pytest
 if TYPE_CHECKING:
     from fakes import VirtualClock
     from harness._shard import Shard
-    from harness.runner import AgentUnderTest, Case, CaseResult, SealedCases
+    from harness.runner import AgentUnderTest, Case, CaseResult, SealedCases, StepTo
     from harness.scenario import Scenario
 
 
@@ -346,7 +346,7 @@ class ScenarioFile(pytest.File):
         from harness._options import DEFAULT_CASE_MEMORY_MIB
         from harness.runner import contained, tool_env_names
 
-        data = contained(lambda _step: _planned(self.config, scenario, source).as_data(),
+        data = contained(lambda step: _planned(self.config, scenario, source, step).as_data(),
                          timeout=settings.case_timeout, longer=_LONGER,
                          tool_names=tool_env_names([scenario]), agent=settings.agent,
                          memory_mib=DEFAULT_CASE_MEMORY_MIB)
@@ -384,14 +384,18 @@ class _Plan:
                    tuple((tool, spec) for tool, spec in data["targets"]))
 
 
-def _planned(config: pytest.Config, scenario: Scenario, source: Path) -> _Plan:
-    """Plan ``scenario`` for the agent under test (run here, or in a sealed process)."""
+def _planned(config: pytest.Config, scenario: Scenario, source: Path,
+             step: StepTo | None = None) -> _Plan:
+    """Plan ``scenario`` for the agent under test (run here, or in a sealed process that
+    ``step`` tells when the agent's import ends and its planning run begins)."""
     from harness import runner
     from harness._options import chosen_cases
     from harness.intercept import PlainEntry
 
     settings = config.stash[_SETTINGS]
     agent = _agent_factory(config, scenario)
+    if step is not None:
+        step(runner.PLANNING)
     # The points to crash at are those the agent under test reaches, as with
     # `harness run --agent`. xdist compares the collection of every worker:
     # plan_cases must be a pure function of the scenario and the agent
