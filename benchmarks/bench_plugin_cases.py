@@ -33,8 +33,8 @@ HERE = Path(__file__).resolve().parent.parent
 USER_AGENT = "examples.naive_resend_agent:agent"
 # Load: (its name, the scenarios under the tree, the agent; None: the reference agent).
 LOADS = [
-    ("reference agent", scaled(["scenarios/crash"], ["scenarios/crash/inspect-then-send-once.yaml"]),
-     None),
+    ("reference agent",
+     scaled(["scenarios/crash"], ["scenarios/crash/inspect-then-send-once.yaml"]), None),
     ("user's agent", scaled(["scenarios/crash/unknown-send-is-inspected.yaml",
                              "scenarios/crash/inspect-then-send-once.yaml",
                              "scenarios/crash/notes-and-mail-everywhere.yaml"],

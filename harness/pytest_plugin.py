@@ -562,35 +562,66 @@ class FuzzItem(pytest.Item):
         self.targets = targets
 
     def runtest(self) -> None:
+        from harness._options import DEFAULT_CASE_MEMORY_MIB
+        from harness.fuzz import write_handed_back
+        from harness.runner import contained, tool_env_names
+
+        settings = self.config.stash[_SETTINGS]
+        out = (settings.results_dir or settings.rootdir / ".harness-fuzz") / "fuzz" / \
+            self.scenario.name
+        # The search runs the agent sealed, as `harness fuzz` does: what it would write (its
+        # example database, the repro) it hands back, and this process writes it.
+        found = contained(lambda step: self._search(out, step), timeout=settings.case_timeout,
+                          longer=_LONGER, tool_names=tool_env_names([self.scenario]),
+                          agent=self.agent_spec, memory_mib=DEFAULT_CASE_MEMORY_MIB)
+        write_handed_back(out, found)
+        if found.get("failed") is not None:
+            raise FuzzFound(str(found["failed"]))
+
+    def _search(self, out: Path, step: StepTo) -> dict[str, object]:
+        """In the sealed process: the search, and what it would have written, as data."""
         from harness._options import with_overrides
-        from harness.fuzz import fuzz_scenario, repro_command, write_repro
+        from harness.fuzz import HandedBackDatabase, fuzz_scenario, made_repro, repro_command
+        from harness.runner import FUZZING
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]
         # The file's own crash block bounds the search, whatever --harness-crash says.
         scenario = with_overrides(load_scenario(self.path), crash=None, seed=settings.seed)
         assert settings.fuzz_budget is not None
-        out = (settings.results_dir or settings.rootdir / ".harness-fuzz") / "fuzz" / \
-            self.scenario.name
         seed = settings.seed or 0
+        databases: list[HandedBackDatabase] = []
+
+        def database_at(path: Path) -> HandedBackDatabase:
+            databases.append(HandedBackDatabase(path))
+            return databases[-1]
+
         outcome = fuzz_scenario(scenario, _display_path(self.path),
                                 budget=settings.fuzz_budget, seed=seed, out=out,
                                 agent=_agent_factory(self.config, self.scenario),
-                                agent_spec=self.agent_spec, targets=self.targets)
+                                agent_spec=self.agent_spec, targets=self.targets,
+                                tick=lambda: step(FUZZING), database_at=database_at)
+        sent: dict[str, object] = {"failed": None, "repros": [],
+                                   "databases": [db.sendable() for db in databases]}
         if outcome.found is None:
-            return
+            return sent
         found_by = repro_command(_display_path(self.path), agent_spec=self.agent_spec,
-                                budget=settings.fuzz_budget, seed=seed, out=out)
-        path, replay = write_repro(outcome.found, out, found_by=found_by,
-                                   agent_spec=self.agent_spec, targets=self.targets)
+                                 budget=settings.fuzz_budget, seed=seed, out=out)
+        repro = made_repro(outcome.found, out, found_by=found_by, agent_spec=self.agent_spec,
+                           targets=self.targets)
         violated = "; ".join(f"{v.invariant}: {v.message}" for v in outcome.found.violated)
-        raise FuzzFound(f"schedule {outcome.runs_to_find} of {scenario.name} violated "
-                        f"{violated}\nrepro: {path}\nreplay: {replay}")
+        sent["repros"] = [{"name": repro.path.name, "text": repro.text}]
+        sent["failed"] = (f"schedule {outcome.runs_to_find} of {scenario.name} violated "
+                          f"{violated}\nrepro: {repro.path}\nreplay: {repro.replay}")
+        return sent
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None,
     ) -> str | Any:
-        if isinstance(excinfo.value, FuzzFound):
+        from harness._errors import HarnessError
+
+        # What the search found, or why its sealed process stopped: a line, no traceback.
+        if isinstance(excinfo.value, FuzzFound | HarnessError):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 

@@ -186,6 +186,21 @@ def test_an_agent_that_fails_its_planning_run_fails_its_file_only(tmp_path: Path
             "--harness-case-timeout if it is honest work") in said
 
 
+def test_a_fuzz_item_runs_its_agent_sealed(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+
+    done = _pytest(project, "-rA", "--harness-fuzz", "3", "scenarios/exits-hard.yaml",
+                   "scenarios/writes-outside.yaml", "scenarios/a-good.yaml")
+
+    said = done.stdout
+    assert done.returncode == 1, said + done.stderr
+    assert "the agent exited while running a fuzz case: its process exited with code 3" \
+        in _report(said, "exits-hard", "fuzz"), said
+    assert "Traceback" not in said
+    assert "PASSED scenarios/a-good.yaml::a-good[fuzz]" in said
+    assert not (tmp_path / "outside.txt").exists()
+
+
 @pytest.mark.parametrize("agent", ["looking_agents:main", "looking_agents:Factory"])
 def test_an_item_s_agent_finds_no_secret_of_pytest_anywhere_in_its_process(
         tmp_path: Path, agent: str) -> None:
@@ -241,9 +256,10 @@ def _judged(path: Path) -> dict[str, tuple[bool, str, list[tuple[str, str]]]]:
             for row in rows}
 
 
-def _report(said: str, name: str) -> str:
-    """The failure report of the item ``name`` in pytest's output."""
-    after = said.partition(f"_ scenario {name} _")[2]
+def _report(said: str, name: str, kind: str = "scenario") -> str:
+    """The failure report of the ``kind`` item (``scenario``, ``fuzz``) ``name`` in pytest's
+    output."""
+    after = said.partition(f"_ {kind} {name} _")[2]
     return after.partition("\n___")[0].partition("\n===")[0]
 
 
