@@ -420,16 +420,22 @@ class SealedCases:
             self.close()
             pool.tool_names = tuple(dict.fromkeys([*pool.tool_names, *wanted]))
         pool.jobs, pool.results, pool.next_job = [(case, scenario)], [None], 0
-        if pool.workers and not pool.workers[0].process.is_alive():
-            self.close()  # it died idle (a thread the last case left behind): not this case's
-        if not pool.workers:
-            warm()  # before the fork, as run_contained: the worker's time is the agent's
-            pool.start()  # outside adopting: the kept worker is none of its orphans
-        with adopting() as pool.sweep:
-            pool.give(pool.workers[0])
-            while pool.results[0] is None:
-                pool.step()
-        return pool.results[0]
+        while True:
+            if pool.workers and not pool.workers[0].process.is_alive():
+                self.close()  # it died idle (a thread the last case left): not this case's
+            if not pool.workers:
+                warm()  # before the fork, as run_contained: the worker's time is the agent's
+                pool.start()  # outside adopting: the kept worker is none of its orphans
+            with adopting() as pool.sweep:
+                try:
+                    pool.give(pool.workers[0])
+                except OSError:  # it died just now, before taking the case: a fresh one
+                    self.close()
+                    pool.next_job = 0
+                    continue
+                while pool.results[0] is None:
+                    pool.step()
+            return pool.results[0]
 
     def close(self) -> None:
         """Stop the kept worker, if any (and whatever it started)."""
