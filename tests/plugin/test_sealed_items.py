@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_worker_environment import LOOKING, SECRETS, expected, under_a_shell
+from tests.plugin.conftest import CRASHY
 
 # System tier (pytest --system): real pytest sessions, worker processes and guests.
 pytestmark = pytest.mark.system
@@ -93,22 +94,6 @@ import hostile_agents
 def pytest_harness_agent_factory(config, scenario):
     return getattr(hostile_agents, scenario.name.replace("-", "_"), None)
 '''
-SCENARIO = """\
-name: {name}
-dialect: openai
-tools:
-  notes: {{kind: append}}
-model:
-  - turn: 1
-    calls: [{{tool: notes, args: {{line: hi}}}}]
-  - turn: 2
-    text: Done.
-crash:
-  points: all
-  classes: [unsynced_lost]
-expect:
-  stop_state: complete
-"""
 # What each hostile agent's item says (a line of its report), the same as `harness run`'s.
 REASONS = {
     "busy": "the case took more than 2 s of real time (a busy loop or a blocking call in "
@@ -125,6 +110,11 @@ LEAVES_BEHIND = ("endless-threads", "forks")
 GOOD = ("a-good", "z-good")  # the reference agent, first and last: the session goes on
 
 
+def _scenario(name: str) -> str:
+    """A scenario named ``name``: a tool call, then a crash at each of its points."""
+    return CRASHY.replace("name: crashy", f"name: {name}")
+
+
 def _project(tmp_path: Path) -> Path:
     (tmp_path / "hostile_agents.py").write_text(
         f"OUTSIDE = {str(tmp_path / 'outside.txt')!r}\n{HOSTILE}", encoding="utf-8")
@@ -132,7 +122,7 @@ def _project(tmp_path: Path) -> Path:
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "scenarios").mkdir()
     for name in (*REASONS, *LEAVES_BEHIND, *GOOD):
-        (tmp_path / "scenarios" / f"{name}.yaml").write_text(SCENARIO.format(name=name),
+        (tmp_path / "scenarios" / f"{name}.yaml").write_text(_scenario(name),
                                                               encoding="utf-8")
     return tmp_path
 
@@ -207,7 +197,7 @@ def test_an_item_s_agent_finds_no_secret_of_pytest_anywhere_in_its_process(
     (tmp_path / "looking_agents.py").write_text(LOOKING, encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "hello.yaml").write_text(SCENARIO.format(name="hello"),
+    (tmp_path / "scenarios" / "hello.yaml").write_text(_scenario("hello"),
                                                        encoding="utf-8")
     environ = {**os.environ, **SECRETS,
                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
