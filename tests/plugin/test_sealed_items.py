@@ -3,7 +3,8 @@ each item, in a sealed process for the run that plans a scenario's cases.
 
 A hostile agent fails its own item with its reason and the session goes on, under xdist
 too; it finds none of pytest's secrets, and cannot write the real disk; and each case's
-digest and verdicts are those ``harness run`` gives for it.
+digest and verdicts are those ``harness run`` gives for it, however the agent changes the
+harness's modules in its worker.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_forged_verdicts import FACTORIES, TOOLS_SCENARIO
 from tests.cli.test_worker_environment import LOOKING, SECRETS, expected, under_a_shell
 from tests.plugin.conftest import CRASHY
 
@@ -236,6 +238,36 @@ def test_each_item_gives_the_digest_and_verdicts_harness_run_gives(tmp_path: Pat
     assert len(by_run) > 5
     assert by_plugin == by_run
     assert any(not passed for passed, _, _ in by_run.values())
+
+
+def test_an_agent_that_forges_the_judge_in_its_worker_is_judged_as_an_honest_one(
+        tmp_path: Path) -> None:
+    # It forges wherever a case runs: in pytest's own process, if the plugin ran it there.
+    in_a_case = FACTORIES.replace('!= "harness-case-worker"', '== "harness-agent-guest"')
+    assert in_a_case != FACTORIES
+    (tmp_path / "forging_factories.py").write_text(in_a_case, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+
+    def judged(forge: bool) -> tuple[int, dict[str, tuple[bool, str, list[tuple[str, str]]]]]:
+        out = tmp_path / ("forged" if forge else "honest")
+        env = {**os.environ, "FORGE_THE_JUDGE": "1" if forge else "0",
+               "HARNESS_PASS_ENV": "FORGE_THE_JUDGE",
+               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "tests/runner"),
+                                              str(ROOT)])}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                               str(TOOLS_SCENARIO), "--harness-agent",
+                               "forging_factories:minimal", "--harness-results", str(out)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600, check=False)
+        return done.returncode, _judged(out / "cases-main.jsonl")
+
+    honest = judged(forge=False)
+    assert honest[0] == 1  # the minimal agent has no repetition guard (L3)
+
+    assert judged(forge=True) == honest
+    rows = (tmp_path / "forged" / "cases-main.jsonl").read_text().splitlines()
+    assert any("the agent forged the judge" in  # the forgery ran, in the case's worker
+               (json.loads(row)["agent_output"] or {}).get("tail", "") for row in rows)
 
 
 def _judged(path: Path) -> dict[str, tuple[bool, str, list[tuple[str, str]]]]:
