@@ -12,9 +12,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from harness._errors import ConfigError, WorkerError
+from harness._errors import ConfigError
 from harness._fuzz_options import kind_problem
 from harness.fuzz import FuzzBounds, FuzzOutcome, Repro, fuzz_scenario, made_repro, repro_command
 from harness.runner import AgentUnderTest, Case, CrashSpec, run_case
@@ -30,6 +30,7 @@ def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``harness fuzz``; bad input raises :class:`~harness.HarnessError` (exit 2)."""
     from harness._options import DEFAULT_CASE_MEMORY_MIB, DEFAULT_CASE_TIMEOUT
     from harness._output import check_writable_folder, removed_if_left_empty
+    from harness.fuzz import write_handed_back
     from harness.runner import contained
 
     # The agent runs in a contained process, sealed as a case's worker is (the real disk
@@ -40,7 +41,7 @@ def run_fuzz(args: argparse.Namespace, out: TextIO | None = None) -> int:
         check_writable_folder(args.out, "--out")  # up front, here: the search cannot write
         found = contained(lambda step: _fuzzed(args, step), timeout=DEFAULT_CASE_TIMEOUT,
                           agent=args.agent, memory_mib=DEFAULT_CASE_MEMORY_MIB)
-        _write_handed_back(args.out, found)
+        write_handed_back(args.out, found)
     (out or sys.stdout).write(str(found["output"]))
     return int(found["code"])
 
@@ -63,29 +64,6 @@ def _fuzzed(args: argparse.Namespace, step: StepTo) -> dict[str, object]:
     return {"code": code, "output": said.getvalue(),
             "databases": [database.sendable() for database in databases],
             "repros": [{"name": repro.path.name, "text": repro.text} for repro in repros]}
-
-
-def _write_handed_back(out: Path, found: object) -> None:
-    """Write what the sealed search handed back, only under ``out`` (the agent may have
-    written ``found``): its example database's changes, then its repro."""
-    from harness.fuzz import DATABASE_DIR, apply_changes
-
-    if not isinstance(found, dict):
-        raise WorkerError(["the fuzz search handed back no outcome"])
-    for database in _listed(found, "databases"):
-        apply_changes(out / DATABASE_DIR, database)
-    for repro in _listed(found, "repros"):
-        name = str(repro.get("name")) if isinstance(repro, dict) else ""
-        if name != Path(name).name or not name.endswith(".yaml"):
-            raise WorkerError([f"the fuzz search handed back a repro named {name!r}"])
-        Repro(out / name, str(repro.get("text")), replay="").write()
-
-
-def _listed(found: dict[str, Any], key: str) -> list[Any]:
-    listed = found.get(key)
-    if not isinstance(listed, list):
-        raise WorkerError([f"the fuzz search handed back no list of {key}"])
-    return listed
 
 
 def _fuzz(args: argparse.Namespace, out: TextIO, tick: Callable[[], object],

@@ -42,7 +42,7 @@ import pytest
 if TYPE_CHECKING:
     from fakes import VirtualClock
     from harness._shard import Shard
-    from harness.runner import AgentUnderTest, Case, CaseResult
+    from harness.runner import AgentUnderTest, Case, CaseResult, SealedCases, StepTo
     from harness.scenario import Scenario
 
 
@@ -79,6 +79,7 @@ class HarnessSettings:
     fuzz_budget: int | None = None  # --harness-fuzz N
     rootdir: Path = Path()
     shard: Shard | None = None  # --harness-shard K/N
+    case_timeout: float = 60.0  # --harness-case-timeout (its default: DEFAULT_CASE_TIMEOUT)
 
     def takes(self, item_name: str) -> bool:
         """Whether this session's shard (all of them without one) runs the item of this name."""
@@ -98,6 +99,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from harness._fuzz_options import parse_budget
     from harness._options import (
         CHECK_DETERMINISM_HELP,
+        DEFAULT_CASE_TIMEOUT,
         REPLAY_HELP,
         crash_settings_help,
         parse_seed,
@@ -126,6 +128,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect only shard K of N of the scenario items, chosen by a hash "
                          "of each item's case id (as 'harness run --shard'): one CI matrix "
                          "job per K")
+    group.addoption("--harness-case-timeout", type=_seconds, metavar="SECONDS",
+                    default=DEFAULT_CASE_TIMEOUT,
+                    help="real seconds a case (or the agent's run that plans a scenario's "
+                         "cases) may take before its agent is killed and the item fails "
+                         f"(as 'harness run --case-timeout'; default: {DEFAULT_CASE_TIMEOUT:g})")
     group.addoption("--harness-results", metavar="DIR", default=None,
                     help="write cases/attempts as JSONL and Parquet to DIR, one set of files per"
                          " xdist worker")
@@ -158,6 +165,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="the agent under test, MODULE:CALLABLE (see --harness-agent)")
     parser.addini("harness_dialects", type="args", default=[],
                   help="the dialects the agent speaks (see --harness-dialect)")
+
+
+def _seconds(text: str) -> float:
+    from harness._options import positive_float
+
+    return positive_float(text, "a number of seconds > 0, such as 60")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -196,6 +209,7 @@ def pytest_configure(config: pytest.Config) -> None:
         fuzz_budget=config.getoption("harness_fuzz"),
         rootdir=rootdir,
         shard=config.getoption("harness_shard"),
+        case_timeout=config.getoption("harness_case_timeout"),
     )
 
 
@@ -300,45 +314,100 @@ class ScenarioFile(pytest.File):
         from harness._errors import HarnessError
 
         try:
-            scenario, cases = self._plan()
+            scenario, plan = self._plan()
         except HarnessError as error:
             yield ScenarioErrorItem.from_parent(self, name=self.path.name, error=error)
             return
-        skip = _dialect_skip(self.config, scenario)
-        if skip is not None:
-            yield ScenarioSkipItem.from_parent(self, name=scenario.name, reason=skip)
+        if plan.skip is not None:
+            yield ScenarioSkipItem.from_parent(self, name=scenario.name, reason=plan.skip)
             return
-        from harness.intercept import PlainEntry
-
-        agent = _agent_factory(self.config, scenario)
-        spec = agent.spec if isinstance(agent, PlainEntry) else None
-        targets = agent.tool_map if isinstance(agent, PlainEntry) else ()
         settings = self.config.stash[_SETTINGS]
-        for planned in cases:
+        for planned in plan.cases:
             # The replay names the agent the item ran with, however it was chosen.
-            case = replace(planned, agent=spec, targets=targets)
+            case = replace(planned, agent=plan.spec, targets=plan.targets)
             if settings.takes(case.case_id):
                 yield ScenarioItem.from_parent(self, name=case.case_id, case=case,
                                                scenario=scenario)
         if settings.fuzz_budget is not None and settings.takes(f"{scenario.name}[fuzz]"):
             # A factory named by --harness-agent has no spec of its own; its replay needs one.
             yield FuzzItem.from_parent(self, name=f"{scenario.name}[fuzz]", scenario=scenario,
-                                       agent_spec=spec or settings.agent, targets=targets)
+                                       agent_spec=plan.spec or settings.agent,
+                                       targets=plan.targets)
 
-    def _plan(self) -> tuple[Scenario, list[Case]]:
-        from harness import runner
-        from harness._options import chosen_cases, with_overrides
+    def _plan(self) -> tuple[Scenario, _Plan]:
+        from harness._options import with_overrides
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]
         source = _display_path(self.path)
         scenario = with_overrides(load_scenario(source), crash=settings.crash, seed=settings.seed)
-        # The points to crash at are those the agent under test reaches, as with
-        # `harness run --agent`. xdist compares the collection of every worker:
-        # plan_cases must be a pure function of the scenario and the agent
-        # (recording runs included), and it is kept in its order.
-        cases = runner.plan_cases(scenario, source, _agent_factory(self.config, scenario))
-        return scenario, chosen_cases(cases, settings.crash)
+        hooked = self.config.hook.pytest_harness_agent_factory(config=self.config,
+                                                               scenario=scenario)
+        if hooked is None and settings.agent is None:  # the reference agent: the harness's own
+            return scenario, _planned(self.config, scenario, source)
+        # The agent's code (its import, its recorded run) runs sealed, as in `harness run`.
+        from harness._options import DEFAULT_CASE_MEMORY_MIB
+        from harness.runner import contained, tool_env_names
+
+        data = contained(lambda step: _planned(self.config, scenario, source, step).as_data(),
+                         timeout=settings.case_timeout, longer=_LONGER,
+                         tool_names=tool_env_names([scenario]), agent=settings.agent,
+                         memory_mib=DEFAULT_CASE_MEMORY_MIB)
+        return scenario, _Plan.from_data(data, scenario, source)
+
+
+_LONGER = "raise --harness-case-timeout if it is honest work"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A scenario file's cases for the agent under test, or why the agent sits it out."""
+
+    skip: str | None
+    cases: tuple[Case, ...] = ()
+    spec: str | None = None
+    targets: tuple[tuple[str, str], ...] = ()
+
+    def as_data(self) -> dict[str, Any]:
+        """This plan as JSON data, sent back from the sealed process that made it."""
+        return {"skip": self.skip, "spec": self.spec, "targets": [list(t) for t in self.targets],
+                "crashes": [None if c.crash is None else [
+                    c.crash.point_id, c.crash.when, c.crash.crash_class,
+                    c.crash.during_recovery] for c in self.cases]}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], scenario: Scenario, source: Path) -> _Plan:
+        """The plan :meth:`as_data` sent, its cases built here from their crash points."""
+        from harness.runner import Case, CrashSpec
+
+        cases = tuple(Case(scenario.name, source, scenario.seed,
+                           None if crash is None else CrashSpec(*crash))
+                      for crash in data["crashes"])
+        return cls(data["skip"], cases, data["spec"],
+                   tuple((tool, spec) for tool, spec in data["targets"]))
+
+
+def _planned(config: pytest.Config, scenario: Scenario, source: Path,
+             step: StepTo | None = None) -> _Plan:
+    """Plan ``scenario`` for the agent under test (run here, or in a sealed process that
+    ``step`` tells when the agent's import ends and its planning run begins)."""
+    from harness import runner
+    from harness._options import chosen_cases
+    from harness.intercept import PlainEntry
+
+    settings = config.stash[_SETTINGS]
+    agent = _agent_factory(config, scenario)
+    if step is not None:
+        step(runner.PLANNING)
+    # The points to crash at are those the agent under test reaches, as with
+    # `harness run --agent`. xdist compares the collection of every worker:
+    # plan_cases must be a pure function of the scenario and the agent
+    # (recording runs included), and it is kept in its order.
+    cases = chosen_cases(runner.plan_cases(scenario, source, agent), settings.crash)
+    skip = runner.dialect_skip(scenario, agent, settings.dialects)
+    if isinstance(agent, PlainEntry):
+        return _Plan(skip, tuple(cases), agent.spec, agent.tool_map)
+    return _Plan(skip, tuple(cases))
 
 
 def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest | None:
@@ -357,13 +426,6 @@ def _agent_factory(config: pytest.Config, scenario: Scenario) -> AgentUnderTest 
     if isinstance(agent, PlainEntry):
         return agent.with_tool_map(settings.targets, settings.targets_source)
     return agent
-
-
-def _dialect_skip(config: pytest.Config, scenario: Scenario) -> str | None:
-    from harness.runner import dialect_skip
-
-    agent = _agent_factory(config, scenario)
-    return dialect_skip(scenario, agent, config.stash[_SETTINGS].dialects)
 
 
 class ScenarioSkipItem(pytest.Item):
@@ -407,13 +469,7 @@ class ScenarioItem(pytest.Item):
         from harness import runner
 
         settings = self.config.stash[_SETTINGS]
-        factory = _agent_factory(self.config, self.scenario)
-        if settings.twice:
-            result = runner.run_case_twice(self.case, scenario=self.scenario,
-                                           agent_factory=factory)
-        else:
-            result = runner.run_case(self.case, scenario=self.scenario, agent_factory=factory,
-                                     replay=settings.replay or None)
+        result = _sealed_cases(self.config).run(self.case, self.scenario)
         if settings.strict:
             result = runner.strictly(result)
         self.config.stash[_SETTINGS].results.append(result)
@@ -433,14 +489,39 @@ class ScenarioItem(pytest.Item):
             from harness._report_text import render_failure
 
             return render_failure(excinfo.value.result, self.scenario, node_id=self.nodeid)
-        from harness._errors import ScenarioError
+        from harness._errors import ScenarioError, WorkerError
 
-        if isinstance(excinfo.value, ScenarioError):  # bad input found mid-run: no traceback
+        # Bad input found mid-run (here, or in the case's worker): no traceback.
+        if isinstance(excinfo.value, ScenarioError | WorkerError):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"scenario {self.case.case_id}"
+
+
+_SEALED = pytest.StashKey["SealedCases"]()
+
+
+def _sealed_cases(config: pytest.Config) -> SealedCases:
+    """This process's sealed case worker, kept from item to item (started at the first).
+
+    Each case runs in the worker ``harness run`` uses (:class:`harness.runner.SealedCases`),
+    judged here from the trace it hands back: the agent never runs in pytest's process.
+    The worker, forked from this process, picks each scenario's agent itself, as
+    :func:`_agent_factory` does here.
+    """
+    cases = config.stash.get(_SEALED, None)
+    if cases is None:
+        from harness.runner import AgentChoice, SealedCases
+
+        settings = config.stash[_SETTINGS]
+        choice = AgentChoice(twice=settings.twice, replay=settings.replay,
+                             chosen=lambda scenario: _agent_factory(config, scenario))
+        cases = config.stash[_SEALED] = SealedCases(choice, timeout=settings.case_timeout,
+                                                    longer=_LONGER)
+        config.add_cleanup(cases.close)
+    return cases
 
 
 class ScenarioErrorItem(pytest.Item):
@@ -484,35 +565,66 @@ class FuzzItem(pytest.Item):
         self.targets = targets
 
     def runtest(self) -> None:
+        from harness._options import DEFAULT_CASE_MEMORY_MIB
+        from harness.fuzz import write_handed_back
+        from harness.runner import contained, tool_env_names
+
+        settings = self.config.stash[_SETTINGS]
+        out = (settings.results_dir or settings.rootdir / ".harness-fuzz") / "fuzz" / \
+            self.scenario.name
+        # The search runs the agent sealed, as `harness fuzz` does: what it would write (its
+        # example database, the repro) it hands back, and this process writes it.
+        found = contained(lambda step: self._search(out, step), timeout=settings.case_timeout,
+                          longer=_LONGER, tool_names=tool_env_names([self.scenario]),
+                          agent=self.agent_spec, memory_mib=DEFAULT_CASE_MEMORY_MIB)
+        write_handed_back(out, found)
+        if found.get("failed") is not None:
+            raise FuzzFound(str(found["failed"]))
+
+    def _search(self, out: Path, step: StepTo) -> dict[str, object]:
+        """In the sealed process: the search, and what it would have written, as data."""
         from harness._options import with_overrides
-        from harness.fuzz import fuzz_scenario, repro_command, write_repro
+        from harness.fuzz import HandedBackDatabase, fuzz_scenario, made_repro, repro_command
+        from harness.runner import FUZZING
         from harness.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]
         # The file's own crash block bounds the search, whatever --harness-crash says.
         scenario = with_overrides(load_scenario(self.path), crash=None, seed=settings.seed)
         assert settings.fuzz_budget is not None
-        out = (settings.results_dir or settings.rootdir / ".harness-fuzz") / "fuzz" / \
-            self.scenario.name
         seed = settings.seed or 0
+        databases: list[HandedBackDatabase] = []
+
+        def database_at(path: Path) -> HandedBackDatabase:
+            databases.append(HandedBackDatabase(path))
+            return databases[-1]
+
         outcome = fuzz_scenario(scenario, _display_path(self.path),
                                 budget=settings.fuzz_budget, seed=seed, out=out,
                                 agent=_agent_factory(self.config, self.scenario),
-                                agent_spec=self.agent_spec, targets=self.targets)
+                                agent_spec=self.agent_spec, targets=self.targets,
+                                tick=lambda: step(FUZZING), database_at=database_at)
+        sent: dict[str, object] = {"failed": None, "repros": [],
+                                   "databases": [db.sendable() for db in databases]}
         if outcome.found is None:
-            return
+            return sent
         found_by = repro_command(_display_path(self.path), agent_spec=self.agent_spec,
-                                budget=settings.fuzz_budget, seed=seed, out=out)
-        path, replay = write_repro(outcome.found, out, found_by=found_by,
-                                   agent_spec=self.agent_spec, targets=self.targets)
+                                 budget=settings.fuzz_budget, seed=seed, out=out)
+        repro = made_repro(outcome.found, out, found_by=found_by, agent_spec=self.agent_spec,
+                           targets=self.targets)
         violated = "; ".join(f"{v.invariant}: {v.message}" for v in outcome.found.violated)
-        raise FuzzFound(f"schedule {outcome.runs_to_find} of {scenario.name} violated "
-                        f"{violated}\nrepro: {path}\nreplay: {replay}")
+        sent["repros"] = [{"name": repro.path.name, "text": repro.text}]
+        sent["failed"] = (f"schedule {outcome.runs_to_find} of {scenario.name} violated "
+                          f"{violated}\nrepro: {repro.path}\nreplay: {repro.replay}")
+        return sent
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None,
     ) -> str | Any:
-        if isinstance(excinfo.value, FuzzFound):
+        from harness._errors import HarnessError
+
+        # What the search found, or why its sealed process stopped: a line, no traceback.
+        if isinstance(excinfo.value, FuzzFound | HarnessError):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 

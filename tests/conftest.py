@@ -19,6 +19,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The plugin sends each case to its sealed worker pickled, and pickle finds a class by its
+# module's name. pytester's in-process runs drop the modules a run imported, so a second
+# run would import the runner anew while the `harness` package still holds the first
+# copy: a Case of one copy, looked up in the other, does not pickle. Imported here, they
+# are the outer process's, kept across runs, as in any real pytest session.
+import harness.runner
+import harness.scenario  # noqa: F401
+
 SYSTEM_TIER = "system"
 
 #: The health checks that time a test: a loaded machine (a CI runner beside other jobs)

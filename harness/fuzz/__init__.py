@@ -18,7 +18,7 @@ invariant is shrunk to a minimal one and written as a commented scenario file th
 """
 
 from harness.fuzz._bounds import FuzzBounds
-from harness.fuzz._handback import HandedBackDatabase, apply_changes
+from harness.fuzz._handback import HandedBackDatabase, apply_changes, write_handed_back
 from harness.fuzz._judge import SCHEDULE_DEPENDENT, scheduled_scenario, violations
 from harness.fuzz._repro import Repro, flow, made_repro, repro_command, repro_text, write_repro
 from harness.fuzz._search import (
@@ -52,5 +52,6 @@ __all__ = [
     "schedule_strategy",
     "scheduled_scenario",
     "violations",
+    "write_handed_back",
     "write_repro",
 ]

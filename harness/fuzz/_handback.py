@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
@@ -103,3 +104,28 @@ def _bytes(text: object) -> bytes:
 
 def _text(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def write_handed_back(out: Path, found: object) -> None:
+    """Write what the sealed search handed back, only under ``out`` (the agent may have
+    written ``found``): its example database's changes, then its repro (``harness fuzz``
+    and the pytest plugin's fuzz items alike)."""
+    from harness.fuzz._repro import Repro
+    from harness.fuzz._search import DATABASE_DIR
+
+    if not isinstance(found, dict):
+        raise WorkerError(["the fuzz search handed back no outcome"])
+    for database in _listed(found, "databases"):
+        apply_changes(out / DATABASE_DIR, database)
+    for repro in _listed(found, "repros"):
+        name = str(repro.get("name")) if isinstance(repro, dict) else ""
+        if name != Path(name).name or not name.endswith(".yaml"):
+            raise WorkerError([f"the fuzz search handed back a repro named {name!r}"])
+        Repro(out / name, str(repro.get("text")), replay="").write()
+
+
+def _listed(found: dict[str, Any], key: str) -> list[Any]:
+    listed = found.get(key)
+    if not isinstance(listed, list):
+        raise WorkerError([f"the fuzz search handed back no list of {key}"])
+    return listed

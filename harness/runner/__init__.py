@@ -16,7 +16,7 @@ from harness.ports import TOOL_PARAMETERS
 from harness.runner._agent_choice import AgentChoice
 from harness.runner._agents import agent_under_test, dialect_skip, load_agent_factory
 from harness.runner._case import run_case, run_trace
-from harness.runner._contain import run_contained, tool_env_names
+from harness.runner._contain import SealedCases, run_contained, tool_env_names
 from harness.runner._determinism import determinism_verdict, first_difference, run_case_twice
 from harness.runner._goal_trace import goal_trace
 from harness.runner._guest import FUZZING, PLANNING, RECORDING, StepTo, contained
@@ -100,6 +100,7 @@ __all__ = [
     "Interrupted",
     "RecordedRun",
     "ScriptedModel",
+    "SealedCases",
     "SecretLook",
     "StepTo",
     "Trace",

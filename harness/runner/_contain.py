@@ -235,6 +235,9 @@ class _Pool:
                  memory_mib: int = DEFAULT_CASE_MEMORY_MIB) -> None:
         self.jobs, self.agent, self.timeout, self.on_result = jobs, agent, timeout, on_result
         self.memory_mib = memory_mib
+        self.longer = "raise --case-timeout if it is honest work"  # how to give more time
+        # Whether a worker with no job left waits for more (SealedCases) or is told to stop.
+        self.keep_idle = False
         self.results: list[CaseResult | None] = [None] * len(jobs)
         self.next_job = 0
         self.workers: list[_Worker] = []
@@ -251,7 +254,8 @@ class _Pool:
     def give(self, worker: _Worker) -> None:
         """Hand ``worker`` the next job, or stop it when none is left."""
         if self.next_job >= len(self.jobs):
-            worker.conn.send(None)
+            if not self.keep_idle:
+                worker.conn.send(None)
             worker.job = None
             return
         index = self.next_job
@@ -320,7 +324,7 @@ class _Pool:
             elif self._left(worker) <= 0 and not worker.conn.poll():
                 self.replace(worker, f"the case took more than {self.timeout:g} s of real "
                              "time (a busy loop or a blocking call in the agent?) and was "
-                             "killed; raise --case-timeout if it is honest work")
+                             f"killed; {self.longer}")
 
     def _left(self, worker: _Worker) -> float:
         """What is left of ``worker``'s job's time, in its own seconds (not waiting for a CPU)."""
@@ -382,3 +386,59 @@ def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,
                 for worker in pool.workers:
                     _kill(worker)
     return [result for result in pool.results if result is not None]
+
+
+class SealedCases:
+    """Cases run one at a time, each in the sealed worker :func:`run_contained` uses, that
+    worker kept from one case to the next (the pytest plugin: one item, one case).
+
+    Each case is contained and judged exactly as in :func:`run_contained` (the same worker
+    loop, limits, handback and judge), so a case's result is the one ``harness run`` gives.
+    A worker that dies or is stopped fails its case only; the next case starts a fresh one.
+    Call :meth:`close` when done (its worker also dies with this process)::
+
+        cases = SealedCases(AgentChoice())
+        result = cases.run(case, scenario)
+        cases.close()
+    """
+
+    def __init__(self, agent: AgentChoice, *, timeout: float = DEFAULT_CASE_TIMEOUT,
+                 memory_mib: int = DEFAULT_CASE_MEMORY_MIB, longer: str = "") -> None:
+        self._pool = _Pool([], agent, timeout, lambda _result: None, memory_mib)
+        self._pool.keep_idle = True
+        if longer:  # how a timed-out case's reason says to give it more time
+            self._pool.longer = longer
+
+    def run(self, case: Case, scenario: Scenario) -> CaseResult:
+        """``case``'s judged result (see the class docstring)."""
+        from harness.runner._guest import warm
+
+        pool = self._pool
+        wanted = tool_env_names([scenario])
+        if not set(wanted) <= set(pool.tool_names):
+            # A worker holds only the variables it was started with: start one with these.
+            self.close()
+            pool.tool_names = tuple(dict.fromkeys([*pool.tool_names, *wanted]))
+        pool.jobs, pool.results, pool.next_job = [(case, scenario)], [None], 0
+        while True:
+            if pool.workers and not pool.workers[0].process.is_alive():
+                self.close()  # it died idle (a thread the last case left): not this case's
+            if not pool.workers:
+                warm()  # before the fork, as run_contained: the worker's time is the agent's
+                pool.start()  # outside adopting: the kept worker is none of its orphans
+            with adopting() as pool.sweep:
+                try:
+                    pool.give(pool.workers[0])
+                except OSError:  # it died just now, before taking the case: a fresh one
+                    self.close()
+                    pool.next_job = 0
+                    continue
+                while pool.results[0] is None:
+                    pool.step()
+            return pool.results[0]
+
+    def close(self) -> None:
+        """Stop the kept worker, if any (and whatever it started)."""
+        for worker in self._pool.workers:
+            _kill(worker)
+        self._pool.workers.clear()

@@ -65,7 +65,7 @@ def _ran(case: Case, scenario: Scenario, agent: AgentChoice
     from harness.runner._unfit_calls import unfit_call
 
     try:
-        factory = agent.load()
+        factory = agent.load(scenario)
         unfit = unfit_call(scenario, factory)
         if unfit is not None:  # not run: its script does not fit the agent's tool
             return {"kind": "unfit", "reason": unfit}, ()

@@ -4,8 +4,10 @@ Each hostile agent below changes the harness's own modules in the worker a case 
 in: the checkers (every one passes, or there are none), the counting of the ledger's side
 effects, the clocks, the digest, the result type itself. It then behaves exactly as an
 honest agent; every case must pass or fail as the honest run's, with the same digest.
-(Only in a case's worker: the recorded run that plans a scenario's crash points still
-runs in the harness's process.)
+(Only in a case's worker: the recorded run that plans a scenario's crash points, in a
+sealed process of its own, stays honest.) The agent's environment is an allow-list, so
+the variable that turns the forgery on is passed to it (``HARNESS_PASS_ENV``), and a
+failing case's kept output shows that the forgery ran.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ FORGER = '''
 import collections
 import multiprocessing
 import os
+import sys
 import time
 
 import fakes._ledger
@@ -95,6 +98,7 @@ def forge_all():
     forge_checkers()
     forge_ledger()
     forge_clock()
+    print("the agent forged the judge", file=sys.stderr)  # kept with a failing case's row
 '''
 
 FACTORIES = FORGER + '''
@@ -149,6 +153,9 @@ def verdicts(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     """Run a scenario with an agent, forging or not: the exit code and each case's verdict."""
     def run(scenario: Path, agent: str, *options: str, forge: bool) -> Verdicts:
         monkeypatch.setenv("FORGE_THE_JUDGE", "1" if forge else "0")
+        # Passed to the agent: its environment is an allow-list, and without this the
+        # forging agent never saw the variable and never forged.
+        monkeypatch.setenv("HARNESS_PASS_ENV", "FORGE_THE_JUDGE")
         out = tmp_path / ("forged" if forge else "honest")
         code = main(["run", str(scenario), "--agent", agent, "--jobs", "2", "--out", str(out),
                      *options])
@@ -162,11 +169,15 @@ def verdicts(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 @pytest.mark.parametrize(("agent", "code"), [("forging_factories:minimal", 1),
                                            ("forging_factories:reference", 0)])
 def test_a_factory_agent_that_forges_the_judge_is_judged_as_an_honest_one(
-        verdicts: Callable[..., Verdicts], agent: str, code: int) -> None:
+        verdicts: Callable[..., Verdicts], agents: Path, agent: str, code: int) -> None:
     honest = verdicts(TOOLS_SCENARIO, agent, forge=False)
     assert honest[0] == code  # the minimal agent has no repetition guard (L3)
 
     assert verdicts(TOOLS_SCENARIO, agent, forge=True) == honest
+    if code:  # a failing case keeps its output: the forgery did run in the worker
+        rows = (agents / "forged" / "cases.jsonl").read_text().splitlines()
+        assert any("the agent forged the judge" in
+                   (json.loads(row)["agent_output"] or {}).get("tail", "") for row in rows)
 
 
 def test_a_plain_agent_that_forges_the_judge_is_judged_as_an_honest_one(

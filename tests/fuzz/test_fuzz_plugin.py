@@ -29,6 +29,10 @@ def test_the_fuzz_item_fails_with_the_repro_path(project) -> None:
         "examples.naive_resend_agent:agent --crash-at *",
     ])
     assert "Traceback" not in result.stdout.str()
+    # The sealed search handed its repro and example database back; pytest wrote them.
+    out = project.path / ".harness-fuzz" / "fuzz" / "mail-once"
+    assert (out / "mail-once-repro.yaml").read_text().startswith("# I1 violated")
+    assert any((out / ".hypothesis").rglob("*"))
 
 
 def test_the_fuzz_item_passes_a_correct_agent(project) -> None:

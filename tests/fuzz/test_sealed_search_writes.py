@@ -9,8 +9,7 @@ import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from harness._errors import WorkerError
-from harness._fuzz_command import _write_handed_back
-from harness.fuzz import HandedBackDatabase, apply_changes
+from harness.fuzz import HandedBackDatabase, apply_changes, write_handed_back
 
 
 def _changes(database: ExampleDatabase) -> None:
@@ -58,6 +57,6 @@ def test_a_database_named_outside_the_folder_is_refused(tmp_path: Path, name: st
 def test_a_repro_named_outside_the_folder_is_refused(tmp_path: Path, name: str) -> None:
     found = {"databases": [], "repros": [{"name": name, "text": "x"}]}
     with pytest.raises(WorkerError, match="handed back a repro named"):
-        _write_handed_back(tmp_path / "out", found)
+        write_handed_back(tmp_path / "out", found)
     assert not (tmp_path / "out").exists()
     assert list(tmp_path.rglob("*.yaml")) == []
