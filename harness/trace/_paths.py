@@ -36,6 +36,7 @@ File "<python>/json/decoder.py", line 337
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import site
@@ -69,6 +70,7 @@ class PathRoots:
                     found.setdefault(trimmed, name)
         return cls(tuple(found.items()))
 
+    @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
         """One alternation, the longest folder first: the deepest root a path lies under wins."""
         ordered = sorted((f for f, _ in self.folders), key=len, reverse=True)
@@ -83,24 +85,31 @@ def path_roots() -> PathRoots:
     """This process's roots now: its starting folder, ``sys.path``, the interpreter's folders.
 
     Read outside a case's fake file system (the trace is written after the agent ran).
+    Worked out once for each starting folder, ``sys.path``, temporary and home folder: a
+    run writes a trace per case.
     """
+    return _roots_for(os.getcwd(), tuple(sys.path), tempfile.gettempdir(),
+                      os.path.expanduser("~"))
+
+
+@functools.lru_cache(maxsize=8)
+def _roots_for(start: str, path: tuple[str, ...], temp: str, home: str) -> PathRoots:
     paths = sysconfig.get_paths()
     named: dict[str, str] = {}
-    home = os.path.expanduser("~")
     if home not in ("", os.sep, "~"):
         named[home] = "~"
-    named[tempfile.gettempdir()] = "<tmp>"
+    named[temp] = "<tmp>"
     if sys.prefix != sys.base_prefix:
         named[sys.prefix] = "<venv>"
     for key in ("stdlib", "platstdlib"):
         named[paths[key]] = "<python>"
     sites = [paths["purelib"], paths["platlib"], site.getusersitepackages(),
-             *(p for p in sys.path if os.path.basename(p.rstrip(os.sep)) in _SITE_FOLDERS)]
+             *(p for p in path if os.path.basename(p.rstrip(os.sep)) in _SITE_FOLDERS)]
     named.update(dict.fromkeys(sites, "<site-packages>"))
-    return PathRoots.of([os.getcwd(), *_project_folders(named)], named)
+    return PathRoots.of([start, *_project_folders(path, named)], named)
 
 
-def _project_folders(named: Mapping[str, str]) -> list[str]:
+def _project_folders(path: Iterable[str], named: Mapping[str, str]) -> list[str]:
     """The ``sys.path`` folders the agent's own code is imported from.
 
     Not a folder of the interpreter's (``lib-dynload``, ``site-packages``): those keep
@@ -108,7 +117,7 @@ def _project_folders(named: Mapping[str, str]) -> list[str]:
     relative to its own folder, the deeper root.
     """
     special = [folder for folder, name in named.items() if name in _INTERPRETER]
-    return [os.path.abspath(p) for p in sys.path
+    return [os.path.abspath(p) for p in path
             if p and os.path.isdir(p) and os.path.abspath(p) not in named
             and not any(_within(os.path.abspath(p), folder) for folder in special)]
 
@@ -131,4 +140,4 @@ def portable_paths(text: str, roots: PathRoots | None = None) -> str:
             return name + sep
         return "" if sep else "."
 
-    return roots.pattern().sub(rewrite, text)
+    return roots.pattern.sub(rewrite, text)
