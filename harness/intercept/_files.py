@@ -1030,6 +1030,10 @@ class AgentFiles:
                 self._patcher.forget_dropped_modules()
                 self._patcher.pass_over_libraries(self._packages)
                 self._patcher.setUp()
+                # pyfakefs forgets the temporary folder, and ``tempfile`` would find it
+                # again by writing a probe file named from an unseeded sequence of its
+                # own: three persistence points named differently in every run.
+                tempfile.tempdir = self._temp
                 try:
                     self._load(self._fake_fs(), generation, sources)
                     self._library_callers.enabled = True

@@ -6,11 +6,16 @@ watched (``harness serve``, ``--exec``). Either way the records of what the worl
 saw (requests, invocations, the ledger, jobs, cancels, the goal) are the world's
 own, taken here and nowhere else; the caller says only how the agent's runs ended.
 A joined trace (exploration) is this trace's records renumbered, never a new one.
+
+What the agent's runs said in words (a traceback, an error, a stop reason, the final
+answer, a refused database's path) is written with its real paths made portable
+(:func:`~harness.trace.portable_paths`): the same agent on the same seed gives the same
+trace from any checkout, virtual environment or machine.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from harness.runner._goal_trace import goal_trace
@@ -22,10 +27,13 @@ from harness.trace import (
     ExpectationRecord,
     IncarnationRecord,
     OutcomeRecord,
+    PathRoots,
     RecoveryRecord,
     SecretsRecord,
     Trace,
     TraceExtra,
+    path_roots,
+    portable_paths,
 )
 
 
@@ -66,7 +74,35 @@ def write_trace(world: World, case: Case, ending: Ending) -> Trace:
         jobs=world.jobs.records(),
         cancels=tuple(world.jobs.cancels),
         goal=goal_trace(world.goals),
-        **ending.trace_fields(),
+        **portable_ending(ending).trace_fields(),
+    )
+
+
+def portable_ending(ending: Ending, roots: PathRoots | None = None) -> Ending:
+    """``ending`` with the real paths in its words written from their roots.
+
+    Only words the agent's runs produced: an exception's message and traceback name
+    the checkout, the interpreter and the temporary folder they ran in. The records
+    of what the world saw hold the world's own paths (``/agent``) already.
+    """
+    roots = roots if roots is not None else path_roots()
+
+    def said(text: str | None) -> str | None:
+        return None if text is None else portable_paths(text, roots)
+
+    extra = ending.extra
+    return replace(
+        ending,
+        incarnations=tuple(replace(i, error=said(i.error)) for i in ending.incarnations),
+        outcome=None if ending.outcome is None else replace(
+            ending.outcome, reason=portable_paths(ending.outcome.reason, roots)),
+        error=said(ending.error),
+        recoveries=tuple(replace(r, error=said(r.error)) for r in ending.recoveries),
+        extra=replace(
+            extra, final_answer=said(extra.final_answer),
+            agent_traceback=said(extra.agent_traceback),
+            databases_refused=None if extra.databases_refused is None else tuple(
+                portable_paths(path, roots) for path in extra.databases_refused)),
     )
 
 

@@ -20,6 +20,7 @@ from harness.trace._extra import (
     TraceExtra,
 )
 from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
+from harness.trace._paths import PathRoots, path_roots, portable_paths
 from harness.trace._records import (
     CacheRecord,
     CallRecord,
@@ -73,6 +74,7 @@ __all__ = [
     "MessageRecord",
     "NeverStartedCall",
     "OutcomeRecord",
+    "PathRoots",
     "ProofRecord",
     "Purpose",
     "ReadRecord",
@@ -93,5 +95,7 @@ __all__ = [
     "TraceDataError",
     "TraceExtra",
     "goal_identity_json",
+    "path_roots",
+    "portable_paths",
     "trace_from_json",
 ]
