@@ -50,6 +50,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "I8": (("faults",),),
     "I9": (("budget",),),
     "budget:tool-calls": (("budget", "max_tool_calls"),),
+    "L3:hook": (("hook",),),
     "retry:doom-loop": (("faults",),),
     "S6:limit": (("provider", "max_output_tokens"),),
     "I10": (("expect", "side_effects"),),

@@ -69,6 +69,9 @@ class GuardLimits:
     # An error fingerprint seen this many times without new evidence stops the loop;
     # one fewer gets a "change course" reminder.
     fingerprint_repeats_before_stop: int = 3
+    # Seed 002 §19.1 ③ (钩子死循环防护): levels a hook may fire past the task's depth
+    # bound. Only a broken agent sets it (an off-by-one guard).
+    hook_depth_slack: int = 0
 
     def __post_init__(self) -> None:
         for name in (

@@ -94,6 +94,7 @@ from harness.agent._guards import (
     RecoveryCounters,
     argument_repairs,
 )
+from harness.agent._hooks import run_after_tool_hooks
 from harness.agent._jobs import JOBS_FILE, JobBook, JobSupervisor, reconcile_open_jobs
 from harness.agent._journal import ToolJournal
 from harness.agent._lease import ExecutionLease, StaleLeaseError
@@ -113,7 +114,7 @@ from harness.agent._session_log import (
     usage_to_json,
 )
 from harness.agent._stream_client import AttemptRecord, CompletionResult, StreamClient
-from harness.agent._tool_runner import ToolRunner
+from harness.agent._tool_runner import ToolRunner, cleaned_environment
 from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
 from harness.ports import (
@@ -127,6 +128,7 @@ from harness.ports import (
     StopState,
     Task,
     ToolCallView,
+    ToolContext,
     ToolInvocation,
     TranscriptMessage,
     Usage,
@@ -821,6 +823,8 @@ class ReferenceAgent:
         replies = await self._run_calls(state, entry, cap)
         for reply in replies:
             self._append_reply(reply)
+        await run_after_tool_hooks(state.runner.tools, state.task, replies, self._hook_context,
+                                   slack=self.limits.hook_depth_slack)
         self._boundary("after_results", entry.turn_id, "guards")
         if state.runner.halted is not None:
             reason = f"the tool journal cannot be written: {state.runner.halted}"
@@ -828,6 +832,12 @@ class ReferenceAgent:
         if cap is not None and cut:
             return Stop("budget_limited", cap.reason)
         return self._after_tools(entry)
+
+    def _hook_context(self, call: ToolInvocation) -> ToolContext:
+        """What a hook's run knows: it has no journal record, so its id is its call's."""
+        ports = self.ports
+        return ToolContext(call, call.call_id, ports.run_id, ports.incarnation, ports.clock,
+                           env=cleaned_environment())
 
     def _tool_call_cap(self, task: Task) -> _ToolCallCap | None:
         """The calls this run may still start, counted from the durable journal, so a

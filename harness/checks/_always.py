@@ -23,6 +23,7 @@ from harness.checks._durable import (
 )
 from harness.checks._goal_cancel import check_goal_cancel
 from harness.checks._goal_context import check_goal_in_context
+from harness.checks._hooks import check_hook_depth
 from harness.checks._jobs import (
     check_cancels,
     check_held_after_return,
@@ -82,6 +83,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_child_environments,
     check_doom_loop,
     check_output_limit,
+    check_hook_depth,
 )
 
 

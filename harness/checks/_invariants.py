@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from harness.checks._always import always_verdicts
 from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
+from harness.checks._hooks import is_hook_run
 from harness.checks._loop_guard import check_l3
 from harness.checks._tolerance import late_tolerance
 from harness.checks._verdict import Verdict
@@ -397,7 +398,8 @@ def check_i7(trace: Trace) -> Verdict:
     Every invocation's call id must come from a whole, untruncated answer whose
     arguments parse, and the arguments it ran with must be those: each one the model
     sent, unchanged. One the agent adds on top (an ``idempotency_key``) does not make
-    it another call (:func:`harness.ports.asked_for`).
+    it another call (:func:`harness.ports.asked_for`). A run of the scenario's hook tool
+    under an id no answer sent is the agent's hook, a read, and not judged here (L3:hook).
     ``unknown`` when no answer with tool calls was truncated or cut short.
     """
     risky = [r for r in trace.requests if r.calls and not r.committable]
@@ -410,7 +412,7 @@ def check_i7(trace: Trace) -> Verdict:
                     good.setdefault(call.call_id, []).append(parsed)
     bad = [f"invocation #{inv.seq} {inv.tool} call {inv.call_id} args {_canonical(inv.arguments)}"
            for inv in trace.invocations
-           if not inv.refused
+           if not inv.refused and not is_hook_run(trace, inv)
            and not any(asked_for(asked, inv.arguments) for asked in good.get(inv.call_id, []))]
     if bad:
         return _fail("I7", "a tool ran with arguments no complete answer sent",

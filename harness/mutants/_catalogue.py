@@ -601,6 +601,7 @@ _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
 _ONE_PATH = "scenarios/tools/writes-of-one-path-queue.yaml"
 _TOOL_CAP = "scenarios/budgets/tool-call-cap-stops.yaml"
+_HOOK = "scenarios/tools/hook-never-fires-within-itself.yaml"
 _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
 _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 
@@ -886,5 +887,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "cut (level 3) though the model allows more, so the model writes the call again",
            reference(config=StreamConfig(raise_output_limit=False)),
            (Kill(_CUT_LIMIT, "S6:limit"),)),
+    Mutant("L3-hook-fires-past-its-depth",
+           "seed 002 §19.1 ③ (钩子死循环防护 …… 解法:递归深度计数器)",
+           "counts the hook's depth but compares it with <= one level too far, so the hook "
+           "fires once more within its own run than the bound allows",
+           reference(limits=GuardLimits(hook_depth_slack=1)),
+           (Kill(_HOOK, "L3:hook"),
+            Kill(_HOOK, "L3:hook", "journal:fsync#4:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -103,6 +103,10 @@ class Task:
     max_cost_usd: float | None = None
     # Tool calls the run may start (seed 002 §19.2, ToolBudget(maxCalls)); None: no cap.
     max_tool_calls: int | None = None
+    # A tool run after each tool call that returned, and how deep a hook may fire within
+    # its own hook (seed 002 §19.1 ③, 钩子死循环防护); None: no hook.
+    after_tool_hook: str | None = None
+    hook_max_depth: int = 1
     prices: UsagePrices | None = None
     context_window: int | None = None
     # The most output tokens the model may be asked for (None: not known); above

@@ -21,7 +21,7 @@ from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_va
 from fakes import CRASH_CLASSES, CrashClass, Quota, quota_fields
 from harness._errors import ConfigError
 from harness._redact import MIN_SECRET_LENGTH, secret_leaves
-from harness.ports import FAULT_KINDS, Dialect, StopState, check_faults
+from harness.ports import FAULT_KINDS, PURE_TOOL_KINDS, Dialect, StopState, check_faults
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds, value_model
 from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems
@@ -186,6 +186,20 @@ class BudgetLimits(ScenarioModel):
     A call the model asks for past the cap is not run, and the run ends budget_limited."""
 
 
+class HookDeclaration(ScenarioModel):
+    """A hook the agent runs after each tool call that returned (seed 002 §19.1 ③).
+
+    The hook's own run is a tool call too, so it fires the hook again: 钩子又触发钩子.
+    """
+
+    run: ToolName
+    """The tool the hook runs, a read or inspect tool the scenario declares (the hook
+    looks; it changes nothing, so running it again after a restart is harmless)."""
+    max_depth: Annotated[int, Field(ge=1, le=8)] = 1
+    """How deep the hook may fire within its own runs: 1, it never fires after itself
+    (the seed's 递归深度计数器)."""
+
+
 if TYPE_CHECKING:
     class QuotaDeclaration(ScenarioModel):
         requests_per_minute: int | None
@@ -282,6 +296,8 @@ class Scenario(ScenarioModel):
     """A long task's goal, kept by the world's goal service (seed 002 §19.3)."""
     verifier: list[VerifierRuleDeclaration] = []  # noqa: RUF012
     """The scripted verifier's rules, first match wins (seed 002 §19.2)."""
+    hook: HookDeclaration | None = None
+    """A hook run after each tool call that returned; absent: none (seed 002 §19.1 ③)."""
     expect: Expectation
     """The verdict a correct agent reaches."""
     absorb: list[Annotated[str, Field(pattern=HOST_PATTERN, max_length=253)]] = []  # noqa: RUF012
@@ -341,7 +357,26 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *goal_problems(scenario.goal, scenario.verifier),
         *unpriced_cost_budget(scenario.budget.max_cost_usd, scenario.provider.model),
         *_quota_problems(scenario),
+        *_hook_problems(scenario),
     ]
+
+
+def _hook_problems(scenario: Scenario) -> list[Problem]:
+    """A hook that runs a tool the scenario does not declare, or one that changes the world."""
+    hook = scenario.hook
+    if hook is None:
+        return []
+    declared = scenario.tools.get(hook.run)
+    if declared is None:
+        return [Problem(("hook", "run"), "the hook runs a tool the scenario does not declare",
+                        hook.run, show(hook.run),
+                        f"a tool under tools: {quoted(sorted(scenario.tools), 'none')}",
+                        did_you_mean(hook.run, scenario.tools) or "Declare it under tools:")]
+    if declared.kind not in PURE_TOOL_KINDS:
+        return [Problem(("hook", "run"), "a hook's tool must change nothing", hook.run,
+                        f"{hook.run!r} of kind {declared.kind}", "a tool of kind read or inspect",
+                        "Give the hook a read or inspect tool")]
+    return []
 
 
 def _quota_problems(scenario: Scenario) -> list[Problem]:

@@ -132,6 +132,9 @@ class TraceExtra:
     child_environments: tuple[ChildEnvironment, ...] | None = None
     # The run's cap on tool calls, when the scenario sets one (budget:tool-calls).
     max_tool_calls: int | None = None
+    # The after-tool hook's tool and its depth bound, when the scenario declares one (L3:hook).
+    hook_tool: str | None = None
+    hook_max_depth: int | None = None
     # Requests refused before the model for tool calls without results, by their turn.
     refused_turns: tuple[RefusedTurn, ...] | None = None
     # For a scenario with a looping answer (retry:doom-loop): its phrases, and how each

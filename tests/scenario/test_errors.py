@@ -43,7 +43,7 @@ def test_an_unknown_key_suggests_the_close_one_and_lists_the_allowed(tmp_path: P
         write(tmp_path, VALID + "descripton: x\n"),
         "10:1: scenario: unknown key: got 'descripton'; expected one of 'name', 'description', "
         "'dialect', 'seed', 'tools', 'model', 'faults', 'jobs', 'cancels', 'crash', 'budget', "
-        "'provider', 'goal', 'verifier', 'expect', 'absorb'. Did you mean 'description'?",
+        "'provider', 'goal', 'verifier', 'hook', 'expect', 'absorb'. Did you mean 'description'?",
     )
     assert (error.line, error.column, error.value) == (10, 1, "descripton")
     assert error.hint == "Did you mean 'description'?"
@@ -464,3 +464,14 @@ def test_a_second_crash_needs_a_first_and_a_point_the_script_reaches(tmp_path: P
         "'after_tool:ntoes#1'; expected one of 'after_tool:notes#1'. Did you mean "
         "'after_tool:notes#1'?",
     )
+
+
+def test_a_hook_runs_a_declared_tool_that_changes_nothing(tmp_path: Path) -> None:
+    undeclared = VALID.replace("model:", "hook: {run: note}\nmodel:")
+    assert_error(write(tmp_path, undeclared), "5:13: hook.run: the hook runs a tool the "
+                 "scenario does not declare: got 'note'; expected a tool under tools: one of "
+                 "'notes'. Did you mean 'notes'?")
+    writer = VALID.replace("model:", "hook: {run: notes, max_depth: 2}\nmodel:")
+    assert_error(write(tmp_path, writer, "w.yaml"), "5:13: hook.run: a hook's tool must change "
+                 "nothing: got 'notes' of kind append; expected a tool of kind read or inspect. "
+                 "Give the hook a read or inspect tool")
