@@ -445,6 +445,9 @@ class _MirroredFilesystem(FakeFilesystem):
                 return super().resolve_path(file_path, allow_fd)
         return plain
 
+    def exists(self, file_path: Any, check_link: bool = False) -> bool:
+        return _exists(self, file_path, check_link)
+
     def contents_changed(self, file: FakeFile) -> None:
         """pyfakefs's side effect: the OS now holds new bytes for ``file``."""
         path = self._mirrored(file)
@@ -526,6 +529,31 @@ def _plain_absolute(path: str) -> bool:
     return path[:1] == "/" and (path == "/" or (
         "//" not in path and "/./" not in path and "/../" not in path
         and not path.endswith(("/", "/.", "/.."))))
+
+
+def _exists(fs: FakeFilesystem, file_path: Any, check_link: bool = False) -> bool:
+    """pyfakefs's ``exists``, walked by hand for a plain path (:meth:`_MirroredFilesystem._plain`).
+
+    pyfakefs's own resolves the path, then walks it again, a dozen calls deep: every
+    ``open``, ``mkstemp`` and ``replace`` asks it several times. The walk looks into each
+    folder as pyfakefs's does (a real folder read through is listed then); a path
+    with a link on it, ``os.devnull`` and a link not followed are pyfakefs's own.
+    Also for a file system being filled (:meth:`AgentFiles._load`), before it is mirrored.
+    """
+    plain = None if check_link or not fs.is_case_sensitive else \
+        _MirroredFilesystem._plain(cast(_MirroredFilesystem, fs), file_path)
+    if plain is None or plain == fs.devnull:
+        return FakeFilesystem.exists(fs, file_path, check_link)
+    node: Any = fs.root
+    for name in plain[1:].split("/") if plain != "/" else ():
+        if not isinstance(node, FakeDirectory):
+            return False
+        node = node.entries.get(name)
+        if node is None:
+            return False
+        if stat.S_ISLNK(node.st_mode):
+            return FakeFilesystem.exists(fs, file_path, check_link)
+    return True
 
 
 def _not_modelled(what: str) -> HarnessError:
@@ -1124,11 +1152,11 @@ class AgentFiles:
         if self.start is not None and os.path.isdir(self.start.real):
             _mount_start_folder(fs, self.start, changed)
         for folder in self.disk.folders():
-            if not fs.exists(folder):
+            if not _exists(fs, folder):
                 fs.create_dir(folder)
         files = self.disk.files()
         for path, data in files.items():
-            if fs.exists(path):
+            if _exists(fs, path):
                 fs.remove_object(path)  # a real file the agent wrote over
             fs.create_file(path, contents=data, side_effect=changed)
         _hide_removed(fs, self.disk, files)
@@ -1171,7 +1199,7 @@ def _hide_removed(fs: FakeFilesystem, disk: CrashDisk, files: dict[str, bytes]) 
         return
     kept = {*files, *disk.folders()}
     for path in sorted(disk.adopted - kept, key=lambda p: (-p.count("/"), p)):
-        if fs.exists(path):
+        if _exists(fs, path):
             fs.remove_object(path)
 
 
