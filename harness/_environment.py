@@ -69,8 +69,11 @@ _NAME = re.compile(NAME_PATTERN)
 _HOSTS: list[dict[str, str]] = []
 # In a guest process (become_guest): what it kept of the harness's environment.
 _GUEST_HOST: list[dict[str, str]] = []
-#: Settings of the harness a guest keeps for its own code (redaction), never the agent's.
-_HARNESS_SETTINGS: Final = ("HARNESS_SECRET_KEYS", PASS_ENV_VARIABLE)
+#: The folders no case may see in its start folder (:mod:`harness.intercept._start_folder`).
+HIDDEN_VARIABLE: Final = "HARNESS_HIDDEN_FOLDERS"
+#: Settings of the harness a guest keeps for its own code (redaction, the hidden folders),
+#: never the agent's.
+_HARNESS_SETTINGS: Final = ("HARNESS_SECRET_KEYS", PASS_ENV_VARIABLE, HIDDEN_VARIABLE)
 
 
 def host_environment() -> Mapping[str, str]:
@@ -123,7 +126,7 @@ def passing(names: Iterable[str]) -> Iterator[None]:
 def hiding(folder: str) -> Iterator[None]:
     """Keep ``folder`` (the run's results) out of every case's start folder while the block
     runs (:mod:`harness.intercept._start_folder`)."""
-    from harness.intercept import HIDDEN_VARIABLE, hidden_folders
+    from harness.intercept import hidden_folders
 
     listed = os.pathsep.join([*hidden_folders(), os.path.abspath(folder)])
     with environment_variable(HIDDEN_VARIABLE, listed):

@@ -211,6 +211,22 @@ def pytest_configure(config: pytest.Config) -> None:
         shard=config.getoption("harness_shard"),
         case_timeout=config.getoption("harness_case_timeout"),
     )
+    _hide_what_the_session_writes(config, config.stash[_SETTINGS])
+
+
+def _hide_what_the_session_writes(config: pytest.Config, settings: HarnessSettings) -> None:
+    """Keep the results and fuzz folders out of every case's start folder, as ``harness
+    run`` keeps its ``--out``: they fill while the items run, so a case listing its folder
+    would see other cases' results, and differ with the order the items ran in."""
+    from contextlib import ExitStack
+
+    from harness._environment import hiding
+
+    stack = ExitStack()
+    for folder in (settings.results_dir, settings.rootdir / ".harness-fuzz"):
+        if folder is not None:
+            stack.enter_context(hiding(str(folder)))
+    config.add_cleanup(stack.close)
 
 
 def _use_prices(config: pytest.Config, rootdir: Path) -> None:

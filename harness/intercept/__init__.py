@@ -7,6 +7,7 @@ and the tool functions a scenario names (:func:`replaced_targets`). :class:`Plai
 and :class:`PlainAgent` put them together around a plain ``main(prompt) -> str``.
 """
 
+from harness._environment import HIDDEN_VARIABLE
 from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
 from harness.intercept._intercepted import intercepted_network
 from harness.intercept._native import NATIVE_CLIENTS, native_clients
@@ -25,7 +26,7 @@ from harness.intercept._plain import (
 )
 from harness.intercept._processes import PROCESS_ADVICE, ProcessRefused, no_processes
 from harness.intercept._sqlite import SQLITE_ROLE, WorldDatabases
-from harness.intercept._start_folder import HIDDEN_VARIABLE, StartFolder, hidden_folders
+from harness.intercept._start_folder import StartFolder, hidden_folders
 from harness.intercept._targets import (
     Target,
     called_from_blocking_code,

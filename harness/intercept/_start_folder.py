@@ -21,6 +21,7 @@ import posixpath
 from dataclasses import dataclass
 
 from fakes import CrashDisk
+from harness._environment import HIDDEN_VARIABLE, host_environment
 
 
 @dataclass(frozen=True)
@@ -87,15 +88,16 @@ class StartFolder:
         return read_real(real)
 
 
-#: Where ``harness run`` names the folders cases must not see (:func:`harness._environment.
-#: hiding`); in the environment, so that its workers inherit it however they are started
-#: (the agent's environment never has it).
-HIDDEN_VARIABLE = "HARNESS_HIDDEN_FOLDERS"
 
 
 def hidden_folders() -> tuple[str, ...]:
-    """The folders :data:`HIDDEN_VARIABLE` names, absolute."""
-    listed = os.environ.get(HIDDEN_VARIABLE, "")
+    """The folders :data:`HIDDEN_VARIABLE` names, absolute.
+
+    Read from the harness's environment, not ``os.environ``: in a sealed worker that is
+    the agent's, which never holds it (:func:`harness._environment.become_guest` keeps it
+    for the harness's own code).
+    """
+    listed = host_environment().get(HIDDEN_VARIABLE, "")
     return tuple(os.path.abspath(p) for p in listed.split(os.pathsep) if p)
 
 

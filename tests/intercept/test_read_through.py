@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fakes import CrashDisk, CrashPlan, SimulatedCrash
-from harness._environment import hiding
+from harness._environment import HIDDEN_VARIABLE, agent_environ, hiding
 from harness.intercept import AgentFiles, PlainEntry, WorldDatabases
 from harness.runner import Case, CrashSpec, run_case
 
@@ -283,6 +283,19 @@ def test_the_runs_results_are_not_shown_in_the_start_folder(started_in: Path) ->
     with files.active(generation=1):
         assert sorted(os.listdir(".")) == ["notes.log", "state", "system_prompt.txt"]
         assert not os.path.exists("results/cases.jsonl")
+
+
+def test_the_results_stay_hidden_where_the_agents_environment_is_in_force(
+        started_in: Path) -> None:
+    # A sealed worker's os.environ is the agent's, which never names the hidden folders:
+    # read from there, `harness run --out` and the plugin's results showed in every case.
+    (started_in / "results").mkdir()
+    (started_in / "results" / "cases.jsonl").write_text("{}\n")
+    with hiding(str(started_in / "results")), agent_environ({}):
+        assert HIDDEN_VARIABLE not in os.environ
+        files = AgentFiles(CrashDisk(), start_folder=str(started_in))
+    with files.active(generation=1):
+        assert "results" not in os.listdir(".")
 
 
 def test_a_new_database_in_a_real_folder_of_the_start_folder_opens_in_the_world(

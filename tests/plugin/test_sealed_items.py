@@ -295,3 +295,39 @@ def _left_in(folder: Path) -> list[int]:
         except OSError:
             continue
     return left
+
+
+LISTING = '''
+import os
+
+
+def main(prompt):
+    raise RuntimeError("listed " + " ".join(sorted(os.listdir("."))))
+'''
+
+
+def test_an_item_s_agent_does_not_see_the_sessions_results_in_its_folder(
+        tmp_path: Path) -> None:
+    # They fill while the items run (and a last session's are there from the start): an
+    # agent listing its folder would find another tree in every item.
+    (tmp_path / "listing_agent.py").write_text(LISTING, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "hello.yaml").write_text(_scenario("hello"), encoding="utf-8")
+    for kept in ("out", ".harness-fuzz"):
+        (tmp_path / kept).mkdir()
+        (tmp_path / kept / "from-the-last-session.jsonl").write_text("{}\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                           "--harness-crash", "none", "--harness-agent", "listing_agent:main",
+                           "--harness-results", "out"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    row = json.loads((tmp_path / "out" / "cases-main.jsonl").read_text(encoding="utf-8"))
+    listed = row["stop_reason"].rsplit("listed ", 1)[-1].split()
+    assert "listing_agent.py" in listed, row["stop_reason"]  # the start folder is read
+    assert "out" not in listed
+    assert ".harness-fuzz" not in listed
