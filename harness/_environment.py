@@ -69,11 +69,8 @@ _NAME = re.compile(NAME_PATTERN)
 _HOSTS: list[dict[str, str]] = []
 # In a guest process (become_guest): what it kept of the harness's environment.
 _GUEST_HOST: list[dict[str, str]] = []
-#: The folders no case may see in its start folder (:mod:`harness.intercept._start_folder`).
-HIDDEN_VARIABLE: Final = "HARNESS_HIDDEN_FOLDERS"
-#: Settings of the harness a guest keeps for its own code (redaction, the hidden folders),
-#: never the agent's.
-_HARNESS_SETTINGS: Final = ("HARNESS_SECRET_KEYS", PASS_ENV_VARIABLE, HIDDEN_VARIABLE)
+#: Settings of the harness a guest keeps for its own code (redaction), never the agent's.
+_HARNESS_SETTINGS: Final = ("HARNESS_SECRET_KEYS", PASS_ENV_VARIABLE)
 
 
 def host_environment() -> Mapping[str, str]:
@@ -126,7 +123,7 @@ def passing(names: Iterable[str]) -> Iterator[None]:
 def hiding(folder: str) -> Iterator[None]:
     """Keep ``folder`` (the run's results) out of every case's start folder while the block
     runs (:mod:`harness.intercept._start_folder`)."""
-    from harness.intercept import hidden_folders
+    from harness.intercept import HIDDEN_VARIABLE, hidden_folders
 
     listed = os.pathsep.join([*hidden_folders(), os.path.abspath(folder)])
     with environment_variable(HIDDEN_VARIABLE, listed):
@@ -208,7 +205,9 @@ def become_guest(tool_names: Iterable[str] = ()) -> None:
     left in the memory the fork shares with the harness is zeroed (:func:`_scrub_memory`).
     """
     from harness import _redact
+    from harness.intercept import keep_hidden_folders
 
+    keep_hidden_folders()  # read by the harness's file code, never in the agent's environment
     host = dict(host_environment())
     guest = allowed_environment({})
     kept = {name: host[name] for name in (*tool_names, *_HARNESS_SETTINGS) if name in host}

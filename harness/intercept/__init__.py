@@ -7,7 +7,6 @@ and the tool functions a scenario names (:func:`replaced_targets`). :class:`Plai
 and :class:`PlainAgent` put them together around a plain ``main(prompt) -> str``.
 """
 
-from harness._environment import HIDDEN_VARIABLE
 from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
 from harness.intercept._intercepted import intercepted_network
 from harness.intercept._native import NATIVE_CLIENTS, native_clients
@@ -26,7 +25,12 @@ from harness.intercept._plain import (
 )
 from harness.intercept._processes import PROCESS_ADVICE, ProcessRefused, no_processes
 from harness.intercept._sqlite import SQLITE_ROLE, WorldDatabases
-from harness.intercept._start_folder import StartFolder, hidden_folders
+from harness.intercept._start_folder import (
+    HIDDEN_VARIABLE,
+    StartFolder,
+    hidden_folders,
+    keep_hidden_folders,
+)
 from harness.intercept._targets import (
     Target,
     called_from_blocking_code,
@@ -74,6 +78,7 @@ __all__ = [
     "hidden_folders",
     "import_from_cwd",
     "intercepted_network",
+    "keep_hidden_folders",
     "missing_function",
     "native_clients",
     "no_processes",

@@ -21,7 +21,6 @@ import posixpath
 from dataclasses import dataclass
 
 from fakes import CrashDisk
-from harness._environment import HIDDEN_VARIABLE, host_environment
 
 
 @dataclass(frozen=True)
@@ -90,14 +89,24 @@ class StartFolder:
 
 
 
-def hidden_folders() -> tuple[str, ...]:
-    """The folders :data:`HIDDEN_VARIABLE` names, absolute.
+#: Where ``harness run`` names the folders cases must not see (:func:`harness._environment.
+#: hiding`); in the environment, so that its workers inherit it however they are started.
+HIDDEN_VARIABLE = "HARNESS_HIDDEN_FOLDERS"
+# What a sealed worker read of it before its environment became the agent's, which never
+# names it (:func:`keep_hidden_folders`).
+_KEPT: list[str] = []
 
-    Read from the harness's environment, not ``os.environ``: in a sealed worker that is
-    the agent's, which never holds it (:func:`harness._environment.become_guest` keeps it
-    for the harness's own code).
-    """
-    listed = host_environment().get(HIDDEN_VARIABLE, "")
+
+def keep_hidden_folders() -> None:
+    """Remember the hidden folders in this process: its ``os.environ`` is about to become
+    the agent's (:func:`harness._environment.become_guest`)."""
+    _KEPT[:] = [os.environ.get(HIDDEN_VARIABLE, "")]
+
+
+def hidden_folders() -> tuple[str, ...]:
+    """The folders :data:`HIDDEN_VARIABLE` names, absolute: as a sealed worker kept them,
+    else from ``os.environ``."""
+    listed = _KEPT[0] if _KEPT else os.environ.get(HIDDEN_VARIABLE, "")
     return tuple(os.path.abspath(p) for p in listed.split(os.pathsep) if p)
 
 

@@ -15,8 +15,15 @@ from pathlib import Path
 import pytest
 
 from fakes import CrashDisk, CrashPlan, SimulatedCrash
-from harness._environment import HIDDEN_VARIABLE, agent_environ, hiding
-from harness.intercept import AgentFiles, PlainEntry, WorldDatabases
+from harness._environment import agent_environ, hiding
+from harness.intercept import (
+    HIDDEN_VARIABLE,
+    AgentFiles,
+    PlainEntry,
+    WorldDatabases,
+    _start_folder,
+    keep_hidden_folders,
+)
 from harness.runner import Case, CrashSpec, run_case
 
 from .conftest import OPENAI_AGENT, AgentPackages
@@ -286,12 +293,16 @@ def test_the_runs_results_are_not_shown_in_the_start_folder(started_in: Path) ->
 
 
 def test_the_results_stay_hidden_where_the_agents_environment_is_in_force(
-        started_in: Path) -> None:
-    # A sealed worker's os.environ is the agent's, which never names the hidden folders:
-    # read from there, `harness run --out` and the plugin's results showed in every case.
+        started_in: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A sealed worker's os.environ becomes the agent's, which never names the hidden
+    # folders: read from there, `harness run --out` and the plugin's results showed in
+    # every case. The worker keeps them first, as become_guest does.
     (started_in / "results").mkdir()
     (started_in / "results" / "cases.jsonl").write_text("{}\n")
-    with hiding(str(started_in / "results")), agent_environ({}):
+    monkeypatch.setattr(_start_folder, "_KEPT", [])
+    with hiding(str(started_in / "results")):
+        keep_hidden_folders()
+    with agent_environ({}):
         assert HIDDEN_VARIABLE not in os.environ
         files = AgentFiles(CrashDisk(), start_folder=str(started_in))
     with files.active(generation=1):
