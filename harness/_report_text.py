@@ -22,7 +22,7 @@ from harness._redact import redact_text
 from harness.ports import CUTTING_FAULTS, cut_at_limit
 from harness.runner import CaseResult, Verdict, is_world_point
 from harness.scenario import MAX_BYTES, Scenario, source_of
-from harness.trace import RefusedTurn, RequestRecord, Trace
+from harness.trace import RequestRecord, Trace, request_turn
 
 # Lines shown around each line a failure points at.
 _CONTEXT = 1
@@ -117,17 +117,14 @@ def timeline(result: CaseResult) -> str:
         return ""
     lines = ["timeline (virtual seconds; one line per request attempt)"]
     assert result.trace is not None
-    refused = {r.request: r for r in result.trace.extra.refused_turns or ()}
-    lines += [_attempt_line(request, refused.get(request.index)) for request in requests]
+    lines += [_attempt_line(result.trace, request) for request in requests]
     return "\n".join(lines)
 
 
-def _attempt_line(request: RequestRecord, refused: RefusedTurn | None = None) -> str:
+def _attempt_line(trace: Trace, request: RequestRecord) -> str:
     faults = ", ".join(request.faults) or "none"
-    # A request refused before the model keeps turn 0 in its record; it was sent for a
-    # real turn, and is named by it (its attempt is not counted: the next one is the same).
-    place = f"turn {request.turn} attempt {request.attempt}" if refused is None else \
-        f"turn {refused.turn} attempt {refused.attempt} (refused before the model, not counted)"
+    # A request refused before the model keeps turn 0 in its record: named by its real turn.
+    place = request_turn(trace, request)
     parts = [f"{request.started_at:9.3f}s", f"run {request.incarnation}",
              place, f"status {request.status}",
              f"{request.delivered_bytes}/{request.planned_bytes} bytes",

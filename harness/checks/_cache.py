@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.checks._verdict import Verdict
-from harness.trace import RequestRecord, Trace
+from harness.trace import RequestRecord, Trace, request_turn
 
 _ID: Final = "cache:restart"
 # Misses the agent made: its rebuilt request is not the prefix it cached.
@@ -52,7 +52,7 @@ def check_cache_after_restart(trace: Trace) -> Verdict | None:
     if not firsts:
         return Verdict(_ID, "unknown", "no request after a restart reached the prompt cache "
                        "with a prefix written before the crash: nothing restored to judge")
-    wrong = [_line(r) for r in firsts if _miss_kind(r) in _REBUILT_WRONG]
+    wrong = [_line(trace, r) for r in firsts if _miss_kind(r) in _REBUILT_WRONG]
     if wrong:
         return Verdict(_ID, "fail", "the first request after a restart did not rebuild the "
                        "prefix the crashed process had cached", tuple(wrong),
@@ -87,7 +87,7 @@ def _miss_kind(request: RequestRecord) -> str | None:
     return None if miss is None else miss.split(":", 1)[0]
 
 
-def _line(request: RequestRecord) -> str:
+def _line(trace: Trace, request: RequestRecord) -> str:
     miss = request.cache.miss if request.cache is not None else None
-    return (f"incarnation {request.incarnation}'s first request (turn {request.turn} attempt "
-            f"{request.attempt}, request #{request.index}): {miss}")
+    return (f"incarnation {request.incarnation}'s first request ({request_turn(trace, request)}, "
+            f"request #{request.index}): {miss}")

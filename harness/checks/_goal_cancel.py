@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 from harness.checks._verdict import Verdict
 from harness.ports import NEIGHBOUR_SESSION
-from harness.trace import CancelRecord, GoalEventRecord, GoalTrace, Trace
+from harness.trace import CancelRecord, GoalEventRecord, GoalTrace, Trace, request_turn
 
 CHECK = "CANCEL:goal"
 _EPS = 1e-6
@@ -94,9 +94,9 @@ def _acted_after(trace: Trace, goal: GoalTrace, cancel: CancelRecord) -> Iterabl
     for r in trace.requests:
         if r.delivery != "refused" and (r.started_at > cancel.at + _EPS or (
                 requests_before is not None and r.index > requests_before)):
-            yield (f"request #{r.index} (turn {r.turn}, incarnation {r.incarnation}) started at "
-                   f"{r.started_at:g}s, after the goal was cancelled at {cancel.at:g}s: the "
-                   "auto-continue was left armed")
+            yield (f"request #{r.index} ({request_turn(trace, r, attempt=False)}, incarnation "
+                   f"{r.incarnation}) started at {r.started_at:g}s, after the goal was "
+                   f"cancelled at {cancel.at:g}s: the auto-continue was left armed")
             break
     pure = set(trace.expect.pure_tools)
     invocations_before = event.invocations_before if event is not None else None

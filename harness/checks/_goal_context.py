@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.checks._verdict import Verdict
-from harness.trace import GoalInRequest, RequestRecord, Trace
+from harness.trace import GoalInRequest, RequestRecord, Trace, request_turn
 
 _ID: Final = "I5:context"
 
@@ -63,8 +63,8 @@ def check_goal_in_context(trace: Trace) -> Verdict | None:
 
 
 def _problem(trace: Trace, request: RequestRecord, seen: GoalInRequest) -> str | None:
-    where = (f"request #{request.index} (turn {request.turn}, incarnation "
-             f"{request.incarnation})")
+    where = (f"request #{request.index} ({request_turn(trace, request, attempt=False)}, "
+             f"incarnation {request.incarnation})")
     if not seen.revisions:
         return f"{where} told the model no revision of the goal: its objective or criteria " \
                "were gone"

@@ -37,7 +37,7 @@ from harness.ports import (
     idempotency_key,
     reply_failed,
 )
-from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace
+from harness.trace import MessageRecord, RequestRecord, SentUsage, Trace, request_turn
 
 _MAX_EVIDENCE = 12
 
@@ -60,8 +60,8 @@ def _no_outcome(invariant: str, trace: Trace) -> Verdict | None:
     return None
 
 
-def _request_line(r: RequestRecord) -> str:
-    return (f"request #{r.index} turn {r.turn} attempt {r.attempt} incarnation {r.incarnation} "
+def _request_line(trace: Trace, r: RequestRecord) -> str:
+    return (f"request #{r.index} {request_turn(trace, r)} incarnation {r.incarnation} "
             f"at {r.started_at:g}s: {r.delivery}{' truncated' if r.truncated else ''}"
             f"{' faults ' + ','.join(r.faults) if r.faults else ''}")
 
@@ -276,7 +276,7 @@ def check_i4(trace: Trace) -> Verdict:
     if stop == "complete":
         failure = _completion_contradiction(trace)
         if failure:
-            return _fail("I4", failure, [_request_line(r) for r in trace.requests[-4:]])
+            return _fail("I4", failure, [_request_line(trace, r) for r in trace.requests[-4:]])
     expected = expected_stop_state(trace)
     if expected is None:
         return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
@@ -416,7 +416,7 @@ def check_i7(trace: Trace) -> Verdict:
            and not any(asked_for(asked, inv.arguments) for asked in good.get(inv.call_id, []))]
     if bad:
         return _fail("I7", "a tool ran with arguments no complete answer sent",
-                     [*bad, *(_request_line(r) for r in risky)])
+                     [*bad, *(_request_line(trace, r) for r in risky)])
     if not risky:
         return _unknown("I7", "no answer with tool calls was truncated or incomplete")
     return _pass("I7", f"{len(risky)} truncated or incomplete answer(s); none of their calls ran")
@@ -449,7 +449,7 @@ def check_i8(trace: Trace) -> Verdict:
     bad = _joined_messages(trace)
     if bad:
         return _fail("I8", "a committed message is not the text of one attempt",
-                     [*bad, *(_request_line(r) for r in partial)])
+                     [*bad, *(_request_line(trace, r) for r in partial)])
     ids = Counter(m.attempt_id for m in trace.outcome.transcript
                   if m.role == "assistant" and m.attempt_id)
     shared = [f"attempt {a} committed {n} times" for a, n in ids.items() if n > 1]
@@ -501,13 +501,14 @@ def check_i9(trace: Trace) -> Verdict:
     live = [r for r in trace.requests if r.delivery != "refused"]
     deadline, cap = trace.expect.deadline_seconds, trace.expect.max_attempts
     # Served on real time, a request may be late by a real process's jitter.
-    late = [_request_line(r) for r in live if r.started_at > deadline + late_tolerance(trace)]
+    late = [_request_line(trace, r) for r in live
+            if r.started_at > deadline + late_tolerance(trace)]
     if late:
         return _fail("I9", f"{len(late)} request(s) started after the {deadline:g}s deadline",
                      late)
     if len(live) > cap:
         return _fail("I9", f"{len(live)} requests exceed the budget of {cap} attempts",
-                     [_request_line(r) for r in live[cap:]])
+                     [_request_line(trace, r) for r in live[cap:]])
     if not any(r.attempt > 1 for r in live):
         return _unknown("I9", "no request was retried")
     return _pass("I9", f"{len(live)} request(s) by {max(r.started_at for r in live):g}s, "

@@ -33,7 +33,7 @@ import math
 from harness.checks._tolerance import early_tolerance, late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
 from harness.ports import LOOPING_FAULTS, SILENCING_FAULTS
-from harness.trace import InvocationRecord, RequestRecord, Trace
+from harness.trace import InvocationRecord, RequestRecord, Trace, request_turn
 
 # Virtual times are sums of float seconds; a wait honoured to the microsecond is honoured.
 _EPS = 1e-6
@@ -43,8 +43,8 @@ def _live(trace: Trace) -> list[RequestRecord]:
     return [r for r in trace.requests if r.delivery != "refused"]
 
 
-def _at(r: RequestRecord) -> str:
-    return f"request #{r.index} (turn {r.turn} attempt {r.attempt}, incarnation {r.incarnation})"
+def _at(trace: Trace, r: RequestRecord) -> str:
+    return f"request #{r.index} ({request_turn(trace, r)}, incarnation {r.incarnation})"
 
 
 # ------------------------------------------------------------------------- S1
@@ -60,11 +60,11 @@ def check_idle_watchdog(trace: Trace) -> Verdict:
                        "larger --time-scale to judge it")
     long = [r for r in streams if r.longest_silence > bound + tolerance + _EPS]
     if long:
-        return Verdict("S1", "fail", f"{_at(long[0])} was waited on silent for "
+        return Verdict("S1", "fail", f"{_at(trace, long[0])} was waited on silent for "
                        f"{long[0].longest_silence:g}s; an idle watchdog abandons it after "
                        f"{bound:g}s{tolerance_note(tolerance)}",
-                       tuple(f"{_at(r)}: silent {r.longest_silence:g}s, ended {r.delivery}"
-                             for r in long),
+                       tuple(f"{_at(trace, r)}: silent {r.longest_silence:g}s, ended "
+                             f"{r.delivery}" for r in long),
                        advice="abort an attempt when no chunk came for the idle bound (a "
                               "watchdog apart from the connect timeout) and retry it")
     stalled = [r for r in streams if SILENCING_FAULTS.intersection(r.faults)]
@@ -84,7 +84,7 @@ def check_retry_after(trace: Trace) -> Verdict:
     # Served, a wait no longer than the clock's margin cannot be told from no wait.
     asked = [r for r in live if r.retry_after is not None and r.retry_after <= cap
              and (not tolerance or r.retry_after > tolerance)]
-    early = [line for r in asked for line in _too_soon(r, live, tolerance)]
+    early = [line for r in asked for line in _too_soon(trace, r, live, tolerance)]
     if early:
         return Verdict("S5", "fail", early[0], tuple(early),
                        advice="read retry-after-ms / Retry-After and wait that long before "
@@ -96,13 +96,14 @@ def check_retry_after(trace: Trace) -> Verdict:
     return Verdict("S5", "pass", f"{len(asked)} asked wait(s) honoured")
 
 
-def _too_soon(r: RequestRecord, live: list[RequestRecord], tolerance: float) -> list[str]:
+def _too_soon(trace: Trace, r: RequestRecord, live: list[RequestRecord], tolerance: float
+              ) -> list[str]:
     assert r.retry_after is not None
     answered = r.first_byte_at if r.first_byte_at is not None else r.started_at
     ready = answered + r.retry_after - tolerance
     after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
-    return [f"{_at(n)} came {n.started_at - answered:g}s after {_at(r)} answered "
-            f"{r.status} asking to wait {r.retry_after:g}s"
+    return [f"{_at(trace, n)} came {n.started_at - answered:g}s after {_at(trace, r)} "
+            f"answered {r.status} asking to wait {r.retry_after:g}s"
             for n in after[:1] if n.started_at + _EPS < ready]
 
 
@@ -123,7 +124,8 @@ def check_backoff(trace: Trace) -> Verdict:
     failed = [r for r in live if r.retry_after is None and _failed(r)]
     early = early_tolerance(trace)
     quick = [line for r in failed
-             for line in _retried_within(r, live, backoff_needed(floor, in_a_row[r.index]), early)]
+             for line in _retried_within(trace, r, live,
+                                         backoff_needed(floor, in_a_row[r.index]), early)]
     if quick:
         return Verdict("S5:backoff", "warn", quick[0], tuple(quick),
                        advice="back off exponentially with jitter between retries "
@@ -171,12 +173,12 @@ def _failed(r: RequestRecord) -> bool:
     return (r.delivery == "http_error" and transient) or r.delivery in ("partial", "broken")
 
 
-def _retried_within(r: RequestRecord, live: list[RequestRecord], needed: float,
-                    early: float) -> list[str]:
+def _retried_within(trace: Trace, r: RequestRecord, live: list[RequestRecord],
+                    needed: float, early: float) -> list[str]:
     failed_at = r.ended_at if r.ended_at is not None else r.started_at
     after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
-    return [f"{_at(n)} retried {n.started_at - failed_at:g}s after {_at(r)} failed "
-            f"({r.delivery} {r.status}); expected a backoff of at least {needed:g}s"
+    return [f"{_at(trace, n)} retried {n.started_at - failed_at:g}s after {_at(trace, r)} "
+            f"failed ({r.delivery} {r.status}); expected a backoff of at least {needed:g}s"
             for n in after[:1] if n.started_at + _EPS < failed_at + needed - early]
 
 
@@ -186,8 +188,9 @@ def check_429_cap(trace: Trace) -> Verdict:
     streak, reached = 0, False
     for r in _live(trace):
         if streak >= cap:
-            return Verdict("S5:429", "fail", f"{_at(r)} was sent after {streak} rate limits "
-                           f"(429) in a row; the cap is {cap}, then the run ends usage_limited",
+            return Verdict("S5:429", "fail", f"{_at(trace, r)} was sent after {streak} rate "
+                           f"limits (429) in a row; the cap is {cap}, then the run ends "
+                           "usage_limited",
                            advice="count consecutive 429s and stop as usage_limited at the cap")
         streak = streak + 1 if r.status == 429 else 0
         reached = reached or streak >= cap
@@ -218,7 +221,8 @@ def check_client_errors(trace: Trace) -> Verdict | None:
         again = next((x for x in live if x.index > r.index and x.incarnation == r.incarnation
                       and x.turn == r.turn), None)
         if again is not None:
-            retried.append(f"{_at(again)} retried {_at(r)}, which was answered {r.status}")
+            retried.append(f"{_at(trace, again)} retried {_at(trace, r)}, which was answered "
+                           f"{r.status}")
     if retried:
         return Verdict("S5:4xx", "fail", retried[0], tuple(retried),
                        advice="a 400, 404 or 422 is not retryable: the same request gets the "
@@ -255,7 +259,7 @@ def _while_running(inv: InvocationRecord, trace: Trace,
     start, end = inv.started_at, _end(inv)
     settled = "never settled" if inv.ended_at is None else f"settled at {end:g}s"
     what = f"the cancelled call {inv.call_id} of {inv.tool} ({settled})"
-    requests = [f"{_at(r)} started at {r.started_at:g}s while {what} still ran"
+    requests = [f"{_at(trace, r)} started at {r.started_at:g}s while {what} still ran"
                 for r in _live(trace) if start < r.started_at < end - _EPS]
     calls = [f"call {o.call_id} of {o.tool} started at {o.started_at:g}s while {what} still ran"
              for o in ran if o.tool == inv.tool and o.seq != inv.seq

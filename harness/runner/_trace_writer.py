@@ -60,8 +60,13 @@ class Ending:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def write_trace(world: World, case: Case, ending: Ending) -> Trace:
-    """The trace of ``case``: what ``world`` saw, and how the agent's runs ended."""
+def write_trace(world: World, case: Case, ending: Ending, roots: PathRoots | None = None
+                ) -> Trace:
+    """The trace of ``case``: what ``world`` saw, and how the agent's runs ended.
+
+    ``roots``: where the paths in the runs' words are written from (default: this
+    process's, :func:`~harness.trace.path_roots`).
+    """
     scenario = world.scenario
     return Trace(
         case=case.case_id,
@@ -74,7 +79,7 @@ def write_trace(world: World, case: Case, ending: Ending) -> Trace:
         jobs=world.jobs.records(),
         cancels=tuple(world.jobs.cancels),
         goal=goal_trace(world.goals),
-        **portable_ending(ending).trace_fields(),
+        **portable_ending(ending, roots).trace_fields(),
     )
 
 

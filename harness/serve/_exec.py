@@ -153,7 +153,8 @@ class _ExecCase:
                 self._run_processes(env)
             finally:
                 self._kill()
-        trace = served_trace(self.world, self.case, self.worlds.runs, self.secrets)
+        trace = served_trace(self.world, self.case, self.worlds.runs, self.secrets,
+                             self.folder)
         result = case_result(self.case, trace)
         problem = self._process_verdict()
         if problem is not None:

@@ -31,6 +31,7 @@ from harness.trace import (
     OutcomeRecord,
     Trace,
     TraceExtra,
+    path_roots,
 )
 
 
@@ -48,8 +49,12 @@ class ProcessRun:
 
 
 def served_trace(world: ServedWorld, case: Case, runs: Sequence[ProcessRun],
-                 secrets: SecretLook | None = None) -> Trace:
-    """The trace of ``case`` after the processes ``runs`` (none yet: what the world saw so far)."""
+                 secrets: SecretLook | None = None, folder: str | None = None) -> Trace:
+    """The trace of ``case`` after the processes ``runs`` (none yet: what the world saw so far).
+
+    ``folder``: the working folder the processes ran in (``--exec``), written
+    ``<agent-folder>`` in their words.
+    """
     final = runs[-1] if runs else None
     killed = [r.killed_at for r in runs if r.killed_at]
     crash = case.crash
@@ -66,7 +71,7 @@ def served_trace(world: ServedWorld, case: Case, runs: Sequence[ProcessRun],
         error=final.error if final is not None else None,
         extra=_extra(world, final),
         secrets=secrets.record() if secrets is not None else None,
-    ))
+    ), path_roots(folder))
 
 
 def _completed(run: ProcessRun) -> bool:

@@ -51,6 +51,7 @@ from harness.trace._records import (
     Trace,
     goal_identity_json,
 )
+from harness.trace._turns import request_turn
 
 __all__ = [
     "AskedOutput",
@@ -97,5 +98,6 @@ __all__ = [
     "goal_identity_json",
     "path_roots",
     "portable_paths",
+    "request_turn",
     "trace_from_json",
 ]

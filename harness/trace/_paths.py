@@ -15,6 +15,8 @@ a ``site-packages`` (or ``dist-packages``) folder    ``<site-packages>/openai/_b
 the interpreter's standard library                  ``<python>/json/decoder.py``
 the virtual environment (``sys.prefix``)             ``<venv>/bin/python``
 the temporary folder                                ``<tmp>/tmpab12cd34/x.json``
+an ``--exec`` agent's working folder (made afresh   ``<agent-folder>/state.json``
+for each case, named at random)
 the run's starting folder, a ``sys.path`` folder     ``mypackage/agent.py`` (relative)
 (the agent's project root)
 the home folder                                     ``~/.cache/x``
@@ -70,6 +72,12 @@ class PathRoots:
                     found.setdefault(trimmed, name)
         return cls(tuple(found.items()))
 
+    def naming(self, named: Mapping[str, str]) -> PathRoots:
+        """These roots and ``named`` besides; a folder in both takes its name from ``named``."""
+        given = PathRoots.of((), named).folders
+        taken = {folder for folder, _ in given}
+        return PathRoots((*given, *((f, n) for f, n in self.folders if f not in taken)))
+
     @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
         """One alternation, the longest folder first: the deepest root a path lies under wins."""
@@ -81,15 +89,18 @@ class PathRoots:
                           rf"({sep}|(?![\w.-]))")
 
 
-def path_roots() -> PathRoots:
+def path_roots(agent_folder: str | None = None) -> PathRoots:
     """This process's roots now: its starting folder, ``sys.path``, the interpreter's folders.
 
     Read outside a case's fake file system (the trace is written after the agent ran).
     Worked out once for each starting folder, ``sys.path``, temporary and home folder: a
-    run writes a trace per case.
+    run writes a trace per case. ``agent_folder``: the working folder an agent process ran
+    in (``--exec``), written ``<agent-folder>``: it is made with a random name for each
+    case, which would make every run's digest differ.
     """
-    return _roots_for(os.getcwd(), tuple(sys.path), tempfile.gettempdir(),
-                      os.path.expanduser("~"))
+    roots = _roots_for(os.getcwd(), tuple(sys.path), tempfile.gettempdir(),
+                       os.path.expanduser("~"))
+    return roots if agent_folder is None else roots.naming({agent_folder: "<agent-folder>"})
 
 
 @functools.lru_cache(maxsize=8)

@@ -18,7 +18,7 @@ import pytest
 from harness.intercept import PlainEntry
 from harness.runner import Case, CaseResult, run_case
 from harness.scenario import Scenario
-from harness.trace import PathRoots, portable_paths
+from harness.trace import PathRoots, path_roots, portable_paths
 
 from .conftest import TOOLS
 
@@ -142,3 +142,13 @@ def test_a_path_is_written_from_the_deepest_root_it_lies_under(real: str, portab
 def test_the_root_itself_is_never_the_whole_file_system() -> None:
     roots = PathRoots.of(relative=[os.sep], named={})
     assert portable_paths("/etc/hosts", roots) == "/etc/hosts"
+
+
+def test_an_exec_agents_working_folder_is_one_name_and_its_logs_beside_it_are_not() -> None:
+    folder = os.path.join(tempfile.gettempdir(), "harness-exec-mail-k3j2ab9x")
+    roots = path_roots(agent_folder=folder)
+    assert portable_paths(f"I work in {folder}, see {folder}/state.json", roots) == \
+        "I work in <agent-folder>, see <agent-folder>/state.json"
+    assert portable_paths(f"{folder}.1.err", roots) == "<tmp>/harness-exec-mail-k3j2ab9x.1.err"
+    # Without the folder, the roots are this process's, unchanged.
+    assert portable_paths(folder, path_roots()) == "<tmp>/harness-exec-mail-k3j2ab9x"

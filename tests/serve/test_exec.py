@@ -21,11 +21,16 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness._cli import main
+from harness.runner import Case
+from harness.scenario import load_scenario
+from harness.serve._exec import run_exec_case
+from harness.trace import Trace
 
 # System tier (pytest --system): real processes and servers on loopback.
 pytestmark = pytest.mark.system
@@ -225,3 +230,25 @@ def test_the_agent_process_sees_the_allow_list_and_what_it_prints_is_redacted(
     for text in (done.stdout, done.stderr, cases):
         assert secret not in text
         assert "sk-real-0123456789abcdef" not in text
+
+
+def test_the_agents_working_folder_is_written_the_same_in_every_run(tmp_path: Path) -> None:
+    # The folder is made afresh, named at random, for each case: an agent that names it
+    # in its answer must not make two runs of one case differ.
+    scenario = load_scenario(SCENARIO)
+    command = f'{sys.executable} -c "import os; print(\'I work in\', os.getcwd())"'
+    traces = []
+    for _ in range(2):
+        result = run_exec_case(Case(scenario.name, SCENARIO, scenario.seed), scenario,
+                               command, time_scale=0.01, timeout=60)
+        assert result.trace is not None
+        traces.append(result.trace)
+    assert [t.extra.final_answer for t in traces] == ["I work in <agent-folder>"] * 2
+    # Each process's end is real time, read in scenario seconds (a process's jitter):
+    # all else in the trace is the same from run to run.
+    assert len({without_real_time(t).digest for t in traces}) == 1
+
+
+def without_real_time(trace: Trace) -> Trace:
+    return replace(trace, incarnations=tuple(replace(i, ended_at=0.0)
+                                             for i in trace.incarnations))
