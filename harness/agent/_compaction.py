@@ -55,6 +55,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness.agent._classify import OVERFLOW_MARKERS, ProviderError
+from harness.agent._log_records import CompactionEndRecord, CompactionStartRecord, cleared_of
 from harness.agent._session_log import (
     AssistantEntry,
     Entry,
@@ -114,7 +115,7 @@ class CompactionTicket:
 
 def cleared_seqs(store: SessionLog) -> set[int]:
     """The session seqs of every record a committed compaction replaced."""
-    return {int(seq) for r in store.of_kind("compaction") for seq in r.body["cleared"]}
+    return {seq for r in store.of_kind("compaction") for seq in cleared_of(r.body)}
 
 
 def compacted_entries(log: SessionLog, store: SessionLog) -> list[Entry]:
@@ -152,14 +153,15 @@ def _placeholder(record: SessionRecord) -> Entry:
 
 def close_interrupted(store: SessionLog) -> list[str]:
     """Recovery: a compaction a crash cut short gets a definite end (once: I11)."""
-    ended = {str(r.body["compactionId"]) for r in store.records
+    ended = {CompactionEndRecord.from_body(r.body).compaction_id for r in store.records
              if r.kind in ("compaction", "compaction_discarded")}
-    open_ids = [r for r in store.of_kind("compaction_start")
-                if str(r.body["compactionId"]) not in ended]
-    for start in open_ids:
-        store.append("compaction_discarded", start.turn_id,
-                   compactionId=start.body["compactionId"], reason="interrupted_before_restart")
-    return [str(r.body["compactionId"]) for r in open_ids]
+    starts = [(r.turn_id, CompactionStartRecord.from_body(r.body))
+              for r in store.of_kind("compaction_start")]
+    open_ids = [(turn_id, start) for turn_id, start in starts if start.compaction_id not in ended]
+    for turn_id, start in open_ids:
+        store.append("compaction_discarded", turn_id,
+                     compactionId=start.compaction_id, reason="interrupted_before_restart")
+    return [start.compaction_id for _, start in open_ids]
 
 
 class Compactor:
@@ -186,7 +188,8 @@ class Compactor:
         if not self.config.enabled:
             return False
         done = sum(1 for r in self.store.of_kind("compaction_start")
-                   if r.turn_id == turn_id and r.body["reason"] == "context_overflow")
+                   if r.turn_id == turn_id
+                   and CompactionStartRecord.from_body(r.body).reason == "context_overflow")
         return done < self.config.overflow_retries
 
     def begin(self, reason: CompactionReason, turn_id: str, keep_turns: Iterable[str]

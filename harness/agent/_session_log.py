@@ -66,6 +66,7 @@ from typing import Any, Literal, final, get_args
 from harness._errors import HarnessError
 from harness._redact import redact, redact_text
 from harness.agent._journal import DurableLineFile, LineMemo, typed_field
+from harness.agent._log_records import SessionHeader
 from harness.agent._messages import ToolCall
 from harness.agent._retry_log import RetryEvent
 from harness.agent._tools import ToolReply
@@ -444,7 +445,7 @@ class SessionLog:
     @property
     def epoch(self) -> int:
         header = self.header
-        return int(header.body["epoch"]) if header is not None else 0
+        return SessionHeader.from_body(header.body).epoch if header is not None else 0
 
     def entries(self) -> list[Entry]:
         """User messages, assistant messages and replies, in the order written."""
