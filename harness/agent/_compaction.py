@@ -63,9 +63,9 @@ from harness.agent._session_log import (
     SessionLog,
     SessionRecord,
     StaleEpochError,
-    UserEntry,
     decode_assistant,
     decode_reply,
+    decode_user,
 )
 from harness.ports import Clock
 
@@ -129,8 +129,7 @@ def compacted_entries(log: SessionLog, store: SessionLog) -> list[Entry]:
     found: list[Entry] = []
     for record in log.records:
         if record.kind == "user":
-            found.append(UserEntry(record.turn_id, str(record.body["text"]),
-                                   str(record.body["source"])))
+            found.append(decode_user(record))
         elif record.kind in _COMPACTABLE:
             found.append(_placeholder(record) if record.seq in cleared else _entry(record))
     return found
@@ -247,8 +246,8 @@ def _clearable(log: SessionLog, done: set[int], through: int, keep_turns: set[st
 
 def _worth_replacing(record: SessionRecord) -> bool:
     if record.kind == "assistant":
-        return bool(record.body["text"])
-    return not str(record.body["content"]).startswith(COMPACTED_MARKER)
+        return bool(decode_assistant(record).text)
+    return not str(decode_reply(record).reply.content).startswith(COMPACTED_MARKER)
 
 
 def recent_turns(log: SessionLog, count: int) -> set[str]:

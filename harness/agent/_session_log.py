@@ -209,26 +209,40 @@ Entry = UserEntry | AssistantEntry | ReplyEntry
 
 
 def _decode_body(record: SessionRecord) -> object:
-    body, kind = record.body, record.kind
+    kind = record.kind
     try:
         if kind == "user":
-            return UserEntry(record.turn_id, str(body["text"]), str(body["source"]))
+            return decode_user(record)
         if kind == "assistant":
             return decode_assistant(record)
         if kind == "tool_reply":
             return decode_reply(record)
         if kind == "attempt":
-            return AttemptEntry(
-                record.turn_id,
-                str(body["attemptId"]),
-                str(body["status"]),
-                usage_from_json(body["usage"]),
-            )
+            return decode_attempt(record)
         if kind == "retry":
-            return RetryEvent.from_json(dict(body["event"]))
+            return decode_retry(record)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"a {kind} record, missing or malformed {exc}") from exc
-    return body
+    return record.body
+
+
+def decode_user(record: SessionRecord) -> UserEntry:
+    body = record.body
+    return UserEntry(record.turn_id, str(body["text"]), str(body["source"]))
+
+
+def decode_attempt(record: SessionRecord) -> AttemptEntry:
+    body = record.body
+    return AttemptEntry(
+        record.turn_id,
+        str(body["attemptId"]),
+        str(body["status"]),
+        usage_from_json(body["usage"]),
+    )
+
+
+def decode_retry(record: SessionRecord) -> RetryEvent:
+    return RetryEvent.from_json(dict(record.body["event"]))
 
 
 def decode_assistant(record: SessionRecord) -> AssistantEntry:
@@ -463,7 +477,7 @@ class SessionLog:
         return list(self._view.replies)
 
     def retry_events(self) -> list[RetryEvent]:
-        return [RetryEvent.from_json(dict(r.body["event"])) for r in self.of_kind("retry")]
+        return [decode_retry(r) for r in self.of_kind("retry")]
 
     def attempts(self) -> list[AttemptEntry]:
         return list(self._view.attempts)
@@ -486,7 +500,7 @@ class SessionLog:
         seen: dict[str, None] = {}
         for record in self.records:
             if record.kind == "attempt":
-                seen.setdefault(str(record.body["attemptId"]), None)
+                seen.setdefault(decode_attempt(record).attempt_id, None)
             elif record.kind == "retry":
                 event = record.body["event"]
                 for key in ("previous_attempt_id", "attempt_id"):
