@@ -41,6 +41,10 @@ One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
 ``breaker``     the circuit breaker opened or closed (:mod:`._breaker`)
 ==============  ==============================================================
 
+The kinds recovery reads back have typed views: ``user``, ``assistant``,
+``tool_reply``, ``attempt`` and ``retry`` below, the others in
+:mod:`._log_records`; read a body through its view, never by key.
+
 Session epoch (DESIGN L7; seed 000 §3.1 ``_sessionEpoch``): the ``session``
 line holds the epoch; asynchronous write-back captures it when it starts and
 :meth:`SessionLog.write_back` refuses a record from a stale epoch: the stop
