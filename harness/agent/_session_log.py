@@ -506,8 +506,8 @@ class SessionLog:
             if record.kind == "attempt":
                 seen.setdefault(decode_attempt(record).attempt_id, None)
             elif record.kind == "retry":
-                event = record.body["event"]
-                for key in ("previous_attempt_id", "attempt_id"):
-                    if event.get(key):
-                        seen.setdefault(str(event[key]), None)
+                event = decode_retry(record)
+                for attempt_id in (event.previous_attempt_id, event.attempt_id):
+                    if attempt_id:
+                        seen.setdefault(str(attempt_id), None)
         return list(seen)
