@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.agent._lease import ExecutionLease
-from harness.agent._log_records import RecoveryRecord, VerificationRecord
+from harness.agent._log_records import GoalRecord, RecoveryRecord, VerificationRecord
 from harness.agent._session_log import SessionLog, SessionView
 from harness.ports import (
     TERMINAL_GOAL_STATUSES,
@@ -187,8 +187,10 @@ class GoalKeeper:
 
     def _logged_goal(self) -> Goal | None:
         for record in reversed(self.log.records):
-            if record.kind in ("goal", "recovery"):
-                return Goal.from_json(dict(record.body["goal"]))
+            if record.kind == "goal":
+                return Goal.from_json(dict(GoalRecord.from_body(record.body).goal))
+            if record.kind == "recovery":
+                return Goal.from_json(dict(RecoveryRecord.from_body(record.body).goal))
         return None
 
     # -- before each turn and tool batch ---------------------------------------------------

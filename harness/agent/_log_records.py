@@ -112,6 +112,19 @@ class RecoveryRecord:
 
 
 @dataclass(frozen=True)
+class GoalRecord:
+    """A ``goal`` record: the goal as this session last knew it, why it was written, the epoch."""
+
+    goal: Mapping[str, Any]
+    source: str
+    epoch: int
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> GoalRecord:
+        return cls(body["goal"], body["source"], body["epoch"])
+
+
+@dataclass(frozen=True)
 class CompactionStartRecord:
     """A ``compaction_start`` record: a compaction begun, and why."""
 
