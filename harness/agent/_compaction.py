@@ -55,6 +55,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness.agent._classify import OVERFLOW_MARKERS, ProviderError
+from harness.agent._log_records import CompactionEndRecord, CompactionStartRecord, cleared_of
 from harness.agent._session_log import (
     AssistantEntry,
     Entry,
@@ -62,9 +63,9 @@ from harness.agent._session_log import (
     SessionLog,
     SessionRecord,
     StaleEpochError,
-    UserEntry,
     decode_assistant,
     decode_reply,
+    decode_user,
 )
 from harness.ports import Clock
 
@@ -114,7 +115,7 @@ class CompactionTicket:
 
 def cleared_seqs(store: SessionLog) -> set[int]:
     """The session seqs of every record a committed compaction replaced."""
-    return {int(seq) for r in store.of_kind("compaction") for seq in r.body["cleared"]}
+    return {seq for r in store.of_kind("compaction") for seq in cleared_of(r.body)}
 
 
 def compacted_entries(log: SessionLog, store: SessionLog) -> list[Entry]:
@@ -128,8 +129,7 @@ def compacted_entries(log: SessionLog, store: SessionLog) -> list[Entry]:
     found: list[Entry] = []
     for record in log.records:
         if record.kind == "user":
-            found.append(UserEntry(record.turn_id, str(record.body["text"]),
-                                   str(record.body["source"])))
+            found.append(decode_user(record))
         elif record.kind in _COMPACTABLE:
             found.append(_placeholder(record) if record.seq in cleared else _entry(record))
     return found
@@ -152,14 +152,15 @@ def _placeholder(record: SessionRecord) -> Entry:
 
 def close_interrupted(store: SessionLog) -> list[str]:
     """Recovery: a compaction a crash cut short gets a definite end (once: I11)."""
-    ended = {str(r.body["compactionId"]) for r in store.records
+    ended = {CompactionEndRecord.from_body(r.body).compaction_id for r in store.records
              if r.kind in ("compaction", "compaction_discarded")}
-    open_ids = [r for r in store.of_kind("compaction_start")
-                if str(r.body["compactionId"]) not in ended]
-    for start in open_ids:
-        store.append("compaction_discarded", start.turn_id,
-                   compactionId=start.body["compactionId"], reason="interrupted_before_restart")
-    return [str(r.body["compactionId"]) for r in open_ids]
+    starts = [(r.turn_id, CompactionStartRecord.from_body(r.body))
+              for r in store.of_kind("compaction_start")]
+    open_ids = [(turn_id, start) for turn_id, start in starts if start.compaction_id not in ended]
+    for turn_id, start in open_ids:
+        store.append("compaction_discarded", turn_id,
+                     compactionId=start.compaction_id, reason="interrupted_before_restart")
+    return [start.compaction_id for _, start in open_ids]
 
 
 class Compactor:
@@ -186,7 +187,8 @@ class Compactor:
         if not self.config.enabled:
             return False
         done = sum(1 for r in self.store.of_kind("compaction_start")
-                   if r.turn_id == turn_id and r.body["reason"] == "context_overflow")
+                   if r.turn_id == turn_id
+                   and CompactionStartRecord.from_body(r.body).reason == "context_overflow")
         return done < self.config.overflow_retries
 
     def begin(self, reason: CompactionReason, turn_id: str, keep_turns: Iterable[str]
@@ -244,8 +246,8 @@ def _clearable(log: SessionLog, done: set[int], through: int, keep_turns: set[st
 
 def _worth_replacing(record: SessionRecord) -> bool:
     if record.kind == "assistant":
-        return bool(record.body["text"])
-    return not str(record.body["content"]).startswith(COMPACTED_MARKER)
+        return bool(decode_assistant(record).text)
+    return not str(decode_reply(record).reply.content).startswith(COMPACTED_MARKER)
 
 
 def recent_turns(log: SessionLog, count: int) -> set[str]:

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.agent._lease import ExecutionLease
-from harness.agent._session_log import SessionLog, SessionRecord, SessionView
+from harness.agent._log_records import GoalRecord, RecoveryRecord, VerificationRecord
+from harness.agent._session_log import SessionLog, SessionView
 from harness.ports import (
     TERMINAL_GOAL_STATUSES,
     Clock,
@@ -186,8 +187,10 @@ class GoalKeeper:
 
     def _logged_goal(self) -> Goal | None:
         for record in reversed(self.log.records):
-            if record.kind in ("goal", "recovery"):
-                return Goal.from_json(dict(record.body["goal"]))
+            if record.kind == "goal":
+                return Goal.from_json(dict(GoalRecord.from_body(record.body).goal))
+            if record.kind == "recovery":
+                return Goal.from_json(dict(RecoveryRecord.from_body(record.body).goal))
         return None
 
     # -- before each turn and tool batch ---------------------------------------------------
@@ -197,13 +200,13 @@ class GoalKeeper:
         goal = self._goal()
         current = self.port.read()
         queued = self._queued()
-        stale = queued is not None and (queued.body["goal"]["revision"] != current.revision
-                                        or queued.body["epoch"] != self.lease.epoch)
+        stale = queued is not None and (queued.goal["revision"] != current.revision
+                                        or queued.epoch != self.lease.epoch)
         if stale and queued is not None:
             self.log.append("goal", self._last_turn(), goal=current.to_json(),
                             source="continuation_discarded", epoch=self.lease.epoch,
-                            discarded={"revision": queued.body["goal"]["revision"],
-                                       "epoch": queued.body["epoch"]})
+                            discarded={"revision": queued.goal["revision"],
+                                       "epoch": queued.epoch})
         if current.revision != goal.revision:
             self._adopt(current, goal)
         if current.status != "active":
@@ -217,11 +220,12 @@ class GoalKeeper:
     def before_tools(self) -> None:
         self._declare(self._goal(), "tools")
 
-    def _queued(self) -> SessionRecord | None:
+    def _queued(self) -> RecoveryRecord | None:
         """The auto-continue the last turn queued, if nothing else came after it."""
         for record in reversed(self.log.records):
-            if record.kind == "recovery" and record.body["boundary"] == "turn_end":
-                return record if record.body["nextAction"] == "continue" else None
+            recovery = RecoveryRecord.from_body(record.body) if record.kind == "recovery" else None
+            if recovery is not None and recovery.boundary == "turn_end":
+                return recovery if recovery.next_action == "continue" else None
             if record.kind in ("turn_start", "goal"):
                 return None
         return None
@@ -261,13 +265,13 @@ class GoalKeeper:
     def boundary(self, boundary: Boundary, turn_id: str, next_action: str) -> None:
         """Write a recovery record at a safe boundary, straight from the trusted records."""
         verification = self.log.last("verification")
-        last = verification.body if verification is not None else None
+        last = None if verification is None else VerificationRecord.from_body(verification.body)
         self.log.append(
             "recovery", turn_id, boundary=boundary, nextAction=next_action,
             goal=self._goal().to_json(), epoch=self.lease.epoch,
             turns=self.log.count("turn_start"),
             lastVerification=None if last is None else {
-                key: last[key] for key in ("round", "outcome", "fingerprint")})
+                "round": last.round, "outcome": last.outcome, "fingerprint": last.fingerprint})
 
     def after_compaction(self, turn_id: str) -> None:
         """Re-read the goal from the service after a compaction, then write the boundary.
@@ -324,8 +328,10 @@ class GoalKeeper:
         """Whether an earlier round of this revision had these gaps, with a turn since."""
         records = self.log.records
         for index, record in enumerate(records[:-1]):
-            if record.kind == "verification" and record.body["revision"] == revision \
-                    and record.body["fingerprint"] == fingerprint \
+            seen = VerificationRecord.from_body(record.body) \
+                if record.kind == "verification" else None
+            if seen is not None and seen.revision == revision \
+                    and seen.fingerprint == fingerprint \
                     and any(r.kind == "turn_start" for r in records[index + 1:]):
                 return True
         return False

@@ -98,6 +98,14 @@ from harness.agent._hooks import run_after_tool_hooks
 from harness.agent._jobs import JOBS_FILE, JobBook, JobSupervisor, reconcile_open_jobs
 from harness.agent._journal import ToolJournal
 from harness.agent._lease import ExecutionLease, StaleLeaseError
+from harness.agent._log_records import (
+    BreakerRecord,
+    GuardRecord,
+    SessionHeader,
+    StopRecord,
+    TurnEndRecord,
+    VerificationRecord,
+)
 from harness.agent._messages import WITHHELD_FINISHES, AssistantMessage, ToolCall
 from harness.agent._metrics import MemoryMetrics, MetricsSink
 from harness.agent._requests import Ordered, model_order, reply_text
@@ -439,8 +447,10 @@ class ReferenceAgent:
             transport_retry=sum(1 for e in log.retry_events() if e.kind == "retry_scheduled"),
             argument_repair=argument_repairs(log.assistants()),
             verification_rework=sum(  # seed 002 §19.2 验证后返工
-                1 for v in log.of_kind("verification") if v.body["outcome"] == "fail"),
-            repetition=sum(1 for g in guards if g.body["counter"] == "repetition"),
+                1 for v in log.of_kind("verification")
+                if VerificationRecord.from_body(v.body).outcome == "fail"),
+            repetition=sum(1 for g in guards
+                           if GuardRecord.from_body(g.body).counter == "repetition"),
         )
 
     def _prepare(self, task: Task) -> _RunState:
@@ -502,8 +512,10 @@ class ReferenceAgent:
 
         breaker = CircuitBreaker(self.breaker, self.ports.clock, on_change=persist)
         changes = log.of_kind("breaker")
-        if changes and changes[-1].body["state"] == "open":
-            breaker.restore(float(changes[-1].body["until"]))
+        last = BreakerRecord.from_body(changes[-1].body) if changes else None
+        if last is not None and last.state == "open":
+            assert last.until is not None  # an open breaker is written with its end
+            breaker.restore(last.until)
         return breaker
 
     @property
@@ -546,7 +558,7 @@ class ReferenceAgent:
         assert header is not None
         fallback = goal_budget(
             task,
-            deadline=float(header.body["deadline"]),
+            deadline=SessionHeader.from_body(header.body).deadline,
             attempts_used=len(self.log.attempt_ids()) + self._unrecorded_first_requests(),
             policy=self.budget_policy,
         )
@@ -902,7 +914,8 @@ class ReferenceAgent:
         if guards:
             return self._resume_guard(guards[-1])
         ends = [e for e in log.of_kind("turn_end") if e.turn_id == turn_id]
-        if not ends or ends[-1].body.get("reason") != "interrupted_before_restart":
+        end = TurnEndRecord.from_body(ends[-1].body) if ends else None
+        if end is None or end.reason != "interrupted_before_restart":
             return None  # the turn ended normally: its guards ran and said "ok"
         entry = next((a for a in reversed(log.assistants()) if a.turn_id == turn_id), None)
         if entry is None or not entry.calls or entry.rejected:
@@ -910,13 +923,13 @@ class ReferenceAgent:
         return self._after_tools(entry)
 
     def _resume_guard(self, guard: SessionRecord) -> Stop | None:
-        log = self.log
-        if guard.body["action"] == "stop":
-            return Stop("failed", str(guard.body["reason"]))
+        log, fields = self.log, GuardRecord.from_body(guard.body)
+        if fields.action == "stop":
+            return Stop("failed", fields.reason)
         after = log.records[log.records.index(guard) + 1 :]
         if not any(r.kind == "user" for r in after):
             next_turn = self._turn_id(log.count("turn_start") + 1)
-            log.append("user", next_turn, text=str(guard.body["reason"]), source="guard")
+            log.append("user", next_turn, text=fields.reason, source="guard")
         return None
 
     def _answer_unrun(self, entry: AssistantEntry, why: str) -> None:
@@ -1006,10 +1019,8 @@ class ReferenceAgent:
     def _outcome_from_log(self) -> AgentOutcome:
         record = self.log.stop_record()
         assert record is not None
-        body = record.body
-        return self._outcome(
-            Stop(body["stopState"], str(body["reason"]), bool(body["infraFailure"]))
-        )
+        stop = StopRecord.from_body(record.body)
+        return self._outcome(Stop(stop.stop_state, stop.reason, stop.infra_failure))
 
     def _context_tokens(self, usages: list[Usage]) -> int | None:
         """The last request's input (L6); unknown when a crash lost its turn's attempt record.

@@ -41,6 +41,10 @@ One JSON object per line, with ``seq``, ``kind``, ``runId``, ``incarnation``,
 ``breaker``     the circuit breaker opened or closed (:mod:`._breaker`)
 ==============  ==============================================================
 
+The kinds recovery reads back have typed views: ``user``, ``assistant``,
+``tool_reply``, ``attempt`` and ``retry`` below, the others in
+:mod:`._log_records`; read a body through its view, never by key.
+
 Session epoch (DESIGN L7; seed 000 §3.1 ``_sessionEpoch``): the ``session``
 line holds the epoch; asynchronous write-back captures it when it starts and
 :meth:`SessionLog.write_back` refuses a record from a stale epoch: the stop
@@ -66,6 +70,7 @@ from typing import Any, Literal, final, get_args
 from harness._errors import HarnessError
 from harness._redact import redact, redact_text
 from harness.agent._journal import DurableLineFile, LineMemo, typed_field
+from harness.agent._log_records import SessionHeader
 from harness.agent._messages import ToolCall
 from harness.agent._retry_log import RetryEvent
 from harness.agent._tools import ToolReply
@@ -208,26 +213,40 @@ Entry = UserEntry | AssistantEntry | ReplyEntry
 
 
 def _decode_body(record: SessionRecord) -> object:
-    body, kind = record.body, record.kind
+    kind = record.kind
     try:
         if kind == "user":
-            return UserEntry(record.turn_id, str(body["text"]), str(body["source"]))
+            return decode_user(record)
         if kind == "assistant":
             return decode_assistant(record)
         if kind == "tool_reply":
             return decode_reply(record)
         if kind == "attempt":
-            return AttemptEntry(
-                record.turn_id,
-                str(body["attemptId"]),
-                str(body["status"]),
-                usage_from_json(body["usage"]),
-            )
+            return decode_attempt(record)
         if kind == "retry":
-            return RetryEvent.from_json(dict(body["event"]))
+            return decode_retry(record)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"a {kind} record, missing or malformed {exc}") from exc
-    return body
+    return record.body
+
+
+def decode_user(record: SessionRecord) -> UserEntry:
+    body = record.body
+    return UserEntry(record.turn_id, str(body["text"]), str(body["source"]))
+
+
+def decode_attempt(record: SessionRecord) -> AttemptEntry:
+    body = record.body
+    return AttemptEntry(
+        record.turn_id,
+        str(body["attemptId"]),
+        str(body["status"]),
+        usage_from_json(body["usage"]),
+    )
+
+
+def decode_retry(record: SessionRecord) -> RetryEvent:
+    return RetryEvent.from_json(dict(record.body["event"]))
 
 
 def decode_assistant(record: SessionRecord) -> AssistantEntry:
@@ -444,7 +463,7 @@ class SessionLog:
     @property
     def epoch(self) -> int:
         header = self.header
-        return int(header.body["epoch"]) if header is not None else 0
+        return SessionHeader.from_body(header.body).epoch if header is not None else 0
 
     def entries(self) -> list[Entry]:
         """User messages, assistant messages and replies, in the order written."""
@@ -462,7 +481,7 @@ class SessionLog:
         return list(self._view.replies)
 
     def retry_events(self) -> list[RetryEvent]:
-        return [RetryEvent.from_json(dict(r.body["event"])) for r in self.of_kind("retry")]
+        return [decode_retry(r) for r in self.of_kind("retry")]
 
     def attempts(self) -> list[AttemptEntry]:
         return list(self._view.attempts)
@@ -485,10 +504,10 @@ class SessionLog:
         seen: dict[str, None] = {}
         for record in self.records:
             if record.kind == "attempt":
-                seen.setdefault(str(record.body["attemptId"]), None)
+                seen.setdefault(decode_attempt(record).attempt_id, None)
             elif record.kind == "retry":
-                event = record.body["event"]
-                for key in ("previous_attempt_id", "attempt_id"):
-                    if event.get(key):
-                        seen.setdefault(str(event[key]), None)
+                event = decode_retry(record)
+                for attempt_id in (event.previous_attempt_id, event.attempt_id):
+                    if attempt_id:
+                        seen.setdefault(str(attempt_id), None)
         return list(seen)
