@@ -641,9 +641,8 @@ def _report(args: argparse.Namespace, loaded: list[tuple[Scenario, Path]],
     _print_warnings(results)
     by_name = {scenario.name: scenario for scenario, _ in loaded}
     _print_failures([r for r in results if r.status == "fail"], by_name)
-    for result in results:
-        if result.status == "unknown":
-            print(f"UNKNOWN {result.case.case_id}: {result.unknown_reason}", file=sys.stderr)
+    for line in _unknown_lines(results):
+        print(line, file=sys.stderr)
     _print_summary(results)
     state.folder.finish([(s.name, source, s.seed) for s, source in loaded], seed=args.seed,
                         crash=_crash_option(args), shard=state.shard)
@@ -774,6 +773,29 @@ class _Progress:
         elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
             self.out.write(line + "\n")
         self.out.flush()
+
+
+def _unknown_lines(results: Sequence[CaseResult]) -> list[str]:
+    """``UNKNOWN case: why`` for each case that proved nothing, cases of one scenario with
+    the same reason once, with a count: a scenario not written for the agent makes every
+    one of its crash cases unknown for one reason.
+
+    >>> from harness.runner import Case, CaseResult
+    >>> from harness.checks import Verdict
+    >>> def case(i, why):
+    ...     return CaseResult(Case("s", Path("s.yaml"), i), None, "", (Verdict("script",
+    ...                       "unknown", why),), "", crash_reached=False)
+    >>> _unknown_lines([case(1, "a"), case(2, "b"), case(3, "a")])
+    ['UNKNOWN s: a (+1 alike)', 'UNKNOWN s: b']
+    """
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    for result in results:
+        if result.status == "unknown":
+            key = (result.case.scenario_name, result.unknown_reason)
+            groups.setdefault(key, []).append(result)
+    return [f"UNKNOWN {first.case.case_id}: {why}" + (f" (+{len(others)} alike)" if others
+                                                       else "")
+            for (_, why), (first, *others) in groups.items()]
 
 
 def _print_failures(failed: Sequence[CaseResult], by_name: dict[str, Scenario]) -> None:

@@ -87,6 +87,9 @@ def test_validate_and_run_agree_on_a_listed_point_the_agent_never_reaches(
     assert ("UNKNOWN badpoint[journal:fsync#9:after:unsynced_lost]: the agent never reached "
             "journal:fsync#9, so this case proves nothing; it reached: ") in err
     assert "Did you mean 'journal:fsync#3'?" in err
+    # Its cases in every crash class and side of the point share the reason: one line.
+    assert err.count("UNKNOWN badpoint") == 1
+    assert "Did you mean 'journal:fsync#3'? (+13 alike)" in err
 
 
 def test_validate_reports_a_split_past_the_end_of_the_scripted_stream(
