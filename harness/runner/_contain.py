@@ -207,6 +207,9 @@ def _start(agent: AgentChoice, tool_names: tuple[str, ...] = ()) -> _Worker:
 def _kill(worker: _Worker) -> None:
     kill_tree(worker.process.pid)
     worker.process.join()
+    # Now, not when the collector finds it: its finalizer closes pipe ends with os.close,
+    # which a case's fake file system would refuse if it were active then.
+    worker.process.close()
     worker.conn.close()
     worker.output.close()
 

@@ -232,6 +232,7 @@ def _stop(process: Any) -> None:
     if process.exitcode is None:  # once reaped, its pid may be another process's
         kill_tree(process.pid)
     process.join()
+    process.close()  # its finalizer runs now, not inside a later case's files
 
 
 # -- the contained side --------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from multiprocessing import util
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,20 @@ def openai_agent(agent_packages: AgentPackages) -> Callable[..., str]:
         return agent_packages.write({"tools": TOOLS, "agent": OPENAI_AGENT, **extra})
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _no_garbage_of_other_tests() -> None:
+    """Collect what earlier tests in this process left before a test patches the files.
+
+    A worker process another test started and dropped in a reference cycle keeps a
+    finalizer that closes its pipe ends with ``os.close``; collected while a test's fake
+    file system is active, that call is refused (an unraisable error that fails whichever
+    test was running). Harness runs never patch the files of the process that starts
+    workers; a test process does both. Only when such a finalizer is waiting: a
+    collection before every test would double these tests' time.
+    """
+    if any(getattr(f, "_callback", None) is util.close_fds
+           for f in list(util._finalizer_registry.values())):
+        gc.collect()
+
