@@ -96,10 +96,13 @@ import hostile_agents
 def pytest_harness_agent_factory(config, scenario):
     return getattr(hostile_agents, scenario.name.replace("-", "_"), None)
 '''
+# Long enough for an honest case on a busy machine: only the hanging agents wait it out.
+CASE_TIMEOUT = "10"
 # What each hostile agent's item says (a line of its report), the same as `harness run`'s.
 REASONS = {
-    "busy": "the case took more than 2 s of real time (a busy loop or a blocking call in "
-            "the agent?) and was killed; raise --harness-case-timeout if it is honest work",
+    "busy": f"the case took more than {CASE_TIMEOUT} s of real time (a busy loop or a "
+            "blocking call in the agent?) and was killed; raise --harness-case-timeout if it "
+            "is honest work",
     "exits": "the agent called sys.exit(0); the case was stopped there",
     "exits-hard": "the agent's worker process exited with code 3 in the middle of the case",
     "kills-itself": "the agent's worker process was killed by signal SIGKILL",
@@ -134,7 +137,7 @@ def _pytest(project: Path, *args: str, crash: str = "none", **environ: str
     env = {**os.environ, **environ,
            "PYTHONPATH": os.pathsep.join([str(project), str(ROOT)])}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                           "--harness-crash", crash, "--harness-case-timeout", "2", *args],
+                           "--harness-crash", crash, "--harness-case-timeout", CASE_TIMEOUT, *args],
                           cwd=project, env=env, capture_output=True, text=True, timeout=600,
                           check=False)
 
@@ -173,9 +176,9 @@ def test_an_agent_that_fails_its_planning_run_fails_its_file_only(tmp_path: Path
     assert re.search(r"\b2 failed, \d\d? passed", said), said
     assert ("the agent exited while running once to find its crash points: its process "
             "exited with code 3") in said
-    assert ("the agent's run that finds its crash points took longer than 2 s of real time "
-            "(a busy loop or a blocking call in the agent?) and was stopped; raise "
-            "--harness-case-timeout if it is honest work") in said
+    assert ("the agent's run that finds its crash points took longer than "
+            f"{CASE_TIMEOUT} s of real time (a busy loop or a blocking call in the agent?) "
+            "and was stopped; raise --harness-case-timeout if it is honest work") in said
 
 
 def test_a_fuzz_item_runs_its_agent_sealed(tmp_path: Path) -> None:
