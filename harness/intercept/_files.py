@@ -388,6 +388,15 @@ class _MirroredFilesystem(FakeFilesystem):
     # True while pyfakefs lists a real folder the agent reads through: what it
     # adds then (files, links) is the real disk's, never the agent's doing.
     _reading_through = False
+    # The order ``os.listdir`` gives names in: arbitrary, as pyfakefs makes it so that
+    # an agent relying on one is found out, but the incarnation's seed's (pyfakefs
+    # shuffles with the process's unseeded ``random``: a case would vary run to run).
+    listing_order: random.Random
+
+    def listdir(self, target_directory: Any) -> list[Any]:
+        names = super().listdir(target_directory)
+        self.listing_order.shuffle(names)
+        return names
 
     def _mirrored(self, file: FakeFile) -> str | None:
         """The path of ``file`` if the agent can still reach it by name.
@@ -1166,6 +1175,8 @@ class AgentFiles:
         vars(fs).update(fixed)
         assert isinstance(fs, _MirroredFilesystem)
         fs.mirror = _Mirror(self.disk, generation, self.start)
+        fs.shuffle_listdir_results = False
+        fs.listing_order = rng_stream(self._seed, f"listdir:{generation}")
 
 
 def _mount_lazily(fs: FakeFilesystem, root: str) -> None:
@@ -1244,17 +1255,24 @@ class _RealFolder(FakeDirectoryFromRealDirectory):
         if self.contents_read:
             return self._entries
         self.contents_read = True
-        for entry in os.scandir(self.source_path):
-            if not self._shown(entry):
-                continue
-            if entry.is_symlink():  # rare here; pyfakefs's own way, by path
-                self.filesystem.add_real_symlink(entry.path,
-                                                 posixpath.join(str(self.path), entry.name))
-            elif entry.is_dir():
-                self.add_entry(self._folder(entry))
-            else:
-                self.add_entry(self._file(entry))
+        listing = [entry for entry in os.scandir(self.source_path) if self._shown(entry)]
+        if any(entry.is_symlink() for entry in listing):
+            for entry in listing:
+                self.make_entry(entry)
+        else:
+            self._entries = _EntriesMadeByName(self, listing, self._entries)
         return self._entries
+
+    def make_entry(self, entry: os.DirEntry[str], inode: int | None = None) -> None:
+        """Make the fake file or folder for ``entry`` (numbered ``inode``) and link it in."""
+        if entry.is_symlink():  # rare here; pyfakefs's own way, by path
+            self.filesystem.add_real_symlink(entry.path,
+                                             posixpath.join(str(self.path), entry.name))
+            return
+        made = self._folder(entry) if entry.is_dir() else self._file(entry)
+        if inode is not None:
+            made.st_ino = inode
+        self.add_entry(made)
 
     def _shown(self, entry: os.DirEntry[str]) -> bool:
         del entry
@@ -1285,6 +1303,103 @@ class _StartFolderView(_RealFolder):
         made = _real_file(entry, self.filesystem, read_only=False)
         made._side_effect = self._start[1]
         return made
+
+
+class _EntriesMadeByName(dict[str, FakeFile]):
+    """A real folder's entries, each made when first asked for by name.
+
+    Making a pyfakefs file costs about 25 µs, and a folder is listed whenever a path
+    through it is looked up: the OpenAI Agents SDK's ``SQLiteSession`` resolving
+    ``conversations.db`` in the start folder made every file of the project's folder,
+    in every incarnation. Asked by name (``in``, ``[]``, ``get``), one entry is made;
+    anything that iterates, counts or copies the folder makes the rest first, and
+    finds them in the folder's order with the inode numbers they would have had if
+    all had been made at the first look (reserved then), so nothing the agent can see
+    depends on which names it asked for first.
+    """
+
+    def __init__(self, folder: _RealFolder, listing: list[os.DirEntry[str]],
+                 made: dict[str, FakeFile]) -> None:
+        super().__init__(made)
+        self._folder = folder
+        self._pending = {entry.name: entry for entry in listing}
+        self._order = [entry.name for entry in listing]
+        # What linking every entry in at once would have done to the numbering and
+        # the folder's link count, done now; linking one in later counts it again.
+        fs = folder.filesystem
+        self._first_inode = fs.last_ino
+        fs.last_ino += len(listing)
+        folder.st_nlink += len(listing)
+
+    def _make(self, name: str) -> None:
+        entry = self._pending.pop(name, None)
+        if entry is None:
+            return
+        self._folder.st_nlink -= 1
+        self._folder.make_entry(entry, self._first_inode + 1 + self._order.index(name))
+
+    def _make_all(self) -> None:
+        if not self._pending:
+            return
+        for name in list(self._pending):
+            self._make(name)
+        made = dict(dict.items(self))
+        dict.clear(self)
+        for name in self._order:
+            if name in made:
+                dict.__setitem__(self, name, made.pop(name))
+        dict.update(self, made)  # the agent's own, after the real ones as when listed
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or name in self._pending
+
+    def __getitem__(self, name: str) -> FakeFile:
+        self._make(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._make(name)
+        return dict.get(self, name, default)
+
+    def __delitem__(self, name: str) -> None:
+        self._make(name)
+        dict.__delitem__(self, name)
+        if name in self._order:  # made again later, it comes after the real ones
+            self._order.remove(name)
+
+    def pop(self, name: str, *default: Any) -> Any:
+        self._make(name)
+        if name in self._order:
+            self._order.remove(name)
+        return dict.pop(self, name, *default)
+
+    def __iter__(self) -> Iterator[str]:
+        self._make_all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._make_all()
+        return dict.__len__(self)
+
+    def keys(self) -> Any:
+        self._make_all()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._make_all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._make_all()
+        return dict.items(self)
+
+    def copy(self) -> dict[str, FakeFile]:
+        self._make_all()
+        return dict(dict.items(self))
+
+    def __repr__(self) -> str:
+        self._make_all()
+        return dict.__repr__(self)
 
 
 def _real_file(entry: os.DirEntry[str], fs: FakeFilesystem, *, read_only: bool) -> FakeFile:

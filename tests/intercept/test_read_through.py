@@ -245,6 +245,57 @@ def test_the_start_folder_is_read_through_and_written_only_in_the_world(
     assert snapshot(started_in) == before
 
 
+def _looked_into(folder: Path, first: str | None) -> tuple[list[str] | None, object]:
+    """What an incarnation sees of ``folder`` as its start folder: the entries made once
+    ``first`` alone was asked for by name, then its listing, inodes and link count once
+    the agent added a file of its own and removed a real one."""
+    files = AgentFiles(CrashDisk(), start_folder=str(folder))
+    made = None
+    with files.active(generation=1):
+        if first is not None:
+            os.stat(first)
+            view = files._fake_fs().get_object(os.getcwd())
+            made = sorted(dict.keys(view.entries))
+        pathlib.Path("mine.txt").write_text("x")
+        os.remove("c.txt")
+        names = os.listdir(".")
+        scanned = [entry.name for entry in os.scandir(".")]
+        seen = (names, scanned, {n: os.stat(n).st_ino for n in names}, os.stat(".").st_nlink)
+    return made, seen
+
+
+def test_a_real_file_asked_for_by_name_is_made_alone_and_the_folder_looks_the_same(
+        started_in: Path) -> None:
+    """Making a fake entry costs; an agent opening one file of a large project folder
+    (``SQLiteSession`` resolving ``conversations.db``) pays for that one, and nothing it
+    can see depends on which names it asked for first."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (started_in / name).write_text(name)
+    made, by_name = _looked_into(started_in, "b.txt")
+    assert made == ["b.txt"]
+    _, listed = _looked_into(started_in, None)
+    assert by_name == listed
+    scanned = listed[1]  # type: ignore[index]
+    real = [e.name for e in os.scandir(started_in) if e.name != "c.txt"]
+    assert scanned == [*real, "mine.txt"]  # the folder's own order, then the agent's
+
+
+def test_a_listing_is_in_an_order_of_the_cases_seed(started_in: Path) -> None:
+    """pyfakefs shuffles ``os.listdir`` with the process's unseeded ``random``: an agent
+    that took the first name listed did something else in every run."""
+    for name in "abcdefgh":
+        (started_in / name).write_text(name)
+
+    def listed(seed: int) -> list[str]:
+        with AgentFiles(CrashDisk(), seed=seed, start_folder=str(started_in)).active(
+                generation=1):
+            return os.listdir(".")
+
+    orders = {tuple(listed(seed)) for seed in (1, 1, 1)}
+    assert len(orders) == 1
+    assert len({tuple(listed(seed)) for seed in range(2, 8)} | orders) > 1
+
+
 def test_a_change_to_a_start_folder_file_is_lost_by_a_crash_before_its_fsync(
         started_in: Path) -> None:
     disk = CrashDisk(plan=CrashPlan("notes:write#1", "after", "unsynced_lost"))
