@@ -1,22 +1,25 @@
-"""What a framework derives from a tool function: derived once per worker for the stand-ins.
+"""What a framework derives from a tool function: derived once per worker, not per incarnation.
 
 Frameworks turn each tool function into a schema built of pydantic models: LangGraph's
 ``ToolNode`` (through ``langchain_core``'s ``create_schema_from_function``) and the
 OpenAI Agents SDK's ``function_tool`` (through ``function_schema``) read the
 function's signature, docstring and type hints and build two models per tool. An
 agent's own modules are imported afresh for every incarnation, so each incarnation
-hands its framework new stand-ins (:mod:`harness.intercept._targets`) and the
-framework builds the same models again: a fifth of a LangGraph restart, a tenth of an
-OpenAI Agents one.
+hands its framework new functions, the harness's stand-ins
+(:mod:`harness.intercept._targets`) and the agent's own tools alike, and the
+framework builds the same models again: a fifth of a LangGraph restart, and 5 ms per
+tool of an OpenAI Agents one.
 
-While an incarnation runs, these derivations are memoized for the harness's stand-ins
-only, keyed by everything the schema is made of: the replaced function's code, names,
-docstring, defaults and resolved type hints, and the call's other arguments. The
-agent's own functions are never memoized. A type hint or default that is an object
-of the agent's own package is a new object every incarnation, so its key never
-matches: a schema never refers to a class of a dead incarnation. What is handed out
-has dicts and lists of its own (a model class is shared as it is), so a framework
-that edits the schema it was given edits only its own.
+While an incarnation runs, these derivations are memoized, keyed by everything the
+schema is made of: the function's code, names, docstring, defaults and resolved type
+hints (for a stand-in, those of the function it replaces), and the call's other
+arguments. Code objects compare by value, so the same function imported again has the
+same key. A type hint or default that is an object of the agent's own package is a
+new object every incarnation, so its key never matches: a schema never refers to a
+class of a dead incarnation. A function whose signature is not its code's own (a
+wrapper with ``__wrapped__``, one with ``__signature__``, a closure) is derived anew
+every time. What is handed out has dicts and lists of its own (a model class is shared
+as it is), so a framework that edits the schema it was given edits only its own.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import copy
 import sys
 import threading
+import types
 import typing
 import weakref
 from collections import OrderedDict
@@ -65,7 +69,7 @@ _HANDED: weakref.WeakSet[type] = weakref.WeakSet()
 
 @contextmanager
 def schemas_derived_once() -> Iterator[None]:
-    """Memoize the frameworks' schema derivations for stand-ins, where they are imported.
+    """Memoize the frameworks' schema derivations of tool functions, where they are imported.
 
     A framework first imported during this incarnation is not patched: its next
     incarnation finds it imported.
@@ -87,7 +91,7 @@ def schemas_derived_once() -> Iterator[None]:
 
 def _memoized(derive: Callable[..., Any], derivation: _Derivation) -> Callable[..., Any]:
     position, keyword = derivation.position, derivation.keyword
-    keyed = _key_of_schema if derivation.from_schema else _key_of_stand_in
+    keyed = _key_of_schema if derivation.from_schema else _key_of_function
 
     def memoized(*args: Any, **kwargs: Any) -> Any:
         source = args[position] if len(args) > position else kwargs.get(keyword)
@@ -144,22 +148,36 @@ def _key_of_schema(derive: Callable[..., Any], schema: object, others: tuple[Any
     return key
 
 
-def _key_of_stand_in(derive: Callable[..., Any], function: object, others: tuple[Any, ...],
+def _key_of_function(derive: Callable[..., Any], function: object, others: tuple[Any, ...],
                      kwargs: dict[str, Any]) -> tuple[object, ...] | None:
-    """What the schema of a stand-in is made of, or None (not a stand-in, or unhashable)."""
-    original = replaced_function(function)
+    """What the schema of a tool function is made of, or None (derived anew every time)."""
+    original: Any = replaced_function(function)
+    kind = "stand-in"
+    if original is None and _plainly_made(function):
+        original, kind = function, "own"
     code = getattr(original, "__code__", None)
     if original is None or code is None:
         return None
     try:
         hints = typing.get_type_hints(original, include_extras=True)
-        key = (derive, code, code.co_filename, original.__module__, original.__qualname__,
-               original.__doc__, original.__defaults__, original.__kwdefaults__,
-               tuple(hints.items()), _frozen(others), _frozen(sorted(kwargs.items())))
+        key = (derive, kind, code, code.co_filename, original.__module__, original.__name__,
+               original.__qualname__, original.__doc__, original.__defaults__,
+               original.__kwdefaults__, tuple(hints.items()), _frozen(others),
+               _frozen(sorted(kwargs.items())))
         hash(key)
     except Exception:  # hints that do not resolve, an unhashable default: derived anew
         return None
     return key
+
+
+def _plainly_made(function: object) -> bool:
+    """Whether ``function``'s signature is its code's alone, as a ``def`` at module level makes it.
+
+    ``inspect.signature`` follows ``__wrapped__`` and ``__signature__``, which the key
+    does not hold; a closure's cells may be what a framework reads.
+    """
+    return (isinstance(function, types.FunctionType) and function.__closure__ is None
+            and not hasattr(function, "__wrapped__") and not hasattr(function, "__signature__"))
 
 
 def _frozen(value: Any) -> Any:

@@ -96,6 +96,42 @@ def test_a_kept_schema_keeps_no_incarnation_alive(
     assert [ref() for ref in gone] == [None, None]
 
 
+@pytest.mark.parametrize("framework", ["langgraph", "agents"])
+def test_a_kept_schema_of_the_agents_own_function_keeps_no_incarnation_alive(
+        framework: str, require_framework: Callable[[str], None]) -> None:
+    require_framework(framework)
+    if framework == "langgraph":
+        from langchain_core.tools import structured as builder_module
+        builder = "create_schema_from_function"
+    else:
+        from agents import tool as builder_module
+        builder = "function_schema"
+    built = []
+    with counted(builder_module, builder) as derived:
+        for _ in range(2):
+            functions = [fresh_tools().append_note]
+            sys.modules.pop(TOOLS)
+            delattr(sys.modules["examples.frameworks"], "tools")
+            with schemas_derived_once():
+                built.append(_tools_of(framework, functions))
+            gone = weakref.ref(functions[0])
+            del functions
+            gc.collect()
+            assert gone() is None
+    assert derived == [1]
+    assert built[0] == built[1]
+
+
+def _tools_of(framework: str, functions: list[Callable[..., Any]]) -> list[object]:
+    """What ``framework`` hands the model for ``functions``: each tool's JSON schema."""
+    if framework == "langgraph":
+        from langgraph.prebuilt import ToolNode
+        return [t.tool_call_schema.model_json_schema()
+                for t in ToolNode(functions).tools_by_name.values()]
+    from agents import function_tool
+    return [function_tool(f).params_json_schema for f in functions]
+
+
 def test_the_openai_agents_sdks_function_tool_builds_each_schema_once(
         require_framework: Callable[[str], None]) -> None:
     require_framework("agents")

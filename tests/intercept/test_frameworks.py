@@ -1,4 +1,4 @@
-"""A framework's schema of a tool, derived once per worker for the harness's stand-ins.
+"""A framework's schema of a tool, derived once per worker, not once per incarnation.
 
 The frameworks themselves are exercised in tests/examples/test_framework_schemas.py; here a
 stand-in framework counts its derivations, so what is memoized, and what is not, is seen
@@ -34,6 +34,25 @@ def send_mail(to: str, body: str = "") -> dict:
 
 def send_typed(mail: Mail) -> dict:
     return {}
+
+
+def send_with(sender):
+    def send(to: str) -> dict:
+        """Send a mail through ``sender``."""
+        return sender(to)
+    return send
+
+
+def logged(function):
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        return function(*args, **kwargs)
+    return wrapper
+
+
+send_logged = logged(send_mail)
 '''
 _CODE = compile(textwrap.dedent(TOOLS), "/agent/tools.py", "exec")
 
@@ -117,11 +136,47 @@ def test_the_calls_other_arguments_are_part_of_the_key(framework: _Counting) -> 
     assert renamed["model"].__name__ == "mailSchema"
 
 
-def test_the_agents_own_functions_are_derived_every_time(framework: _Counting) -> None:
+def test_the_agents_own_function_is_derived_once_for_every_incarnation(
+        framework: _Counting) -> None:
+    schemas = []
+    for _ in range(3):
+        tools = incarnation()
+        with schemas_derived_once():
+            schemas.append(derive("send_mail", tools.send_mail))
+    assert framework.calls == 1
+    assert schemas[0] == schemas[2]
+    schemas[0]["json"]["properties"].clear()
+    assert schemas[1]["json"]["properties"] == {"to": {}, "body": {}, "return": {}}
+
+
+def test_an_own_function_and_the_stand_in_for_it_are_kept_apart(framework: _Counting) -> None:
     tools = incarnation()
     with schemas_derived_once():
         derive("send_mail", tools.send_mail)
-        derive("send_mail", tools.send_mail)
+        derive("send_mail", stand_in_for(tools.send_mail))
+    assert framework.calls == 2
+
+
+def test_a_function_whose_signature_is_not_its_codes_own_is_derived_every_time(
+        framework: _Counting) -> None:
+    """A closure, a wrapper (``inspect.signature`` follows ``__wrapped__``) and a function
+    given a ``__signature__``: the key does not hold what the framework reads."""
+    tools = incarnation()
+    given = tools.logged(tools.send_mail)
+    given.__signature__ = None
+    with schemas_derived_once():
+        for function in (tools.send_with(print), tools.send_logged, given, tools.send_with(len),
+                         tools.send_logged, given):
+            derive("send", function)
+    assert framework.calls == 6
+
+
+def test_an_own_function_renamed_is_another_schema(framework: _Counting) -> None:
+    tools = incarnation()
+    with schemas_derived_once():
+        derive("send", tools.send_mail)
+        tools.send_mail.__name__ = "post_mail"  # what the OpenAI Agents SDK names the tool
+        derive("send", tools.send_mail)
     assert framework.calls == 2
 
 
@@ -131,7 +186,8 @@ def test_a_hint_naming_the_agents_own_class_is_derived_for_each_incarnation(
         tools = incarnation()
         with schemas_derived_once():
             derive("send_typed", stand_in_for(tools.send_typed))
-    assert framework.calls == 2
+            derive("send_typed", tools.send_typed)
+    assert framework.calls == 4
 
 
 def test_a_subset_of_a_schema_handed_out_is_derived_once_and_of_another_every_time(
