@@ -5,8 +5,9 @@ Every agent of ``examples/frameworks`` runs every case of its folder of scenario
 five for each, in its dialect), in this process, once to warm up (the framework's
 import is paid there, once per worker, as ``harness run`` pays it), then
 ``ROUNDS`` times measured. The figure is CPU seconds per case
-(``time.process_time``: the benchmark shares its cores), the median of the rounds,
-and its ratio to ``examples.frameworks.openai_sdk`` (no framework); then the same
+(``time.process_time``: the benchmark shares its cores), the median of the rounds
+(interleaved: each round measures every agent once), and its ratio to
+``examples.frameworks.openai_sdk`` (no framework); then the same
 for the crash case alone (a crash right after the send), replayed from its start.
 Each round starts with no recorded run, as a fresh ``harness run`` does: a
 recording kept from the warm-up would serve the crash case's restart from memory.
@@ -56,25 +57,40 @@ def cases_of(module: str, *, crash_only: bool = False) -> list[tuple[object, obj
     return jobs[:scaled(len(jobs), 1)]
 
 
-def seconds_per_case(module: str, rounds: int, *, crash_only: bool = False
-                     ) -> tuple[float, int, dict[str, int]]:
-    entry = PlainEntry(f"examples.frameworks.{module}:main")
-    jobs = cases_of(module, crash_only=crash_only)
+def _one_round(jobs: list[tuple[object, object]], entry: PlainEntry, crash_only: bool
+               ) -> tuple[float, dict[str, int]]:
+    """CPU seconds per case over ``jobs``, starting with no recorded run, and their statuses."""
+    _explore._RECORDINGS.clear()
+    _explore._MADE.clear()
     statuses: dict[str, int] = {}
-    for case, scenario in jobs:  # warm-up: imports, pyfakefs's first scan
-        run_case(case, scenario, entry, replay=crash_only)  # type: ignore[arg-type]
-    times = []
+    started = time.process_time()
+    for case, scenario in jobs:
+        status = run_case(case, scenario, entry,  # type: ignore[arg-type]
+                          replay=crash_only).status
+        statuses[status] = statuses.get(status, 0) + 1
+    return (time.process_time() - started) / len(jobs), statuses
+
+
+def seconds_per_case(modules: list[str], rounds: int, *, crash_only: bool = False
+                     ) -> dict[str, tuple[float, int, dict[str, int]]]:
+    """Each module's median CPU seconds per case, its case count and statuses.
+
+    The rounds are interleaved (every module once, then every module again): a
+    machine whose load changes while the benchmark runs weighs on every module
+    alike, and the ratios stay put.
+    """
+    entries = {m: PlainEntry(f"examples.frameworks.{m}:main") for m in modules}
+    jobs = {m: cases_of(m, crash_only=crash_only) for m in modules}
+    for module in modules:  # warm-up: imports, pyfakefs's first scan
+        for case, scenario in jobs[module]:
+            run_case(case, scenario, entries[module], replay=crash_only)  # type: ignore[arg-type]
+    times: dict[str, list[float]] = {m: [] for m in modules}
+    statuses: dict[str, dict[str, int]] = {}
     for _ in range(rounds):
-        _explore._RECORDINGS.clear()
-        _explore._MADE.clear()
-        started = time.process_time()
-        statuses = {}
-        for case, scenario in jobs:
-            status = run_case(case, scenario, entry,  # type: ignore[arg-type]
-                              replay=crash_only).status
-            statuses[status] = statuses.get(status, 0) + 1
-        times.append((time.process_time() - started) / len(jobs))
-    return statistics.median(times), len(jobs), statuses
+        for module in modules:
+            seconds, statuses[module] = _one_round(jobs[module], entries[module], crash_only)
+            times[module].append(seconds)
+    return {m: (statistics.median(times[m]), len(jobs[m]), statuses[m]) for m in modules}
 
 
 def main() -> None:
@@ -85,22 +101,22 @@ def main() -> None:
     options = parser.parse_args()
     wanted = [BASELINE, *[m for m in options.only if m != BASELINE]] if options.only \
         else list(AGENTS)
-    baseline: float | None = None
-    crash_baseline: float | None = None
+    measured = []
     for module in wanted:
         if importlib.util.find_spec(AGENTS[module]) is None:
             print(f"{module:<24} not measured: {AGENTS[module]!r} is not installed "
                   "(pip install -e '.[frameworks]')")
             continue
-        seconds, count, statuses = seconds_per_case(module, options.rounds)
-        crash, _, _ = seconds_per_case(module, options.rounds, crash_only=True)
-        baseline = seconds if module == BASELINE else baseline
-        crash_baseline = crash if module == BASELINE else crash_baseline
-        ratio = f"{seconds / baseline:5.2f}x" if baseline else ""
-        crash_ratio = f"{crash / crash_baseline:5.2f}x" if crash_baseline else ""
-        print(f"{module:<24} {count:>3} cases {seconds * 1000:7.1f} ms CPU per case {ratio} "
-              f"the bare SDK; crash case {crash * 1000:6.1f} ms {crash_ratio}  {statuses}")
-
+        measured.append(module)
+    cases = seconds_per_case(measured, options.rounds)
+    crashes = seconds_per_case(measured, options.rounds, crash_only=True)
+    baseline, crash_baseline = cases[BASELINE][0], crashes[BASELINE][0]
+    for module in measured:
+        seconds, count, statuses = cases[module]
+        crash = crashes[module][0]
+        print(f"{module:<24} {count:>3} cases {seconds * 1000:7.1f} ms CPU per case "
+              f"{seconds / baseline:5.2f}x the bare SDK; crash case {crash * 1000:6.1f} ms "
+              f"{crash / crash_baseline:5.2f}x  {statuses}")
 
 if __name__ == "__main__":
     main()
