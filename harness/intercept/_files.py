@@ -76,6 +76,7 @@ import ssl
 import stat
 import sys
 import tempfile
+import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from types import FrameType, ModuleType
@@ -865,11 +866,28 @@ def _cheaper_pyfakefs() -> Iterator[None]:
     saved = [(names, {name: names[name] for name in new}) for names, new in swaps]
     for names, new in swaps:
         names.update(new)
+    # The world makes the temporary folder itself (AgentFiles._load); pyfakefs's own,
+    # made at every set-up through its slow path resolution, was 7 % of a plain
+    # agent's incarnation.
+    make_temp_folder = FakeFilesystem._create_temp_dir
+    FakeFilesystem._create_temp_dir = _no_temp_folder  # type: ignore[method-assign]
     try:
         yield
     finally:
+        FakeFilesystem._create_temp_dir = make_temp_folder  # type: ignore[method-assign]
         for names, old in saved:
             names.update(old)
+
+
+def _no_temp_folder(fs: FakeFilesystem) -> None:
+    del fs
+
+
+class _WalkedAsCopy(set[str]):
+    """A set whose walk is over a copy taken at once, so it may grow meanwhile."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(set.__iter__(self)))
 
 
 class _AgentPatcher(Patcher):
@@ -884,6 +902,14 @@ class _AgentPatcher(Patcher):
     _passed_over: ClassVar[tuple[int, int]] = (0, 0)
     # How many modules the cache held when forget_dropped_modules last ran.
     _cached_after_forget: ClassVar[int] = 0
+
+    def tearDown(self, doctester: Any = None) -> None:
+        dynamic = self._dyn_patcher
+        if dynamic is not None:
+            # A thread the agent left running may import a module while pyfakefs walks
+            # the set of those loaded under the patch: it walks a copy.
+            dynamic._loaded_module_names = _WalkedAsCopy(dynamic._loaded_module_names)
+        super().tearDown(doctester)
 
     def pass_over_libraries(self, packages: tuple[str, ...]) -> None:
         """Let pyfakefs's scan skip every loaded module of ``packages``.
@@ -1163,6 +1189,8 @@ class AgentFiles:
         for folder in self.disk.folders():
             if not _exists(fs, folder):
                 fs.create_dir(folder)
+        if self._temp != "/tmp" and not _exists(fs, "/tmp"):
+            fs.create_symlink("/tmp", self._temp)  # as pyfakefs links it, for a set TMPDIR
         files = self.disk.files()
         for path, data in files.items():
             if _exists(fs, path):
@@ -1483,10 +1511,18 @@ def _installed_roots(path: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _of_the_fake_file_system(value: object) -> bool:
-    """Whether ``value`` is a function, method or object of pyfakefs's fakes."""
-    owner = getattr(value, "__self__", value)
-    module = getattr(type(owner), "__module__", "") if owner is not value else \
-        getattr(value, "__module__", None) or getattr(type(value), "__module__", "")
+    """Whether ``value`` is a function, method or object of pyfakefs's fakes.
+
+    Asks nothing of ``value`` that its class could answer with code of its own: a
+    lazy proxy (``openai.chat``) answers any attribute by importing modules, which
+    must not happen while pyfakefs walks the set of modules loaded under the patch.
+    """
+    if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
+        module: object = type(value.__self__).__module__
+    elif isinstance(value, (type, types.FunctionType)):
+        module = value.__module__
+    else:
+        module = type(value).__module__
     return isinstance(module, str) and module.startswith("pyfakefs")
 
 

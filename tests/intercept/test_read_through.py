@@ -63,6 +63,44 @@ def installed_library(tmp_path: Path) -> Iterator[Path]:
     sys.modules.pop("probe_lib", None)
 
 
+PROXYING_LIBRARY = '''
+import importlib
+
+
+class _Lazy:
+    """What the openai package exports as ``openai.chat``: a client made, and its
+    modules imported, on the first attribute asked of it."""
+
+    def __getattr__(self, name):
+        return getattr(importlib.import_module("probe_proxied.loaded_late"), name)
+
+
+chat = _Lazy()
+'''
+
+
+def test_a_library_first_imported_by_the_agent_is_put_back_without_waking_its_proxies(
+        tmp_path: Path) -> None:
+    """smolagents imports openai during the first incarnation; putting the real modules
+    back into it touched ``openai.chat``, whose import then changed pyfakefs's set of
+    loaded modules while it walked it: the first case of every worker ended in
+    ``RuntimeError: Set changed size during iteration``, reported as the agent's."""
+    site = tmp_path / "lib" / "site-packages"
+    (site / "probe_proxied").mkdir(parents=True)
+    (site / "probe_proxied" / "__init__.py").write_text(PROXYING_LIBRARY)
+    (site / "probe_proxied" / "loaded_late.py").write_text("completions = 'made'\n")
+    sys.path.insert(0, str(site))
+    try:
+        with AgentFiles(CrashDisk()).active(generation=1):
+            importlib.import_module("probe_proxied")
+        assert "probe_proxied.loaded_late" not in sys.modules
+        assert sys.modules["probe_proxied"].chat.completions == "made"
+    finally:
+        sys.path.remove(str(site))
+        for name in ("probe_proxied", "probe_proxied.loaded_late"):
+            sys.modules.pop(name, None)
+
+
 def test_an_unlisted_library_reads_its_packaged_data(installed_library: Path) -> None:
     library = importlib.import_module("probe_lib")
     with AgentFiles(CrashDisk()).active(generation=1):
