@@ -27,7 +27,7 @@ _HOMES: dict[str, list[str]] = {
     "fakes._crashdisk": [
         "CRASH_CLASSES", "CRASH_CLASS_MEANINGS", "POINT_OPS", "CrashClass", "CrashDisk",
         "CrashPlan", "DeadIncarnationError", "HarnessLimitExceeded", "Incarnations",
-        "PersistencePoint", "SimulatedCrash", "crash_class_applies"
+        "PersistencePoint", "ProcessGone", "SimulatedCrash", "crash_class_applies"
     ],
     "fakes._dialects": [
         "WIRE", "WireDialect", "chat_view"
@@ -129,6 +129,7 @@ if TYPE_CHECKING:
         HarnessLimitExceeded,
         Incarnations,
         PersistencePoint,
+        ProcessGone,
         SimulatedCrash,
         crash_class_applies,
     )
@@ -371,6 +372,7 @@ __all__ = [
     "OutageAnswer",
     "Pause",
     "PersistencePoint",
+    "ProcessGone",
     "PromptBlock",
     "PromptCache",
     "PromptView",

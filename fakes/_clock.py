@@ -63,6 +63,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
+from fakes._crashdisk import ProcessGone
 from fakes._threads import CASE_THREADS, settle_threads
 from harness._errors import VirtualDeadlockError
 from harness.ports import ClosesOnExit
@@ -107,6 +108,10 @@ class VirtualClock:
         #: (when the run returned, when its last sleeping worker thread woke), one per
         #: run that ended with a worker thread asleep in :meth:`sleep_parked`.
         self.held: list[tuple[float, float]] = []
+        #: Whether the process the loop runs has died (the world's crash): a loop
+        #: then never moves the clock, and a wait for time ends the run
+        #: (:class:`~fakes.ProcessGone`).
+        self.process_dead: Callable[[], bool] = _alive
 
     def now(self) -> float:
         """The virtual time, in seconds."""
@@ -188,14 +193,26 @@ class ClockRunner(ClosesOnExit):
 
 
 def _settle(loop: _VirtualEventLoop) -> None:
-    """Cancel the tasks, timers and async generators a finished coroutine left on ``loop``."""
+    """Cancel the tasks, timers and async generators a finished coroutine left on ``loop``.
+
+    A crashed incarnation's leftovers that wait for time after their cancellation are
+    dropped where they stand: a dead process has no time to give them.
+    """
     pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in pending:
         task.cancel()
-    if pending:
-        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-    loop.run_until_complete(loop.shutdown_asyncgens())
+    try:
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    except ProcessGone:
+        for task in asyncio.all_tasks(loop):
+            task._log_destroy_pending = False  # type: ignore[attr-defined]
     loop.drop_leftovers()
+
+
+def _alive() -> bool:
+    return False
 
 
 class _VirtualSelector(selectors.DefaultSelector):
@@ -245,6 +262,8 @@ class _VirtualSelector(selectors.DefaultSelector):
                 ready = super().select(_REAL_IO_GRACE_SECONDS)
             if ready:
                 return ready
+        if self._clock.process_dead():
+            raise ProcessGone
         wake = self._next_wake()
         if wake is not None and (timeout is None or wake <= self._clock.now() + timeout):
             self._clock._jump_to(wake)  # a parked worker's sleep ends first

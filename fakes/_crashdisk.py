@@ -225,6 +225,19 @@ class SimulatedCrash(BaseException):
         super().__init__(f"simulated crash at {point_id} ({crash_class}), incarnation {generation}")
 
 
+class ProcessGone(SimulatedCrash):
+    """A crashed incarnation's loop needed time to go on; a dead process has none.
+
+    Raised by the clock's event loop, outside the agent's code, when all that the
+    crashed incarnation still runs waits for time: a framework's step the crash ended
+    sends no event, and the workflow waiting for it would hold the clock until the
+    harness's guard. The incarnation ends at the instant it crashed.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("", "process_gone", 0)
+
+
 #: The most bytes one case may write to the crash disk (appends, whoever writes them): far
 #: above any honest run, low enough that a runaway writer is stopped long before RAM is gone.
 MAX_DISK_BYTES = 64 * 1024 * 1024
@@ -282,6 +295,10 @@ class Incarnations:
 
     def crash(self) -> None:
         self.crashed = True
+
+    def dead(self) -> bool:
+        """Whether the running incarnation has crashed (its process is gone)."""
+        return self.crashed
 
     def restart(self) -> int:
         self.current += 1

@@ -37,6 +37,7 @@ from fakes import (
     ClockRunner,
     CrashPlan,
     HarnessLimitExceeded,
+    ProcessGone,
     SimulatedCrash,
     crash_class_applies,
 )
@@ -247,8 +248,8 @@ class _CaseRun:
                 agent = self.factory(self.world.ports(number))
                 self.world.returned = False
                 record.outcome = checked_outcome(self._run_agent(agent))
-        except Rejoined:
-            pass
+        except (Rejoined, ProcessGone):
+            pass  # a crashed incarnation's loop that waited on: its crash is recorded below
         except SimulatedCrash as crash:
             record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
         except FaultError as error:  # the scenario asks for what its stream cannot give

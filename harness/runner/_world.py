@@ -124,6 +124,8 @@ class World:
         self.clock: VirtualClock = clock if clock is not None else VirtualClock()
         self.disk = CrashDisk(plan=plan, seed=seed)
         self.incarnations = self.disk.incarnations
+        if isinstance(self.clock, VirtualClock):
+            self.clock.process_dead = self.incarnations.dead
         self.ledger = ToolLedger(self.clock, self.incarnations)
         self.model = ScriptedModel(scenario, self._applied_effects)
         self._faults = fault_plan(scenario)

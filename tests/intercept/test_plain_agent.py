@@ -488,3 +488,60 @@ def test_the_openai_sdks_own_retry_policy_is_backoff_enough(
     assert len(waits) == 2, waits
     assert waits[0] < 1 <= waits[1] * 2, waits  # below the old 1 s floor, then doubling
     assert verdicts(result)["S5:backoff"] == "pass", message(result, "S5:backoff")
+
+
+# A framework that runs its steps as tasks and waits for the events they send
+# (LlamaIndex's workflows): a step the crash killed sends none.
+STEPPED_AGENT = '''
+import asyncio
+import json
+
+from openai import AsyncOpenAI
+
+from {package}.tools import send_mail
+
+STRING = {{"type": "string"}}
+TOOLS = [{{"type": "function", "function": {{"name": "mail", "parameters": {{
+    "type": "object", "properties": {{"to": STRING, "body": STRING}}}}}}}}]
+
+
+async def main(prompt: str) -> str:
+    client = AsyncOpenAI(timeout=30.0, max_retries=0)
+    messages = [{{"role": "user", "content": prompt}}]
+    answers: asyncio.Queue = asyncio.Queue()
+
+    async def step() -> None:
+        while True:
+            reply = await client.chat.completions.create(
+                model="gpt-test", messages=messages, tools=TOOLS)
+            message = reply.choices[0].message
+            if not message.tool_calls:
+                await answers.put(message.content)
+                return
+            messages.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls:
+                result = send_mail(**json.loads(call.function.arguments))
+                messages.append({{"role": "tool", "tool_call_id": call.id,
+                                 "content": json.dumps(result)}})
+
+    task = asyncio.ensure_future(step())
+    answer = await answers.get()
+    await task
+    return answer
+'''
+
+
+def test_a_crashed_incarnation_that_waits_for_its_dead_steps_moves_no_time(
+        agent_packages: AgentPackages) -> None:
+    """The crash ends a LlamaIndex step's task; the workflow waits for the step's event
+    forever. The clock went on to the harness's guard (the deadline plus an hour), and
+    the restarted agent began at 5,400 s and failed I9, the deadline it never broke."""
+    package = agent_packages.write({"tools": TOOLS_SOURCE, "agent": STEPPED_AGENT})
+    result = run(package, mail_scenario(package),
+                 CrashSpec("after_tool:mail#1", "at", "process_killed"))
+    assert result.crash_reached
+    assert result.trace is not None
+    assert [round(i.ended_at, 3) for i in result.trace.incarnations] == [0.0, 0.0]
+    assert [r.started_at for r in result.trace.requests] == [0.0, 0.0, 0.0]
+    assert verdicts(result)["I9"] != "fail"
+    assert {v.invariant for v in result.failed_verdicts} == {"I1", "I3", "side_effects"}
