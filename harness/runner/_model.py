@@ -27,7 +27,11 @@ from typing import Any, final
 
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
 from harness.ports import classify_reply, family_of
-from harness.runner._text_calls import keeps_calls_as_text, with_text_tool_calls
+from harness.runner._text_calls import (
+    failed_calls_told_as_text,
+    keeps_calls_as_text,
+    with_text_tool_calls,
+)
 from harness.scenario import Reply, Scenario
 
 # Built once: json.dumps builds a new encoder per call, and every request needs one.
@@ -141,7 +145,11 @@ def last_tool_results(dialect: str, messages: Sequence[Any]) -> list[ToolResult]
         return []
     names = _call_names(dialect, messages[last])
     if family_of(dialect) == "openai":
-        return [_openai_result(m, names) for m in messages[last + 1 :] if _role(m) == "tool"]
+        results = [_openai_result(m, names) for m in messages[last + 1 :] if _role(m) == "tool"]
+        if results or names:
+            return results
+        return [ToolResult(tool, classify_result(reply))
+                for tool, reply in failed_calls_told_as_text(messages[last + 1 :])]
     blocks = [
         block
         for m in messages[last + 1 :] if _role(m) == "user" and isinstance(m.get("content"), list)

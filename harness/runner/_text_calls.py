@@ -30,12 +30,20 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 _CALLING = "Calling tools:\n"
 _OBSERVATION = "Observation:\n"
 _CALL_ID = "Call id: "
+# A call smolagents could not make at all (arguments cut at the output limit that no
+# longer parse, or that the tool's signature refuses) is kept as no call, and its
+# error as a user message naming the tool: "Error:\nError executing tool 'send_email'
+# with arguments …". (Its older wording: "Error when executing tool send_email …".)
+_FAILED_CALL_NAMED = re.compile(
+    r"\A(?:Call id: [^\n]*\n)?Error:\n(?:Error (?:executing|when executing|invoking) tool "
+    r"'?(?P<tool>[A-Za-z_][\w.-]*))")
 
 
 def with_text_tool_calls(messages: Sequence[Any]) -> list[Any]:
@@ -130,3 +138,21 @@ def _replies(message: dict[str, Any], waiting: list[str]) -> list[dict[str, Any]
     tools = [{"role": "tool", "tool_call_id": call_id, "content": replies.get(call_id, "")}
              for call_id in waiting]
     return [*tools, *([{"role": "user", "content": "\n".join(rest)}] if rest else [])]
+
+
+def failed_calls_told_as_text(messages: Sequence[Any]) -> list[tuple[str, str]]:
+    """(tool, reply) of each failed call a framework reported in a user message only.
+
+    ``messages`` are those after the last assistant message: when it holds no call,
+    a smolagents agent's call that failed before it could be made is known only from
+    the error text that names its tool (see :data:`_FAILED_CALL_NAMED`).
+    """
+    failed: list[tuple[str, str]] = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        for text in _texts(message):
+            named = _FAILED_CALL_NAMED.match(text)
+            if named:
+                failed.append((named["tool"], text.split("\n", 1)[1]))
+    return failed

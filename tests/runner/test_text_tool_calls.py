@@ -36,6 +36,22 @@ def test_an_error_kept_as_text_is_a_failed_call() -> None:
     assert [(r.tool, r.outcome) for r in results] == [("send_mail", "error")]
 
 
+def test_a_call_that_could_not_be_made_is_a_failed_call_of_the_tool_its_error_names() -> None:
+    """Arguments cut at the output limit no longer parse: smolagents keeps no call, only
+    an empty assistant step and the error, so a ``when: {tool, outcome: error}`` branch
+    never matched and the scripted model went on as if nothing had failed."""
+    messages = smolagents_conversation(
+        "Error:\nError executing tool 'send_mail' with arguments {\"to\":\"ops@exa: "
+        "TypeError: SendMail.forward() missing 1 required positional argument: 'body'\n"
+        "Now let's retry: take care not to repeat previous errors!")
+    messages[2] = {"role": "assistant", "content": [{"type": "text", "text": ""}]}
+    results = last_tool_results("openai", with_text_tool_calls(messages))
+    assert [(r.tool, r.outcome) for r in results] == [("send_mail", "error")]
+    # A user's own words after a step with no call are no tool's reply.
+    messages[3] = {"role": "user", "content": "Error: the printer is out of paper."}
+    assert last_tool_results("openai", with_text_tool_calls(messages)) == []
+
+
 def test_the_observed_transcript_pairs_text_calls_with_their_replies() -> None:
     body = {"messages": smolagents_conversation("Observation:\n{'sent': True}")}
     transcript = observed_transcript("openai", body)
