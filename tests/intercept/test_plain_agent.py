@@ -12,8 +12,9 @@ import pytest
 from harness._errors import AgentEntryError
 from harness.intercept import PlainEntry
 from harness.runner import Case, CaseResult, CrashSpec, plan_cases, run_case
-from harness.scenario import Scenario
+from harness.scenario import Scenario, load_scenario
 
+from .conftest import OPENAI_AGENT as OPENAI_AGENT_SOURCE
 from .conftest import TOOLS as TOOLS_SOURCE
 from .conftest import AgentPackages
 
@@ -545,3 +546,27 @@ def test_a_crashed_incarnation_that_waits_for_its_dead_steps_moves_no_time(
     assert [r.started_at for r in result.trace.requests] == [0.0, 0.0, 0.0]
     assert verdicts(result)["I9"] != "fail"
     assert {v.invariant for v in result.failed_verdicts} == {"I1", "I3", "side_effects"}
+
+
+def test_an_agent_that_reports_cut_arguments_as_an_error_passes_the_shipped_scenario(
+        openai_agent: Callable[..., str]) -> None:
+    """A framework refuses a call whose arguments do not parse with an error reply, not the
+    reference agent's TRUNCATED marker; the shipped scenario's model regenerates the call
+    on either, as a real model would, instead of failing the agent for refusing."""
+    careful = OPENAI_AGENT_SOURCE.replace(
+        "            result = FUNCTIONS[call[\"name\"]](**json.loads(call[\"args\"]))\n",
+        "            try:\n"
+        "                arguments = json.loads(call[\"args\"])\n"
+        "            except ValueError as error:\n"
+        "                messages.append({{\"role\": \"tool\", \"tool_call_id\": call[\"id\"],\n"
+        "                    \"content\": f\"Error: {{error}}\\n Please fix your mistakes.\"}})\n"
+        "                continue\n"
+        "            result = FUNCTIONS[call[\"name\"]](**arguments)\n")
+    assert careful != OPENAI_AGENT_SOURCE
+    package = openai_agent(agent=careful)
+    scenario = load_scenario(Path("scenarios/streaming/truncated-tool-arguments.yaml"))
+    tools = {"mail": scenario.tools["mail"].model_copy(
+        update={"target": f"{package}.tools:send_mail"})}
+    result = run(package, scenario.model_copy(update={"tools": tools}))
+    assert result.status == "pass", result.failed_verdicts
+    assert result.side_effects == {"mail": 1}
