@@ -48,7 +48,7 @@ _HOMES: dict[str, list[str]] = {
         "Latency"
     ],
     "fakes._ledger": [
-        "SideEffect", "ToolLedger", "WorldState"
+        "ToolLedger", "WorldState"
     ],
     "fakes._provider": [
         "FakeProvider", "ProviderRequest", "Responder", "output_tokens"
@@ -159,7 +159,6 @@ if TYPE_CHECKING:
         Latency,
     )
     from fakes._ledger import (
-        SideEffect,
         ToolLedger,
         WorldState,
     )
@@ -388,7 +387,6 @@ __all__ = [
     "ScriptedResponse",
     "ScriptedUsage",
     "ScriptedVerifier",
-    "SideEffect",
     "SimulatedCrash",
     "SlowDrip",
     "SplitAt",

@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
-from fakes import FakeJobRunner, Incarnations, RunnerJob, RunnerPort, VirtualClock
+from fakes import FakeJobRunner, Incarnations, RunnerPort, VirtualClock
 from harness.ports import CancelAck, CancelRequest
 from harness.scenario import Scenario
 from harness.trace import CancelRecord, JobRecord
@@ -147,8 +147,8 @@ class WorldJobs:
     def _ref(self, target: str, tool: str | None) -> str | None:
         """What the request names: the newest call or job of ``tool``, by the world's ids."""
         if target == "job":
-            jobs = [j for j in self.runner.jobs
-                    if j.tool == tool and j.owner_session == self._world.run_id]
+            jobs = [j.record for j in self.runner.jobs
+                    if j.record.tool == tool and j.record.owner_session == self._world.run_id]
             return jobs[-1].job_id if jobs else None
         if target == "tool_call":
             calls = self._world.tool_call_ids(tool) if tool is not None else []
@@ -157,7 +157,7 @@ class WorldJobs:
 
     def records(self) -> tuple[JobRecord, ...]:
         """Every job of the runner as it really went, for the trace."""
-        return tuple(_record(self.runner, job) for job in self.runner.jobs)
+        return tuple(map(self.runner.record, self.runner.jobs))
 
 
 def _send(agent: object, request: CancelRequest) -> tuple[str, str]:
@@ -173,15 +173,3 @@ def _send(agent: object, request: CancelRequest) -> tuple[str, str]:
         return "error", f"cancel() returned {ack!r}, not a harness.ports.CancelAck"
     return ack.status, ack.detail
 
-
-def _record(runner: FakeJobRunner, job: RunnerJob) -> JobRecord:
-    runner.refresh(job)
-    return JobRecord(
-        execution_id=job.identity.execution_id, tool=job.tool, job_id=job.job_id,
-        owner_session=job.owner_session, owner_turn=job.owner_turn, call_id=job.call_id,
-        fingerprint=job.fingerprint, started_at=job.identity.started_at,
-        incarnation=job.incarnation, state=job.state, exit_code=job.exit_code,
-        ended_at=job.ended_at, lines=runner.lines_written(job),
-        signals=tuple(job.signals), reads=tuple(job.reads),
-        claimed_by=job.claimed_by, acknowledged_by=job.acknowledged_by,
-        unqueryable_after_crash=job.spec.unqueryable_after_crash)

@@ -196,7 +196,7 @@ def check(world: World, ops: Sequence[Op], variant: Variant) -> None:
         world.violations.append(f"I1: non-idempotent effects applied twice: {duplicates}")
     for op in ops:
         if op.kind in ("append", "send") and world.finished:
-            count = sum(1 for e in world.ledger.effects if e.detail == op.arguments())
+            count = sum(1 for detail in world.ledger.details if detail == op.arguments())
             if count != 1:
                 world.violations.append(f"{op.kind} #{op.index} took effect {count} times")
     world.disk.restart()
