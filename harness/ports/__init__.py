@@ -121,6 +121,7 @@ from harness.ports._goals import (
 from harness.ports._hashing import asked_for, idempotency_key, sha256_json
 from harness.ports._ids import IdSource, rng_stream
 from harness.ports._jobs import (
+    CANCEL_STATUSES,
     CANCEL_TARGETS,
     JOB_COMPLETED_MARKER,
     NEIGHBOUR_SESSION,
@@ -179,6 +180,7 @@ from harness.ports._usage import Usage
 __all__ = [
     "BROKEN_STREAM_FAULTS",
     "CALENDAR_ORIGIN_UNIX",
+    "CANCEL_STATUSES",
     "CANCEL_TARGETS",
     "CONCURRENCY_SAFE_TOOL_KINDS",
     "CUTTING_FAULTS",

@@ -21,9 +21,9 @@ from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
 from fakes import FakeJobRunner, Incarnations, RunnerPort, VirtualClock
-from harness.ports import CancelAck, CancelRequest
+from harness.ports import CANCEL_STATUSES, CancelAck, CancelRequest
 from harness.scenario import Scenario
-from harness.trace import CancelRecord, JobRecord
+from harness.trace import CancelAnswer, CancelRecord, JobRecord
 
 T = TypeVar("T")
 
@@ -160,7 +160,7 @@ class WorldJobs:
         return tuple(map(self.runner.record, self.runner.jobs))
 
 
-def _send(agent: object, request: CancelRequest) -> tuple[str, str]:
+def _send(agent: object, request: CancelRequest) -> tuple[CancelAnswer, str]:
     """The agent's answer as (status, detail); ``no_hook`` when it offers no ``cancel``."""
     hook = getattr(agent, "cancel", None)
     if not callable(hook):
@@ -171,5 +171,8 @@ def _send(agent: object, request: CancelRequest) -> tuple[str, str]:
         return "error", f"{type(error).__name__}: {error}"
     if not isinstance(ack, CancelAck):
         return "error", f"cancel() returned {ack!r}, not a harness.ports.CancelAck"
+    if ack.status not in CANCEL_STATUSES:  # the trace keeps only the statuses it knows
+        return "error", (f"cancel() answered status {ack.status!r}, not one of "
+                         f"{', '.join(CANCEL_STATUSES)}")
     return ack.status, ack.detail
 
