@@ -227,8 +227,8 @@ def acknowledged_violations(
 ) -> Iterator[str]:
     """I10: a call the model was told succeeded is in the ledger and the journal."""
     keys = {
-        (e.detail.get("text"), e.detail.get("subject"), e.detail.get("key"))
-        for e in world.ledger.effects
+        (detail.get("text"), detail.get("subject"), detail.get("key"))
+        for detail in world.ledger.details
     }
     replies = log.transcript.replies()
     for call in log.transcript.calls():
