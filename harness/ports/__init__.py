@@ -44,7 +44,15 @@ from harness.ports._dialect import (
     cut_at_limit,
     family_of,
 )
-from harness.ports._disk import AppendFile, ClosesOnExit, Disk, call_os, dirname, normpath
+from harness.ports._disk import (
+    AppendFile,
+    AppendFileHandle,
+    ClosesOnExit,
+    Disk,
+    call_os,
+    dirname,
+    normpath,
+)
 from harness.ports._fault_meanings import (
     BROKEN_STREAM_FAULTS,
     CUTTING_FAULTS,
@@ -215,6 +223,7 @@ __all__ = [
     "AgentOutcome",
     "AgentPorts",
     "AppendFile",
+    "AppendFileHandle",
     "ByteAtATime",
     "ByteFault",
     "CancelAck",
