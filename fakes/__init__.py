@@ -48,7 +48,7 @@ _HOMES: dict[str, list[str]] = {
         "Latency"
     ],
     "fakes._ledger": [
-        "SideEffect", "ToolLedger", "WorldState"
+        "ToolLedger", "WorldState"
     ],
     "fakes._provider": [
         "FakeProvider", "ProviderRequest", "Responder", "output_tokens"
@@ -160,7 +160,6 @@ if TYPE_CHECKING:
         Latency,
     )
     from fakes._ledger import (
-        SideEffect,
         ToolLedger,
         WorldState,
     )
@@ -390,7 +389,6 @@ __all__ = [
     "ScriptedResponse",
     "ScriptedUsage",
     "ScriptedVerifier",
-    "SideEffect",
     "SimulatedCrash",
     "SlowDrip",
     "SplitAt",

@@ -68,7 +68,7 @@ from typing import Literal, TypeVar, final, get_args
 
 from fakes._threads import settle_case_threads
 from harness._errors import ConfigError, one_of
-from harness.ports import AppendFile, ClosesOnExit, call_os, dirname, normpath, rng_stream
+from harness.ports import AppendFile, AppendFileHandle, call_os, dirname, normpath, rng_stream
 
 T = TypeVar("T")
 
@@ -813,16 +813,11 @@ class _CrashDiskView:
 
 
 @final
-class _CrashAppendFile(ClosesOnExit):
+class _CrashAppendFile(AppendFileHandle):
     def __init__(self, view: _CrashDiskView, path: str, number: int, created: bool) -> None:
+        super().__init__(path, created)
         self._view = view
-        self._path = path
         self._number = number
-        self._created = created
-
-    @property
-    def created(self) -> bool:
-        return self._created
 
     def _inode(self) -> _Inode:
         return self._view._disk._inodes[self._number]

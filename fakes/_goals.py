@@ -65,7 +65,8 @@ class GoalService:
         self.revisions: list[Goal] = [replace(goal, revision=1, status="active")]
         self.status: GoalStatus = "active"
         self.lease: Lease | None = None
-        self.proof: CompletionProof | None = None
+        # The proof the goal stands complete on, as the trace keeps it (and logs it).
+        self.proof: ProofRecord | None = None
         self.events: list[GoalEventRecord] = []
         self.used = False  # an agent called the service at least once
         self._verifier = verifier
@@ -133,9 +134,12 @@ class GoalService:
 
     def complete(self, incarnation: int, epoch: int, proof: CompletionProof) -> GoalAnswer:
         refusal = self._refusal(incarnation, epoch, proof.revision)
+        # What the agent sent, as the trace keeps it: its checks' and criteria's verdicts,
+        # without the references to their evidence.
+        received = ProofRecord.of(proof)
         if refusal is None:
-            self.status, self.proof = "complete", proof
-        self._log("complete", incarnation, declared_epoch=epoch, proof=proof,
+            self.status, self.proof = "complete", received
+        self._log("complete", incarnation, declared_epoch=epoch, proof=received,
                   ok=refusal is None, reason=refusal or "")
         return GoalAnswer(refusal is None, self.goal, refusal or "")
 
@@ -166,7 +170,7 @@ class GoalService:
         return None
 
     def _log(self, kind: GoalEventKind, incarnation: int, *, declared: Goal | None = None,
-             verification: Verification | None = None, proof: CompletionProof | None = None,
+             verification: Verification | None = None, proof: ProofRecord | None = None,
              **fields: object) -> None:
         # Kept as the trace keeps it: the goals the agent named as their identity's JSON,
         # a verifier round as its verdict and gaps.
@@ -180,7 +184,7 @@ class GoalService:
             declared_revision=None if declared is None else declared.revision,
             verdict=None if verification is None else verification.outcome,
             gaps=() if verification is None else verification.gaps,
-            proof=None if proof is None else ProofRecord.of(proof),
+            proof=proof,
             **fields))  # type: ignore[arg-type]
 
 

@@ -31,7 +31,7 @@ import contextlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, final
 
 from fakes._clock import VirtualClock
@@ -47,7 +47,7 @@ from harness.ports import (
     Wakeup,
     sha256_json,
 )
-from harness.trace import ReadRecord, SignalRecord
+from harness.trace import JobRecord, ReadRecord, SignalRecord
 
 #: First PID the runner hands out; the exact value only has to be stable.
 _FIRST_PID = 4100
@@ -76,26 +76,26 @@ class JobSpec:
 
 @dataclass
 class RunnerJob:
-    """One job's truth, as the runner keeps it."""
+    """One job's truth, as the runner keeps it: the trace's record of the job, replaced
+    as the job moves on, beside what only the runner needs (its PID, spec and waiters).
 
-    identity: JobIdentity
-    tool: str
-    job_id: str
-    owner_session: str
-    owner_turn: str
-    fingerprint: str
+    ``record.lines`` is left at 0: how many lines a job wrote depends on the clock, and
+    :meth:`FakeJobRunner.record` fills it in when the record is read.
+    """
+
+    record: JobRecord
+    pid: int
     spec: JobSpec
-    incarnation: int
-    call_id: str = ""
-    state: JobState = "running"
-    exit_code: int | None = None
-    ended_at: float | None = None
-    signals: list[SignalRecord] = field(default_factory=list)
-    reads: list[ReadRecord] = field(default_factory=list)
-    claimed_by: int | None = None
-    acknowledged_by: int | None = None
     # The waiters' events (each incarnation has its own event loop, so its own events).
     waiters: list[asyncio.Event] = field(default_factory=list)
+
+    @property
+    def identity(self) -> JobIdentity:
+        return JobIdentity(self.record.execution_id, self.pid, self.record.started_at)
+
+    def change(self, **fields: Any) -> None:
+        """The record with ``fields`` changed: records are frozen, a job is not."""
+        self.record = replace(self.record, **fields)
 
 
 @final
@@ -118,50 +118,60 @@ class FakeJobRunner:
     def start_neighbour(self) -> RunnerJob:
         """A long job of another session, running from t=0: no cancel here may touch it."""
         return self._launch("shared-index", {}, job_id="job-neighbour",
-                            session=NEIGHBOUR_SESSION, turn="", incarnation=0,
+                            session=NEIGHBOUR_SESSION, turn="", call_id="", incarnation=0,
                             spec=JobSpec(seconds=1e9, output_lines=0))
 
     # -- the truth, advanced lazily on the clock ---------------------------------
     def _launch(self, tool: str, arguments: Mapping[str, Any], *, job_id: str, session: str,
-                turn: str, spec: JobSpec, incarnation: int) -> RunnerJob:
+                turn: str, call_id: str, spec: JobSpec, incarnation: int) -> RunnerJob:
         pid = self._next_pid
         self._next_pid += 1
-        identity = JobIdentity(f"exec-{len(self.jobs) + 1}", pid, self.clock.now())
         fingerprint = sha256_json({"tool": tool, "arguments": dict(arguments)})[:16]
-        job = RunnerJob(identity, tool, job_id, session, turn, fingerprint, spec, incarnation)
+        record = JobRecord(
+            execution_id=f"exec-{len(self.jobs) + 1}", tool=tool, job_id=job_id,
+            owner_session=session, owner_turn=turn, call_id=call_id, fingerprint=fingerprint,
+            started_at=self.clock.now(), incarnation=incarnation, state="running",
+            exit_code=None, ended_at=None, lines=0,
+            unqueryable_after_crash=spec.unqueryable_after_crash)
+        job = RunnerJob(record, pid, spec)
         self.jobs.append(job)
         return job
 
+    def record(self, job: RunnerJob) -> JobRecord:
+        """``job``'s record as it stands now, with the lines it has written."""
+        return replace(self.refresh(job).record, lines=self.lines_written(job))
+
     def refresh(self, job: RunnerJob) -> RunnerJob:
         """Bring ``job`` up to the clock: a natural exit or a vanish that is due."""
-        if job.state != "running":
+        if job.record.state != "running":
             return job
-        now, spec, start = self.clock.now(), job.spec, job.identity.started_at
+        now, spec, start = self.clock.now(), job.spec, job.record.started_at
         if spec.vanishes_at is not None and now >= start + spec.vanishes_at:
             self._end(job, "vanished", None, start + spec.vanishes_at)
             # The PID goes to another process: only the start time tells them apart.
-            self._impostors[job.identity.pid] = JobIdentity(
-                f"exec-foreign-{job.identity.pid}", job.identity.pid, start + spec.vanishes_at)
+            self._impostors[job.pid] = JobIdentity(
+                f"exec-foreign-{job.pid}", job.pid, start + spec.vanishes_at)
         elif now >= start + spec.seconds:
             self._end(job, "exited", spec.exit_code, start + spec.seconds)
         return job
 
     def _end(self, job: RunnerJob, state: JobState, exit_code: int | None, at: float) -> None:
-        job.state, job.exit_code, job.ended_at = state, exit_code, at
+        job.change(state=state, exit_code=exit_code, ended_at=at)
         for waiter in job.waiters:
             waiter.set()
 
     def lines_written(self, job: RunnerJob) -> int:
         self.refresh(job)
-        end = job.ended_at if job.ended_at is not None else self.clock.now()
-        elapsed = max(0.0, end - job.identity.started_at)
+        ended_at = job.record.ended_at
+        end = ended_at if ended_at is not None else self.clock.now()
+        elapsed = max(0.0, end - job.record.started_at)
         if not job.spec.output_lines:
             return 0
         return min(job.spec.output_lines, int(elapsed / job.spec.line_interval + 1e-9))
 
     def next_end(self, job: RunnerJob) -> float:
         """The virtual time the job ends by itself, as it stands."""
-        start, spec = job.identity.started_at, job.spec
+        start, spec = job.record.started_at, job.spec
         end = start + spec.seconds
         if spec.vanishes_at is not None:
             end = min(end, start + spec.vanishes_at)
@@ -174,7 +184,7 @@ class FakeJobRunner:
         return None
 
     def queryable(self, job: RunnerJob, incarnation: int) -> bool:
-        return not (job.spec.unqueryable_after_crash and incarnation != job.incarnation)
+        return not (job.spec.unqueryable_after_crash and incarnation != job.record.incarnation)
 
 
 def output_line(tool: str, index: int, total: int) -> str:
@@ -220,14 +230,14 @@ class RunnerPort:
         spec = self.specs[tool]
         args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
         job = self._runner._launch(tool, args, job_id=job_id, session=owner_session,
-                                   turn=owner_turn, spec=spec, incarnation=self._incarnation)
-        job.call_id = call_id
+                                   turn=owner_turn, call_id=call_id, spec=spec,
+                                   incarnation=self._incarnation)
         return job.identity
 
     def find(self, job_id: str) -> JobIdentity | None:
         self._alive(f"find {job_id}")
         for job in self._runner.jobs:
-            if job.job_id == job_id:
+            if job.record.job_id == job_id:
                 if not self._runner.queryable(job, self._incarnation):
                     raise JobRunnerUnavailable(f"the runner cannot be asked about {job_id}")
                 return job.identity
@@ -236,7 +246,7 @@ class RunnerPort:
     def process(self, pid: int) -> JobIdentity | None:
         self._alive(f"process {pid}")
         for job in self._runner.jobs:
-            if job.identity.pid == pid and self._runner.refresh(job).state == "running":
+            if job.pid == pid and self._runner.refresh(job).record.state == "running":
                 return job.identity
         return self._runner._impostors.get(pid)
 
@@ -250,21 +260,21 @@ class RunnerPort:
         retained = job.spec.retained_lines
         first = max(0, written - retained) if retained is not None else 0
         start = max(offset, first)
-        lines = tuple(output_line(job.tool, i, job.spec.output_lines)
+        lines = tuple(output_line(job.record.tool, i, job.spec.output_lines)
                       for i in range(start, written))
         dropped = max(0, first - offset)
-        job.reads.append(ReadRecord(offset, written, dropped > 0, self._runner.clock.now(),
-                                    self._incarnation))
+        job.change(reads=(*job.record.reads, ReadRecord(
+            offset, written, dropped > 0, self._runner.clock.now(), self._incarnation)))
         return OutputChunk(lines, written, dropped > 0, dropped)
 
     def signal(self, identity: JobIdentity, signal: Signal) -> None:
         job = self._job(identity, f"{signal} {identity.execution_id}")
         now = self._runner.clock.now()
-        job.signals.append(SignalRecord(signal, now, self._incarnation))
-        if job.state == "running" and not (signal == "TERM" and job.spec.ignores_term):
+        job.change(signals=(*job.record.signals, SignalRecord(signal, now, self._incarnation)))
+        if job.record.state == "running" and not (signal == "TERM" and job.spec.ignores_term):
             self._runner._end(job, "killed", -15 if signal == "TERM" else -9, now)
         if self._runner.on_signal is not None:
-            self._runner.on_signal(job.tool)  # may crash the case here (after_signal)
+            self._runner.on_signal(job.record.tool)  # may crash the case here (after_signal)
 
     async def wait(self, identity: JobIdentity, timeout: float | None = None) -> JobStatus:
         job = self._job(identity, f"wait {identity.execution_id}")
@@ -272,7 +282,7 @@ class RunnerPort:
         until = self._runner.next_end(job)
         if timeout is not None:
             until = min(until, clock.now() + timeout)
-        if job.state == "running" and until > clock.now():
+        if job.record.state == "running" and until > clock.now():
             changed = asyncio.Event()
             job.waiters.append(changed)
             try:
@@ -285,23 +295,25 @@ class RunnerPort:
 
     def claim(self, identity: JobIdentity) -> None:
         job = self._job(identity, f"claim {identity.execution_id}")
-        if job.claimed_by is None:
-            job.claimed_by = self._incarnation
+        if job.record.claimed_by is None:
+            job.change(claimed_by=self._incarnation)
 
     def wakeups(self, owner_session: str) -> tuple[Wakeup, ...]:
         self._alive("wakeups")
-        return tuple(Wakeup(j.identity.execution_id, j.job_id, j.owner_session, j.exit_code)
+        return tuple(Wakeup(r.execution_id, r.job_id, r.owner_session, r.exit_code)
                      for j in map(self._runner.refresh, self._runner.jobs)
-                     if j.owner_session == owner_session and j.state in ("exited", "killed")
-                     and j.claimed_by is None and j.acknowledged_by is None
+                     if (r := j.record).owner_session == owner_session
+                     and r.state in ("exited", "killed")
+                     and r.claimed_by is None and r.acknowledged_by is None
                      and self._runner.queryable(j, self._incarnation))
 
     def acknowledge(self, execution_id: str) -> None:
         self._alive(f"acknowledge {execution_id}")
         for job in self._runner.jobs:
-            if job.identity.execution_id == execution_id and job.acknowledged_by is None:
-                job.acknowledged_by = self._incarnation
+            record = job.record
+            if record.execution_id == execution_id and record.acknowledged_by is None:
+                job.change(acknowledged_by=self._incarnation)
 
 
 def _status(job: RunnerJob) -> JobStatus:
-    return JobStatus(job.state, job.exit_code)
+    return JobStatus(job.record.state, job.record.exit_code)

@@ -24,14 +24,6 @@ from harness.ports import Clock
 from harness.trace import EffectRecord
 
 
-@dataclass(frozen=True)
-class SideEffect(EffectRecord):
-    """One effect applied to the world: the trace's record of it, and what it changed
-    (``detail``, which the trace leaves out)."""
-
-    detail: Any
-
-
 @dataclass
 class WorldState:
     """What the tools change: a notes file, an outbox, a key-value store."""
@@ -56,7 +48,11 @@ class ToolLedger:
     def __init__(self, clock: Clock, incarnations: Incarnations | None = None) -> None:
         self.clock = clock
         self.incarnations = incarnations or Incarnations()
-        self.effects: list[SideEffect] = []
+        # The trace's own records, taken as they are; what each effect changed (the
+        # tool's arguments) stands beside it at the same position, since the trace leaves
+        # it out.
+        self.effects: list[EffectRecord] = []
+        self.details: list[Any] = []
         self.world = WorldState()
         # Counts by tool and by key of effects[:_counted]: asked after every effect and
         # every model request, so read as the list grows rather than counted anew.
@@ -66,13 +62,14 @@ class ToolLedger:
 
     def apply(
         self, *, tool: str, key: str, idempotent: bool, incarnation: int, detail: Any
-    ) -> SideEffect:
+    ) -> EffectRecord:
         """Record one effect; a dead incarnation is refused (``DeadIncarnationError``)."""
         self.incarnations.check(incarnation, f"tool {tool} ({key})")
-        effect = SideEffect(
-            len(self.effects) + 1, tool, key, idempotent, incarnation, self.clock.now(), detail
+        effect = EffectRecord(
+            len(self.effects) + 1, tool, key, idempotent, incarnation, self.clock.now()
         )
         self.effects.append(effect)
+        self.details.append(detail)
         return effect
 
     def count(self, key: str) -> int:

@@ -104,13 +104,18 @@ class ConfigError(HarnessError, ValueError):
 
     Raised at construction time, never mid-run. ``field`` names the offending
     field, ``value`` is what came, ``allowed`` describes what is accepted.
+    ``problem`` says what is wrong beyond a value out of bounds (two fields that exclude
+    each other); the message then shows ``got`` as given, the words a scenario's
+    message uses for the same rule (``None``: no value to show).
     """
 
-    def __init__(self, field: str, value: object, allowed: str, hint: str = "") -> None:
+    def __init__(self, field: str, value: object, allowed: str, hint: str = "", *,
+                 problem: str = "", got: str | None = None) -> None:
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(got_expected(field, got=repr(value), expected=allowed, hint=hint))
+        what, shown = (f"{field}: {problem}", got) if problem else (field, repr(value))
+        super().__init__(got_expected(what, got=shown, expected=allowed, hint=hint))
 
 
 class ScenarioError(HarnessError, ValueError):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import final
 
-from harness.ports import AppendFile, ClosesOnExit, Disk, call_os, dirname, normpath
+from harness.ports import AppendFile, AppendFileHandle, Disk, call_os, dirname, normpath
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -48,15 +48,10 @@ def ensure_dir(disk: Disk, path: str, *, root: str) -> list[str]:
 
 
 @final
-class _RealAppendFile(ClosesOnExit):
+class _RealAppendFile(AppendFileHandle):
     def __init__(self, path: str, fd: int, created: bool) -> None:
-        self._path = path
+        super().__init__(path, created)
         self._fd = fd
-        self._created = created
-
-    @property
-    def created(self) -> bool:
-        return self._created
 
     def write(self, data: bytes) -> None:
         def write_all() -> None:

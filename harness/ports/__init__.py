@@ -44,7 +44,15 @@ from harness.ports._dialect import (
     cut_at_limit,
     family_of,
 )
-from harness.ports._disk import AppendFile, ClosesOnExit, Disk, call_os, dirname, normpath
+from harness.ports._disk import (
+    AppendFile,
+    AppendFileHandle,
+    ClosesOnExit,
+    Disk,
+    call_os,
+    dirname,
+    normpath,
+)
 from harness.ports._fault_meanings import (
     BROKEN_STREAM_FAULTS,
     CUTTING_FAULTS,
@@ -67,6 +75,7 @@ from harness.ports._faults import (
     EmptyBody,
     ErrorInStream,
     Fault,
+    FaultRule,
     FrameFault,
     HttpError,
     HttpErrorStatus,
@@ -81,6 +90,7 @@ from harness.ports._faults import (
     NoUsageChunk,
     OutageAnswer,
     RandomSplits,
+    RuleBreach,
     SlowDrip,
     SplitAt,
     SplitBetweenCrLf,
@@ -92,6 +102,8 @@ from harness.ports._faults import (
     TruncatedToolArguments,
     check_faults,
     is_http_date,
+    retry_after_breach,
+    rule_breaches,
     whole_seconds,
 )
 from harness.ports._goals import (
@@ -117,6 +129,7 @@ from harness.ports._goals import (
 from harness.ports._hashing import asked_for, idempotency_key, sha256_json
 from harness.ports._ids import IdSource, rng_stream
 from harness.ports._jobs import (
+    CANCEL_STATUSES,
     CANCEL_TARGETS,
     JOB_COMPLETED_MARKER,
     NEIGHBOUR_SESSION,
@@ -175,6 +188,7 @@ from harness.ports._usage import Usage
 __all__ = [
     "BROKEN_STREAM_FAULTS",
     "CALENDAR_ORIGIN_UNIX",
+    "CANCEL_STATUSES",
     "CANCEL_TARGETS",
     "CONCURRENCY_SAFE_TOOL_KINDS",
     "CUTTING_FAULTS",
@@ -209,6 +223,7 @@ __all__ = [
     "AgentOutcome",
     "AgentPorts",
     "AppendFile",
+    "AppendFileHandle",
     "ByteAtATime",
     "ByteFault",
     "CancelAck",
@@ -234,6 +249,7 @@ __all__ = [
     "Family",
     "Fault",
     "FaultMeaning",
+    "FaultRule",
     "FrameFault",
     "Goal",
     "GoalAction",
@@ -270,6 +286,7 @@ __all__ = [
     "RandomSplits",
     "RecoveryReport",
     "RestartPolicy",
+    "RuleBreach",
     "Signal",
     "SlowDrip",
     "SplitAt",
@@ -315,7 +332,9 @@ __all__ = [
     "own_prices",
     "price_of",
     "reply_failed",
+    "retry_after_breach",
     "rng_stream",
+    "rule_breaches",
     "sha256_json",
     "use_prices",
     "whole_seconds",

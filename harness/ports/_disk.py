@@ -74,6 +74,20 @@ class ClosesOnExit:
         return True
 
 
+class AppendFileHandle(ClosesOnExit):
+    """What every disk's :class:`AppendFile` keeps alike: the path it was opened at and
+    whether opening created the file. A subclass writes ``write``, ``fsync`` and ``close``.
+    """
+
+    def __init__(self, path: str, created: bool) -> None:
+        self._path = path
+        self._created = created
+
+    @property
+    def created(self) -> bool:
+        return self._created
+
+
 class Disk(Protocol):
     """Where the agent core keeps durable state (journal, transcript).
 

@@ -29,7 +29,11 @@ stream silent or ends it early (these three come from :data:`FAULT_MEANINGS`,
 the table the checkers read too, never a kind's name).
 The scenario models and their JSON Schema derive from it; the constructor checks
 every field against the same annotations (:func:`check_fields`), the one check of
-a fault's bounds whether it was built in Python or read from YAML.
+a fault's bounds whether it was built in Python or read from YAML. The rules that
+join fields (exactly one strike point, increasing offsets) are declared once too,
+as the class's ``rules``: each reads the fields and words what it finds as a
+:class:`RuleBreach`, which the constructor raises and the scenario loader reports
+on the scenario's line.
 
 Declarations only: how a fault bends a stream is the fakes' business
 (:mod:`fakes._faults`), so loading scenarios never loads the stream machinery.
@@ -47,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import email.utils
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, get_args, get_type_hints
 
@@ -101,6 +105,9 @@ class Fault:
     """The stream ends early after its response began: a reset, an error event, no end."""
     loops_answer: ClassVar[bool] = False
     """The answer is one phrase said over and over (DoomLoop)."""
+    rules: ClassVar[tuple[FaultRule, ...]] = ()
+    """The rules that join fields (most faults have none), read by the constructor and by
+    the scenario models alike."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # What a kind does to a stream is declared once, in the neutral layer the
@@ -115,10 +122,40 @@ class Fault:
         # Every field against its declared type and bounds, the ones the scenario
         # format reads too; then the rules that join fields, on values known sound.
         check_fields(self)
-        self.check_rules()
+        for breach in rule_breaches(type(self), self):
+            raise breach.error(type(self).__name__)
 
-    def check_rules(self) -> None:
-        """Refuse field combinations the fault cannot honour; most faults have none."""
+
+@dataclass(frozen=True)
+class RuleBreach:
+    """A combination of a fault's fields it cannot honour, worded once for both readers.
+
+    ``loc`` is the field (and position in it) the breach points at, empty for the fault
+    as a whole; ``at_key`` points a scenario's message at the field's key rather than
+    its value. The other fields are the message's parts (``got``: ``None`` shows none).
+    """
+
+    loc: tuple[str | int, ...]
+    problem: str
+    expected: str
+    value: object = None
+    got: str | None = None
+    at_key: bool = False
+
+    def error(self, owner: str) -> ConfigError:
+        """The breach as a fault built in Python raises it: ``Stall.after_events: …``."""
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in self.loc)
+        return ConfigError(owner + where, self.value, self.expected, problem=self.problem,
+                           got=self.got)
+
+
+#: A rule: the fields (of a fault, or of the scenario model of one) in, a breach or None out.
+FaultRule = Callable[[Any], RuleBreach | None]
+
+
+def rule_breaches(declared: type[Fault], fields: object) -> list[RuleBreach]:
+    """Every breach of ``declared``'s rules by ``fields`` (a fault or a scenario model of one)."""
+    return [breach for rule in declared.rules if (breach := rule(fields)) is not None]
 
 
 _DECLARED: dict[type[Fault], tuple[tuple[str, Any], ...]] = {}
@@ -161,11 +198,16 @@ AfterEvents = Annotated[
 ]
 
 
-def _one_position(cls: str, after_bytes: int | None, after_events: int | None) -> None:
-    if (after_bytes is None) == (after_events is None):
-        raise ConfigError(
-            f"{cls}.after_bytes", after_bytes, "exactly one of after_bytes, after_events"
-        )
+def _one_strike_point(fault: Any) -> RuleBreach | None:
+    """Stall and ConnectionReset strike after bytes or after events: exactly one of them."""
+    given = [name for name in ("after_bytes", "after_events") if getattr(fault, name) is not None]
+    if len(given) == 1:
+        return None
+    if given:
+        return RuleBreach(("after_events",), "'after_bytes' and 'after_events' exclude each other",
+                          "exactly one of them", got="both", at_key=True)
+    return RuleBreach((), "missing 'after_bytes' or 'after_events'",
+                      "exactly one of them, such as 'after_bytes: 120'")
 
 
 # ------------------------------------------------------------------------ http
@@ -210,9 +252,11 @@ class HttpError(Fault):
         object.__setattr__(self, "retry_after", whole_seconds(self.retry_after))
         super().__post_init__()
 
-    def check_rules(self) -> None:
-        if isinstance(self.retry_after, str):
-            _check_http_date(self.retry_after)
+    @staticmethod
+    def _seconds_or_date(fault: Any) -> RuleBreach | None:
+        return retry_after_breach(fault.retry_after)
+
+    rules: ClassVar[tuple[FaultRule, ...]] = (_seconds_or_date,)
 
 
 def whole_seconds(value: object) -> object:
@@ -240,13 +284,17 @@ def is_http_date(value: str) -> bool:
     return True
 
 
-def _check_http_date(value: str) -> None:
-    if not is_http_date(value):
-        raise ConfigError(
-            "HttpError.retry_after",
-            value,
-            "an int of seconds or an HTTP date such as 'Wed, 21 Oct 2015 07:28:00 GMT'",
-        )
+def retry_after_breach(value: object) -> RuleBreach | None:
+    """A breach unless a Retry-After is whole seconds (or absent) or an HTTP date.
+
+    >>> retry_after_breach("Wed, 21 Oct 2015 07:28:00 GMT") is None
+    True
+    """
+    if not isinstance(value, str) or is_http_date(value):
+        return None
+    return RuleBreach(("retry_after",), "retry_after is neither seconds nor an HTTP date",
+                      "whole seconds such as 60 or a date such as "
+                      "\"Wed, 21 Oct 2015 07:28:00 GMT\"", value=value, got=repr(value))
 
 
 # -------------------------------------------------------------------- response
@@ -269,10 +317,14 @@ class CutToolArguments(Fault):
     ] = None
     call_index: Annotated[Index, Doc("Which call of the reply, from 0.")] = 0
 
-    def check_rules(self) -> None:
-        if self.fraction is not None and self.offset is not None:
-            raise ConfigError(f"{type(self).__name__}.offset", self.offset,
-                              "None when fraction is given")
+    @staticmethod
+    def _one_cut(fault: Any) -> RuleBreach | None:
+        if fault.fraction is None or fault.offset is None:
+            return None
+        return RuleBreach(("offset",), "'fraction' and 'offset' exclude each other",
+                          "at most one of them", got="both", at_key=True)
+
+    rules: ClassVar[tuple[FaultRule, ...]] = (_one_cut,)
 
 
 @dataclass(frozen=True)
@@ -335,9 +387,16 @@ class DoomLoop(Fault):
             "fills 400 characters, since a loop runs on to the output limit."),
     ] = 60
 
-    def check_rules(self) -> None:
-        if not any(c.isalnum() for c in self.phrase):
-            raise ConfigError("DoomLoop.phrase", self.phrase, "a phrase with a letter or a digit")
+    @staticmethod
+    def _worded(fault: Any) -> RuleBreach | None:
+        # Words, so that a reader of the stream can tell the answer is a loop.
+        if any(c.isalnum() for c in fault.phrase):
+            return None
+        return RuleBreach(("phrase",), "the phrase has no letter or digit",
+                          "a phrase with a letter or a digit", value=fault.phrase,
+                          got=repr(fault.phrase))
+
+    rules: ClassVar[tuple[FaultRule, ...]] = (_worded,)
 
     @property
     def looped_text(self) -> str:
@@ -522,11 +581,17 @@ class SplitAt(ByteFault):
         Doc("Byte offsets (from 1) where a read ends, in increasing order."),
     ]
 
-    def check_rules(self) -> None:
-        # Read boundaries come in order, as a scenario's list must give them.
-        for before, offset in itertools.pairwise(self.offsets):
+    @staticmethod
+    def _increasing(fault: Any) -> RuleBreach | None:
+        # Read boundaries come in order.
+        for index, (before, offset) in enumerate(itertools.pairwise(fault.offsets), 1):
             if offset <= before:
-                raise ConfigError("SplitAt.offsets", offset, f"an offset greater than {before}")
+                return RuleBreach(("offsets", index), "offsets must increase",
+                                  f"an offset greater than {before}", value=offset,
+                                  got=str(offset))
+        return None
+
+    rules: ClassVar[tuple[FaultRule, ...]] = (_increasing,)
 
 
 @dataclass(frozen=True)
@@ -623,8 +688,7 @@ class Stall(ByteFault):
         Wording(none="to stall forever"),
     ] = None
 
-    def check_rules(self) -> None:
-        _one_position("Stall", self.after_bytes, self.after_events)
+    rules: ClassVar[tuple[FaultRule, ...]] = (_one_strike_point,)
 
 
 @dataclass(frozen=True)
@@ -641,8 +705,7 @@ class ConnectionReset(ByteFault):
     after_bytes: AfterBytes = None
     after_events: AfterEvents = None
 
-    def check_rules(self) -> None:
-        _one_position("ConnectionReset", self.after_bytes, self.after_events)
+    rules: ClassVar[tuple[FaultRule, ...]] = (_one_strike_point,)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ CANCEL_TARGETS: Final[tuple[CancelTarget, ...]] = get_args(CancelTarget)
 #: How an agent answered a cancel: done now, done before (idempotent), nothing to
 #: cancel, or a target it does not implement.
 CancelStatus = Literal["cancelled", "already_cancelled", "not_found", "unsupported"]
+CANCEL_STATUSES: Final[tuple[CancelStatus, ...]] = get_args(CancelStatus)
 
 #: The session that owns the world's neighbour job: another session's shared task, which
 #: no cancel of this session may touch (seed 002 §19.4, session row). The job runner

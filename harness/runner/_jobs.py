@@ -20,10 +20,10 @@ import contextlib
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
-from fakes import FakeJobRunner, Incarnations, RunnerJob, RunnerPort, VirtualClock
-from harness.ports import CancelAck, CancelRequest
+from fakes import FakeJobRunner, Incarnations, RunnerPort, VirtualClock
+from harness.ports import CANCEL_STATUSES, CancelAck, CancelRequest
 from harness.scenario import Scenario
-from harness.trace import CancelRecord, JobRecord
+from harness.trace import CancelAnswer, CancelRecord, JobRecord
 
 T = TypeVar("T")
 
@@ -147,8 +147,8 @@ class WorldJobs:
     def _ref(self, target: str, tool: str | None) -> str | None:
         """What the request names: the newest call or job of ``tool``, by the world's ids."""
         if target == "job":
-            jobs = [j for j in self.runner.jobs
-                    if j.tool == tool and j.owner_session == self._world.run_id]
+            jobs = [j.record for j in self.runner.jobs
+                    if j.record.tool == tool and j.record.owner_session == self._world.run_id]
             return jobs[-1].job_id if jobs else None
         if target == "tool_call":
             calls = self._world.tool_call_ids(tool) if tool is not None else []
@@ -157,10 +157,10 @@ class WorldJobs:
 
     def records(self) -> tuple[JobRecord, ...]:
         """Every job of the runner as it really went, for the trace."""
-        return tuple(_record(self.runner, job) for job in self.runner.jobs)
+        return tuple(map(self.runner.record, self.runner.jobs))
 
 
-def _send(agent: object, request: CancelRequest) -> tuple[str, str]:
+def _send(agent: object, request: CancelRequest) -> tuple[CancelAnswer, str]:
     """The agent's answer as (status, detail); ``no_hook`` when it offers no ``cancel``."""
     hook = getattr(agent, "cancel", None)
     if not callable(hook):
@@ -171,17 +171,8 @@ def _send(agent: object, request: CancelRequest) -> tuple[str, str]:
         return "error", f"{type(error).__name__}: {error}"
     if not isinstance(ack, CancelAck):
         return "error", f"cancel() returned {ack!r}, not a harness.ports.CancelAck"
+    if ack.status not in CANCEL_STATUSES:  # the trace keeps only the statuses it knows
+        return "error", (f"cancel() answered status {ack.status!r}, not one of "
+                         f"{', '.join(CANCEL_STATUSES)}")
     return ack.status, ack.detail
 
-
-def _record(runner: FakeJobRunner, job: RunnerJob) -> JobRecord:
-    runner.refresh(job)
-    return JobRecord(
-        execution_id=job.identity.execution_id, tool=job.tool, job_id=job.job_id,
-        owner_session=job.owner_session, owner_turn=job.owner_turn, call_id=job.call_id,
-        fingerprint=job.fingerprint, started_at=job.identity.started_at,
-        incarnation=job.incarnation, state=job.state, exit_code=job.exit_code,
-        ended_at=job.ended_at, lines=runner.lines_written(job),
-        signals=tuple(job.signals), reads=tuple(job.reads),
-        claimed_by=job.claimed_by, acknowledged_by=job.acknowledged_by,
-        unqueryable_after_crash=job.spec.unqueryable_after_crash)

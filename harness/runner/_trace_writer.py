@@ -112,6 +112,6 @@ def portable_ending(ending: Ending, roots: PathRoots | None = None) -> Ending:
 
 
 def world_effects(world: World) -> tuple[EffectRecord, ...]:
-    """The world's ledger as trace records, in the order the effects were applied."""
-    return tuple(EffectRecord(e.seq, e.tool, e.key, e.idempotent, e.incarnation, e.at)
-                 for e in world.ledger.effects)
+    """The world's ledger, in the order the effects were applied: its records are the
+    trace's own."""
+    return tuple(world.ledger.effects)

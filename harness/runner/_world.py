@@ -540,7 +540,8 @@ class World:
         parts: list[object] = [
             *head, self.clock.now(), len(provider.requests),
             sorted((t, n) for t, n in provider._attempts.items() if t >= turn),
-            [(e.tool, e.key, e.idempotent, repr(e.detail)) for e in self.ledger.effects],
+            [(e.tool, e.key, e.idempotent, repr(detail))
+             for e, detail in zip(self.ledger.effects, self.ledger.details, strict=True)],
             repr(self.ledger.world), sorted(self._events_seen), provider.quota.state(),
         ]
         cache = provider.cache

@@ -6,8 +6,9 @@ one strict model per kind from that declaration, named after the class
 (``harness.ports.Stall`` becomes :class:`StallFault`), so the JSON Schema, the loader's
 messages and the fakes cannot drift apart, and the runner turns a declaration
 into the fake's value with ``fakes.FAULT_KINDS[fault.kind](**fault.fake_fields())``.
-Only the rules that join two fields (exactly one strike point, increasing
-offsets) are the scenario's own, so that they report the scenario's line.
+The rules that join two fields (exactly one strike point, increasing offsets) are
+the fault class's ``rules``, read by the constructor and here alike; here a breach is
+reported on the scenario's line.
 :data:`AnyFault` is the models' union and :data:`FAULT_KINDS` their names. A fault
 only describes; the fakes decide how to apply it::
 
@@ -41,8 +42,10 @@ from harness.ports import (
     Doc,
     Fault,
     OneLine,
+    RuleBreach,
     Wording,
-    is_http_date,
+    retry_after_breach,
+    rule_breaches,
     whole_seconds,
 )
 from harness.scenario._base import ScenarioModel
@@ -83,86 +86,13 @@ class FaultModel(ScenarioModel):
         """
         return as_fake_fields(self.model_dump(exclude={"kind", "at"}))
 
-
-# --------------------------------------------------- rules that join two fields
-
-
-class _AfterPoint(FaultModel):
-    """A fault that strikes part-way through the body: after bytes or after events."""
-
     @model_validator(mode="after")
-    def _one_strike_point(self) -> Self:
-        raise_if_any(exactly_one(self, ("after_bytes", "after_events")))
+    def _joint_rules(self) -> Self:
+        # The rules that join fields are the fault class's own, read here as its
+        # constructor reads them: a scenario and a fault built in Python agree.
+        declared = _DECLARED_FAULTS[self.kind]
+        raise_if_any([as_problem(breach) for breach in rule_breaches(declared, self)])
         return self
-
-
-class _CutArguments(FaultModel):
-    """A cut of one call's arguments: at a fraction or at an offset, not both."""
-
-    if TYPE_CHECKING:
-        fraction: float | None
-        offset: int | None
-
-    @model_validator(mode="after")
-    def _one_cut(self) -> Self:
-        if self.fraction is not None and self.offset is not None:
-            raise_if_any([Problem(("offset",), "'fraction' and 'offset' exclude each other",
-                                  got="both", expected="at most one of them", at_key=True)])
-        return self
-
-
-class _RetryAfter(FaultModel):
-    """An error response whose Retry-After must be whole seconds or an HTTP date."""
-
-    if TYPE_CHECKING:
-        retry_after: int | str | None
-
-    @model_validator(mode="after")
-    def _retry_after_shape(self) -> Self:
-        raise_if_any(retry_after_problems(self.retry_after))
-        return self
-
-
-class _IncreasingOffsets(FaultModel):
-    """Read boundaries, each after the one before."""
-
-    if TYPE_CHECKING:
-        offsets: list[int]
-
-    @model_validator(mode="after")
-    def _increasing(self) -> Self:
-        pairs = zip(self.offsets, self.offsets[1:], strict=False)
-        raise_if_any([
-            Problem(("offsets", i + 1), "offsets must increase", value=b, got=str(b),
-                    expected=f"an offset greater than {a}")
-            for i, (a, b) in enumerate(pairs) if b <= a
-        ][:1])
-        return self
-
-
-class _WordedPhrase(FaultModel):
-    """A looping answer's phrase: words, so a reader of the stream can tell it is a loop."""
-
-    if TYPE_CHECKING:
-        phrase: str
-
-    @model_validator(mode="after")
-    def _has_a_word(self) -> Self:
-        if not any(c.isalnum() for c in self.phrase):
-            raise_if_any([Problem(("phrase",), "the phrase has no letter or digit",
-                                  value=self.phrase, got=repr(self.phrase),
-                                  expected="a phrase with a letter or a digit")])
-        return self
-
-
-# Each rule applies to every fault with the fields it reads, whatever its kind.
-_JOINT_RULES: Final[tuple[tuple[type[FaultModel], frozenset[str]], ...]] = (
-    (_AfterPoint, frozenset({"after_bytes", "after_events"})),
-    (_CutArguments, frozenset({"fraction", "offset"})),
-    (_RetryAfter, frozenset({"retry_after"})),
-    (_IncreasingOffsets, frozenset({"offsets"})),
-    (_WordedPhrase, frozenset({"phrase"})),
-)
 
 
 # What YAML brings that the fake's type does not take as it is, by field name: people
@@ -231,10 +161,6 @@ def _kind_type(kind: str) -> Any:
     return Literal[kind]
 
 
-def _base(names: set[str]) -> type[FaultModel]:
-    return next((rule for rule, needs in _JOINT_RULES if needs <= names), FaultModel)
-
-
 def fault_model(fake: type[Fault]) -> type[FaultModel]:
     """The strict scenario model of one fake fault class (``kind`` picks it in a union)."""
     hints = get_type_hints(fake, include_extras=True)
@@ -245,7 +171,7 @@ def fault_model(fake: type[Fault]) -> type[FaultModel]:
     }
     return create_model(  # type: ignore[call-overload,no-any-return]
         f"{fake.__name__}Fault",
-        __base__=_base(set(fields)),
+        __base__=FaultModel,
         __module__=__name__,
         __doc__=fake.summary,
         __cls_kwargs__=_NO_SOURCE,
@@ -297,49 +223,19 @@ def as_fake_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
 
 
-def exactly_one(model: ScenarioModel, fields: tuple[str, str]) -> list[Problem]:
-    """A problem unless exactly one of two exclusive fields is set (``False`` is unset).
-
-    >>> exactly_one(ConnectionResetFault(kind="connection_reset", at=FaultAt(turn=1),
-    ...                                  after_events=2), ("after_bytes", "after_events"))
-    []
-    """
-    # ``is`` on purpose: 0 == False, and ``after_bytes: 0`` is a real position.
-    given = [name for name in fields if getattr(model, name) not in _UNSET]
-    if len(given) == 1:
-        return []
-    first, second = fields
-    if given:
-        return [Problem((second,), f"'{first}' and '{second}' exclude each other",
-                        got="both", expected="exactly one of them", at_key=True)]
-    return [Problem((), f"missing '{first}' or '{second}'",
-                    expected=f"exactly one of them, such as '{first}: {_EXAMPLES[first]}'")]
-
-
-_EXAMPLES: Final = {"after_bytes": "120", "seconds": "30"}
-
-
-class _Unset:
-    """Membership by identity: ``0`` and ``0.0`` are values, ``None`` and ``False`` are not."""
-
-    def __contains__(self, value: object) -> bool:
-        return value is None or value is False
-
-
-_UNSET: Final = _Unset()
-
-
 def retry_after_problems(value: int | str | None) -> list[Problem]:
     """A problem unless ``value`` is whole seconds or an HTTP date.
 
     >>> retry_after_problems("Wed, 21 Oct 2015 07:28:00 GMT")
     []
     """
-    if value is None or isinstance(value, int) or is_http_date(value):
-        return []
-    return [Problem(("retry_after",), "retry_after is neither seconds nor an HTTP date",
-                    value=value, got=repr(value),
-                    expected="whole seconds such as 60 or a date such as "
-                    "\"Wed, 21 Oct 2015 07:28:00 GMT\"")]
+    breach = retry_after_breach(value)
+    return [] if breach is None else [as_problem(breach)]
+
+
+def as_problem(breach: RuleBreach) -> Problem:
+    """A fault rule's breach as the scenario reports it, on the fault's line."""
+    return Problem(breach.loc, breach.problem, breach.value, breach.got, breach.expected,
+                   at_key=breach.at_key)
 
 

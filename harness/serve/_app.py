@@ -239,7 +239,8 @@ class _Control:
     @_refusing
     async def ledger(self, request: Request) -> Response:
         ledger = self._scope(request).world.ledger
-        effects = [dataclasses.asdict(effect) for effect in ledger.effects]
+        effects = [{**dataclasses.asdict(effect), "detail": detail}
+                   for effect, detail in zip(ledger.effects, ledger.details, strict=True)]
         return JSONResponse({"effects": json.loads(json.dumps(effects, default=str)),
                              "duplicates": ledger.duplicates(),
                              "world": ledger.world.snapshot()})

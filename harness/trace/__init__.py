@@ -19,7 +19,7 @@ from harness.trace._extra import (
     SampledRequest,
     TraceExtra,
 )
-from harness.trace._jobs import CancelRecord, JobRecord, ReadRecord, SignalRecord
+from harness.trace._jobs import CancelAnswer, CancelRecord, JobRecord, ReadRecord, SignalRecord
 from harness.trace._paths import PathRoots, path_roots, portable_paths
 from harness.trace._records import (
     CacheRecord,
@@ -57,6 +57,7 @@ __all__ = [
     "AskedOutput",
     "CacheRecord",
     "CallRecord",
+    "CancelAnswer",
     "CancelRecord",
     "ChildEnvironment",
     "CrashRecord",

@@ -7,8 +7,14 @@ read by :mod:`harness.checks._jobs` (seed 002 §19.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from harness.ports import CancelTarget, JobState, Signal
+from harness.ports import CancelStatus, CancelTarget, JobState, Signal
+
+#: How a cancel was answered: the agent's :data:`~harness.ports.CancelStatus`, or what
+#: the harness saw instead: no hook to call (``no_hook``), a hook that raised or answered
+#: something else (``error``), an incarnation that died answering (``crashed``).
+CancelAnswer = Literal[CancelStatus, "no_hook", "error", "crashed"]
 
 
 @dataclass(frozen=True)
@@ -65,8 +71,8 @@ class JobRecord:
 class CancelRecord:
     """One cancel request the harness issued, and what the agent answered.
 
-    ``ack`` is the agent's :data:`harness.ports.CancelStatus`, or ``no_hook`` when
-    the agent offers no cancel hook, ``no_agent`` when no incarnation was running.
+    ``ack`` is the agent's :data:`harness.ports.CancelStatus`, or what the harness saw
+    instead (:data:`CancelAnswer`); ``detail`` the agent's words or the harness's.
     """
 
     index: int
@@ -75,5 +81,5 @@ class CancelRecord:
     target: CancelTarget
     ref: str | None
     incarnation: int | None
-    ack: str
+    ack: CancelAnswer
     detail: str = ""

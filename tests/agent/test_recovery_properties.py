@@ -196,7 +196,7 @@ def check(world: World, ops: Sequence[Op], variant: Variant) -> None:
         world.violations.append(f"I1: non-idempotent effects applied twice: {duplicates}")
     for op in ops:
         if op.kind in ("append", "send") and world.finished:
-            count = sum(1 for e in world.ledger.effects if e.detail == op.arguments())
+            count = sum(1 for detail in world.ledger.details if detail == op.arguments())
             if count != 1:
                 world.violations.append(f"{op.kind} #{op.index} took effect {count} times")
     world.disk.restart()
@@ -227,8 +227,8 @@ def acknowledged_violations(
 ) -> Iterator[str]:
     """I10: a call the model was told succeeded is in the ledger and the journal."""
     keys = {
-        (e.detail.get("text"), e.detail.get("subject"), e.detail.get("key"))
-        for e in world.ledger.effects
+        (detail.get("text"), detail.get("subject"), detail.get("key"))
+        for detail in world.ledger.details
     }
     replies = log.transcript.replies()
     for call in log.transcript.calls():

@@ -11,6 +11,7 @@ from harness.checks import Verdict
 from harness.ports import CancelAck, CancelRequest
 from harness.runner import plan_cases, run_case
 from harness.scenario import load_scenario
+from harness.trace import trace_from_json
 
 BUILD = "scenarios/jobs/build-survives-a-crash.yaml"
 CANCEL_CALL = "scenarios/cancel/cancel-the-build-call.yaml"
@@ -108,3 +109,23 @@ def test_an_agent_that_waits_for_its_stopping_job_fails_jobs() -> None:
     assert found.message.startswith("job exec-2 (build, call call_t1_0) got TERM at 12s "
                                     "(incarnation 1) and ran on to its own exit at 60s, "
                                     "never killed"), found.message
+
+
+class _AnswersOffTheList(_ClaimsWithoutActing):
+    """A cancel hook whose status is none of harness.ports.CancelStatus."""
+
+    def cancel(self, request: CancelRequest) -> CancelAck:
+        return CancelAck("maybe", "later")  # type: ignore[arg-type]
+
+
+def test_a_cancel_status_off_the_list_is_recorded_as_an_error() -> None:
+    # The trace types the answer: a status it does not know would not decode again.
+    scenario = load_scenario(CANCEL_CALL)
+    case = next(c for c in plan_cases(scenario, CANCEL_CALL) if c.crash is None)
+    result = run_case(case, scenario,
+                      lambda ports: _AnswersOffTheList(ReferenceAgent(ports)))
+    [cancel, *_] = result.trace.cancels
+    assert (cancel.ack, cancel.detail) == (
+        "error", "cancel() answered status 'maybe', not one of cancelled, already_cancelled, "
+                 "not_found, unsupported")
+    assert trace_from_json(result.trace.to_json()) == result.trace

@@ -9,6 +9,7 @@ import pytest
 
 from fakes import (
     ConnectionReset,
+    DoomLoop,
     EmptyBody,
     ErrorInStream,
     FakeProvider,
@@ -86,9 +87,10 @@ def test_bad_scripts(build: Callable[[], object], message: str) -> None:
          r"^Stall\.seconds: got -1; expected a number of seconds >= 0, or None to stall "
          r"forever$"),
         (lambda: Stall(after_bytes=1, after_events=1),
-         r"^Stall\.after_bytes: got 1; expected exactly one of after_bytes, after_events$"),
-        (Stall, r"^Stall\.after_bytes: got None; expected exactly one of "
-                r"after_bytes, after_events$"),
+         r"^Stall\.after_events: 'after_bytes' and 'after_events' exclude each other: got "
+         r"both; expected exactly one of them$"),
+        (Stall, r"^Stall: missing 'after_bytes' or 'after_events'; expected exactly one of "
+                r"them, such as 'after_bytes: 120'$"),
         (lambda: StallBeforeHeaders(seconds=-0.5),
          r"^StallBeforeHeaders\.seconds: got -0\.5; expected a number of seconds >= 0, or "
          r"None to stall forever$"),
@@ -98,8 +100,9 @@ def test_bad_scripts(build: Callable[[], object], message: str) -> None:
          r"^HttpError\.status: got 418; expected one of 400, 401, 403, 404, 408, 409, 413, "
          r"422, 429, 500, 502, 503, 504, 525, 526, 529$"),
         (lambda: HttpError(429, retry_after="soon"),
-         r"^HttpError\.retry_after: got 'soon'; expected an int of seconds or an HTTP date "
-         r"such as 'Wed, 21 Oct 2015 07:28:00 GMT'$"),
+         r"^HttpError\.retry_after: retry_after is neither seconds nor an HTTP date: got "
+         r"'soon'; expected whole seconds such as 60 or a date such as "
+         r"\"Wed, 21 Oct 2015 07:28:00 GMT\"$"),
         (lambda: HttpError(429, retry_after_ms=-1),
          r"^HttpError\.retry_after_ms: got -1; expected an int >= 0$"),
         (lambda: HttpError(503, should_retry="yes"),  # type: ignore[arg-type]
@@ -107,7 +110,14 @@ def test_bad_scripts(build: Callable[[], object], message: str) -> None:
         (lambda: TruncatedToolArguments(fraction=1.0),
          r"^TruncatedToolArguments\.fraction: got 1\.0; expected a number in \(0, 1\)$"),
         (lambda: InvalidToolArguments(fraction=0.5, offset=2),
-         r"^InvalidToolArguments\.offset: got 2; expected None when fraction is given$"),
+         r"^InvalidToolArguments\.offset: 'fraction' and 'offset' exclude each other: got "
+         r"both; expected at most one of them$"),
+        (lambda: SplitAt((5, 3)),
+         r"^SplitAt\.offsets\[1\]: offsets must increase: got 3; expected an offset greater "
+         r"than 5$"),
+        (lambda: DoomLoop(phrase="?! ..."),
+         r"^DoomLoop\.phrase: the phrase has no letter or digit: got '\?! \.\.\.'; expected a "
+         r"phrase with a letter or a digit$"),
         (lambda: SplitAt(()), r"^SplitAt\.offsets: got \(\); expected a non-empty tuple of "
                               r"ints >= 1$"),
         (lambda: SplitAt((0,)), r"^SplitAt\.offsets: got 0; expected an int >= 1$"),

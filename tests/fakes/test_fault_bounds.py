@@ -191,11 +191,40 @@ def test_python_and_yaml_agree_on_the_rules_beside_the_bounds(kind: str,
     assert _python_accepts(kind, arguments) == _yaml_accepts(kind, arguments)
 
 
+# One breach of each rule that joins fields: declared once on the fault's class, so a
+# scenario's message and a Python constructor's say the same after their locations.
+JOINT: list[tuple[str, dict[str, Any]]] = [
+    ("stall", {"after_bytes": 1, "after_events": 1}),
+    ("connection_reset", {"after_events": None}),
+    ("invalid_tool_arguments", {"fraction": 0.5, "offset": 2}),
+    ("split_at", {"offsets": [5, 3]}),
+    ("http_error", {"retry_after": "soon"}),
+    ("doom_loop", {"phrase": "?! ..."}),
+]
+
+
+@pytest.mark.parametrize(("kind", "given"), JOINT, ids=[k for k, _ in JOINT])
+def test_a_joint_rule_is_worded_alike_in_python_and_yaml(kind: str, given: dict[str, Any]
+                                                         ) -> None:
+    arguments = {**NEEDS.get(kind, {}), **given}
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in arguments.items()}
+    with pytest.raises(ConfigError) as python:
+        FAULT_KINDS[kind](**values)
+    fault = {"kind": kind, "at": {"turn": 1}, **arguments}
+    text = (f"name: bounds\ndialect: openai\nmodel: [{{turn: 1, text: hi}}]\n"
+            "expect: {stop_state: complete}\n"
+            f"faults: [{json.dumps(fault)}]\n")
+    with pytest.raises(ScenarioError) as yaml:
+        parse_scenario(text.encode(), "bounds.yaml")
+    where, said = str(python.value).split(": ", 1)
+    assert where.startswith(FAULT_KINDS[kind].__name__)
+    assert str(yaml.value).endswith(f": {said}")
+
+
 def test_the_rules_beside_the_bounds_cover_every_kind_with_such_a_rule() -> None:
-    # A joint rule (check_rules) or a field of text or choices, on a kind not tried above,
-    # would be left unchecked.
-    ruled = {kind for kind, cls in FAULT_KINDS.items()
-             if cls.check_rules is not Fault.check_rules}
+    # A joint rule (a class's rules) or a field of text or choices, on a kind not tried
+    # above, would be left unchecked.
+    ruled = {kind for kind, cls in FAULT_KINDS.items() if cls.rules}
     assert ruled <= {kind for kind, _ in RULES}
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from fakes import FakeJobRunner, JobSpec, RunnerPort, VirtualClock
 from fakes._crashdisk import DeadIncarnationError, Incarnations
 from harness.ports import JobIdentity, JobRunnerUnavailable
+from harness.trace import JobRecord
 
 
 def runner_and_port(**spec: object) -> tuple[FakeJobRunner, RunnerPort, VirtualClock]:
@@ -64,7 +67,7 @@ def test_term_is_ignored_when_the_job_says_so_and_kill_always_ends_it() -> None:
     assert port.status(identity).alive
     port.signal(identity, "KILL")
     assert (port.status(identity).state, port.status(identity).exit_code) == ("killed", -9)
-    assert [s.signal for s in runner.jobs[0].signals] == ["TERM", "KILL"]
+    assert [s.signal for s in runner.jobs[0].record.signals] == ["TERM", "KILL"]
 
 
 def test_a_job_survives_the_crash_of_its_starter_and_refuses_the_dead_one() -> None:
@@ -100,3 +103,17 @@ def test_a_completion_no_waiter_claimed_stays_a_wakeup_until_acknowledged() -> N
     assert port.wakeups("another-session") == ()
     port.acknowledge(second.execution_id)
     assert port.wakeups("s") == ()
+
+
+def test_the_runner_keeps_each_job_as_the_trace_records_it() -> None:
+    # No twin of the trace's record to copy field by field: the runner's record is the
+    # trace's own type, and only the lines written (which the clock decides) are filled in.
+    runner, port, clock = runner_and_port(seconds=10, output_lines=5)
+    identity = start(port)
+    clock.run(port.wait(identity, 4))
+    port.signal(identity, "TERM")
+    [job] = runner.jobs
+    assert type(job.record) is JobRecord
+    assert runner.record(job) == replace(job.record, lines=2)
+    assert (job.record.state, job.record.call_id, job.record.signals[0].at) == ("killed",
+                                                                                "call_1", 4)

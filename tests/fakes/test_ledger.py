@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fakes import DeadIncarnationError, Incarnations, ToolLedger, VirtualClock, idempotency_key
+from harness.trace import EffectRecord
 
 
 def test_duplicates_count_only_non_idempotent_keys() -> None:
@@ -31,3 +32,13 @@ def test_a_dead_incarnation_is_refused_and_time_is_virtual() -> None:
     lives.restart()
     effect = ledger.apply(tool="send", key="k", idempotent=False, incarnation=2, detail={})
     assert (effect.incarnation, effect.at, ledger.effects) == (2, 12.5, [effect])
+
+
+def test_the_ledger_keeps_the_traces_records_and_what_each_changed_beside_them() -> None:
+    # The trace takes the ledger's records as they are; the arguments an effect applied,
+    # which the trace leaves out, stand at the same position.
+    ledger = ToolLedger(VirtualClock())
+    effect = ledger.apply(tool="send", key="k", idempotent=False, incarnation=1,
+                          detail={"to": "a"})
+    assert type(effect) is EffectRecord
+    assert (ledger.effects, ledger.details) == ([effect], [{"to": "a"}])
