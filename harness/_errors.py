@@ -32,7 +32,9 @@ is a surprise::
     ├── SimulatedCrash         fakes: the process died at a persistence point. Not an
     │   │                      Exception, so an agent's ``except Exception`` cannot
     │   │                      swallow a crash the harness injected
-    │   └── DeadIncarnationError  the world refused an operation of a crashed incarnation
+    │   ├── DeadIncarnationError  the world refused an operation of a crashed incarnation
+    │   └── ProcessGone        the loop of a crashed incarnation waited for time; a
+    │                          dead process has none, and the run ends at its crash
     └── HarnessLimitExceeded   fakes: a case went past a harness limit (crash-disk bytes,
         │                      model requests); for the same reason not an Exception
         └── ProcessRefused     harness.intercept: the agent's code tried to start a

@@ -570,7 +570,7 @@ _PARALLEL = "scenarios/tools/parallel-reads-and-a-writer.yaml"
 _INSPECTED = "scenarios/crash/unknown-send-is-inspected.yaml"
 _EVERYWHERE = "scenarios/crash/notes-and-mail-everywhere.yaml"
 _AFTER_SEND = "scenarios/crash/unknown-after-send.yaml"
-_CUT_ONCE = "scenarios/streaming/truncated-tool-arguments.yaml"
+_CUT_WHOLE_CALL = "scenarios/streaming/cut-answer-with-a-whole-call.yaml"
 _WITHHELD_OPENAI = "scenarios/dialects/refused-answer-with-calls-openai.yaml"
 _WITHHELD_ANTHROPIC = "scenarios/dialects/refused-answer-with-calls-anthropic.yaml"
 _WITHHELD_CRASH = "scenarios/crash/refused-answer-across-a-crash.yaml"
@@ -701,7 +701,7 @@ MUTANTS: tuple[Mutant, ...] = (
            with_responses(reference(), _length_resent), (Kill(_CUT_ALWAYS, "I4"),)),
     Mutant("S6-ignores-length-finish", "seed 002 §19.1 ① (pi: length 全部工具调用都标记失败)",
            "takes an answer cut at max_tokens for a finished one",
-           with_responses(reference(), _length_as_done), (Kill(_CUT_ONCE, "side_effects"),)),
+           with_responses(reference(), _length_as_done), (Kill(_CUT_WHOLE_CALL, "I7"),)),
     Mutant("S2-runs-withheld-calls", "seed 002 §19.1 ② (确认没有拒绝、截断或流错误,再把 assistant "
            "消息作为最终返回)", "runs the tool calls of an answer that finished refusal or "
            "content_filter", with_responses(reference(), _withheld_as_calls),

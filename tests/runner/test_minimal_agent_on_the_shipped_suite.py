@@ -43,6 +43,7 @@ KNOWN_GAPS = {
     "secret-arguments-stay-out": {"J3"},
     "truncated-on-every-attempt": {"I4", "side_effects"},
     "truncated-tool-arguments": {"I4", "side_effects"},
+    "cut-answer-with-a-whole-call": {"I4", "side_effects"},
     # It ends the run at an answer cut at its output limit, headroom or not: the mail the
     # model meant to send never is.
     "cut-answer-raises-the-limit": {"I4", "side_effects"},
