@@ -196,3 +196,14 @@ def test_an_agent_that_called_its_tool_with_cut_arguments_is_told_it_called_it()
         "TypeError: mail() missing 1 required positional argument: 'to'"))
     [line] = diagnosis(_failed(called))
     assert "and the agent called mail with them anyway and it failed (TypeError)." in line
+
+
+def test_cases_of_different_scenarios_are_never_grouped() -> None:
+    # Each scenario's failure needs its own report: its file's lines and its replay command.
+    same = Verdict("I7", "fail", "a tool ran with arguments no complete answer sent")
+    a = CaseResult(Case("s4-truncated", Path("s4.yaml"), 4), "complete", "done", (same,), "a",
+                   crash_reached=True)
+    b = CaseResult(Case("s6-truncated-late", Path("s6.yaml"), 6), "complete", "done", (same,),
+                   "b", crash_reached=True)
+    assert [len(group) for group in fold_failures([a, b, replace(a, digest="c")])] == [2, 1]
+
