@@ -320,15 +320,15 @@ def _completion_contradiction(trace: Trace) -> str | None:
     names the cut by the dialect's own word for it.
     """
     assert trace.outcome is not None
-    infra = "complete after an infrastructure failure: "
     if trace.outcome.infra_failure:
-        return infra + "the agent itself reports an infrastructure failure"
+        return ("complete after an infrastructure failure: the agent itself reports an "
+                "infrastructure failure")
     live = [r for r in trace.requests if r.delivery != "refused"]
     if not live:
-        return infra + "no request reached the model"
+        return _unasked_completion(trace)
     last = live[-1]
     if not last.complete:
-        return infra + f"the last request ended {last.delivery}"
+        return _cut_completion(trace, last)
     if last.truncated:
         return (f"complete, but the last answer (turn {last.turn}) was cut at the output limit "
                 f"({cut_at_limit(trace.dialect)}): the model never finished")
@@ -337,6 +337,35 @@ def _completion_contradiction(trace: Trace) -> str | None:
         return (f"complete, but the last answer (turn {last.turn}) asked for tool call(s) "
                 f"{calls} and the run ended without a final answer")
     return None
+
+
+def _cut_completion(trace: Trace, last: RequestRecord) -> str:
+    """Why a ``complete`` stop after a last request that never ended whole is wrong: a fault
+    the provider sent is an infrastructure failure; a request cut only by the crash that
+    killed its process, in an earlier incarnation, is the crash's."""
+    crash = trace.crash
+    if not last.faults and last.incarnation != trace.final_incarnation \
+            and crash.fired is not None and not crash.error_class:
+        return (f"complete, but the last request (incarnation {last.incarnation}) ended "
+                f"{last.delivery} when the crash killed its process, and the restarted agent "
+                "returned a final answer without asking the model again")
+    return f"complete after an infrastructure failure: the last request ended {last.delivery}"
+
+
+def _unasked_completion(trace: Trace) -> str:
+    """Why a ``complete`` stop no model answer backs is wrong, in the words of the trace: no
+    request reached the model, so no infrastructure failed either; a crash may be why the
+    agent thought it was done (a restart that found a checkpoint and returned from it).
+    The crash point is left to the report's own line, so cases crashed at different points
+    that broke alike are told once."""
+    refused = len(trace.requests)
+    said = "complete, but no request reached the model" + (
+        f" ({refused} refused before it)" if refused else "")
+    crash = trace.crash
+    if crash.fired is not None and not crash.error_class:
+        return (f"{said}: the agent, restarted after the crash, returned a final answer the "
+                "model never gave")
+    return f"{said}: the agent returned a final answer the model never gave"
 
 
 # ------------------------------------------------------------------------- I6
