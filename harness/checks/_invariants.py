@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from harness.checks._always import always_verdicts
+from harness.checks._budgets import UNTOLD_BUDGET
 from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._hooks import is_hook_run
 from harness.checks._loop_guard import check_l3
@@ -283,6 +284,10 @@ def check_i4(trace: Trace) -> Verdict:
                         "the agent never called the goal port (AgentPorts.goals)")
     if stop == expected:
         return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
+    if expected == "budget_limited" and trace.extra.plain:
+        # Only the run's budget ends it so, and a plain main(prompt) is never told it.
+        return _unknown("I4", f"stopped {stop!r}; 'budget_limited' is the stop at the run's "
+                        f"budget, and {UNTOLD_BUDGET}")
     if expected == "cancelled" and trace.extra.cancel_hook is False:
         # Only a cancel could end it so, and the agent offers no hook for one (optional).
         return _unknown("I4", f"stopped {stop!r}; 'cancelled' is reached through the agent's "
@@ -525,10 +530,13 @@ def check_i9(trace: Trace) -> Verdict:
     Every request starts before the deadline (virtual time from the run's start,
     kept across restarts), and the requests of the whole run, every
     incarnation included, number at most ``max_attempts``. ``unknown`` when
-    nothing was retried.
+    nothing was retried, or for a plain ``main(prompt)``, which is never told the budget.
     """
     live = [r for r in trace.requests if r.delivery != "refused"]
     deadline, cap = trace.expect.deadline_seconds, trace.expect.max_attempts
+    if trace.extra.plain:
+        return _unknown("I9", f"{UNTOLD_BUDGET} (max_attempts {cap}, deadline {deadline:g}s): "
+                        f"its {len(live)} request(s) are not judged against it")
     # Served on real time, a request may be late by a real process's jitter.
     late = [_request_line(trace, r) for r in live
             if r.started_at > deadline + late_tolerance(trace)]

@@ -1,13 +1,17 @@
-"""What a run of a framework-style agent is told: an undeclared tool's hint fits a tool without
-side effects."""
+"""What a run of a framework-style agent says: a budget the agent was never told is not
+held against it, and an undeclared tool's hint fits a tool without side effects."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from harness._cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+BUDGET_SPENT = ROOT / "scenarios/crash/budget-spent-at-a-crash.yaml"
 
 CRASH_EVERYWHERE = """\
 name: crash-everywhere
@@ -21,6 +25,24 @@ crash:
 expect:
   stop_state: complete
 """
+
+
+def cases(out: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+
+
+def test_a_plain_agent_is_not_judged_against_a_budget_it_was_never_told(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The example agent gives up after its SDK's own retries (infra_paused); the scenario's
+    # budget of four attempts, which would end it budget_limited, was never given to it.
+    code = main(["run", str(BUDGET_SPENT), "--agent", "examples.openai_agent:main",
+                 "--out", str(tmp_path)])
+    assert code == 0, capsys.readouterr().out
+    [case] = cases(tmp_path)
+    verdicts = {v["invariant"]: v for v in case["verdicts"]}  # type: ignore[attr-defined]
+    assert (verdicts["I4"]["status"], verdicts["I9"]["status"]) == ("unknown", "unknown")
+    assert verdicts["I4"]["message"].endswith(
+        "a plain main(prompt) agent is not told the run's budget or deadline")
 
 
 def test_the_hint_for_an_undeclared_tool_fits_one_without_side_effects(
