@@ -1,9 +1,12 @@
-"""What a run of a framework-style agent says: a budget the agent was never told is not
-held against it, and an undeclared tool's hint fits a tool without side effects."""
+"""What a run of a framework-style agent says it proved: a scenario asking for crash cases
+the agent gives none says so (and fails ``--strict``), a budget the agent was never told is
+not held against it, and an undeclared tool's hint fits a tool without side effects."""
 
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,19 @@ from harness._cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET_SPENT = ROOT / "scenarios/crash/budget-spent-at-a-crash.yaml"
+
+# A plain agent with nothing on disk: a crash-free run reaches no persistence point.
+STATELESS = '''
+from openai import AsyncOpenAI
+
+
+async def main(prompt: str) -> str:
+    client = AsyncOpenAI(max_retries=0)
+    stream = await client.chat.completions.create(
+        model="gpt-test", messages=[{"role": "user", "content": prompt}], stream=True)
+    return "".join([chunk.choices[0].delta.content or "" async for chunk in stream
+                    if chunk.choices])
+'''
 
 CRASH_EVERYWHERE = """\
 name: crash-everywhere
@@ -27,8 +43,37 @@ expect:
 """
 
 
+@pytest.fixture
+def stateless(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The stateless agent on the path, and the scenario that crashes it everywhere."""
+    (tmp_path / "stateless_agent.py").write_text(STATELESS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scenario = tmp_path / "crash-everywhere.yaml"
+    scenario.write_text(CRASH_EVERYWHERE, encoding="utf-8")
+    yield scenario
+    sys.modules.pop("stateless_agent", None)
+
+
 def cases(out: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+
+
+def test_points_all_that_made_no_crash_case_says_so_and_fails_strict(
+        stateless: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = ["run", str(stateless), "--agent", "stateless_agent:main"]
+    assert main([*run, "--out", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr()
+    # The uncrashed case keeps its own verdict; the scenario's missing crash cases are told.
+    [case] = cases(tmp_path / "out")
+    assert (case["case_id"], case["passed"]) == ("crash-everywhere", True)
+    assert ("UNKNOWN crash-everywhere: the agent reached no persistence point of its own (no "
+            "file written, synced or committed) in its uncrashed run, so 'points: all' made no "
+            "crash case: the run proves nothing of how it survives a crash") in said.err
+
+    assert main([*run, "--strict", "--out", str(tmp_path / "strict")]) == 1
+    said = capsys.readouterr()
+    assert "harness run --strict: 1 thing(s) no case reached" in said.err
+    assert "  crash-everywhere: the agent reached no persistence point of its own" in said.err
 
 
 def test_a_plain_agent_is_not_judged_against_a_budget_it_was_never_told(
