@@ -791,7 +791,7 @@ def _unknown_lines(results: Sequence[CaseResult]) -> list[str]:
     """
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for result in results:
-        # A case of its own verdict whose scenario asked for crash cases and got none.
+        # Else the uncrashed case of a scenario whose points: all made no crash case.
         why = result.unknown_reason if result.status == "unknown" else result.no_crash_case
         if why is not None:
             groups.setdefault((result.case.scenario_name, why), []).append(result)

@@ -82,8 +82,8 @@ def _script_unplayed(cases: Sequence[CaseResult]) -> list[str]:
 def _no_crash_cases(cases: Sequence[CaseResult]) -> list[str]:
     """Why the scenario asked for a crash at every point of the agent's own files and got
     no crash case: its uncrashed run reached none (a script never played says so itself)."""
-    return [why for result in cases if result.unplayable is None
-            for why in [result.no_crash_case] if why is not None]
+    reasons = [result.no_crash_case for result in cases if result.unplayable is None]
+    return [why for why in reasons if why is not None]
 
 
 def _points_missed(cases: Sequence[CaseResult]) -> list[str]:
