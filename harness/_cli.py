@@ -778,7 +778,8 @@ class _Progress:
 def _unknown_lines(results: Sequence[CaseResult]) -> list[str]:
     """``UNKNOWN case: why`` for each case that proved nothing, cases of one scenario with
     the same reason once, with a count: a scenario not written for the agent makes every
-    one of its crash cases unknown for one reason.
+    one of its crash cases unknown for one reason. A scenario whose ``points: all`` made
+    no crash case gets one too, on its uncrashed case, whatever that case's own verdict.
 
     >>> from harness.runner import Case, CaseResult
     >>> from harness.checks import Verdict
@@ -790,9 +791,10 @@ def _unknown_lines(results: Sequence[CaseResult]) -> list[str]:
     """
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for result in results:
-        if result.status == "unknown":
-            key = (result.case.scenario_name, result.unknown_reason)
-            groups.setdefault(key, []).append(result)
+        # Else the uncrashed case of a scenario whose points: all made no crash case.
+        why = result.unknown_reason if result.status == "unknown" else result.no_crash_case
+        if why is not None:
+            groups.setdefault((result.case.scenario_name, why), []).append(result)
     return [f"UNKNOWN {first.case.case_id}: {why}" + (f" (+{len(others)} alike)" if others
                                                        else "")
             for (_, why), (first, *others) in groups.items()]

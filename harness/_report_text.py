@@ -78,7 +78,8 @@ def fold_failures(results: Iterable[CaseResult]) -> list[list[CaseResult]]:
     """Failed cases grouped by what failed, in the order each group first appears.
 
     Cases share a group only when everything the shown case's report says of them
-    holds for each: the same harness error, stop state and stop reason, whether the
+    holds for each: the same scenario (whose file, lines and replay command the report
+    shows), the same harness error, stop state and stop reason, whether the
     crash and the faults were reached, the same failed checks and warnings with the
     same messages, and the same diagnoses. A crash scenario that breaks one rule at
     forty points says so forty times in the same words; the report shows the first case
@@ -96,8 +97,9 @@ def _failure_signature(result: CaseResult) -> tuple[object, ...]:
     trace = result.trace
     explained = () if trace is None or result.status != "fail" else tuple(
         rule.__name__ for rule in _RULES if rule(result, trace))
-    return (result.status, result.error, result.stop_state, result.stop_reason,
-            result.crash_reached, result.unreached_faults, shown, explained)
+    # Of one scenario only: each scenario's failure needs its own report and replay command.
+    return (result.case.scenario_name, result.status, result.error, result.stop_state,
+            result.stop_reason, result.crash_reached, result.unreached_faults, shown, explained)
 
 
 def folded_note(others: list[CaseResult]) -> str:

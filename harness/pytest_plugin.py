@@ -497,6 +497,9 @@ class ScenarioItem(pytest.Item):
                 pytest.fail(f"--harness-strict: unknown: {result.unknown_reason}",
                             pytrace=False)
             pytest.skip(f"unknown: {result.unknown_reason}")
+        if settings.strict and result.no_crash_case is not None:
+            # Its own checks passed, but the crash cases its scenario asked for do not exist.
+            pytest.fail(f"--harness-strict: unknown: {result.no_crash_case}", pytrace=False)
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None,

@@ -30,7 +30,7 @@ from harness.trace import RequestRecord, Trace
 
 _EPS = 1e-6
 # A plain main(prompt) is handed a prompt only: a budget it was never told is not its bug.
-_UNTOLD = "a plain main(prompt) agent is not told the run's budget or deadline"
+UNTOLD_BUDGET = "a plain main(prompt) agent is not told the run's budget or deadline"
 
 
 def _billed(request: RequestRecord) -> tuple[int, Decimal]:
@@ -52,7 +52,7 @@ def check_spend(trace: Trace) -> Verdict | None:
     if max_tokens is None and max_cost is None:
         return None
     if trace.extra.plain:
-        return Verdict("budget:spend", "unknown", _UNTOLD)
+        return Verdict("budget:spend", "unknown", UNTOLD_BUDGET)
     live = sorted((r for r in trace.requests if r.delivery != "refused"),
                   key=lambda r: r.started_at)
     late, reached = [], False
@@ -102,7 +102,7 @@ def check_tool_deadline(trace: Trace) -> Verdict | None:
     if not spanning:
         return None  # the deadline never met a tool call: nothing to judge
     if trace.extra.plain:
-        return Verdict("budget:tools", "unknown", _UNTOLD)
+        return Verdict("budget:tools", "unknown", UNTOLD_BUDGET)
     late = [f"{i.tool}#{i.call_id} started at {i.started_at:g}s and ran until "
             f"{'the end of the run' if i.ended_at is None else f'{i.ended_at:g}s'}"
             for i in spanning if i.ended_at is None or i.ended_at > deadline + _EPS]
@@ -126,7 +126,7 @@ def check_tool_calls(trace: Trace) -> Verdict | None:
     if cap is None:
         return None
     if trace.extra.plain:
-        return Verdict("budget:tool-calls", "unknown", _UNTOLD)
+        return Verdict("budget:tool-calls", "unknown", UNTOLD_BUDGET)
     ran = list(dict.fromkeys(i.call_id for i in sorted(trace.invocations, key=lambda i: i.seq)
                              if not i.refused))
     asked = {c.call_id for r in trace.requests for c in r.calls}

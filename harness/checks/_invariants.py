@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from harness.checks._always import always_verdicts
+from harness.checks._budgets import UNTOLD_BUDGET
 from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._hooks import is_hook_run
 from harness.checks._loop_guard import check_l3
@@ -283,6 +284,10 @@ def check_i4(trace: Trace) -> Verdict:
                         "the agent never called the goal port (AgentPorts.goals)")
     if stop == expected:
         return _pass("I4", f"stopped {stop!r} (expected {expected!r})")
+    if expected == "budget_limited" and trace.extra.plain:
+        # Only the run's budget ends it so, and a plain main(prompt) is never told it.
+        return _unknown("I4", f"stopped {stop!r}; 'budget_limited' is the stop at the run's "
+                        f"budget, and {UNTOLD_BUDGET}")
     if expected == "cancelled" and trace.extra.cancel_hook is False:
         # Only a cancel could end it so, and the agent offers no hook for one (optional).
         return _unknown("I4", f"stopped {stop!r}; 'cancelled' is reached through the agent's "
@@ -320,15 +325,15 @@ def _completion_contradiction(trace: Trace) -> str | None:
     names the cut by the dialect's own word for it.
     """
     assert trace.outcome is not None
-    infra = "complete after an infrastructure failure: "
     if trace.outcome.infra_failure:
-        return infra + "the agent itself reports an infrastructure failure"
+        return ("complete after an infrastructure failure: the agent itself reports an "
+                "infrastructure failure")
     live = [r for r in trace.requests if r.delivery != "refused"]
     if not live:
-        return infra + "no request reached the model"
+        return _unasked_completion(trace)
     last = live[-1]
     if not last.complete:
-        return infra + f"the last request ended {last.delivery}"
+        return _cut_completion(trace, last)
     if last.truncated:
         return (f"complete, but the last answer (turn {last.turn}) was cut at the output limit "
                 f"({cut_at_limit(trace.dialect)}): the model never finished")
@@ -337,6 +342,35 @@ def _completion_contradiction(trace: Trace) -> str | None:
         return (f"complete, but the last answer (turn {last.turn}) asked for tool call(s) "
                 f"{calls} and the run ended without a final answer")
     return None
+
+
+def _cut_completion(trace: Trace, last: RequestRecord) -> str:
+    """Why a ``complete`` stop after a last request that never ended whole is wrong: a fault
+    the provider sent is an infrastructure failure; a request cut only by the crash that
+    killed its process, in an earlier incarnation, is the crash's."""
+    crash = trace.crash
+    if not last.faults and last.incarnation != trace.final_incarnation \
+            and crash.fired is not None and not crash.error_class:
+        return (f"complete, but the last request (incarnation {last.incarnation}) ended "
+                f"{last.delivery} when the crash killed its process, and the restarted agent "
+                "returned a final answer without asking the model again")
+    return f"complete after an infrastructure failure: the last request ended {last.delivery}"
+
+
+def _unasked_completion(trace: Trace) -> str:
+    """Why a ``complete`` stop no model answer backs is wrong, in the words of the trace: no
+    request reached the model, so no infrastructure failed either; a crash may be why the
+    agent thought it was done (a restart that found a checkpoint and returned from it).
+    The crash point is left to the report's own line, so cases crashed at different points
+    that broke alike are told once."""
+    refused = len(trace.requests)
+    said = "complete, but no request reached the model" + (
+        f" ({refused} refused before it)" if refused else "")
+    crash = trace.crash
+    if crash.fired is not None and not crash.error_class:
+        return (f"{said}: the agent, restarted after the crash, returned a final answer the "
+                "model never gave")
+    return f"{said}: the agent returned a final answer the model never gave"
 
 
 # ------------------------------------------------------------------------- I6
@@ -496,10 +530,13 @@ def check_i9(trace: Trace) -> Verdict:
     Every request starts before the deadline (virtual time from the run's start,
     kept across restarts), and the requests of the whole run, every
     incarnation included, number at most ``max_attempts``. ``unknown`` when
-    nothing was retried.
+    nothing was retried, or for a plain ``main(prompt)``, which is never told the budget.
     """
     live = [r for r in trace.requests if r.delivery != "refused"]
     deadline, cap = trace.expect.deadline_seconds, trace.expect.max_attempts
+    if trace.extra.plain:
+        return _unknown("I9", f"{UNTOLD_BUDGET} (max_attempts {cap}, deadline {deadline:g}s): "
+                        f"its {len(live)} request(s) are not judged against it")
     # Served on real time, a request may be late by a real process's jitter.
     late = [_request_line(trace, r) for r in live
             if r.started_at > deadline + late_tolerance(trace)]

@@ -18,8 +18,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fakes import HarnessLimitExceeded
+from harness.checks import Verdict
 from harness.runner._explore import explored_trace
-from harness.runner._results import Case, CaseResult, without_secrets
+from harness.runner._points import is_world_point
+from harness.runner._results import NO_CRASH_CASE, Case, CaseResult, without_secrets
 from harness.runner._run import (
     AgentUnderTest,
     case_result,
@@ -85,5 +87,29 @@ def judged(case: Case, scenario: Scenario, trace: Trace, how: str = "replayed") 
     A contained run calls it in the harness's own process, on the trace the worker
     sent back (:mod:`harness.runner._contain`), so the agent never reaches its judge.
     """
-    result = replace(case_result(case, trace), exploration=how)
+    result = case_result(case, trace)
+    result = replace(result, verdicts=(*result.verdicts, *no_crash_case(case, scenario, trace)),
+                     exploration=how)
     return without_secrets(result, scenario.secret_values())
+
+
+def no_crash_case(case: Case, scenario: Scenario, trace: Trace) -> tuple[Verdict, ...]:
+    """``unknown`` on the uncrashed case of a scenario whose ``crash.points`` asks for
+    ``all`` when the run reached no persistence point of the agent's own: no crash case
+    could be made, and the scenario proves nothing of a crash (an agent that keeps no state
+    on disk, say). The case's own verdicts stand; ``--strict`` fails the run on this."""
+    points = scenario.crash.points
+    listed = [points] if isinstance(points, str) else points
+    if case.crash is not None or "all" not in listed or trace.points:
+        return ()
+    reached = ("the agent reached no persistence point of its own (no file written, synced "
+               "or committed) in its uncrashed run, so 'points: all' made no crash case")
+    if any(is_world_point(point) for point in listed):
+        meaning = ("only the world events it lists were crashed: the run proves nothing of a "
+                   "crash between them")
+    else:
+        meaning = ("the run proves nothing of how it survives a crash, only its uncrashed "
+                   "case was judged. Crash it at world events instead ('harness points "
+                   "SCENARIO --agent SPEC' lists them), or give it state that outlives its "
+                   "process")
+    return (Verdict(NO_CRASH_CASE, "unknown", f"{reached}: {meaning}"),)

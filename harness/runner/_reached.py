@@ -1,8 +1,9 @@
 """What a whole run never reached: the crash points, faults and expectations it proves nothing of.
 
 One case that misses its crash point is ``unknown``; a run in which *no* case reached a
-point, a fault or a declared expectation has not tested it at all, and a green CI job
-must not hide that (``harness run --strict`` fails on it, naming each)::
+point, a fault or a declared expectation has not tested it at all, nor has one whose
+``points: all`` made no crash case (the agent reached no point of its own), and a green
+CI job must not hide that (``harness run --strict`` fails on it, naming each)::
 
     for thing in never_reached(results, {"book": scenario}):
         print(thing)   # book: crash point history:fsync#1 was never reached
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from harness.runner._results import CaseResult
     from harness.scenario import Scenario
 
-UnreachedKind = Literal["crash point", "fault", "expectation", "script"]
+UnreachedKind = Literal["crash point", "fault", "expectation", "script", "crash cases"]
 
 #: The check that judges each expectation field a scenario may declare.
 EXPECTATION_CHECKS: Mapping[str, str] = {"breaker": "breaker",
@@ -41,6 +42,8 @@ class Unreached:
     def __str__(self) -> str:
         if self.kind == "script":  # the name is why it could not be played
             return f"{self.scenario}: its script was never played: {self.name}"
+        if self.kind == "crash cases":  # the name says why there are none
+            return f"{self.scenario}: {self.name}"
         return f"{self.scenario}: {self.kind} {self.name} was never reached"
 
 
@@ -61,6 +64,7 @@ def never_reached_declared(results: Sequence[CaseResult],
     for name in names:
         cases = [result for result in results if result.case.scenario_name == name]
         found += [Unreached(name, "script", why) for why in _script_unplayed(cases)]
+        found += [Unreached(name, "crash cases", why) for why in _no_crash_cases(cases)]
         found += [Unreached(name, "crash point", p) for p in _points_missed(cases)]
         found += [Unreached(name, "fault", f) for f in _faults_missed(cases)]
         found += [Unreached(name, "expectation", e)
@@ -73,6 +77,13 @@ def _script_unplayed(cases: Sequence[CaseResult]) -> list[str]:
     reasons = [result.unplayable for result in cases]
     first = reasons[0] if reasons else None
     return [first] if first is not None and all(why is not None for why in reasons) else []
+
+
+def _no_crash_cases(cases: Sequence[CaseResult]) -> list[str]:
+    """Why the scenario asked for a crash at every point of the agent's own files and got
+    no crash case: its uncrashed run reached none (a script never played says so itself)."""
+    reasons = [result.no_crash_case for result in cases if result.unplayable is None]
+    return [why for why in reasons if why is not None]
 
 
 def _points_missed(cases: Sequence[CaseResult]) -> list[str]:

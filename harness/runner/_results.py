@@ -217,6 +217,13 @@ class CaseResult:
         return "the case's crash point was never reached"
 
     @property
+    def no_crash_case(self) -> str | None:
+        """Why this uncrashed case's scenario has no crash case though it asked for some
+        (its :data:`NO_CRASH_CASE` verdict), or None."""
+        return next((v.message for v in self.verdicts
+                     if v.invariant == NO_CRASH_CASE and v.status == "unknown"), None)
+
+    @property
     def passed(self) -> bool:
         """No invariant failed, no harness error, the injected crash and every fault reached."""
         return self.status == "pass"
@@ -240,6 +247,11 @@ class CaseResult:
             return "fail"
         return "unknown" if unreached else "pass"
 
+
+#: The verdict an uncrashed case carries when its scenario asked for a crash at every point
+#: of the agent's own files and the agent reached none: the scenario has no crash case
+#: (:func:`harness.runner._case.no_crash_case`).
+NO_CRASH_CASE: Final = "crash:cases"
 
 #: The verdicts whose ``unknown`` says the scenario's script does not fit the agent.
 UNPLAYABLE: Final = frozenset({"script", "tools"})

@@ -465,11 +465,26 @@ def _items(value: object) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _undeclared(loc: Loc, name: str, declared: list[str], *, at_key: bool = False) -> Problem:
-    hint = did_you_mean(name, declared) or f"Declare it under 'tools', such as '{name}: " \
-        "{kind: send}'"
+    hint = did_you_mean(name, declared) or _declare_hint(name, counted=loc[0] == "expect")
     return Problem(loc, "tool is not declared", value=name, got=show(name),
                    expected=f"a tool under 'tools': {quoted(declared, 'none are declared')}",
                    hint=hint, at_key=at_key)
+
+
+def _declare_hint(name: str, *, counted: bool) -> str:
+    """How to declare an undeclared tool, with a kind that fits what is asked of it.
+
+    A tool ``expect.side_effects`` counts must change the world (a side-effect kind); one
+    the model only calls may have no effect at all (smolagents' ``final_answer``, a
+    lookup), and a side-effect kind would count each call as an effect (I1, I10).
+    """
+    if counted:
+        return (f"Declare it under 'tools' with the kind of effect it has, such as '{name}: "
+                "{kind: send}' (or append, put): side_effects counts only those")
+    return (f"Declare it under 'tools': '{name}: {{kind: read}}' for a tool with no side "
+            "effect (a final answer, a lookup; 'inspect' for one that looks at the real state "
+            "after a crash), or a side-effect kind ('send', 'append', 'put') only when each "
+            "run of it changes the world and the ledger should count it")
 
 
 def _fault_turn_problems(scenario: Scenario) -> list[Problem]:

@@ -11,6 +11,7 @@ from mail_scenarios import mail_scenario
 from minimal_agent import minimal_factory
 
 from harness._report_text import diagnosis, fold_failures
+from harness.checks import check_i4
 from harness.runner import Case, CaseResult, CrashSpec, Verdict, run_case
 from harness.trace import InvocationRecord, Trace
 
@@ -196,3 +197,57 @@ def test_an_agent_that_called_its_tool_with_cut_arguments_is_told_it_called_it()
         "TypeError: mail() missing 1 required positional argument: 'to'"))
     [line] = diagnosis(_failed(called))
     assert "and the agent called mail with them anyway and it failed (TypeError)." in line
+
+
+def test_cases_of_different_scenarios_are_never_grouped() -> None:
+    # Each scenario's failure needs its own report: its file's lines and its replay command.
+    same = Verdict("I7", "fail", "a tool ran with arguments no complete answer sent")
+    a = CaseResult(Case("s4-truncated", Path("s4.yaml"), 4), "complete", "done", (same,), "a",
+                   crash_reached=True)
+    b = CaseResult(Case("s6-truncated-late", Path("s6.yaml"), 6), "complete", "done", (same,),
+                   "b", crash_reached=True)
+    assert [len(group) for group in fold_failures([a, b, replace(a, digest="c")])] == [2, 1]
+
+
+def _completed(crash: CrashSpec | None) -> Trace:
+    """The minimal agent's run, as if it had returned a final answer however it went."""
+    scenario = mail_scenario()
+    result = run_case(Case(scenario.name, SOURCE, 0, crash), scenario, minimal_factory())
+    assert result.trace is not None
+    assert result.trace.outcome is not None
+    return replace(result.trace, outcome=replace(result.trace.outcome, stop_state="complete"))
+
+
+KILLED = CrashSpec("journal:fsync#1", "after", "process_killed")
+
+
+@pytest.mark.parametrize(("crash", "said"), [
+    (None, "the agent returned a final answer the model never gave"),
+    (KILLED, "the agent, restarted after the crash, returned a final answer the model never "
+             "gave"),
+])
+def test_a_complete_stop_no_request_backs_names_no_infrastructure_failure(
+        crash: CrashSpec | None, said: str) -> None:
+    # A restarted agent that found a checkpoint and returned from it asked the model nothing:
+    # no provider failed, so the words must not say one did.
+    unasked = replace(_completed(crash), requests=())
+    verdict = check_i4(unasked)
+    assert (verdict.status, verdict.message) == (
+        "fail", f"complete, but no request reached the model: {said}")
+
+
+def test_a_last_request_cut_by_the_crash_is_the_crashs_and_a_faulted_one_the_providers(
+) -> None:
+    crashed = _completed(KILLED)
+    assert crashed.final_incarnation == 2
+    first = [r for r in crashed.requests if r.incarnation == 1]
+    cut = replace(first[-1], delivery="broken", faults=())
+    verdict = check_i4(replace(crashed, requests=(*first[:-1], cut)))
+    assert verdict.message == (
+        "complete, but the last request (incarnation 1) ended broken when the crash killed "
+        "its process, and the restarted agent returned a final answer without asking the "
+        "model again")
+    faulted = replace(cut, faults=("stall",))
+    verdict = check_i4(replace(crashed, requests=(*first[:-1], faulted)))
+    assert verdict.message == "complete after an infrastructure failure: the last request " \
+        "ended broken"

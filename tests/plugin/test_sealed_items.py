@@ -334,3 +334,29 @@ def test_an_item_s_agent_does_not_see_the_sessions_results_in_its_folder(
     assert "listing_agent.py" in listed, row["stop_reason"]  # the start folder is read
     assert "out" not in listed
     assert ".harness-fuzz" not in listed
+
+
+def test_under_harness_strict_points_all_that_made_no_crash_case_fails(tmp_path: Path) -> None:
+    # As harness run --strict: the item of the uncrashed case passes on its own checks, but
+    # the crash cases its scenario asked for could not be made, and a strict run says so.
+    from tests.cli.test_what_a_run_proved import CRASH_EVERYWHERE, STATELESS
+
+    (tmp_path / "stateless_agent.py").write_text(STATELESS, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "crash-everywhere.yaml").write_text(CRASH_EVERYWHERE,
+                                                                  encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+
+    def pytest_run(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                               "--harness-agent", "stateless_agent:main", *options],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600, check=False)
+
+    done = pytest_run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    strict = pytest_run("--harness-strict")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert ("--harness-strict: unknown: the agent reached no persistence point of its own"
+            in strict.stdout)

@@ -222,7 +222,8 @@ expect:
         "8:17: faults[0].at.turn: turn is never reached by the script: got 5; expected a turn "
         "from 1 to 2 (the last scripted turn)",
         "11:18: expect.side_effects: tool is not declared: got 'mail'; expected a tool under "
-        "'tools': one of 'notes'. Declare it under 'tools', such as 'mail: {kind: send}'",
+        "'tools': one of 'notes'. Declare it under 'tools' with the kind of effect it has, "
+        "such as 'mail: {kind: send}' (or append, put): side_effects counts only those",
     )
 
 
