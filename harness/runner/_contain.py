@@ -47,7 +47,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,7 @@ from harness.runner._handback import (
     judge_handback,
 )
 from harness.runner._interrupt import critical, reset_in_child
+from harness.runner._ledger_pipe import HarnessLedger, install
 from harness.runner._own_time import OwnTime
 from harness.runner._results import Case, CaseResult
 from harness.runner._worker_process import (
@@ -131,6 +132,7 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
     _sealed()
     send_output_to(output.fileno())
     output.close()
+    install(conn)  # each effect a case applies is told to the harness (_ledger_pipe)
     if agent.prices:
         from fakes import use_prices
 
@@ -189,6 +191,8 @@ class _Worker:
     own: OwnTime | None = None
     tail: OutputTail | None = None  # the output of the job it holds
     output_open: bool = True
+    # The effects its cases' worlds told, as they happened: the ledger a verdict trusts.
+    ledger: HarnessLedger = field(default_factory=HarnessLedger)
 
 
 def _start(agent: AgentChoice, tool_names: tuple[str, ...] = ()) -> _Worker:
@@ -349,7 +353,8 @@ class _Pool:
         return None
 
     def _receive(self, worker: _Worker) -> None:
-        """Judge the trace ``worker`` sent back, here, where no agent code runs."""
+        """Judge the trace ``worker`` sent back, here, where no agent code runs; or answer
+        an effect one of its case's tools tells (:mod:`harness.runner._ledger_pipe`)."""
         assert worker.job is not None
         try:
             message = worker.conn.recv_bytes(MAX_HANDBACK_BYTES)
@@ -359,8 +364,14 @@ class _Pool:
         except OSError:  # too long, or a broken pipe
             self.replace(worker, _unreadable(worker.process))
             return
+        if HarnessLedger.speaks(message):  # an effect told as it happens: answered now
+            answer = worker.ledger.take(message)
+            if answer is not None:
+                with contextlib.suppress(OSError):  # it died meanwhile: its sentinel says so
+                    worker.conn.send_bytes(answer)
+            return
         case, scenario = self.jobs[worker.job]
-        self.finish(worker, judge_handback(case, scenario, message))
+        self.finish(worker, judge_handback(case, scenario, message, worker.ledger))
         self.give(worker)
 
 
