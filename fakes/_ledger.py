@@ -57,7 +57,7 @@ class Witness(Protocol):
     a verdict trusts. ``stream`` names the ledger (a world's copy has a stream of its own).
     """
 
-    def told(self, stream: int, kind: str, tool: str, key: str, idempotent: bool,
+    def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
              incarnation: int, at: float) -> Any:
         """Tell one effect; the tool's result, as the harness answers it."""
         ...

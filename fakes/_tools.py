@@ -169,9 +169,10 @@ class WorldTool:
             # Told before it is applied here: the harness's ledger is the one that counts,
             # and the result the agent gets is the harness's answer.
             ledger.incarnations.check(context.incarnation, f"tool {self._name} ({key})")
-            answer = ledger.witness.told(ledger.stream, self.kind, self._name, key,
-                                         self.idempotent, context.incarnation,
-                                         ledger.clock.now())
+            answer = ledger.witness.told(ledger.stream, self.kind, tool=self._name, key=key,
+                                         idempotent=self.idempotent,
+                                         incarnation=context.incarnation,
+                                         at=ledger.clock.now())
         ledger.apply(
             tool=self._name,
             key=key,

@@ -76,7 +76,7 @@ class PipeWitness:
         self._send(_FORK, [copy, stream])
         return copy
 
-    def told(self, stream: int, kind: str, tool: str, key: str, idempotent: bool,
+    def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
              incarnation: int, at: float) -> Any:
         self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
         answer = self._conn.recv_bytes()
@@ -92,9 +92,10 @@ class PipeWitness:
 _installed: list[PipeWitness] = []
 
 
-def install(conn: Connection) -> None:
-    """Tell every world built in this (worker) process from now on over ``conn``."""
-    _installed[:] = [PipeWitness(conn)]
+def install(conn: Connection | None) -> None:
+    """Tell every world built in this (worker) process from now on over ``conn``
+    (``None``: to no one, as before)."""
+    _installed[:] = [] if conn is None else [PipeWitness(conn)]
 
 
 def installed() -> PipeWitness | None:
@@ -152,7 +153,7 @@ class _Stream:
     def effects(self) -> list[Told]:
         chain: list[_Stream] = [self]
         while chain[-1].base is not None:
-            chain.append(chain[-1].base)  # type: ignore[arg-type]
+            chain.append(chain[-1].base)
         found: list[Told] = []
         for stream in reversed(chain):
             del found[stream.at:]
@@ -185,8 +186,9 @@ class HarnessLedger:
                 raise LedgerBroken(f"message {number} came after message {self._told}")
             self._told = number
             if message[0] == _FORK:
-                return self._fork(*fields)
-            return _ANSWER + json.dumps(self._effect(*fields)).encode()
+                self._fork(*fields)
+                return None
+            return _ANSWER + json.dumps(self._effect(fields)).encode()
         except (ValueError, TypeError) as error:
             self.broken = self.broken or f"the worker's ledger messages broke off ({error})"
             return _ANSWER + b"null" if message[:1] == bytes([_EFFECT]) else None
@@ -203,8 +205,8 @@ class HarnessLedger:
         # Its source's effects as the harness holds them now, not as the worker counts them.
         self._streams[copy] = _Stream(base, len(base), appends=base.appends)
 
-    def _effect(self, stream: object, kind: object, tool: object, key: object,
-                idempotent: object, incarnation: object, at: object) -> Any:
+    def _effect(self, fields: list[object]) -> Any:
+        stream, kind, tool, key, idempotent, incarnation, at = fields
         told = (tool, key, idempotent, incarnation, at)
         if not (isinstance(kind, str) and isinstance(tool, str) and isinstance(key, str)
                 and isinstance(idempotent, bool) and isinstance(incarnation, int)
@@ -242,7 +244,8 @@ class HarnessLedger:
             try:
                 kept = self.effects(account)
             except (LedgerBroken, RecursionError) as error:
-                return f"the case's worker gave an account of its side effects that is none ({error})"
+                return ("the case's worker gave an account of its side effects that is none "
+                        f"({error})")
             found = first_difference(trace.effects, kept)
             if found is not None:
                 return found

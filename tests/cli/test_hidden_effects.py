@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from harness._cli import main
+from harness.runner import AgentChoice, SealedCases, plan_cases
+from harness.scenario import load_scenario
 
 # System tier (pytest --system): real worker processes.
 pytestmark = pytest.mark.system
@@ -163,7 +165,8 @@ def rows(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch.setenv("HIDE_REPEATS", how)
         monkeypatch.setenv("HARNESS_PASS_ENV", "HIDE_REPEATS")  # the agent's is an allow-list
         out = tmp_path / (how or "honest")
-        main(["run", str(agents / "sent-twice.yaml"), "--agent", agent, "--jobs", "2", "--out", str(out)])
+        main(["run", str(agents / "sent-twice.yaml"), "--agent", agent, "--jobs", "2",
+              "--out", str(out)])
         capsys.readouterr()
         return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
     return run
@@ -186,7 +189,8 @@ def _judged_alike_or_caught(honest: list[dict[str, object]],
         if was["duplicates"]:
             assert now["failed_invariants"] == ["judge"], now
             said = json.dumps(now["verdicts"])
-            assert "effect #" in said and "the harness was told send_mail key=" in said
+            assert "effect #" in said
+            assert "the harness was told send_mail key=" in said
         else:
             assert _verdicts(now) == _verdicts(was)
 
@@ -208,3 +212,18 @@ def test_a_plain_agent_that_hides_a_repeated_send_fails_with_the_judge(
     honest = rows("hiding_plain:main", "")
 
     _judged_alike_or_caught(honest, rows("hiding_plain:main", how))
+
+
+def test_the_plugin_s_sealed_cases_judge_a_hidden_repeat_as_harness_run_does(
+        agents: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIDE_REPEATS", "list")
+    monkeypatch.setenv("HARNESS_PASS_ENV", "HIDE_REPEATS")
+    source = agents / "sent-twice.yaml"
+    scenario = load_scenario(source)
+    sealed = SealedCases(AgentChoice("hiding_factories:sends_twice"), timeout=30.0)
+    try:
+        results = [sealed.run(case, scenario) for case in plan_cases(scenario, source)[:3]]
+    finally:
+        sealed.close()
+
+    assert [[v.invariant for v in r.failed_verdicts] for r in results] == [["judge"]] * 3
