@@ -31,7 +31,10 @@ Messages (the worker's start with a letter, its case's result with ``[``)::
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Final
@@ -59,30 +62,54 @@ Parts = Any
 
 
 class PipeWitness:
-    """The worker's end: tells the harness each effect and waits for its answer."""
+    """The worker's end: tells the harness each effect and waits for its answer.
+
+    The pipe is the worker's only one, which also takes its cases and sends back their
+    traces: an effect is told only while a case runs (a thread the case left behind gets
+    an error, not the next case's message), one at a time (tools called from several
+    threads each get their own answer).
+    """
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
         self._streams = 0
         self._told = 0  # messages sent: each carries its number, so none is lost unseen
+        self._lock = threading.Lock()
+        self._in_case = False
 
     def opened(self) -> int:
         """A stream for a new world's ledger (the harness opens it at its first effect)."""
-        self._streams += 1
-        return self._streams
+        with self._lock:
+            self._streams += 1
+            return self._streams
 
     def forked(self, stream: int) -> int:
         copy = self.opened()
-        self._send(_FORK, [copy, stream])
+        with self._lock:
+            self._send(_FORK, [copy, stream])
         return copy
 
     def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
              incarnation: int, at: float) -> Any:
-        self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
-        answer = self._conn.recv_bytes()
+        with self._lock:
+            if not self._in_case:
+                raise RuntimeError(f"tool {tool}'s effect came after its case ended")
+            self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
+            answer = self._conn.recv_bytes()
         if not answer.startswith(_ANSWER):
             raise RuntimeError("the harness answered a tool's effect with something else")
         return json.loads(answer[1:])
+
+    def begin_case(self) -> None:
+        with self._lock:
+            self._in_case = True
+
+    @contextlib.contextmanager
+    def case_ended(self) -> Iterator[None]:
+        """While the case's result is sent: no effect is told from now on."""
+        with self._lock:
+            self._in_case = False
+            yield
 
     def _send(self, letter: int, fields: list[Any]) -> None:
         self._told += 1
@@ -92,10 +119,11 @@ class PipeWitness:
 _installed: list[PipeWitness] = []
 
 
-def install(conn: Connection | None) -> None:
+def install(conn: Connection | None) -> PipeWitness | None:
     """Tell every world built in this (worker) process from now on over ``conn``
     (``None``: to no one, as before)."""
     _installed[:] = [] if conn is None else [PipeWitness(conn)]
+    return installed()
 
 
 def installed() -> PipeWitness | None:

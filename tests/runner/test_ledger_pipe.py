@@ -25,6 +25,7 @@ from harness.runner import plan_cases, run_trace
 from harness.runner._case import traced
 from harness.runner._ledger_pipe import (
     HarnessLedger,
+    PipeWitness,
     install,
     installed,
     parts_of,
@@ -96,6 +97,21 @@ def test_a_message_out_of_its_number_breaks_the_ledger_for_every_later_case() ->
     assert "message 3 came after message 1" in str(ledger.difference([], ()))
 
 
+def test_an_effect_after_its_case_ended_is_refused_not_told() -> None:
+    ledger = HarnessLedger()
+    witness = PipeWitness(_Direct(ledger))  # type: ignore[arg-type]
+    witness.begin_case()
+    stream = witness.opened()
+    witness.told(stream, "send", tool="mail", key="a", idempotent=False, incarnation=1, at=0.0)
+    with witness.case_ended():
+        pass
+
+    with pytest.raises(RuntimeError, match="after its case ended"):
+        witness.told(stream, "send", tool="mail", key="b", idempotent=False, incarnation=1,
+                     at=0.0)
+    assert [key for _, key, *_ in ledger.effects(["s", stream])] == ["a"]
+
+
 def test_the_first_difference_is_named_in_a_judge_verdict() -> None:
     ledger = HarnessLedger()
     _tell(ledger, 1, "E", 1, "send", "mail", "k", False, 1, 0.0)
@@ -125,7 +141,9 @@ def ledger() -> Iterator[HarnessLedger]:
     kept = HarnessLedger()
     explore._RECORDINGS.clear()  # made without a witness: their traces give no account
     explore._MADE.clear()
-    install(_Direct(kept))  # type: ignore[arg-type]
+    witness = install(_Direct(kept))  # type: ignore[arg-type]
+    assert witness is not None
+    witness.begin_case()
     yield kept
     install(None)
     explore._RECORDINGS.clear()  # their worlds tell this test's ledger: not another's
