@@ -80,6 +80,7 @@ def _teller(conn: Connection, count: int) -> None:
     from harness.runner._ledger_pipe import PipeWitness
 
     witness = PipeWitness(conn)
+    witness.begin_case()
     stream = witness.opened()
     for n in range(count):
         witness.told(stream, "send", tool="mail", key=f"k{n}", idempotent=False,
