@@ -24,9 +24,14 @@ reach; what it closes is hiding or changing an effect the world really applied.
 
 Messages (the worker's start with a letter, its case's result with ``[``)::
 
-    E[number, stream, kind, tool, key, idempotent, incarnation, at]   an effect; answered
-    F[number, stream, source]                                        a copy; not answered
-    A<the tool's result as JSON>                                     the harness's answer
+    E[number, forks, stream, kind, tool, key, idempotent, incarnation, at]  an effect
+    F[number, forks]                                     before a case's result: no effect
+    A<the tool's result as JSON>                         the harness's answer to an effect
+
+``forks`` are the copies made since the last message, each ``[copy, source, length]``: the
+copy's stream begins with the first ``length`` effects told on its source. A copy costs
+no message of its own (a recording copies its world at every point), and only an effect
+waits for an answer.
 """
 
 from __future__ import annotations
@@ -76,6 +81,11 @@ class PipeWitness:
         self._told = 0  # messages sent: each carries its number, so none is lost unseen
         self._lock = threading.Lock()
         self._in_case = False
+        # Each stream's effects as told (a copy's: its source's then); and the copies not
+        # yet told, which go with the next message (a recording copies its world at every
+        # point: a message each would cost a round of the harness's loop each).
+        self._lengths: dict[int, int] = {}
+        self._forks: list[list[int]] = []
 
     def opened(self) -> int:
         """A stream for a new world's ledger (the harness opens it at its first effect)."""
@@ -86,7 +96,8 @@ class PipeWitness:
     def forked(self, stream: int) -> int:
         copy = self.opened()
         with self._lock:
-            self._send(_FORK, [copy, stream])
+            length = self._lengths[copy] = self._lengths.get(stream, 0)
+            self._forks.append([copy, stream, length])
         return copy
 
     def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
@@ -95,6 +106,7 @@ class PipeWitness:
             if not self._in_case:
                 raise RuntimeError(f"tool {tool}'s effect came after its case ended")
             self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
+            self._lengths[stream] = self._lengths.get(stream, 0) + 1
             answer = self._conn.recv_bytes()
         if not answer.startswith(_ANSWER):
             raise RuntimeError("the harness answered a tool's effect with something else")
@@ -106,14 +118,19 @@ class PipeWitness:
 
     @contextlib.contextmanager
     def case_ended(self) -> Iterator[None]:
-        """While the case's result is sent: no effect is told from now on."""
+        """While the case's result is sent: no effect is told from now on, and the copies
+        not yet told go before it."""
         with self._lock:
             self._in_case = False
+            if self._forks:
+                self._send(_FORK, [])
             yield
 
     def _send(self, letter: int, fields: list[Any]) -> None:
         self._told += 1
-        self._conn.send_bytes(bytes([letter]) + json.dumps([self._told, *fields]).encode())
+        forks, self._forks = self._forks, []
+        self._conn.send_bytes(bytes([letter]) + json.dumps([self._told, forks, *fields])
+                              .encode())
 
 
 _installed: list[PipeWitness] = []
@@ -173,10 +190,18 @@ class _Stream:
     base: _Stream | None = None
     at: int = 0  # how many of ``base``'s effects it begins with
     own: list[Told] = field(default_factory=list)
-    appends: int = 0  # effects of ``append`` tools in all of it: the notes file's lines
+    # After each of its own effects, how many of all its effects were ``append`` tools':
+    # the lines of the notes file, which an ``append`` answers with.
+    own_appends: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return self.at + len(self.own)
+
+    def appends_at(self, length: int) -> int:
+        """How many of its first ``length`` effects were ``append`` tools'."""
+        if length > self.at:
+            return self.own_appends[length - self.at - 1]
+        return 0 if self.base is None else self.base.appends_at(length)
 
     def effects(self) -> list[Told]:
         chain: list[_Stream] = [self]
@@ -209,12 +234,13 @@ class HarnessLedger:
     def take(self, message: bytes) -> bytes | None:
         """Keep what ``message`` tells; the answer to send back, if it asks for one."""
         try:
-            number, *fields = json.loads(message[1:])
+            number, forks, *fields = json.loads(message[1:])
             if number != self._told + 1:
                 raise LedgerBroken(f"message {number} came after message {self._told}")
             self._told = number
+            for fork in forks:
+                self._fork(*fork)
             if message[0] == _FORK:
-                self._fork(*fields)
                 return None
             return _ANSWER + json.dumps(self._effect(fields)).encode()
         except (ValueError, TypeError) as error:
@@ -226,12 +252,13 @@ class HarnessLedger:
             raise LedgerBroken(f"{stream!r} is not a stream")
         return self._streams.setdefault(stream, _Stream())
 
-    def _fork(self, copy: object, source: object) -> None:
+    def _fork(self, copy: object, source: object, length: object) -> None:
         base = self._stream(source)
-        if not isinstance(copy, int) or copy in self._streams:
-            raise LedgerBroken(f"stream {copy!r} forked again, or not a stream")
-        # Its source's effects as the harness holds them now, not as the worker counts them.
-        self._streams[copy] = _Stream(base, len(base), appends=base.appends)
+        if not isinstance(copy, int) or copy in self._streams or type(length) is not int \
+                or not 0 <= length <= len(base):
+            raise LedgerBroken(f"stream {copy!r} forked again, or from {length!r} effects "
+                               f"of the {len(base)} told")
+        self._streams[copy] = _Stream(base, length)
 
     def _effect(self, fields: list[object]) -> Any:
         stream, kind, tool, key, idempotent, incarnation, at = fields
@@ -241,10 +268,10 @@ class HarnessLedger:
                 and isinstance(at, int | float)):
             raise LedgerBroken(f"an effect {told!r}")
         kept = self._stream(stream)
+        appends = kept.appends_at(len(kept)) + (kind == "append")
         kept.own.append((tool, key, idempotent, incarnation, float(at)))
-        if kind == "append":
-            kept.appends += 1
-        return effect_result(kind, key, kept.appends)
+        kept.own_appends.append(appends)
+        return effect_result(kind, key, appends)
 
     def effects(self, parts: Parts) -> list[Told]:
         """The effects ``parts`` names, as this ledger holds them (``LedgerBroken``: unreadable)."""

@@ -55,8 +55,10 @@ class _Direct:
         return self.answers.pop(0)
 
 
-def _tell(ledger: HarnessLedger, number: int, letter: str, *fields: Any) -> Any:
-    answer = ledger.take(letter.encode() + json.dumps([number, *fields]).encode())
+def _tell(ledger: HarnessLedger, number: int, letter: str, *fields: Any,
+          forks: tuple[tuple[int, int, int], ...] = ()) -> Any:
+    message = [number, [list(fork) for fork in forks], *fields]
+    answer = ledger.take(letter.encode() + json.dumps(message).encode())
     return None if answer is None else json.loads(answer[1:])
 
 
@@ -77,14 +79,16 @@ def test_each_effect_is_answered_as_the_tool_would_answer_it() -> None:
 def test_a_copy_begins_with_its_source_as_the_harness_held_it_then() -> None:
     ledger = HarnessLedger()
     _tell(ledger, 1, "E", 1, "append", "notes", "a", False, 1, 0.0)
-    _tell(ledger, 2, "F", 2, 1)  # a copy of stream 1 here
-    _tell(ledger, 3, "E", 1, "send", "mail", "b", False, 1, 1.0)  # the source goes on
+    _tell(ledger, 2, "E", 1, "append", "notes", "b", False, 1, 1.0)  # the source goes on
+    # Told with the next message: a copy of stream 1 made when it held one effect.
+    assert _tell(ledger, 3, "E", 2, "append", "notes", "c", False, 2, 2.0,
+                 forks=((2, 1, 1),)) == {"appended": True, "lines": 2}
 
-    assert _tell(ledger, 4, "E", 2, "append", "notes", "c", False, 2, 2.0) == \
-        {"appended": True, "lines": 2}  # the copy's notes: its source's line, and its own
     assert [key for _, key, *_ in ledger.effects(["s", 2])] == ["a", "c"]
     assert [key for _, key, *_ in ledger.effects(["drop", 1, ["s", 1]])] == ["b"]
     assert ledger.effects(["inc", 1, ["s", 2]])[1] == ("notes", "c", False, 3, 2.0)
+    _tell(ledger, 4, "F", forks=((3, 1, 5),))  # more effects than stream 1 was told
+    assert "forked again, or from 5 effects of the 2 told" in str(ledger.broken)
 
 
 def test_a_message_out_of_its_number_breaks_the_ledger_for_every_later_case() -> None:
@@ -155,8 +159,12 @@ def _differences(ledger: HarnessLedger, scenario: Scenario, source: Path, factor
     found, ways = [], set()
     for case in plan_cases(scenario, source, factory)[::stride]:
         trace, how = traced(case, scenario, factory or default_agent_factory, None)
-        assert installed() is not None
+        witness = installed()
+        assert witness is not None
         assert parts_of(trace) is not None
+        with witness.case_ended():  # as a worker sends the case's result
+            pass
+        witness.begin_case()
         found.append(ledger.difference([parts_of(trace)], (trace,)))
         ways.add(how)
     return found, ways
