@@ -135,6 +135,7 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
     output.close()
     witness = install(conn)  # each effect a case applies is told to the harness (_ledger_pipe)
     assert witness is not None
+    _forget_recordings()
     if agent.prices:
         from fakes import use_prices
 
@@ -154,6 +155,16 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
         flush_output()  # what the case printed is in the pipe before its result is sent
         with witness.case_ended():
             conn.send_bytes(message)
+
+
+def _forget_recordings() -> None:
+    """Drop the recorded runs this worker was forked with (a test's own ``run_case``, in
+    the process that forks the plugin's worker): their worlds told no harness of their
+    effects, so no case here may be built from them."""
+    from harness.runner import _explore
+
+    _explore._RECORDINGS.clear()
+    _explore._MADE.clear()
 
 
 def _sealed() -> None:
