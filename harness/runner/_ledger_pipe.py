@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from fakes import effect_result
 from harness.checks import Verdict
+from harness.trace import TraceDataError
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult
@@ -214,10 +215,6 @@ class _Stream:
         return found
 
 
-class LedgerBroken(ValueError):
-    """The worker's messages cannot be the world's: a number skipped, a field wrong."""
-
-
 class HarnessLedger:
     """The effects one worker's worlds were told to have, by stream; see the module docstring."""
 
@@ -236,7 +233,7 @@ class HarnessLedger:
         try:
             number, forks, *fields = json.loads(message[1:])
             if number != self._told + 1:
-                raise LedgerBroken(f"message {number} came after message {self._told}")
+                raise TraceDataError(f"message {number} came after message {self._told}")
             self._told = number
             for fork in forks:
                 self._fork(*fork)
@@ -249,14 +246,14 @@ class HarnessLedger:
 
     def _stream(self, stream: object) -> _Stream:
         if not isinstance(stream, int) or isinstance(stream, bool):
-            raise LedgerBroken(f"{stream!r} is not a stream")
+            raise TraceDataError(f"{stream!r} is not a stream")
         return self._streams.setdefault(stream, _Stream())
 
     def _fork(self, copy: object, source: object, length: object) -> None:
         base = self._stream(source)
         if not isinstance(copy, int) or copy in self._streams or type(length) is not int \
                 or not 0 <= length <= len(base):
-            raise LedgerBroken(f"stream {copy!r} forked again, or from {length!r} effects "
+            raise TraceDataError(f"stream {copy!r} forked again, or from {length!r} effects "
                                f"of the {len(base)} told")
         self._streams[copy] = _Stream(base, length)
 
@@ -266,7 +263,7 @@ class HarnessLedger:
         if not (isinstance(kind, str) and isinstance(tool, str) and isinstance(key, str)
                 and isinstance(idempotent, bool) and isinstance(incarnation, int)
                 and isinstance(at, int | float)):
-            raise LedgerBroken(f"an effect {told!r}")
+            raise TraceDataError(f"an effect {told!r}")
         kept = self._stream(stream)
         appends = kept.appends_at(len(kept)) + (kind == "append")
         kept.own.append((tool, key, idempotent, incarnation, float(at)))
@@ -274,9 +271,9 @@ class HarnessLedger:
         return effect_result(kind, key, appends)
 
     def effects(self, parts: Parts) -> list[Told]:
-        """The effects ``parts`` names, as this ledger holds them (``LedgerBroken``: unreadable)."""
+        """The effects ``parts`` names, as this ledger holds them (``TraceDataError``: none)."""
         if not isinstance(parts, list) or not parts:
-            raise LedgerBroken(f"{parts!r} is not an account of effects")
+            raise TraceDataError(f"{parts!r} is not an account of effects")
         head, *rest = parts
         if head == "s" and len(rest) == 1:
             return self._stream(rest[0]).effects() if rest[0] in self._streams else []
@@ -287,7 +284,7 @@ class HarnessLedger:
             if head == "drop":
                 return inner[rest[0]:]
             return [(t, k, i, n + rest[0], at) for t, k, i, n, at in inner]
-        raise LedgerBroken(f"{parts!r} is not an account of effects")
+        raise TraceDataError(f"{parts!r} is not an account of effects")
 
     def difference(self, accounts: object, traces: tuple[Trace, ...]) -> str | None:
         """How ``traces``' effects differ from what this ledger was told; None: they agree."""
@@ -298,7 +295,7 @@ class HarnessLedger:
         for account, trace in zip(accounts, traces, strict=True):
             try:
                 kept = self.effects(account)
-            except (LedgerBroken, RecursionError) as error:
+            except (TraceDataError, RecursionError) as error:
                 return ("the case's worker gave an account of its side effects that is none "
                         f"({error})")
             found = first_difference(trace.effects, kept)
