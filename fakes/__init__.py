@@ -48,7 +48,7 @@ _HOMES: dict[str, list[str]] = {
         "Latency"
     ],
     "fakes._ledger": [
-        "ToolLedger", "WorldState"
+        "ToolLedger", "Witness", "WorldState"
     ],
     "fakes._provider": [
         "FakeProvider", "ProviderRequest", "Responder", "output_tokens"
@@ -72,7 +72,8 @@ _HOMES: dict[str, list[str]] = {
     ],
     "fakes._tools": [
         "BEHAVIOURS", "CHILD_ENVIRONMENT", "LOOP_BOUND_BEHAVIOURS", "Behaviour", "ToolFailure",
-        "WorldTool", "child_environment", "run_in_process_group", "subprocess_environment"
+        "WorldTool", "child_environment", "effect_result", "run_in_process_group",
+        "subprocess_environment"
     ],
     "fakes._transport": [
         "CONNECTION_RESET", "IncomingRequest", "ResponsePlan", "play_steps", "wait_before_headers"
@@ -161,6 +162,7 @@ if TYPE_CHECKING:
     )
     from fakes._ledger import (
         ToolLedger,
+        Witness,
         WorldState,
     )
     from fakes._provider import (
@@ -206,6 +208,7 @@ if TYPE_CHECKING:
         ToolFailure,
         WorldTool,
         child_environment,
+        effect_result,
         run_in_process_group,
         subprocess_environment,
     )
@@ -410,6 +413,7 @@ __all__ = [
     "VerifierRule",
     "VirtualClock",
     "WireDialect",
+    "Witness",
     "Wording",
     "WorldState",
     "WorldTool",
@@ -421,6 +425,7 @@ __all__ = [
     "cost",
     "count_tokens",
     "crash_class_applies",
+    "effect_result",
     "go_duration",
     "has_price",
     "idempotency_key",

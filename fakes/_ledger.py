@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, final
+from typing import Any, Protocol, final
 
 from fakes._crashdisk import Incarnations
 from harness.ports import Clock
@@ -41,6 +41,24 @@ class WorldState:
         }
 
 
+class Witness(Protocol):
+    """Where each effect is told as it happens, outside the process the ledger lives in.
+
+    A contained case's ledger lives with the agent, which can change it; the harness keeps
+    its own from what it was told (:mod:`harness.runner._ledger_pipe`), and that is the one
+    a verdict trusts. ``stream`` names the ledger (a world's copy has a stream of its own).
+    """
+
+    def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
+             incarnation: int, at: float) -> Any:
+        """Tell one effect; the tool's result, as the harness answers it."""
+        ...
+
+    def forked(self, stream: int) -> int:
+        """A stream for a copy of ``stream``'s ledger as it stands now."""
+        ...
+
+
 @final
 class ToolLedger:
     """Every side effect of a run; see the module docstring."""
@@ -54,6 +72,9 @@ class ToolLedger:
         self.effects: list[EffectRecord] = []
         self.details: list[Any] = []
         self.world = WorldState()
+        # None: this process's ledger is the only one (a test, harness serve).
+        self.witness: Witness | None = None
+        self.stream = 0
         # Counts by tool and by key of effects[:_counted]: asked after every effect and
         # every model request, so read as the list grows rather than counted anew.
         self._counted = 0

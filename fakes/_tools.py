@@ -159,11 +159,21 @@ class WorldTool:
         return False
 
     def _apply(self, arguments: dict[str, Any], context: ToolContext) -> Any:
-        world = self.ledger.world
+        ledger = self.ledger
+        world = ledger.world
         if self.kind in ("read", "inspect"):
             return world.snapshot()
         key = idempotency_key(self._name, arguments)
-        self.ledger.apply(
+        answer = None
+        if ledger.witness is not None:
+            # Told before it is applied here: the harness's ledger is the one that counts,
+            # and the result the agent gets is the harness's answer.
+            ledger.incarnations.check(context.incarnation, f"tool {self._name} ({key})")
+            answer = ledger.witness.told(ledger.stream, self.kind, tool=self._name, key=key,
+                                         idempotent=self.idempotent,
+                                         incarnation=context.incarnation,
+                                         at=ledger.clock.now())
+        ledger.apply(
             tool=self._name,
             key=key,
             idempotent=self.idempotent,
@@ -172,12 +182,25 @@ class WorldTool:
         )
         if self.kind == "append":
             world.notes.append(str(arguments.get("text", "")))
-            return {"appended": True, "lines": len(world.notes)}
-        if self.kind == "send":
+        elif self.kind == "send":
             world.outbox.append(arguments)
-            return {"sent": True, "key": key}
-        world.store[str(arguments.get("key", key))] = arguments.get("value")
-        return {"stored": True, "key": key}
+        else:
+            world.store[str(arguments.get("key", key))] = arguments.get("value")
+        return effect_result(self.kind, key, len(world.notes)) if answer is None else answer
+
+
+def effect_result(kind: str, key: str, notes: int) -> dict[str, Any]:
+    """What a counting tool of ``kind`` returns, its effect applied; ``notes``: the lines
+    the notes file holds then. The harness answers a contained case's tools with it.
+
+    >>> effect_result("send", "k", 0)
+    {'sent': True, 'key': 'k'}
+    """
+    if kind == "append":
+        return {"appended": True, "lines": notes}
+    if kind == "send":
+        return {"sent": True, "key": key}
+    return {"stored": True, "key": key}
 
 
 async def _uncancellable(work: Any) -> bool:

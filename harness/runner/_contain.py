@@ -46,8 +46,9 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,7 @@ from harness.runner._handback import (
     judge_handback,
 )
 from harness.runner._interrupt import critical, reset_in_child
+from harness.runner._ledger_pipe import HarnessLedger, install
 from harness.runner._own_time import OwnTime
 from harness.runner._results import Case, CaseResult
 from harness.runner._worker_process import (
@@ -131,6 +133,9 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
     _sealed()
     send_output_to(output.fileno())
     output.close()
+    witness = install(conn)  # each effect a case applies is told to the harness (_ledger_pipe)
+    assert witness is not None
+    _forget_recordings()
     if agent.prices:
         from fakes import use_prices
 
@@ -144,10 +149,22 @@ def _serve(conn: Connection, output: Connection, parent: int, agent: AgentChoice
         if job is None:
             return
         case, scenario = job
+        witness.begin_case()
         message = handback(case, scenario, agent)
         end_descendants()  # nothing the case started outlives it
         flush_output()  # what the case printed is in the pipe before its result is sent
-        conn.send_bytes(message)
+        with witness.case_ended():
+            conn.send_bytes(message)
+
+
+def _forget_recordings() -> None:
+    """Drop the recorded runs this worker was forked with (a test's own ``run_case``, in
+    the process that forks the plugin's worker): their worlds told no harness of their
+    effects, so no case here may be built from them."""
+    from harness.runner import _explore
+
+    _explore._RECORDINGS.clear()
+    _explore._MADE.clear()
 
 
 def _sealed() -> None:
@@ -189,6 +206,9 @@ class _Worker:
     own: OwnTime | None = None
     tail: OutputTail | None = None  # the output of the job it holds
     output_open: bool = True
+    memory_read_at: float = 0.0  # when its resident set was last read (monotonic seconds)
+    # The effects its cases' worlds told, as they happened: the ledger a verdict trusts.
+    ledger: HarnessLedger = field(default_factory=HarnessLedger)
 
 
 def _start(agent: AgentChoice, tool_names: tuple[str, ...] = ()) -> _Worker:
@@ -305,7 +325,7 @@ class _Pool:
         busy = [w for w in self.workers if w.job is not None]
         # Own time never runs ahead of real time: waiting for what is left in real time
         # never overshoots a limit.
-        nearest = min([self._left(w) for w in busy] + [_MEMORY_POLL_SECONDS])
+        nearest = min([self._left_at_least(w) for w in busy] + [_MEMORY_POLL_SECONDS])
         waited: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
         waited += [w.output for w in self.workers if w.output_open]
         ready = wait(waited, timeout=max(0.0, nearest))
@@ -317,7 +337,9 @@ class _Pool:
             if worker.output in ready:
                 self.read_output(worker)
         for worker in busy:
-            over = self._over_a_cap(worker)
+            # A message waits: its memory is read only when due (an effect told is answered
+            # at once, many a second); a case's result has it read in _receive.
+            over = self._over_a_cap(worker, when_due=worker.conn in ready)
             if worker.conn in ready and over is None:
                 self._receive(worker)
             elif over is not None:
@@ -334,13 +356,26 @@ class _Pool:
         assert worker.own is not None
         return self.timeout - worker.own.seconds()
 
-    def _over_a_cap(self, worker: _Worker) -> HarnessLimitExceeded | None:
-        """The cap ``worker``'s case went past (its memory, its output), if any."""
+    def _left_at_least(self, worker: _Worker) -> float:
+        """:meth:`_left`, or less where that is far from the limit: own time never runs
+        ahead of real time, and real time is read without asking ``/proc``."""
+        assert worker.own is not None
+        at_least = self.timeout - worker.own.real_seconds()
+        return at_least if at_least > _MEMORY_POLL_SECONDS else self._left(worker)
+
+    def _over_a_cap(self, worker: _Worker, *, when_due: bool = False
+                    ) -> HarnessLimitExceeded | None:
+        """The cap ``worker``'s case went past (its memory, its output), if any;
+        ``when_due``: its memory only if not read in the last poll interval."""
         written = worker.tail.written if worker.tail is not None else 0
         if written > OUTPUT_CAP_BYTES:
             return HarnessLimitExceeded("output", (
                 f"the agent wrote more than the output cap of {OUTPUT_CAP_BYTES // 2**20} MiB "
                 f"to its stdout and stderr ({written:,} bytes)"))
+        now = time.monotonic()
+        if when_due and now - worker.memory_read_at < _MEMORY_POLL_SECONDS:
+            return None
+        worker.memory_read_at = now
         held = resident_mib(worker.process.pid)
         if held > self.memory_mib:
             return HarnessLimitExceeded("memory", (
@@ -349,7 +384,8 @@ class _Pool:
         return None
 
     def _receive(self, worker: _Worker) -> None:
-        """Judge the trace ``worker`` sent back, here, where no agent code runs."""
+        """Judge the trace ``worker`` sent back, here, where no agent code runs; or answer
+        an effect one of its case's tools tells (:mod:`harness.runner._ledger_pipe`)."""
         assert worker.job is not None
         try:
             message = worker.conn.recv_bytes(MAX_HANDBACK_BYTES)
@@ -359,8 +395,18 @@ class _Pool:
         except OSError:  # too long, or a broken pipe
             self.replace(worker, _unreadable(worker.process))
             return
+        if HarnessLedger.speaks(message):  # an effect told as it happens: answered now
+            answer = worker.ledger.take(message)
+            if answer is not None:
+                with contextlib.suppress(OSError):  # it died meanwhile: its sentinel says so
+                    worker.conn.send_bytes(answer)
+            return
+        over = self._over_a_cap(worker)
+        if over is not None:  # its memory, read now: a result is never taken past a cap
+            self.replace(worker, over)
+            return
         case, scenario = self.jobs[worker.job]
-        self.finish(worker, judge_handback(case, scenario, message))
+        self.finish(worker, judge_handback(case, scenario, message, worker.ledger))
         self.give(worker)
 
 

@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from fakes import CASE_THREADS, IncomingRequest, PersistencePoint, VirtualClock
+from harness.runner._ledger_pipe import after_parts, joined_parts, parts_of, with_parts
 from harness.runner._points import is_world_point
 from harness.runner._results import Case, CrashSpec
 from harness.runner._run import (
@@ -353,12 +354,15 @@ class Join:
                                      (recorded.foreign_requests or ())[start(m.foreign):]),
             telemetry_requests=_joined(world.telemetry[:c.telemetry],
                                        (recorded.telemetry_requests or ())[start(m.telemetry):]))
-        return replace(base, case=own.case, crash=own.crash, points=points,
-                       incarnations=incarnations, requests=requests, invocations=invocations,
-                       effects=effects, extra=extra,
-                       final_incarnation=base.final_incarnation + shift,
-                       recoveries=tuple(replace(r, incarnation=r.incarnation + shift)
-                                        for r in base.recoveries))
+        joined = replace(base, case=own.case, crash=own.crash, points=points,
+                         incarnations=incarnations, requests=requests, invocations=invocations,
+                         effects=effects, extra=extra,
+                         final_incarnation=base.final_incarnation + shift,
+                         recoveries=tuple(replace(r, incarnation=r.incarnation + shift)
+                                          for r in base.recoveries))
+        # The case's world stopped at the join: its whole stream, then the source's.
+        return with_parts(joined, None if parts_of(own) is None else joined_parts(
+            world.ledger.stream, parts_of(base), drop=start(m.effects), shift=shift))
 
 
 def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
@@ -375,11 +379,13 @@ def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
         world_events=_after(said.world_events, mark.events),
         foreign_requests=_after(said.foreign_requests, mark.foreign),
         telemetry_requests=_after(said.telemetry_requests, mark.telemetry))
-    return replace(trace, requests=trace.requests[mark.requests:],
-                   invocations=tuple(i for i in trace.invocations if i.seq > mark.invocations),
-                   effects=trace.effects[mark.effects:], points=trace.points[mark.points:],
-                   incarnations=tuple(i for i in trace.incarnations if i.number >= incarnation),
-                   extra=extra)
+    suffix = replace(trace, requests=trace.requests[mark.requests:],
+                     invocations=tuple(i for i in trace.invocations if i.seq > mark.invocations),
+                     effects=trace.effects[mark.effects:], points=trace.points[mark.points:],
+                     incarnations=tuple(i for i in trace.incarnations
+                                        if i.number >= incarnation),
+                     extra=extra)
+    return with_parts(suffix, after_parts(parts_of(trace), mark.effects))
 
 
 def _no_secrets(run: _CaseRun, source: Trace) -> bool:
@@ -602,5 +608,6 @@ def _uncrashed(case: Case, scenario: Scenario, factory: AgentUnderTest
     if recording is None:
         return None
     # The recording may have been made for one of the crash cases: the same run.
-    return replace(recording.base, case=case.case_id), "replayed"
+    base = recording.base
+    return with_parts(replace(base, case=case.case_id), parts_of(base)), "replayed"
 

@@ -15,6 +15,10 @@ The message is one JSON list, a header and the case's traces::
     [{"kind": "limit", "limit": "disk_bytes", "detail": "..."}]     # stopped at a harness limit
     [{"kind": "failure", "reason": "the agent called sys.exit(3); ..."}]
     [{"kind": "harness_error", "problems": ["..."]}]                # the harness's, not the case's
+
+From a sealed worker, a header with traces also says where each one's side effects came
+from (``"ledgers"``: :func:`harness.runner._ledger_pipe.parts_of`), and the harness reads
+that against the ledger it kept from the effects told to it as they happened.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakes import HarnessLimitExceeded
 from harness._errors import HarnessError, ScenarioError, WorkerError
+from harness.runner._ledger_pipe import HarnessLedger, installed, parts_of, tamper_result
 from harness.runner._results import Case, CaseResult, without_secrets
 from harness.trace import Trace, TraceDataError, trace_from_json
 
@@ -46,7 +51,11 @@ def contained_failure(case: Case, reason: str) -> CaseResult:
 
 def handback(case: Case, scenario: Scenario, agent: AgentChoice) -> bytes:
     """Run ``case`` here (in a worker) and say what happened, as the JSON message above."""
-    return sendable(*_ran(case, scenario, agent))
+    header, traces = _ran(case, scenario, agent)
+    if traces and installed() is not None:
+        # Where each trace's effects came from, read against the harness's own ledger.
+        header = {**header, "ledgers": [parts_of(trace) for trace in traces]}
+    return sendable(header, traces)
 
 
 def sendable(header: dict[str, Any], traces: tuple[Trace, ...]) -> bytes:
@@ -105,11 +114,14 @@ def _encode(header: dict[str, Any], traces: tuple[Trace, ...]) -> bytes:
 # -- the harness's side -------------------------------------------------------------------
 
 
-def judge_handback(case: Case, scenario: Scenario, message: bytes) -> CaseResult:
+def judge_handback(case: Case, scenario: Scenario, message: bytes,
+                   ledger: HarnessLedger | None = None) -> CaseResult:
     """The result of ``case`` from its worker's ``message``, judged here.
 
     Raises :class:`~harness._errors.WorkerError` for the harness's own errors; any
-    message that is not one of the shapes above fails the case, saying so.
+    message that is not one of the shapes above fails the case, saying so. ``ledger``:
+    the effects the worker told as they happened (:mod:`harness.runner._ledger_pipe`);
+    traces whose effects differ from it fail the case with a ``judge`` verdict.
     """
     try:
         header, traces = _decoded(message)
@@ -121,6 +133,10 @@ def judge_handback(case: Case, scenario: Scenario, message: bytes) -> CaseResult
                                  "the harness's channel")
     if problems is not None:
         raise WorkerError(tuple(problems))
+    difference = None if ledger is None or not traces else \
+        ledger.difference(header.get("ledgers"), traces)
+    if difference is not None:
+        return without_secrets(tamper_result(case, difference), scenario.secret_values())
     try:
         result = _judged(case, scenario, header, traces)
     except Exception as error:  # a checker that fails on this trace fails this case only

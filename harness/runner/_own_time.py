@@ -30,6 +30,10 @@ class OwnTime:
         self._started = time.monotonic()
         self._waited_before = self._waited_ns()
 
+    def real_seconds(self) -> float:
+        """The real seconds since it was made: never less than :meth:`seconds`."""
+        return time.monotonic() - self._started
+
     def seconds(self) -> float:
         """The process's own seconds so far (never more than the real seconds)."""
         real = time.monotonic() - self._started

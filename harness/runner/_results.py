@@ -258,12 +258,13 @@ UNPLAYABLE: Final = frozenset({"script", "tools"})
 
 #: Verdicts that judge the agent whatever the run met, so they fail a case even when its
 #: crash point or fault was never reached, or its script named a tool the agent does not
-#: offer: the harness's own limits, a request to a real host, a tool dropped from the
-#: agent's list, another dialect than the scenario's, no stop state, a dead process, two
-#: differing runs, and how the agent treats the provider's refusals (a 400, 404 or 422
-#: sent again, a rate limit retried past the cap), which no run makes right.
-FAIL_UNREACHED: Final = frozenset({"harness_limit", "network", "tools", "dialect", "outcome",
-                                   "process", "determinism", "S5:4xx", "S5:429"})
+#: offer: the harness's own limits, a trace that disagrees with the harness's own ledger,
+#: a request to a real host, a tool dropped from the agent's list, another dialect than
+#: the scenario's, no stop state, a dead process, two differing runs, and how the agent
+#: treats the provider's refusals (a 400, 404 or 422 sent again, a rate limit retried
+#: past the cap), which no run makes right.
+FAIL_UNREACHED: Final = frozenset({"harness_limit", "judge", "network", "tools", "dialect",
+                                   "outcome", "process", "determinism", "S5:4xx", "S5:429"})
 
 
 def strictly(result: CaseResult) -> CaseResult:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from harness.runner._goal_trace import goal_trace
+from harness.runner._ledger_pipe import stream_parts, with_parts
 from harness.runner._results import Case
 from harness.runner._world import World
 from harness.trace import (
@@ -68,7 +69,7 @@ def write_trace(world: World, case: Case, ending: Ending, roots: PathRoots | Non
     process's, :func:`~harness.trace.path_roots`).
     """
     scenario = world.scenario
-    return Trace(
+    trace = Trace(
         case=case.case_id,
         scenario=scenario.name,
         dialect=scenario.dialect,
@@ -81,6 +82,9 @@ def write_trace(world: World, case: Case, ending: Ending, roots: PathRoots | Non
         goal=goal_trace(world.goals),
         **portable_ending(ending, roots).trace_fields(),
     )
+    ledger = world.ledger
+    # Where its effects came from, for the harness that was told them (_ledger_pipe).
+    return with_parts(trace, None if ledger.witness is None else stream_parts(ledger.stream))
 
 
 def portable_ending(ending: Ending, roots: PathRoots | None = None) -> Ending:

@@ -57,6 +57,7 @@ from harness.intercept import foreign_line, sends_by_itself
 from harness.ports import AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
 from harness.runner._goal_seen import revisions_in
 from harness.runner._jobs import WorldJobs
+from harness.runner._ledger_pipe import installed
 from harness.runner._model import ScriptedModel
 from harness.runner._sampling import carries_loop, output_limit_of, sampling_of
 from harness.runner._world_build import (
@@ -127,6 +128,9 @@ class World:
         if isinstance(self.clock, VirtualClock):
             self.clock.process_dead = self.incarnations.dead
         self.ledger = ToolLedger(self.clock, self.incarnations)
+        witness = installed()
+        if witness is not None:  # a sealed worker: each effect is told to the harness
+            self.ledger.witness, self.ledger.stream = witness, witness.opened()
         self.model = ScriptedModel(scenario, self._applied_effects)
         self._faults = fault_plan(scenario)
         # The phrases of the scenario's looping answers (retry:doom-loop); none: not noted.
@@ -557,7 +561,8 @@ class World:
         Records already closed (answered requests, settled invocations, effects, points)
         and the scenario are shared; everything that can still change is copied.
         """
-        memo: dict[int, Any] = {id(self.scenario): self.scenario, id(self._faults): self._faults}
+        memo: dict[int, Any] = {id(self.scenario): self.scenario, id(self._faults): self._faults,
+                                id(self.ledger.witness): self.ledger.witness}
         shared: list[object] = [*self.invocations, *self.ledger.effects, *self.disk.points,
                                 *self.provider.requests, self.model._by_turn]
         shared += [p for p in self.requests if p.ended != "open"]
@@ -576,9 +581,13 @@ class World:
         # The copy has none.
         self.on_event = self.on_request = self.on_tool_settled = self.disk.observer = None
         try:
-            return copy.deepcopy(self, memo)
+            copied = copy.deepcopy(self, memo)
         finally:
             self.on_event, self.on_request, self.on_tool_settled, self.disk.observer = hooks
+        witness = self.ledger.witness
+        if witness is not None:  # the copy's effects from here on are its own
+            copied.ledger.stream = witness.forked(self.ledger.stream)
+        return copied
 
     def files_digest(self) -> str:
         """sha256 over every file's current bytes, by path (what recovery wrote)."""

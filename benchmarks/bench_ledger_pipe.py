@@ -1,0 +1,166 @@
+"""What telling each side effect to the harness costs: one pipe round trip per effect.
+
+A sealed worker's counting tools tell each effect to ``harness run`` and take its answer
+as their result (harness/runner/_ledger_pipe.py). Two figures:
+
+- the round trip alone: a forked process tells N effects (``PipeWitness.told``), this
+  one answers each from a ``HarnessLedger`` in a ``wait`` loop, as the pool does; the
+  real seconds per effect;
+- cases whole, through ``run_contained`` (a worker, the pool's loop, the judge): the
+  reference agent over a scenario of many sends (EFFECTS per case, no crash) and over
+  ``scenarios/crash`` (explored crash cases, whose recordings copy the world at each
+  point: a copy is one message more, not answered). ``--against REV`` runs the same
+  cases with the commit REV's harness, side by side, in turns (a busy machine weighs on
+  both alike); the best of ``--rounds`` of each is reported per case, with the ratio,
+  and for the sends, what the difference comes to per effect.
+
+    .venv/bin/python benchmarks/bench_ledger_pipe.py [--quick]
+    .venv/bin/python benchmarks/bench_ledger_pipe.py --against main [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing import get_context
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+
+from _quick import scaled
+
+HERE = Path(__file__).resolve().parent.parent
+ROUND_TRIPS = scaled(20_000, 500)
+EFFECTS = scaled(200, 20)  # sends per case of the "sends" load
+CALLS_PER_TURN = 10
+REPEATS = scaled(10, 2)  # cases of the "sends" load per session
+
+# Run in a fresh interpreter with one tree's harness: the seconds per case, as JSON.
+CASES = '''
+import json, sys, time
+from pathlib import Path
+from harness.runner import AgentChoice, plan_cases
+from harness.runner._contain import run_contained
+from harness.scenario import Scenario, load_scenario
+
+load, spec, repeats = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+if load == "sends":
+    scenario = Scenario.model_validate(spec)
+    jobs = [(case, scenario) for case in plan_cases(scenario, Path("sends.yaml"))] * repeats
+else:
+    jobs = [(case, scenario) for path in spec for scenario in [load_scenario(path)]
+            for case in plan_cases(scenario, Path(path))]
+start = time.perf_counter()
+results = run_contained(jobs, agent=AgentChoice(), workers=1, on_result=lambda r: None)
+wall = time.perf_counter() - start
+bad = [r.case.case_id for r in results if r.error]
+assert not bad, bad
+print(json.dumps({"cases": len(results), "wall": wall,
+                  "effects": sum(sum(r.side_effects.values()) for r in results)}))
+'''
+
+
+def sends_scenario(effects: int) -> dict[str, object]:
+    """A scenario whose model asks for ``effects`` distinct sends, ten to a turn."""
+    turns: list[dict[str, object]] = []
+    for turn in range(effects // CALLS_PER_TURN):
+        calls = [{"tool": "mail", "args": {"to": "ops@example.com", "n": n}}
+                 for n in range(turn * CALLS_PER_TURN, (turn + 1) * CALLS_PER_TURN)]
+        turns.append({"turn": turn + 1, "calls": calls})
+    turns.append({"turn": len(turns) + 1, "text": "Sent."})
+    return {"name": "sends", "dialect": "openai", "seed": 1, "tools": {"mail": {"kind": "send"}},
+            "model": turns, "crash": {"points": "none"},
+            "expect": {"stop_state": "complete", "side_effects": {"mail": effects}}}
+
+
+def _teller(conn: Connection, count: int) -> None:
+    from harness.runner._ledger_pipe import PipeWitness
+
+    witness = PipeWitness(conn)
+    witness.begin_case()
+    stream = witness.opened()
+    for n in range(count):
+        witness.told(stream, "send", tool="mail", key=f"k{n}", idempotent=False,
+                     incarnation=1, at=0.0)
+    conn.send_bytes(b"[]")  # done
+
+
+def round_trip_seconds(count: int) -> float:
+    """Real seconds per effect told and answered, the pool's way (``wait``, then answer)."""
+    from harness.runner._ledger_pipe import HarnessLedger
+
+    ours, theirs = get_context("fork").Pipe()
+    process = get_context("fork").Process(target=_teller, args=(theirs, count))
+    ledger = HarnessLedger()
+    start = time.perf_counter()
+    process.start()
+    while True:
+        wait([ours, process.sentinel])
+        message = ours.recv_bytes()
+        if not HarnessLedger.speaks(message):
+            break
+        answer = ledger.take(message)
+        if answer is not None:
+            ours.send_bytes(answer)
+    elapsed = time.perf_counter() - start
+    process.join()
+    return elapsed / count
+
+
+def cases(tree: Path, load: str, spec: object, repeats: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run([sys.executable, "-c", CASES, load, json.dumps(spec), str(repeats)],
+                          cwd=tree, env=env, capture_output=True, text=True, check=False,
+                          timeout=1800)
+    if done.returncode != 0:
+        raise SystemExit(f"{load} in {tree} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    revision = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv \
+        else scaled(3, 1)
+    print(f"round trip: {1e6 * round_trip_seconds(ROUND_TRIPS):.1f} µs per effect told and "
+          f"answered ({ROUND_TRIPS:,} effects)")
+    crash = scaled(sorted(str(p) for p in (HERE / "scenarios/crash").glob("*.yaml")),
+                   [str(HERE / "scenarios/crash/inspect-then-send-once.yaml")])
+    loads = [("sends", sends_scenario(EFFECTS), REPEATS), ("crash", crash, 1)]
+    with tempfile.TemporaryDirectory() as base:
+        trees = {"this tree": HERE}
+        if revision is not None:
+            old = Path(base) / "old"
+            old.mkdir()
+            archive = subprocess.run(["git", "-C", str(HERE), "archive", revision],
+                                     check=True, capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+            trees = {revision: old, **trees}
+        for load, spec, repeats in loads:
+            best: dict[str, dict[str, float]] = {}
+            for _ in range(rounds):
+                for name, tree in trees.items():
+                    ran = cases(tree, load, spec if load == "sends" else
+                                [str(tree / Path(p).relative_to(HERE)) for p in spec],  # type: ignore[union-attr]
+                                repeats)
+                    if name not in best or ran["wall"] < best[name]["wall"]:
+                        best[name] = ran
+            report(load, best, rounds)
+
+
+def report(load: str, best: dict[str, dict[str, float]], rounds: int) -> None:
+    for name, ran in best.items():
+        per_case = 1000 * ran["wall"] / ran["cases"]
+        print(f"{load:>6} | {name:>10}: {int(ran['cases'])} cases, {int(ran['effects'])} "
+              f"effects, {per_case:.2f} ms per case (best of {rounds})")
+    if len(best) == 2:
+        (_, old), (_, new) = best.items()
+        extra = (new["wall"] - old["wall"]) / max(1, new["effects"])
+        print(f"{load:>6} | ratio this tree / before: {new['wall'] / old['wall']:.3f}x per "
+              f"case; {1e6 * extra:+.1f} µs per effect")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,345 @@
+"""The ledger the harness keeps outside the agent's process: each effect is told over a pipe.
+
+A contained case runs in a worker where the agent can change anything, the tool ledger
+included (:class:`fakes.ToolLedger`, whose entries are every side effect that really
+happened and which I1, I7 and I10 count): an agent that drops an entry, empties the
+list or rewrites a key could hide an e-mail it sent twice. So, in a sealed worker, each
+counting tool tells its effect to the harness before applying it, and the tool's result
+is the harness's answer: one round trip per effect. An agent that skips the telling
+gets no result from the harness, and no effect happened; that is behaviour, and judged.
+
+The harness keeps what it was told per *stream*: a world's ledger is one, and a copy
+of a world (a crash case built from a scenario's recorded run,
+:mod:`harness.runner._explore`) forks a stream that begins with its source's effects as
+the harness held them at the copy. A trace carries, beside its effects and outside its
+digest, the account of where they came from (:func:`parts_of`): a stream, or for a case
+that joined a run already traced, its own stream then the other run's effects after the
+join, their incarnations shifted. The harness reads that account against its streams,
+and a trace whose effects differ fails the case with a ``judge`` verdict naming the
+first difference (:func:`tamper_result`).
+
+What the agent could still do is speak the pipe itself: tell effects that never
+happened, or none. That forges the world, not its record, and is out of this module's
+reach; what it closes is hiding or changing an effect the world really applied.
+
+Messages (the worker's start with a letter, its case's result with ``[``)::
+
+    E[number, forks, stream, kind, tool, key, idempotent, incarnation, at]  an effect
+    F[number, forks]                                     before a case's result: no effect
+    A<the tool's result as JSON>                         the harness's answer to an effect
+
+``forks`` are the copies made since the last message, each ``[copy, source, length]``: the
+copy's stream begins with the first ``length`` effects told on its source. A copy costs
+no message of its own (a recording copies its world at every point), and only an effect
+waits for an answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any, Final
+
+from fakes import effect_result
+from harness.checks import Verdict
+from harness.trace import TraceDataError
+
+if TYPE_CHECKING:
+    from harness.runner._results import Case, CaseResult
+    from harness.trace import EffectRecord, Trace
+
+_EFFECT: Final = b"E"[0]
+_FORK: Final = b"F"[0]
+_ANSWER: Final = b"A"
+# Where a trace keeps its account: an attribute outside its fields, so outside its JSON.
+_PARTS: Final = "_ledger_parts"
+
+Parts = Any
+"""A trace's account of its effects, as JSON: ``["s", stream]``, ``["cat", [parts...]]``,
+``["drop", count, parts]`` (all but the first ``count``), ``["inc", shift, parts]``
+(incarnations shifted)."""
+
+
+# -- the worker's side ----------------------------------------------------------------------
+
+
+class PipeWitness:
+    """The worker's end: tells the harness each effect and waits for its answer.
+
+    The pipe is the worker's only one, which also takes its cases and sends back their
+    traces: an effect is told only while a case runs (a thread the case left behind gets
+    an error, not the next case's message), one at a time (tools called from several
+    threads each get their own answer).
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._streams = 0
+        self._told = 0  # messages sent: each carries its number, so none is lost unseen
+        self._lock = threading.Lock()
+        self._in_case = False
+        # Each stream's effects as told (a copy's: its source's then); and the copies not
+        # yet told, which go with the next message (a recording copies its world at every
+        # point: a message each would cost a round of the harness's loop each).
+        self._lengths: dict[int, int] = {}
+        self._forks: list[list[int]] = []
+
+    def opened(self) -> int:
+        """A stream for a new world's ledger (the harness opens it at its first effect)."""
+        with self._lock:
+            self._streams += 1
+            return self._streams
+
+    def forked(self, stream: int) -> int:
+        copy = self.opened()
+        with self._lock:
+            length = self._lengths[copy] = self._lengths.get(stream, 0)
+            self._forks.append([copy, stream, length])
+        return copy
+
+    def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
+             incarnation: int, at: float) -> Any:
+        with self._lock:
+            if not self._in_case:
+                raise RuntimeError(f"tool {tool}'s effect came after its case ended")
+            self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
+            self._lengths[stream] = self._lengths.get(stream, 0) + 1
+            answer = self._conn.recv_bytes()
+        if not answer.startswith(_ANSWER):
+            raise RuntimeError("the harness answered a tool's effect with something else")
+        return json.loads(answer[1:])
+
+    def begin_case(self) -> None:
+        with self._lock:
+            self._in_case = True
+
+    @contextlib.contextmanager
+    def case_ended(self) -> Iterator[None]:
+        """While the case's result is sent: no effect is told from now on, and the copies
+        not yet told go before it."""
+        with self._lock:
+            self._in_case = False
+            if self._forks:
+                self._send(_FORK, [])
+            yield
+
+    def _send(self, letter: int, fields: list[Any]) -> None:
+        self._told += 1
+        forks, self._forks = self._forks, []
+        self._conn.send_bytes(bytes([letter]) + json.dumps([self._told, forks, *fields])
+                              .encode())
+
+
+_installed: list[PipeWitness] = []
+
+
+def install(conn: Connection | None) -> PipeWitness | None:
+    """Tell every world built in this (worker) process from now on over ``conn``
+    (``None``: to no one, as before)."""
+    _installed[:] = [] if conn is None else [PipeWitness(conn)]
+    return installed()
+
+
+def installed() -> PipeWitness | None:
+    """The witness of this process, if it is a sealed case worker."""
+    return _installed[0] if _installed else None
+
+
+def with_parts(trace: Trace, parts: Parts | None) -> Trace:
+    """``trace``, carrying ``parts`` as the account of its effects (not in its JSON)."""
+    if parts is not None:
+        object.__setattr__(trace, _PARTS, parts)  # a frozen record: not one of its fields
+    return trace
+
+
+def parts_of(trace: Trace) -> Parts | None:
+    """The account ``trace`` carries, if its world was told to a harness."""
+    return getattr(trace, _PARTS, None)
+
+
+def stream_parts(stream: int) -> Parts:
+    return ["s", stream]
+
+
+def joined_parts(own: int, source: Parts | None, *, drop: int, shift: int) -> Parts | None:
+    """A case's own stream, then ``source``'s effects after the first ``drop``, shifted."""
+    if source is None:
+        return None
+    return ["cat", [stream_parts(own), ["inc", shift, after_parts(source, drop)]]]
+
+
+def after_parts(parts: Parts | None, drop: int) -> Parts | None:
+    """``parts`` without its first ``drop`` effects."""
+    if parts is None or drop == 0:
+        return parts
+    return ["drop", drop, parts]
+
+
+# -- the harness's side ---------------------------------------------------------------------
+
+
+Told = tuple[str, str, bool, int, float]
+"""One effect as the harness was told it: tool, key, idempotent, incarnation, virtual time."""
+
+
+@dataclass
+class _Stream:
+    base: _Stream | None = None
+    at: int = 0  # how many of ``base``'s effects it begins with
+    own: list[Told] = field(default_factory=list)
+    # After each of its own effects, how many of all its effects were ``append`` tools':
+    # the lines of the notes file, which an ``append`` answers with.
+    own_appends: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return self.at + len(self.own)
+
+    def appends_at(self, length: int) -> int:
+        """How many of its first ``length`` effects were ``append`` tools'."""
+        if length > self.at:
+            return self.own_appends[length - self.at - 1]
+        return 0 if self.base is None else self.base.appends_at(length)
+
+    def effects(self) -> list[Told]:
+        chain: list[_Stream] = [self]
+        while chain[-1].base is not None:
+            chain.append(chain[-1].base)
+        found: list[Told] = []
+        for stream in reversed(chain):
+            del found[stream.at:]
+            found += stream.own
+        return found
+
+
+class HarnessLedger:
+    """The effects one worker's worlds were told to have, by stream; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._streams: dict[int, _Stream] = {}
+        self._told = 0
+        self.broken: str | None = None
+
+    @staticmethod
+    def speaks(message: bytes) -> bool:
+        """Whether ``message`` is for the ledger (not a case's result)."""
+        return bool(message) and message[0] in (_EFFECT, _FORK)
+
+    def take(self, message: bytes) -> bytes | None:
+        """Keep what ``message`` tells; the answer to send back, if it asks for one."""
+        try:
+            number, forks, *fields = json.loads(message[1:])
+            if number != self._told + 1:
+                raise TraceDataError(f"message {number} came after message {self._told}")
+            self._told = number
+            for fork in forks:
+                self._fork(*fork)
+            if message[0] == _FORK:
+                return None
+            return _ANSWER + json.dumps(self._effect(fields)).encode()
+        except (ValueError, TypeError) as error:
+            self.broken = self.broken or f"the worker's ledger messages broke off ({error})"
+            return _ANSWER + b"null" if message[:1] == bytes([_EFFECT]) else None
+
+    def _stream(self, stream: object) -> _Stream:
+        if not isinstance(stream, int) or isinstance(stream, bool):
+            raise TraceDataError(f"{stream!r} is not a stream")
+        return self._streams.setdefault(stream, _Stream())
+
+    def _fork(self, copy: object, source: object, length: object) -> None:
+        base = self._stream(source)
+        if not isinstance(copy, int) or copy in self._streams or type(length) is not int \
+                or not 0 <= length <= len(base):
+            raise TraceDataError(f"stream {copy!r} forked again, or from {length!r} effects "
+                               f"of the {len(base)} told")
+        self._streams[copy] = _Stream(base, length)
+
+    def _effect(self, fields: list[object]) -> Any:
+        stream, kind, tool, key, idempotent, incarnation, at = fields
+        told = (tool, key, idempotent, incarnation, at)
+        if not (isinstance(kind, str) and isinstance(tool, str) and isinstance(key, str)
+                and isinstance(idempotent, bool) and isinstance(incarnation, int)
+                and isinstance(at, int | float)):
+            raise TraceDataError(f"an effect {told!r}")
+        kept = self._stream(stream)
+        appends = kept.appends_at(len(kept)) + (kind == "append")
+        kept.own.append((tool, key, idempotent, incarnation, float(at)))
+        kept.own_appends.append(appends)
+        return effect_result(kind, key, appends)
+
+    def effects(self, parts: Parts) -> list[Told]:
+        """The effects ``parts`` names, as this ledger holds them (``TraceDataError``: none)."""
+        if not isinstance(parts, list) or not parts:
+            raise TraceDataError(f"{parts!r} is not an account of effects")
+        head, *rest = parts
+        if head == "s" and len(rest) == 1:
+            return self._stream(rest[0]).effects() if rest[0] in self._streams else []
+        if head == "cat" and len(rest) == 1 and isinstance(rest[0], list):
+            return [told for part in rest[0] for told in self.effects(part)]
+        if head in ("drop", "inc") and len(rest) == 2 and type(rest[0]) is int:
+            inner = self.effects(rest[1])
+            if head == "drop":
+                return inner[rest[0]:]
+            return [(t, k, i, n + rest[0], at) for t, k, i, n, at in inner]
+        raise TraceDataError(f"{parts!r} is not an account of effects")
+
+    def difference(self, accounts: object, traces: tuple[Trace, ...]) -> str | None:
+        """How ``traces``' effects differ from what this ledger was told; None: they agree."""
+        if self.broken is not None:
+            return self.broken
+        if not isinstance(accounts, list) or len(accounts) != len(traces):
+            return "the case's worker gave no account of its side effects"
+        for account, trace in zip(accounts, traces, strict=True):
+            try:
+                kept = self.effects(account)
+            except (TraceDataError, RecursionError) as error:
+                return ("the case's worker gave an account of its side effects that is none "
+                        f"({error})")
+            found = first_difference(trace.effects, kept)
+            if found is not None:
+                return found
+        return None
+
+
+def first_difference(effects: tuple[EffectRecord, ...], kept: list[Told]) -> str | None:
+    """Where the trace's ``effects`` first differ from the ``kept`` ones, said; None: nowhere.
+
+    >>> from harness.trace import EffectRecord
+    >>> first_difference((EffectRecord(1, "send", "k", False, 1, 0.0),),
+    ...                  [("send", "k", False, 1, 0.0), ("send", "k", False, 1, 2.0)])
+    'effect #2: the trace has none, the harness was told send key=k (incarnation 1, at 2s)'
+    """
+    for index in range(max(len(effects), len(kept))):
+        ours = _said(*kept[index]) if index < len(kept) else "none"
+        if index < len(effects):
+            e = effects[index]
+            theirs = _said(e.tool, e.key, e.idempotent, e.incarnation, e.at)
+            if e.seq != index + 1:
+                theirs += f" numbered #{e.seq}"
+        else:
+            theirs = "none"
+        if theirs != ours:
+            return f"effect #{index + 1}: the trace has {theirs}, the harness was told {ours}"
+    return None
+
+
+def _said(tool: str, key: str, idempotent: bool, incarnation: int, at: float) -> str:
+    safe = "" if not idempotent else ", idempotent"
+    return f"{tool} key={key} (incarnation {incarnation}, at {at:g}s{safe})"
+
+
+def tamper_result(case: Case, difference: str) -> CaseResult:
+    """The result of a case whose trace's side effects differ from the harness's ledger."""
+    from harness.runner._results import CaseResult
+
+    message = ("the trace's side effects differ from the ledger the harness kept outside "
+               f"the agent's process: {difference}")
+    verdict = Verdict("judge", "fail", message, (difference,), advice=(
+        "the agent changed the world's records in its process (the tool ledger, its "
+        "effects); the harness's ledger, told each effect as it happened, is the one "
+        "that counts"))
+    return CaseResult(case, None, "the trace disagrees with the harness's ledger", (verdict,),
+                      "", crash_reached=False)

@@ -1,0 +1,201 @@
+"""The ledger the harness keeps from the effects a sealed worker tells it, and the account
+a trace gives of its effects, read against it (``harness.runner._ledger_pipe``).
+
+Run here in one process, the worker's end talking to the harness's directly: each case of
+a scenario explored from its recorded run (from a copy, rejoined, sharing an earlier
+case's restart) gives an account that agrees with the harness's ledger, and a ledger
+changed in the worker's process does not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from long_scenarios import appends
+from minimal_agent import minimal_factory
+
+import fakes._ledger
+from harness.runner import _explore as explore
+from harness.runner import plan_cases, run_trace
+from harness.runner._case import traced
+from harness.runner._ledger_pipe import (
+    HarnessLedger,
+    PipeWitness,
+    install,
+    installed,
+    parts_of,
+    tamper_result,
+)
+from harness.runner._results import Case
+from harness.runner._run import default_agent_factory
+from harness.scenario import Scenario, load_scenario
+from harness.trace import EffectRecord, Trace
+
+SHIPPED = Path(__file__).resolve().parents[2] / "scenarios" / "crash"
+
+
+class _Direct:
+    """A pipe whose far end is a :class:`HarnessLedger` in this process."""
+
+    def __init__(self, ledger: HarnessLedger) -> None:
+        self.ledger = ledger
+        self.answers: list[bytes] = []
+
+    def send_bytes(self, message: bytes) -> None:
+        answer = self.ledger.take(message)
+        if answer is not None:
+            self.answers.append(answer)
+
+    def recv_bytes(self) -> bytes:
+        return self.answers.pop(0)
+
+
+def _tell(ledger: HarnessLedger, number: int, letter: str, *fields: Any,
+          forks: tuple[tuple[int, int, int], ...] = ()) -> Any:
+    message = [number, [list(fork) for fork in forks], *fields]
+    answer = ledger.take(letter.encode() + json.dumps(message).encode())
+    return None if answer is None else json.loads(answer[1:])
+
+
+def test_each_effect_is_answered_as_the_tool_would_answer_it() -> None:
+    ledger = HarnessLedger()
+
+    assert _tell(ledger, 1, "E", 1, "append", "notes", "k1", False, 1, 0.0) == \
+        {"appended": True, "lines": 1}
+    assert _tell(ledger, 2, "E", 1, "send", "mail", "k2", False, 1, 0.5) == \
+        {"sent": True, "key": "k2"}
+    assert _tell(ledger, 3, "E", 1, "append", "notes", "k3", False, 1, 1.0) == \
+        {"appended": True, "lines": 2}
+    assert ledger.effects(["s", 1]) == [("notes", "k1", False, 1, 0.0),
+                                        ("mail", "k2", False, 1, 0.5),
+                                        ("notes", "k3", False, 1, 1.0)]
+
+
+def test_a_copy_begins_with_its_source_as_the_harness_held_it_then() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "E", 1, "append", "notes", "a", False, 1, 0.0)
+    _tell(ledger, 2, "E", 1, "append", "notes", "b", False, 1, 1.0)  # the source goes on
+    # Told with the next message: a copy of stream 1 made when it held one effect.
+    assert _tell(ledger, 3, "E", 2, "append", "notes", "c", False, 2, 2.0,
+                 forks=((2, 1, 1),)) == {"appended": True, "lines": 2}
+
+    assert [key for _, key, *_ in ledger.effects(["s", 2])] == ["a", "c"]
+    assert [key for _, key, *_ in ledger.effects(["drop", 1, ["s", 1]])] == ["b"]
+    assert ledger.effects(["inc", 1, ["s", 2]])[1] == ("notes", "c", False, 3, 2.0)
+    _tell(ledger, 4, "F", forks=((3, 1, 5),))  # more effects than stream 1 was told
+    assert "forked again, or from 5 effects of the 2 told" in str(ledger.broken)
+
+
+def test_a_message_out_of_its_number_breaks_the_ledger_for_every_later_case() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "E", 1, "send", "mail", "a", False, 1, 0.0)
+
+    assert _tell(ledger, 3, "E", 1, "send", "mail", "b", False, 1, 0.0) is None
+
+    assert ledger.difference([["s", 1]], ()) is not None
+    assert "message 3 came after message 1" in str(ledger.difference([], ()))
+
+
+def test_an_effect_after_its_case_ended_is_refused_not_told() -> None:
+    ledger = HarnessLedger()
+    witness = PipeWitness(_Direct(ledger))  # type: ignore[arg-type]
+    witness.begin_case()
+    stream = witness.opened()
+    witness.told(stream, "send", tool="mail", key="a", idempotent=False, incarnation=1, at=0.0)
+    with witness.case_ended():
+        pass
+
+    with pytest.raises(RuntimeError, match="after its case ended"):
+        witness.told(stream, "send", tool="mail", key="b", idempotent=False, incarnation=1,
+                     at=0.0)
+    assert [key for _, key, *_ in ledger.effects(["s", stream])] == ["a"]
+
+
+def test_the_first_difference_is_named_in_a_judge_verdict() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "E", 1, "send", "mail", "k", False, 1, 0.0)
+    _tell(ledger, 2, "E", 1, "send", "mail", "k", False, 1, 2.0)
+    trace = _effects_trace(("mail", "k", False, 1, 0.0))
+
+    difference = ledger.difference([["s", 1]], (trace,))
+    result = tamper_result(Case("s", Path("s.yaml"), 1), str(difference))
+
+    assert difference == ("effect #2: the trace has none, the harness was told "
+                          "mail key=k (incarnation 1, at 2s)")
+    assert [(v.invariant, v.status) for v in result.verdicts] == [("judge", "fail")]
+    assert ledger.difference(None, (trace,)) == \
+        "the case's worker gave no account of its side effects"
+    assert "none" in str(ledger.difference([["nonsense"]], (trace,)))
+
+
+def _effects_trace(*effects: tuple[str, str, bool, int, float]) -> Trace:
+    """A trace whose ledger holds ``effects``."""
+    base = run_trace(plan_cases(appends(1), Path("appends.yaml"))[0], appends(1))
+    return replace(base, effects=tuple(EffectRecord(n, *e) for n, e in enumerate(effects, 1)))
+
+
+@pytest.fixture
+def ledger() -> Iterator[HarnessLedger]:
+    """The harness's ledger, told by this process's worlds as a sealed worker's are."""
+    kept = HarnessLedger()
+    explore._RECORDINGS.clear()  # made without a witness: their traces give no account
+    explore._MADE.clear()
+    witness = install(_Direct(kept))  # type: ignore[arg-type]
+    assert witness is not None
+    witness.begin_case()
+    yield kept
+    install(None)
+    explore._RECORDINGS.clear()  # their worlds tell this test's ledger: not another's
+    explore._MADE.clear()
+
+
+def _differences(ledger: HarnessLedger, scenario: Scenario, source: Path, factory: Any = None,
+                 stride: int = 1) -> tuple[list[str | None], set[str]]:
+    found, ways = [], set()
+    for case in plan_cases(scenario, source, factory)[::stride]:
+        trace, how = traced(case, scenario, factory or default_agent_factory, None)
+        witness = installed()
+        assert witness is not None
+        assert parts_of(trace) is not None
+        with witness.case_ended():  # as a worker sends the case's result
+            pass
+        witness.begin_case()
+        found.append(ledger.difference([parts_of(trace)], (trace,)))
+        ways.add(how)
+    return found, ways
+
+
+def test_every_way_a_case_is_explored_gives_an_account_the_harness_agrees_with(
+        ledger: HarnessLedger) -> None:
+    rejoining, ways = _differences(ledger, appends(3), Path("appends.yaml"),
+                                   minimal_factory("ids_per_run"), stride=2)
+    shared, more = _differences(ledger, appends(2), Path("appends.yaml"))
+    source = SHIPPED / "mail-at-every-world-event.yaml"
+    shipped, most = _differences(ledger, load_scenario(source), source, stride=7)
+
+    assert rejoining + shared + shipped == [None] * len(rejoining + shared + shipped)
+    assert {"recorded", "rejoined", "replayed"} <= ways | more | most
+    assert any(r.shared_restarts for r in explore._RECORDINGS.values())
+
+
+def test_a_ledger_changed_in_the_worker_s_process_disagrees_with_the_harness_s(
+        ledger: HarnessLedger, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = fakes._ledger.ToolLedger.apply
+
+    def never_twice(self: fakes._ledger.ToolLedger, **fields: Any) -> Any:
+        effect = original(self, **fields)
+        if [e.key for e in self.effects].count(effect.key) > 1:
+            self.effects.pop()  # the repeat: gone from this process's ledger
+        return effect
+
+    monkeypatch.setattr(fakes._ledger.ToolLedger, "apply", never_twice)
+    source = SHIPPED / "unknown-after-send.yaml"
+    found, _ = _differences(ledger, load_scenario(source), source,
+                            minimal_factory("rerun_unknown"))
+
+    assert any(d is not None and "the trace has none, the harness was told" in d for d in found)
