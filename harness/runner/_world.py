@@ -544,8 +544,11 @@ class World:
         parts: list[object] = [
             *head, self.clock.now(), len(provider.requests),
             sorted((t, n) for t, n in provider._attempts.items() if t >= turn),
+            # Not zipped strictly: an agent that changes the ledger in its process leaves
+            # the two lists apart, and the harness's own ledger judges that (``judge``).
+            len(self.ledger.details),
             [(e.tool, e.key, e.idempotent, repr(detail))
-             for e, detail in zip(self.ledger.effects, self.ledger.details, strict=True)],
+             for e, detail in zip(self.ledger.effects, self.ledger.details, strict=False)],
             repr(self.ledger.world), sorted(self._events_seen), provider.quota.state(),
         ]
         cache = provider.cache
