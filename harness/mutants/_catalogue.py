@@ -484,6 +484,11 @@ def _completion_order(ports: AgentPorts) -> Agent:
     return reference()(replace(ports, tools=tools))
 
 
+def _as_product_session(task: Task, _ports: AgentPorts) -> Task:
+    # As an agent whose repair code never asks what the session is collected for.
+    return replace(task, training_data=False)
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -604,6 +609,7 @@ _TOOL_CAP = "scenarios/budgets/tool-call-cap-stops.yaml"
 _HOOK = "scenarios/tools/hook-never-fires-within-itself.yaml"
 _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
 _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
+_TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -894,5 +900,13 @@ MUTANTS: tuple[Mutant, ...] = (
            reference(limits=GuardLimits(hook_depth_slack=1)),
            (Kill(_HOOK, "L3:hook"),
             Kill(_HOOK, "L3:hook", "journal:fsync#4:after:unsynced_lost"))),
+    Mutant("S6-training-data-patched",
+           "seed 002 §19.1 ① (训练数据收集模式则拒绝修补; 第 4 级:工具结果未知 → 停止)",
+           "patches a session collected as training data as a product session: a cut call "
+           "gets an error reply and a call a crash left unsettled a synthetic one, made-up "
+           "replies that become training samples",
+           retasking(reference(), _as_product_session),
+           (Kill(_TRAINING, "train:no-patch"),
+            Kill(_TRAINING, "train:no-patch", "journal:fsync#2:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

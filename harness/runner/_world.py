@@ -318,7 +318,8 @@ class World:
             self.refused_turns.append(RefusedTurn(len(self.requests) + 1, *seen.refused_turn))
         record = answered_record(seen, plan, response, body, index=len(self.requests) + 1,
                            incarnation=incarnation, now=self.clock.now(), faults=kinds)
-        if self.scenario.provider.context_window is not None:
+        if self.scenario.provider.context_window is not None or self.scenario.training_data:
+            # The compaction checks and train:no-patch read each reply a request carried.
             record = replace(record, replies=sent_replies(self.scenario.dialect, seen.json))
         pending = Pending(record, response, body, cut_short=plan.cut_short)
         if self.goals is not None and self.scenario.provider.context_window is not None:

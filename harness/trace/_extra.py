@@ -145,6 +145,9 @@ class TraceExtra:
     # and the output limit each request asked for.
     output_ceiling: int | None = None
     asked_outputs: tuple[AskedOutput, ...] | None = None
+    # True for a scenario whose session is collected as training data (train:no-patch): the
+    # agent was told so, and each request's tool replies are recorded.
+    training_data: bool | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""
