@@ -29,6 +29,7 @@ from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._hooks import is_hook_run
 from harness.checks._loop_guard import check_l3
 from harness.checks._tolerance import late_tolerance
+from harness.checks._training import left_unanswered
 from harness.checks._verdict import Verdict
 from harness.ports import (
     PURE_TOOL_KINDS,
@@ -289,6 +290,12 @@ def check_i4(trace: Trace) -> Verdict:
         if failure:
             return _fail("I4", failure, [_request_line(trace, r) for r in trace.requests[-4:]])
     expected = expected_stop_state(trace)
+    unsettled = left_unanswered(trace) if stop == "blocked" else []
+    if unsettled and expected != stop:
+        # Truncation level 4: collecting training data, a call in doubt stops the run
+        # rather than get a placeholder reply, whatever the scenario ends in otherwise.
+        return _pass("I4", f"stopped 'blocked' rather than patch {unsettled[0]}, the session "
+                     "being collected as training data (truncation level 4)")
     if expected is None:
         return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
                         "the agent never called the goal port (AgentPorts.goals)")

@@ -73,6 +73,16 @@ def check_no_patch(trace: Trace) -> Verdict | None:
                    f"{_stop(trace)})")
 
 
+def left_unanswered(trace: Trace) -> list[str]:
+    """The calls put in doubt that no request ever answered, for a session collected as
+    training data: what a run that stopped rather than patch them left (I2, I4 take it)."""
+    if not trace.extra.training_data:
+        return []
+    live = live_requests(trace)
+    return [f"call {call_id} ({why})" for call_id, why in _doubted_calls(trace, live).items()
+            if not _replies_to(call_id, live)]
+
+
 def _doubted_calls(trace: Trace, live: list[RequestRecord]) -> dict[str, str]:
     """Each call a placeholder could stand in for, by id, with why, oldest first."""
     crashed = {i.number for i in trace.incarnations if i.crashed_at is not None}

@@ -610,6 +610,7 @@ _HOOK = "scenarios/tools/hook-never-fires-within-itself.yaml"
 _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
 _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 _TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
+_TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -906,7 +907,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "gets an error reply and a call a crash left unsettled a synthetic one, made-up "
            "replies that become training samples",
            retasking(reference(), _as_product_session),
-           (Kill(_TRAINING, "train:no-patch"),
+           (Kill(_TRAINING_CUT, "train:no-patch"),
             Kill(_TRAINING, "train:no-patch", "journal:fsync#2:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from reference_traces import reference_trace
 
-from harness.checks._invariants import check_i2
+from harness.checks._invariants import check_i2, check_i4
 from harness.checks._training import check_no_patch
 from harness.checks._verdict import Verdict
 from harness.mutants import MUTANTS, Kill
@@ -18,21 +18,20 @@ from harness.mutants._run import run_kill
 from harness.trace import SentReply, Trace
 
 SCENARIO = "scenarios/streaming/training-session-never-patched.yaml"
+CUT = "scenarios/streaming/training-cut-call-stops.yaml"
 PATCHED = next(m for m in MUTANTS if m.name == "S6-training-data-patched")
 UNKNOWN_MAIL = "journal:fsync#3:before:unsynced_lost"  # the mail ran; its result never saved
 
 
 @pytest.fixture(scope="module")
 def cut() -> Trace:
-    return reference_trace(SCENARIO, "train:no-patch")
+    return reference_trace(CUT, "train:no-patch")
 
 
 @pytest.fixture(scope="module")
 def crashed() -> Trace:
     result = run_kill(Kill(SCENARIO, "train:no-patch", UNKNOWN_MAIL), reference())
-    # Nothing fails; the case proves nothing of the cut, which a run stopped at its start
-    # never reaches.
-    assert not result.failed_verdicts
+    assert result.passed, result.failed_verdicts
     assert result.trace is not None
     return result.trace
 
@@ -45,10 +44,9 @@ def test_the_reference_agent_stops_at_a_cut_call_instead_of_answering_it(cut: Tr
     assert cut.outcome is not None
     assert cut.outcome.stop_state == "blocked"
     assert "truncation level 4" in cut.outcome.reason
-    # The mail ran once; the cut outbox call never ran and no request answered it.
-    assert [i.tool for i in cut.invocations] == ["mail"]
-    last = cut.requests[-1]
-    assert (last.turn, last.finish) == (2, "length")
+    # The cut mail call never ran, and no request answered it.
+    assert cut.invocations == ()
+    assert [(r.turn, r.finish) for r in cut.requests] == [(1, "length")]
 
 
 def test_a_call_a_crash_left_unsettled_stops_the_run_and_is_named(crashed: Trace) -> None:
@@ -61,8 +59,12 @@ def test_a_call_a_crash_left_unsettled_stops_the_run_and_is_named(crashed: Trace
         "call call_t1_0 of mail: its outcome is unknown after the restart.")
     # No request of the restarted incarnation: nothing reached the model after the crash.
     assert {r.incarnation for r in crashed.requests} == {1}
-    # Its last call stays unanswered, and I2 takes that from a run that stopped short.
+    # Its last call stays unanswered: I2 takes that from a run that stopped short, and
+    # I4 the stop, though the scenario ends 'complete' when nothing is in doubt.
     assert check_i2(crashed).status == "pass"
+    i4 = check_i4(crashed)
+    assert i4.status == "pass", i4
+    assert i4.message.startswith("stopped 'blocked' rather than patch call call_t1_0 (mail,")
 
 
 def _failed_by_the_patching_agent(kill: Kill) -> dict[str, Verdict]:
@@ -75,8 +77,8 @@ def _failed_by_the_patching_agent(kill: Kill) -> dict[str, Verdict]:
 def test_an_agent_that_patches_a_cut_call_fails() -> None:
     failed = _failed_by_the_patching_agent(PATCHED.kills[0])
     assert failed["train:no-patch"].message.startswith(
-        "1 call(s) put in doubt were patched with a placeholder reply: request #4 answered "
-        "call call_t2_0 (outbox, cut in the answer to request #3) with a reply no tool run "
+        "1 call(s) put in doubt were patched with a placeholder reply: request #2 answered "
+        "call call_t1_0 (mail, cut in the answer to request #1) with a reply no tool run "
         "returned: ")
     assert set(failed) == {"train:no-patch", "I4"}  # and it went on to 'complete'
 
@@ -125,3 +127,11 @@ def test_a_product_session_keeps_its_header_bytes() -> None:
 
     assert "trainingData" not in _task_json(Task(prompt="p"))
     assert _task_json(Task(prompt="p", training_data=True))["trainingData"] is True
+
+
+def test_a_training_run_blocked_with_nothing_in_doubt_fails_i4(crashed: Trace) -> None:
+    # Without the crash, no call was in doubt: stopping was no level 4, only a stop.
+    calm = tuple(replace(i, crashed_at=None) for i in crashed.incarnations)
+    verdict = check_i4(replace(crashed, incarnations=calm))
+    assert verdict.status == "fail"
+    assert verdict.message == "stopped 'blocked', expected 'complete'"
