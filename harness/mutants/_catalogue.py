@@ -45,6 +45,7 @@ from harness.mutants._jobs import (
     goal_cancel_as_turn_cancel,
     goal_cancel_leaves_run_armed,
     invents_exit_codes,
+    jobs_get_the_whole_environ,
     never_claims,
     reruns_jobs_after_restart,
     waits_for_stopping_jobs,
@@ -611,6 +612,7 @@ _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
 _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 _TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
 _TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
+_JOB_ENV = "scenarios/jobs/job-gets-a-clean-environment.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -909,5 +911,11 @@ MUTANTS: tuple[Mutant, ...] = (
            retasking(reference(), _as_product_session),
            (Kill(_TRAINING_CUT, "train:no-patch"),
             Kill(_TRAINING, "train:no-patch", "journal:fsync#2:after:unsynced_lost"))),
+    Mutant("ENV-whole-environ-to-jobs",
+           "seed 000 §5 (shell、后台任务、Hook 和 MCP 子进程使用清理过的环境变量)",
+           "starts a background job's process with a copy of its own os.environ, the model "
+           "provider's API key in it", jobs_get_the_whole_environ(),
+           (Kill(_JOB_ENV, "env:children"),
+            Kill(_JOB_ENV, "env:children", "journal:fsync#2:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -216,7 +216,8 @@ class World:
     def child_environments(self) -> tuple[ChildEnvironment, ...] | None:
         """What each child of a subprocess tool received, for a scenario with such a tool
         (empty: none started); ``None`` elsewhere, so those traces keep their digests."""
-        if not any(t.behaviour.kind == "subprocess" for t in self.tools.values()):
+        if not any(t.behaviour.kind == "subprocess" for t in self.tools.values()) and \
+                not any(job.env is not None for job in self.scenario.jobs.values()):
             return None
         return tuple(self._children)
 

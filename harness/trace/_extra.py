@@ -55,11 +55,12 @@ class GoalInRequest:
 
 @dataclass(frozen=True)
 class ChildEnvironment:
-    """The environment one child process of a ``subprocess`` tool received (env:children):
+    """The environment one child process of a ``subprocess`` tool, or of a background job
+    that declares its environment, received (env:children):
     only the names it should not have had; no value, and not the names every machine
     spells differently (``LANG``, ``TMPDIR``), so the trace stays the same everywhere."""
 
-    seq: int  # InvocationRecord.seq
+    seq: int  # InvocationRecord.seq; a background job's place among the runner's jobs
     tool: str
     call_id: str
     incarnation: int
