@@ -68,6 +68,9 @@ class JobSpec:
     vanishes_at: float | None = None
     ignores_term: bool = False
     unqueryable_after_crash: bool = False
+    # The variables its process is declared to need; not None: the environment the agent
+    # hands its process is told to the runner's on_start_env (env:children).
+    env: tuple[str, ...] | None = None
 
     @property
     def line_interval(self) -> float:
@@ -110,6 +113,8 @@ class FakeJobRunner:
         self._impostors: dict[int, JobIdentity] = {}
         # Told the job's tool after each signal a job got (the world's after_signal point).
         self.on_signal: Callable[[str], None] | None = None
+        # Told each job whose spec declares its environment, with what the agent handed it.
+        self.on_start_env: Callable[[RunnerJob, Mapping[str, str] | None], None] | None = None
 
     def port(self, incarnation: int, specs: Mapping[str, JobSpec]) -> RunnerPort:
         """The runner as ``incarnation`` holds it: refused once that incarnation is dead."""
@@ -225,13 +230,16 @@ class RunnerPort:
         return job
 
     def start(self, tool: str, arguments: Mapping[str, Any], *, job_id: str,
-              owner_session: str, owner_turn: str, call_id: str) -> JobIdentity:
+              owner_session: str, owner_turn: str, call_id: str,
+              env: Mapping[str, str] | None = None) -> JobIdentity:
         self._alive(f"start {tool}")
         spec = self.specs[tool]
         args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
         job = self._runner._launch(tool, args, job_id=job_id, session=owner_session,
                                    turn=owner_turn, call_id=call_id, spec=spec,
                                    incarnation=self._incarnation)
+        if spec.env is not None and self._runner.on_start_env is not None:
+            self._runner.on_start_env(job, env)
         return job.identity
 
     def find(self, job_id: str) -> JobIdentity | None:

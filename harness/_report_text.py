@@ -53,6 +53,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "L3:hook": (("hook",),),
     "retry:doom-loop": (("faults",),),
     "S6:limit": (("provider", "max_output_tokens"),),
+    "train:no-patch": (("training_data",),),
     "I10": (("expect", "side_effects"),),
 }
 

@@ -185,9 +185,10 @@ class JobSupervisor:
         entry = self.book.write(JobEntry(
             job_id_for(context.execution_id), self.session, call.turn_id, call.call_id, tool,
             sha256_json({"tool": tool, "arguments": dict(arguments)})[:16], "starting"))
+        # The job's process gets the cleaned environment the tool runner made (seed 000 §5).
         identity = self.port.start(tool, arguments, job_id=entry.job_id,
                                    owner_session=self.session, owner_turn=call.turn_id,
-                                   call_id=call.call_id)
+                                   call_id=call.call_id, env=context.env)
         entry = self.book.write(replace(entry, state="running", identity=identity))
         return (await self.follow(entry)).reply()
 

@@ -23,14 +23,18 @@ from harness.ports import StopState
 
 @dataclass(frozen=True)
 class SessionHeader:
-    """The ``session`` record: the session's epoch and its absolute virtual deadline."""
+    """The ``session`` record: the session's epoch and its absolute virtual deadline, and
+    whether the session is collected as training data (its task says so only then)."""
 
     epoch: int
     deadline: float
+    training_data: bool = False
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> SessionHeader:
-        return cls(int(body["epoch"]), float(body["deadline"]))
+        task = body.get("task")
+        training = isinstance(task, Mapping) and task.get("trainingData") is True
+        return cls(int(body["epoch"]), float(body["deadline"]), training)
 
 
 @dataclass(frozen=True)

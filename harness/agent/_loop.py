@@ -52,7 +52,7 @@ import hashlib
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, final
+from typing import Any, Final, TypeVar, final
 
 from harness._errors import DiskError
 from harness._redact import redact
@@ -326,7 +326,7 @@ class ReferenceAgent:
             # reconciliation table before the journal closes what is left as unknown.
             await reconcile_open_jobs(self._jobs, log, journal, self.ports, self._append_reply)
         recovered = journal.recover()
-        repaired = self._repair_dangling(log, journal)
+        repaired = self._patch_dangling(log, journal)
         # A compaction a crash cut short never counts (seed 000 §3.2).
         close_interrupted(self.compactions)
         for turn_id in log.open_turns():
@@ -372,6 +372,14 @@ class ReferenceAgent:
             ports.disk, posixpath.join(ports.state_dir, CANCELS_FILE), root=self._root),
             self.cancels)
         return self._log, self._journal
+
+    def _patch_dangling(self, log: SessionLog, journal: ToolJournal) -> list[ToolReply]:
+        """J5's synthetic replies, unless the session is collected as training data: then a
+        made-up reply would become a sample, so the calls stay unanswered and the run stops
+        at its start (:meth:`_unsettled_stop`; seed 002 §19.1 ①, 训练数据收集模式则拒绝修补)."""
+        if _collects_training_data(log):
+            return []
+        return self._repair_dangling(log, journal)
 
     def _repair_dangling(self, log: SessionLog, journal: ToolJournal) -> list[ToolReply]:
         """One synthetic reply per call without one, by turn id and call id (J5)."""
@@ -584,7 +592,7 @@ class ReferenceAgent:
         # Authority first: a restart takes the lease anew before it may act (seed 002 §19.3).
         stop = _from_goal(self._keeper.start(self._handles.goal_cancelled)) \
             if self._keeper is not None else None
-        stop = stop or self._resume_guards()
+        stop = stop or self._resume_guards() or self._unsettled_stop()
         if stop is not None:
             return stop
         try:
@@ -689,6 +697,8 @@ class ReferenceAgent:
     ) -> Stop | None:
         if result.outcome == "failed" or result.message is None:
             return failure_stop(result, state.budget, self.ports.clock.now())
+        if result.rejected_tool_calls and _collects_training_data(self.log):
+            return _cut_stop(result.rejected_tool_calls)
         if result.rejected_tool_calls:
             return self._reject_truncated(turn_id, result.message, result.rejected_tool_calls)
         if result.message.finish in WITHHELD_FINISHES:
@@ -876,7 +886,7 @@ class ReferenceAgent:
                           if cap is not None)])
         except asyncio.CancelledError:
             # Seed 002 §19.5: on abort, calls that never started get a synthetic reply.
-            self._repair_dangling(self.log, self.journal)
+            self._patch_dangling(self.log, self.journal)
             raise
         return [
             next(ran) if c.runnable else _invalid_arguments(entry.turn_id, c) for c in entry.calls
@@ -931,6 +941,28 @@ class ReferenceAgent:
             next_turn = self._turn_id(log.count("turn_start") + 1)
             log.append("user", next_turn, text=fields.reason, source="guard")
         return None
+
+    def _unsettled_stop(self) -> Stop | None:
+        """Truncation level 4 for a session collected as training data: a call a crash left
+        without its result gets no placeholder (:meth:`_patch_dangling`), so the run stops
+        here and says which calls a person must settle (seed 002 §19.1 ①: 工具结果未知 →
+        停止并把原因暴露给用户)."""
+        log = self.log
+        if not _collects_training_data(log):
+            return None
+        dangling = _as_transcript(log.entries()).dangling()
+        if not dangling:
+            return None
+        said = "; ".join(f"call {c.call_id} of {c.tool}: {self._unsettled_outcome(c)}"
+                         for c in dangling)
+        return Stop("blocked", f"{said}. The session is collected as training data, so no "
+                    "placeholder reply stands in for a result: settle these calls and resume "
+                    "(truncation level 4)")
+
+    def _unsettled_outcome(self, call: ToolInvocation) -> str:
+        execution = self.journal.find(call.turn_id, call.call_id)
+        outcome = execution.outcome if execution is not None else None
+        return _UNSETTLED_WORDS.get(outcome or "", "it was never recorded as started")
 
     def _answer_unrun(self, entry: AssistantEntry, why: str) -> None:
         for call in entry.calls:
@@ -1053,6 +1085,31 @@ class ReferenceAgent:
         )
 
 
+# What a call a crash left without its reply is, by its journal outcome, for a person.
+_UNSETTLED_WORDS: Final = {
+    "interrupted_before_execution": "it never started",
+    "unknown_after_restart": "its outcome is unknown after the restart",
+    "returned": "it returned, but its result was lost with the crash",
+}
+
+
+def _collects_training_data(log: SessionLog) -> bool:
+    """Whether the session's task said it is collected as training data (read from the log,
+    so recovery, which runs before the task is given again, knows it too)."""
+    header = log.header
+    return header is not None and SessionHeader.from_body(header.body).training_data
+
+
+def _cut_stop(cut: tuple[ToolCall, ...]) -> Stop:
+    """Truncation level 4 for a session collected as training data: a call cut at the output
+    limit that no raised limit saved gets no error reply standing in for it; the cut answer
+    is not committed and the run stops with the reason (seed 002 §19.1 ①)."""
+    names = ", ".join(sorted({c.name for c in cut}))
+    return Stop("blocked", f"the answer was cut at the output limit inside a call of {names}; "
+                "the session is collected as training data, so no error reply stands in for "
+                "the cut call and the run stops (truncation level 4)")
+
+
 def _from_goal(stop: GoalStop | None) -> Stop | None:
     return None if stop is None else Stop(stop.state, stop.reason, stop.infra_failure)
 
@@ -1134,6 +1191,8 @@ def _task_json(task: Task) -> dict[str, Any]:
         "deadlineSeconds": task.deadline_seconds,
         "maxAttempts": task.max_attempts,
         "maxOutputTokens": task.max_output_tokens,
+        # Only when set: every other session's header keeps its bytes.
+        **({"trainingData": True} if task.training_data else {}),
     }
 
 

@@ -42,6 +42,7 @@ from harness.checks._timing import (
     check_retry_after,
     check_settle,
 )
+from harness.checks._training import check_no_patch
 from harness.checks._truncation import check_output_limit
 from harness.checks._usage import check_context_tokens
 from harness.checks._vacuity import check_faults_reached, check_outcome
@@ -84,6 +85,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_doom_loop,
     check_output_limit,
     check_hook_depth,
+    check_no_patch,
 )
 
 

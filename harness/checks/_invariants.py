@@ -29,6 +29,7 @@ from harness.checks._goals import check_i5, expected_stop_state, goal_verdicts
 from harness.checks._hooks import is_hook_run
 from harness.checks._loop_guard import check_l3
 from harness.checks._tolerance import late_tolerance
+from harness.checks._training import left_unanswered
 from harness.checks._verdict import Verdict
 from harness.ports import (
     PURE_TOOL_KINDS,
@@ -104,9 +105,10 @@ def check_i2(trace: Trace) -> Verdict:
     if not any(m.tool_calls for m in messages):
         return _unknown("I2", "the transcript holds no tool call")
     problems = _transcript_problems(messages)
-    if problems and _disk_stopped(trace):
+    if problems and (_disk_stopped(trace) or _stopped_unpatched(trace)):
         # J6: when the disk fails the reply of the last call may be unwritable;
-        # the next recovery repairs it (J5), so only earlier gaps count.
+        # the next recovery repairs it (J5), so only earlier gaps count. Collecting
+        # training data, a run stops rather than patch its last calls (train:no-patch).
         last = [m for m in messages if m.role == "assistant"][-1]
         problems = [p for p in problems if not any(f"call {c.call_id} has no reply" == p
                                                    for c in last.tool_calls)]
@@ -120,6 +122,15 @@ def _disk_stopped(trace: Trace) -> bool:
     """The disk error was raised and the agent stopped short of completing (J6)."""
     outcome = trace.outcome
     return trace.crash.disk_error_raised and outcome is not None and \
+        outcome.stop_state != "complete"
+
+
+def _stopped_unpatched(trace: Trace) -> bool:
+    """A session collected as training data stopped short of completing: a call a crash
+    left without its result stays unanswered rather than get a placeholder (seed 002
+    §19.1 ①, 训练数据收集模式则拒绝修补)."""
+    outcome = trace.outcome
+    return bool(trace.extra.training_data) and outcome is not None and \
         outcome.stop_state != "complete"
 
 
@@ -279,6 +290,12 @@ def check_i4(trace: Trace) -> Verdict:
         if failure:
             return _fail("I4", failure, [_request_line(trace, r) for r in trace.requests[-4:]])
     expected = expected_stop_state(trace)
+    unsettled = left_unanswered(trace) if stop == "blocked" else []
+    if unsettled and expected != stop:
+        # Truncation level 4: collecting training data, a call in doubt stops the run
+        # rather than get a placeholder reply, whatever the scenario ends in otherwise.
+        return _pass("I4", f"stopped 'blocked' rather than patch {unsettled[0]}, the session "
+                     "being collected as training data (truncation level 4)")
     if expected is None:
         return _unknown("I4", "the scenario's stop depends on its goal's verifier and lease, and "
                         "the agent never called the goal port (AgentPorts.goals)")

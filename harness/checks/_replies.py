@@ -66,7 +66,7 @@ def _crossed(reply: MessageRecord, results: dict[str, Any]) -> list[str]:
         said = json.loads(reply.text)
     except ValueError:
         return []
-    carried = _carried(said)
+    carried = carried_values(said)
     if own is None or own in carried:
         return []
     others = [cid for cid, value in results.items() if cid != reply.call_id and value in carried]
@@ -74,10 +74,10 @@ def _crossed(reply: MessageRecord, results: dict[str, Any]) -> list[str]:
         else []
 
 
-def _carried(said: Any) -> list[Any]:
+def carried_values(said: Any) -> list[Any]:
     """The reply itself, and what it holds under a wrapper key (parsed, if a JSON string).
 
-    >>> _carried({"status": "ok", "result": '{"stored": true}'})[2:]
+    >>> carried_values({"status": "ok", "result": '{"stored": true}'})[2:]
     [{'stored': True}]
     """
     found = [said]

@@ -45,6 +45,7 @@ from harness.mutants._jobs import (
     goal_cancel_as_turn_cancel,
     goal_cancel_leaves_run_armed,
     invents_exit_codes,
+    jobs_get_the_whole_environ,
     never_claims,
     reruns_jobs_after_restart,
     waits_for_stopping_jobs,
@@ -484,6 +485,11 @@ def _completion_order(ports: AgentPorts) -> Agent:
     return reference()(replace(ports, tools=tools))
 
 
+def _as_product_session(task: Task, _ports: AgentPorts) -> Task:
+    # As an agent whose repair code never asks what the session is collected for.
+    return replace(task, training_data=False)
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -604,6 +610,9 @@ _TOOL_CAP = "scenarios/budgets/tool-call-cap-stops.yaml"
 _HOOK = "scenarios/tools/hook-never-fires-within-itself.yaml"
 _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
 _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
+_TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
+_TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
+_JOB_ENV = "scenarios/jobs/job-gets-a-clean-environment.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -894,5 +903,19 @@ MUTANTS: tuple[Mutant, ...] = (
            reference(limits=GuardLimits(hook_depth_slack=1)),
            (Kill(_HOOK, "L3:hook"),
             Kill(_HOOK, "L3:hook", "journal:fsync#4:after:unsynced_lost"))),
+    Mutant("S6-training-data-patched",
+           "seed 002 §19.1 ① (训练数据收集模式则拒绝修补; 第 4 级:工具结果未知 → 停止)",
+           "patches a session collected as training data as a product session: a cut call "
+           "gets an error reply and a call a crash left unsettled a synthetic one, made-up "
+           "replies that become training samples",
+           retasking(reference(), _as_product_session),
+           (Kill(_TRAINING_CUT, "train:no-patch"),
+            Kill(_TRAINING, "train:no-patch", "journal:fsync#2:after:unsynced_lost"))),
+    Mutant("ENV-whole-environ-to-jobs",
+           "seed 000 §5 (shell、后台任务、Hook 和 MCP 子进程使用清理过的环境变量)",
+           "starts a background job's process with a copy of its own os.environ, the model "
+           "provider's API key in it", jobs_get_the_whole_environ(),
+           (Kill(_JOB_ENV, "env:children"),
+            Kill(_JOB_ENV, "env:children", "journal:fsync#2:after:unsynced_lost"))),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -6,7 +6,10 @@ break it; the catalogue (:mod:`._catalogue`) names the cases that kill them.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from harness.agent import CancelRouter, JobEntry, JobSupervisor, ReferenceAgent
 from harness.mutants._build import reference
@@ -73,6 +76,16 @@ class _WaitsForStopping(JobSupervisor):
         return await super().reconcile(entry, call)
 
 
+class _JobsGetTheWholeEnviron(JobSupervisor):
+    """Starts each job's process with a copy of its own ``os.environ`` (as
+    ``subprocess.Popen`` does unless told otherwise): the provider's key goes with it."""
+
+    async def start_and_wait(self, tool: str, arguments: Mapping[str, Any],
+                             context: ToolContext) -> dict[str, Any]:
+        return await super().start_and_wait(tool, arguments,
+                                            replace(context, env=dict(os.environ)))
+
+
 class _ForgetfulRouter(CancelRouter):
     """Acts on every cancel it receives, the same request again included."""
 
@@ -88,6 +101,10 @@ class _ForgetfulRouter(CancelRouter):
 
 def reruns_jobs_after_restart() -> AgentFactory:
     return reference(job_supervisor=_RerunsAfterRestart)
+
+
+def jobs_get_the_whole_environ() -> AgentFactory:
+    return reference(job_supervisor=_JobsGetTheWholeEnviron)
 
 
 def invents_exit_codes() -> AgentFactory:

@@ -113,6 +113,10 @@ class Task:
     # max_output_tokens, a cut answer may be resampled with a raised limit (seed 002 §19.1,
     # truncation level 1).
     output_ceiling: int | None = None
+    # The session is collected as training data (seed 002 §19.1 ①: 训练数据收集模式则拒绝修补):
+    # no placeholder reply may stand in for a result the agent does not have. A cut call or
+    # a call a crash left without its result stops the run instead (truncation level 4).
+    training_data: bool = False
 
 
 @dataclass(frozen=True)

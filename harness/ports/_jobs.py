@@ -114,8 +114,13 @@ class JobPort(Protocol):
         ...
 
     def start(self, tool: str, arguments: Mapping[str, Any], *, job_id: str,
-              owner_session: str, owner_turn: str, call_id: str) -> JobIdentity:
-        """Start a job for the model's call ``call_id``; ``job_id`` is the agent's own id."""
+              owner_session: str, owner_turn: str, call_id: str,
+              env: Mapping[str, str] | None = None) -> JobIdentity:
+        """Start a job for the model's call ``call_id``; ``job_id`` is the agent's own id.
+
+        ``env`` is the environment handed to the job's process, as ``subprocess`` takes it
+        (``None``: the runner's clean one). Seed 000 §5: a background job gets a cleaned
+        environment, never the agent's credentials (env:children)."""
         ...
 
     def find(self, job_id: str) -> JobIdentity | None:

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import Any, Protocol, TypeVar
 
-from fakes import FakeJobRunner, Incarnations, RunnerPort, VirtualClock
+import fakes
+from fakes import FakeJobRunner, Incarnations, RunnerJob, RunnerPort, VirtualClock
 from harness.ports import CANCEL_STATUSES, CancelAck, CancelRequest
+from harness.runner._child_env import unwanted_variables
 from harness.scenario import Scenario
-from harness.trace import CancelAnswer, CancelRecord, JobRecord
+from harness.trace import CancelAnswer, CancelRecord, ChildEnvironment, JobRecord
 
 T = TypeVar("T")
 
@@ -42,6 +44,8 @@ class JobsWorld(Protocol):
     def reach(self, event: str) -> None: ...
 
     def tool_call_ids(self, tool: str) -> list[str]: ...
+
+    def note_child_environment(self, record: ChildEnvironment) -> None: ...
 
 
 class WorldJobs:
@@ -65,6 +69,20 @@ class WorldJobs:
             # the traces) of every other scenario stay as they were.
             self._signals: dict[str, int] = {}
             self.runner.on_signal = self._signalled
+        if any(spec.env is not None for spec in self.specs.values()):
+            # Only a job that declares its environment is judged (env:children): the
+            # records, and so the traces, of every other scenario stay as they were.
+            self.runner.on_start_env = self._started_with
+
+    def _started_with(self, job: RunnerJob, handed: Mapping[str, str] | None) -> None:
+        """What the process of ``job`` received: what the agent handed it, or the runner's
+        clean environment, with the variables the job declares (seed 000 §5)."""
+        declared = job.spec.env or ()
+        received = fakes.subprocess_environment(declared, handed)
+        record = job.record
+        self._world.note_child_environment(ChildEnvironment(
+            self.runner.jobs.index(job) + 1, record.tool, record.call_id, record.incarnation,
+            handed is not None, unwanted_variables(received, declared)))
 
     def _signalled(self, tool: str) -> None:
         self._signals[tool] = self._signals.get(tool, 0) + 1

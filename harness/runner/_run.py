@@ -414,7 +414,8 @@ class _CaseRun:
             loop_phrases=world.loop_phrases(),
             sampled_requests=world.sampled_requests(),
             output_ceiling=world.scenario.provider.max_output_tokens,
-            asked_outputs=world.asked_outputs())
+            asked_outputs=world.asked_outputs(),
+            training_data=True if scenario.training_data else None)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

@@ -51,6 +51,7 @@ def task_for(scenario: Scenario) -> Task:
         prices=_prices(scenario.provider.model),
         context_window=scenario.provider.context_window,
         output_ceiling=scenario.provider.max_output_tokens,
+        training_data=scenario.training_data,
     )
 
 

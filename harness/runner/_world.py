@@ -220,7 +220,8 @@ class World:
     def child_environments(self) -> tuple[ChildEnvironment, ...] | None:
         """What each child of a subprocess tool received, for a scenario with such a tool
         (empty: none started); ``None`` elsewhere, so those traces keep their digests."""
-        if not any(t.behaviour.kind == "subprocess" for t in self.tools.values()):
+        if not any(t.behaviour.kind == "subprocess" for t in self.tools.values()) and \
+                not any(job.env is not None for job in self.scenario.jobs.values()):
             return None
         return tuple(self._children)
 
@@ -322,7 +323,8 @@ class World:
             self.refused_turns.append(RefusedTurn(len(self.requests) + 1, *seen.refused_turn))
         record = answered_record(seen, plan, response, body, index=len(self.requests) + 1,
                            incarnation=incarnation, now=self.clock.now(), faults=kinds)
-        if self.scenario.provider.context_window is not None:
+        if self.scenario.provider.context_window is not None or self.scenario.training_data:
+            # The compaction checks and train:no-patch read each reply a request carried.
             record = replace(record, replies=sent_replies(self.scenario.dialect, seen.json))
         pending = Pending(record, response, body, cut_short=plan.cut_short)
         if self.goals is not None and self.scenario.provider.context_window is not None:

@@ -55,6 +55,10 @@ class JobDeclaration(ScenarioModel):
     """Fault: once the agent that started it crashed, the runner cannot be asked about it."""
     timeout_seconds: Seconds | None = None
     """The agent's own limit for waiting on one call of it; absent: the agent's default."""
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] | None = None
+    """Environment variables the job's process needs besides PATH, HOME, LANG, TMPDIR and the
+    like. Declared (even empty): the world records what the agent hands the job's process
+    (``JobPort.start(env=...)``) and env:children judges it (seed 000 §5); absent: not judged."""
 
     @model_validator(mode="after")
     def _vanishes_while_running(self) -> Self:
@@ -72,7 +76,8 @@ class JobDeclaration(ScenarioModel):
                              retained_lines=self.retained_lines, exit_code=self.exit_code,
                              vanishes_at=self.vanishes_at_seconds,
                              ignores_term=self.ignores_term,
-                             unqueryable_after_crash=self.unqueryable_after_crash)
+                             unqueryable_after_crash=self.unqueryable_after_crash,
+                             env=tuple(self.env) if self.env is not None else None)
 
 
 class CancelFault(ScenarioModel):

@@ -298,6 +298,11 @@ class Scenario(ScenarioModel):
     """The scripted verifier's rules, first match wins (seed 002 §19.2)."""
     hook: HookDeclaration | None = None
     """A hook run after each tool call that returned; absent: none (seed 002 §19.1 ③)."""
+    training_data: bool = False
+    """The session is collected as training data, and the agent is told so: no placeholder
+    reply may stand in for a tool result it does not have (a cut call, a call a crash left
+    unsettled), so such a call stops the run instead (seed 002 §19.1 ①, truncation level 4;
+    check train:no-patch)."""
     expect: Expectation
     """The verdict a correct agent reaches."""
     absorb: list[Annotated[str, Field(pattern=HOST_PATTERN, max_length=253)]] = []  # noqa: RUF012

@@ -104,7 +104,8 @@ def _extra(world: ServedWorld, final: ProcessRun | None) -> TraceExtra:
                       output_ceiling=world.scenario.provider.max_output_tokens,
                       asked_outputs=world.asked_outputs(),
                       hook_tool=hook.run if hook is not None else None,
-                      hook_max_depth=hook.max_depth if hook is not None else None)
+                      hook_max_depth=hook.max_depth if hook is not None else None,
+                      training_data=True if world.scenario.training_data else None)
 
 
 def folder_files(root: str) -> Mapping[str, bytes]:

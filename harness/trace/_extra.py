@@ -55,11 +55,12 @@ class GoalInRequest:
 
 @dataclass(frozen=True)
 class ChildEnvironment:
-    """The environment one child process of a ``subprocess`` tool received (env:children):
+    """The environment one child process of a ``subprocess`` tool, or of a background job
+    that declares its environment, received (env:children):
     only the names it should not have had; no value, and not the names every machine
     spells differently (``LANG``, ``TMPDIR``), so the trace stays the same everywhere."""
 
-    seq: int  # InvocationRecord.seq
+    seq: int  # InvocationRecord.seq; a background job's place among the runner's jobs
     tool: str
     call_id: str
     incarnation: int
@@ -145,6 +146,9 @@ class TraceExtra:
     # and the output limit each request asked for.
     output_ceiling: int | None = None
     asked_outputs: tuple[AskedOutput, ...] | None = None
+    # True for a scenario whose session is collected as training data (train:no-patch): the
+    # agent was told so, and each request's tool replies are recorded.
+    training_data: bool | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

@@ -82,3 +82,37 @@ def test_the_record_keeps_no_value(clean: Trace) -> None:
     said = json.loads(clean.canonical_json())["extra"]["child_environments"]
     assert said == [{"seq": 1, "tool": "build", "call_id": said[0]["call_id"],
                      "incarnation": 1, "handed": True, "unwanted": []}]
+
+
+JOB_SCENARIO = "scenarios/jobs/job-gets-a-clean-environment.yaml"
+JOBS_WHOLE_ENVIRON = next(m for m in MUTANTS if m.name == "ENV-whole-environ-to-jobs")
+
+
+def test_the_reference_agent_hands_its_background_job_a_cleaned_environment() -> None:
+    trace = reference_trace(JOB_SCENARIO, "env:children")
+    verdict = check_child_environments(trace)
+    assert verdict is not None
+    assert verdict.status == "pass", verdict
+    children = trace.extra.child_environments
+    assert children is not None
+    assert [(c.seq, c.tool, c.handed, c.unwanted) for c in children] == [
+        (1, "build", True, ())]
+    assert [j.tool for j in trace.jobs] == ["build"]
+
+
+@pytest.mark.parametrize("kill", JOBS_WHOLE_ENVIRON.kills, ids=lambda k: k.crash or "no crash")
+def test_a_job_handed_the_whole_os_environ_fails_naming_the_key(kill: Kill) -> None:
+    result = run_kill(kill, JOBS_WHOLE_ENVIRON.factory)
+    failed = {v.invariant: v for v in result.failed_verdicts}
+    assert set(failed) == {"env:children"}, result.failed_verdicts
+    assert "OPENAI_API_KEY: a model provider variable" in failed["env:children"].message
+    assert " of build (incarnation " in failed["env:children"].message
+    assert result.trace is not None
+    assert FAKE_API_KEY not in result.trace.canonical_json()
+
+
+def test_a_job_that_declares_no_environment_is_not_judged() -> None:
+    # Every job scenario shipped before the declaration keeps its trace: nothing recorded.
+    trace = reference_trace("scenarios/jobs/build-survives-a-crash.yaml", "env:children")
+    assert trace.extra.child_environments is None
+    assert check_child_environments(trace) is None

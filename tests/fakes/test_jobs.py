@@ -117,3 +117,18 @@ def test_the_runner_keeps_each_job_as_the_trace_records_it() -> None:
     assert runner.record(job) == replace(job.record, lines=2)
     assert (job.record.state, job.record.call_id, job.record.signals[0].at) == ("killed",
                                                                                 "call_1", 4)
+
+
+def test_a_job_that_declares_its_environment_reports_what_it_was_handed() -> None:
+    runner = FakeJobRunner(VirtualClock(), Incarnations())
+    seen: list[tuple[str, dict[str, str] | None]] = []
+    runner.on_start_env = lambda job, env: seen.append(
+        (job.record.call_id, dict(env) if env is not None else None))
+    port = runner.port(1, {"build": JobSpec(env=("TOKEN",)), "lint": JobSpec()})
+    port.start("build", {}, job_id="j1", owner_session="s", owner_turn="t1",
+               call_id="call_1", env={"PATH": "/bin"})
+    port.start("build", {}, job_id="j2", owner_session="s", owner_turn="t1", call_id="call_2")
+    port.start("lint", {}, job_id="j3", owner_session="s", owner_turn="t1", call_id="call_3",
+               env={"PATH": "/bin"})
+    # A job without a declared environment is not reported: its scenario judges none.
+    assert seen == [("call_1", {"PATH": "/bin"}), ("call_2", None)]

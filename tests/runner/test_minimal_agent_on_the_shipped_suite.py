@@ -63,6 +63,11 @@ KNOWN_GAPS = {
     # It offers no cancel hook: a cancel during its retry wait never reaches it, so after
     # the wait it goes on and writes the note the cancelled turn must not write.
     "cancel-during-retry-wait-openai": {"side_effects"},
+    # It reads no training-data mode: it takes an answer cut in its mail call as the
+    # model's last word and ends 'complete', and recovers a crash with J5's synthetic
+    # replies, placeholders in a session collected as training data.
+    "training-cut-call-stops": {"I4"},
+    "training-session-never-patched": {"train:no-patch"},
 }
 
 

@@ -43,7 +43,8 @@ def test_an_unknown_key_suggests_the_close_one_and_lists_the_allowed(tmp_path: P
         write(tmp_path, VALID + "descripton: x\n"),
         "10:1: scenario: unknown key: got 'descripton'; expected one of 'name', 'description', "
         "'dialect', 'seed', 'tools', 'model', 'faults', 'jobs', 'cancels', 'crash', 'budget', "
-        "'provider', 'goal', 'verifier', 'hook', 'expect', 'absorb'. Did you mean 'description'?",
+        "'provider', 'goal', 'verifier', 'hook', 'training_data', 'expect', 'absorb'. Did you "
+        "mean 'description'?",
     )
     assert (error.line, error.column, error.value) == (10, 1, "descripton")
     assert error.hint == "Did you mean 'description'?"
