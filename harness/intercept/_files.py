@@ -76,6 +76,7 @@ import ssl
 import stat
 import sys
 import tempfile
+import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -1278,17 +1279,26 @@ class _RealFolder(FakeDirectoryFromRealDirectory):
     made and linked in directly, with the same stat, mode and laziness.
     """
 
+    _filled = False  # listed whole, or its entries ready to be made by name
+
     @property
     def entries(self) -> dict[str, FakeFile]:
         if self.contents_read:
+            if not self._filled:  # another thread is listing it (aiosqlite's, say): wait
+                with _LISTING:
+                    pass
             return self._entries
-        self.contents_read = True
-        listing = [entry for entry in os.scandir(self.source_path) if self._shown(entry)]
-        if any(entry.is_symlink() for entry in listing):
-            for entry in listing:
-                self.make_entry(entry)
-        else:
-            self._entries = _EntriesMadeByName(self, listing, self._entries)
+        with _LISTING:
+            if not self.contents_read:
+                self.contents_read = True  # what linking entries in asks of it is the dict
+                listing = [entry for entry in os.scandir(self.source_path)
+                           if self._shown(entry)]
+                if any(entry.is_symlink() for entry in listing):
+                    for entry in listing:
+                        self.make_entry(entry)
+                else:
+                    self._entries = _EntriesMadeByName(self, listing, self._entries)
+                self._filled = True
         return self._entries
 
     def make_entry(self, entry: os.DirEntry[str], inode: int | None = None) -> None:
@@ -1333,6 +1343,11 @@ class _StartFolderView(_RealFolder):
         return made
 
 
+# Held while a real folder is listed or one of its entries made: the agent's threads
+# (aiosqlite runs each statement on one of its own) look into the same folders.
+_LISTING: Final = threading.RLock()
+
+
 class _EntriesMadeByName(dict[str, FakeFile]):
     """A real folder's entries, each made when first asked for by name.
 
@@ -1360,34 +1375,48 @@ class _EntriesMadeByName(dict[str, FakeFile]):
         folder.st_nlink += len(listing)
 
     def _make(self, name: str) -> None:
-        entry = self._pending.pop(name, None)
-        if entry is None:
+        if name not in self._pending:
             return
-        self._folder.st_nlink -= 1
-        self._folder.make_entry(entry, self._first_inode + 1 + self._order.index(name))
+        with _LISTING:  # another thread may be making it: it is there once the lock is had
+            entry = self._pending.pop(name, None)
+            if entry is None:
+                return
+            self._folder.st_nlink -= 1
+            self._folder.make_entry(entry, self._first_inode + 1 + self._order.index(name))
 
     def _make_all(self) -> None:
-        if not self._pending:
-            return
-        for name in list(self._pending):
-            self._make(name)
-        made = dict(dict.items(self))
-        dict.clear(self)
-        for name in self._order:
-            if name in made:
-                dict.__setitem__(self, name, made.pop(name))
-        dict.update(self, made)  # the agent's own, after the real ones as when listed
+        with _LISTING:  # one thread may be putting them in order: the others wait for it
+            if not self._pending:
+                return
+            for name in list(self._pending):
+                self._make(name)
+            made = dict(dict.items(self))
+            dict.clear(self)
+            for name in self._order:
+                if name in made:
+                    dict.__setitem__(self, name, made.pop(name))
+            dict.update(self, made)  # the agent's own, after the real ones as when listed
 
     def __contains__(self, name: object) -> bool:
-        return dict.__contains__(self, name) or name in self._pending
+        if dict.__contains__(self, name):
+            return True
+        with _LISTING:
+            return dict.__contains__(self, name) or name in self._pending
 
     def __getitem__(self, name: str) -> FakeFile:
         self._make(name)
-        return dict.__getitem__(self, name)
+        try:
+            return dict.__getitem__(self, name)
+        except KeyError:  # or another thread is putting the entries in order
+            with _LISTING:
+                return dict.__getitem__(self, name)
 
     def get(self, name: str, default: Any = None) -> Any:
         self._make(name)
-        return dict.get(self, name, default)
+        if dict.__contains__(self, name):
+            return dict.get(self, name, default)
+        with _LISTING:
+            return dict.get(self, name, default)
 
     def __delitem__(self, name: str) -> None:
         self._make(name)
