@@ -788,16 +788,32 @@ def _unknown_lines(results: Sequence[CaseResult]) -> list[str]:
     ...                       "unknown", why),), "", crash_reached=False)
     >>> _unknown_lines([case(1, "a"), case(2, "b"), case(3, "a")])
     ['UNKNOWN s: a (+1 alike)', 'UNKNOWN s: b']
+
+    Checks that failed on the way are named: they judged a run the case is not about,
+    but the agent did what they say (a final answer the model never gave, say).
+
+    >>> failing = CaseResult(Case("s", Path("s.yaml"), 4), None, "", (Verdict("script",
+    ...     "unknown", "a"), Verdict("I4", "fail", "no")), "", crash_reached=False)
+    >>> _unknown_lines([failing])
+    ['UNKNOWN s: a; on the way it failed I4 (replay the case to see why)']
     """
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for result in results:
         # Else the uncrashed case of a scenario whose points: all made no crash case.
-        why = result.unknown_reason if result.status == "unknown" else result.no_crash_case
+        why = _unknown_why(result) if result.status == "unknown" else result.no_crash_case
         if why is not None:
             groups.setdefault((result.case.scenario_name, why), []).append(result)
     return [f"UNKNOWN {first.case.case_id}: {why}" + (f" (+{len(others)} alike)" if others
                                                        else "")
             for (_, why), (first, *others) in groups.items()]
+
+
+def _unknown_why(result: CaseResult) -> str:
+    failed = [v.invariant for v in result.failed_verdicts]
+    if not failed:
+        return result.unknown_reason
+    return (f"{result.unknown_reason}; on the way it failed {', '.join(failed)} "
+            "(replay the case to see why)")
 
 
 def _print_failures(failed: Sequence[CaseResult], by_name: dict[str, Scenario]) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from harness._inputs import read_input
 from harness._redact import redact_text
 from harness.ports import CUTTING_FAULTS, cut_at_limit
-from harness.runner import CaseResult, Verdict, is_world_point
+from harness.runner import FAIL_UNREACHED, CaseResult, Verdict, is_world_point
 from harness.scenario import MAX_BYTES, Scenario, source_of
 from harness.trace import RequestRecord, Trace, request_turn
 
@@ -142,8 +142,11 @@ def _verdict_line(result: CaseResult) -> str:
     """One line that says why, first: pytest's short summary shows only this line."""
     failed = result.failed_verdicts
     if failed:
+        # A verdict that holds of any run (another dialect, a real host, a dropped tool)
+        # is the cause the rest follow from: "I4 broken" first hid "dialect" in "2 more".
+        first = next((v for v in failed if v.invariant in FAIL_UNREACHED), failed[0])
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-        return f"{failed[0].invariant} broken: {failed[0].message}{more}"
+        return f"{first.invariant} broken: {first.message}{more}"
     if result.error is not None:
         return f"harness error: {result.error}"
     return result.unknown_reason

@@ -48,6 +48,7 @@ from harness.runner._reached import (
     proved_nothing_line,
 )
 from harness.runner._results import (
+    FAIL_UNREACHED,
     AgentOutput,
     AttemptRow,
     Case,
@@ -80,6 +81,7 @@ from harness.trace import Trace
 
 __all__ = [
     "ERROR_CLASSES",
+    "FAIL_UNREACHED",
     "FUZZING",
     "PLANNING",
     "RECORDING",

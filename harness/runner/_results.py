@@ -23,8 +23,8 @@ from harness.checks import Verdict, VerdictStatus
 if TYPE_CHECKING:
     from harness.trace import Trace
 
-__all__ = ["AgentOutput", "AttemptRow", "Case", "CaseResult", "CrashSpec", "CrashWhen", "Verdict",
-           "VerdictStatus", "strictly", "without_secrets"]
+__all__ = ["FAIL_UNREACHED", "AgentOutput", "AttemptRow", "Case", "CaseResult", "CrashSpec",
+           "CrashWhen", "Verdict", "VerdictStatus", "strictly", "without_secrets"]
 
 CrashWhen = Literal["before", "after", "at"]
 """Before or after an agent's own persistence point; ``at`` a world event."""

@@ -251,3 +251,15 @@ def test_a_last_request_cut_by_the_crash_is_the_crashs_and_a_faulted_one_the_pro
     verdict = check_i4(replace(crashed, requests=(*first[:-1], faulted)))
     assert verdict.message == "complete after an infrastructure failure: the last request " \
         "ended broken"
+
+
+def test_the_first_line_names_a_verdict_that_holds_of_any_run_before_the_rest() -> None:
+    """An agent in another dialect fails I4 too; "I4 broken … (and 2 more)" hid the cause."""
+    from harness._report_text import _verdict_line
+
+    dialect = Verdict("dialect", "fail", "the agent speaks openai-responses; the scenario openai")
+    side = Verdict("side_effects", "fail", "mail: 0 effect(s), expected 1")
+    line = _verdict_line(_failed(_cut_trace(), I4_FAILED, side, dialect))
+    assert line.startswith("dialect broken: the agent speaks openai-responses")
+    assert line.endswith("(and 2 more)")
+    assert _verdict_line(_failed(_cut_trace(), I4_FAILED, side)).startswith("I4 broken")
