@@ -27,6 +27,9 @@ from collections import Counter
 from pathlib import Path
 
 from _quick import scaled
+from _side_by_side import option
+from _side_by_side import rounds as given_rounds
+from _side_by_side import trees as side_by_side
 
 from harness.ports import AgentFactory
 from harness.runner import plan_cases, run_case
@@ -65,8 +68,8 @@ def _factory() -> AgentFactory | None:
 def main() -> None:
     if "--worker" in sys.argv:
         _worker()
-    elif "--against" in sys.argv:
-        _side_by_side(sys.argv[sys.argv.index("--against") + 1], _rounds())
+    elif option("--against") is not None:
+        _side_by_side(str(option("--against")), given_rounds(scaled(5, 1)))
     else:
         _once()
 
@@ -111,11 +114,6 @@ def _shared_restarts() -> int:
     return sum(r.shared_restarts for r in _explore._RECORDINGS.values())
 
 
-def _rounds() -> int:
-    return int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv \
-        else scaled(5, 1)
-
-
 def _worker() -> None:
     """Run every crash case once per line read; answer with the round's times as JSON."""
     factory = _factory()
@@ -132,12 +130,8 @@ def _worker() -> None:
 
 
 def _side_by_side(revision: str, rounds: int) -> None:
-    here = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as base:
-        archive = subprocess.run(["git", "-C", str(here), "archive", revision],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", base], input=archive, check=True)
-        trees = {revision: Path(base), "this tree": here}
+        trees = side_by_side(Path(base), revision)
         workers = {name: _start_worker(tree) for name, tree in trees.items()}
         best: dict[str, dict[str, float]] = {name: {} for name in trees}
         for _ in range(rounds):

@@ -31,6 +31,9 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
 from _quick import scaled
+from _side_by_side import option
+from _side_by_side import rounds as given_rounds
+from _side_by_side import trees as side_by_side
 
 HERE = Path(__file__).resolve().parent.parent
 ROUND_TRIPS = scaled(20_000, 500)
@@ -121,23 +124,15 @@ def cases(tree: Path, load: str, spec: object, repeats: int) -> dict[str, float]
 
 
 def main() -> None:
-    revision = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv \
-        else scaled(3, 1)
+    revision = option("--against")
+    rounds = given_rounds(scaled(3, 1))
     print(f"round trip: {1e6 * round_trip_seconds(ROUND_TRIPS):.1f} µs per effect told and "
           f"answered ({ROUND_TRIPS:,} effects)")
     crash = scaled(sorted(str(p) for p in (HERE / "scenarios/crash").glob("*.yaml")),
                    [str(HERE / "scenarios/crash/inspect-then-send-once.yaml")])
     loads = [("sends", sends_scenario(EFFECTS), REPEATS), ("crash", crash, 1)]
     with tempfile.TemporaryDirectory() as base:
-        trees = {"this tree": HERE}
-        if revision is not None:
-            old = Path(base) / "old"
-            old.mkdir()
-            archive = subprocess.run(["git", "-C", str(HERE), "archive", revision],
-                                     check=True, capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-            trees = {revision: old, **trees}
+        trees = side_by_side(Path(base), revision)
         for load, spec, repeats in loads:
             best: dict[str, dict[str, float]] = {}
             for _ in range(rounds):

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _quick import scaled
+from _side_by_side import option
+from _side_by_side import rounds as given_rounds
+from _side_by_side import trees as side_by_side
 
 HERE = Path(__file__).resolve().parent.parent
 USER_AGENT = "examples.naive_resend_agent:agent"
@@ -73,21 +76,13 @@ def session(tree: Path, scenarios: list[str], agent: str | None, folder: Path) -
 
 
 def main() -> None:
-    revision = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv \
-        else scaled(3, 1)
+    revision = option("--against")
+    rounds = given_rounds(scaled(3, 1))
     with tempfile.TemporaryDirectory() as base:
         folder = Path(base) / "project"
         folder.mkdir()
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        trees = {"this tree": HERE}
-        if revision is not None:
-            old = Path(base) / "old"
-            old.mkdir()
-            archive = subprocess.run(["git", "-C", str(HERE), "archive", revision],
-                                     check=True, capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-            trees = {revision: old, **trees}
+        trees = side_by_side(Path(base), revision)
         for name, scenarios, agent in LOADS:
             best: dict[str, Session] = {}
             for _ in range(rounds):
