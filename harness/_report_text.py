@@ -486,9 +486,13 @@ def _cut_arguments(_result: CaseResult, trace: Trace) -> list[str]:
 def _what_became_of_cut_calls(trace: Trace, cut: RequestRecord) -> str | None:
     """The agent's handling of ``cut``'s calls in the trace's words; None: nothing to explain."""
     ids = {c.call_id for c in cut.calls}
-    ran = sorted({i.tool for i in trace.invocations if not i.refused and i.call_id in ids})
+    whole = {c.call_id for c in cut.calls if c.arguments() is not None}
+    ran = [i for i in trace.invocations if not i.refused and i.call_id in ids]
+    if any(i.call_id not in whole for i in ran):
+        return f"the agent ran {', '.join(sorted({i.tool for i in ran}))} with them anyway"
     if ran:
-        return f"the agent ran {', '.join(ran)} with them anyway"
+        return (f"the agent ran {', '.join(sorted({i.tool for i in ran}))}, whose arguments "
+                "came through whole, anyway: no call of an answer cut at the limit may run")
     error = _last_line(trace.extra.agent_traceback or "")
     if not error:
         return None

@@ -263,3 +263,21 @@ def test_the_first_line_names_a_verdict_that_holds_of_any_run_before_the_rest() 
     assert line.startswith("dialect broken: the agent speaks openai-responses")
     assert line.endswith("(and 2 more)")
     assert _verdict_line(_failed(_cut_trace(), I4_FAILED, side)).startswith("I4 broken")
+
+
+def test_an_agent_that_ran_the_whole_call_of_a_cut_answer_is_told_so_not_that_it_used_cut_ones(
+) -> None:
+    """LangGraph runs the whole first call of an answer cut in its second; "ran append_note
+    with them anyway" said the note's arguments were the cut ones."""
+    from harness.mutants import MUTANTS
+    from harness.runner import plan_cases
+    from harness.scenario import load_scenario
+
+    source = Path("scenarios/streaming/cut-answer-with-a-whole-call.yaml")
+    scenario = load_scenario(source)
+    ignores = next(m for m in MUTANTS if m.name == "S6-ignores-length-finish")
+    result = run_case(plan_cases(scenario, source)[0], scenario, ignores.factory)
+    assert "I7" in {v.invariant for v in result.failed_verdicts}
+    [line] = [line for line in diagnosis(result) if "output limit" in line]
+    assert "the agent ran notes, whose arguments came through whole, anyway" in line
+    assert "with them anyway" not in line
