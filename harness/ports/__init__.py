@@ -20,12 +20,15 @@ loading a scenario never loads their stream machinery.
 """
 
 from harness.ports._agent import (
+    REPLY_STATUS_MEANINGS,
+    REPLY_STATUSES,
     STOP_STATES,
     Agent,
     AgentFactory,
     AgentOutcome,
     AgentPorts,
     RecoveryReport,
+    ReplyStatus,
     StopState,
     Task,
     ToolCallView,
@@ -35,11 +38,16 @@ from harness.ports._agent import (
 )
 from harness.ports._clock import CALENDAR_ORIGIN_UNIX, Clock, LoopClock
 from harness.ports._dialect import (
+    ATTEMPT_ID_HEADER,
     DIALECTS,
+    FINISH_REASONS,
+    RETRY_LAYER_HEADER,
     SPECS,
+    WITHHELD_FINISHES,
     Dialect,
     DialectSpec,
     Family,
+    FinishReason,
     check_dialect,
     cut_at_limit,
     family_of,
@@ -173,6 +181,8 @@ from harness.ports._replies import (
     classify_reply,
     reply_failed,
 )
+from harness.ports._retry_after import parse_retry_after
+from harness.ports._sse import SSEDecoder, SSEEvent
 from harness.ports._tool_kinds import (
     CONCURRENCY_SAFE_TOOL_KINDS,
     PURE_TOOL_KINDS,
@@ -186,6 +196,7 @@ from harness.ports._tools import PassThroughTool, Tool, ToolContext, ToolInvocat
 from harness.ports._usage import Usage
 
 __all__ = [
+    "ATTEMPT_ID_HEADER",
     "BROKEN_STREAM_FAULTS",
     "CALENDAR_ORIGIN_UNIX",
     "CANCEL_STATUSES",
@@ -196,6 +207,7 @@ __all__ = [
     "FAULT_KINDS",
     "FAULT_MEANINGS",
     "FAULT_TYPES",
+    "FINISH_REASONS",
     "HTTP_ERROR_STATUSES",
     "JOB_COMPLETED_MARKER",
     "LAYERS",
@@ -207,7 +219,10 @@ __all__ = [
     "PRICES",
     "PRICES_AS_OF",
     "PURE_TOOL_KINDS",
+    "REPLY_STATUSES",
+    "REPLY_STATUS_MEANINGS",
     "RESTART_POLICIES",
+    "RETRY_LAYER_HEADER",
     "SILENCING_FAULTS",
     "SPECS",
     "STOP_STATES",
@@ -218,6 +233,7 @@ __all__ = [
     "TOOL_OUTCOME_MEANINGS",
     "TOOL_PARAMETERS",
     "VERIFIER_OUTCOMES",
+    "WITHHELD_FINISHES",
     "Agent",
     "AgentFactory",
     "AgentOutcome",
@@ -250,6 +266,7 @@ __all__ = [
     "Fault",
     "FaultMeaning",
     "FaultRule",
+    "FinishReason",
     "FrameFault",
     "Goal",
     "GoalAction",
@@ -285,8 +302,11 @@ __all__ = [
     "PassThroughTool",
     "RandomSplits",
     "RecoveryReport",
+    "ReplyStatus",
     "RestartPolicy",
     "RuleBreach",
+    "SSEDecoder",
+    "SSEEvent",
     "Signal",
     "SlowDrip",
     "SplitAt",
@@ -330,6 +350,7 @@ __all__ = [
     "named_path",
     "normpath",
     "own_prices",
+    "parse_retry_after",
     "price_of",
     "reply_failed",
     "retry_after_breach",

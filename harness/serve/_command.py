@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness._errors import got_expected
 from harness.frontend import input_path, parse_seed, positive_float, whole_number
 from harness.serve._scale import MIN_TIME_SCALE, SCALE_REASON
 
@@ -33,8 +34,8 @@ def time_scale(text: str) -> float:
     value = positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
                                  "(a 120 s stall: 1.2 s)")
     if value < MIN_TIME_SCALE:
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected at least "
-                                         f"{MIN_TIME_SCALE:g}: {SCALE_REASON}")
+        raise argparse.ArgumentTypeError(got_expected(
+            "", got=repr(text), expected=f"at least {MIN_TIME_SCALE:g}: {SCALE_REASON}"))
     return value
 
 
