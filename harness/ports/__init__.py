@@ -6,17 +6,21 @@ imports the other's internals (DESIGN §4). Besides the ports (:class:`Disk`,
 :class:`AppendFile`, :class:`Clock`, :class:`Tool`), this package holds the
 helpers both sides must compute identically: the seeded random streams and ids,
 the hashes of arguments and side effects, the remembered path helpers, the
-mapping of ``OSError`` to :class:`harness.DiskError`, and the reading of a tool
-reply's outcome the scripted model and the checkers share (:func:`classify_reply`).
+mapping of ``OSError`` to :class:`harness.DiskError`, the reading of a tool
+reply's outcome the scripted model and the checkers share (:func:`classify_reply`),
+and the reading of a stream and its waits that the reference client, the world and
+the recorder share (:class:`SSEDecoder`, :func:`parse_retry_after`, the headers that
+name an attempt).
 
 It also holds the contract every agent is run under (:class:`Agent`,
-:class:`AgentPorts`, :class:`Task`, :class:`AgentOutcome`, the stop states and
-:class:`Usage`), so the scenario loader, the runner and the checkers know what an
-agent is without loading the reference agent. And it holds the tables the world and
-the checkers both read: what each tool kind is (:data:`TOOL_KIND_TRAITS`), what each
-fault is and does to a stream (:data:`FAULT_KINDS`, :data:`FAULT_MEANINGS`) and what each
-model costs (:data:`PRICES`, :func:`cost`), so judging a trace never loads the fakes and
-loading a scenario never loads their stream machinery.
+:class:`AgentPorts`, :class:`Task`, :class:`AgentOutcome`, the stop states, the reply
+statuses, the finish reasons and :class:`Usage`), so the scenario loader, the runner
+and the checkers know what an agent is without loading the reference agent. And it
+holds the tables the world and the checkers both read: what each tool kind is
+(:data:`TOOL_KIND_TRAITS`), what each fault is and does to a stream (:data:`FAULT_KINDS`,
+:data:`FAULT_MEANINGS`) and what each model costs (:data:`PRICES`, :func:`cost`), so
+judging a trace never loads the fakes and loading a scenario never loads their stream
+machinery.
 """
 
 from harness.ports._agent import (
