@@ -8,7 +8,8 @@ transport it was built with: litellm's aiohttp one too), the example's tools ans
 without a relay, and each incarnation imports the agent's package afresh and runs
 ``main(prompt)`` on a new event loop (``asyncio.run``), as a restarted process would.
 The first incarnations end where the harness's crash struck, right after the tool ran
-(an exception no framework catches); the last one runs to its end.
+(an exception no framework catches); the last one runs to its end. The agent's files
+go to a new temporary working folder for each play of the case.
 
 No virtual clock, no interception, no fake file system, no judging: what is left is
 the agent, its framework, its SDK and httpx. One thing is done as the harness does it:
@@ -24,6 +25,7 @@ import importlib
 import inspect
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -101,6 +103,10 @@ class _Answers:
 
         return Transport()
 
+    @property
+    def left(self) -> int:
+        return len(self._answers)
+
     def _answer(self, library: Any, request: Any) -> Any:
         if not str(request.url).startswith(self._origins):
             return library.Response(404, json={}, request=request)
@@ -146,17 +152,44 @@ def _fresh(package: str) -> None:
         del sys.modules[name]
 
 
-def play(recording: Recording) -> None:
-    """The case's incarnations, outside the harness."""
+@dataclass(frozen=True)
+class Played:
+    """One incarnation outside the harness: the answers it was handed, how it ended."""
+
+    handed: int
+    left: int
+    ended: str  # "crash", "returned", or the exception's type
+
+
+def play(recording: Recording) -> tuple[Played, ...]:
+    """The case's incarnations, outside the harness, in a new empty working folder (the
+    files an agent writes there, a session's database, last from one incarnation to the
+    next, as on a real disk, and go with the folder)."""
+    with tempfile.TemporaryDirectory(prefix="outside-the-harness-") as folder:
+        before = os.getcwd()
+        os.chdir(folder)  # the agent's files (a session database...) go there
+        try:
+            return _play(recording)
+        finally:
+            os.chdir(before)
+
+
+def _play(recording: Recording) -> tuple[Played, ...]:
     module, _, attribute = recording.entry.partition(":")
     last = len(recording.incarnations) - 1
+    played = []
     for number, answers in enumerate(recording.incarnations):
         _fresh(module.split(".")[0])
-        with _outside(answers, crash=number < last):
+        with _outside(answers, crash=number < last) as given:
             main: Callable[[str], Any] = getattr(__import__(module, fromlist=["_"]), attribute)
             try:
                 value = main(recording.prompt)
                 if inspect.iscoroutine(value):
                     asyncio.run(value)
-            except (Exception, Crash):
-                pass  # how the incarnation ended is not measured here
+                ended = "returned"
+            except Crash:
+                ended = "crash"
+            except Exception as error:  # the agent's own way out
+                ended = type(error).__name__
+        played.append(Played(len(answers) - given.left, given.left, ended))
+    return tuple(played)

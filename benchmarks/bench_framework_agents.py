@@ -106,7 +106,10 @@ def outside_seconds(modules: list[str], rounds: int) -> dict[str, float]:
         entry = PlainEntry(f"examples.frameworks.{module}:main")
         case, scenario = cases_of(module, crash_only=True)[0]
         recordings[module] = _outside.record(case, scenario, entry)
-        _outside.play(recordings[module])  # warm-up
+        played = _outside.play(recordings[module])  # warm-up
+        if any(incarnation.left for incarnation in played):
+            print(f"{module:<24} outside the harness, asked fewer requests than in it: "
+                  f"{played}")
     times: dict[str, list[float]] = {m: [] for m in modules}
     for _ in range(rounds):
         for module in modules:
