@@ -14,7 +14,12 @@ recording kept from the warm-up would serve the crash case's restart from memory
 A framework whose package is not installed (the ``frameworks`` extra) is named and
 left out.
 
+``--outside`` adds the crash case played outside the harness (``_outside.py``: plain
+asyncio, a fake httpx transport handing back the answers the harness's run got), beside
+the bare SDK's played alike: how much of a framework's ratio is the framework's own.
+
     .venv/bin/python benchmarks/bench_framework_agents.py [--rounds 3] [--only langgraph_agent]
+    .venv/bin/python benchmarks/bench_framework_agents.py --outside
     .venv/bin/python benchmarks/bench_framework_agents.py --quick
 """
 
@@ -26,6 +31,7 @@ import statistics
 import time
 from pathlib import Path
 
+import _outside
 from _quick import scaled
 
 from harness.intercept import PlainEntry
@@ -93,11 +99,33 @@ def seconds_per_case(modules: list[str], rounds: int, *, crash_only: bool = Fals
     return {m: (statistics.median(times[m]), len(jobs[m]), statuses[m]) for m in modules}
 
 
+def outside_seconds(modules: list[str], rounds: int) -> dict[str, float]:
+    """Each module's crash case outside the harness: median CPU seconds, rounds interleaved."""
+    recordings = {}
+    for module in modules:
+        entry = PlainEntry(f"examples.frameworks.{module}:main")
+        case, scenario = cases_of(module, crash_only=True)[0]
+        recordings[module] = _outside.record(case, scenario, entry)
+        played = _outside.play(recordings[module])  # warm-up
+        if any(incarnation.left for incarnation in played):
+            print(f"{module:<24} outside the harness, asked fewer requests than in it: "
+                  f"{played}")
+    times: dict[str, list[float]] = {m: [] for m in modules}
+    for _ in range(rounds):
+        for module in modules:
+            started = time.process_time()
+            _outside.play(recordings[module])
+            times[module].append(time.process_time() - started)
+    return {m: statistics.median(times[m]) for m in modules}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=scaled(3, 1))
     parser.add_argument("--only", action="append", default=[],
                         help="measure only this example module (again for more)")
+    parser.add_argument("--outside", action="store_true",
+                        help="also play each crash case outside the harness (see _outside.py)")
     options = parser.parse_args()
     wanted = [BASELINE, *[m for m in options.only if m != BASELINE]] if options.only \
         else list(AGENTS)
@@ -117,6 +145,15 @@ def main() -> None:
         print(f"{module:<24} {count:>3} cases {seconds * 1000:7.1f} ms CPU per case "
               f"{seconds / baseline:5.2f}x the bare SDK; crash case {crash * 1000:6.1f} ms "
               f"{crash / crash_baseline:5.2f}x  {statuses}")
+    if options.outside:
+        alone = outside_seconds(measured, options.rounds)
+        print("the crash case outside the harness (plain asyncio, a fake httpx transport):")
+        for module in measured:
+            inside = crashes[module][0]
+            print(f"{module:<24} {alone[module] * 1000:6.1f} ms CPU "
+                  f"{alone[module] / alone[BASELINE]:5.2f}x the bare SDK's; under the "
+                  f"harness {inside * 1000:6.1f} ms, {(inside - alone[module]) * 1000:+.1f} ms")
+
 
 if __name__ == "__main__":
     main()

@@ -64,3 +64,31 @@ def test_the_framework_benchmark_names_each_framework_it_left_out() -> None:
     said = done.stdout.splitlines()
     for name in missing:
         assert any(line.startswith(name) and "not measured" in line for line in said), said
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the frameworks' own, unfiltered
+@pytest.mark.parametrize("module", ["openai_sdk", "openai_agents_sdk", "llamaindex_agent"])
+def test_the_crash_case_outside_the_harness_is_the_harness_runs_own(
+        module: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--outside`` hands each incarnation the answers it got in the harness, all of them,
+    and crashes the first right after its tool ran: the same work, without the harness."""
+    package = {"openai_sdk": "openai", "openai_agents_sdk": "agents",
+               "llamaindex_agent": "llama_index"}[module]
+    if importlib.util.find_spec(package) is None:
+        pytest.skip(f"{package!r} is not installed (pip install -e '.[frameworks]')")
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import _outside
+    import bench_framework_agents
+
+    from harness.intercept import PlainEntry
+
+    case, scenario = bench_framework_agents.cases_of(module, crash_only=True)[0]
+    recording = _outside.record(case, scenario, PlainEntry(f"examples.frameworks.{module}:main"))
+    assert [len(answers) for answers in recording.incarnations] == [1, 2]
+    assert recording.prompt
+
+    before = sorted(p.name for p in Path.cwd().iterdir())
+    played = _outside.play(recording)
+    assert sorted(p.name for p in Path.cwd().iterdir()) == before  # its files went elsewhere
+
+    assert played == (_outside.Played(1, 0, "crash"), _outside.Played(2, 0, "returned"))

@@ -20,11 +20,24 @@ class of a dead incarnation. A function whose signature is not its code's own (a
 wrapper with ``__wrapped__``, one with ``__signature__``, a closure) is derived anew
 every time. What is handed out has dicts and lists of its own (a model class is shared
 as it is), so a framework that edits the schema it was given edits only its own.
+
+LlamaIndex's workflows (``llama-index-workflows``) find a workflow's steps with
+``inspect.getmembers`` over the instance: every attribute of a pydantic agent read, for
+every step the workflow runs (seven a run of a ``FunctionAgent``), a twentieth of a
+LlamaIndex case. Which names are steps is a matter of the class alone; for the
+framework's own classes (every class of the instance's MRO is the framework's or
+pydantic's: imported once per worker, never the agent's) it is worked out once, per
+class, held by a weak reference to the class and as names only. Each lookup still
+reads those names on the instance, and any bound method the instance holds itself, and
+keeps what is a bound step, as ``getmembers`` does; a class whose attributes were added
+or removed since is looked at anew. A class of the agent's own (a workflow subclass,
+new every incarnation) is looked at in full every time, as the framework does.
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import sys
 import threading
 import types
@@ -58,6 +71,9 @@ _DERIVATIONS: Final = (
     _Derivation("langchain_core.tools.base", "_create_subset_model", 1, "model",
                 from_schema=True),
     _Derivation("agents.tool", "function_schema", 0, "func"),
+    # A ``FunctionTool``'s argument model, on every ``FunctionAgent`` built.
+    _Derivation("llama_index.core.tools.function_tool", "create_schema_from_function", 1,
+                "func"),
 )
 # Schemas kept per process: a few tools per scenario, for the few scenarios a worker runs.
 _KEPT: Final = 256
@@ -65,6 +81,84 @@ _SCHEMAS: OrderedDict[tuple[object, ...], Any] = OrderedDict()
 _LOCK = threading.Lock()
 # The model classes handed out from _SCHEMAS: what a from_schema derivation is keyed on.
 _HANDED: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+# Where workflows look a workflow's steps up: (module, attribute).
+_STEP_FINDERS: Final = (("workflows.workflow", "get_steps_from_instance"),)
+# The packages whose classes are the framework's: imported once per worker.
+_FRAMEWORK_PACKAGES: Final = frozenset({"workflows", "llama_index", "pydantic", "abc",
+                                        "builtins"})
+# Per framework class: the sizes of its MRO's namespaces when looked at, and the names
+# of its steps. Names only, and a weak key: nothing here holds a class alive.
+_STEP_NAMES: weakref.WeakKeyDictionary[type, tuple[tuple[int, ...], tuple[str, ...]]] = \
+    weakref.WeakKeyDictionary()
+
+
+@contextmanager
+def steps_found_once() -> Iterator[None]:
+    """Look up the steps of a framework's workflow class once per worker, where imported."""
+    saved: list[tuple[Any, str, Any]] = []
+    for name, attribute in _STEP_FINDERS:
+        module = sys.modules.get(name)
+        find = getattr(module, attribute, None)
+        if module is None or not callable(find):
+            continue
+        saved.append((module, attribute, find))
+        setattr(module, attribute, _steps_memoized(find))
+    try:
+        yield
+    finally:
+        for module, attribute, find in reversed(saved):
+            setattr(module, attribute, find)
+
+
+def _steps_memoized(find: Callable[[object], dict[str, Any]]) -> Callable[[object], Any]:
+    def found(workflow: object) -> dict[str, Any]:
+        cls = type(workflow)
+        if not _framework_owned(cls):
+            return find(workflow)
+        shape = tuple(len(c.__dict__) for c in cls.__mro__)
+        with _LOCK:
+            known = _STEP_NAMES.get(cls)
+        if known is None or known[0] != shape:
+            known = (shape, _step_names(cls))
+            with _LOCK:
+                _STEP_NAMES[cls] = known
+        own = getattr(workflow, "__dict__", {})
+        names = set(known[1]) | {n for n, v in own.items() if inspect.ismethod(v)}
+        steps: dict[str, Any] = {}
+        for name in sorted(names):
+            try:
+                value = getattr(workflow, name)
+            except AttributeError:
+                continue
+            if inspect.ismethod(value) and hasattr(value, "_step_config"):
+                steps[name] = value
+        return steps
+
+    return found
+
+
+_PLAIN_DIR: Final = object.__dir__
+_PLAIN_GETATTRIBUTE: Final = object.__getattribute__
+
+
+def _framework_owned(cls: type) -> bool:
+    """Whether every class of ``cls``'s MRO is the framework's, its attributes plainly found.
+
+    A class with a ``__dir__`` or ``__getattribute__`` of its own may answer anything.
+    """
+    return all(c.__module__.split(".")[0] in _FRAMEWORK_PACKAGES for c in cls.__mro__) \
+        and getattr(cls, "__dir__", None) is _PLAIN_DIR \
+        and getattr(cls, "__getattribute__", None) is _PLAIN_GETATTRIBUTE
+
+
+def _step_names(cls: type) -> tuple[str, ...]:
+    """The names under which ``cls`` has a step: a function (or bound method) carrying a
+    step's configuration, read on the class, where a property is not called."""
+    return tuple(name for name, value in inspect.getmembers(cls)
+                 if (inspect.isfunction(value) or inspect.ismethod(value))
+                 and hasattr(value, "_step_config"))
 
 
 @contextmanager

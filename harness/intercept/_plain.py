@@ -57,7 +57,7 @@ from typing import Any, Final, Protocol
 from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
 from harness._errors import AgentEntryError, HarnessError
-from harness.intercept._frameworks import schemas_derived_once
+from harness.intercept._frameworks import schemas_derived_once, steps_found_once
 from harness.intercept._intercepted import intercepted_network
 from harness.intercept._network import Route, Served
 from harness.intercept._pools import pools_run_in_turn
@@ -284,6 +284,7 @@ class PlainAgent:
                 lambda tool, args: world.call_tool(tool, args, number),
                 lambda tool, args: world.call_tool_blocking(tool, args, number)))
             stack.enter_context(schemas_derived_once())
+            stack.enter_context(steps_found_once())
             stack.enter_context(sdk_params_walked_cheaply())
             # Imported before the agent's files are swapped in: the import system
             # (an editable install's finder among it) reads the real disk.
