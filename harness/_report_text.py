@@ -50,6 +50,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "I8": (("faults",),),
     "I9": (("budget",),),
     "budget:tool-calls": (("budget", "max_tool_calls"),),
+    "budget:jobs": (("budget", "max_job_seconds"),),
     "L3:hook": (("hook",),),
     "retry:doom-loop": (("faults",),),
     "S6:limit": (("provider", "max_output_tokens"),),

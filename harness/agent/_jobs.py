@@ -16,6 +16,14 @@ finishes TERM→KILL and waits for the process to exit (``stopping``, then
 the runner keeps its wake-up (grok: only a waiter that got the result stops the
 wake-up; the result is never lost and never delivered twice).
 
+A run's background budget caps how long a job may run (seed 002 §19.2,
+``BackgroundBudget(maxRuntime)``; the task's ``max_job_seconds``, kept in the
+session header so recovery knows it before the task is given again). It is
+counted from the process's start as the runner recorded it (the identity's
+``started_at``), never from a restart: 子预算只能消费父预算,不能自行续杯. A job
+still running then is stopped TERM→KILL, its record says which budget it
+outran, and the run ends ``budget_limited``.
+
 On restart :meth:`JobSupervisor.reconcile` walks the seed's table row by row:
 
 =================  ======================  ========================================
@@ -71,6 +79,7 @@ JOBS_FILE: Final = "jobs.jsonl"
 POLL_SECONDS: Final = 10.0
 #: How long a TERM is given before KILL (seed 002 §19.4, TERM→KILL escalation).
 TERM_GRACE_SECONDS: Final = 5.0
+_EPS: Final = 1e-9
 
 JobState = Literal["starting", "running", "stopping", "completed", "cancelled", "orphaned",
                    "unknown"]
@@ -96,10 +105,15 @@ class JobEntry:
     cancelled: bool = False  # its waiter was cancelled: the model hears "cancelled"
     delivered: bool = False  # the reply carries the result: no wake-up may repeat it
     row: str = ""  # the reconciliation row that settled it, after a restart
+    # The runtime budget it outran, when it was stopped for that (seed 002 §19.2,
+    # BackgroundBudget(maxRuntime)); written only then, so other records keep their bytes.
+    budget_seconds: float | None = None
 
     def to_line(self) -> bytes:
         fields = asdict(self)
         fields["output"] = list(self.output)
+        if self.budget_seconds is None:
+            del fields["budget_seconds"]
         return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
     @classmethod
@@ -116,6 +130,11 @@ class JobEntry:
         base: dict[str, Any] = {"job_id": self.job_id, "state": self.state,
                                 "exit_code": self.exit_code, "output": list(self.output),
                                 "lossy": self.lost_lines > 0, "lost_lines": self.lost_lines}
+        if self.budget_seconds is not None:
+            return {**base, "status": "stopped", "exit_code": None,
+                    "message": f"stopped: it ran out of its runtime budget of "
+                               f"{self.budget_seconds:g}s; its process tree was stopped, "
+                               "and it is not run again"}
         if self.cancelled or self.state == "cancelled":
             return {**base, "status": "cancelled", "exit_code": None,
                     "message": "cancelled by request; its process tree was stopped"}
@@ -174,6 +193,9 @@ class JobSupervisor:
     #: a late completion is then recorded and acknowledged, never woken (seed 002 §19.4).
     owner_cancelled: bool = False
     waiting: dict[str, str] = field(default_factory=dict)  # call id → job id
+    #: How long a job may run from its process's start (seed 002 §19.2,
+    #: BackgroundBudget(maxRuntime)); None: as long as it takes.
+    max_runtime: float | None = None
 
     def tools(self, names: tuple[str, ...]) -> dict[str, JobTool]:
         return {name: JobTool(name, self) for name in names}
@@ -196,17 +218,54 @@ class JobSupervisor:
         """Wait for the job, reading its output from the recorded offset on; cancel stops it."""
         assert entry.identity is not None
         self.waiting[entry.call_id] = entry.job_id
+        deadline = self.runtime_deadline(entry)
         try:
             while True:
-                status = await self.port.wait(entry.identity, POLL_SECONDS)
+                status = await self.port.wait(entry.identity, self._poll(deadline))
                 entry = self._read(entry)
                 if not status.alive:
                     return self.settle(entry, status, claim=True)
+                if deadline is not None and self.clock.now() >= deadline - _EPS:
+                    return await self.stop_over_budget(entry)
         except asyncio.CancelledError:
             await self._stop_cancelled(self.book.write(replace(entry, cancelled=True)))
             raise
         finally:
             self.waiting.pop(entry.call_id, None)
+
+    def runtime_deadline(self, entry: JobEntry) -> float | None:
+        """When the job's runtime budget runs out: from its process's start as the runner
+        recorded it, so a restart that re-attaches grants no time anew (seed 002 §19.2:
+        子预算只能消费父预算,不能自行续杯)."""
+        if self.max_runtime is None or entry.identity is None:
+            return None
+        return entry.identity.started_at + self.max_runtime
+
+    def _poll(self, deadline: float | None) -> float:
+        if deadline is None:
+            return POLL_SECONDS
+        return max(0.0, min(POLL_SECONDS, deadline - self.clock.now()))
+
+    async def stop_over_budget(self, entry: JobEntry) -> JobEntry:
+        """The runtime budget ran out: record it, stop the process tree (TERM→KILL), and
+        deliver that by the call's reply (claimed: no wake-up repeats it)."""
+        identity = entry.identity
+        assert identity is not None
+        if entry.budget_seconds is None:
+            assert self.max_runtime is not None
+            entry = self.book.write(replace(entry, budget_seconds=self.max_runtime))
+        entry = self.book.write(replace(await self.stop(entry), delivered=True))
+        self.port.claim(identity)
+        return entry
+
+    def budget_spent(self) -> str | None:
+        """Why the run stops ``budget_limited``: a job of this session outran its runtime
+        budget (read from the durable records, so a restart stops the same way)."""
+        for entry in self.book.entries.values():
+            if entry.budget_seconds is not None and entry.owner_session == self.session:
+                return (f"the background job {entry.job_id} ({entry.tool}) ran out of its "
+                        f"runtime budget of {entry.budget_seconds:g}s")
+        return None
 
     def _read(self, entry: JobEntry) -> JobEntry:
         """Read on from ``output_offset``; the new offset is recorded before it is used."""
@@ -308,6 +367,9 @@ class JobSupervisor:
         if identity is None:
             return await self._reschedule(call)  # the start never reached the runner
         entry = replace(entry, identity=identity)
+        if entry.budget_seconds is not None:
+            # Stopped for its budget when the crash came: finish that stop (TERM→KILL).
+            return self._mark(await self.stop_over_budget(entry), "stopping")
         if self.port.process(identity.pid) != identity and not self._exited(identity):
             # The PID is gone or names another process now (start time differs).
             return self.book.write(replace(self._read_quietly(entry), state="orphaned",
@@ -384,7 +446,8 @@ def _close(journal: ToolJournal, execution: Execution, deliver: Callable[[ToolRe
 
 
 _REPLY_STATUS: Final[dict[str, ReplyStatus]] = {
-    "ok": "ok", "failed": "error", "cancelled": "cancelled", "unknown": "unknown"}
+    "ok": "ok", "failed": "error", "cancelled": "cancelled", "unknown": "unknown",
+    "stopped": "error"}
 
 
 class JobTool:

@@ -29,12 +29,17 @@ class SessionHeader:
     epoch: int
     deadline: float
     training_data: bool = False
+    # How long a background job may run (seed 002 §19.2, BackgroundBudget(maxRuntime)),
+    # read at recovery, before the task is given again; None: not capped.
+    max_job_seconds: float | None = None
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> SessionHeader:
         task = body.get("task")
         training = isinstance(task, Mapping) and task.get("trainingData") is True
-        return cls(int(body["epoch"]), float(body["deadline"]), training)
+        runtime = task.get("maxJobSeconds") if isinstance(task, Mapping) else None
+        return cls(int(body["epoch"]), float(body["deadline"]), training,
+                   float(runtime) if isinstance(runtime, int | float) else None)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ from harness.mutants._jobs import (
     goal_cancel_as_turn_cancel,
     goal_cancel_leaves_run_armed,
     invents_exit_codes,
+    job_runtime_from_restart,
+    job_runtime_not_capped,
     jobs_get_the_whole_environ,
     never_claims,
     reruns_jobs_after_restart,
@@ -613,6 +615,7 @@ _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 _TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
 _TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
 _JOB_ENV = "scenarios/jobs/job-gets-a-clean-environment.yaml"
+_JOB_RUNTIME = "scenarios/jobs/job-runtime-budget-stops.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -917,5 +920,16 @@ MUTANTS: tuple[Mutant, ...] = (
            "provider's API key in it", jobs_get_the_whole_environ(),
            (Kill(_JOB_ENV, "env:children"),
             Kill(_JOB_ENV, "env:children", "journal:fsync#2:after:unsynced_lost"))),
+    Mutant("L4-job-runtime-not-capped",
+           "seed 002 §19.2 (BackgroundBudget(maxJobs/maxRuntime/maxOutput))",
+           "the background budget is recorded but never read: a job is waited out however "
+           "long it runs, and the run ends complete", job_runtime_not_capped(),
+           (Kill(_JOB_RUNTIME, "budget:jobs"), Kill(_JOB_RUNTIME, "I4"))),
+    Mutant("L4-job-runtime-counted-per-process",
+           "seed 002 §19.2 (子预算只能消费父预算,不能自行续杯)",
+           "times a job's runtime budget from when this process began to wait for it, so a "
+           "restart that re-attaches to the job grants it the whole budget anew",
+           job_runtime_from_restart(),
+           (Kill(_JOB_RUNTIME, "budget:jobs", "jobs:fsync#3:after:unsynced_lost"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""
