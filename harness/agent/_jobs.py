@@ -22,7 +22,9 @@ session header so recovery knows it before the task is given again). It is
 counted from the process's start as the runner recorded it (the identity's
 ``started_at``), never from a restart: 子预算只能消费父预算,不能自行续杯. A job
 still running then is stopped TERM→KILL, its record says which budget it
-outran, and the run ends ``budget_limited``.
+outran, and the run ends ``budget_limited``. The same budget caps how many jobs
+the run may start (``maxJobs``), counted from the durable records of every
+incarnation: a job call past it starts nothing (its record says ``refused``).
 
 On restart :meth:`JobSupervisor.reconcile` walks the seed's table row by row:
 
@@ -82,8 +84,8 @@ TERM_GRACE_SECONDS: Final = 5.0
 _EPS: Final = 1e-9
 
 JobState = Literal["starting", "running", "stopping", "completed", "cancelled", "orphaned",
-                   "unknown"]
-TERMINAL: Final = frozenset({"completed", "cancelled", "orphaned", "unknown"})
+                   "unknown", "refused"]
+TERMINAL: Final = frozenset({"completed", "cancelled", "orphaned", "unknown", "refused"})
 
 
 @dataclass(frozen=True)
@@ -108,12 +110,16 @@ class JobEntry:
     # The runtime budget it outran, when it was stopped for that (seed 002 §19.2,
     # BackgroundBudget(maxRuntime)); written only then, so other records keep their bytes.
     budget_seconds: float | None = None
+    # The cap on the run's jobs that kept it from starting (state ``refused``; seed 002
+    # §19.2, BackgroundBudget(maxJobs)); written only then.
+    job_cap: int | None = None
 
     def to_line(self) -> bytes:
         fields = asdict(self)
         fields["output"] = list(self.output)
-        if self.budget_seconds is None:
-            del fields["budget_seconds"]
+        for name in ("budget_seconds", "job_cap"):
+            if fields[name] is None:
+                del fields[name]
         return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
     @classmethod
@@ -130,6 +136,10 @@ class JobEntry:
         base: dict[str, Any] = {"job_id": self.job_id, "state": self.state,
                                 "exit_code": self.exit_code, "output": list(self.output),
                                 "lossy": self.lost_lines > 0, "lost_lines": self.lost_lines}
+        if self.state == "refused":
+            return {**base, "status": "not_started", "error": "BUDGET_EXHAUSTED",
+                    "message": f"not started: the run's cap of {self.job_cap} background "
+                               "jobs is used up"}
         if self.budget_seconds is not None:
             return {**base, "status": "stopped", "exit_code": None,
                     "message": f"stopped: it ran out of its runtime budget of "
@@ -196,6 +206,8 @@ class JobSupervisor:
     #: How long a job may run from its process's start (seed 002 §19.2,
     #: BackgroundBudget(maxRuntime)); None: as long as it takes.
     max_runtime: float | None = None
+    #: How many jobs the run may start, across restarts (BackgroundBudget(maxJobs)).
+    max_jobs: int | None = None
 
     def tools(self, names: tuple[str, ...]) -> dict[str, JobTool]:
         return {name: JobTool(name, self) for name in names}
@@ -204,9 +216,15 @@ class JobSupervisor:
     async def start_and_wait(self, tool: str, arguments: Mapping[str, Any],
                              context: ToolContext) -> dict[str, Any]:
         call = context.invocation
-        entry = self.book.write(JobEntry(
-            job_id_for(context.execution_id), self.session, call.turn_id, call.call_id, tool,
-            sha256_json({"tool": tool, "arguments": dict(arguments)})[:16], "starting"))
+        job_id = job_id_for(context.execution_id)
+        entry = JobEntry(job_id, self.session, call.turn_id, call.call_id, tool,
+                         sha256_json({"tool": tool, "arguments": dict(arguments)})[:16],
+                         "starting")
+        if self.cap_reached(job_id):
+            # Past the run's cap on jobs: nothing starts (seed 002 §19.2, BackgroundBudget).
+            return self.book.write(replace(entry, state="refused",
+                                           job_cap=self.max_jobs)).reply()
+        entry = self.book.write(entry)
         # The job's process gets the cleaned environment the tool runner made (seed 000 §5).
         identity = self.port.start(tool, arguments, job_id=entry.job_id,
                                    owner_session=self.session, owner_turn=call.turn_id,
@@ -258,13 +276,29 @@ class JobSupervisor:
         self.port.claim(identity)
         return entry
 
+    def cap_reached(self, job_id: str) -> bool:
+        """Whether starting ``job_id`` would pass the run's cap on jobs."""
+        return self.max_jobs is not None and self.jobs_started(job_id) >= self.max_jobs
+
+    def jobs_started(self, job_id: str) -> int:
+        """The jobs this session started, or began to, in every incarnation (the durable
+        records), ``job_id`` itself left out: starting it again after a restart (its start
+        never reached the runner) is still the same job, and a restart buys no fresh cap."""
+        return sum(1 for entry in self.book.entries.values()
+                   if entry.owner_session == self.session and entry.state != "refused"
+                   and entry.job_id != job_id)
+
     def budget_spent(self) -> str | None:
         """Why the run stops ``budget_limited``: a job of this session outran its runtime
         budget (read from the durable records, so a restart stops the same way)."""
         for entry in self.book.entries.values():
-            if entry.budget_seconds is not None and entry.owner_session == self.session:
+            if entry.owner_session != self.session:
+                continue
+            if entry.budget_seconds is not None:
                 return (f"the background job {entry.job_id} ({entry.tool}) ran out of its "
                         f"runtime budget of {entry.budget_seconds:g}s")
+            if entry.state == "refused":
+                return f"the run's cap of {entry.job_cap} background jobs is used up"
         return None
 
     def _read(self, entry: JobEntry) -> JobEntry:
@@ -447,7 +481,7 @@ def _close(journal: ToolJournal, execution: Execution, deliver: Callable[[ToolRe
 
 _REPLY_STATUS: Final[dict[str, ReplyStatus]] = {
     "ok": "ok", "failed": "error", "cancelled": "cancelled", "unknown": "unknown",
-    "stopped": "error"}
+    "stopped": "error", "not_started": "error"}
 
 
 class JobTool:

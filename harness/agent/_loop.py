@@ -369,7 +369,9 @@ class ReferenceAgent:
             self._jobs.owner_cancelled = self._handles.stop_reason is not None
             header = self._log.header
             if header is not None:  # the budget, known at recovery (seed 002 §19.2)
-                self._jobs.max_runtime = SessionHeader.from_body(header.body).max_job_seconds
+                budget = SessionHeader.from_body(header.body)
+                self._jobs.max_runtime, self._jobs.max_jobs = budget.max_job_seconds, \
+                    budget.max_jobs
             self._handles.jobs = self._jobs
         self._handles.restore(CancelLog.open(
             ports.disk, posixpath.join(ports.state_dir, CANCELS_FILE), root=self._root),
@@ -486,7 +488,7 @@ class ReferenceAgent:
         tools = dict(ports.tools)
         if self._jobs is not None and ports.jobs is not None:
             tools.update(self._jobs.tools(ports.jobs.tools))
-            self._jobs.max_runtime = task.max_job_seconds
+            self._jobs.max_runtime, self._jobs.max_jobs = task.max_job_seconds, task.max_jobs
         self._secret_arguments = {t.name: t.secret_arguments for t in task.tools}
         self._calls_before_this_incarnation = 0 if policy.count_tool_calls_durably \
             else self.journal.started_calls()
@@ -1203,6 +1205,7 @@ def _task_json(task: Task) -> dict[str, Any]:
         **({"trainingData": True} if task.training_data else {}),
         **({"maxJobSeconds": task.max_job_seconds} if task.max_job_seconds is not None
            else {}),
+        **({"maxJobs": task.max_jobs} if task.max_jobs is not None else {}),
     }
 
 

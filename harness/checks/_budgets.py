@@ -11,10 +11,13 @@
 - ``budget:tool-calls``: no more tool calls run, over the whole run, than the scenario's
   ``budget.max_tool_calls`` (ToolBudget(maxCalls)); ``unknown`` when the model never
   asked for more;
-- ``budget:jobs``: no background job runs past the scenario's ``budget.max_job_seconds``
+- ``budget:job-runtime``: no background job runs past the scenario's ``budget.max_job_seconds``
   (BackgroundBudget(maxRuntime)) counted from its process's start as the job runner saw it:
   it is signalled by then and gone within the TERM→KILL follow-through after, across
-  restarts (a restart grants no time anew). ``unknown`` when no job outran the budget.
+  restarts (a restart grants no time anew). ``unknown`` when no job outran the budget;
+- ``budget:job-starts``: no more background jobs start, over the whole run, than the
+  scenario's ``budget.max_jobs`` (BackgroundBudget(maxJobs)), counted in the job runner's
+  record over every incarnation. ``unknown`` when the model never asked for more.
 
 Example::
 
@@ -22,6 +25,7 @@ Example::
     check_tool_deadline(trace) # fail: "hang#call_t1_0 ran until 300s; the deadline was 120s"
     check_tool_calls(trace)    # fail: "4 tool calls ran; the cap is 3: call call_t4_0 ran ..."
     check_job_runtime(trace)   # fail: "build job exec-1 (started at 2s) was first signalled ..."
+    check_job_starts(trace)    # fail: "3 background jobs started; the cap is 2: lint job ..."
 """
 
 from __future__ import annotations
@@ -152,7 +156,7 @@ def check_tool_calls(trace: Trace) -> Verdict | None:
 
 
 def check_job_runtime(trace: Trace) -> Verdict | None:
-    """budget:jobs: no background job outlives its runtime budget (seed 002 §19.2,
+    """budget:job-runtime: no background job outlives its runtime budget (seed 002 §19.2,
     BackgroundBudget(maxRuntime); 子预算只能消费父预算,不能自行续杯).
 
     Judged from the job runner's record alone, so it applies to any agent on the job
@@ -167,28 +171,29 @@ def check_job_runtime(trace: Trace) -> Verdict | None:
     if budget is None:
         return None
     if trace.extra.plain:
-        return Verdict("budget:jobs", "unknown", UNTOLD_BUDGET)
+        return Verdict("budget:job-runtime", "unknown", UNTOLD_BUDGET)
     jobs = [j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION]
     if not jobs:
-        return Verdict("budget:jobs", "unknown", "the agent started no background job (it "
+        return Verdict("budget:job-runtime", "unknown", "the agent started no background job (it "
                        "has no job port, or never ran the job tool): the budget was not tested")
     run_end = max((i.ended_at for i in trace.incarnations), default=0.0)
     tolerance = late_tolerance(trace)
     over = [j for j in jobs if (j.ended_at if j.ended_at is not None else run_end)
             > j.started_at + budget + tolerance + _EPS]
     if not over:
-        return Verdict("budget:jobs", "unknown", f"no background job ran longer than its "
+        return Verdict("budget:job-runtime", "unknown", f"no background job ran longer than its "
                        f"runtime budget of {budget:g}s ({len(jobs)} ended within it, or the "
                        "run ended first)")
     late = [why for job in over
             if (why := _outran(job, budget, run_end, tolerance)) is not None]
     if late:
-        return Verdict("budget:jobs", "fail", f"{late[0]}; the runtime budget is {budget:g}s "
-                       f"from the process's start{tolerance_note(tolerance)}", tuple(late),
+        return Verdict("budget:job-runtime", "fail", f"{late[0]}; the runtime budget is "
+                       f"{budget:g}s from the process's start{tolerance_note(tolerance)}",
+                       tuple(late),
                        advice="stop a background job (TERM, then KILL) when its runtime "
                               "budget, counted from the process's recorded start, runs out; a "
                               "restart that re-attaches to it grants no time anew")
-    return Verdict("budget:jobs", "pass", f"{len(over)} background job(s) still running at "
+    return Verdict("budget:job-runtime", "pass", f"{len(over)} background job(s) still running at "
                    f"the end of the {budget:g}s runtime budget were stopped by it")
 
 
@@ -207,3 +212,38 @@ def _outran(job: JobRecord, budget: float, run_end: float, tolerance: float) -> 
         return (f"{name} got {first.signal} at {first.at:g}s, as its budget ran out, yet ran "
                 f"until {until}: the stop was not followed through to KILL")
     return None
+
+
+def check_job_starts(trace: Trace) -> Verdict | None:
+    """budget:job-starts: no background job starts past the run's cap (seed 002 §19.2,
+    BackgroundBudget(maxJobs); 子预算只能消费父预算,不能自行续杯).
+
+    Counted from the job runner's record, every incarnation together (a restart buys no
+    fresh cap). ``unknown`` when the model never asked for more job calls than the cap,
+    when the agent started no job (no job port), or for a plain ``main(prompt)``.
+    """
+    cap = trace.extra.max_jobs
+    if cap is None:
+        return None
+    if trace.extra.plain:
+        return Verdict("budget:job-starts", "unknown", UNTOLD_BUDGET)
+    jobs = sorted((j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION),
+                  key=lambda j: j.started_at)
+    if not jobs:
+        return Verdict("budget:job-starts", "unknown", "the agent started no background job "
+                       "(it has no job port, or never ran a job tool): the cap was not tested")
+    if len(jobs) > cap:
+        late = tuple(f"{j.tool} job {j.execution_id} (call {j.call_id}) started at "
+                     f"{j.started_at:g}s by incarnation {j.incarnation}, as job {n} of at most "
+                     f"{cap}" for n, j in enumerate(jobs[cap:], start=cap + 1))
+        return Verdict("budget:job-starts", "fail", f"{len(jobs)} background jobs started; the "
+                       f"cap is {cap}: {late[0]}", late,
+                       advice="count the jobs started (durably, across restarts) and stop with "
+                              "budget_limited instead of starting one past the cap")
+    declared = set(trace.extra.jobs_declared or ())
+    asked = {c.call_id for r in trace.requests for c in r.calls if c.name in declared}
+    if len(asked) <= cap:
+        return Verdict("budget:job-starts", "unknown", f"the model asked for {len(asked)} job "
+                       f"call(s), never more than the cap of {cap}")
+    return Verdict("budget:job-starts", "pass", f"{len(jobs)} of the {len(asked)} job calls "
+                   f"the model asked for started a job, within the cap of {cap}")

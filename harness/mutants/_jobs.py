@@ -106,6 +106,23 @@ class _RuntimeFromRestart(JobSupervisor):
         return self.clock.now() + self.max_runtime
 
 
+class _JobsNotCapped(JobSupervisor):
+    """Records the run's cap on jobs but never reads it: every job the model asks for starts."""
+
+    def cap_reached(self, job_id: str) -> bool:
+        del job_id  # the bug: the cap is never consulted
+        return False
+
+
+class _JobsCountedPerProcess(JobSupervisor):
+    """Counts the jobs it started in memory, so each restart starts a fresh cap."""
+
+    def jobs_started(self, job_id: str) -> int:
+        mine: set[str] = self.__dict__.setdefault("_started_here", set())
+        mine.add(job_id)
+        return len(mine - {job_id})
+
+
 class _ForgetfulRouter(CancelRouter):
     """Acts on every cancel it receives, the same request again included."""
 
@@ -133,6 +150,14 @@ def job_runtime_not_capped() -> AgentFactory:
 
 def job_runtime_from_restart() -> AgentFactory:
     return reference(job_supervisor=_RuntimeFromRestart)
+
+
+def jobs_not_capped() -> AgentFactory:
+    return reference(job_supervisor=_JobsNotCapped)
+
+
+def jobs_counted_per_process() -> AgentFactory:
+    return reference(job_supervisor=_JobsCountedPerProcess)
 
 
 def invents_exit_codes() -> AgentFactory:

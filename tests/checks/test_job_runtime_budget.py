@@ -1,4 +1,4 @@
-"""budget:jobs: no background job runs past the run's runtime budget (seed 002 §19.2,
+"""budget:job-runtime: no background job runs past the run's runtime budget (seed 002 §19.2,
 BackgroundBudget(maxRuntime)), counted from the process's start the job runner recorded,
 so a restart that re-attaches grants no time anew."""
 
@@ -21,7 +21,7 @@ FROM_RESTART = next(m for m in MUTANTS if m.name == "L4-job-runtime-counted-per-
 
 @pytest.fixture(scope="module")
 def stopped() -> Trace:
-    return reference_trace(SCENARIO, "budget:jobs")
+    return reference_trace(SCENARIO, "budget:job-runtime")
 
 
 def test_the_reference_agent_stops_the_job_at_its_budget(stopped: Trace) -> None:
@@ -40,10 +40,10 @@ def test_the_reference_agent_stops_the_job_at_its_budget(stopped: Trace) -> None
 def test_an_agent_that_waits_the_job_out_fails() -> None:
     result = run_kill(UNCAPPED.kills[0], UNCAPPED.factory)
     failed = {v.invariant: v for v in result.failed_verdicts}
-    assert "budget:jobs" in failed, result.failed_verdicts
+    assert "budget:job-runtime" in failed, result.failed_verdicts
     # Only the agent's own wait timeout for one tool call (120 s) stopped the build.
     assert "was first signalled at 122.725s (TERM) and ran until 127.725s, past its " \
-           "budget's end at 62.7246s" in failed["budget:jobs"].message
+           "budget's end at 62.7246s" in failed["budget:job-runtime"].message
     assert "I4" in failed  # it does not end budget_limited
 
 
@@ -52,10 +52,10 @@ def test_a_restart_does_not_grant_the_budget_anew() -> None:
     assert kill.crash is not None
     result = run_kill(kill, FROM_RESTART.factory)
     failed = {v.invariant: v for v in result.failed_verdicts}
-    assert "budget:jobs" in failed, result.failed_verdicts
+    assert "budget:job-runtime" in failed, result.failed_verdicts
     # The crash came at 32.7 s; the restart re-attached and gave the build 60 s more.
     assert "was first signalled at 92.7246s (TERM) and ran until 97.7246s, past its " \
-           "budget's end at 62.7246s" in failed["budget:jobs"].message
+           "budget's end at 62.7246s" in failed["budget:job-runtime"].message
     # Its stop state is right: only the job's recorded start shows the bug.
     assert "I4" not in failed
     assert result.trace is not None
