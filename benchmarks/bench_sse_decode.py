@@ -31,7 +31,7 @@ from httpx_sse._decoders import SSEDecoder as HttpxSseDecoder
 from httpx_sse._decoders import SSELineDecoder
 from openai._streaming import SSEDecoder as OpenAIDecoder
 
-from harness.agent._sse import SSEDecoder
+from harness.ports import SSEDecoder
 
 _WORDS = [
     "Hello",

@@ -18,15 +18,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
 from harness._errors import ConfigError, one_of
+from harness.ports import FINISH_REASONS, FinishReason
 
 # Built once: json.dumps builds a new encoder per call, and every rendering asks.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
-Finish = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
-FINISHES: tuple[Finish, ...] = get_args(Finish)
+# Why the model stops: the neutral layer's words, which the trace keeps.
+Finish = FinishReason
+FINISHES: tuple[Finish, ...] = FINISH_REASONS
 
 
 @dataclass(frozen=True)

@@ -676,9 +676,13 @@ def _strictly_unreached(results: Sequence[CaseResult], by_name: dict[str, Scenar
 
     unreached = [str(thing) for thing in never_reached(results, by_name)]
     if unreached:
+        # An --exec agent's points are the world events its run reaches: 'harness points'
+        # does not run processes.
+        hint = ("an --exec agent is crashed at the world events its uncrashed run reaches"
+                if any(result.case.exec for result in results) else
+                "list the agent's points with 'harness points SCENARIO --agent SPEC'")
         print(f"harness run --strict: {len(unreached)} thing(s) no case reached, so the run "
-              "proves nothing of them (list the agent's points with 'harness points "
-              "SCENARIO --agent SPEC'):", file=sys.stderr)
+              f"proves nothing of them ({hint}):", file=sys.stderr)
     for thing in unreached:
         print(f"  {thing}", file=sys.stderr)
     return unreached

@@ -90,12 +90,18 @@ def got_expected(what: str, *, got: str | None = None, expected: str = "",
     "seed: got 'seven'; expected an integer >= 0"
     >>> got_expected("missing 'turn'", expected="a turn number", hint="Add 'turn: 1'")
     "missing 'turn'; expected a turn number. Add 'turn: 1'"
+
+    An empty ``what`` is for a reader that names the value itself (argparse begins
+    with ``argument --port:``):
+
+    >>> got_expected("", got="'http'", expected="a port 0-65535")
+    "got 'http'; expected a port 0-65535"
     """
     text = what
     if got is not None:
-        text += f": got {got}"
+        text += f": got {got}" if text else f"got {got}"
     if expected:
-        text += f"; expected {expected}"
+        text += f"; expected {expected}" if text else f"expected {expected}"
     if hint:
         text += f". {hint}"
     return text

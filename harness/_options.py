@@ -12,6 +12,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness._errors import got_expected
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -269,7 +271,7 @@ def whole_number(text: str, low: int, high: int | None, expected: str) -> int:
     except ValueError:
         value = low - 1
     if value < low or (high is not None and value > high):
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected {expected}")
+        raise argparse.ArgumentTypeError(got_expected("", got=repr(text), expected=expected))
     return value
 
 
@@ -287,5 +289,5 @@ def positive_float(text: str, expected: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected {expected}")
+        raise argparse.ArgumentTypeError(got_expected("", got=repr(text), expected=expected))
     return value

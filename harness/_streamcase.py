@@ -23,12 +23,10 @@ from harness.agent import (
     MemoryRetryLog,
     StreamClient,
     StreamConfig,
-    UserEntry,
-    build_request,
-    request_target,
-    streaming_body,
+    opening_request,
+    sent_request,
 )
-from harness.ports import Dialect, LoopClock, Task
+from harness.ports import Dialect, LoopClock
 
 MESSAGES = ({"role": "user", "content": "go"},)
 
@@ -45,7 +43,7 @@ class StreamCase:
 
 def request_body(dialect: Dialect) -> dict[str, Any]:
     """A minimal request for ``dialect``: one user turn saying "go", as the agent builds it."""
-    return build_request(dialect, Task("go"), [UserEntry("turn_1", "go")])
+    return opening_request(dialect, "go")
 
 
 def stream_request(dialect: Dialect, endpoint: str) -> IncomingRequest:
@@ -54,7 +52,7 @@ def stream_request(dialect: Dialect, endpoint: str) -> IncomingRequest:
     >>> stream_request("gemini", "https://g.test/v1beta/models/{model}:streamGenerateContent").url
     'https://g.test/v1beta/models/fake-model:streamGenerateContent?alt=sse'
     """
-    url, body = request_target(endpoint, streaming_body(dialect, request_body(dialect)))
+    url, body = sent_request(dialect, endpoint, request_body(dialect))
     return IncomingRequest("POST", url, {}, json.dumps(body).encode())
 
 

@@ -21,8 +21,7 @@ Rows = list[tuple[str, ...]]
 
 
 def _reply_statuses() -> Rows:
-    from harness.agent import REPLY_STATUS_MEANINGS, REPLY_STATUSES
-    from harness.ports import classify_reply
+    from harness.ports import REPLY_STATUS_MEANINGS, REPLY_STATUSES, classify_reply
 
     return [(f"`{status}`", REPLY_STATUS_MEANINGS[status],
              f"`{classify_reply(json.dumps({'status': status}))}`")
@@ -30,8 +29,7 @@ def _reply_statuses() -> Rows:
 
 
 def _when_outcomes() -> Rows:
-    from harness.agent import REPLY_STATUSES
-    from harness.ports import TOOL_OUTCOME_MEANINGS, TOOL_OUTCOMES, classify_reply
+    from harness.ports import REPLY_STATUSES, TOOL_OUTCOME_MEANINGS, TOOL_OUTCOMES, classify_reply
 
     def statuses(outcome: str) -> str:
         read = [f"`{s}`" for s in REPLY_STATUSES

@@ -185,9 +185,11 @@ def pytest_configure(config: pytest.Config) -> None:
     results = config.getoption("harness_results")
     for path in config.getoption("harness_scenarios") or ():
         if not (rootdir / path).exists():
-            raise pytest.UsageError(f"--harness-scenarios: got {path!r}: no such file or folder "
-                                    f"under {rootdir}; expected a folder or file of YAML "
-                                    "scenarios")
+            from harness._errors import got_expected
+
+            raise pytest.UsageError(got_expected(
+                "--harness-scenarios", got=f"{path!r}: no such file or folder under {rootdir}",
+                expected="a folder or file of YAML scenarios"))
     _collect_outside_the_walk(config, rootdir)
     _use_prices(config, rootdir)
     config.stash[_SETTINGS] = HarnessSettings(

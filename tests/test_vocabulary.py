@@ -11,8 +11,7 @@ import pytest
 from fakes._crashdisk import CRASH_CLASS_MEANINGS, CRASH_CLASSES
 from harness._cli import main
 from harness._vocabulary import rewrite, sections, tables
-from harness.agent._tools import REPLY_STATUS_MEANINGS, REPLY_STATUSES
-from harness.ports import DIALECTS
+from harness.ports import DIALECTS, REPLY_STATUS_MEANINGS, REPLY_STATUSES
 from harness.ports._replies import TOOL_OUTCOME_MEANINGS, TOOL_OUTCOMES
 from harness.runner._points import WORLD_POINT_KINDS, WORLD_POINT_MEANINGS
 

@@ -34,8 +34,7 @@ from harness.agent._openai_stream import (
     stream_error,
     wrong_shape,
 )
-from harness.agent._sse import SSEEvent
-from harness.ports import Usage
+from harness.ports import SSEEvent, Usage
 
 
 @dataclass

@@ -37,7 +37,7 @@ from typing import Literal, TypeAlias
 
 from harness._errors import HarnessError
 from harness.agent._defaults import StreamConfig
-from harness.agent._retry_after import parse_retry_after
+from harness.ports import parse_retry_after
 
 ErrorKind: TypeAlias = Literal[
     "http_status",  # a non-200 response

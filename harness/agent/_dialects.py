@@ -34,9 +34,8 @@ from harness.agent._requests import (
     with_breakpoints,
 )
 from harness.agent._responses_stream import ResponsesAccumulator
-from harness.agent._session_log import Entry
-from harness.agent._sse import SSEEvent
-from harness.ports import DIALECTS, Dialect, Task, Usage
+from harness.agent._session_log import Entry, UserEntry
+from harness.ports import DIALECTS, Dialect, SSEEvent, Task, Usage
 
 #: The user turn that asks a model without prefill to continue cut text (S6).
 CONTINUE_PROMPT = (
@@ -186,3 +185,19 @@ def continuation_body(body: Mapping[str, Any], text: str, dialect: Dialect) -> d
     [{'role': 'assistant', 'content': 'Once upon'}]
     """
     return AGENT_DIALECTS[dialect].continuation(body, text)
+
+
+def opening_request(dialect: Dialect, text: str) -> dict[str, Any]:
+    """The body of a run's first request when its task is ``text``: one user turn.
+
+    >>> opening_request("openai", "go")["messages"][-1]
+    {'role': 'user', 'content': 'go'}
+    """
+    return build_request(dialect, Task(text), [UserEntry("turn_1", text)])
+
+
+def sent_request(dialect: Dialect, endpoint: str,
+                 body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The URL and the JSON the stream client sends for ``body``: asking for a stream, to
+    ``endpoint`` (:func:`streaming_body`, then :func:`request_target`)."""
+    return request_target(endpoint, streaming_body(dialect, body))

@@ -21,8 +21,7 @@ from typing import Any, final
 from harness.agent._classify import ProviderError, StreamFailure
 from harness.agent._messages import AssistantMessage, ToolCall, with_call_ids
 from harness.agent._openai_stream import OneTextState, load_frame, stream_error
-from harness.agent._sse import SSEEvent
-from harness.ports import Usage
+from harness.ports import SSEEvent, Usage
 
 #: ``finishReason`` → finish reason; ``STOP`` becomes ``tool_calls`` when calls came.
 FINISH_REASONS: Mapping[str, str] = {

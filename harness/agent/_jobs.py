@@ -60,7 +60,7 @@ from typing import Any, Final, Literal
 from harness.agent._journal import DurableLineFile, Execution, Outcome, ToolJournal
 from harness.agent._session_log import SessionLog
 from harness.agent._tool_runner import cleaned_environment
-from harness.agent._tools import ReplyStatus, ToolReply
+from harness.agent._tools import ToolReply
 from harness.ports import (
     JOB_COMPLETED_MARKER,
     AgentPorts,
@@ -70,6 +70,7 @@ from harness.ports import (
     JobPort,
     JobRunnerUnavailable,
     JobStatus,
+    ReplyStatus,
     ToolContext,
     ToolInvocation,
     Wakeup,

@@ -106,7 +106,7 @@ from harness.agent._log_records import (
     TurnEndRecord,
     VerificationRecord,
 )
-from harness.agent._messages import WITHHELD_FINISHES, AssistantMessage, ToolCall
+from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._metrics import MemoryMetrics, MetricsSink
 from harness.agent._requests import Ordered, model_order, reply_text
 from harness.agent._retry_log import RetryEvent
@@ -126,6 +126,7 @@ from harness.agent._tool_runner import ToolRunner, cleaned_environment
 from harness.agent._tools import ToolReply, not_started_reply
 from harness.agent._transcript import AssistantTurn, Transcript, UserMessage, repair_transcript
 from harness.ports import (
+    WITHHELD_FINISHES,
     AgentOutcome,
     AgentPorts,
     CancelAck,

@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
-from harness.ports import Usage
+from harness.ports import FinishReason, Usage
 
-#: Why the model stopped, in OpenAI's vocabulary (Anthropic's is mapped onto it).
-#: Other values a provider sends are kept verbatim (``AssistantMessage.finish`` is a str).
-FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
-#: Finishes that withhold the answer: none of its tool calls may run (seed 002 §19.1 ②).
-WITHHELD_FINISHES: frozenset[FinishReason] = frozenset({"content_filter", "refusal"})
+# Why the model stopped is harness.ports.FinishReason (OpenAI's vocabulary; Anthropic's is
+# mapped onto it). Other values a provider sends are kept verbatim (``AssistantMessage.finish``
+# is a str).
 
 #: Anthropic ``stop_reason`` → :data:`FinishReason`. ``pause_turn`` means the
 #: server paused a long turn; treating it as ``stop`` keeps the message committed

@@ -30,8 +30,7 @@ from harness.agent._openai_stream import (
     load_frame,
     stream_error,
 )
-from harness.agent._sse import SSEEvent
-from harness.ports import Usage
+from harness.ports import SSEEvent, Usage
 
 #: ``incomplete_details.reason`` → finish reason.
 INCOMPLETE_REASONS: Mapping[str, str] = {

@@ -69,8 +69,19 @@ from harness.agent._doom_loop import looping_unit, resampled
 from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._output_limit import output_limit, raised_limit, with_output_limit
 from harness.agent._retry_log import RetryEvent, RetryEventKind, RetryLog
-from harness.agent._sse import SSEDecoder, SSEEvent
-from harness.ports import SPECS, Clock, Dialect, IdSource, Usage, check_dialect, rng_stream
+from harness.ports import (
+    ATTEMPT_ID_HEADER,
+    RETRY_LAYER_HEADER,
+    SPECS,
+    Clock,
+    Dialect,
+    IdSource,
+    SSEDecoder,
+    SSEEvent,
+    Usage,
+    check_dialect,
+    rng_stream,
+)
 
 Outcome: TypeAlias = Literal["committed", "truncated", "failed"]
 AttemptStatus: TypeAlias = Literal["complete", "truncated", "interrupted", "failed"]
@@ -153,13 +164,6 @@ class _Pending:
     previous_id: str | None = None
     reason: str = ""
     delay: float = 0.0
-
-
-#: Request headers that carry the attempt's identity to the provider, so a provider-side
-#: record (and the harness's per-attempt rows) joins the agent's own attempt records
-#: (seed 002 §19.6: every record stream carries the attemptId).
-ATTEMPT_ID_HEADER = "x-attempt-id"
-RETRY_LAYER_HEADER = "x-retry-layer"
 
 
 def _correlation(pending: _Pending) -> dict[str, str]:

@@ -7,23 +7,9 @@ lives in :mod:`harness.ports`, where the fakes read it too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal, get_args
+from typing import Any
 
-from harness.ports import ToolInvocation
-
-#: How a reply tells the model what happened (seed 002 §19.1 names the two that matter:
-#: ``not_started`` is TOOL_NOT_STARTED, ``unknown`` is TOOL_OUTCOME_UNKNOWN).
-ReplyStatus = Literal["ok", "error", "not_started", "unknown", "timeout", "cancelled"]
-REPLY_STATUSES: Final[tuple[ReplyStatus, ...]] = get_args(ReplyStatus)
-#: What each status tells the model, in a sentence (the README's table is made from it).
-REPLY_STATUS_MEANINGS: Final[dict[ReplyStatus, str]] = {
-    "ok": "the tool ran; the content is its result",
-    "error": "the tool ran, or refused the call, and failed",
-    "not_started": "the call never started (TOOL_NOT_STARTED)",
-    "unknown": "the call may or may not have taken effect (TOOL_OUTCOME_UNKNOWN)",
-    "timeout": "the call ran past its timeout (TOOL_TIMEOUT)",
-    "cancelled": "the call was cancelled",
-}
+from harness.ports import ReplyStatus, ToolInvocation
 
 NOT_STARTED = "TOOL_NOT_STARTED"
 OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"

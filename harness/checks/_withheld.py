@@ -14,13 +14,9 @@ Example::
 
 from __future__ import annotations
 
-from typing import Final
-
 from harness.checks._verdict import Verdict
+from harness.ports import WITHHELD_FINISHES
 from harness.trace import RequestRecord, Trace
-
-#: Finishes that withhold the answer, as the trace records the scripted finish.
-WITHHELD: Final = frozenset({"content_filter", "refusal"})
 
 
 def check_withheld_calls(trace: Trace) -> Verdict | None:
@@ -28,7 +24,7 @@ def check_withheld_calls(trace: Trace) -> Verdict | None:
 
     ``unknown`` when such an answer was scripted but never reached the agent whole.
     """
-    scripted = [r for r in trace.requests if r.finish in WITHHELD and r.calls]
+    scripted = [r for r in trace.requests if r.finish in WITHHELD_FINISHES and r.calls]
     if not scripted:
         return None
     delivered = [r for r in scripted if r.complete]
@@ -38,7 +34,7 @@ def check_withheld_calls(trace: Trace) -> Verdict | None:
     withheld = {call.call_id: r for r in delivered for call in r.calls}
     # A call id a later, ordinary answer sent again may run: that answer was not withheld.
     allowed = {call.call_id for r in trace.requests if r.committable
-               and r.finish not in WITHHELD for call in r.calls}
+               and r.finish not in WITHHELD_FINISHES for call in r.calls}
     ran = [f"invocation #{inv.seq} {inv.tool} ran call {inv.call_id} of "
            f"{_request_line(withheld[inv.call_id])}"
            for inv in trace.invocations

@@ -6,26 +6,33 @@ imports the other's internals (DESIGN §4). Besides the ports (:class:`Disk`,
 :class:`AppendFile`, :class:`Clock`, :class:`Tool`), this package holds the
 helpers both sides must compute identically: the seeded random streams and ids,
 the hashes of arguments and side effects, the remembered path helpers, the
-mapping of ``OSError`` to :class:`harness.DiskError`, and the reading of a tool
-reply's outcome the scripted model and the checkers share (:func:`classify_reply`).
+mapping of ``OSError`` to :class:`harness.DiskError`, the reading of a tool
+reply's outcome the scripted model and the checkers share (:func:`classify_reply`),
+and the reading of a stream and its waits that the reference client, the world and
+the recorder share (:class:`SSEDecoder`, :func:`parse_retry_after`, the headers that
+name an attempt).
 
 It also holds the contract every agent is run under (:class:`Agent`,
-:class:`AgentPorts`, :class:`Task`, :class:`AgentOutcome`, the stop states and
-:class:`Usage`), so the scenario loader, the runner and the checkers know what an
-agent is without loading the reference agent. And it holds the tables the world and
-the checkers both read: what each tool kind is (:data:`TOOL_KIND_TRAITS`), what each
-fault is and does to a stream (:data:`FAULT_KINDS`, :data:`FAULT_MEANINGS`) and what each
-model costs (:data:`PRICES`, :func:`cost`), so judging a trace never loads the fakes and
-loading a scenario never loads their stream machinery.
+:class:`AgentPorts`, :class:`Task`, :class:`AgentOutcome`, the stop states, the reply
+statuses, the finish reasons and :class:`Usage`), so the scenario loader, the runner
+and the checkers know what an agent is without loading the reference agent. And it
+holds the tables the world and the checkers both read: what each tool kind is
+(:data:`TOOL_KIND_TRAITS`), what each fault is and does to a stream (:data:`FAULT_KINDS`,
+:data:`FAULT_MEANINGS`) and what each model costs (:data:`PRICES`, :func:`cost`), so
+judging a trace never loads the fakes and loading a scenario never loads their stream
+machinery.
 """
 
 from harness.ports._agent import (
+    REPLY_STATUS_MEANINGS,
+    REPLY_STATUSES,
     STOP_STATES,
     Agent,
     AgentFactory,
     AgentOutcome,
     AgentPorts,
     RecoveryReport,
+    ReplyStatus,
     StopState,
     Task,
     ToolCallView,
@@ -35,11 +42,16 @@ from harness.ports._agent import (
 )
 from harness.ports._clock import CALENDAR_ORIGIN_UNIX, Clock, LoopClock
 from harness.ports._dialect import (
+    ATTEMPT_ID_HEADER,
     DIALECTS,
+    FINISH_REASONS,
+    RETRY_LAYER_HEADER,
     SPECS,
+    WITHHELD_FINISHES,
     Dialect,
     DialectSpec,
     Family,
+    FinishReason,
     check_dialect,
     cut_at_limit,
     family_of,
@@ -173,6 +185,8 @@ from harness.ports._replies import (
     classify_reply,
     reply_failed,
 )
+from harness.ports._retry_after import parse_retry_after
+from harness.ports._sse import SSEDecoder, SSEEvent
 from harness.ports._tool_kinds import (
     CONCURRENCY_SAFE_TOOL_KINDS,
     PURE_TOOL_KINDS,
@@ -186,6 +200,7 @@ from harness.ports._tools import PassThroughTool, Tool, ToolContext, ToolInvocat
 from harness.ports._usage import Usage
 
 __all__ = [
+    "ATTEMPT_ID_HEADER",
     "BROKEN_STREAM_FAULTS",
     "CALENDAR_ORIGIN_UNIX",
     "CANCEL_STATUSES",
@@ -196,6 +211,7 @@ __all__ = [
     "FAULT_KINDS",
     "FAULT_MEANINGS",
     "FAULT_TYPES",
+    "FINISH_REASONS",
     "HTTP_ERROR_STATUSES",
     "JOB_COMPLETED_MARKER",
     "LAYERS",
@@ -207,7 +223,10 @@ __all__ = [
     "PRICES",
     "PRICES_AS_OF",
     "PURE_TOOL_KINDS",
+    "REPLY_STATUSES",
+    "REPLY_STATUS_MEANINGS",
     "RESTART_POLICIES",
+    "RETRY_LAYER_HEADER",
     "SILENCING_FAULTS",
     "SPECS",
     "STOP_STATES",
@@ -218,6 +237,7 @@ __all__ = [
     "TOOL_OUTCOME_MEANINGS",
     "TOOL_PARAMETERS",
     "VERIFIER_OUTCOMES",
+    "WITHHELD_FINISHES",
     "Agent",
     "AgentFactory",
     "AgentOutcome",
@@ -250,6 +270,7 @@ __all__ = [
     "Fault",
     "FaultMeaning",
     "FaultRule",
+    "FinishReason",
     "FrameFault",
     "Goal",
     "GoalAction",
@@ -285,8 +306,11 @@ __all__ = [
     "PassThroughTool",
     "RandomSplits",
     "RecoveryReport",
+    "ReplyStatus",
     "RestartPolicy",
     "RuleBreach",
+    "SSEDecoder",
+    "SSEEvent",
     "Signal",
     "SlowDrip",
     "SplitAt",
@@ -330,6 +354,7 @@ __all__ = [
     "named_path",
     "normpath",
     "own_prices",
+    "parse_retry_after",
     "price_of",
     "reply_failed",
     "retry_after_breach",

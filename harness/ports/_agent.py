@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Final, Literal, Protocol, get_args
 
 import httpx
 
@@ -46,6 +46,21 @@ StopState = Literal[
     "cancelled",
 ]
 STOP_STATES: tuple[StopState, ...] = get_args(StopState)
+
+#: How a tool reply tells the model what happened (seed 002 §19.1 names the two that
+#: matter: ``not_started`` is TOOL_NOT_STARTED, ``unknown`` is TOOL_OUTCOME_UNKNOWN);
+#: a transcript's tool messages carry it, and the trace keeps it.
+ReplyStatus = Literal["ok", "error", "not_started", "unknown", "timeout", "cancelled"]
+REPLY_STATUSES: Final[tuple[ReplyStatus, ...]] = get_args(ReplyStatus)
+#: What each status tells the model, in a sentence (the README's table is made from it).
+REPLY_STATUS_MEANINGS: Final[dict[ReplyStatus, str]] = {
+    "ok": "the tool ran; the content is its result",
+    "error": "the tool ran, or refused the call, and failed",
+    "not_started": "the call never started (TOOL_NOT_STARTED)",
+    "unknown": "the call may or may not have taken effect (TOOL_OUTCOME_UNKNOWN)",
+    "timeout": "the call ran past its timeout (TOOL_TIMEOUT)",
+    "cancelled": "the call was cancelled",
+}
 
 
 @dataclass(frozen=True)
@@ -163,8 +178,8 @@ class TranscriptMessage:
 
     ``role`` is ``user``, ``assistant`` or ``tool``. Assistant messages carry the
     ``attempt_id`` they were committed from and their ``tool_calls``; tool
-    messages carry the ``call_id`` they answer, a ``status`` (``ok``, ``error``,
-    ``not_started``, ``unknown``, ``timeout``) and whether the harness of the
+    messages carry the ``call_id`` they answer, a :data:`ReplyStatus` (``ok``, ``error``,
+    ``not_started``, ``unknown``, ``timeout``, ``cancelled``) and whether the harness of the
     agent made them up during recovery (``synthetic``).
     """
 
@@ -174,7 +189,7 @@ class TranscriptMessage:
     tool_calls: tuple[ToolCallView, ...] = ()
     attempt_id: str | None = None
     call_id: str | None = None
-    status: str | None = None
+    status: ReplyStatus | None = None
     synthetic: bool = False
 
 

@@ -28,6 +28,20 @@ DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
 #: Completions ``messages``, so the scripted model and the checkers know two shapes only.
 Family = Literal["openai", "anthropic"]
 
+#: Why the model stopped, in OpenAI's vocabulary (the other APIs' reasons are mapped onto
+#: it): what a scenario scripts, what the fake provider sends and what the trace keeps.
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
+FINISH_REASONS: tuple[FinishReason, ...] = get_args(FinishReason)
+#: Finishes that withhold the answer: none of its tool calls may run (seed 002 §19.1 ②).
+WITHHELD_FINISHES: frozenset[FinishReason] = frozenset({"content_filter", "refusal"})
+
+#: Request headers that carry the attempt's identity to the provider, so a provider-side
+#: record (and the harness's per-attempt rows) joins the agent's own attempt records
+#: (seed 002 §19.6: every record stream carries the attemptId), and the retry layer a
+#: retry was made at. The world reads both into the trace.
+ATTEMPT_ID_HEADER = "x-attempt-id"
+RETRY_LAYER_HEADER = "x-retry-layer"
+
 
 @dataclass(frozen=True)
 class DialectSpec:

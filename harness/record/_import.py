@@ -31,8 +31,7 @@ from urllib.parse import urlsplit
 
 from fakes import HTTP_ERROR_STATUSES, FakeProvider, IncomingRequest, compact_json
 from harness._errors import CaptureError, ScenarioError
-from harness.agent import SSEDecoder
-from harness.ports import DIALECTS, SPECS, Dialect
+from harness.ports import DIALECTS, SPECS, Dialect, SSEDecoder
 from harness.record._capture import Capture, Chunk, Exchange
 from harness.record._load import load_capture
 from harness.record._readers import DONE, READERS, ImportedTurn

@@ -49,6 +49,7 @@ from harness.runner._reached import (
 )
 from harness.runner._results import (
     FAIL_UNREACHED,
+    NO_CRASH_CASE,
     AgentOutput,
     AttemptRow,
     Case,
@@ -83,6 +84,7 @@ __all__ = [
     "ERROR_CLASSES",
     "FAIL_UNREACHED",
     "FUZZING",
+    "NO_CRASH_CASE",
     "PLANNING",
     "RECORDING",
     "STATE_DIR",

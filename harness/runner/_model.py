@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, final
 
 from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUse
-from harness.ports import classify_reply, family_of
+from harness.ports import ToolOutcome, classify_reply, family_of
 from harness.runner._text_calls import (
     failed_calls_told_as_text,
     keeps_calls_as_text,
@@ -124,7 +124,7 @@ class _ReadSoFar:
         self._messages = list(messages)
 
 
-def classify_result(content: str, *, is_error: bool = False) -> str:
+def classify_result(content: str, *, is_error: bool = False) -> ToolOutcome:
     """The scenario outcome a tool reply's content stands for (:func:`harness.ports.classify_reply`,
     which the checkers read replies with too).
 

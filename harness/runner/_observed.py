@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
-from harness.ports import ToolCallView, TranscriptMessage, family_of
+from harness.ports import ReplyStatus, ToolCallView, ToolOutcome, TranscriptMessage, family_of
 from harness.runner._model import classify_result
 from harness.runner._text_calls import with_text_tool_calls
 
 # The scripted model's outcome words, as transcript reply statuses.
-_STATUS = {
+_STATUS: Final[dict[ToolOutcome, ReplyStatus]] = {
     "ok": "ok", "error": "error", "timeout": "timeout", "truncated": "error",
     "cancelled": "error", "unknown_after_restart": "unknown",
     "interrupted_before_execution": "not_started",

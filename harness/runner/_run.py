@@ -42,7 +42,15 @@ from fakes import (
     crash_class_applies,
 )
 from harness._environment import agent_environ
-from harness._errors import AgentEntryError, ConfigError, FaultError, HarnessError, ScenarioError
+from harness._errors import (
+    AgentEntryError,
+    ConfigError,
+    FaultError,
+    HarnessError,
+    ScenarioError,
+    got_expected,
+    one_of,
+)
 from harness.checks import check_trace
 from harness.intercept import (
     PROCESS_ADVICE,
@@ -57,6 +65,8 @@ from harness.intercept import (
     refused_arguments,
 )
 from harness.ports import (
+    REPLY_STATUSES,
+    STOP_STATES,
     Agent,
     AgentFactory,
     AgentOutcome,
@@ -550,7 +560,8 @@ def blocking_tools(scenario: Scenario, agent: AgentUnderTest | None) -> frozense
 
 def _crash_class(name: str) -> Any:
     if name not in CRASH_CLASSES:
-        raise HarnessError(f"unknown crash class {name!r}; expected one of {CRASH_CLASSES}")
+        raise HarnessError(got_expected("crash class", got=repr(name),
+                                        expected=one_of(CRASH_CLASSES)))
     return name
 
 
@@ -560,7 +571,8 @@ def _fired_id(world: World, before: object) -> str:
 
 
 class MalformedOutcome(HarnessError):
-    """``run()`` returned something that is not an :class:`~harness.ports.AgentOutcome`."""
+    """``run()`` returned something that is not an :class:`~harness.ports.AgentOutcome`, or
+    one whose stop state or transcript reply status is none the trace knows."""
 
 
 def checked_outcome(value: object) -> AgentOutcome:
@@ -568,11 +580,24 @@ def checked_outcome(value: object) -> AgentOutcome:
 
     Without an outcome there is no stop state to judge, and every check that
     reads one would say ``unknown``: the run would pass without proving anything.
+    A stop state or a reply status outside its vocabulary is refused here too: the
+    trace keeps only the words it knows (:data:`~harness.ports.StopState`,
+    :data:`~harness.ports.ReplyStatus`), so the checkers never meet a misspelt one.
     """
-    if isinstance(value, AgentOutcome):
-        return value
-    raise MalformedOutcome(f"run() returned {type(value).__name__} {value!r:.60}; expected an "
-                           "AgentOutcome (harness.ports.AgentOutcome) with the run's stop state")
+    if not isinstance(value, AgentOutcome):
+        raise MalformedOutcome(got_expected(
+            f"run() returned {type(value).__name__} {value!r:.60}",
+            expected="an AgentOutcome (harness.ports.AgentOutcome) with the run's stop state"))
+    if value.stop_state not in STOP_STATES:
+        raise MalformedOutcome(got_expected("AgentOutcome.stop_state",
+                                            got=repr(value.stop_state),
+                                            expected=one_of(STOP_STATES)))
+    for message in value.transcript:
+        if message.status is not None and message.status not in REPLY_STATUSES:
+            raise MalformedOutcome(got_expected(
+                f"the transcript's reply to {message.call_id}: status", got=repr(message.status),
+                expected=one_of(REPLY_STATUSES)))
+    return value
 
 
 def outcome_record(outcome: AgentOutcome) -> OutcomeRecord:

@@ -17,8 +17,8 @@ knowledge of the wire formats.
 
 from __future__ import annotations
 
-from harness.agent import AGENT_DIALECTS, SSEDecoder, StreamFailure
-from harness.ports import check_dialect
+from harness.agent import AGENT_DIALECTS, StreamFailure
+from harness.ports import SSEDecoder, check_dialect
 
 
 def usage_seen(dialect: str, delivered: bytes) -> tuple[int, int] | None:

@@ -36,7 +36,7 @@ from fakes import (
     VirtualClock,
     play_steps,
 )
-from harness.agent import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, parse_retry_after
+from harness.ports import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, parse_retry_after
 from harness.runner._model import UNSCRIPTED_TEXT
 from harness.runner._observed import observed_transcript
 from harness.runner._usage_seen import usage_seen

@@ -27,8 +27,10 @@ CONCURRENCY_SAFE_KINDS: Final = CONCURRENCY_SAFE_TOOL_KINDS
 ToolOutcome = ports.ToolOutcome
 TOOL_OUTCOMES: Final = ports.TOOL_OUTCOMES
 
-ScriptedFinish = Literal["stop", "tool_calls", "length", "content_filter", "refusal"]
-FINISH_REASONS: Final[tuple[ScriptedFinish, ...]] = get_args(ScriptedFinish)
+# Why the model stops is the neutral layer's (harness.ports.FinishReason): the fakes send it
+# and the trace keeps it.
+ScriptedFinish = ports.FinishReason
+FINISH_REASONS: Final = ports.FINISH_REASONS
 
 LineEndingStyle = Literal["lf", "cr", "crlf"]
 LINE_ENDING_STYLES: Final[tuple[LineEndingStyle, ...]] = get_args(LineEndingStyle)

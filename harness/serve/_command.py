@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness._errors import got_expected
 from harness.frontend import input_path, parse_seed, positive_float, whole_number
 from harness.serve._scale import MIN_TIME_SCALE, SCALE_REASON
 
@@ -33,8 +34,8 @@ def time_scale(text: str) -> float:
     value = positive_float(text, "a factor > 0 on every scripted wait, such as 0.01 "
                                  "(a 120 s stall: 1.2 s)")
     if value < MIN_TIME_SCALE:
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected at least "
-                                         f"{MIN_TIME_SCALE:g}: {SCALE_REASON}")
+        raise argparse.ArgumentTypeError(got_expected(
+            "", got=repr(text), expected=f"at least {MIN_TIME_SCALE:g}: {SCALE_REASON}"))
     return value
 
 
@@ -114,8 +115,6 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
     ``time_scale``, each process bounded by ``timeout``), to find the world events
     it reaches; see :func:`harness.serve._exec.exec_cases`.
     """
-    import sys
-
     from harness._errors import ConfigError
     from harness.frontend import chosen_cases
     from harness.runner import is_world_point
@@ -129,11 +128,9 @@ def plan_exec(loaded: Sequence[tuple[Scenario, Path]], command: str,
     for scenario, source in loaded:
         reached: list[str] = []
         if crash_at is None and wants_recording(scenario):
+            # None reached: the uncrashed case says so (its crash:cases verdict).
             reached = recorded_events(scenario, source, command, time_scale=time_scale,
                                       timeout=timeout)
-            if not reached:
-                print(f"harness run: {scenario.name}: its uncrashed run reached no world "
-                      "event, so 'points: all' has no crash case", file=sys.stderr)
         cases = [replace(case, exec=command)
                  for case in exec_cases(scenario, source, crash_at, reached)]
         planned += [(case, scenario) for case in chosen_cases(cases, crash)]

@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 import fakes
-from harness._errors import ConfigError
+from harness._errors import ConfigError, got_expected
 from harness.runner import case_result, is_world_point
 from harness.scenario import AnyFault
 from harness.serve._guard import _Refused, strict_json_loads
@@ -128,9 +128,11 @@ def _rate(value: object, where: str) -> Rate:
     _only(value, ("rate", "fault", "from_turn"), where)
     rate, from_turn = value.get("rate"), value.get("from_turn", 1)
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 1:
-        raise bad(f"{where}.rate must be a probability, 0 < rate <= 1; got {rate!r}")
+        raise bad(got_expected(f"{where}.rate", got=repr(rate),
+                               expected="a probability, 0 < rate <= 1"))
     if isinstance(from_turn, bool) or not isinstance(from_turn, int) or from_turn < 1:
-        raise bad(f"{where}.from_turn must be a turn, 1 or more; got {from_turn!r}")
+        raise bad(got_expected(f"{where}.from_turn", got=repr(from_turn),
+                               expected="a turn, 1 or more"))
     _, fault = parse_fault(value.get("fault"), f"{where}.fault", keyed=False)
     return Rate(float(rate), fault, from_turn)
 
@@ -138,7 +140,7 @@ def _rate(value: object, where: str) -> Rate:
 def _list(body: dict[str, Any], name: str) -> list[Any]:
     value = body.get(name, [])
     if not isinstance(value, list):
-        raise bad(f"'{name}' must be a list; got {type(value).__name__}")
+        raise bad(got_expected(f"'{name}'", got=type(value).__name__, expected="a list"))
     return value
 
 
@@ -147,7 +149,7 @@ def arm_faults(scope: Scope, body: dict[str, Any]) -> None:
     _only(body, ("test", "faults", "rates", "replace"), "POST /_harness/faults")
     replace = body.get("replace", False)
     if not isinstance(replace, bool):
-        raise bad(f"'replace' must be true or false; got {replace!r}")
+        raise bad(got_expected("'replace'", got=repr(replace), expected="true or false"))
     keyed = [parse_fault(f, f"faults[{i}]", keyed=True)
              for i, f in enumerate(_list(body, "faults"))]
     rates = [_rate(r, f"rates[{i}]") for i, r in enumerate(_list(body, "rates"))]
@@ -195,7 +197,8 @@ def mark_agent(scope: Scope, body: dict[str, Any]) -> dict[str, Any]:
     _only(body, ("test", "event", "code", "pid", "group"), "POST /_harness/agent")
     event = body.get("event")
     if event not in _EVENTS:
-        raise bad(f"'event' must be one of {', '.join(_EVENTS)}; got {event!r}")
+        raise bad(got_expected("'event'", got=repr(event),
+                               expected=f"one of {', '.join(_EVENTS)}"))
     if event == "exit":
         _exit(scope, body.get("code"))
     else:
@@ -205,9 +208,10 @@ def mark_agent(scope: Scope, body: dict[str, Any]) -> dict[str, Any]:
 
 def _start(scope: Scope, again: bool, pid: object, group: object) -> None:
     if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1):
-        raise bad(f"'pid' must be the agent's process id (an integer above 1); got {pid!r}")
+        raise bad(got_expected("'pid'", got=repr(pid),
+                               expected="the agent's process id (an integer above 1)"))
     if not isinstance(group, bool):
-        raise bad(f"'group' must be true or false; got {group!r}")
+        raise bad(got_expected("'group'", got=repr(group), expected="true or false"))
     runs = scope.runs
     if runs and not _ended(runs[-1]):
         raise bad(f"process {runs[-1].number} is running: mark its exit "
@@ -223,7 +227,8 @@ def _start(scope: Scope, again: bool, pid: object, group: object) -> None:
 
 def _exit(scope: Scope, code: object) -> None:
     if isinstance(code, bool) or not isinstance(code, int):
-        raise bad(f"'code' must be the process's exit code (an integer); got {code!r}")
+        raise bad(got_expected("'code'", got=repr(code),
+                               expected="the process's exit code (an integer)"))
     run = scope.current()
     if run.killed_at is not None:
         raise bad(f"process {run.number} was killed at {run.killed_at}: mark the next "
@@ -259,8 +264,9 @@ def arm_kill(scope: Scope, body: dict[str, Any]) -> dict[str, Any]:
         scope.world.disarm_kill()
         return agent_state(scope)
     if not isinstance(at, str) or not is_world_point(at):
-        raise bad(f"'at' must be a world event: after_tool:NAME#K, mid_stream:T, "
-                       f"after_response:T or before_request:T; got {at!r}")
+        raise bad(got_expected("'at'", got=repr(at),
+                               expected="a world event: after_tool:NAME#K, mid_stream:T, "
+                                        "after_response:T or before_request:T"))
     if at in scope.world.events:
         raise bad(f"the world already reached {at}; arm an event still to come", 409)
     scope.kill_at = at
@@ -288,7 +294,8 @@ def _int_param(request: Request, name: str, default: int | None, low: int, high:
     if text is None:
         return default
     if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
-        raise bad(f"?{name}= must be a whole number from {low} to {high}; got {text!r}")
+        raise bad(got_expected(f"?{name}=", got=repr(text),
+                               expected=f"a whole number from {low} to {high}"))
     return int(text)
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from harness._environment import allowed_environment
 from harness.runner import (
+    NO_CRASH_CASE,
     Case,
     CaseResult,
     CrashSpec,
@@ -57,6 +58,7 @@ from harness.serve._guard import new_token
 from harness.serve._server import ServerThread
 from harness.serve._trace import ProcessRun, folder_files, served_trace
 from harness.serve._world import KILL_CLASS, ServedWorld
+from harness.trace import Trace
 
 #: A killed agent is started again at most this often in one case (a crash, then its recovery).
 MAX_PROCESSES = 3
@@ -116,6 +118,19 @@ def run_exec_case(case: Case, scenario: Scenario, command: str, *, time_scale: f
     return _ExecCase(case, scenario, command, time_scale, timeout).run()
 
 
+def no_world_event_case(case: Case, scenario: Scenario, trace: Trace) -> Verdict | None:
+    """``unknown`` on the uncrashed case of a scenario whose points ask for ``all`` when
+    its process reached no world event: no crash case could be made, so the scenario
+    proves nothing of a crash, and ``--strict`` fails the run on it (as an in-process
+    agent that reaches no persistence point, :func:`harness.runner.no_crash_case`)."""
+    if case.crash is not None or not wants_recording(scenario) or trace.extra.world_events:
+        return None
+    return Verdict(NO_CRASH_CASE, "unknown", (
+        "the agent process reached no world event (no model request, no tool call) in its "
+        "uncrashed run, so 'points: all' made no crash case: the run proves nothing of how "
+        "it survives a kill, only its uncrashed case was judged"))
+
+
 def own_point_result(case: Case) -> CaseResult:
     """``unknown``: a point of the agent's own files, which a process keeps on the real disk."""
     assert case.crash is not None
@@ -156,9 +171,10 @@ class _ExecCase:
         trace = served_trace(self.world, self.case, self.worlds.runs, self.secrets,
                              self.folder)
         result = case_result(self.case, trace)
-        problem = self._process_verdict()
-        if problem is not None:
-            result = replace(result, verdicts=(*result.verdicts, problem))
+        problems = (self._process_verdict(), no_world_event_case(self.case, self.scenario, trace))
+        extra = tuple(problem for problem in problems if problem is not None)
+        if extra:
+            result = replace(result, verdicts=(*result.verdicts, *extra))
         # The process's output is quoted in the verdict: a secret it printed is not.
         result = without_secrets(result, self.scenario.secret_values())
         if result.passed:

@@ -33,6 +33,7 @@ from typing import Final, final
 
 import fakes
 from fakes import check_faults
+from harness._errors import got_expected
 from harness.ports import rng_stream
 from harness.runner import Case, CrashSpec
 from harness.serve._trace import ProcessRun
@@ -54,8 +55,9 @@ def check_test_id(value: object, where: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _TEST_ID.fullmatch(value):
-        raise ValueError(f"{where} must be a test id: 1 to 128 of the characters A-Z a-z 0-9 "
-                         f". _ : / - (such as 'test_mail_once'); got {value!r}")
+        raise ValueError(got_expected(where, got=repr(value),
+                                      expected="a test id: 1 to 128 of the characters A-Z a-z "
+                                               "0-9 . _ : / - (such as 'test_mail_once')"))
     return value
 
 

@@ -27,11 +27,13 @@ from typing import Any, Literal, NamedTuple
 
 from harness.ports import (
     CompletionProof,
+    FinishReason,
     Goal,
     GoalAction,
     GoalEventKind,
     GoalStatus,
     JudgeKind,
+    ReplyStatus,
     RestartPolicy,
     StopState,
     ToolKind,
@@ -161,7 +163,7 @@ class RequestRecord:
     delivered_bytes: int
     delivery: Delivery
     truncated: bool
-    finish: str | None
+    finish: FinishReason | None
     model: str | None
     text: str
     calls: tuple[SentCall, ...]
@@ -241,7 +243,7 @@ class MessageRecord:
     tool_calls: tuple[CallRecord, ...] = ()
     attempt_id: str | None = None
     call_id: str | None = None
-    status: str | None = None
+    status: ReplyStatus | None = None
     synthetic: bool = False
 
 

@@ -10,8 +10,8 @@ from harness.agent import StreamFailure
 from harness.agent._anthropic_stream import AnthropicAccumulator
 from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._openai_stream import OpenAIAccumulator
-from harness.agent._sse import decode_all
 from harness.ports import Usage
+from harness.ports._sse import decode_all
 
 
 def _openai_frame(delta: dict[str, object], finish: str | None = None) -> str:

@@ -10,8 +10,8 @@ import pytest
 from harness.agent import StreamFailure
 from harness.agent._gemini_stream import GeminiAccumulator
 from harness.agent._responses_stream import ResponsesAccumulator
-from harness.agent._sse import decode_all
 from harness.ports import Usage
+from harness.ports._sse import decode_all
 
 
 def _event(body: dict[str, Any]) -> str:

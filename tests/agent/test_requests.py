@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.agent import build_request
+from harness.agent._dialects import build_request
 from harness.agent._messages import ToolCall
 from harness.agent._requests import model_order
 from harness.agent._session_log import AssistantEntry, Entry, ReplyEntry, UserEntry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agent import parse_retry_after
+from harness.ports import parse_retry_after
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 

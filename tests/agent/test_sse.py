@@ -7,8 +7,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.agent import SSEDecoder
-from harness.agent._sse import SSEEvent, decode_all
+from harness.ports import SSEDecoder
+from harness.ports._sse import SSEEvent, decode_all
 
 _TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),

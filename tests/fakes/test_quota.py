@@ -23,8 +23,7 @@ from fakes import (
     VirtualClock,
 )
 from harness import ConfigError
-from harness.agent import parse_retry_after
-from harness.ports import CALENDAR_ORIGIN_UNIX
+from harness.ports import CALENDAR_ORIGIN_UNIX, parse_retry_after
 
 REPLY = ScriptedResponse((Text("ok"),), "stop", ScriptedUsage(400, 20))
 BODY = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],

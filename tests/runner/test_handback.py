@@ -58,13 +58,19 @@ def test_a_trace_rebuilt_from_its_json_is_the_same_trace_with_the_same_digest(
     (lambda d: d["incarnations"][0].update(purpose="forged"),
      r"^trace\.incarnations\[0\]\.purpose: 'forged' is not one of \('run', 'recover-check'\)$"),
     (lambda d: d.update(digest="0" * 64), r"^trace: Trace has no field 'digest'$"),
-    # The typed fields: a stop state, a tool kind, an outcome, the extra record's keys.
+    # The typed fields: a stop state, a tool kind, an outcome, a finish, a reply status, the
+    # extra record's keys.
     (lambda d: d["outcome"].update(stop_state="done"),
      r"^trace\.outcome\.stop_state: 'done' is not one of \('complete', "),
     (lambda d: d["invocations"][0].update(kind="mail"),
      r"^trace\.invocations\[0\]\.kind: 'mail' is not one of \('append', "),
     (lambda d: d["invocations"][0].update(outcome="fine"),
      r"^trace\.invocations\[0\]\.outcome: 'fine' is not one of \('ok', "),
+    (lambda d: d["requests"][0].update(finish="end"),
+     r"^trace\.requests\[0\]\.finish: 'end' is not one of \('stop', "),
+    (lambda d: next(m for m in d["outcome"]["transcript"] if m["role"] == "tool").update(
+        status="fine"),
+     r"^trace\.outcome\.transcript\[\d+\]\.status: 'fine' is not one of \('ok', "),
     (lambda d: d["extra"].update(agent_said="hello"),
      r"^trace\.extra: TraceExtra has no field 'agent_said'$"),
     (lambda d: d["extra"].update(world_events="tool:send_mail#1"),

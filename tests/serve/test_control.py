@@ -120,7 +120,7 @@ def test_a_seeded_rate_strikes_the_same_requests_in_every_run(served: TestClient
     ({"faults": [{"kind": "stampede", "at": {"turn": 1}}]}, 400, "faults[0]"),
     ({"faults": [{"kind": "http_error", "status": 99, "at": {"turn": 1}}]}, 400, "status"),
     ({"faults": [{"kind": "http_error", "status": 503}]}, 400, "at"),
-    ({"faults": {"kind": "http_error"}}, 400, "'faults' must be a list"),
+    ({"faults": {"kind": "http_error"}}, 400, "'faults': got dict; expected a list"),
     ({"rates": [{"rate": 2, "fault": {"kind": "http_error", "status": 503}}]}, 400,
      "0 < rate <= 1"),
     ({"rates": [{"rate": 0.5, "fault": {"kind": "http_error", "status": 503,
@@ -149,7 +149,7 @@ def test_a_fault_for_a_request_already_served_is_a_409(served: TestClient) -> No
 def test_a_bad_test_header_is_a_400(served: TestClient) -> None:
     status, message = error_of(chat(served, GO, **{"x-harness-test": "a b"}))
     assert status == 400
-    assert "the x-harness-test header must be a test id" in message
+    assert "the x-harness-test header: got 'a b'; expected a test id" in message
 
 
 # ----------------------------------------------------------------------- the agent's life
@@ -239,12 +239,14 @@ def test_an_armed_kill_kills_the_agent_and_its_restart_is_judged(
 
 
 @pytest.mark.parametrize(("path", "body", "status", "words"), [
-    ("agent", {"event": "pause"}, 400, "'event' must be one of start, exit, restart"),
-    ("agent", {"event": "exit"}, 400, "'code' must be"),
-    ("agent", {"event": "start", "pid": "me"}, 400, "'pid' must be"),
+    ("agent", {"event": "pause"}, 400,
+     "'event': got 'pause'; expected one of start, exit, restart"),
+    ("agent", {"event": "exit"}, 400, "'code': got None; expected the process's exit code"),
+    ("agent", {"event": "start", "pid": "me"}, 400,
+     "'pid': got 'me'; expected the agent's process id"),
     ("agent", {"event": "restart"}, 409, "no process has run yet"),
     ("kill", {}, 400, "give 'at'"),
-    ("kill", {"at": "journal:fsync#1"}, 400, "'at' must be a world event"),
+    ("kill", {"at": "journal:fsync#1"}, 400, "'at': got 'journal:fsync#1'; expected a world event"),
     ("kill", {"at": "after_tool:mail#1", "when": "now"}, 400, "no field 'when'"),
 ])
 def test_bad_agent_marks_and_kills_get_a_4xx(served: TestClient, path: str, body: Any,
@@ -304,7 +306,7 @@ def test_the_journal_filters_and_pages(served: TestClient) -> None:
 
 
 @pytest.mark.parametrize(("params", "words"), [
-    ({"limit": "0"}, "?limit= must be a whole number from 1 to 1000"),
+    ({"limit": "0"}, "?limit=: got '0'; expected a whole number from 1 to 1000"),
     ({"status": "abc"}, "?status="),
     ({"colour": "red"}, "no ?colour="),
     ({"test": "a b"}, "test id"),

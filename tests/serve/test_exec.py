@@ -252,3 +252,18 @@ def test_the_agents_working_folder_is_written_the_same_in_every_run(tmp_path: Pa
 def without_real_time(trace: Trace) -> Trace:
     return replace(trace, incarnations=tuple(replace(i, ended_at=0.0)
                                              for i in trace.incarnations))
+
+
+def test_points_all_with_no_world_event_is_unknown_and_fails_strict(
+        tmp_path: Path, harness_main: Run) -> None:
+    # An agent that never reaches the model gives 'points: all' nothing to kill it at:
+    # the run must say it proved nothing of a crash, not print a note and move on.
+    scenario = tmp_path / "all-points.yaml"
+    scenario.write_text(SCENARIO.read_text().replace(
+        'points: ["after_tool:mail#1"]', "points: all"))
+    done = harness_main(str(scenario), "--exec", "true", "--strict")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "UNKNOWN exec-mail-once: the agent process reached no world event" in done.stderr
+    assert "'points: all' made no crash case" in done.stderr
+    assert "harness run --strict: 1 thing(s) no case reached" in done.stderr
+    assert "harness points SCENARIO --agent" not in done.stderr  # runs no process
