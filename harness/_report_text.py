@@ -50,6 +50,8 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "I8": (("faults",),),
     "I9": (("budget",),),
     "budget:tool-calls": (("budget", "max_tool_calls"),),
+    "budget:job-runtime": (("budget", "max_job_seconds"),),
+    "budget:job-starts": (("budget", "max_jobs"),),
     "L3:hook": (("hook",),),
     "retry:doom-loop": (("faults",),),
     "S6:limit": (("provider", "max_output_tokens"),),

@@ -16,6 +16,16 @@ finishes TERM→KILL and waits for the process to exit (``stopping``, then
 the runner keeps its wake-up (grok: only a waiter that got the result stops the
 wake-up; the result is never lost and never delivered twice).
 
+A run's background budget caps how long a job may run (seed 002 §19.2,
+``BackgroundBudget(maxRuntime)``; the task's ``max_job_seconds``, kept in the
+session header so recovery knows it before the task is given again). It is
+counted from the process's start as the runner recorded it (the identity's
+``started_at``), never from a restart: 子预算只能消费父预算,不能自行续杯. A job
+still running then is stopped TERM→KILL, its record says which budget it
+outran, and the run ends ``budget_limited``. The same budget caps how many jobs
+the run may start (``maxJobs``), counted from the durable records of every
+incarnation: a job call past it starts nothing (its record says ``refused``).
+
 On restart :meth:`JobSupervisor.reconcile` walks the seed's table row by row:
 
 =================  ======================  ========================================
@@ -72,10 +82,11 @@ JOBS_FILE: Final = "jobs.jsonl"
 POLL_SECONDS: Final = 10.0
 #: How long a TERM is given before KILL (seed 002 §19.4, TERM→KILL escalation).
 TERM_GRACE_SECONDS: Final = 5.0
+_EPS: Final = 1e-9
 
 JobState = Literal["starting", "running", "stopping", "completed", "cancelled", "orphaned",
-                   "unknown"]
-TERMINAL: Final = frozenset({"completed", "cancelled", "orphaned", "unknown"})
+                   "unknown", "refused"]
+TERMINAL: Final = frozenset({"completed", "cancelled", "orphaned", "unknown", "refused"})
 
 
 @dataclass(frozen=True)
@@ -97,10 +108,19 @@ class JobEntry:
     cancelled: bool = False  # its waiter was cancelled: the model hears "cancelled"
     delivered: bool = False  # the reply carries the result: no wake-up may repeat it
     row: str = ""  # the reconciliation row that settled it, after a restart
+    # The runtime budget it outran, when it was stopped for that (seed 002 §19.2,
+    # BackgroundBudget(maxRuntime)); written only then, so other records keep their bytes.
+    budget_seconds: float | None = None
+    # The cap on the run's jobs that kept it from starting (state ``refused``; seed 002
+    # §19.2, BackgroundBudget(maxJobs)); written only then.
+    job_cap: int | None = None
 
     def to_line(self) -> bytes:
         fields = asdict(self)
         fields["output"] = list(self.output)
+        for name in ("budget_seconds", "job_cap"):
+            if fields[name] is None:
+                del fields[name]
         return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
     @classmethod
@@ -117,6 +137,15 @@ class JobEntry:
         base: dict[str, Any] = {"job_id": self.job_id, "state": self.state,
                                 "exit_code": self.exit_code, "output": list(self.output),
                                 "lossy": self.lost_lines > 0, "lost_lines": self.lost_lines}
+        if self.state == "refused":
+            return {**base, "status": "not_started", "error": "BUDGET_EXHAUSTED",
+                    "message": f"not started: the run's cap of {self.job_cap} background "
+                               "jobs is used up"}
+        if self.budget_seconds is not None:
+            return {**base, "status": "stopped", "exit_code": None,
+                    "message": f"stopped: it ran out of its runtime budget of "
+                               f"{self.budget_seconds:g}s; its process tree was stopped, "
+                               "and it is not run again"}
         if self.cancelled or self.state == "cancelled":
             return {**base, "status": "cancelled", "exit_code": None,
                     "message": "cancelled by request; its process tree was stopped"}
@@ -175,6 +204,11 @@ class JobSupervisor:
     #: a late completion is then recorded and acknowledged, never woken (seed 002 §19.4).
     owner_cancelled: bool = False
     waiting: dict[str, str] = field(default_factory=dict)  # call id → job id
+    #: How long a job may run from its process's start (seed 002 §19.2,
+    #: BackgroundBudget(maxRuntime)); None: as long as it takes.
+    max_runtime: float | None = None
+    #: How many jobs the run may start, across restarts (BackgroundBudget(maxJobs)).
+    max_jobs: int | None = None
 
     def tools(self, names: tuple[str, ...]) -> dict[str, JobTool]:
         return {name: JobTool(name, self) for name in names}
@@ -183,9 +217,15 @@ class JobSupervisor:
     async def start_and_wait(self, tool: str, arguments: Mapping[str, Any],
                              context: ToolContext) -> dict[str, Any]:
         call = context.invocation
-        entry = self.book.write(JobEntry(
-            job_id_for(context.execution_id), self.session, call.turn_id, call.call_id, tool,
-            sha256_json({"tool": tool, "arguments": dict(arguments)})[:16], "starting"))
+        job_id = job_id_for(context.execution_id)
+        entry = JobEntry(job_id, self.session, call.turn_id, call.call_id, tool,
+                         sha256_json({"tool": tool, "arguments": dict(arguments)})[:16],
+                         "starting")
+        if self.cap_reached(job_id):
+            # Past the run's cap on jobs: nothing starts (seed 002 §19.2, BackgroundBudget).
+            return self.book.write(replace(entry, state="refused",
+                                           job_cap=self.max_jobs)).reply()
+        entry = self.book.write(entry)
         # The job's process gets the cleaned environment the tool runner made (seed 000 §5).
         identity = self.port.start(tool, arguments, job_id=entry.job_id,
                                    owner_session=self.session, owner_turn=call.turn_id,
@@ -197,17 +237,70 @@ class JobSupervisor:
         """Wait for the job, reading its output from the recorded offset on; cancel stops it."""
         assert entry.identity is not None
         self.waiting[entry.call_id] = entry.job_id
+        deadline = self.runtime_deadline(entry)
         try:
             while True:
-                status = await self.port.wait(entry.identity, POLL_SECONDS)
+                status = await self.port.wait(entry.identity, self._poll(deadline))
                 entry = self._read(entry)
                 if not status.alive:
                     return self.settle(entry, status, claim=True)
+                if deadline is not None and self.clock.now() >= deadline - _EPS:
+                    return await self.stop_over_budget(entry)
         except asyncio.CancelledError:
             await self._stop_cancelled(self.book.write(replace(entry, cancelled=True)))
             raise
         finally:
             self.waiting.pop(entry.call_id, None)
+
+    def runtime_deadline(self, entry: JobEntry) -> float | None:
+        """When the job's runtime budget runs out: from its process's start as the runner
+        recorded it, so a restart that re-attaches grants no time anew (seed 002 §19.2:
+        子预算只能消费父预算,不能自行续杯)."""
+        if self.max_runtime is None or entry.identity is None:
+            return None
+        return entry.identity.started_at + self.max_runtime
+
+    def _poll(self, deadline: float | None) -> float:
+        if deadline is None:
+            return POLL_SECONDS
+        return max(0.0, min(POLL_SECONDS, deadline - self.clock.now()))
+
+    async def stop_over_budget(self, entry: JobEntry) -> JobEntry:
+        """The runtime budget ran out: record it, stop the process tree (TERM→KILL), and
+        deliver that by the call's reply (claimed: no wake-up repeats it)."""
+        identity = entry.identity
+        assert identity is not None
+        if entry.budget_seconds is None:
+            assert self.max_runtime is not None
+            entry = self.book.write(replace(entry, budget_seconds=self.max_runtime))
+        entry = self.book.write(replace(await self.stop(entry), delivered=True))
+        self.port.claim(identity)
+        return entry
+
+    def cap_reached(self, job_id: str) -> bool:
+        """Whether starting ``job_id`` would pass the run's cap on jobs."""
+        return self.max_jobs is not None and self.jobs_started(job_id) >= self.max_jobs
+
+    def jobs_started(self, job_id: str) -> int:
+        """The jobs this session started, or began to, in every incarnation (the durable
+        records), ``job_id`` itself left out: starting it again after a restart (its start
+        never reached the runner) is still the same job, and a restart buys no fresh cap."""
+        return sum(1 for entry in self.book.entries.values()
+                   if entry.owner_session == self.session and entry.state != "refused"
+                   and entry.job_id != job_id)
+
+    def budget_spent(self) -> str | None:
+        """Why the run stops ``budget_limited``: a job of this session outran its runtime
+        budget (read from the durable records, so a restart stops the same way)."""
+        for entry in self.book.entries.values():
+            if entry.owner_session != self.session:
+                continue
+            if entry.budget_seconds is not None:
+                return (f"the background job {entry.job_id} ({entry.tool}) ran out of its "
+                        f"runtime budget of {entry.budget_seconds:g}s")
+            if entry.state == "refused":
+                return f"the run's cap of {entry.job_cap} background jobs is used up"
+        return None
 
     def _read(self, entry: JobEntry) -> JobEntry:
         """Read on from ``output_offset``; the new offset is recorded before it is used."""
@@ -309,6 +402,9 @@ class JobSupervisor:
         if identity is None:
             return await self._reschedule(call)  # the start never reached the runner
         entry = replace(entry, identity=identity)
+        if entry.budget_seconds is not None:
+            # Stopped for its budget when the crash came: finish that stop (TERM→KILL).
+            return self._mark(await self.stop_over_budget(entry), "stopping")
         if self.port.process(identity.pid) != identity and not self._exited(identity):
             # The PID is gone or names another process now (start time differs).
             return self.book.write(replace(self._read_quietly(entry), state="orphaned",
@@ -385,7 +481,8 @@ def _close(journal: ToolJournal, execution: Execution, deliver: Callable[[ToolRe
 
 
 _REPLY_STATUS: Final[dict[str, ReplyStatus]] = {
-    "ok": "ok", "failed": "error", "cancelled": "cancelled", "unknown": "unknown"}
+    "ok": "ok", "failed": "error", "cancelled": "cancelled", "unknown": "unknown",
+    "stopped": "error", "not_started": "error"}
 
 
 class JobTool:

@@ -29,12 +29,21 @@ class SessionHeader:
     epoch: int
     deadline: float
     training_data: bool = False
+    # How long a background job may run (seed 002 §19.2, BackgroundBudget(maxRuntime)),
+    # read at recovery, before the task is given again; None: not capped.
+    max_job_seconds: float | None = None
+    # How many background jobs the run may start (BackgroundBudget(maxJobs)); None: any.
+    max_jobs: int | None = None
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> SessionHeader:
         task = body.get("task")
-        training = isinstance(task, Mapping) and task.get("trainingData") is True
-        return cls(int(body["epoch"]), float(body["deadline"]), training)
+        task = task if isinstance(task, Mapping) else {}
+        training = task.get("trainingData") is True
+        runtime, jobs = task.get("maxJobSeconds"), task.get("maxJobs")
+        return cls(int(body["epoch"]), float(body["deadline"]), training,
+                   float(runtime) if isinstance(runtime, int | float) else None,
+                   jobs if isinstance(jobs, int) else None)
 
 
 @dataclass(frozen=True)

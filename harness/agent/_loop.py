@@ -368,6 +368,11 @@ class ReferenceAgent:
                                 root=self._root)
             self._jobs = self._job_supervisor(ports.jobs, book, ports.clock, ports.run_id)
             self._jobs.owner_cancelled = self._handles.stop_reason is not None
+            header = self._log.header
+            if header is not None:  # the budget, known at recovery (seed 002 §19.2)
+                budget = SessionHeader.from_body(header.body)
+                self._jobs.max_runtime, self._jobs.max_jobs = budget.max_job_seconds, \
+                    budget.max_jobs
             self._handles.jobs = self._jobs
         self._handles.restore(CancelLog.open(
             ports.disk, posixpath.join(ports.state_dir, CANCELS_FILE), root=self._root),
@@ -484,6 +489,7 @@ class ReferenceAgent:
         tools = dict(ports.tools)
         if self._jobs is not None and ports.jobs is not None:
             tools.update(self._jobs.tools(ports.jobs.tools))
+            self._jobs.max_runtime, self._jobs.max_jobs = task.max_job_seconds, task.max_jobs
         self._secret_arguments = {t.name: t.secret_arguments for t in task.tools}
         self._calls_before_this_incarnation = 0 if policy.count_tool_calls_durably \
             else self.journal.started_calls()
@@ -655,6 +661,10 @@ class ReferenceAgent:
         exhausted = state.budget.exhausted_reason(self.ports.clock.now())
         if exhausted:
             return Stop("budget_limited", exhausted)
+        # A job stopped at its runtime budget: the run may not buy more (seed 002 §19.2).
+        spent = self._jobs.budget_spent() if self._jobs is not None else None
+        if spent:
+            return Stop("budget_limited", spent)
         return _from_goal(self._keeper.before_turn()) if self._keeper is not None else None
 
     # -- one turn ------------------------------------------------------------------------
@@ -1194,6 +1204,9 @@ def _task_json(task: Task) -> dict[str, Any]:
         "maxOutputTokens": task.max_output_tokens,
         # Only when set: every other session's header keeps its bytes.
         **({"trainingData": True} if task.training_data else {}),
+        **({"maxJobSeconds": task.max_job_seconds} if task.max_job_seconds is not None
+           else {}),
+        **({"maxJobs": task.max_jobs} if task.max_jobs is not None else {}),
     }
 
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.checks._breaker import check_breaker
-from harness.checks._budgets import check_spend, check_tool_calls, check_tool_deadline
+from harness.checks._budgets import (
+    check_job_runtime,
+    check_job_starts,
+    check_spend,
+    check_tool_calls,
+    check_tool_deadline,
+)
 from harness.checks._cache import check_cache_after_restart
 from harness.checks._children import check_child_environments
 from harness.checks._compaction import check_compaction_keeps, check_overflow_retry
@@ -78,6 +84,8 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_spend,
     check_tool_deadline,
     check_tool_calls,
+    check_job_runtime,
+    check_job_starts,
     check_cache_after_restart,
     check_goal_in_context,
     check_lease,

@@ -10,23 +10,34 @@
   No verdict when no tool call was running as the deadline came;
 - ``budget:tool-calls``: no more tool calls run, over the whole run, than the scenario's
   ``budget.max_tool_calls`` (ToolBudget(maxCalls)); ``unknown`` when the model never
-  asked for more.
+  asked for more;
+- ``budget:job-runtime``: no background job runs past the scenario's ``budget.max_job_seconds``
+  (BackgroundBudget(maxRuntime)) counted from its process's start as the job runner saw it:
+  it is signalled by then and gone within the TERM→KILL follow-through after, across
+  restarts (a restart grants no time anew). ``unknown`` when no job outran the budget;
+- ``budget:job-starts``: no more background jobs start, over the whole run, than the
+  scenario's ``budget.max_jobs`` (BackgroundBudget(maxJobs)), counted in the job runner's
+  record over every incarnation. ``unknown`` when the model never asked for more.
 
 Example::
 
     check_spend(trace)         # fail: "request #4 started after 1,210 tokens were billed"
     check_tool_deadline(trace) # fail: "hang#call_t1_0 ran until 300s; the deadline was 120s"
     check_tool_calls(trace)    # fail: "4 tool calls ran; the cap is 3: call call_t4_0 ran ..."
+    check_job_runtime(trace)   # fail: "build job exec-1 (started at 2s) was first signalled ..."
+    check_job_starts(trace)    # fail: "3 background jobs started; the cap is 2: lint job ..."
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
+from harness.checks._jobs import TERM_FOLLOW_THROUGH_SECONDS
+from harness.checks._tolerance import late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
-from harness.ports import UsageBuckets, has_price
+from harness.ports import NEIGHBOUR_SESSION, UsageBuckets, has_price
 from harness.ports import cost as cost_of
-from harness.trace import RequestRecord, Trace
+from harness.trace import JobRecord, RequestRecord, Trace
 
 _EPS = 1e-6
 # A plain main(prompt) is handed a prompt only: a budget it was never told is not its bug.
@@ -142,3 +153,97 @@ def check_tool_calls(trace: Trace) -> Verdict | None:
                        f"tool call(s), never more than the cap of {cap}")
     return Verdict("budget:tool-calls", "pass", f"{len(ran)} of the {len(asked)} tool calls "
                    f"the model asked for ran, within the cap of {cap}")
+
+
+def check_job_runtime(trace: Trace) -> Verdict | None:
+    """budget:job-runtime: no background job outlives its runtime budget (seed 002 §19.2,
+    BackgroundBudget(maxRuntime); 子预算只能消费父预算,不能自行续杯).
+
+    Judged from the job runner's record alone, so it applies to any agent on the job
+    port: the budget runs from the process's start the runner recorded, whatever
+    incarnation started it; a job still running then must have been signalled by then,
+    and be gone within :data:`TERM_FOLLOW_THROUGH_SECONDS` of that signal (TERM, then KILL
+    for one that ignores it). An agent that counts from a restart, or waits a job out,
+    fails. ``unknown`` when no job ran longer than the budget, when the agent started no
+    job (no job port), or for a plain ``main(prompt)`` that is never told the budget.
+    """
+    budget = trace.extra.max_job_seconds
+    if budget is None:
+        return None
+    if trace.extra.plain:
+        return Verdict("budget:job-runtime", "unknown", UNTOLD_BUDGET)
+    jobs = [j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION]
+    if not jobs:
+        return Verdict("budget:job-runtime", "unknown", "the agent started no background job (it "
+                       "has no job port, or never ran the job tool): the budget was not tested")
+    run_end = max((i.ended_at for i in trace.incarnations), default=0.0)
+    tolerance = late_tolerance(trace)
+    over = [j for j in jobs if (j.ended_at if j.ended_at is not None else run_end)
+            > j.started_at + budget + tolerance + _EPS]
+    if not over:
+        return Verdict("budget:job-runtime", "unknown", f"no background job ran longer than its "
+                       f"runtime budget of {budget:g}s ({len(jobs)} ended within it, or the "
+                       "run ended first)")
+    late = [why for job in over
+            if (why := _outran(job, budget, run_end, tolerance)) is not None]
+    if late:
+        return Verdict("budget:job-runtime", "fail", f"{late[0]}; the runtime budget is "
+                       f"{budget:g}s from the process's start{tolerance_note(tolerance)}",
+                       tuple(late),
+                       advice="stop a background job (TERM, then KILL) when its runtime "
+                              "budget, counted from the process's recorded start, runs out; a "
+                              "restart that re-attaches to it grants no time anew")
+    return Verdict("budget:job-runtime", "pass", f"{len(over)} background job(s) still running at "
+                   f"the end of the {budget:g}s runtime budget were stopped by it")
+
+
+def _outran(job: JobRecord, budget: float, run_end: float, tolerance: float) -> str | None:
+    """Why ``job`` broke its runtime budget, or None when it was stopped in time."""
+    limit = job.started_at + budget
+    name = f"{job.tool} job {job.execution_id} (started at {job.started_at:g}s)"
+    until = f"{job.ended_at:g}s" if job.ended_at is not None else "the end of the run"
+    first = min(job.signals, key=lambda s: s.at, default=None)
+    if first is None or first.at > limit + tolerance + _EPS:
+        when = "was never signalled" if first is None else \
+            f"was first signalled at {first.at:g}s ({first.signal})"
+        return f"{name} {when} and ran until {until}, past its budget's end at {limit:g}s"
+    gone_by = first.at + TERM_FOLLOW_THROUGH_SECONDS + tolerance + _EPS
+    if (job.ended_at if job.ended_at is not None else run_end) > gone_by:
+        return (f"{name} got {first.signal} at {first.at:g}s, as its budget ran out, yet ran "
+                f"until {until}: the stop was not followed through to KILL")
+    return None
+
+
+def check_job_starts(trace: Trace) -> Verdict | None:
+    """budget:job-starts: no background job starts past the run's cap (seed 002 §19.2,
+    BackgroundBudget(maxJobs); 子预算只能消费父预算,不能自行续杯).
+
+    Counted from the job runner's record, every incarnation together (a restart buys no
+    fresh cap). ``unknown`` when the model never asked for more job calls than the cap,
+    when the agent started no job (no job port), or for a plain ``main(prompt)``.
+    """
+    cap = trace.extra.max_jobs
+    if cap is None:
+        return None
+    if trace.extra.plain:
+        return Verdict("budget:job-starts", "unknown", UNTOLD_BUDGET)
+    jobs = sorted((j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION),
+                  key=lambda j: j.started_at)
+    if not jobs:
+        return Verdict("budget:job-starts", "unknown", "the agent started no background job "
+                       "(it has no job port, or never ran a job tool): the cap was not tested")
+    if len(jobs) > cap:
+        late = tuple(f"{j.tool} job {j.execution_id} (call {j.call_id}) started at "
+                     f"{j.started_at:g}s by incarnation {j.incarnation}, as job {n} of at most "
+                     f"{cap}" for n, j in enumerate(jobs[cap:], start=cap + 1))
+        return Verdict("budget:job-starts", "fail", f"{len(jobs)} background jobs started; the "
+                       f"cap is {cap}: {late[0]}", late,
+                       advice="count the jobs started (durably, across restarts) and stop with "
+                              "budget_limited instead of starting one past the cap")
+    declared = set(trace.extra.jobs_declared or ())
+    asked = {c.call_id for r in trace.requests for c in r.calls if c.name in declared}
+    if len(asked) <= cap:
+        return Verdict("budget:job-starts", "unknown", f"the model asked for {len(asked)} job "
+                       f"call(s), never more than the cap of {cap}")
+    return Verdict("budget:job-starts", "pass", f"{len(jobs)} of the {len(asked)} job calls "
+                   f"the model asked for started a job, within the cap of {cap}")

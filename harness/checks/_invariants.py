@@ -305,6 +305,13 @@ def check_i4(trace: Trace) -> Verdict:
         # Only the run's budget ends it so, and a plain main(prompt) is never told it.
         return _unknown("I4", f"stopped {stop!r}; 'budget_limited' is the stop at the run's "
                         f"budget, and {UNTOLD_BUDGET}")
+    if expected == "budget_limited" and not trace.jobs and (
+            trace.extra.max_job_seconds is not None or trace.extra.max_jobs is not None):
+        # Only the background budget ends it so, and the agent ran no job through the
+        # job port (optional): the budget was never tested.
+        return _unknown("I4", f"stopped {stop!r}; 'budget_limited' is the stop at the run's "
+                        "background budget, and the agent started no job through the job "
+                        "port (AgentPorts.jobs; optional, seed 002 §19.4)")
     if expected == "cancelled" and trace.extra.cancel_hook is False:
         # Only a cancel could end it so, and the agent offers no hook for one (optional).
         return _unknown("I4", f"stopped {stop!r}; 'cancelled' is reached through the agent's "

@@ -45,7 +45,11 @@ from harness.mutants._jobs import (
     goal_cancel_as_turn_cancel,
     goal_cancel_leaves_run_armed,
     invents_exit_codes,
+    job_runtime_from_restart,
+    job_runtime_not_capped,
+    jobs_counted_per_process,
     jobs_get_the_whole_environ,
+    jobs_not_capped,
     never_claims,
     reruns_jobs_after_restart,
     waits_for_stopping_jobs,
@@ -613,6 +617,8 @@ _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 _TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
 _TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
 _JOB_ENV = "scenarios/jobs/job-gets-a-clean-environment.yaml"
+_JOB_RUNTIME = "scenarios/jobs/job-runtime-budget-stops.yaml"
+_JOB_CAP = "scenarios/jobs/job-cap-stops.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -917,5 +923,24 @@ MUTANTS: tuple[Mutant, ...] = (
            "provider's API key in it", jobs_get_the_whole_environ(),
            (Kill(_JOB_ENV, "env:children"),
             Kill(_JOB_ENV, "env:children", "journal:fsync#2:after:unsynced_lost"))),
+    Mutant("L4-job-runtime-not-capped",
+           "seed 002 §19.2 (BackgroundBudget(maxJobs/maxRuntime/maxOutput))",
+           "the runtime budget of background jobs is recorded but never read: a job is waited "
+           "out however long it runs, and the run ends complete", job_runtime_not_capped(),
+           (Kill(_JOB_RUNTIME, "budget:job-runtime"), Kill(_JOB_RUNTIME, "I4"))),
+    Mutant("L4-job-runtime-counted-per-process",
+           "seed 002 §19.2 (子预算只能消费父预算,不能自行续杯)",
+           "times a job's runtime budget from when this process began to wait for it, so a "
+           "restart that re-attaches to the job grants it the whole budget anew",
+           job_runtime_from_restart(),
+           (Kill(_JOB_RUNTIME, "budget:job-runtime", "jobs:fsync#3:after:unsynced_lost"),)),
+    Mutant("L4-jobs-not-capped", "seed 002 §19.2 (BackgroundBudget(maxJobs/maxRuntime/maxOutput))",
+           "the cap on background jobs is recorded but never read, so every job the model "
+           "asks for starts", jobs_not_capped(),
+           (Kill(_JOB_CAP, "budget:job-starts"), Kill(_JOB_CAP, "I4"))),
+    Mutant("L4-jobs-counted-per-process", "seed 002 §19.2 (子预算只能消费父预算,不能自行续杯)",
+           "counts the jobs it started in memory, so each restart starts a fresh cap",
+           jobs_counted_per_process(),
+           (Kill(_JOB_CAP, "budget:job-starts", "jobs:fsync#2:after:unsynced_lost"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -86,6 +86,43 @@ class _JobsGetTheWholeEnviron(JobSupervisor):
                                             replace(context, env=dict(os.environ)))
 
 
+class _RuntimeNotCapped(JobSupervisor):
+    """Records the run's background budget but never reads it: a job is waited out however
+    long it runs."""
+
+    def runtime_deadline(self, entry: JobEntry) -> float | None:
+        del entry  # the bug: no job ever has a runtime deadline
+        return None
+
+
+class _RuntimeFromRestart(JobSupervisor):
+    """Times a job's runtime budget from when this process began to wait for it (as an
+    ``asyncio.wait_for`` around the waiter does), not from the job's recorded start: a
+    restart that re-attaches grants the job its whole budget anew."""
+
+    def runtime_deadline(self, entry: JobEntry) -> float | None:
+        if self.max_runtime is None or entry.identity is None:
+            return None
+        return self.clock.now() + self.max_runtime
+
+
+class _JobsNotCapped(JobSupervisor):
+    """Records the run's cap on jobs but never reads it: every job the model asks for starts."""
+
+    def cap_reached(self, job_id: str) -> bool:
+        del job_id  # the bug: the cap is never consulted
+        return False
+
+
+class _JobsCountedPerProcess(JobSupervisor):
+    """Counts the jobs it started in memory, so each restart starts a fresh cap."""
+
+    def jobs_started(self, job_id: str) -> int:
+        mine: set[str] = self.__dict__.setdefault("_started_here", set())
+        mine.add(job_id)
+        return len(mine - {job_id})
+
+
 class _ForgetfulRouter(CancelRouter):
     """Acts on every cancel it receives, the same request again included."""
 
@@ -105,6 +142,22 @@ def reruns_jobs_after_restart() -> AgentFactory:
 
 def jobs_get_the_whole_environ() -> AgentFactory:
     return reference(job_supervisor=_JobsGetTheWholeEnviron)
+
+
+def job_runtime_not_capped() -> AgentFactory:
+    return reference(job_supervisor=_RuntimeNotCapped)
+
+
+def job_runtime_from_restart() -> AgentFactory:
+    return reference(job_supervisor=_RuntimeFromRestart)
+
+
+def jobs_not_capped() -> AgentFactory:
+    return reference(job_supervisor=_JobsNotCapped)
+
+
+def jobs_counted_per_process() -> AgentFactory:
+    return reference(job_supervisor=_JobsCountedPerProcess)
 
 
 def invents_exit_codes() -> AgentFactory:

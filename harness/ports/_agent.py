@@ -118,6 +118,12 @@ class Task:
     max_cost_usd: float | None = None
     # Tool calls the run may start (seed 002 §19.2, ToolBudget(maxCalls)); None: no cap.
     max_tool_calls: int | None = None
+    # Background jobs the run may start, across restarts (seed 002 §19.2,
+    # BackgroundBudget(maxJobs)); None: no cap.
+    max_jobs: int | None = None
+    # How long a background job may run from its process's start, across restarts (seed 002
+    # §19.2, BackgroundBudget(maxRuntime)); None: no cap.
+    max_job_seconds: float | None = None
     # A tool run after each tool call that returned, and how deep a hook may fire within
     # its own hook (seed 002 §19.1 ③, 钩子死循环防护); None: no hook.
     after_tool_hook: str | None = None

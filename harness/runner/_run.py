@@ -418,6 +418,8 @@ class _CaseRun:
             lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None,
             child_environments=world.child_environments(),
             max_tool_calls=scenario.budget.max_tool_calls,
+            max_jobs=scenario.budget.max_jobs,
+            max_job_seconds=scenario.budget.max_job_seconds,
             hook_tool=scenario.hook.run if scenario.hook is not None else None,
             hook_max_depth=scenario.hook.max_depth if scenario.hook is not None else None,
             refused_turns=tuple(world.refused_turns) or None,

@@ -46,6 +46,8 @@ def task_for(scenario: Scenario) -> Task:
         max_tokens=budget.max_tokens,
         max_cost_usd=budget.max_cost_usd,
         max_tool_calls=budget.max_tool_calls,
+        max_jobs=budget.max_jobs,
+        max_job_seconds=budget.max_job_seconds,
         after_tool_hook=scenario.hook.run if scenario.hook is not None else None,
         hook_max_depth=scenario.hook.max_depth if scenario.hook is not None else 1,
         prices=_prices(scenario.provider.model),

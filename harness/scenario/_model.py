@@ -184,6 +184,14 @@ class BudgetLimits(ScenarioModel):
     max_tool_calls: Count | None = None
     """Tool calls the run may start; absent: not capped (seed 002 §19.2, ToolBudget(maxCalls)).
     A call the model asks for past the cap is not run, and the run ends budget_limited."""
+    max_jobs: Count | None = None
+    """Background jobs the run may start, across restarts; absent: not capped (seed 002 §19.2,
+    BackgroundBudget(maxJobs)). A job the model asks for past the cap is not started, and the
+    run ends budget_limited."""
+    max_job_seconds: Seconds | None = None
+    """How long a background job may run, in virtual seconds from its process's start, across
+    restarts; absent: not capped (seed 002 §19.2, BackgroundBudget(maxRuntime)). A job still
+    running then is stopped (TERM, then KILL), and the run ends budget_limited."""
 
 
 class HookDeclaration(ScenarioModel):

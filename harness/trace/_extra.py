@@ -133,6 +133,10 @@ class TraceExtra:
     child_environments: tuple[ChildEnvironment, ...] | None = None
     # The run's cap on tool calls, when the scenario sets one (budget:tool-calls).
     max_tool_calls: int | None = None
+    # The run's cap on background jobs, when the scenario sets one (budget:job-starts).
+    max_jobs: int | None = None
+    # How long a background job may run, when the scenario sets it (budget:job-runtime).
+    max_job_seconds: float | None = None
     # The after-tool hook's tool and its depth bound, when the scenario declares one (L3:hook).
     hook_tool: str | None = None
     hook_max_depth: int | None = None

@@ -108,3 +108,46 @@ def test_a_late_completion_after_a_session_cancel_is_recorded_and_wakes_nothing(
     assert not neighbour[0].signals
     assert trace.outcome is not None
     assert trace.outcome.stop_state == "cancelled"
+
+
+RUNTIME = "scenarios/jobs/job-runtime-budget-stops.yaml"
+JOB_CAP = "scenarios/jobs/job-cap-stops.yaml"
+
+
+def test_a_job_stopped_for_its_runtime_budget_is_stopped_anew_after_the_restart() -> None:
+    # Seed 002 §19.2, BackgroundBudget(maxRuntime): 'stopping' is durable, the TERM was not
+    # sent. The restart finishes the stop at the budget's end, from the recorded start.
+    trace = crashed_at(RUNTIME, "jobs:fsync#6")
+    [job] = own(trace, "build")
+    assert job.incarnation == 1
+    assert [(s.signal, round(s.at - job.started_at, 6), s.incarnation) for s in job.signals] \
+        == [("TERM", 60.0, 2), ("KILL", 65.0, 2)]
+    told = reply(trace, job.call_id)
+    assert (job.state, told["status"], told["exit_code"]) == ("killed", "stopped", None)
+    assert "runtime budget of 60s" in told["message"]
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "budget_limited"
+    assert job.claimed_by == 2  # the reply delivered it: no wake-up repeats it
+
+
+def test_a_restart_counts_the_jobs_started_before_it_against_the_cap() -> None:
+    # Seed 002 §19.2, BackgroundBudget(maxJobs): the build's start is durable; after the
+    # restart only one more job may start, and the third job call starts nothing.
+    trace = crashed_at(JOB_CAP, "jobs:fsync#2")
+    assert [(j.tool, j.incarnation) for j in trace.jobs] == [("build", 1), ("test", 2)]
+    assert trace.outcome is not None
+    refused = [m for m in trace.outcome.transcript if m.role == "tool" and m.call_id
+               and reply(trace, m.call_id).get("status") == "not_started"]
+    assert len(refused) == 1
+    assert trace.outcome.stop_state == "budget_limited"
+
+
+def test_a_reattached_job_keeps_the_runtime_budget_of_its_recorded_start() -> None:
+    # A crash while the build runs: the restart re-attaches and stops it when the budget
+    # from the job's recorded start runs out, not 60 s after the restart.
+    trace = crashed_at(RUNTIME, "jobs:fsync#3")
+    [job] = own(trace, "build")
+    assert job.incarnation == 1
+    assert {r.incarnation for r in job.reads} == {1, 2}
+    assert [(s.signal, round(s.at - job.started_at, 6), s.incarnation) for s in job.signals] \
+        == [("TERM", 60.0, 2), ("KILL", 65.0, 2)]
