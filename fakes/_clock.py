@@ -340,16 +340,40 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
         # Worker threads asleep in virtual time (VirtualClock.sleep_parked), by their job.
         self._parked: dict[_Job, float] = {}
         self._parked_lock = threading.Lock()
+        # Answers a thread of the case owes the loop (aiosqlite's connection thread), each
+        # with whether that thread still lives: see expect_answer.
+        self._owed: dict[asyncio.Future[Any], Callable[[], bool]] = {}
         selector = self._virtual_selector = _VirtualSelector(clock)
         super().__init__(selector)
         wake_fd: int = self._ssock.fileno()  # type: ignore[attr-defined]
         selector.watch(wake_fd, self._threads_busy, self._next_wake, self._wake_due)
 
     def _threads_busy(self) -> bool:
-        """Whether a worker thread the loop still awaits is at work, not asleep in virtual time."""
+        """Whether a worker thread the loop still awaits is at work, not asleep in virtual
+        time, or a thread of the case owes the loop an answer (:meth:`expect_answer`)."""
         with self._parked_lock:
             asleep = sum(1 for job in self._parked if not job.future_done())
-        return self._threads_running > asleep
+            owed = any(alive() for future, alive in self._owed.items() if not future.done())
+        return owed or self._threads_running > asleep
+
+    def expect_answer(self, future: asyncio.Future[Any], alive: Callable[[], bool]) -> None:
+        """Hold virtual time until a thread answers ``future`` (through
+        ``call_soon_threadsafe``), while ``alive()`` says that thread still lives.
+
+        For a library's own thread the loop does not run (aiosqlite runs every statement
+        on its connection's): it is at work from the moment it is handed a call to the
+        moment its answer arrives, however long that takes on a loaded machine. Watching
+        the thread's state instead (:func:`settle_threads`) is a guess that fails when the
+        machine is busy: the clock jumped to the next timer while a commit was under way,
+        and two runs of one case differed. Call it on the loop's own thread.
+        """
+        with self._parked_lock:
+            self._owed[future] = alive
+        future.add_done_callback(self._answered)
+
+    def _answered(self, future: asyncio.Future[Any]) -> None:
+        with self._parked_lock:
+            self._owed.pop(future, None)
 
     def _next_wake(self) -> float | None:
         with self._parked_lock:
