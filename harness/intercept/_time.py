@@ -52,14 +52,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import importlib.util
-import queue
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import ModuleType
 from typing import Any, Final
 
 from fakes import CASE_THREADS, VirtualClock
@@ -206,73 +203,6 @@ def threads_the_clock_sees() -> Iterator[None]:
 
     setattr(owner, "run_sync_in_worker_thread", classmethod(run_sync_in_worker_thread))  # noqa: B010
     try:
-        with _aiosqlite_answers_awaited():
-            yield
+        yield
     finally:
         setattr(owner, "run_sync_in_worker_thread", saved)  # noqa: B010
-
-
-@contextmanager
-def _aiosqlite_answers_awaited() -> Iterator[None]:
-    """aiosqlite's connections tell the case's loop of every call they hand their thread.
-
-    aiosqlite runs each statement on its connection's own thread, fed by a queue, and
-    answers through ``call_soon_threadsafe``: the loop cannot see that work, so while a
-    commit ran on a loaded machine the clock could jump to the next timer (the harness's
-    guard, hours ahead). Each call put on the queue is an answer the loop is owed
-    (``expect_answer``): virtual time holds until it comes. Nothing if aiosqlite is not
-    installed.
-    """
-    core = _aiosqlite_core()
-    if core is None:
-        yield
-        return
-    saved = core.__dict__["SimpleQueue"]
-    setattr(core, "SimpleQueue", _AnswersOwed)  # noqa: B010
-    try:
-        yield
-    finally:
-        setattr(core, "SimpleQueue", saved)  # noqa: B010
-
-
-@functools.cache
-def _aiosqlite_core() -> ModuleType | None:
-    if importlib.util.find_spec("aiosqlite") is None:
-        return None
-    import aiosqlite.core
-
-    return aiosqlite.core
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:  # aiosqlite's stop() from a finaliser, outside any loop
-        return None
-
-
-class _AnswersOwed:
-    """aiosqlite's call queue, telling the loop that puts a call on it that it is owed
-    the answer (:meth:`fakes._clock._VirtualEventLoop.expect_answer`)."""
-
-    def __init__(self) -> None:
-        self._calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-
-    def put_nowait(self, item: tuple[asyncio.Future[Any] | None, Any]) -> None:
-        future = item[0]
-        if future is not None:
-            loop = future.get_loop()
-            expect = getattr(loop, "expect_answer", None)
-            if expect is not None and _running_loop() is loop:
-                expect(future, self._working)
-        self._calls.put_nowait(item)
-
-    def get(self) -> Any:
-        self._worker = threading.current_thread()
-        return self._calls.get()
-
-    def _working(self) -> bool:
-        # Not started yet is about to start: aiosqlite starts its thread, then puts.
-        worker = self._worker
-        return worker is None or worker.is_alive()

@@ -506,7 +506,8 @@ def test_virtual_time_waits_for_aiosqlite_however_long_its_thread_takes() -> Non
 
     from fakes import VirtualClock
     from harness.intercept import virtual_time
-    from harness.intercept._time import threads_the_clock_sees, virtual_event_loops
+    from harness.intercept._aiosqlite import aiosqlite_in_turn
+    from harness.intercept._time import virtual_event_loops
 
     order: list[tuple[str, float]] = []
 
@@ -527,7 +528,7 @@ def test_virtual_time_waits_for_aiosqlite_however_long_its_thread_takes() -> Non
     clock = VirtualClock()
     disk = CrashDisk()
     databases = WorldDatabases(disk)
-    with virtual_time(clock), virtual_event_loops(clock), threads_the_clock_sees(), \
+    with virtual_time(clock), virtual_event_loops(clock), aiosqlite_in_turn(), \
             incarnation(disk, databases, 1):
         asyncio.run(program())
     assert order == [("statement", 0.0), ("timer", 10.0)]
