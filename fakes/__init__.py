@@ -65,7 +65,7 @@ _HOMES: dict[str, list[str]] = {
         "prompt_view"
     ],
     "fakes._threads": [
-        "CASE_THREADS", "settle_threads"
+        "CASE_THREADS", "at_work", "settle_threads"
     ],
     "fakes._tokenizer": [
         "count_tokens"
@@ -195,6 +195,7 @@ if TYPE_CHECKING:
     )
     from fakes._threads import (
         CASE_THREADS,
+        at_work,
         settle_threads,
     )
     from fakes._tokenizer import (
@@ -418,6 +419,7 @@ __all__ = [
     "WorldState",
     "WorldTool",
     "apply_response",
+    "at_work",
     "chat_view",
     "check_faults",
     "child_environment",

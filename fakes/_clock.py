@@ -55,13 +55,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import os
 import selectors
 import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, final
+from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
 from fakes._crashdisk import ProcessGone
 from fakes._threads import CASE_THREADS, settle_threads
@@ -112,6 +113,11 @@ class VirtualClock:
         #: then never moves the clock, and a wait for time ends the run
         #: (:class:`~fakes.ProcessGone`).
         self.process_dead: Callable[[], bool] = _alive
+        #: Whether a loop this clock drives runs each ``run_in_executor`` job in turn:
+        #: the loop waits until the job has answered, handed something to the loop,
+        #: gone to sleep in virtual time or blocked (see ``_Job.wait_for_turn``). Set
+        #: while an unchanged agent runs, whose threads must run one way.
+        self.jobs_in_turn = False
 
     def now(self) -> float:
         """The virtual time, in seconds."""
@@ -340,16 +346,40 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
         # Worker threads asleep in virtual time (VirtualClock.sleep_parked), by their job.
         self._parked: dict[_Job, float] = {}
         self._parked_lock = threading.Lock()
+        # Answers a thread of the case owes the loop (aiosqlite's connection thread), each
+        # with whether that thread still lives: see expect_answer.
+        self._owed: dict[asyncio.Future[Any], Callable[[], bool]] = {}
         selector = self._virtual_selector = _VirtualSelector(clock)
         super().__init__(selector)
         wake_fd: int = self._ssock.fileno()  # type: ignore[attr-defined]
         selector.watch(wake_fd, self._threads_busy, self._next_wake, self._wake_due)
 
     def _threads_busy(self) -> bool:
-        """Whether a worker thread the loop still awaits is at work, not asleep in virtual time."""
+        """Whether a worker thread the loop still awaits is at work, not asleep in virtual
+        time, or a thread of the case owes the loop an answer (:meth:`expect_answer`)."""
         with self._parked_lock:
             asleep = sum(1 for job in self._parked if not job.future_done())
-        return self._threads_running > asleep
+            owed = any(alive() for future, alive in self._owed.items() if not future.done())
+        return owed or self._threads_running > asleep
+
+    def expect_answer(self, future: asyncio.Future[Any], alive: Callable[[], bool]) -> None:
+        """Hold virtual time until a thread answers ``future`` (through
+        ``call_soon_threadsafe``), while ``alive()`` says that thread still lives.
+
+        For a library's own thread the loop does not run (aiosqlite runs every statement
+        on its connection's): it is at work from the moment it is handed a call to the
+        moment its answer arrives, however long that takes on a loaded machine. Watching
+        the thread's state instead (:func:`settle_threads`) is a guess that fails when the
+        machine is busy: the clock jumped to the next timer while a commit was under way,
+        and two runs of one case differed. Call it on the loop's own thread.
+        """
+        with self._parked_lock:
+            self._owed[future] = alive
+        future.add_done_callback(self._answered)
+
+    def _answered(self, future: asyncio.Future[Any]) -> None:
+        with self._parked_lock:
+            self._owed.pop(future, None)
 
     def _next_wake(self) -> float | None:
         with self._parked_lock:
@@ -376,6 +406,7 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
                 return False
             self._parked[job] = until
         self._write_to_self()  # type: ignore[attr-defined]  # the selector may wait on us
+        job.hand_back()  # asleep in virtual time: the loop moves the clock
         job.awake.wait()
         return True
 
@@ -427,16 +458,52 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
         self, executor: concurrent.futures.Executor | None, func: Callable[..., T], *args: object
     ) -> asyncio.Future[T]:
         job = _Job(self)
-        future = super().run_in_executor(executor, job.wrap(func), *args)
+        if self._virtual_clock.jobs_in_turn:
+            future = self._in_turn(executor, job, func, args)
+        else:
+            future = super().run_in_executor(executor, job.wrap(func), *args)
         job.future = future
         self._threads_running += 1
         future.add_done_callback(self._thread_finished)
+        if self._virtual_clock.jobs_in_turn:
+            job.wait_for_turn()
         return future
+
+    def _in_turn(self, executor: concurrent.futures.Executor | None, job: _Job,
+                 func: Callable[..., T], args: tuple[object, ...]) -> asyncio.Future[T]:
+        """``run_in_executor``'s own steps, with the job told when its answer is posted."""
+        self._check_closed()  # type: ignore[attr-defined]
+        if executor is None:
+            self._check_default_executor()  # type: ignore[attr-defined]
+            executor = getattr(self, "_default_executor", None)
+            if executor is None:
+                executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="asyncio")
+                setattr(self, "_default_executor", executor)  # noqa: B010 - the base loop's
+        job.executor = executor
+        done = executor.submit(job.wrap(func), *args)
+        future = asyncio.wrap_future(done, loop=self)
+        # Registered after wrap_future's own callback: the answer is posted to the loop
+        # before the job hands the turn back.
+        done.add_done_callback(job.hand_back)
+        return future
+
+    def call_soon_threadsafe(  # type: ignore[override]  # the same, without TypeVarTuple
+            self, callback: Callable[..., object], *args: Any,
+            context: contextvars.Context | None = None) -> asyncio.Handle:
+        handle = super().call_soon_threadsafe(callback, *args, context=context)
+        job = getattr(_WORKER, "job", None)
+        if job is not None and job.loop is self:
+            job.hand_back()  # the job hands the loop work, or waits for it: the loop goes on
+        return handle
 
     def _thread_finished(self, _future: asyncio.Future[Any]) -> None:
         self._threads_running -= 1
 
 
+# How often a loop waiting for its job's turn looks whether the job blocked, and how long
+# one look at its thread lasts at most (real seconds).
+_TURN_LOOK_SECONDS: Final = 0.001
+_TURN_SETTLE_SECONDS: Final = 0.05
 # The loop and job a worker thread runs for, while it runs one (VirtualClock.sleep_parked).
 _WORKER = threading.local()
 
@@ -448,18 +515,54 @@ class _Job:
     loop: _VirtualEventLoop
     future: asyncio.Future[Any] | None = None
     awake: threading.Event = field(default_factory=threading.Event)
+    # In turn (VirtualClock.jobs_in_turn): set once the loop may go on.
+    turn_over: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    executor: concurrent.futures.Executor | None = None
 
     def future_done(self) -> bool:
         return self.future is not None and self.future.done()
 
     def wrap(self, func: Callable[..., T]) -> Callable[..., T]:
         def run(*args: Any) -> T:
+            self.thread = threading.current_thread()
             _WORKER.loop, _WORKER.job = self.loop, self
             try:
                 return func(*args)
             finally:
                 _WORKER.loop = _WORKER.job = None
         return run
+
+    def hand_back(self, _done: object = None) -> None:
+        self.turn_over.set()
+
+    def wait_for_turn(self) -> None:
+        """Hold the loop's thread until the job has answered, posted to the loop, gone to
+        sleep in virtual time, or blocked on something else (the loop, say, through a lock
+        or an event: it is then let go, as :func:`settle_threads` sees it).
+
+        A pool runs a job beside the loop, and the operating system decided which of the
+        two reached the world first: a LangGraph tool run in the executor while the loop
+        saved the last checkpoint on aiosqlite's thread gave a crash at one commit two
+        different states. Waiting is the schedule where the job ran at once, the same in
+        every run.
+        """
+        while not self.turn_over.wait(_TURN_LOOK_SECONDS):
+            if self._blocked():
+                return
+
+    def _blocked(self) -> bool:
+        """Whether the job's thread (or, not started yet, every thread of its pool: all
+        busy with jobs waiting for the loop) waits on something and stays quiet."""
+        if self.thread is not None:
+            threads = [self.thread]
+        else:
+            threads = list(getattr(self.executor, "_threads", ()))
+            if not threads:
+                return False  # the pool is starting its first thread
+        if not any(thread.is_alive() for thread in threads):
+            return True
+        return settle_threads(threads, limit=_TURN_SETTLE_SECONDS, wait=self.turn_over.wait)
 
 
 def _process_group_of(pidfd: int) -> int | None:

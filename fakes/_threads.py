@@ -21,7 +21,8 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Final
 
 # Taken before any case patches the time module: these waits are real.
@@ -33,6 +34,10 @@ _WAITING_STATES: Final = frozenset(b"SDtTIZX")
 # Each thread's scheduler statistics when it was last seen settled: a thread still
 # asleep with the same figures has not run since, and needs no quiet period again.
 _SETTLED: dict[int, bytes] = {}
+
+# Threads waiting in real time on the harness itself (a tool's effect told over a pipe):
+# asleep, yet at work for the world, so never taken for settled (see at_work).
+_AT_WORK: set[int] = set()
 
 #: The threads of the cases (the thread running an incarnation, and the threads the
 #: cases started): what the world waits for before it decides (see :func:`settle_threads`).
@@ -58,9 +63,10 @@ def settle_threads(threads: Iterable[threading.Thread], *, limit: float = 5.0,
         if look is None:
             return True  # nothing to read: do not wait on what cannot be seen
         now = _REAL_MONOTONIC()
-        if _unchanged_since_settled(look):
+        at_work = not _AT_WORK.isdisjoint(look)
+        if not at_work and _unchanged_since_settled(look):
             return True  # asleep, and has not run at all since it last settled
-        if look != seen or not all(state for state, _ in look.values()):
+        if at_work or look != seen or not all(state for state, _ in look.values()):
             seen, quiet_since = look, now
         elif now - quiet_since >= _QUIET_SECONDS:
             _SETTLED.update({tid: ran for tid, (_, ran) in look.items()})
@@ -72,6 +78,19 @@ def settle_threads(threads: Iterable[threading.Thread], *, limit: float = 5.0,
                 return False
         else:
             _REAL_SLEEP(_POLL_SECONDS)
+
+
+@contextmanager
+def at_work() -> Iterator[None]:
+    """The calling thread waits on the harness meanwhile: :func:`settle_threads` waits
+    for it as for a thread that runs (under load the answer can take longer than the
+    quiet a settled thread shows, and a tool's effect then landed after the crash)."""
+    tid = threading.get_native_id()
+    _AT_WORK.add(tid)
+    try:
+        yield
+    finally:
+        _AT_WORK.discard(tid)
 
 
 def _unchanged_since_settled(look: dict[int, tuple[bool, bytes]]) -> bool:

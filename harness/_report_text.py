@@ -415,9 +415,14 @@ def _broken_restart(result: CaseResult, trace: Trace) -> list[str]:
                     and (i.stop_state == "failed" or i.error)]
     if crash is None or not failed_after or not traceback:
         return []
+    # SQLite commits whole or not at all (its journal): a restart that fails there read
+    # what was committed, and no file advice fits.
+    if crash.point_id.startswith("sqlite:"):
+        return []
+    # Only a file that could not be read calls for this advice, not any failure after it.
+    if not any(word in traceback for word in _DECODE_ERRORS):
+        return []
     if is_world_point(crash.point_id):
-        if not any(word in traceback for word in _DECODE_ERRORS):
-            return []
         where = "a file it wrote before the crash"
     else:
         role, _, rest = crash.point_id.partition(":")

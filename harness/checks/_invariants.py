@@ -724,28 +724,52 @@ def check_tool_names(trace: Trace) -> Verdict | None:
 
     A call to a tool the agent offered in another request of the case but not in the
     one answered (a tool lost on a restart, or dropped between turns) fails: a real model
-    could not have made it, so the agent broke its own conversation. A call to a tool
+    could not have made it, so the agent broke its own conversation. Unless the answered
+    request offers a tool list the agent offered before: the agent is at a step it took
+    before (a triage agent that hands off, met again after a restart), and the call is
+    the script's, not fit for that step: ``unknown``. A call to a tool
     the agent offers in no request of the case is ``unknown``: the scenario was written
     for another agent (a shipped one, for the reference agent's tools), and every
     verdict about that call would judge the mismatch, not the agent.
     """
     missing: dict[str, tuple[str, ...]] = {}
     offered_anywhere: set[str] = set()
+    # Tool lists the agent offered before, and the calls answered in a request whose list
+    # is one of them: the agent back at a step it took before (the triage agent a
+    # hand-off starts from, after a restart), which the script does not follow.
+    lists_seen: set[frozenset[str]] = set()
+    at_a_known_step: dict[str, tuple[str, ...]] = {}
     for r in trace.requests:
         if r.offered_tools is None:
             continue
         offered_anywhere.update(r.offered_tools)
+        known = frozenset(r.offered_tools) in lists_seen
+        lists_seen.add(frozenset(r.offered_tools))
         for call in r.calls:
             if call.name not in r.offered_tools:
                 missing.setdefault(call.name, r.offered_tools)
+                if known:
+                    at_a_known_step.setdefault(call.name, r.offered_tools)
     if not missing:
         return None
-    dropped = {name: offered for name, offered in missing.items() if name in offered_anywhere}
+    dropped = {name: offered for name, offered in missing.items()
+               if name in offered_anywhere and name not in at_a_known_step}
     if dropped:
         return _fail("tools", f"the scenario's model calls {sorted(dropped)}, which the agent "
                      "offered in an earlier request of this case but not in the one it "
                      "answered: keep offering every tool a conversation has used (a restart "
                      "must rebuild the same tool list)", _offer_lines(dropped))
+    if at_a_known_step:
+        return Verdict(
+            "tools", "unknown",
+            f"the scenario's model calls {sorted(at_a_known_step)} in a request whose tools "
+            "are a list the agent offered in an earlier request too: the agent offers other "
+            "tools at other steps (a hand-off to another agent, a sub-agent, a restart that "
+            "begins again at its first agent), and the script does not follow it there, so "
+            "the case proves nothing of what came after",
+            tuple(_offer_lines(at_a_known_step)),
+            advice="script the step that leads to the tool (the hand-off call) in a "
+                   "'when:' branch, as a real model would call it")
     return Verdict("tools", "unknown",
                    f"the scenario's model calls {sorted(missing)}, tools this agent does not "
                    f"offer in any request (it offers {sorted(offered_anywhere)}): the scenario "

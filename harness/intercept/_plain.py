@@ -57,10 +57,11 @@ from typing import Any, Final, Protocol
 from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
 from harness._errors import AgentEntryError, HarnessError
+from harness.intercept._aiosqlite import aiosqlite_in_turn
 from harness.intercept._frameworks import schemas_derived_once, steps_found_once
 from harness.intercept._intercepted import intercepted_network
 from harness.intercept._network import Route, Served
-from harness.intercept._pools import pools_run_in_turn
+from harness.intercept._pools import executor_jobs_in_turn, pools_run_in_turn
 from harness.intercept._processes import no_processes
 from harness.intercept._sdk_params import sdk_params_walked_cheaply
 from harness.intercept._seeded import seeded_randomness
@@ -274,6 +275,8 @@ class PlainAgent:
             stack.enter_context(virtual_event_loops(world.clock))
             stack.enter_context(threads_the_clock_sees())
             stack.enter_context(pools_run_in_turn())
+            stack.enter_context(executor_jobs_in_turn(world.clock))
+            stack.enter_context(aiosqlite_in_turn())
             stack.enter_context(intercepted_network(world.route(number)))
             stack.enter_context(no_processes())
             stack.enter_context(_fresh_packages(self._entry.packages()))

@@ -18,7 +18,9 @@ worker started at once and the submitter waited its turn, and it is the same
 every run. A submission from a thread that runs an event loop is left to the
 pool (``run_in_executor`` and ``asyncio.to_thread`` are there so that a blocking
 call does not stop the loop: a task of theirs may wait for the loop), as is
-every submission from outside the case.
+every submission from outside the case; the case's loop then waits for the job's
+turn (:func:`executor_jobs_in_turn`): until the job has answered, handed the loop
+something, gone to sleep in virtual time or blocked.
 
 What it cannot make one way: threads the agent starts itself
 (``threading.Thread``), which still run beside it; a task that waits for
@@ -36,7 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fakes import SimulatedCrash
+from fakes import SimulatedCrash, VirtualClock
 from harness._errors import HarnessError
 from harness.intercept._time import in_the_case
 
@@ -59,6 +61,23 @@ def pools_run_in_turn() -> Iterator[None]:
         yield
     finally:
         setattr(pool, "submit", saved)  # noqa: B010
+
+
+@contextmanager
+def executor_jobs_in_turn(clock: VirtualClock) -> Iterator[None]:
+    """The event loops ``clock`` drives wait for each ``run_in_executor`` job's turn.
+
+    LangGraph runs a plain tool function in the loop's executor while the loop saves
+    the last step's checkpoint: which of the two reached the world first (the mail, the
+    commit) was the operating system's choice, so a crash at one commit left a
+    different state, and another verdict, from run to run on a loaded machine.
+    """
+    saved = clock.jobs_in_turn
+    clock.jobs_in_turn = True
+    try:
+        yield
+    finally:
+        clock.jobs_in_turn = saved
 
 
 def _loop_running() -> bool:

@@ -8,7 +8,9 @@ read a reply alike, and neither may depend on the other, so the reading lives he
 A reply is read, first rule that applies:
 
 1. a JSON object stating its outcome in an ``outcome``, ``status`` or ``state`` field;
-2. the seed's markers (``TOOL_OUTCOME_UNKNOWN``, ``TOOL_NOT_STARTED``, …);
+2. the seed's markers (``TOOL_OUTCOME_UNKNOWN``, ``TOOL_NOT_STARTED``, …), or a prose
+   reply that opens with one of the status words below and a colon, in any case
+   (``error: the arguments were cut``, ``unknown: the process restarted mid-send``);
 3. the provider's own error flag (Anthropic's ``is_error``);
 4. a JSON error shape: a non-empty ``error``/``errors``, ``isError``/``is_error`` true,
    ``ok``/``success`` false;
@@ -86,6 +88,12 @@ _STATUS_WORDS: Final[dict[str, ToolOutcome]] = {
     "success": "ok",
 }
 
+# A prose reply that states its outcome first: "error: …", "Unknown: …", "not started: …"
+# (an agent's own wording, as a JSON reply's status field would say it).
+_STATUS_OPENING: Final = re.compile(
+    r"\s*(" + "|".join(sorted((re.escape(word).replace("_", "[_ ]") for word in _STATUS_WORDS),
+                              key=len, reverse=True)) + r")\s*:", re.IGNORECASE)
+
 # How the frameworks begin the reply of a call that failed. Each is the framework's
 # fixed text before the error it quotes:
 #   LangGraph/LangChain ToolNode: "Error: {error}\n Please fix your mistakes." and
@@ -134,6 +142,10 @@ def classify_reply(content: str, *, is_error: bool = False) -> ToolOutcome:
     'unknown_after_restart'
     >>> classify_reply("the mail went out; no errors")
     'ok'
+    >>> classify_reply("unknown: the process restarted during this send; it may have gone out")
+    'unknown_after_restart'
+    >>> classify_reply("error: arguments were cut at the output limit; not run")
+    'error'
     """
     value = _json(content)
     stated = _stated_outcome(value)
@@ -142,6 +154,9 @@ def classify_reply(content: str, *, is_error: bool = False) -> ToolOutcome:
     for marker, outcome in _OUTCOME_MARKERS:
         if marker in content:
             return outcome
+    opened = _STATUS_OPENING.match(content) if value is None else None
+    if opened is not None:
+        return _STATUS_WORDS[opened.group(1).lower().replace(" ", "_")]
     if is_error or _error_shape(value) or (value is None and _error_prose(content)):
         return "error"
     return "ok"

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Final
 
-from fakes import effect_result
+from fakes import at_work, effect_result
 from harness.checks import Verdict
 from harness.trace import TraceDataError
 
@@ -103,7 +103,7 @@ class PipeWitness:
 
     def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
              incarnation: int, at: float) -> Any:
-        with self._lock:
+        with at_work(), self._lock:
             if not self._in_case:
                 raise RuntimeError(f"tool {tool}'s effect came after its case ended")
             self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])

@@ -82,6 +82,28 @@ def test_a_tool_the_agent_offered_before_but_dropped_fails_the_case(mailed: Case
     assert _with_verdicts(mailed, trace).status == "fail"
 
 
+def test_a_call_at_a_step_the_agent_took_before_is_the_scripts_mismatch(
+        mailed: CaseResult) -> None:
+    # A triage agent hands off to a mail agent; after a restart the run begins again at
+    # the triage agent, whose one tool is the hand-off, and the script calls mail there.
+    # A real model would hand off again: the script does not follow the agent's steps.
+    assert mailed.trace is not None
+    called = mailed.trace.requests[0]
+    trace = replace(mailed.trace, requests=(
+        replace(called, calls=(), offered_tools=("transfer_to_mailer",)),
+        replace(called, calls=(), offered_tools=("mail",)),
+        replace(called, offered_tools=("transfer_to_mailer",)), *mailed.trace.requests[1:]))
+
+    verdict = check_tool_names(trace)
+
+    assert verdict is not None
+    assert verdict.status == "unknown"
+    assert "a list the agent offered in an earlier request too" in verdict.message
+    assert verdict.evidence == (
+        "the model called 'mail'; the agent offers ['transfer_to_mailer']",)
+    assert _with_verdicts(mailed, trace).status == "unknown"
+
+
 def test_requests_whose_tools_are_unknown_are_not_judged(mailed: CaseResult) -> None:
     assert mailed.trace is not None
     assert check_tool_names(_offering(mailed.trace, None)) is None

@@ -106,6 +106,27 @@ def test_a_result_that_mentions_an_error_still_reads_ok(reply: str) -> None:
     assert classify_reply(reply) == "ok"
 
 
+# A hand-written agent states the outcome first, in its own case, as a status field would.
+OUTCOME_STATED_FIRST = [
+    ("error: arguments were cut at the output limit; not run. Call again.", "error"),
+    ("ERROR - no such mailbox", "ok"),  # no colon: not a statement of the outcome
+    ("failed: SMTP 550", "error"),
+    ("unknown: process restarted during this send; it may have gone out",
+     "unknown_after_restart"),
+    ("Outcome unknown: the send was under way at the restart", "unknown_after_restart"),
+    ("not started: the call was interrupted before it ran", "interrupted_before_execution"),
+    ("Timed out: no answer from the SMTP server in 30 s", "timeout"),
+    ("ok: sent", "ok"),
+    ("unknownish: a word that only begins like one", "ok"),
+]
+
+
+@pytest.mark.parametrize(("reply", "outcome"), OUTCOME_STATED_FIRST)
+def test_a_prose_reply_that_opens_with_its_outcome_reads_as_it(reply: str,
+                                                               outcome: str) -> None:
+    assert classify_reply(reply) == outcome
+
+
 def test_the_installed_pydantic_ai_still_words_its_retry_prompt_so() -> None:
     # The rows above were copied from this version; a newer one must still read as failed.
     messages = pytest.importorskip("pydantic_ai.messages")

@@ -6,6 +6,7 @@ the verdicts and the failure report a stranger would read.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,26 @@ def test_a_torn_state_file_breaks_the_naive_agents_restart() -> None:
     assert ("the agent failed after restarting from the crash at state:truncate#1 "
             "(process_killed): it could not read its 'state' file (the crash hit its truncate)"
             in text)
+
+
+def test_the_file_advice_is_given_only_for_a_file_the_restart_could_not_read() -> None:
+    # The advice to write atomically fits a restart that could not read its file; after
+    # a crash at a SQLite commit (committed whole or not at all) or a failure of another
+    # kind, it misled (a LangGraph resume refused as INVALID_CHAT_HISTORY was told to fsync).
+    result = run("examples.openai_agent:main", send_then_note(),
+                 CrashSpec("state:truncate#1", "after", "process_killed"))
+    assert result.trace is not None
+    assert result.case.crash is not None
+    advice = "it could not read its 'state' file"
+    assert advice in report(result)
+
+    other = "Traceback (most recent call last):\nopenai.BadRequestError: Error code: 400"
+    failed_otherwise = replace(result, trace=replace(
+        result.trace, extra=replace(result.trace.extra, agent_traceback=other)))
+    assert "os.replace" not in report(failed_otherwise)
+    at_a_commit = replace(result, case=replace(
+        result.case, crash=replace(result.case.crash, point_id="sqlite:commit#1")))
+    assert "os.replace" not in report(at_a_commit)
 
 
 def test_the_naive_agent_does_not_retry_a_stream_reset_after_its_headers() -> None:

@@ -69,6 +69,49 @@ async def main(prompt: str) -> str:
 '''
 
 
+# LangGraph runs a plain tool in the loop's executor while the loop goes on with its
+# checkpoint: the job (hashing in C, without the GIL) must have reached the world first.
+EXECUTOR_SAVE = '''
+import asyncio
+import hashlib
+import os
+
+
+def _save() -> None:
+    hashlib.sha256(b"state" * 4_000_000).hexdigest()
+    with open("checkpoint.txt", "w") as f:
+        f.write("saved")
+
+
+async def main(prompt: str) -> str:
+    saving = asyncio.get_running_loop().run_in_executor(None, _save)
+    seen = os.path.exists("checkpoint.txt")
+    await saving
+    return "saw the save" if seen else "no save yet"
+'''
+
+# A job that sleeps gives the loop its turn back: the loop moves the clock meanwhile.
+EXECUTOR_SLEEPS = '''
+import asyncio
+import time
+
+
+async def main(prompt: str) -> str:
+    loop = asyncio.get_running_loop()
+    order = []
+
+    def nap() -> None:
+        time.sleep(5)
+        order.append(("job", time.monotonic()))
+
+    napping = loop.run_in_executor(None, nap)
+    await asyncio.sleep(1)
+    order.append(("loop", time.monotonic()))
+    await napping
+    return repr(order)
+'''
+
+
 def _answer(result: CaseResult) -> str:
     assert result.trace is not None
     return str(result.trace.extra.final_answer)
@@ -86,6 +129,19 @@ def test_a_background_save_is_on_disk_before_the_submitter_goes_on(
     results = [_run(agent_packages, BACKGROUND_SAVE) for _ in range(3)]
     assert all("saw the save" in _answer(r) for r in results), [_answer(r) for r in results]
     assert len({r.digest for r in results}) == 1
+
+
+def test_the_loops_executor_job_runs_before_the_loop_goes_on(
+        agent_packages: AgentPackages) -> None:
+    results = [_run(agent_packages, EXECUTOR_SAVE) for _ in range(3)]
+    assert all("saw the save" in _answer(r) for r in results), [_answer(r) for r in results]
+    assert len({r.digest for r in results}) == 1
+
+
+def test_an_executor_job_asleep_in_virtual_time_lets_the_loop_go_on(
+        agent_packages: AgentPackages) -> None:
+    answer = _answer(_run(agent_packages, EXECUTOR_SLEEPS))
+    assert answer.endswith("[('loop', 1.0), ('job', 5.0)]"), answer
 
 
 def test_a_failing_task_hands_its_error_to_its_future(agent_packages: AgentPackages) -> None:

@@ -495,6 +495,45 @@ def test_aiosqlite_reaches_the_world_on_virtual_time(round_: int) -> None:
     assert rows_after_restart(disk, databases) == [("a", 1)]
 
 
+def test_virtual_time_waits_for_aiosqlite_however_long_its_thread_takes() -> None:
+    # aiosqlite's thread blocks in real time (a busy machine, a slow disk) while a timer
+    # of the case is due in 10 virtual seconds. The thread is asleep, so watching its
+    # state took it for settled and the clock jumped to the timer before the commit's
+    # answer came: on a loaded machine two runs of one case differed.
+    import threading
+
+    import aiosqlite
+
+    from fakes import VirtualClock
+    from harness.intercept import virtual_time
+    from harness.intercept._aiosqlite import aiosqlite_in_turn
+    from harness.intercept._time import virtual_event_loops
+
+    order: list[tuple[str, float]] = []
+
+    def slow() -> None:
+        threading.Event().wait(0.05)  # real time, asleep: what a loaded machine looks like
+
+    async def program() -> None:
+        async def timer() -> None:
+            await asyncio.sleep(10)
+            order.append(("timer", clock.now()))
+
+        waiting = asyncio.create_task(timer())
+        async with aiosqlite.connect("state.db") as db:
+            await db._execute(slow)
+            order.append(("statement", clock.now()))
+        await waiting
+
+    clock = VirtualClock()
+    disk = CrashDisk()
+    databases = WorldDatabases(disk)
+    with virtual_time(clock), virtual_event_loops(clock), aiosqlite_in_turn(), \
+            incarnation(disk, databases, 1):
+        asyncio.run(program())
+    assert order == [("statement", 0.0), ("timer", 10.0)]
+
+
 def test_sqlalchemy_reaches_the_world() -> None:
     from sqlalchemy import create_engine, text
 

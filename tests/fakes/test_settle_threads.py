@@ -1,0 +1,47 @@
+"""settle_threads waits for the case's threads to be blocked and quiet, in real time."""
+
+from __future__ import annotations
+
+import threading
+
+from fakes import at_work, settle_threads
+
+
+def _asleep_in_a_thread(*, working: bool) -> tuple[threading.Thread, threading.Event]:
+    started, release = threading.Event(), threading.Event()
+
+    def body() -> None:
+        if working:
+            with at_work():
+                started.set()
+                release.wait()
+        else:
+            started.set()
+            release.wait()
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    started.wait()
+    return thread, release
+
+
+def test_a_thread_asleep_on_its_own_is_settled() -> None:
+    thread, release = _asleep_in_a_thread(working=False)
+    try:
+        assert settle_threads([thread], limit=5.0)
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_a_thread_waiting_on_the_harness_is_never_taken_for_settled() -> None:
+    # Asleep on the ledger pipe, waiting for the harness's answer to a tool's effect: on
+    # a loaded machine the answer came after the quiet a settled thread shows, the crash
+    # went ahead and the effect landed in the next incarnation.
+    thread, release = _asleep_in_a_thread(working=True)
+    try:
+        assert not settle_threads([thread], limit=0.05)  # gave up: still at work
+    finally:
+        release.set()
+        thread.join()
+    assert settle_threads([thread])  # ended: nothing to wait for
