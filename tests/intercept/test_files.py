@@ -991,3 +991,72 @@ def test_the_world_makes_the_temporary_folder_as_pyfakefs_did(
         assert os.path.exists(scratch.name)
     assert temp == (str(tmp_path) if set_tmpdir else "/tmp")
     assert not os.path.exists(scratch.name)  # the world's, never the real disk's
+
+
+_LOOKUP_PARTS = st.sampled_from(["d", "e", "f.txt", ".", "..", "", "link", "flink", "dangling",
+                                 "agent", "nowhere"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=st.sampled_from(["/agent", "/agent/link", "/agent/flink", "/agent/dangling", "/",
+                              "", "/nowhere", "agent/d", "e", "link", "flink", "dangling", ".",
+                              "/dev/null", "/agent/d/f.txt"]),
+       parts=st.lists(_LOOKUP_PARTS, max_size=3), trailing=st.booleans(),
+       cwd=st.sampled_from(["/agent", "/agent/d", "/"]))
+@example(start="/agent/flink", parts=[], trailing=False, cwd="/agent")
+@example(start="/agent/dangling", parts=[], trailing=False, cwd="/agent")
+@example(start="/agent/link", parts=["f.txt"], trailing=False, cwd="/agent")
+@example(start="/agent/d/f.txt", parts=["e"], trailing=False, cwd="/agent")
+@example(start="/dev/null", parts=[], trailing=False, cwd="/agent")
+def test_objects_are_looked_up_as_pyfakefs_looks_them_up(start: str, parts: list[str],
+                                                         trailing: bool, cwd: str) -> None:
+    # The mirrored file system finds the object of a plain path itself (lresolve, the
+    # lookup of a resolved path, exists with and without the link itself): every answer
+    # is pyfakefs's own, the same object or the same error, links to a folder, to a
+    # file and to nothing on the way or at the end included.
+    from pyfakefs.fake_filesystem import FakeFilesystem
+
+    path = "/".join([start, *parts]) + ("/" if trailing else "")
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        os.makedirs("/agent/d/e", exist_ok=True)
+        pathlib.Path("/agent/d/f.txt").write_text("f")
+        files = AgentFiles._active
+        assert files is not None
+        fs = files._fake_fs()
+        fs._reading_through = True  # links, as a real folder read through may hold
+        try:
+            fs.create_symlink("/agent/link", "/agent/d")
+            fs.create_symlink("/agent/flink", "/agent/d/f.txt")
+            fs.create_symlink("/agent/dangling", "/agent/none")
+        finally:
+            fs._reading_through = False
+        os.chdir(cwd)
+
+        def answer(method: Callable[..., Any], *args: Any) -> object:
+            try:
+                return method(fs, *args)
+            except OSError as error:
+                return error.errno, error.filename
+
+        def pyfakefs_answer(name: str, *args: Any) -> object:
+            # pyfakefs's own class throughout, its inner calls (resolve calls
+            # lresolve) included: the answer owes nothing to ours.
+            mirrored = type(fs)
+            fs.__class__ = FakeFilesystem
+            try:
+                return answer(getattr(FakeFilesystem, name), *args)
+            finally:
+                fs.__class__ = mirrored
+
+        resolved = pyfakefs_answer("resolve_path", path)
+        calls: list[tuple[str, tuple[Any, ...]]] = [
+            ("lresolve", (path,)), ("exists", (path,)), ("exists", (path, True)),
+            ("islink", (path,)), ("isdir", (path,)), ("isfile", (path,)),
+            ("resolve", (path,)), ("resolve", (path, False))]
+        if isinstance(resolved, str):
+            calls.append(("get_object_from_normpath", (resolved,)))
+        for name, args in calls:
+            ours = answer(getattr(type(fs), name), *args)
+            theirs = pyfakefs_answer(name, *args)
+            assert ours is theirs or ours == theirs, (name, args, ours, theirs)
