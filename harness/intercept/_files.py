@@ -1250,7 +1250,7 @@ class AgentFiles:
         if self.start is not None and os.path.isdir(self.start.real):
             _mount_start_folder(fs, self.start, changed)
         for folder in self.disk.folders():
-            if not _exists(fs, folder):
+            if not _exists(fs, folder) and not _made_in_place(fs, folder, None, changed):
                 fs.create_dir(folder)
         if self._temp != "/tmp" and not _exists(fs, "/tmp"):
             fs.create_symlink("/tmp", self._temp)  # as pyfakefs links it, for a set TMPDIR
@@ -1258,7 +1258,8 @@ class AgentFiles:
         for path, data in files.items():
             if _exists(fs, path):
                 fs.remove_object(path)  # a real file the agent wrote over
-            fs.create_file(path, contents=data, side_effect=changed)
+            if not _made_in_place(fs, path, data, changed):
+                fs.create_file(path, contents=data, side_effect=changed)
         _hide_removed(fs, self.disk, files)
         fs.cwd = self.workdir
         fixed = {name: getattr(fs, name) for name in _FIXED_PROPERTIES}
@@ -1268,6 +1269,41 @@ class AgentFiles:
         fs.mirror = _Mirror(self.disk, generation, self.start)
         fs.shuffle_listdir_results = False
         fs.listing_order = rng_stream(self._seed, f"listdir:{generation}")
+
+
+def _made_in_place(fs: FakeFilesystem, path: str, data: bytes | None,
+                   changed: Callable[[FakeFile], None]) -> bool:
+    """``fs.create_dir(path)`` (``data`` None) or ``fs.create_file(path, contents=data,
+    side_effect=changed)``, made as pyfakefs makes them, where the folder above is there.
+
+    pyfakefs resolves the path and its folder again and again on the way (a dozen
+    calls for each part, three lookups for a file): filling an incarnation's file
+    system with the disk's folders and files was half its set-up. Here the folder
+    above is walked to once and the new entry linked in with pyfakefs's own mode
+    (its default bits less the umask), inode and contents, in pyfakefs's order.
+    False, with nothing made, where the path is not plain, a folder on the way is
+    missing or a link, or the name is taken: pyfakefs's own way then makes it or raises.
+    """
+    if not _plain_absolute(path) or path == "/" or not fs.is_case_sensitive:
+        return False
+    *above, name = path[1:].split("/")
+    folder: Any = fs.root
+    for part in above:
+        folder = folder.entries.get(part) if _plain_folder(folder) else None
+        if folder is None:
+            return False
+    if not _plain_folder(folder) or name in folder.entries:
+        return False
+    if data is None:
+        made: FakeFile = FakeDirectory(name, filesystem=fs)
+        folder.add_entry(made)
+        made.st_mode = stat.S_IFDIR | (helpers.PERM_DEF & ~fs.umask)
+    else:
+        made = FakeFile(name, (stat.S_IFREG | helpers.PERM_DEF_FILE) & ~fs.umask,
+                        filesystem=fs, side_effect=changed)
+        folder.add_entry(made)
+        made.set_initial_contents(data)
+    return True
 
 
 def _mount_lazily(fs: FakeFilesystem, root: str) -> None:

@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -1060,3 +1061,49 @@ def test_objects_are_looked_up_as_pyfakefs_looks_them_up(start: str, parts: list
             ours = answer(getattr(type(fs), name), *args)
             theirs = pyfakefs_answer(name, *args)
             assert ours is theirs or ours == theirs, (name, args, ours, theirs)
+
+
+@pytest.mark.parametrize("start_folder", [False, True])
+def test_an_incarnations_files_are_made_as_pyfakefs_makes_them(
+        start_folder: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The disk's folders and files are linked into a fresh file system by hand
+    # (_made_in_place); the file system is the one pyfakefs's create_dir and
+    # create_file made: the same objects' modes, inodes, links, sizes and contents,
+    # in the same order, a real file the agent wrote over among them, and a write
+    # through any of them still reaches the disk.
+    import harness.intercept._files as files_module
+
+    (tmp_path / "given.txt").write_text("real")
+    disk = CrashDisk()
+    files = AgentFiles(disk, start_folder=str(tmp_path) if start_folder else None)
+    with files.active(generation=1):
+        os.makedirs("/agent/a/b/c", exist_ok=True)
+        os.makedirs(os.path.join(tempfile.gettempdir(), "scratch"), exist_ok=True)
+        pathlib.Path("/agent/a/one.json").write_text('{"n": 1}')
+        pathlib.Path("/agent/a/b/c/two.bin").write_bytes(b"\x00\x01")
+        pathlib.Path("/agent/given.txt").write_text("the agent's")
+        pathlib.Path("/agent/empty").write_bytes(b"")
+    made = disk.folders() + sorted(disk.files())
+
+    def built(by_hand: bool) -> list[tuple[object, ...]]:
+        if not by_hand:
+            monkeypatch.setattr(files_module, "_made_in_place", lambda *_args: False)
+        disk.restart()
+        with files.active(generation=disk.incarnations.current):
+            fs = files._fake_fs()
+            seen: list[tuple[object, ...]] = [("last inode", fs.last_ino)]
+            for path in made:
+                node = fs.lresolve(path)
+                seen.append((path, type(node).__name__, node.st_mode, node.st_ino,
+                             node.st_nlink, node.st_dev, node.size,
+                             None if stat.S_ISDIR(node.st_mode) else node.byte_contents))
+        monkeypatch.undo()
+        return seen
+
+    assert built(by_hand=True) == built(by_hand=False)
+    disk.restart()
+    with files.active(generation=disk.incarnations.current):
+        pathlib.Path("/agent/a/one.json").write_text('{"n": 2}')
+        os.mkdir("/agent/a/b/c/d")
+    assert disk.files()["/agent/a/one.json"] == b'{"n": 2}'
+    assert "/agent/a/b/c/d" in disk.folders()
