@@ -21,20 +21,39 @@ on that very scenario. A framework that is not installed (the ``frameworks`` ext
 is named and left out.
 
     .venv/bin/python benchmarks/bench_unchanged_agent.py [--quick]
+    .venv/bin/python benchmarks/bench_unchanged_agent.py --against main [--rounds 5]
 
 Each agent is measured in five rounds, each round beside the reference agent, and its
 ratio is the median of the rounds' (one round in a short run).
+
+``--against REV`` measures this tree and the commit REV side by side: for each agent,
+one worker process per tree (the agent loaded and every case run once first, outside
+the rounds), and rounds that alternate between the trees, each round measuring the
+reference agent and then the agent in that tree, so a busy machine weighs on both trees
+alike and the two ratios are in one run. Each tree's ratio is shown twice: the median of
+its rounds' ratios, as above, and the best round's agent rate over the best round's
+reference rate (the figure least moved by the other work of a shared machine, as the
+other side-by-side benchmarks report it); then this tree's best agent rate over REV's.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
+from contextlib import redirect_stdout
 from pathlib import Path
 
 from _quick import scaled
+from _side_by_side import option
+from _side_by_side import rounds as given_rounds
+from _side_by_side import trees as side_by_side
 
 from harness.intercept import PlainEntry
 from harness.runner import AgentUnderTest, plan_cases, run_case
@@ -82,7 +101,7 @@ def framework_scenario(dialect: str) -> Scenario:
 
 
 def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False,
-            scenario: Scenario = SCENARIO) -> float:
+            scenario: Scenario = SCENARIO, quiet: bool = False) -> float:
     own = [c for c in plan_cases(scenario, Path("bench.yaml"), agent) if c.crash]
     world = scenario.model_copy(update={"crash": scenario.crash.model_copy(
         update={"points": WORLD_POINTS})})
@@ -94,6 +113,8 @@ def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False,
         outcomes[run_case(case, scenario, agent, replay=replay).status] += 1
     elapsed = time.process_time() - started
     rate = len(cases) / elapsed
+    if quiet:
+        return rate
     print(f"{label:<46} {len(cases):>4} crash runs in {elapsed:6.2f} CPU-s: "
           f"{rate:7.1f} runs/CPU-s {dict(outcomes)}")
     return rate
@@ -138,6 +159,12 @@ def paired(label: str, agent: AgentUnderTest, scenario: Scenario = SCENARIO,
 
 
 def main() -> None:
+    if "--worker" in sys.argv:
+        _worker(sys.argv[sys.argv.index("--worker") + 1])
+        return
+    if option("--against") is not None:
+        _side_by_side(str(option("--against")), given_rounds(ROUNDS))
+        return
     agent = loaded("examples.openai_careful.agent:main")
     ratio, unchanged = paired("unchanged agent (openai SDK, intercepted)", agent)
     replayed = measure("the same, every case replayed from its start", agent, replay=True)
@@ -153,6 +180,74 @@ def main() -> None:
         entry = loaded(f"examples.frameworks.{module}:main")
         paired(f"{module} (unchanged, intercepted)", entry, scenario,
                f"reference agent, {dialect}")
+
+
+# The agents measured side by side: the entry, the scenario's dialect (None: SCENARIO).
+AGENTS: dict[str, tuple[str, str | None]] = {
+    "unchanged agent (openai SDK)": ("examples.openai_careful.agent:main", None),
+    **{module: (f"examples.frameworks.{module}:main", dialect)
+       for module, (_, dialect) in FRAMEWORKS.items()},
+}
+
+
+def _worker(name: str) -> None:
+    """Measure the reference agent and then ``name`` once per line read; answer with both
+    rates as JSON. The agent is loaded, and every case run once, before the first line."""
+    spec, dialect = AGENTS[name]
+    scenario = SCENARIO if dialect is None else framework_scenario(dialect)
+    # What the agents print (an SDK's warnings) is kept away from the answers.
+    with open(os.devnull, "w") as quiet, redirect_stdout(quiet):
+        entry = loaded(spec)
+        measure("warm-up", None, scenario=scenario, quiet=True)
+        measure("warm-up", entry, scenario=scenario, quiet=True)
+    for _ in sys.stdin:
+        with open(os.devnull, "w") as quiet, redirect_stdout(quiet):
+            reference = measure("reference", None, scenario=scenario, quiet=True)
+            rate = measure(name, entry, scenario=scenario, quiet=True)
+        print(json.dumps({"reference": reference, "agent": rate}), flush=True)
+
+
+def _side_by_side(revision: str, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as base:
+        trees = side_by_side(Path(base), revision)
+        for name in AGENTS:
+            if name in FRAMEWORKS and importlib.util.find_spec(FRAMEWORKS[name][0]) is None:
+                print(f"{name}: not measured, {FRAMEWORKS[name][0]!r} is not installed")
+                continue
+            workers = {tree: _start_worker(path, name) for tree, path in trees.items()}
+            ratios: dict[str, list[float]] = {tree: [] for tree in trees}
+            rates: dict[str, list[float]] = {tree: [] for tree in trees}
+            references: dict[str, list[float]] = {tree: [] for tree in trees}
+            for _ in range(rounds):
+                for tree, worker in workers.items():
+                    assert worker.stdin is not None
+                    assert worker.stdout is not None
+                    worker.stdin.write("go\n")
+                    worker.stdin.flush()
+                    answer = json.loads(worker.stdout.readline())
+                    ratios[tree].append(answer["agent"] / answer["reference"])
+                    rates[tree].append(answer["agent"])
+                    references[tree].append(answer["reference"])
+            for worker in workers.values():
+                assert worker.stdin is not None
+                worker.stdin.close()
+                worker.wait()
+            for tree in trees:
+                print(f"{name}, {tree:>9}: {max(rates[tree]) / max(references[tree]):.2f}x the "
+                      f"reference agent's rate, best rounds ({max(rates[tree]):.1f} against "
+                      f"{max(references[tree]):.1f} runs/CPU-s); "
+                      f"{statistics.median(ratios[tree]):.2f}x, median of {rounds} round(s): "
+                      f"{', '.join(f'{r:.2f}' for r in ratios[tree])}")
+            old, new = max(rates[revision]), max(rates["this tree"])
+            print(f"{name}: this tree / {revision}: {new / old:.2f}x its crash runs per "
+                  "CPU-second (best rounds)")
+
+
+def _start_worker(tree: Path, name: str) -> subprocess.Popen[str]:
+    """This script's worker for agent ``name`` over the harness of ``tree`` (first on the path)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.Popen([sys.executable, __file__, "--worker", name], cwd=tree, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ from pyfakefs.fake_file import (
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.fake_filesystem_unittest import Patcher
 from pyfakefs.fake_os import FakeOsModule, handle_original_call
+from pyfakefs.helpers import is_root
 
 from fakes import CrashDisk, DeadIncarnationError, SimulatedCrash
 from harness._errors import DiskError, HarnessError
@@ -459,6 +460,57 @@ class _MirroredFilesystem(FakeFilesystem):
     def exists(self, file_path: Any, check_link: bool = False) -> bool:
         return _exists(self, file_path, check_link)
 
+    def lresolve(self, path: Any) -> Any:
+        """pyfakefs's ``lresolve`` (the object itself, a link not followed), walked by hand
+        for a plain path as the superuser (:meth:`get_object_from_normpath`).
+
+        ``islink``, ``lstat`` and ``replace`` ask it; pyfakefs splits the path, resolves
+        the folder above from the root again and then looks the name up there (a name
+        it does not hold is ``ENOENT``: ``islink`` asks so of every file ``mkstemp``
+        is about to make). A link on the way to that folder, or a folder missing on
+        the way, is pyfakefs's own to follow or raise.
+        """
+        plain = self._plain(path)
+        if plain is not None and plain != "/" and self.is_case_sensitive and is_root():
+            node: Any = self.root
+            *above, name = plain[1:].split("/")
+            for part in above:
+                node = node.entries.get(part) if _plain_folder(node) else None
+                if node is None:
+                    break
+            if node is not None and _plain_folder(node):
+                found = node.entries.get(name)
+                if found is None:  # no such name in a folder that is there, as pyfakefs says
+                    self.raise_os_error(errno.ENOENT, path)
+                return found
+        return super().lresolve(path)
+
+    def get_object_from_normpath(self, file_path: Any, check_read_perm: bool = True,
+                                 check_exe_perm: bool = True, check_owner: bool = False
+                                 ) -> Any:
+        """pyfakefs's lookup of a resolved path, walked by hand where nothing can differ.
+
+        Every ``open``, ``stat``, ``replace`` and ``fsync`` of the agent resolves its
+        path through here, a dozen calls deep (the path's parts matched against the
+        root's name, ``os.devnull``, a case-folded copy of itself). For a plain
+        absolute path, on a case-sensitive file system, as the superuser (no
+        permission to check on the way), the walk is pyfakefs's own: each folder
+        looked into (a real one read through is listed then), the object found at
+        the end. A link on the way, a missing name, a file where a folder should
+        be, or any other path, are left to pyfakefs, which follows or raises.
+        """
+        if (type(file_path) is str and file_path not in ("/", self.devnull)
+                and _plain_absolute(file_path) and self.is_case_sensitive and is_root()):
+            node: Any = self.root
+            for name in file_path[1:].split("/"):
+                node = node.entries.get(name) if _plain_folder(node) else None
+                if node is None:
+                    break
+            else:
+                return node
+        return super().get_object_from_normpath(file_path, check_read_perm, check_exe_perm,
+                                                check_owner)
+
     def contents_changed(self, file: FakeFile) -> None:
         """pyfakefs's side effect: the OS now holds new bytes for ``file``."""
         path = self._mirrored(file)
@@ -548,23 +600,33 @@ def _exists(fs: FakeFilesystem, file_path: Any, check_link: bool = False) -> boo
     pyfakefs's own resolves the path, then walks it again, a dozen calls deep: every
     ``open``, ``mkstemp`` and ``replace`` asks it several times. The walk looks into each
     folder as pyfakefs's does (a real folder read through is listed then); a path
-    with a link on it, ``os.devnull`` and a link not followed are pyfakefs's own.
+    with a link on the way and ``os.devnull`` are pyfakefs's own. A link at the end
+    exists when ``check_link`` asks for the link itself (``replace`` asks so); else it
+    is pyfakefs's own, to follow.
     Also for a file system being filled (:meth:`AgentFiles._load`), before it is mirrored.
     """
-    plain = None if check_link or not fs.is_case_sensitive else \
+    plain = None if not fs.is_case_sensitive else \
         _MirroredFilesystem._plain(cast(_MirroredFilesystem, fs), file_path)
     if plain is None or plain == fs.devnull:
         return FakeFilesystem.exists(fs, file_path, check_link)
     node: Any = fs.root
-    for name in plain[1:].split("/") if plain != "/" else ():
+    names = plain[1:].split("/") if plain != "/" else []
+    for index, name in enumerate(names):
         if not isinstance(node, FakeDirectory):
             return False
         node = node.entries.get(name)
         if node is None:
             return False
         if stat.S_ISLNK(node.st_mode):
+            if check_link and index == len(names) - 1:
+                return True
             return FakeFilesystem.exists(fs, file_path, check_link)
     return True
+
+
+def _plain_folder(node: Any) -> bool:
+    """Whether ``node`` is a folder that is not a link (looked into as it is)."""
+    return isinstance(node, FakeDirectory) and not stat.S_ISLNK(node.st_mode)
 
 
 def _not_modelled(what: str) -> HarnessError:
@@ -1188,7 +1250,7 @@ class AgentFiles:
         if self.start is not None and os.path.isdir(self.start.real):
             _mount_start_folder(fs, self.start, changed)
         for folder in self.disk.folders():
-            if not _exists(fs, folder):
+            if not _exists(fs, folder) and not _made_in_place(fs, folder, None, changed):
                 fs.create_dir(folder)
         if self._temp != "/tmp" and not _exists(fs, "/tmp"):
             fs.create_symlink("/tmp", self._temp)  # as pyfakefs links it, for a set TMPDIR
@@ -1196,7 +1258,8 @@ class AgentFiles:
         for path, data in files.items():
             if _exists(fs, path):
                 fs.remove_object(path)  # a real file the agent wrote over
-            fs.create_file(path, contents=data, side_effect=changed)
+            if not _made_in_place(fs, path, data, changed):
+                fs.create_file(path, contents=data, side_effect=changed)
         _hide_removed(fs, self.disk, files)
         fs.cwd = self.workdir
         fixed = {name: getattr(fs, name) for name in _FIXED_PROPERTIES}
@@ -1206,6 +1269,41 @@ class AgentFiles:
         fs.mirror = _Mirror(self.disk, generation, self.start)
         fs.shuffle_listdir_results = False
         fs.listing_order = rng_stream(self._seed, f"listdir:{generation}")
+
+
+def _made_in_place(fs: FakeFilesystem, path: str, data: bytes | None,
+                   changed: Callable[[FakeFile], None]) -> bool:
+    """``fs.create_dir(path)`` (``data`` None) or ``fs.create_file(path, contents=data,
+    side_effect=changed)``, made as pyfakefs makes them, where the folder above is there.
+
+    pyfakefs resolves the path and its folder again and again on the way (a dozen
+    calls for each part, three lookups for a file): filling an incarnation's file
+    system with the disk's folders and files was half its set-up. Here the folder
+    above is walked to once and the new entry linked in with pyfakefs's own mode
+    (its default bits less the umask), inode and contents, in pyfakefs's order.
+    False, with nothing made, where the path is not plain, a folder on the way is
+    missing or a link, or the name is taken: pyfakefs's own way then makes it or raises.
+    """
+    if not _plain_absolute(path) or path == "/" or not fs.is_case_sensitive:
+        return False
+    *above, name = path[1:].split("/")
+    folder: Any = fs.root
+    for part in above:
+        folder = folder.entries.get(part) if _plain_folder(folder) else None
+        if folder is None:
+            return False
+    if not _plain_folder(folder) or name in folder.entries:
+        return False
+    if data is None:
+        made: FakeFile = FakeDirectory(name, filesystem=fs)
+        folder.add_entry(made)
+        made.st_mode = stat.S_IFDIR | (helpers.PERM_DEF & ~fs.umask)
+    else:
+        made = FakeFile(name, (stat.S_IFREG | helpers.PERM_DEF_FILE) & ~fs.umask,
+                        filesystem=fs, side_effect=changed)
+        folder.add_entry(made)
+        made.set_initial_contents(data)
+    return True
 
 
 def _mount_lazily(fs: FakeFilesystem, root: str) -> None:

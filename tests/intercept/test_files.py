@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -991,3 +992,118 @@ def test_the_world_makes_the_temporary_folder_as_pyfakefs_did(
         assert os.path.exists(scratch.name)
     assert temp == (str(tmp_path) if set_tmpdir else "/tmp")
     assert not os.path.exists(scratch.name)  # the world's, never the real disk's
+
+
+_LOOKUP_PARTS = st.sampled_from(["d", "e", "f.txt", ".", "..", "", "link", "flink", "dangling",
+                                 "agent", "nowhere"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=st.sampled_from(["/agent", "/agent/link", "/agent/flink", "/agent/dangling", "/",
+                              "", "/nowhere", "agent/d", "e", "link", "flink", "dangling", ".",
+                              "/dev/null", "/agent/d/f.txt"]),
+       parts=st.lists(_LOOKUP_PARTS, max_size=3), trailing=st.booleans(),
+       cwd=st.sampled_from(["/agent", "/agent/d", "/"]))
+@example(start="/agent/flink", parts=[], trailing=False, cwd="/agent")
+@example(start="/agent/dangling", parts=[], trailing=False, cwd="/agent")
+@example(start="/agent/link", parts=["f.txt"], trailing=False, cwd="/agent")
+@example(start="/agent/d/f.txt", parts=["e"], trailing=False, cwd="/agent")
+@example(start="/dev/null", parts=[], trailing=False, cwd="/agent")
+def test_objects_are_looked_up_as_pyfakefs_looks_them_up(start: str, parts: list[str],
+                                                         trailing: bool, cwd: str) -> None:
+    # The mirrored file system finds the object of a plain path itself (lresolve, the
+    # lookup of a resolved path, exists with and without the link itself): every answer
+    # is pyfakefs's own, the same object or the same error, links to a folder, to a
+    # file and to nothing on the way or at the end included.
+    from pyfakefs.fake_filesystem import FakeFilesystem
+
+    path = "/".join([start, *parts]) + ("/" if trailing else "")
+    disk = CrashDisk()
+    with AgentFiles(disk).active(generation=1):
+        os.makedirs("/agent/d/e", exist_ok=True)
+        pathlib.Path("/agent/d/f.txt").write_text("f")
+        files = AgentFiles._active
+        assert files is not None
+        fs = files._fake_fs()
+        fs._reading_through = True  # links, as a real folder read through may hold
+        try:
+            fs.create_symlink("/agent/link", "/agent/d")
+            fs.create_symlink("/agent/flink", "/agent/d/f.txt")
+            fs.create_symlink("/agent/dangling", "/agent/none")
+        finally:
+            fs._reading_through = False
+        os.chdir(cwd)
+
+        def answer(method: Callable[..., Any], *args: Any) -> object:
+            try:
+                return method(fs, *args)
+            except OSError as error:
+                return error.errno, error.filename
+
+        def pyfakefs_answer(name: str, *args: Any) -> object:
+            # pyfakefs's own class throughout, its inner calls (resolve calls
+            # lresolve) included: the answer owes nothing to ours.
+            mirrored = type(fs)
+            fs.__class__ = FakeFilesystem
+            try:
+                return answer(getattr(FakeFilesystem, name), *args)
+            finally:
+                fs.__class__ = mirrored
+
+        resolved = pyfakefs_answer("resolve_path", path)
+        calls: list[tuple[str, tuple[Any, ...]]] = [
+            ("lresolve", (path,)), ("exists", (path,)), ("exists", (path, True)),
+            ("islink", (path,)), ("isdir", (path,)), ("isfile", (path,)),
+            ("resolve", (path,)), ("resolve", (path, False))]
+        if isinstance(resolved, str):
+            calls.append(("get_object_from_normpath", (resolved,)))
+        for name, args in calls:
+            ours = answer(getattr(type(fs), name), *args)
+            theirs = pyfakefs_answer(name, *args)
+            assert ours is theirs or ours == theirs, (name, args, ours, theirs)
+
+
+@pytest.mark.parametrize("start_folder", [False, True])
+def test_an_incarnations_files_are_made_as_pyfakefs_makes_them(
+        start_folder: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The disk's folders and files are linked into a fresh file system by hand
+    # (_made_in_place); the file system is the one pyfakefs's create_dir and
+    # create_file made: the same objects' modes, inodes, links, sizes and contents,
+    # in the same order, a real file the agent wrote over among them, and a write
+    # through any of them still reaches the disk.
+    import harness.intercept._files as files_module
+
+    (tmp_path / "given.txt").write_text("real")
+    disk = CrashDisk()
+    files = AgentFiles(disk, start_folder=str(tmp_path) if start_folder else None)
+    with files.active(generation=1):
+        os.makedirs("/agent/a/b/c", exist_ok=True)
+        os.makedirs(os.path.join(tempfile.gettempdir(), "scratch"), exist_ok=True)
+        pathlib.Path("/agent/a/one.json").write_text('{"n": 1}')
+        pathlib.Path("/agent/a/b/c/two.bin").write_bytes(b"\x00\x01")
+        pathlib.Path("/agent/given.txt").write_text("the agent's")
+        pathlib.Path("/agent/empty").write_bytes(b"")
+    made = disk.folders() + sorted(disk.files())
+
+    def built(by_hand: bool) -> list[tuple[object, ...]]:
+        if not by_hand:
+            monkeypatch.setattr(files_module, "_made_in_place", lambda *_args: False)
+        disk.restart()
+        with files.active(generation=disk.incarnations.current):
+            fs = files._fake_fs()
+            seen: list[tuple[object, ...]] = [("last inode", fs.last_ino)]
+            for path in made:
+                node = fs.lresolve(path)
+                seen.append((path, type(node).__name__, node.st_mode, node.st_ino,
+                             node.st_nlink, node.st_dev, node.size,
+                             None if stat.S_ISDIR(node.st_mode) else node.byte_contents))
+        monkeypatch.undo()
+        return seen
+
+    assert built(by_hand=True) == built(by_hand=False)
+    disk.restart()
+    with files.active(generation=disk.incarnations.current):
+        pathlib.Path("/agent/a/one.json").write_text('{"n": 2}')
+        os.mkdir("/agent/a/b/c/d")
+    assert disk.files()["/agent/a/one.json"] == b'{"n": 2}'
+    assert "/agent/a/b/c/d" in disk.folders()

@@ -243,3 +243,18 @@ def test_the_sdk_retries_a_connect_timeout_as_it_would_against_the_real_api() ->
         assert w.clock.run(ask()) == "Hello there."
     assert [r.attempt for r in w.request_records()] == [1, 2]
     assert w.request_records()[0].ended_at == 5.0
+
+
+@pytest.mark.parametrize("lib", [httpx, httpx2])
+def test_the_world_reads_a_requests_headers_as_a_dict_of_them_reads(lib: Any) -> None:
+    # Read in one pass over the items: the same names (lower case, first order) and
+    # values, a repeated name's joined by ", " as the mapping joins them.
+    from harness.intercept._network import _header_dict
+
+    headers = lib.Headers([("X-Stainless-Lang", "python"), ("Accept", "application/json"),
+                           ("x-trace", "a"), ("Authorization", "Bearer k"), ("X-Trace", "b"),
+                           ("accept", "text/event-stream"), ("Empty", "")])
+    read = _header_dict(headers)
+    assert read == dict(headers)
+    assert list(read) == list(dict(headers))
+    assert read["x-trace"] == "a, b"
