@@ -46,13 +46,14 @@ import os
 import re
 import sys
 import traceback
+import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from operator import methodcaller
 from types import CodeType
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
@@ -270,6 +271,7 @@ class PlainAgent:
         world, number = self._world, self._incarnation
         with ExitStack() as stack:
             stack.enter_context(agent_environ(PROVIDER_ENVIRONMENT))
+            stack.enter_context(pythons_own_warning_filters())
             stack.enter_context(virtual_time(world.clock))
             stack.enter_context(seeded_randomness(world.seed, incarnation=number))
             stack.enter_context(virtual_event_loops(world.clock))
@@ -295,6 +297,31 @@ class PlainAgent:
             stack.enter_context(world.files().active(number, sources=self._entry.sources()))
             stack.enter_context(world.databases().active(number))
             yield main
+
+
+# The warning filters a Python process starts with (no -W, no PYTHONWARNINGS), first
+# match first: what the agent meets in production.
+_PYTHONS_OWN_WARNING_FILTERS: Final[tuple[tuple[Literal["default", "ignore"],
+                                                type[Warning], str], ...]] = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+)
+
+
+@contextmanager
+def pythons_own_warning_filters() -> Iterator[None]:
+    """The agent's code meets Python's own warning filters, not those of the process the
+    harness runs in: under pytest's ``filterwarnings = error`` (a common setting, and the
+    pytest plugin's workers inherit it) a framework's DeprecationWarning, which its users
+    see printed once, was raised in the agent and failed the case."""
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        for action, category, module in reversed(_PYTHONS_OWN_WARNING_FILTERS):
+            warnings.filterwarnings(action, category=category, module=module)
+        yield
 
 
 @contextmanager
