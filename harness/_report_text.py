@@ -452,7 +452,8 @@ def _goal_lost(result: CaseResult, _trace: Trace) -> list[str]:
             for v in failed[:1] for mark, advice in _GOAL_ADVICE.items() if mark in v.message]
 
 
-_DECODE_ERRORS = ("JSONDecodeError", "UnicodeDecodeError", "EOFError", "UnpicklingError")
+_DECODE_ERRORS = ("JSONDecodeError", "UnicodeDecodeError", "EOFError", "UnpicklingError",
+                  "Invalid JSON")  # pydantic's own JSON parser (model_validate_json)
 
 
 def _stream_cut(_result: CaseResult, trace: Trace) -> list[str]:

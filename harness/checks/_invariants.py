@@ -458,6 +458,8 @@ def check_i7(trace: Trace) -> Verdict:
     sent, unchanged. One the agent adds on top (an ``idempotency_key``) does not make
     it another call (:func:`harness.ports.asked_for`). A run of the scenario's hook tool
     under an id no answer sent is the agent's hook, a read, and not judged here (L3:hook).
+    A tool no answer called at all, run while no answer with calls was cut, ran from the
+    model's text (smolagents' CodeAgent runs the code it writes): not judged either.
     ``unknown`` when no answer with tool calls was truncated or cut short.
     """
     risky = [r for r in trace.requests if r.calls and not r.committable]
@@ -468,9 +470,14 @@ def check_i7(trace: Trace) -> Verdict:
                 parsed = call.arguments()
                 if parsed is not None:
                     good.setdefault(call.call_id, []).append(parsed)
+    # A tool of which no answer sent a call at all ran from the model's text (code that
+    # smolagents' CodeAgent runs): no cut call can have given it its arguments unless an
+    # answer with calls was cut.
+    called = {call.name for r in trace.requests for call in r.calls}
     bad = [f"invocation #{inv.seq} {inv.tool} call {inv.call_id} args {_canonical(inv.arguments)}"
            for inv in trace.invocations
            if not inv.refused and not is_hook_run(trace, inv)
+           and (risky or inv.tool in called)
            and not any(asked_for(asked, inv.arguments) for asked in good.get(inv.call_id, []))]
     if bad:
         return _fail("I7", "a tool ran with arguments no complete answer sent",

@@ -261,7 +261,11 @@ class _CaseRun:
         except (Rejoined, ProcessGone):
             pass  # a crashed incarnation's loop that waited on: its crash is recorded below
         except SimulatedCrash as crash:
-            record.crashed_at = crash.point_id or _fired_id(self.world, fired_before)
+            # A crash seen first on another thread of the agent (its second call of a
+            # parallel pair refused as the process is dead) names no point: the world's
+            # crash does, whichever thread the agent heard of it from.
+            record.crashed_at = (crash.point_id or self.world.crashed_at
+                                 or _fired_id(self.world, fired_before))
         except FaultError as error:  # the scenario asks for what its stream cannot give
             raise fault_error(self.scenario, error) from error
         except AgentEntryError:

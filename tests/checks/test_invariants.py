@@ -96,6 +96,26 @@ def test_i7_fails_when_a_truncated_call_runs() -> None:
     assert bad.message == "a tool ran with arguments no complete answer sent"
 
 
+def test_i7_leaves_alone_a_tool_run_from_the_models_text_when_no_call_was_cut() -> None:
+    # smolagents' CodeAgent runs the code the model wrote: no answer carries a call of
+    # the tool, and no cut call can have given it its arguments.
+    from dataclasses import replace
+
+    from harness.checks import check_i7
+
+    trace = run(mail_with()).trace
+    assert trace is not None
+    assert trace.invocations
+    from_text = replace(
+        trace, requests=tuple(replace(r, calls=()) for r in trace.requests),
+        invocations=tuple(replace(i, call_id=f"unmatched_{i.seq}") for i in trace.invocations))
+    assert check_i7(from_text).status == "unknown"
+    # A tool an answer did call, run under no call of it, is still judged.
+    unmatched = replace(trace, invocations=tuple(
+        replace(i, call_id=f"unmatched_{i.seq}") for i in trace.invocations))
+    assert check_i7(unmatched).status == "fail"
+
+
 RESET_MID_TEXT = [{"at": {"turn": 1}, "kind": "connection_reset", "after_events": 3}]
 
 
