@@ -198,7 +198,8 @@ class CaseResult:
         """Why the case's script could not be played to the agent (or None): a scripted
         call its ``--target`` function does not take (the case was not run), or a tool the
         agent offers in no request (the case ran, judging a mismatch)."""
-        return next((v.message for v in self.verdicts
+        return next((f"{v.message}; {v.advice}" if v.advice else v.message
+                     for v in self.verdicts
                      if v.invariant in UNPLAYABLE and v.status == "unknown"), None)
 
     @property

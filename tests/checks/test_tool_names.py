@@ -58,7 +58,8 @@ def test_a_tool_the_agent_offers_in_no_request_makes_the_case_prove_nothing(
     assert verdict.evidence == ("the model called 'mail'; the agent offers ['send_email']",)
     judged = _with_verdicts(mailed, trace)
     assert judged.status == "unknown"
-    assert judged.unknown_reason == verdict.message
+    # The reason says what to do about it too: the run line shows no more.
+    assert judged.unknown_reason == f"{verdict.message}; {verdict.advice}"
 
 
 def test_a_tool_the_agent_offered_before_but_dropped_fails_the_case(mailed: CaseResult) -> None:
