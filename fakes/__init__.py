@@ -65,7 +65,7 @@ _HOMES: dict[str, list[str]] = {
         "prompt_view"
     ],
     "fakes._threads": [
-        "CASE_THREADS", "at_work", "settle_threads"
+        "CASE_THREADS", "at_work", "settle_threads", "standing_by"
     ],
     "fakes._tokenizer": [
         "count_tokens"
@@ -197,6 +197,7 @@ if TYPE_CHECKING:
         CASE_THREADS,
         at_work,
         settle_threads,
+        standing_by,
     )
     from fakes._tokenizer import (
         count_tokens,
@@ -439,6 +440,7 @@ __all__ = [
     "quota_fields",
     "run_in_process_group",
     "settle_threads",
+    "standing_by",
     "subprocess_environment",
     "use_prices",
     "wait_before_headers",

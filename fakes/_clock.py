@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
 from fakes._crashdisk import ProcessGone
-from fakes._threads import CASE_THREADS, settle_threads
+from fakes._threads import CASE_THREADS, settle_threads, standing_by
 from harness._errors import VirtualDeadlockError
 from harness.ports import ClosesOnExit
 
@@ -502,7 +502,7 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
 
 # How often a loop waiting for its job's turn looks whether the job blocked, and how long
 # one look at its thread lasts at most (real seconds).
-_TURN_LOOK_SECONDS: Final = 0.001
+_TURN_LOOK_SECONDS: Final = 0.002
 _TURN_SETTLE_SECONDS: Final = 0.05
 # The loop and job a worker thread runs for, while it runs one (VirtualClock.sleep_parked).
 _WORKER = threading.local()
@@ -547,9 +547,10 @@ class _Job:
         different states. Waiting is the schedule where the job ran at once, the same in
         every run.
         """
-        while not self.turn_over.wait(_TURN_LOOK_SECONDS):
-            if self._blocked():
-                return
+        with standing_by():
+            while not self.turn_over.wait(_TURN_LOOK_SECONDS):
+                if self._blocked():
+                    return
 
     def _blocked(self) -> bool:
         """Whether the job's thread (or, not started yet, every thread of its pool: all

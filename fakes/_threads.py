@@ -39,6 +39,11 @@ _SETTLED: dict[int, bytes] = {}
 # asleep, yet at work for the world, so never taken for settled (see at_work).
 _AT_WORK: set[int] = set()
 
+# Threads that wait, by design, for another thread of the case to finish its turn (an
+# event loop waiting for its executor's job): they do nothing else meanwhile, so nothing
+# waits for them (the job, at a crash, settles the case's threads: the loop among them).
+_STANDING_BY: set[int] = set()
+
 #: The threads of the cases (the thread running an incarnation, and the threads the
 #: cases started): what the world waits for before it decides (see :func:`settle_threads`).
 CASE_THREADS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
@@ -53,7 +58,8 @@ def settle_threads(threads: Iterable[threading.Thread], *, limit: float = 5.0,
     self-pipe woke). Returns whether the threads settled (False: gave up, or woken).
     """
     ids = [t.native_id for t in threads
-           if t is not threading.current_thread() and t.is_alive() and t.native_id]
+           if t is not threading.current_thread() and t.is_alive() and t.native_id
+           and t.native_id not in _STANDING_BY]
     if not ids:
         return True
     started = quiet_since = _REAL_MONOTONIC()
@@ -91,6 +97,19 @@ def at_work() -> Iterator[None]:
         yield
     finally:
         _AT_WORK.discard(tid)
+
+
+@contextmanager
+def standing_by() -> Iterator[None]:
+    """The calling thread waits for another thread of the case meanwhile, and does nothing
+    else: :func:`settle_threads` does not wait for it (it would wait for the thread it
+    waits on, each for the other, until the limit)."""
+    tid = threading.get_native_id()
+    _STANDING_BY.add(tid)
+    try:
+        yield
+    finally:
+        _STANDING_BY.discard(tid)
 
 
 def _unchanged_since_settled(look: dict[int, tuple[bool, bytes]]) -> bool:

@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, Final
 
+from fakes import standing_by
+
 # How long, in real time, a call waits for a connection thread that has not yet come
 # to its queue (aiosqlite starts it just before the first call): a thread never
 # started would otherwise hold the loop for ever.
@@ -98,7 +100,7 @@ class _CallsInTurn:
         return item
 
     def _wait_until_done(self, wanted: int) -> None:
-        with self._turn:
+        with standing_by(), self._turn:
             if self._worker is None:
                 self._turn.wait_for(lambda: self._worker is not None,
                                     timeout=_FIRST_TAKE_LIMIT_SECONDS)

@@ -45,3 +45,27 @@ def test_a_thread_waiting_on_the_harness_is_never_taken_for_settled() -> None:
         release.set()
         thread.join()
     assert settle_threads([thread])  # ended: nothing to wait for
+
+
+def test_a_thread_standing_by_for_another_is_not_waited_for() -> None:
+    # An event loop waiting for its executor job's turn looks at the job every moment;
+    # the job, crashing, settles the case's threads: each waited for the other until the
+    # limit (a second per tool call of an OpenAI Agents SDK crash case).
+    from fakes import standing_by
+
+    started, release = threading.Event(), threading.Event()
+
+    def looking_again_and_again() -> None:
+        with standing_by():
+            started.set()
+            while not release.wait(0.0001):
+                pass
+
+    thread = threading.Thread(target=looking_again_and_again)
+    thread.start()
+    started.wait()
+    try:
+        assert settle_threads([thread], limit=0.5)
+    finally:
+        release.set()
+        thread.join()
