@@ -52,6 +52,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "budget:tool-calls": (("budget", "max_tool_calls"),),
     "budget:job-runtime": (("budget", "max_job_seconds"),),
     "budget:job-starts": (("budget", "max_jobs"),),
+    "budget:job-output": (("budget", "max_job_output_lines"),),
     "L3:hook": (("hook",),),
     "retry:doom-loop": (("faults",),),
     "S6:limit": (("provider", "max_output_tokens"),),

@@ -24,7 +24,11 @@ counted from the process's start as the runner recorded it (the identity's
 still running then is stopped TERM→KILL, its record says which budget it
 outran, and the run ends ``budget_limited``. The same budget caps how many jobs
 the run may start (``maxJobs``), counted from the durable records of every
-incarnation: a job call past it starts nothing (its record says ``refused``).
+incarnation: a job call past it starts nothing (its record says ``refused``). And
+it caps how many lines of output a job may write (``maxOutput``), counted from the
+job's first line by the runner's own offset, so a restart that re-attaches and
+reads on grants no output anew: a job whose output a read shows past it is
+stopped TERM→KILL like one out of time, and the run ends ``budget_limited``.
 
 On restart :meth:`JobSupervisor.reconcile` walks the seed's table row by row:
 
@@ -114,11 +118,14 @@ class JobEntry:
     # The cap on the run's jobs that kept it from starting (state ``refused``; seed 002
     # §19.2, BackgroundBudget(maxJobs)); written only then.
     job_cap: int | None = None
+    # The output budget (lines) it wrote past, when it was stopped for that (seed 002
+    # §19.2, BackgroundBudget(maxOutput)); written only then.
+    output_budget: int | None = None
 
     def to_line(self) -> bytes:
         fields = asdict(self)
         fields["output"] = list(self.output)
-        for name in ("budget_seconds", "job_cap"):
+        for name in ("budget_seconds", "job_cap", "output_budget"):
             if fields[name] is None:
                 del fields[name]
         return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
@@ -141,6 +148,11 @@ class JobEntry:
             return {**base, "status": "not_started", "error": "BUDGET_EXHAUSTED",
                     "message": f"not started: the run's cap of {self.job_cap} background "
                                "jobs is used up"}
+        if self.output_budget is not None:
+            return {**base, "status": "stopped", "exit_code": None,
+                    "message": f"stopped: it wrote {self.output_offset} lines of output, past "
+                               f"its output budget of {self.output_budget} lines; its process "
+                               "tree was stopped, and it is not run again"}
         if self.budget_seconds is not None:
             return {**base, "status": "stopped", "exit_code": None,
                     "message": f"stopped: it ran out of its runtime budget of "
@@ -209,6 +221,9 @@ class JobSupervisor:
     max_runtime: float | None = None
     #: How many jobs the run may start, across restarts (BackgroundBudget(maxJobs)).
     max_jobs: int | None = None
+    #: How many lines of output a job may write, from its first line, across restarts
+    #: (BackgroundBudget(maxOutput)); None: as many as it writes.
+    max_output_lines: int | None = None
 
     def tools(self, names: tuple[str, ...]) -> dict[str, JobTool]:
         return {name: JobTool(name, self) for name in names}
@@ -235,15 +250,24 @@ class JobSupervisor:
 
     async def follow(self, entry: JobEntry) -> JobEntry:
         """Wait for the job, reading its output from the recorded offset on; cancel stops it."""
-        assert entry.identity is not None
+        identity = entry.identity
+        assert identity is not None
         self.waiting[entry.call_id] = entry.job_id
         deadline = self.runtime_deadline(entry)
         try:
+            if self.max_output_lines is not None:
+                # Read before waiting: a restart whose last incarnation read past the output
+                # budget, and crashed before it stopped the job, stops it now, not a poll later.
+                entry = self._read(entry)
+                if self.output_spent(entry):
+                    return await self.stop_over_output(entry)
             while True:
-                status = await self.port.wait(entry.identity, self._poll(deadline))
+                status = await self.port.wait(identity, self._poll(deadline))
                 entry = self._read(entry)
                 if not status.alive:
                     return self.settle(entry, status, claim=True)
+                if self.output_spent(entry):
+                    return await self.stop_over_output(entry)
                 if deadline is not None and self.clock.now() >= deadline - _EPS:
                     return await self.stop_over_budget(entry)
         except asyncio.CancelledError:
@@ -277,6 +301,24 @@ class JobSupervisor:
         self.port.claim(identity)
         return entry
 
+    def output_spent(self, entry: JobEntry) -> bool:
+        """Whether the job wrote past its output budget: the runner's offset counts every
+        line from the first, whichever incarnation read it (no restart buys output anew)."""
+        return self.max_output_lines is not None and \
+            entry.output_offset > self.max_output_lines
+
+    async def stop_over_output(self, entry: JobEntry) -> JobEntry:
+        """The output budget is spent: record it before the stop (so a restart finishes
+        the stop), then TERM→KILL, delivered by the call's reply (claimed: no wake-up)."""
+        identity = entry.identity
+        assert identity is not None
+        if entry.output_budget is None:
+            assert self.max_output_lines is not None
+            entry = self.book.write(replace(entry, output_budget=self.max_output_lines))
+        entry = self.book.write(replace(await self.stop(entry), delivered=True))
+        self.port.claim(identity)
+        return entry
+
     def cap_reached(self, job_id: str) -> bool:
         """Whether starting ``job_id`` would pass the run's cap on jobs."""
         return self.max_jobs is not None and self.jobs_started(job_id) >= self.max_jobs
@@ -298,6 +340,9 @@ class JobSupervisor:
             if entry.budget_seconds is not None:
                 return (f"the background job {entry.job_id} ({entry.tool}) ran out of its "
                         f"runtime budget of {entry.budget_seconds:g}s")
+            if entry.output_budget is not None:
+                return (f"the background job {entry.job_id} ({entry.tool}) wrote past its "
+                        f"output budget of {entry.output_budget} lines")
             if entry.state == "refused":
                 return f"the run's cap of {entry.job_cap} background jobs is used up"
         return None
@@ -405,6 +450,9 @@ class JobSupervisor:
         if entry.budget_seconds is not None:
             # Stopped for its budget when the crash came: finish that stop (TERM→KILL).
             return self._mark(await self.stop_over_budget(entry), "stopping")
+        if entry.output_budget is not None:
+            # Stopped for its output budget when the crash came: finish that stop.
+            return self._mark(await self.stop_over_output(entry), "stopping")
         if self.port.process(identity.pid) != identity and not self._exited(identity):
             # The PID is gone or names another process now (start time differs).
             return self.book.write(replace(self._read_quietly(entry), state="orphaned",

@@ -34,6 +34,8 @@ class SessionHeader:
     max_job_seconds: float | None = None
     # How many background jobs the run may start (BackgroundBudget(maxJobs)); None: any.
     max_jobs: int | None = None
+    # Lines of output a background job may write (BackgroundBudget(maxOutput)); None: any.
+    max_job_output_lines: int | None = None
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> SessionHeader:
@@ -41,9 +43,11 @@ class SessionHeader:
         task = task if isinstance(task, Mapping) else {}
         training = task.get("trainingData") is True
         runtime, jobs = task.get("maxJobSeconds"), task.get("maxJobs")
+        output = task.get("maxJobOutputLines")
         return cls(int(body["epoch"]), float(body["deadline"]), training,
                    float(runtime) if isinstance(runtime, int | float) else None,
-                   jobs if isinstance(jobs, int) else None)
+                   jobs if isinstance(jobs, int) else None,
+                   output if isinstance(output, int) else None)
 
 
 @dataclass(frozen=True)

@@ -373,6 +373,7 @@ class ReferenceAgent:
                 budget = SessionHeader.from_body(header.body)
                 self._jobs.max_runtime, self._jobs.max_jobs = budget.max_job_seconds, \
                     budget.max_jobs
+                self._jobs.max_output_lines = budget.max_job_output_lines
             self._handles.jobs = self._jobs
         self._handles.restore(CancelLog.open(
             ports.disk, posixpath.join(ports.state_dir, CANCELS_FILE), root=self._root),
@@ -490,6 +491,7 @@ class ReferenceAgent:
         if self._jobs is not None and ports.jobs is not None:
             tools.update(self._jobs.tools(ports.jobs.tools))
             self._jobs.max_runtime, self._jobs.max_jobs = task.max_job_seconds, task.max_jobs
+            self._jobs.max_output_lines = task.max_job_output_lines
         self._secret_arguments = {t.name: t.secret_arguments for t in task.tools}
         self._calls_before_this_incarnation = 0 if policy.count_tool_calls_durably \
             else self.journal.started_calls()
@@ -1207,6 +1209,8 @@ def _task_json(task: Task) -> dict[str, Any]:
         **({"maxJobSeconds": task.max_job_seconds} if task.max_job_seconds is not None
            else {}),
         **({"maxJobs": task.max_jobs} if task.max_jobs is not None else {}),
+        **({"maxJobOutputLines": task.max_job_output_lines}
+           if task.max_job_output_lines is not None else {}),
     }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from harness.checks._breaker import check_breaker
 from harness.checks._budgets import (
+    check_job_output,
     check_job_runtime,
     check_job_starts,
     check_spend,
@@ -86,6 +87,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_tool_calls,
     check_job_runtime,
     check_job_starts,
+    check_job_output,
     check_cache_after_restart,
     check_goal_in_context,
     check_lease,

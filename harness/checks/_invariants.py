@@ -306,7 +306,8 @@ def check_i4(trace: Trace) -> Verdict:
         return _unknown("I4", f"stopped {stop!r}; 'budget_limited' is the stop at the run's "
                         f"budget, and {UNTOLD_BUDGET}")
     if expected == "budget_limited" and not trace.jobs and (
-            trace.extra.max_job_seconds is not None or trace.extra.max_jobs is not None):
+            trace.extra.max_job_seconds is not None or trace.extra.max_jobs is not None
+            or trace.extra.max_job_output_lines is not None):
         # Only the background budget ends it so, and the agent ran no job through the
         # job port (optional): the budget was never tested.
         return _unknown("I4", f"stopped {stop!r}; 'budget_limited' is the stop at the run's "

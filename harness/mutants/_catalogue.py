@@ -45,6 +45,8 @@ from harness.mutants._jobs import (
     goal_cancel_as_turn_cancel,
     goal_cancel_leaves_run_armed,
     invents_exit_codes,
+    job_output_counted_per_process,
+    job_output_not_capped,
     job_runtime_from_restart,
     job_runtime_not_capped,
     jobs_counted_per_process,
@@ -619,6 +621,7 @@ _TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
 _JOB_ENV = "scenarios/jobs/job-gets-a-clean-environment.yaml"
 _JOB_RUNTIME = "scenarios/jobs/job-runtime-budget-stops.yaml"
 _JOB_CAP = "scenarios/jobs/job-cap-stops.yaml"
+_JOB_OUTPUT = "scenarios/jobs/job-output-budget-stops.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -942,5 +945,16 @@ MUTANTS: tuple[Mutant, ...] = (
            "counts the jobs it started in memory, so each restart starts a fresh cap",
            jobs_counted_per_process(),
            (Kill(_JOB_CAP, "budget:job-starts", "jobs:fsync#2:after:unsynced_lost"),)),
+    Mutant("L4-job-output-not-capped",
+           "seed 002 §19.2 (BackgroundBudget(maxJobs/maxRuntime/maxOutput))",
+           "the output budget of background jobs is recorded but never read: a job writes on "
+           "to its end, and the run ends complete", job_output_not_capped(),
+           (Kill(_JOB_OUTPUT, "budget:job-output"), Kill(_JOB_OUTPUT, "I4"))),
+    Mutant("L4-job-output-counted-per-process",
+           "seed 002 §19.2 (子预算只能消费父预算,不能自行续杯)",
+           "counts a job's output from the offset this process first read it at, so a restart "
+           "that re-attaches to the job grants it the whole output budget anew",
+           job_output_counted_per_process(),
+           (Kill(_JOB_OUTPUT, "budget:job-output", "jobs:fsync#3:after:unsynced_lost"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

@@ -123,6 +123,26 @@ class _JobsCountedPerProcess(JobSupervisor):
         return len(mine - {job_id})
 
 
+class _OutputNotCapped(JobSupervisor):
+    """Records the run's output budget for jobs but never reads it: a job writes on to its end."""
+
+    def output_spent(self, entry: JobEntry) -> bool:
+        del entry  # the bug: the output budget is never consulted
+        return False
+
+
+class _OutputCountedPerProcess(JobSupervisor):
+    """Counts a job's output from the offset this process first read it at (the lines it
+    read itself), not from the job's first line: a restart that re-attaches grants the job
+    its whole output budget anew."""
+
+    def output_spent(self, entry: JobEntry) -> bool:
+        seen: dict[str, int] = self.__dict__.setdefault("_first_offset", {})
+        first = seen.setdefault(entry.job_id, entry.output_offset)
+        return self.max_output_lines is not None and \
+            entry.output_offset - first > self.max_output_lines
+
+
 class _ForgetfulRouter(CancelRouter):
     """Acts on every cancel it receives, the same request again included."""
 
@@ -158,6 +178,14 @@ def jobs_not_capped() -> AgentFactory:
 
 def jobs_counted_per_process() -> AgentFactory:
     return reference(job_supervisor=_JobsCountedPerProcess)
+
+
+def job_output_not_capped() -> AgentFactory:
+    return reference(job_supervisor=_OutputNotCapped)
+
+
+def job_output_counted_per_process() -> AgentFactory:
+    return reference(job_supervisor=_OutputCountedPerProcess)
 
 
 def invents_exit_codes() -> AgentFactory:

@@ -124,6 +124,9 @@ class Task:
     # How long a background job may run from its process's start, across restarts (seed 002
     # §19.2, BackgroundBudget(maxRuntime)); None: no cap.
     max_job_seconds: float | None = None
+    # Lines of output a background job may write, across restarts (seed 002 §19.2,
+    # BackgroundBudget(maxOutput)); None: no cap.
+    max_job_output_lines: int | None = None
     # A tool run after each tool call that returned, and how deep a hook may fire within
     # its own hook (seed 002 §19.1 ③, 钩子死循环防护); None: no hook.
     after_tool_hook: str | None = None

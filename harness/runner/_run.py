@@ -424,6 +424,7 @@ class _CaseRun:
             max_tool_calls=scenario.budget.max_tool_calls,
             max_jobs=scenario.budget.max_jobs,
             max_job_seconds=scenario.budget.max_job_seconds,
+            max_job_output_lines=scenario.budget.max_job_output_lines,
             hook_tool=scenario.hook.run if scenario.hook is not None else None,
             hook_max_depth=scenario.hook.max_depth if scenario.hook is not None else None,
             refused_turns=tuple(world.refused_turns) or None,

@@ -192,6 +192,10 @@ class BudgetLimits(ScenarioModel):
     """How long a background job may run, in virtual seconds from its process's start, across
     restarts; absent: not capped (seed 002 §19.2, BackgroundBudget(maxRuntime)). A job still
     running then is stopped (TERM, then KILL), and the run ends budget_limited."""
+    max_job_output_lines: Count | None = None
+    """Lines of output a background job may write, counted from its first line, across restarts;
+    absent: not capped (seed 002 §19.2, BackgroundBudget(maxOutput)). A job whose output an
+    agent's read shows past it is stopped (TERM, then KILL), and the run ends budget_limited."""
 
 
 class HookDeclaration(ScenarioModel):

@@ -137,6 +137,8 @@ class TraceExtra:
     max_jobs: int | None = None
     # How long a background job may run, when the scenario sets it (budget:job-runtime).
     max_job_seconds: float | None = None
+    # Lines of output a background job may write, when the scenario sets it (budget:job-output).
+    max_job_output_lines: int | None = None
     # The after-tool hook's tool and its depth bound, when the scenario declares one (L3:hook).
     hook_tool: str | None = None
     hook_max_depth: int | None = None

@@ -151,3 +151,34 @@ def test_a_reattached_job_keeps_the_runtime_budget_of_its_recorded_start() -> No
     assert {r.incarnation for r in job.reads} == {1, 2}
     assert [(s.signal, round(s.at - job.started_at, 6), s.incarnation) for s in job.signals] \
         == [("TERM", 60.0, 2), ("KILL", 65.0, 2)]
+
+
+OUTPUT = "scenarios/jobs/job-output-budget-stops.yaml"
+
+
+def test_a_job_stopped_for_its_output_budget_is_stopped_anew_after_the_restart() -> None:
+    # Seed 002 §19.2, BackgroundBudget(maxOutput): the read that showed 25 lines and the
+    # budget it passed are durable, the TERM was not sent. The restart finishes the stop at
+    # once (no poll first), and tells the model why.
+    trace = crashed_at(OUTPUT, "jobs:fsync#8")
+    [job] = own(trace, "test")
+    [shown] = [r for r in job.reads if r.next_offset > 20][:1]
+    assert (shown.incarnation, shown.next_offset) == (1, 25)
+    assert [(s.signal, s.at, s.incarnation) for s in job.signals] == [("TERM", shown.at, 2)]
+    told = reply(trace, job.call_id)
+    assert (job.state, told["status"], told["exit_code"]) == ("killed", "stopped", None)
+    assert "past its output budget of 20 lines" in told["message"]
+    assert trace.outcome is not None
+    assert trace.outcome.stop_state == "budget_limited"
+    assert job.claimed_by == 2
+
+
+def test_a_reattached_job_keeps_the_output_counted_from_its_first_line() -> None:
+    # A crash while the tests run: the restart reads on from the recorded offset and stops
+    # the job at the first read past 20 lines of the job's whole output, not 20 more.
+    trace = crashed_at(OUTPUT, "jobs:fsync#3")
+    [job] = own(trace, "test")
+    assert {r.incarnation for r in job.reads} == {1, 2}
+    assert [(round(s.at - job.started_at, 6), s.incarnation) for s in job.signals] \
+        == [(50.0, 2)]
+    assert job.lines == 25
