@@ -91,12 +91,8 @@ def at_work() -> Iterator[None]:
     """The calling thread waits on the harness meanwhile: :func:`settle_threads` waits
     for it as for a thread that runs (under load the answer can take longer than the
     quiet a settled thread shows, and a tool's effect then landed after the crash)."""
-    tid = threading.get_native_id()
-    _AT_WORK.add(tid)
-    try:
+    with _listed(_AT_WORK):
         yield
-    finally:
-        _AT_WORK.discard(tid)
 
 
 @contextmanager
@@ -104,12 +100,19 @@ def standing_by() -> Iterator[None]:
     """The calling thread waits for another thread of the case meanwhile, and does nothing
     else: :func:`settle_threads` does not wait for it (it would wait for the thread it
     waits on, each for the other, until the limit)."""
+    with _listed(_STANDING_BY):
+        yield
+
+
+@contextmanager
+def _listed(threads: set[int]) -> Iterator[None]:
+    """The calling thread in ``threads`` meanwhile."""
     tid = threading.get_native_id()
-    _STANDING_BY.add(tid)
+    threads.add(tid)
     try:
         yield
     finally:
-        _STANDING_BY.discard(tid)
+        threads.discard(tid)
 
 
 def _unchanged_since_settled(look: dict[int, tuple[bool, bytes]]) -> bool:

@@ -176,12 +176,9 @@ def check_job_runtime(trace: Trace) -> Verdict | None:
     budget = trace.extra.max_job_seconds
     if budget is None:
         return None
-    if trace.extra.plain:
-        return Verdict("budget:job-runtime", "unknown", UNTOLD_BUDGET)
-    jobs = [j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION]
-    if not jobs:
-        return Verdict("budget:job-runtime", "unknown", "the agent started no background job (it "
-                       "has no job port, or never ran the job tool): the budget was not tested")
+    jobs = _agents_jobs(trace, "budget:job-runtime", "budget")
+    if isinstance(jobs, Verdict):
+        return jobs
     run_end = max((i.ended_at for i in trace.incarnations), default=0.0)
     tolerance = late_tolerance(trace)
     over = [j for j in jobs if (j.ended_at if j.ended_at is not None else run_end)
@@ -231,13 +228,10 @@ def check_job_starts(trace: Trace) -> Verdict | None:
     cap = trace.extra.max_jobs
     if cap is None:
         return None
-    if trace.extra.plain:
-        return Verdict("budget:job-starts", "unknown", UNTOLD_BUDGET)
-    jobs = sorted((j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION),
-                  key=lambda j: j.started_at)
-    if not jobs:
-        return Verdict("budget:job-starts", "unknown", "the agent started no background job "
-                       "(it has no job port, or never ran a job tool): the cap was not tested")
+    started = _agents_jobs(trace, "budget:job-starts", "cap")
+    if isinstance(started, Verdict):
+        return started
+    jobs = sorted(started, key=lambda j: j.started_at)
     if len(jobs) > cap:
         late = tuple(f"{j.tool} job {j.execution_id} (call {j.call_id}) started at "
                      f"{j.started_at:g}s by incarnation {j.incarnation}, as job {n} of at most "
@@ -273,13 +267,9 @@ def check_job_output(trace: Trace) -> Verdict | None:
     budget = trace.extra.max_job_output_lines
     if budget is None:
         return None
-    if trace.extra.plain:
-        return Verdict("budget:job-output", "unknown", UNTOLD_BUDGET)
-    jobs = [j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION]
-    if not jobs:
-        return Verdict("budget:job-output", "unknown", "the agent started no background job "
-                       "(it has no job port, or never ran a job tool): the budget was not "
-                       "tested")
+    jobs = _agents_jobs(trace, "budget:job-output", "budget")
+    if isinstance(jobs, Verdict):
+        return jobs
     over = [j for j in jobs if j.lines > budget]
     if not over:
         return Verdict("budget:job-output", "unknown", f"no background job wrote more than its "
@@ -318,3 +308,16 @@ def _wrote_past(job: JobRecord, budget: float, run_end: float, tolerance: float)
         return (f"{name} got {first.signal} at {first.at:g}s, past its output budget, yet ran "
                 f"until {until}: the stop was not followed through to KILL")
     return None
+
+
+def _agents_jobs(trace: Trace, invariant: str, what: str) -> list[JobRecord] | Verdict:
+    """The background jobs the agent started, or why ``invariant`` cannot judge its
+    ``what`` (a budget, a cap) in this case: ``unknown`` for a plain ``main(prompt)``,
+    never told it, and for an agent that started no job."""
+    if trace.extra.plain:
+        return Verdict(invariant, "unknown", UNTOLD_BUDGET)
+    jobs = [j for j in trace.jobs if j.owner_session != NEIGHBOUR_SESSION]
+    if not jobs:
+        return Verdict(invariant, "unknown", "the agent started no background job (it has no "
+                       f"job port, or never ran a job tool): the {what} was not tested")
+    return jobs
