@@ -10,10 +10,12 @@ shipped suite twice (``harness run scenarios --check-determinism``).
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import selectors
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -121,3 +123,18 @@ def real_waits(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
 
     monkeypatch.setattr(selectors.DefaultSelector, "select", select)
     return waits
+
+
+@pytest.fixture
+def require_framework() -> Callable[[str], None]:
+    """Call with a package name before using that framework."""
+
+    def required(package: str) -> None:
+        if importlib.util.find_spec(package) is not None:
+            return
+        reason = f"{package!r} is not installed (pip install -e '.[test,frameworks]')"
+        if os.environ.get("HARNESS_REQUIRE_FRAMEWORKS") == "1":  # .ci/run installs them
+            pytest.fail(f"HARNESS_REQUIRE_FRAMEWORKS=1 but {reason}")
+        pytest.skip(reason)
+
+    return required

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,13 +70,12 @@ def test_the_framework_benchmark_names_each_framework_it_left_out() -> None:
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the frameworks' own, unfiltered
 @pytest.mark.parametrize("module", ["openai_sdk", "openai_agents_sdk", "llamaindex_agent"])
 def test_the_crash_case_outside_the_harness_is_the_harness_runs_own(
-        module: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        module: str, monkeypatch: pytest.MonkeyPatch,
+        require_framework: Callable[[str], None]) -> None:
     """``--outside`` hands each incarnation the answers it got in the harness, all of them,
     and crashes the first right after its tool ran: the same work, without the harness."""
-    package = {"openai_sdk": "openai", "openai_agents_sdk": "agents",
-               "llamaindex_agent": "llama_index"}[module]
-    if importlib.util.find_spec(package) is None:
-        pytest.skip(f"{package!r} is not installed (pip install -e '.[frameworks]')")
+    require_framework({"openai_sdk": "openai", "openai_agents_sdk": "agents",
+                       "llamaindex_agent": "llama_index"}[module])
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     import _outside
     import bench_framework_agents
