@@ -17,6 +17,9 @@ thread that opened it). That is one schedule the real program could take, the on
 where the thread started at once and the loop waited its turn, as
 :mod:`harness.intercept._pools` does for thread pools. And until the answer arrives
 the loop lets no virtual time pass (``expect_answer``), should the wait give up.
+The wait has no bound of its own: a statement that waits on another connection's lock
+ends at SQLite's busy timeout ("database is locked"), and one that waits for the loop
+itself would hold the case until its timeout, which fails that one case.
 
 Nothing here imports aiosqlite unless it is installed.
 """
