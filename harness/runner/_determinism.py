@@ -68,9 +68,37 @@ def first_difference(a: Any, b: Any, path: str) -> str | None:
         return _dict_difference(a, b, path)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return _list_difference(list(a), list(b), path)
+    if isinstance(a, str) and isinstance(b, str) and a != b:
+        return _text_difference(a, b, path)
     if a != b or type(a) is not type(b):
         return f"{path}: {_short(a)} != {_short(b)}"
     return None
+
+
+def _text_difference(a: str, b: str, path: str) -> str:
+    """Two texts shown around the first character where they part.
+
+    A request body or a long id differs far from its start more often than not;
+    cut at its opening, both sides would read the same.
+
+    >>> first, second = _text_difference("x" * 90 + "-id-7-" + "y" * 90,
+    ...                                   "x" * 90 + "-id-8-" + "y" * 90, "body").split(" != ")
+    >>> first
+    "body, at character 94: ...'xxxxxxxxxxxxxxxxxxxx-id-7-yyyyyyyyyyyyyyyyyyyyyy'..."
+    >>> second
+    "...'xxxxxxxxxxxxxxxxxxxx-id-8-yyyyyyyyyyyyyyyyyyyyyy'..."
+    """
+    if len(a) <= _SHORT and len(b) <= _SHORT:
+        return f"{path}: {a!r} != {b!r}"
+    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+              min(len(a), len(b)))
+    return f"{path}, at character {at}: {_around(a, at)} != {_around(b, at)}"
+
+
+def _around(text: str, at: int) -> str:
+    """``text`` near ``at``, with ``...`` where it was cut."""
+    start, end = max(0, at - _CONTEXT), at + _CONTEXT
+    return ("..." if start else "") + repr(text[start:end]) + ("..." if end < len(text) else "")
 
 
 def _dict_difference(a: dict[str, Any], b: dict[str, Any], path: str) -> str | None:
@@ -94,6 +122,12 @@ def _list_difference(a: list[Any], b: list[Any], path: str) -> str | None:
     return None
 
 
+#: How long a value is shown whole; past it, its start, or for two texts where they part.
+_SHORT = 60
+#: Characters shown either side of where two long texts part.
+_CONTEXT = 24
+
+
 def _short(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= _SHORT else text[:_SHORT - 3] + "..."

@@ -37,3 +37,17 @@ def test_the_first_difference_is_found_in_order_with_its_path() -> None:
     assert first_difference({"a": [1, 2], "b": 3}, {"a": [1, 2, 4], "b": 4}, "") == \
         "a: 2 item(s) in the first run, 3 in the second"
     assert first_difference({"a": 1}, {"a": 1}, "") is None
+
+
+def test_two_long_texts_are_shown_where_they_part_not_at_their_start() -> None:
+    body = '{"model": "m", "messages": [' + '{"role": "user", "content": "hi"}, ' * 20
+    found = first_difference({"body": body + '"id-1"]}'}, {"body": body + '"id-2"]}'}, "")
+    assert found is not None
+    assert found.startswith(f"body, at character {len(body) + 4}: ...")
+    first, second = found.split(" != ")
+    assert "id-1" in first
+    assert "id-2" in second
+
+
+def test_two_short_texts_are_shown_whole() -> None:
+    assert first_difference({"id": "a-1"}, {"id": "a-2"}, "") == "id: 'a-1' != 'a-2'"
