@@ -640,6 +640,7 @@ _TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
 _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
 _RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
 _RESTORED_RESPONSES = "scenarios/crash/restored-prefix-hits-openai-responses.yaml"
+_RESTORED_GEMINI = "scenarios/crash/restored-prefix-hits-gemini.yaml"
 _GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
 _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
@@ -898,7 +899,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "restarted agent's first request changes the top of the prefix it had cached",
            _system_prompt_stamped_per_process,
            (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
-            Kill(_RESTORED_RESPONSES, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
+            Kill(_RESTORED_RESPONSES, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
+            Kill(_RESTORED_GEMINI, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
     Mutant("CACHE-text-dropped-after-restart", "seed 002 §19.7 (只有模型、配置和重建出的前缀都一致"
            "时,它才保留命中机会)", "rebuilds its history after a restart from the tool calls "
            "alone, the text the model wrote beside them dropped, so the restored prefix is not "

@@ -17,6 +17,7 @@ from harness.trace import RequestRecord, Trace
 
 SCENARIO = "scenarios/crash/restored-prefix-hits-openai.yaml"
 RESPONSES = "scenarios/crash/restored-prefix-hits-openai-responses.yaml"
+GEMINI = "scenarios/crash/restored-prefix-hits-gemini.yaml"
 # A crash after the notes call, once the report's long prefix is cached.
 MID_RUN = "journal:fsync#5:after:unsynced_lost"
 
@@ -107,13 +108,14 @@ def _cache_verdict(scenario: str, factory: AgentFactory) -> Verdict:
     return next(v for v in result.verdicts if v.invariant == "cache:restart")
 
 
-def test_the_reference_agent_rebuilds_the_cached_prefix_over_the_responses_api() -> None:
-    verdict = _cache_verdict(RESPONSES, reference())
+@pytest.mark.parametrize("scenario", [RESPONSES, GEMINI])
+def test_the_reference_agent_rebuilds_the_cached_prefix_in_each_dialect(scenario: str) -> None:
+    verdict = _cache_verdict(scenario, reference())
     assert verdict.status == "pass", verdict
     assert "1 hit" in verdict.message
 
 
-@pytest.mark.parametrize("scenario", [SCENARIO, RESPONSES])
+@pytest.mark.parametrize("scenario", [SCENARIO, RESPONSES, GEMINI])
 def test_a_system_prompt_stamped_at_each_start_fails(scenario: str) -> None:
     verdict = _cache_verdict(scenario, _mutant("CACHE-system-prompt-stamped-per-process"))
     assert verdict.status == "fail"
