@@ -11,13 +11,18 @@ changed" apart from "the server did not hit"):
 label                   decided when
 ======================  =====================================================
 ``no_breakpoint``       Anthropic: the request has no ``cache_control`` at all
-``below_min``           no cacheable boundary reaches the model's minimum
+``below_min``           no cacheable boundary reaches the model's minimum (but
+                        see ``prefix_changed``: a short request that changed
+                        what an earlier one cached is labelled with the change)
 ``cold``                nothing was cached before under this conversation key
                         (OpenAI ``prompt_cache_key``, Anthropic
                         ``metadata.user_id``; ``""`` when absent)
 ``prefix_changed:<s>``  the nearest earlier request (longest common prefix)
                         differs at or before its last cached boundary; ``<s>``
-                        is the segment of the first differing block
+                        is the segment of the first differing block. Also given
+                        to a request below the minimum that changed a cached
+                        prefix (a history rewritten shorter): it could not hit,
+                        and what cost the hit is the change
 ``cold``                nothing changed, but nothing this request can reach
                         was ever written (e.g. a breakpoint moved more than
                         the look-back window)
@@ -267,7 +272,11 @@ class PromptCache:
             return CacheOutcome(view.tokens, miss="no_breakpoint", versions=versions)
         boundaries = self._boundaries(view)
         if not boundaries:
-            return CacheOutcome(view.tokens, miss="below_min", versions=versions)
+            # Too short to cache; if it changed what an earlier request cached, that
+            # change (not the length) is what a rebuilt history got wrong.
+            changed = _changed_against(view, [w for w in self._written if w.key == view.key])
+            short = "below_min" if changed is None else f"prefix_changed:{changed}"
+            return CacheOutcome(view.tokens, miss=short, versions=versions)
         # Drawn for every cacheable request, so the n-th request always gets
         # the n-th roll whatever the cache state.
         routed_away = self._rng.random() < self.config.server_miss_rate
@@ -369,6 +378,8 @@ class PromptCache:
 
 def _changed_against(view: PromptView, earlier: list[_Written]) -> Segment | None:
     """The first changed segment against the nearest earlier request, if it mattered."""
+    if not earlier:
+        return None
     nearest, common = earlier[-1], -1
     for candidate in reversed(earlier):  # the latest wins a tie
         shared = _common_blocks(view, candidate)

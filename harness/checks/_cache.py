@@ -9,15 +9,18 @@ cache survives the crash and labels each request's miss (:mod:`fakes._cache`), t
 "the request's prefix changed" apart from "the server did not hit", as the seed asks:
 
 - ``prefix_changed:<segment>``: the rebuilt request differs inside the cached prefix
-  (a reordered or re-rendered history, a restart note at the top, a new tool order);
+  (a reordered or re-rendered history, a restart note or a start time stamped at the
+  top, a new tool order, the model's text dropped beside its calls), even when that
+  left it too short to cache;
 - ``cold``: nothing was cached under the request's key (a cache key drawn anew per
   process), or nothing it can reach (Anthropic breakpoints moved out of reach);
 - ``no_breakpoint``: the rebuilt request lost its ``cache_control`` marks.
 
 Each of these fails. ``ttl_expired`` and ``server_miss`` are the server's doing and pass:
 the prefix was the same. Judged for the first request of each later incarnation that is
-long enough to cache (a shorter one has nothing to hit; a history lost in the crash is
-the durability checks' to judge). Applies to cases with a prompt cache and a restart;
+long enough to cache or changed a cached prefix (a shorter one that only repeats the
+start of what was sent has nothing to hit; a history lost in the crash is the durability
+checks' to judge). Applies to cases with a prompt cache and a restart;
 ``unknown`` when no earlier incarnation cached anything, or no later one sent a request
 long enough to.
 
@@ -72,7 +75,8 @@ def _first_after_restart(served: list[RequestRecord]) -> list[RequestRecord]:
     seen: set[int] = set()
     for r in served:
         kind = _miss_kind(r)
-        # A request below the minimum leaves the incarnation's first cacheable one to judge.
+        # A request below the minimum leaves the incarnation's first cacheable one to judge;
+        # one that changed a cached prefix is labelled with the change, and judged.
         if r.incarnation > 1 and r.incarnation not in seen and kind != "below_min":
             seen.add(r.incarnation)
             if cached_before:

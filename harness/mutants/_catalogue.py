@@ -22,7 +22,14 @@ from typing import Any, cast
 import httpx
 
 from harness import DiskError
-from harness.agent import BreakerConfig, BudgetPolicy, CompactionConfig, GuardLimits, StreamConfig
+from harness.agent import (
+    BreakerConfig,
+    BudgetPolicy,
+    CompactionConfig,
+    GuardLimits,
+    ReferenceAgent,
+    StreamConfig,
+)
 from harness.mutants._build import (
     AppendWrapper,
     DiskWrapper,
@@ -190,6 +197,30 @@ def _cache_key_per_process(request: httpx.Request, ports: AgentPorts) -> httpx.R
         body["prompt_cache_key"] = f"process-{ports.incarnation}"
 
     return _rebodied(request, key) if "/chat/completions" in request.url.path else request
+
+
+def _system_prompt_stamped_per_process(ports: AgentPorts) -> Agent:
+    # As a system prompt rendered once at each start with the time it started, as many
+    # carry "the current time": the first process's prefix is stable, but a restarted one
+    # puts a new stamp at the top of the prefix the crashed one had cached.
+    started = ports.clock.now()
+
+    def stamped(current: AgentPorts) -> str:
+        return (f"You are an operations agent (process {current.incarnation}, started at "
+                f"{started:.3f} s). Use the tools; report what you did.")
+
+    return ReferenceAgent(ports, system=stamped)
+
+
+def _text_dropped_after_restart(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As a history rebuilt after a restart from a log that kept the tool calls but not the
+    # prose beside them: the restored assistant messages lose their text.
+    def drop(body: dict[str, Any]) -> None:
+        for message in body.get("messages", []):
+            if message.get("role") == "assistant" and message.get("tool_calls"):
+                message["content"] = None
+
+    return _rebodied(request, drop) if ports.incarnation > 1 else request
 
 
 # The goal block the reference agent puts at the end of its system prompt (seed 002 §19.3).
@@ -608,6 +639,8 @@ _COST = "scenarios/budgets/cost-budget-stops.yaml"
 _TOOL_DEADLINE = "scenarios/budgets/tool-timeout-within-deadline.yaml"
 _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
 _RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
+_RESTORED_RESPONSES = "scenarios/crash/restored-prefix-hits-openai-responses.yaml"
+_RESTORED_GEMINI = "scenarios/crash/restored-prefix-hits-gemini.yaml"
 _GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
 _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
@@ -859,6 +892,19 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("CACHE-key-per-process", "seed 002 §19.7 (恢复会话后第一次请求 … 重建出的前缀都一致)",
            "keys its prompt cache by a session id drawn at each start, so a restarted agent "
            "finds nothing cached", with_requests(reference(), _cache_key_per_process),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+    Mutant("CACHE-system-prompt-stamped-per-process", "seed 002 §19.7 (缓存输入占比 … 系统说明"
+           "、项目指令、工具清单或历史是否改变; 只有模型、配置和重建出的前缀都一致时,它才保留命中"
+           "机会)", "renders its system prompt at each start with the time it started, so a "
+           "restarted agent's first request changes the top of the prefix it had cached",
+           _system_prompt_stamped_per_process,
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
+            Kill(_RESTORED_RESPONSES, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
+            Kill(_RESTORED_GEMINI, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
+    Mutant("CACHE-text-dropped-after-restart", "seed 002 §19.7 (只有模型、配置和重建出的前缀都一致"
+           "时,它才保留命中机会)", "rebuilds its history after a restart from the tool calls "
+           "alone, the text the model wrote beside them dropped, so the restored prefix is not "
+           "the one it sent", with_requests(reference(), _text_dropped_after_restart),
            (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
     Mutant("I5-goal-compacted-away", "seed 002 §19.3 (持久保存的 Goal ──按需读取──> 每轮动态注入;"
            "会话事件 ──有损压缩──> 模型历史摘要)", "keeps the goal in its history instead of "

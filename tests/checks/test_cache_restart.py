@@ -8,12 +8,16 @@ from pathlib import Path
 import pytest
 
 from harness.checks._cache import check_cache_after_restart
-from harness.mutants import Kill
+from harness.checks._verdict import Verdict
+from harness.mutants import MUTANTS, Kill
 from harness.mutants._build import reference
 from harness.mutants._run import run_kill
+from harness.ports import AgentFactory
 from harness.trace import RequestRecord, Trace
 
 SCENARIO = "scenarios/crash/restored-prefix-hits-openai.yaml"
+RESPONSES = "scenarios/crash/restored-prefix-hits-openai-responses.yaml"
+GEMINI = "scenarios/crash/restored-prefix-hits-gemini.yaml"
 # A crash after the notes call, once the report's long prefix is cached.
 MID_RUN = "journal:fsync#5:after:unsynced_lost"
 
@@ -93,3 +97,34 @@ def test_a_run_without_a_restart_or_without_a_cache_gets_no_verdict(restarted: T
     uncached = tuple(replace(r, cache=None) for r in restarted.requests)
     assert check_cache_after_restart(replace(restarted, requests=uncached)) is None
     assert Path(SCENARIO).exists()
+
+
+def _mutant(name: str) -> AgentFactory:
+    return next(m.factory for m in MUTANTS if m.name == name)
+
+
+def _cache_verdict(scenario: str, factory: AgentFactory) -> Verdict:
+    result = run_kill(Kill(scenario, "cache:restart", MID_RUN), factory)
+    return next(v for v in result.verdicts if v.invariant == "cache:restart")
+
+
+@pytest.mark.parametrize("scenario", [RESPONSES, GEMINI])
+def test_the_reference_agent_rebuilds_the_cached_prefix_in_each_dialect(scenario: str) -> None:
+    verdict = _cache_verdict(scenario, reference())
+    assert verdict.status == "pass", verdict
+    assert "1 hit" in verdict.message
+
+
+@pytest.mark.parametrize("scenario", [SCENARIO, RESPONSES, GEMINI])
+def test_a_system_prompt_stamped_at_each_start_fails(scenario: str) -> None:
+    verdict = _cache_verdict(scenario, _mutant("CACHE-system-prompt-stamped-per-process"))
+    assert verdict.status == "fail"
+    assert verdict.evidence[0].endswith("prefix_changed:system")
+
+
+def test_a_history_rebuilt_shorter_and_different_fails_though_too_short_to_cache() -> None:
+    # Its text dropped, the restored history falls under the cacheable minimum: the
+    # change, not the length, is what the world's cache names, and what fails.
+    verdict = _cache_verdict(SCENARIO, _mutant("CACHE-text-dropped-after-restart"))
+    assert verdict.status == "fail"
+    assert verdict.evidence[0].endswith("prefix_changed:history")

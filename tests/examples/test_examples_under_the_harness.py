@@ -192,6 +192,34 @@ def test_the_shipped_careful_scenario_passes_in_every_crash_case() -> None:
     assert [r.case.case_id for r in results if r.status != "pass"] == []
 
 
+def test_the_careful_agent_rebuilds_the_prefix_it_cached_after_every_crash() -> None:
+    # seed 002 §19.7 (只有模型、配置和重建出的前缀都一致时,它才保留命中机会): state.json keeps
+    # the messages as sent, so a restarted careful agent sends the same prefix and the
+    # world's prompt cache, which outlived the crash, still serves it.
+    plan = "Plan: note the approval, then mail it to the operations list, once. " * 40
+    scenario = send_then_note(
+        name="careful-cache", provider={"model": "fake-gpt", "prompt_cache": True},
+        crash={"points": "all", "classes": ["unsynced_lost"]},
+        model=[
+            {"turn": 1, "text": plan, "calls": [{"tool": "append_note",
+                                                "args": {"text": "deploy 42 approved"}}]},
+            {"turn": 2, "when": {"tool": "append_note", "outcome": "unknown_after_restart"},
+             "calls": [{"tool": "read_outbox", "args": {}}]},
+            {"turn": 2, "calls": [{"tool": "send_mail",
+                                   "args": {"to": "ops@example.com", "body": "approved"}}]},
+            {"turn": 3, "text": "Noted and mailed."},
+        ],
+        expect={"stop_state": "complete"})
+    cases = [c for c in plan_cases(scenario, Path("careful-cache.yaml"), PlainEntry(CAREFUL))
+             if c.crash][::2]
+    verdicts = [next((v for v in run_case(case, scenario, PlainEntry(CAREFUL)).verdicts
+                      if v.invariant == "cache:restart"), None) for case in cases]
+    judged = [v for v in verdicts if v is not None and v.status != "unknown"]
+    assert len(judged) >= 3
+    assert [v for v in judged if v.status != "pass"] == []
+    assert any("1 hit" in v.message for v in judged)
+
+
 def test_a_state_file_lost_with_the_power_is_explained_after_a_world_event_crash() -> None:
     # Never fsynced, state.json is empty after a power loss at any moment: the restart
     # cannot parse it, whatever the crash point was.

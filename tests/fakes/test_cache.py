@@ -134,6 +134,28 @@ def test_openai_a_changed_system_prompt_is_named(openai: PromptCache) -> None:
     assert (outcome.cache_read_tokens, outcome.miss) == (0, "prefix_changed:system")
 
 
+def test_openai_a_short_request_that_changed_a_cached_prefix_is_named_for_the_change(
+    openai: PromptCache,
+) -> None:
+    # A history rebuilt shorter and different (the long text dropped): it cannot hit, and
+    # the change, not its length, is what lost the cached prefix (seed 002 §19.7).
+    serve(openai, openai_body("Be brief.", "q1", words(1300), "q2"))
+    outcome = serve(openai, openai_body("Be brief.", "q1", "(text dropped)", "q2"))
+    assert (outcome.cache_read_tokens, outcome.miss) == (0, "prefix_changed:history")
+
+
+def test_openai_a_short_request_that_is_a_cached_requests_prefix_is_below_min(
+    openai: PromptCache,
+) -> None:
+    # A history cut short (its end lost in a crash) changed nothing it sends.
+    serve(openai, openai_body("Be brief.", "q1", words(1300), "q2"))
+    assert serve(openai, openai_body("Be brief.", "q1")).miss == "below_min"
+    # Nor does a short request that differs from a short one only: nothing was cached.
+    other = PromptCache("openai", CacheConfig())
+    serve(other, openai_body("Be terse.", "q1"))
+    assert serve(other, openai_body("Be terse.", "q2")).miss == "below_min"
+
+
 def test_openai_a_change_at_the_end_of_history_is_a_partial_hit(openai: PromptCache) -> None:
     serve(openai, openai_body(words(1300), "first question", words(200)))
     outcome = serve(openai, openai_body(words(1300), "first question", words(200, "wxyz")))
