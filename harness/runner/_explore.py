@@ -487,8 +487,9 @@ def agent_kind(factory: object) -> object:
     """What a factory built anew for each case shares with the ones built before it.
 
     A closure that :func:`factory_key` tells apart by value is its own kind (two mutants
-    are two agents); one it cannot (no code, or a value that does not hash) is known by
-    its code, else its type.
+    are two agents), and so is an object that compares by value (``--agent`` entries); one
+    it cannot tell apart (a value that does not hash, an object equal only to itself) is
+    known by its code, else its type.
 
     >>> def make(flaw):
     ...     return lambda ports: (flaw, ports)
@@ -498,10 +499,21 @@ def agent_kind(factory: object) -> object:
     ...     return lambda ports: (flaws, ports)
     >>> agent_kind(unkeyed(["a"])) == agent_kind(unkeyed(["b"]))
     True
+    >>> from harness.intercept import PlainEntry
+    >>> entry = agent_kind(PlainEntry("a:main"))
+    >>> entry == agent_kind(PlainEntry("a:main")) != agent_kind(PlainEntry("b:main"))
+    True
     """
     key = factory_key(factory)
     if key is not factory:
         return key
+    if type(factory).__eq__ is not object.__eq__:
+        try:
+            hash(factory)
+        except TypeError:
+            pass
+        else:
+            return factory
     return getattr(factory, "__code__", None) or type(factory)
 
 
