@@ -10,7 +10,7 @@ meets mid-run or reports as ``unknown``: a fault that does not fit the stream it
 meets, and, with ``--agent``, a listed point of the agent's own files that its
 recorded run never reaches and every reason the agent's crash-free case is ``unknown``
 for the scenario as written (a stall ``after_events: 3`` the whole answers it asks for
-cannot take, a turn it never reaches, a tool it never offers; :func:`harness.runner.check_played`)::
+cannot take, a tool it never offers; :func:`harness.runner.check_played`)::
 
     checked = preflight(Request(["scenarios/"], agent="myagent:main"), thorough=True)
     for error in checked.errors:
@@ -280,8 +280,8 @@ def _faults_fit(scenario: Scenario, source: Path) -> None:
 
 def _played(scenario: Scenario, source: Path, agent: AgentUnderTest | None) -> None:
     """Run the agent's crash-free case as ``run`` does: each reason it is ``unknown`` for
-    the scenario as written (a fault its requests cannot take, a tool it never offers)
-    raises at its line, in the words ``run`` reports it in."""
+    the scenario as written (a fault its requests cannot take, a tool it never offers,
+    ``points: all`` with no point of its own) raises at its line, in ``run``'s words."""
     from harness import runner
 
     case = runner.Case(scenario.name, source, scenario.seed)

@@ -71,11 +71,13 @@ def check_fit(scenario: Scenario, agent: object) -> None:
 
 def check_played(scenario: Scenario, result: CaseResult) -> None:
     """Raise :class:`ScenarioError` for each reason ``result``, the agent's crash-free case
-    of ``scenario``, is ``unknown`` for the scenario as written: a scripted fault the
-    agent's requests could not take (a stall ``after_events`` on a whole answer) or whose
-    turn it never reached, a scripted tool it offers in no request, ``points: all`` with
-    no point of its own. ``harness validate --agent`` lists them as ``run`` would report
-    them, in the words of the case's own verdicts, each on the line it is about.
+    of ``scenario``, is ``unknown`` for the scenario as written, whatever the agent does
+    with what it meets: a scripted fault the stream its requests ask for cannot take (a
+    stall ``after_events`` on a whole answer), a scripted tool it offers in no request,
+    ``points: all`` with no point of its own. ``harness validate --agent`` lists them as
+    ``run`` reports them, in the words of the case's own verdicts, each on the line it is
+    about. A fault of a turn the run never reached is left to ``run``: the agent stopping
+    early (a bug ``run`` judges) or a turn only a crash case reaches are no file's mistake.
     """
     errors: list[ScenarioError] = []
     if result.unplayable is not None:
@@ -83,7 +85,8 @@ def check_played(scenario: Scenario, result: CaseResult) -> None:
                                      result.unplayable))
     if result.trace is not None:
         errors += [scenario_error(scenario, ("faults", _fault_index(scenario, fault)),
-                                  fault.reason) for fault in faults_not_met(result.trace)]
+                                  fault.reason) for fault in faults_not_met(result.trace)
+                   if fault.left_out is not None]
     if result.no_crash_case is not None:
         errors.append(scenario_error(scenario, ("crash", "points"), result.no_crash_case))
     if errors:

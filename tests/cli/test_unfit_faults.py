@@ -244,3 +244,56 @@ def test_validate_with_the_agent_says_what_run_reports_of_points_all_it_never_re
     assert main(["validate", str(path), "--agent", "whole_answer_agent:main"]) == 1
 
     assert capsys.readouterr().out == f"{path}:8:11: crash.points: {verdict['message']}\n"
+
+
+OTHER_TOOLS_AGENT = '''
+import os
+
+import httpx
+
+
+def main(prompt: str) -> str:
+    base = os.environ["OPENAI_BASE_URL"]
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "properties": {}}}}]
+    answer = httpx.post(f"{base}/chat/completions", timeout=600,
+                        json={"model": "fake-model", "tools": tools,
+                              "messages": [{"role": "user", "content": prompt}]})
+    return answer.json()["choices"][0]["message"]["content"] or ""
+'''
+
+CALLS_NOTES = """\
+name: calls-notes
+dialect: openai
+seed: 9
+tools:
+  notes: {kind: append}
+model:
+  - turn: 1
+    calls: [{tool: notes, args: {text: hi}}]
+  - turn: 2
+    text: "Done."
+expect:
+  stop_state: complete
+"""
+
+
+def test_validate_with_the_agent_says_what_run_reports_of_a_tool_it_never_offers(
+        suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "other_tools_agent.py").write_text(OTHER_TOOLS_AGENT, encoding="utf-8")
+    path = suite / "g-calls-notes.yaml"
+    path.write_text(CALLS_NOTES, encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["run", str(path), "--agent", "other_tools_agent:main", "--out",
+                 str(out)]) == 0
+    [verdict] = [v for v in _rows(out)["calls-notes"]["verdicts"] if v["invariant"] == "tools"]
+    assert verdict["status"] == "unknown"
+    capsys.readouterr()
+
+    assert main(["validate", str(path), "--agent", "other_tools_agent:main"]) == 1
+
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"{path}:8:20: model[0].calls[0].tool: {verdict['message']}; ")
+    assert printed.endswith("; leave the scenario out of the run, or name its tools (and their "
+                            "arguments) after the agent's, each with a target: naming the "
+                            "agent's function\n")
