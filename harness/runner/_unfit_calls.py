@@ -84,9 +84,12 @@ def check_played(scenario: Scenario, result: CaseResult) -> None:
         errors.append(scenario_error(scenario, _first_call_unoffered(scenario, result),
                                      result.unplayable))
     if result.trace is not None:
-        errors += [scenario_error(scenario, ("faults", _fault_index(scenario, fault)),
-                                  fault.reason) for fault in faults_not_met(result.trace)
-                   if fault.left_out is not None]
+        left_out: dict[int, FaultNotMet] = {}  # each declaration once, as first met
+        for fault in faults_not_met(result.trace):
+            if fault.left_out is not None:
+                left_out.setdefault(_fault_index(scenario, fault), fault)
+        errors += [scenario_error(scenario, ("faults", index), fault.reason)
+                   for index, fault in sorted(left_out.items())]
     if result.no_crash_case is not None:
         errors.append(scenario_error(scenario, ("crash", "points"), result.no_crash_case))
     if errors:
