@@ -127,8 +127,10 @@ def _parser() -> argparse.ArgumentParser:
                           help="scenario files or folders")
     validate.add_argument("--agent", metavar="MODULE:CALLABLE",
                           help="also check what run checks with this agent: it imports, its "
-                               "targets take the scripted arguments, and its recorded run "
-                               "reaches every listed point of its own files")
+                               "targets take the scripted arguments, its recorded run "
+                               "reaches every listed point of its own files, and its "
+                               "crash-free case can take every scripted fault (no reason "
+                               "run would call it unknown)")
     _add_target_option(validate)
     points = commands.add_parser("points", help="list the persistence points a scenario reaches")
     points.add_argument("scenario", type=input_path, metavar="SCENARIO",

@@ -8,7 +8,9 @@ and the crash plan is made. Every error of every file is collected; one file's
 mistake never hides the next one. ``thorough`` (``validate``) adds what ``run`` only
 meets mid-run or reports as ``unknown``: a fault that does not fit the stream it
 meets, and, with ``--agent``, a listed point of the agent's own files that its
-recorded run never reaches::
+recorded run never reaches and every reason the agent's crash-free case is ``unknown``
+for the scenario as written (a stall ``after_events: 3`` the whole answers it asks for
+cannot take, a tool it never offers; :func:`harness.runner.check_played`)::
 
     checked = preflight(Request(["scenarios/"], agent="myagent:main"), thorough=True)
     for error in checked.errors:
@@ -255,6 +257,7 @@ def _check_file(scenario: Scenario, source: Path, request: Request,
         errors += _errors_of(lambda: _faults_fit(scenario, source))
     if thorough and request.agent is not None and not errors:
         errors += _errors_of(lambda: _own_points_reached(scenario, agent))
+        errors += _errors_of(lambda: _played(scenario, source, agent))
     return cases, errors
 
 
@@ -273,6 +276,16 @@ def _faults_fit(scenario: Scenario, source: Path) -> None:
 
     if scenario.faults:
         runner.run_case(runner.Case(scenario.name, source, scenario.seed), scenario)
+
+
+def _played(scenario: Scenario, source: Path, agent: AgentUnderTest | None) -> None:
+    """Run the agent's crash-free case as ``run`` does: each reason it is ``unknown`` for
+    the scenario as written (a fault its requests cannot take, a tool it never offers,
+    ``points: all`` with no point of its own) raises at its line, in ``run``'s words."""
+    from harness import runner
+
+    case = runner.Case(scenario.name, source, scenario.seed)
+    runner.check_played(scenario, runner.run_case(case, scenario, agent))
 
 
 def _own_points_reached(scenario: Scenario, agent: AgentUnderTest | None) -> None:

@@ -25,6 +25,7 @@ from harness.checks._invariants import (
 )
 from harness.checks._loop_guard import check_l3
 from harness.checks._tolerance import early_tolerance, late_tolerance
+from harness.checks._vacuity import FaultNotMet, faults_not_met
 from harness.checks._verdict import Verdict, VerdictStatus
 from harness.trace import (
     CacheRecord,
@@ -48,6 +49,7 @@ __all__ = [
     "CrashRecord",
     "EffectRecord",
     "ExpectationRecord",
+    "FaultNotMet",
     "IncarnationRecord",
     "InvocationRecord",
     "MessageRecord",
@@ -73,5 +75,6 @@ __all__ = [
     "check_side_effects",
     "check_trace",
     "early_tolerance",
+    "faults_not_met",
     "late_tolerance",
 ]

@@ -16,6 +16,8 @@ Example::
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from harness.checks._verdict import Verdict
 from harness.trace import Trace
 
@@ -33,6 +35,42 @@ def check_outcome(trace: Trace) -> Verdict:
                    advice="return an AgentOutcome (harness.agent) naming the stop state")
 
 
+@dataclass(frozen=True)
+class FaultNotMet:
+    """A scripted fault a case did not meet: its turn was never reached, or the stream the
+    agent asked for could not take it (``left_out`` says why: a whole answer, say)."""
+
+    turn: int
+    attempt: int
+    kind: str
+    left_out: str | None = None
+
+    def __str__(self) -> str:
+        named = f"turn {self.turn} attempt {self.attempt} {self.kind}"
+        return named if self.left_out is None else f"{named} (left out: {self.left_out})"
+
+    @property
+    def reason(self) -> str:
+        """Why the case proves nothing about it: the ``faults`` verdict's words, which
+        ``harness validate --agent`` prints too (:func:`harness.runner.check_played`)."""
+        if self.left_out is not None:
+            return (f"{self}: the stream the agent asked for could not take it, so the case "
+                    "proves nothing about it")
+        return f"{self} was never reached, so the case proves nothing about it"
+
+
+def faults_not_met(trace: Trace) -> list[FaultNotMet]:
+    """The scripted faults ``trace`` did not meet: those its agent's requests could not take,
+    else those of turns no request reached (see :func:`check_faults_reached`)."""
+    unfit = [FaultNotMet(r.turn, r.attempt, kind, why)
+             for r in trace.requests for kind, why in r.unfit_faults]
+    if unfit:
+        return unfit
+    turns = {r.turn for r in trace.requests if r.delivery != "refused"}
+    return [FaultNotMet(turn, attempt, kind) for turn, attempt, kind in trace.expect.faults
+            if turn not in turns]
+
+
 def check_faults_reached(trace: Trace) -> Verdict | None:
     """``unknown`` naming every fault of a turn no request reached; ``None``: none scripted.
 
@@ -45,19 +83,8 @@ def check_faults_reached(trace: Trace) -> Verdict | None:
     faults = trace.expect.faults
     if not faults:
         return None
-    unfit = [f"turn {r.turn} attempt {r.attempt} {kind} (left out: {why})"
-             for r in trace.requests for kind, why in r.unfit_faults]
-    if unfit:
-        return Verdict("faults", "unknown",
-                       f"{unfit[0]}: the stream the agent asked for could not take it, so the "
-                       "case proves nothing about it", tuple(f"never reached: {u}" for u in unfit))
-    turns = {r.turn for r in trace.requests if r.delivery != "refused"}
-    missed = [f"turn {turn} attempt {attempt} {kind}" for turn, attempt, kind in faults
-              if turn not in turns]
-    if missed:
-        return Verdict("faults", "unknown",
-                       f"{missed[0]} was never reached, so the case proves nothing about it",
-                       tuple(f"never reached: {m}" for m in missed))
+    not_met = faults_not_met(trace)
+    if not_met:
+        return Verdict("faults", "unknown", not_met[0].reason,
+                       tuple(f"never reached: {fault}" for fault in not_met))
     return Verdict("faults", "pass", f"all {len(faults)} scripted fault(s) were reached")
-
-

@@ -961,10 +961,14 @@ class _AgentPatcher(Patcher):
     """
 
     PATCHER: ClassVar[Patcher | None] = None  # type: ignore[misc]
-    # (the cache's identity, how many modules were loaded) when last passed over
-    _passed_over: ClassVar[tuple[int, int]] = (0, 0)
-    # How many modules the cache held when forget_dropped_modules last ran.
-    _cached_after_forget: ClassVar[int] = 0
+    # pyfakefs replaces its module cache with an empty one whenever a patcher's options
+    # differ from the last one's (another agent's listed packages, a user's own
+    # pyfakefs test): each mark below holds the cache it was taken on, never its id (a
+    # new cache may be given a dead one's), so a replaced cache is never taken for it.
+    # (the cache, how many modules were loaded) when last passed over
+    _passed_over: ClassVar[tuple[set[Any] | None, int]] = (None, 0)
+    # (the cache, how many modules it held) when forget_dropped_modules last ran
+    _cached_after_forget: ClassVar[tuple[set[Any] | None, int]] = (None, 0)
 
     def tearDown(self, doctester: Any = None) -> None:
         dynamic = self._dyn_patcher
@@ -981,10 +985,10 @@ class _AgentPatcher(Patcher):
         patch; marking them as already scanned saves most of the first scan
         (the SDKs alone bring thousands of modules).
         """
-        state = (id(self.CACHED_MODULES), len(sys.modules))
-        if state == _AgentPatcher._passed_over:
+        cached, loaded = _AgentPatcher._passed_over
+        if cached is self.CACHED_MODULES and loaded == len(sys.modules):
             return
-        _AgentPatcher._passed_over = state
+        _AgentPatcher._passed_over = (self.CACHED_MODULES, len(sys.modules))
         prefixes = tuple(p + "." for p in packages)
         for name, module in list(sys.modules.items()):
             if (name in packages or name.startswith(prefixes)) and (
@@ -1008,13 +1012,14 @@ class _AgentPatcher(Patcher):
         """
         cls = type(self)
         cached = cls.CACHED_MODULES
-        if len(cached) <= _AgentPatcher._cached_after_forget:
+        last, held = _AgentPatcher._cached_after_forget
+        if cached is last and len(cached) <= held:
             return  # nothing scanned since the last time: nothing new can be dead
         dead = _not_loaded(cached)
         if dead:
             gone = {id(m) for m in dead}
             dead_globals = {id(vars(m)) for m in dead}
-            cached.difference_update(dead)  # in place: pass_over_libraries keys on its id
+            cached.difference_update(dead)  # in place: the marks above hold this cache
             for table in (cls.FS_MODULES, cls.SKIPPED_FS_MODULES):
                 for name, pairs in list(table.items()):
                     pairs.difference_update([p for p in pairs if id(p[0]) in gone])
@@ -1026,7 +1031,7 @@ class _AgentPatcher(Patcher):
                     del cls.FS_FUNCTIONS[key]
             cls.FS_DEFARGS[:] = [entry for entry in cls.FS_DEFARGS
                                  if id(getattr(entry[0], "__globals__", None)) not in dead_globals]
-        _AgentPatcher._cached_after_forget = len(cls.CACHED_MODULES)
+        _AgentPatcher._cached_after_forget = (cls.CACHED_MODULES, len(cls.CACHED_MODULES))
 
     def _keep_real_pathlib(self, module: ModuleType) -> None:
         """What pyfakefs does for a module it skips: its ``pathlib``/``Path`` stay real.

@@ -75,7 +75,7 @@ from harness.runner._run import (
 from harness.runner._secrets import SecretLook
 from harness.runner._task import task_for, tool_specs
 from harness.runner._trace_writer import Ending, world_effects, write_trace
-from harness.runner._unfit_calls import check_fit
+from harness.runner._unfit_calls import check_fit, check_played
 from harness.runner._worker_process import not_dumpable
 from harness.runner._world import STATE_DIR, World, WorldCrash, fault_plan
 from harness.trace import Trace
@@ -121,6 +121,7 @@ __all__ = [
     "case_result",
     "check_fit",
     "check_functions",
+    "check_played",
     "classify_result",
     "contained",
     "crash_kind",

@@ -445,8 +445,11 @@ class _Joiner:
 # -- the per-process store of recordings ------------------------------------------------
 
 _RECORDINGS: OrderedDict[tuple[object, ...], Recording] = OrderedDict()
-# Recordings made per scenario: a factory built anew for every case (a hook returning a
-# fresh closure) would record the scenario again and again; past this, it replays.
+# Recordings made per scenario and agent (:func:`agent_kind`): a factory built anew for
+# every case (a hook returning a fresh closure) would record the scenario again and
+# again; past this, that agent's cases replay. Counted per agent, not per scenario: other
+# agents that ran the scenario earlier in the process (mutants, say) must not change how
+# this one's cases run.
 _MADE: Counter[tuple[object, ...]] = Counter()
 _REMADE_AT_MOST: Final = 3
 
@@ -469,14 +472,49 @@ def recording_for(case: Case, scenario: Scenario, factory: AgentUnderTest
             other.forget_crash_states()
     recording = _RECORDINGS.get(key)
     if recording is None:
-        if _MADE[where] >= _REMADE_AT_MOST:
+        made = (*where, agent_kind(factory))
+        if _MADE[made] >= _REMADE_AT_MOST:
             return None
-        _MADE[where] += 1
+        _MADE[made] += 1
         recording = _RECORDINGS[key] = Recording(case, scenario, factory)
         while len(_RECORDINGS) > _KEPT:
             _RECORDINGS.popitem(last=False)
     _RECORDINGS.move_to_end(key)
     return recording
+
+
+def agent_kind(factory: object) -> object:
+    """What a factory built anew for each case shares with the ones built before it.
+
+    A closure that :func:`factory_key` tells apart by value is its own kind (two mutants
+    are two agents), and so is an object that compares by value (``--agent`` entries); one
+    it cannot tell apart (a value that does not hash, an object equal only to itself) is
+    known by its code, else its type.
+
+    >>> def make(flaw):
+    ...     return lambda ports: (flaw, ports)
+    >>> agent_kind(make("a")) == agent_kind(make("a")) != agent_kind(make("b"))
+    True
+    >>> def unkeyed(flaws):
+    ...     return lambda ports: (flaws, ports)
+    >>> agent_kind(unkeyed(["a"])) == agent_kind(unkeyed(["b"]))
+    True
+    >>> from harness.intercept import PlainEntry
+    >>> entry = agent_kind(PlainEntry("a:main"))
+    >>> entry == agent_kind(PlainEntry("a:main")) != agent_kind(PlainEntry("b:main"))
+    True
+    """
+    key = factory_key(factory)
+    if key is not factory:
+        return key
+    if type(factory).__eq__ is not object.__eq__:
+        try:
+            hash(factory)
+        except TypeError:
+            pass
+        else:
+            return factory
+    return getattr(factory, "__code__", None) or type(factory)
 
 
 def factory_key(factory: object) -> object:

@@ -15,10 +15,10 @@ error, as it does every other reason ``run`` would end a case ``unknown``.
 from __future__ import annotations
 
 from harness._errors import ScenarioError
-from harness.checks import Verdict
+from harness.checks import FaultNotMet, Verdict, faults_not_met
 from harness.intercept import PlainEntry, refused_arguments
 from harness.runner._results import Case, CaseResult
-from harness.scenario import Scenario, check_call_arguments
+from harness.scenario import Scenario, check_call_arguments, scenario_error
 
 #: The invariant an unplayable script's verdict is under.
 SCRIPT: str = "script"
@@ -67,6 +67,54 @@ def check_fit(scenario: Scenario, agent: object) -> None:
     mapped = mapped_targets(scenario, agent)
     if mapped:
         check_call_arguments(scenario, mapped, refused_arguments)
+
+
+def check_played(scenario: Scenario, result: CaseResult) -> None:
+    """Raise :class:`ScenarioError` for each reason ``result``, the agent's crash-free case
+    of ``scenario``, is ``unknown`` for the scenario as written, whatever the agent does
+    with what it meets: a scripted fault the stream its requests ask for cannot take (a
+    stall ``after_events`` on a whole answer), a scripted tool it offers in no request,
+    ``points: all`` with no point of its own. ``harness validate --agent`` lists them as
+    ``run`` reports them, in the words of the case's own verdicts, each on the line it is
+    about. A fault of a turn the run never reached is left to ``run``: the agent stopping
+    early (a bug ``run`` judges) or a turn only a crash case reaches are no file's mistake.
+    """
+    errors: list[ScenarioError] = []
+    if result.unplayable is not None:
+        errors.append(scenario_error(scenario, _first_call_unoffered(scenario, result),
+                                     result.unplayable))
+    if result.trace is not None:
+        left_out: dict[int, FaultNotMet] = {}  # each declaration once, as first met
+        for fault in faults_not_met(result.trace):
+            if fault.left_out is not None:
+                left_out.setdefault(_fault_index(scenario, fault), fault)
+        errors += [scenario_error(scenario, ("faults", index), fault.reason)
+                   for index, fault in sorted(left_out.items())]
+    if result.no_crash_case is not None:
+        errors.append(scenario_error(scenario, ("crash", "points"), result.no_crash_case))
+    if errors:
+        raise ScenarioError.combine(errors)
+
+
+def _fault_index(scenario: Scenario, fault: FaultNotMet) -> int:
+    """The scenario's declaration of ``fault``: its turn, attempt and kind (or the first of
+    its turn and kind)."""
+    found = [index for index, declared in enumerate(scenario.faults)
+             if (declared.at.turn, declared.kind) == (fault.turn, fault.kind)]
+    exact = [index for index in found if scenario.faults[index].at.attempt == fault.attempt]
+    return (exact or found or [0])[0]
+
+
+def _first_call_unoffered(scenario: Scenario, result: CaseResult) -> tuple[str | int, ...]:
+    """Where the script calls a tool the agent offered in no request, or the script."""
+    trace = result.trace
+    offered = {tool for r in trace.requests for tool in r.offered_tools or ()} \
+        if trace is not None else set()
+    for turn, reply in enumerate(scenario.model):
+        for index, call in enumerate(reply.calls):
+            if call.tool not in offered:
+                return ("model", turn, "calls", index, "tool")
+    return ("model",)
 
 
 def unfit_result(case: Case, reason: str) -> CaseResult:

@@ -45,6 +45,7 @@ from harness.scenario._loader import (
     load_scenario,
     load_scenarios,
     parse_scenario,
+    scenario_error,
     scenario_files,
     validate_paths,
 )
@@ -163,6 +164,7 @@ __all__ = [
     "parse_scenario",
     "read_yaml",
     "retry_after_problems",
+    "scenario_error",
     "scenario_files",
     "scenario_json_schema",
     "source_of",

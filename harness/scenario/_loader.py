@@ -301,6 +301,13 @@ def _known_points(known: list[str]) -> str:
     return f"{quoted(known[:_SHOWN_POINTS])} (and {len(known) - _SHOWN_POINTS} more)"
 
 
+def scenario_error(scenario: Scenario, loc: tuple[str | int, ...], problem: str, *,
+                   hint: str = "") -> ScenarioError:
+    """``problem`` as an error at ``loc`` of ``scenario``'s file (``file:line:col: field: …``),
+    for a check made outside the loader (``harness validate``, from a run of the agent)."""
+    return _located(scenario, Problem(loc, problem, hint=hint))
+
+
 def _located(scenario: Scenario, problem: Problem) -> ScenarioError:
     source = source_of(scenario)
     if source is not None:

@@ -171,3 +171,129 @@ def test_a_fault_that_fits_only_beside_the_attempts_other_faults_is_left_out_too
     assert "split_between_cr_lf (left out: " in verdict["message"]
     assert "the agent asked for a whole answer, not a stream" in verdict["message"]
     capsys.readouterr()
+
+
+STALL_MID_STREAM = """\
+name: stall-mid-stream
+dialect: openai
+seed: 7
+model:
+  - turn: 1
+    text: "Hello there, this is a longer answer."
+faults:
+  - {at: {turn: 1, attempt: 1}, kind: stall, after_events: 3, seconds: 120}
+expect:
+  stop_state: complete
+"""
+
+
+def test_validate_with_the_agent_says_what_run_reports_of_a_fault_it_cannot_take(
+        suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A stall after the third event needs a stream; an agent asking for whole answers
+    # never meets it. run reports the case unknown; validate, asked about that agent,
+    # says so too, on the fault's line and in run's words.
+    path = suite / "e-stall.yaml"
+    path.write_text(STALL_MID_STREAM, encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["run", str(path), "--agent", "whole_answer_agent:main", "--out",
+                 str(out)]) == 0
+    reported = _faults_verdict(_rows(out)["stall-mid-stream"])["message"]
+    capsys.readouterr()
+
+    assert main(["validate", str(path)]) == 0  # the file is right for a streaming agent
+    capsys.readouterr()
+    assert main(["validate", str(path), "--agent", "whole_answer_agent:main"]) == 1
+
+    printed = capsys.readouterr()
+    assert printed.out == f"{path}:8:5: faults[0]: {reported}\n"
+    assert "(the agent asked for a whole answer, not a stream)" in reported
+    assert printed.err == "harness: 1 error(s) in 1 of 1 file(s)\n"
+    assert main(["validate", str(suite / "b-plain.yaml"), "--agent",
+                 "whole_answer_agent:main"]) == 0  # and a scenario it can play passes
+
+
+EVERY_POINT = """\
+name: every-point
+dialect: openai
+seed: 8
+model:
+  - turn: 1
+    text: "Hello."
+crash:
+  points: all
+  classes: [unsynced_lost]
+expect:
+  stop_state: complete
+"""
+
+
+def test_validate_with_the_agent_says_what_run_reports_of_points_all_it_never_reaches(
+        suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The agent keeps no file: 'points: all' makes no crash case, which run reports
+    # (and --strict fails); validate says it of the same line, in the same words.
+    path = suite / "f-every-point.yaml"
+    path.write_text(EVERY_POINT, encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["run", str(path), "--agent", "whole_answer_agent:main", "--out",
+                 str(out)]) == 0
+    [verdict] = [v for v in _rows(out)["every-point"]["verdicts"]
+                 if v["invariant"] == "crash:cases"]
+    assert verdict["status"] == "unknown"
+    capsys.readouterr()
+
+    assert main(["validate", str(path), "--agent", "whole_answer_agent:main"]) == 1
+
+    assert capsys.readouterr().out == f"{path}:8:11: crash.points: {verdict['message']}\n"
+
+
+OTHER_TOOLS_AGENT = '''
+import os
+
+import httpx
+
+
+def main(prompt: str) -> str:
+    base = os.environ["OPENAI_BASE_URL"]
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "properties": {}}}}]
+    answer = httpx.post(f"{base}/chat/completions", timeout=600,
+                        json={"model": "fake-model", "tools": tools,
+                              "messages": [{"role": "user", "content": prompt}]})
+    return answer.json()["choices"][0]["message"]["content"] or ""
+'''
+
+CALLS_NOTES = """\
+name: calls-notes
+dialect: openai
+seed: 9
+tools:
+  notes: {kind: append}
+model:
+  - turn: 1
+    calls: [{tool: notes, args: {text: hi}}]
+  - turn: 2
+    text: "Done."
+expect:
+  stop_state: complete
+"""
+
+
+def test_validate_with_the_agent_says_what_run_reports_of_a_tool_it_never_offers(
+        suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "other_tools_agent.py").write_text(OTHER_TOOLS_AGENT, encoding="utf-8")
+    path = suite / "g-calls-notes.yaml"
+    path.write_text(CALLS_NOTES, encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["run", str(path), "--agent", "other_tools_agent:main", "--out",
+                 str(out)]) == 0
+    [verdict] = [v for v in _rows(out)["calls-notes"]["verdicts"] if v["invariant"] == "tools"]
+    assert verdict["status"] == "unknown"
+    capsys.readouterr()
+
+    assert main(["validate", str(path), "--agent", "other_tools_agent:main"]) == 1
+
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"{path}:8:20: model[0].calls[0].tool: {verdict['message']}; ")
+    assert printed.endswith("; leave the scenario out of the run, or name its tools (and their "
+                            "arguments) after the agent's, each with a target: naming the "
+                            "agent's function\n")

@@ -886,6 +886,46 @@ def test_the_agents_dropped_modules_leave_the_patchers_tables(
     assert len(set(sizes[1:])) == 1, f"the tables grew with each incarnation: {sizes}"
 
 
+def test_the_dropped_modules_leave_a_cache_pyfakefs_made_anew_as_well() -> None:
+    """pyfakefs replaces its module cache when a patcher's options change (another
+    agent's listed packages in the same worker); the new cache, smaller than the one
+    before it, is pruned too: whether it is must not depend on what the worker ran."""
+    from harness.intercept._files import _AgentPatcher
+
+    fillers = [f"a_module_loaded_before_{i}" for i in range(40)]
+    for filler in fillers:
+        sys.modules[filler] = _agent_module(filler)
+    try:
+        first = CrashDisk()
+        for generation in (1, 2):  # the cache and its pruning mark hold the fillers
+            if generation > 1:
+                first.restart()
+            with AgentFiles(first).active(generation=generation):
+                pass
+    finally:
+        for filler in fillers:
+            del sys.modules[filler]
+    other = AgentFiles(CrashDisk(), real_fs_packages=(*REAL_FS_PACKAGES, "json"))
+    with other.active(generation=1):  # another patcher's options: a new, smaller cache
+        pass
+
+    disk, name, sizes = CrashDisk(), "agent_module_made_per_incarnation", []
+    files = AgentFiles(disk)
+    try:
+        for generation in range(1, 6):
+            if generation > 1:
+                disk.restart()
+            module = sys.modules[name] = _agent_module(name)
+            with files.active(generation=generation):
+                module.save(f"incarnation {generation}")
+            del sys.modules[name]
+            sizes.append((len(_AgentPatcher.CACHED_MODULES),
+                          sum(len(m) for m in _AgentPatcher.FS_FUNCTIONS.values())))
+    finally:
+        sys.modules.pop(name, None)
+    assert len(set(sizes[1:])) == 1, f"the tables grew with each incarnation: {sizes}"
+
+
 @pytest.mark.parametrize(("mode", "encoding", "piece"), [
     ("w", "utf-8", "é" * 3000),       # 6,000 bytes a piece in UTF-8
     ("a", "utf-8", "x" * 3000),
