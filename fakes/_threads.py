@@ -30,6 +30,12 @@ _REAL_MONOTONIC: Final = time.monotonic
 _REAL_SLEEP: Final = time.sleep
 _QUIET_SECONDS: Final = 0.003
 _POLL_SECONDS: Final = 0.0005
+# While a thread looked at runs (or waits for a CPU), the looks come further and further
+# apart, up to this: a look costs two reads of ``/proc``, and on a loaded machine a busy
+# job was looked at thousands of times a run (a seventh of an OpenAI Agents SDK case's
+# CPU time), each look telling only that it still ran. Once every thread waits, the
+# looks are close again, so the quiet period is timed as finely as before.
+_POLL_MAX_SECONDS: Final = 0.004
 _WAITING_STATES: Final = frozenset(b"SDtTIZX")
 # Each thread's scheduler statistics when it was last seen settled: a thread still
 # asleep with the same figures has not run since, and needs no quiet period again.
@@ -64,6 +70,7 @@ def settle_threads(threads: Iterable[threading.Thread], *, limit: float = 5.0,
         return True
     started = quiet_since = _REAL_MONOTONIC()
     seen: dict[int, tuple[bool, bytes]] | None = None
+    poll = _POLL_SECONDS
     while True:
         look = _stats(ids)
         if look is None:
@@ -72,18 +79,22 @@ def settle_threads(threads: Iterable[threading.Thread], *, limit: float = 5.0,
         at_work = not _AT_WORK.isdisjoint(look)
         if not at_work and _unchanged_since_settled(look):
             return True  # asleep, and has not run at all since it last settled
-        if at_work or look != seen or not all(state for state, _ in look.values()):
+        waiting = all(state for state, _ in look.values())
+        if at_work or look != seen or not waiting:
             seen, quiet_since = look, now
         elif now - quiet_since >= _QUIET_SECONDS:
             _SETTLED.update({tid: ran for tid, (_, ran) in look.items()})
             return True
         if now - started >= limit:
             return False
+        # Still running (or at work for the harness): look again later. Every thread
+        # waiting: time the quiet period closely.
+        poll = min(poll * 2, _POLL_MAX_SECONDS) if at_work or not waiting else _POLL_SECONDS
         if wait is not None:
-            if wait(_POLL_SECONDS):
+            if wait(poll):
                 return False
         else:
-            _REAL_SLEEP(_POLL_SECONDS)
+            _REAL_SLEEP(poll)
 
 
 @contextmanager

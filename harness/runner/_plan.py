@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fakes import crash_class_applies
 from harness.intercept import PlainEntry, provider_environment
+from harness.intercept._frameworks import schemas_derived_once
 from harness.ports import StopState
 from harness.runner._points import is_world_point
 from harness.runner._results import Case, CrashSpec
@@ -152,10 +153,12 @@ def plan_cases(scenario: Scenario, source: Path | str,
     base = Case(scenario.name, source, scenario.seed)
     if isinstance(agent_factory, PlainEntry):
         check_functions(scenario, agent_factory)
-        with provider_environment():
+        with provider_environment(), schemas_derived_once():
             # Its libraries imported before any case: what a framework does once per
             # process at import (a price list fetched, telemetry) never lands in
-            # whichever case happens to run first.
+            # whichever case happens to run first. The schemas its framework derives
+            # from the tools at import are kept, as an incarnation's are: the first
+            # incarnation, importing the agent afresh, finds them.
             agent_factory.load()
     selection = scenario.crash.points
     if selection == "none":

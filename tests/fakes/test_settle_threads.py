@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from fakes import at_work, settle_threads
 
 
@@ -69,3 +71,40 @@ def test_a_thread_standing_by_for_another_is_not_waited_for() -> None:
     finally:
         release.set()
         thread.join()
+
+
+def test_a_thread_that_keeps_running_is_looked_at_less_and_less_often(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each look reads /proc twice; a job running on a loaded machine was looked at every
+    # half millisecond until it answered: thousands of looks a run, each telling only
+    # that it still ran.
+    import hashlib
+
+    import fakes._threads as threads
+
+    stop = threading.Event()
+
+    def hashing() -> None:  # runs on a CPU without the GIL: state R throughout
+        block = b"x" * (1 << 20)
+        while not stop.is_set():
+            hashlib.sha256(block).digest()
+
+    looks = 0
+    stats = threads._stats
+
+    def counted(ids: list[int]) -> dict[int, tuple[bool, bytes]] | None:
+        nonlocal looks
+        looks += 1
+        return stats(ids)
+
+    monkeypatch.setattr(threads, "_stats", counted)
+    thread = threading.Thread(target=hashing)
+    thread.start()
+    try:
+        assert not settle_threads([thread], limit=0.4)  # never blocked: gave up
+    finally:
+        stop.set()
+        thread.join()
+    # One look every 4 ms once backed off: about a hundred in 0.4 s (every half
+    # millisecond it was some eight hundred).
+    assert looks <= 150, looks

@@ -216,3 +216,39 @@ def test_a_framework_not_imported_is_left_alone(monkeypatch: pytest.MonkeyPatch)
         _Derivation("not_imported_framework", "derive", 0, "func"),))
     with schemas_derived_once():
         assert "not_imported_framework" not in sys.modules
+
+
+PLANNED_AGENT = f'''
+import {FRAMEWORK}
+
+
+def note(text: str) -> dict:
+    """Keep a note."""
+    return {{}}
+
+
+SCHEMA = {FRAMEWORK}.derive("note", note)
+
+
+def main(prompt: str) -> str:
+    return "done"
+'''
+
+
+def test_planning_an_agent_keeps_the_schemas_its_import_derives(
+        framework: _Counting, agent_packages: Any) -> None:
+    # Planning imports the agent once per scenario, outside any incarnation: its
+    # framework derived every tool's schema again each time (an OpenAI Agents SDK agent,
+    # three tools, a millisecond each).
+    from harness.intercept import PlainEntry
+    from harness.runner import plan_cases
+
+    from .conftest import TOOLS
+    from .test_plain_agent import mail_scenario
+
+    package = agent_packages.write({"tools": TOOLS, "agent": PLANNED_AGENT})
+    entry = PlainEntry(f"{package}.agent:main")
+    for _ in range(2):
+        sys.modules.pop(f"{package}.agent", None)  # an incarnation forgot it meanwhile
+        plan_cases(mail_scenario(package), "mail.yaml", entry)
+    assert framework.calls == 1
