@@ -111,6 +111,33 @@ async def main(prompt: str) -> str:
     return repr(order)
 '''
 
+# LanceDB (CrewAI's memory) and CrewAI's event bus make a loop on the case's thread and run
+# it on a daemon thread of their own; the caller waits on run_coroutine_threadsafe, and a
+# native thread (LanceDB's Rust runtime) answers through call_soon_threadsafe later.
+BACKGROUND_LOOP = '''
+import asyncio
+import threading
+import time
+
+
+def main(prompt: str) -> str:
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="LibraryLoop", daemon=True).start()
+
+    async def work() -> str:
+        answer = asyncio.get_running_loop().create_future()
+
+        def native() -> None:
+            time.sleep(0.05)
+            loop.call_soon_threadsafe(answer.set_result, "answered")
+
+        threading.Thread(target=native, daemon=True).start()
+        await asyncio.sleep(0.01)
+        return await answer
+
+    return asyncio.run_coroutine_threadsafe(work(), loop).result(timeout=5)
+'''
+
 
 def _answer(result: CaseResult) -> str:
     assert result.trace is not None
@@ -142,6 +169,15 @@ def test_an_executor_job_asleep_in_virtual_time_lets_the_loop_go_on(
         agent_packages: AgentPackages) -> None:
     answer = _answer(_run(agent_packages, EXECUTOR_SLEEPS))
     assert answer.endswith("[('loop', 1.0), ('job', 5.0)]"), answer
+
+
+def test_a_librarys_loop_on_a_daemon_thread_of_its_own_runs_on_real_time(
+        agent_packages: AgentPackages) -> None:
+    # Was: the loop, made on the case's thread, was a virtual one; idle on its daemon
+    # thread it raised VirtualDeadlockError, and the agent waited for it until killed.
+    results = [_run(agent_packages, BACKGROUND_LOOP) for _ in range(2)]
+    assert all(_answer(r).endswith("answered") for r in results), [_answer(r) for r in results]
+    assert len({r.digest for r in results}) == 1
 
 
 def test_a_failing_task_hands_its_error_to_its_future(agent_packages: AgentPackages) -> None:
