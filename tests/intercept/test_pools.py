@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.runner import CaseResult
+from harness.intercept import PlainEntry
+from harness.runner import Case, CaseResult
+from harness.runner._determinism import run_case_twice
 
 from .conftest import TOOLS, AgentPackages
-from .test_plain_agent import mail_scenario, run
+from .test_plain_agent import SOURCE, mail_scenario, run
 
 # Saves in the background, as LangGraph saves a checkpoint, then looks at once. The save
 # first hashes its state, in C without the GIL, as sqlite3 steps a statement: a real
@@ -196,3 +198,27 @@ def test_the_pool_is_itself_again_outside_the_case(openai_agent: Callable[..., s
     with ThreadPoolExecutor(max_workers=1) as pool:
         ran_in = pool.submit(threading.get_ident).result()
     assert ran_in != threading.get_ident()
+
+
+# LanceDB (CrewAI's memory) writes its tables from Rust, past the case's files, onto the
+# real disk, read-only in a sealed worker: the error it raises, as its binding words it.
+NATIVE_WRITE_REFUSED = '''
+def main(prompt: str) -> str:
+    raise OSError("Unable to created lance dataset at /root/.local/share/agent/memory: "
+                  "Read-only file system (os error 30)")
+'''
+
+
+def test_an_agent_stopped_by_the_read_only_real_disk_proves_nothing(
+        agent_packages: AgentPackages) -> None:
+    # Was: a failed case, I4 "stopped 'failed', expected 'complete'", blaming the agent.
+    package = agent_packages.write({"tools": TOOLS, "agent": NATIVE_WRITE_REFUSED})
+    scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
+                             expect={"stop_state": "complete"})
+    result = run(package, scenario)
+    assert result.status == "unknown", result.failed_verdicts
+    assert "write the real disk refused" in result.unknown_reason
+    assert "memory=False" in result.unknown_reason
+    twice = run_case_twice(Case("mail", SOURCE, 4, agent=f"{package}.agent:main"),
+                           scenario, PlainEntry(f"{package}.agent:main"))
+    assert twice.status == "unknown", twice.failed_verdicts
