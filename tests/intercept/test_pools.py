@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
+import pytest
+
 from harness.intercept import PlainEntry
-from harness.runner import Case, CaseResult
+from harness.runner import Case, CaseResult, CrashSpec
 from harness.runner._determinism import run_case_twice
 
 from .conftest import TOOLS, AgentPackages
@@ -222,3 +225,36 @@ def test_an_agent_stopped_by_the_read_only_real_disk_proves_nothing(
     twice = run_case_twice(Case("mail", SOURCE, 4, agent=f"{package}.agent:main"),
                            scenario, PlainEntry(f"{package}.agent:main"))
     assert twice.status == "unknown", twice.failed_verdicts
+
+
+# AutoGen runs each tool call in a task of its own and gathers them: the crash lands in
+# the task, whose exception the dead process never retrieves.
+TOOL_IN_A_TASK = '''
+import asyncio
+
+from {package}.tools import send_mail
+
+
+async def main(prompt: str) -> str:
+    task = asyncio.get_running_loop().create_task(
+        asyncio.to_thread(send_mail, to="cfo@example.com", body="inv 7"))
+    await asyncio.wait([task])
+    return "Sent."
+'''
+
+
+def test_a_crashed_tasks_exception_is_not_logged_into_a_later_case(
+        agent_packages: AgentPackages, caplog: pytest.LogCaptureFixture) -> None:
+    # Was: "Task exception was never retrieved ... SimulatedCrash" logged when the task was
+    # collected, in the output of whichever case the worker ran next (one with no crash).
+    import gc
+
+    package = agent_packages.write({"tools": TOOLS, "agent": TOOL_IN_A_TASK})
+    scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
+                             expect={"stop_state": "complete"})
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        crashed = run(package, scenario, CrashSpec("after_tool:mail#1", "at", "process_killed"))
+        gc.collect()
+    assert crashed.crash_reached
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], \
+        [r.getMessage() for r in caplog.records]
