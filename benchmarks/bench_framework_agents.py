@@ -50,6 +50,7 @@ AGENTS = {
     "pydantic_ai_agent": "pydantic_ai",
     "anthropic_tool_runner": "anthropic",
     "llamaindex_agent": "llama_index",
+    "autogen_agent": "autogen_agentchat",
 }
 
 

@@ -64,7 +64,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
-from fakes._crashdisk import ProcessGone
+from fakes._crashdisk import ProcessGone, SimulatedCrash
 from fakes._threads import CASE_THREADS, settle_threads, standing_by
 from harness._errors import VirtualDeadlockError
 from harness.ports import ClosesOnExit
@@ -231,6 +231,9 @@ class _VirtualSelector(selectors.DefaultSelector):
         self._threads_busy: Callable[[], bool] = lambda: False
         self._next_wake: Callable[[], float | None] = lambda: None
         self._wake_parked: Callable[[], None] = lambda: None
+        # Run by a thread outside the case (_VirtualEventLoop.run_forever): an ordinary
+        # selector, on real time.
+        self.real_time = False
         # File descriptors that say a child process exited (pidfds), each with the
         # process group of its child (None: unknown): see the module docstring.
         self.process_fds: dict[int, int | None] = {}
@@ -248,6 +251,8 @@ class _VirtualSelector(selectors.DefaultSelector):
     def select(
         self, timeout: float | None = None
     ) -> list[tuple[selectors.SelectorKey, int]]:
+        if self.real_time:
+            return super().select(timeout)
         ready = super().select(0)
         if ready or timeout == 0:
             return ready
@@ -353,6 +358,24 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
         super().__init__(selector)
         wake_fd: int = self._ssock.fileno()  # type: ignore[attr-defined]
         selector.watch(wake_fd, self._threads_busy, self._next_wake, self._wake_due)
+        # The thread that made the loop; see run_forever.
+        self._made_by = threading.current_thread()
+        self._real_time = False
+
+    def run_forever(self) -> None:
+        """Run the loop; on real time when the thread running it is not the case's.
+
+        A library makes its loop on the case's thread and hands it to a daemon thread of
+        its own (LanceDB's ``BackgroundEventLoop``, CrewAI's event bus): such a thread
+        lives on the real clock (:mod:`harness.intercept._time`), and so does its loop,
+        an ordinary one. It waits for work from other threads
+        (``run_coroutine_threadsafe``) with nothing scheduled, which on virtual time
+        would read as a deadlock, and its own timers are no part of the case's.
+        """
+        here = threading.current_thread()
+        self._real_time = here is not self._made_by and here not in CASE_THREADS
+        self._virtual_selector.real_time = self._real_time
+        super().run_forever()
 
     def _threads_busy(self) -> bool:
         """Whether a worker thread the loop still awaits is at work, not asleep in virtual
@@ -426,7 +449,18 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
             job.awake.set()
         settle_threads(CASE_THREADS)  # the woken threads finish before the world goes on
 
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        """Report an error nobody handled, unless it is the crash: the process it ended
+        never logs a task's or future's exception as unretrieved (AutoGen runs each tool
+        call in a task of its own). Collected later, in another case of the worker, it was
+        printed in that case's output, a crash's traceback in a case with none."""
+        if isinstance(context.get("exception"), SimulatedCrash | ProcessGone):
+            return
+        super().call_exception_handler(context)
+
     def time(self) -> float:
+        if self._real_time:
+            return time.monotonic()
         return self._virtual_clock.now()
 
     def add_process_reader(self, pidfd: int, callback: Callable[[], None]) -> None:

@@ -16,6 +16,7 @@ Two kinds of callable are accepted:
 
 from __future__ import annotations
 
+import errno
 import importlib
 import inspect
 import sys
@@ -53,6 +54,12 @@ def load_agent_factory(spec: str, option: str = "--agent") -> AgentFactory | Pla
     except ImportError as error:
         raise ConfigError(option, spec, AGENT_SPEC_FORM,
                           f"Module {module_name!r} cannot be imported: {error}") from error
+    except OSError as error:
+        if error.errno != errno.EROFS:
+            raise ConfigError(option, spec, AGENT_SPEC_FORM, f"Importing {module_name!r} raised "
+                              f"{type(error).__name__}: {error}") from error
+        raise ConfigError(option, spec, AGENT_IMPORT_WRITES, _written_at_import(
+            module_name, error)) from error
     except Exception as error:  # whatever the agent's module does at import time
         raise ConfigError(option, spec, AGENT_SPEC_FORM,
                           f"Importing {module_name!r} raised {type(error).__name__}: "
@@ -70,6 +77,20 @@ def load_agent_factory(spec: str, option: str = "--agent") -> AgentFactory | Pla
     if is_factory(found):
         return cast(AgentFactory, found)
     return PlainEntry(spec)
+
+
+AGENT_IMPORT_WRITES = "an agent whose import writes no file on the real disk"
+
+
+def _written_at_import(module_name: str, error: OSError) -> str:
+    """Why an import that wrote a file failed here, and what lets it run (a library that
+    makes its data folders when imported: CrewAI's ``~/.local/share/crewai``)."""
+    return (f"importing {module_name!r} wrote {error.filename!r} and was refused "
+            f"({error.strerror}): an agent's modules are imported before its case's files "
+            "are in place, where the harness keeps the real disk read-only (its processes "
+            "are sealed; see 'What is real in a case' in the README). A library that makes "
+            "its folders or files when it is imported finds them if they are there: import "
+            "the agent once outside the harness, then run it again")
 
 
 def _missing_callable(module: Any, module_name: str, attribute: str) -> str:

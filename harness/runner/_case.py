@@ -21,7 +21,13 @@ from fakes import HarnessLimitExceeded
 from harness.checks import Verdict
 from harness.runner._explore import explored_trace
 from harness.runner._points import is_world_point
-from harness.runner._results import NO_CRASH_CASE, Case, CaseResult, without_secrets
+from harness.runner._results import (
+    NO_CRASH_CASE,
+    SEALED_DISK,
+    Case,
+    CaseResult,
+    without_secrets,
+)
 from harness.runner._run import (
     AgentUnderTest,
     case_result,
@@ -88,9 +94,30 @@ def judged(case: Case, scenario: Scenario, trace: Trace, how: str = "replayed") 
     sent back (:mod:`harness.runner._contain`), so the agent never reaches its judge.
     """
     result = case_result(case, trace)
-    result = replace(result, verdicts=(*result.verdicts, *no_crash_case(case, scenario, trace)),
+    result = replace(result, verdicts=(*result.verdicts, *no_crash_case(case, scenario, trace),
+                                       *refused_by_the_seal(trace)),
                      exploration=how)
     return without_secrets(result, scenario.secret_values())
+
+
+def refused_by_the_seal(trace: Trace) -> tuple[Verdict, ...]:
+    """``unknown`` when the agent stopped on "Read-only file system": no scenario makes the
+    case's files read-only, so the write went past them to the real disk, which the
+    harness's sealed workers keep read-only. That is a C library's own file I/O (LanceDB,
+    CrewAI's memory, writes its tables from Rust): the harness cannot put it in the case's
+    world, and in production the write would have been made. The agent's other verdicts
+    stand; the case proves nothing."""
+    outcome = trace.outcome
+    said = (outcome.reason if outcome is not None else "") + (trace.extra.agent_traceback or "")
+    if "Read-only file system" not in said:
+        return ()
+    return (Verdict(SEALED_DISK, "unknown",
+                    "the agent stopped on a write the real disk refused ('Read-only file "
+                    "system'): code the harness cannot give the case's files (a C library's "
+                    "own file I/O) wrote past them, and the harness keeps the real disk "
+                    "read-only, so the stop is the harness's doing, not the agent's",
+                    advice="run the agent with that storage off (CrewAI: memory=False), or "
+                           "leave it out of the run"),)
 
 
 def no_crash_case(case: Case, scenario: Scenario, trace: Trace) -> tuple[Verdict, ...]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from fakes import HarnessLimitExceeded
 from harness.checks import Trace, Verdict
-from harness.runner._case import no_crash_case, run_trace
+from harness.runner._case import no_crash_case, refused_by_the_seal, run_trace
 from harness.runner._results import Case, CaseResult, without_secrets
 from harness.runner._run import AgentUnderTest, case_result, limit_result
 from harness.scenario import Scenario, load_scenario
@@ -43,6 +43,7 @@ def judged_twice(case: Case, scenario: Scenario, first: Trace, second: Trace) ->
     """The result of ``case`` from the traces of its two runs, with the ``determinism`` verdict."""
     result = case_result(case, first)
     result = replace(result, verdicts=(*result.verdicts, *no_crash_case(case, scenario, first),
+                                       *refused_by_the_seal(first),
                                        determinism_verdict(first, second)))
     return without_secrets(result, scenario.secret_values())
 

@@ -209,6 +209,9 @@ class CaseResult:
         scripted fault never reached."""
         if self.unplayable is not None:
             return self.unplayable
+        sealed = self.refused_by_the_seal
+        if sealed is not None:
+            return sealed
         crash = [v.message for v in self.verdicts
                  if v.invariant == "crash" and v.status == "unknown"]
         if crash:
@@ -216,6 +219,14 @@ class CaseResult:
         if self.unreached_faults:
             return f"the fault {self.unreached_faults[0]} was never reached"
         return "the case's crash point was never reached"
+
+    @property
+    def refused_by_the_seal(self) -> str | None:
+        """Why the agent's stop proves nothing of it (its :data:`SEALED_DISK` verdict), or
+        None: it stopped on a write the real disk refused, from code the harness cannot
+        give the case's files (a C library's own file I/O)."""
+        return next((f"{v.message}; {v.advice}" for v in self.verdicts
+                     if v.invariant == SEALED_DISK and v.status == "unknown"), None)
 
     @property
     def no_crash_case(self) -> str | None:
@@ -240,7 +251,8 @@ class CaseResult:
         it still: a harness error, and the verdicts of :data:`FAIL_UNREACHED`.
         """
         unreached = (self.case.crash is not None and not self.crash_reached) \
-            or bool(self.unreached_faults) or self.unplayable is not None
+            or bool(self.unreached_faults) or self.unplayable is not None \
+            or self.refused_by_the_seal is not None
         failed = self.failed_verdicts
         if unreached:
             failed = tuple(v for v in failed if v.invariant in FAIL_UNREACHED)
@@ -253,6 +265,10 @@ class CaseResult:
 #: of the agent's own files and the agent reached none: the scenario has no crash case
 #: (:func:`harness.runner._case.no_crash_case`).
 NO_CRASH_CASE: Final = "crash:cases"
+
+#: The verdict an agent's stop carries when it stopped on "Read-only file system": a write
+#: the real disk refused (:func:`harness.runner._case.refused_by_the_seal`).
+SEALED_DISK: Final = "sealed_disk"
 
 #: The verdicts whose ``unknown`` says the scenario's script does not fit the agent.
 UNPLAYABLE: Final = frozenset({"script", "tools"})

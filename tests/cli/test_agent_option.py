@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness._cli import main
+from harness._errors import ConfigError
 from harness.runner._agents import load_agent_factory
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios/tools/repeated-error-stops.yaml"
@@ -99,6 +100,23 @@ def test_an_agent_in_the_current_folder_is_found_as_python_m_would(
     code = main(["run", str(SCENARIO), "--out", "results", "--jobs", jobs,
                  "--agent", f"{package_in_cwd}.agent:agent"])
     assert code == 0, capsys.readouterr()
+
+
+def test_an_agent_whose_import_writes_to_the_read_only_disk_is_told_so(
+        package_in_cwd: str, tmp_path: Path) -> None:
+    # CrewAI makes ~/.local/share/crewai when imported; in the harness's sealed processes
+    # the real disk is read-only. Was: "expected MODULE:ATTRIBUTE, such as ...".
+    (tmp_path / package_in_cwd / "writes.py").write_text(
+        "import errno\n"
+        "raise OSError(errno.EROFS, 'Read-only file system', '/home/me/.local')\n"
+        "def main(prompt):\n    return 'Hi.'\n")
+    with pytest.raises(ConfigError) as raised:
+        load_agent_factory(f"{package_in_cwd}.writes:main")
+    message = str(raised.value)
+    assert "MODULE:ATTRIBUTE" not in message
+    assert "an agent whose import writes no file on the real disk" in message
+    assert f"importing '{package_in_cwd}.writes' wrote '/home/me/.local'" in message
+    assert "import the agent once outside the harness" in message
 
 
 ANTHROPIC = SCENARIO.parents[1] / "crash/mail-at-every-world-event-anthropic.yaml"

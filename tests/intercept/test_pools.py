@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
-from harness.runner import CaseResult
+import pytest
+
+from harness.intercept import PlainEntry
+from harness.runner import Case, CaseResult, CrashSpec
+from harness.runner._determinism import run_case_twice
 
 from .conftest import TOOLS, AgentPackages
-from .test_plain_agent import mail_scenario, run
+from .test_plain_agent import SOURCE, mail_scenario, run
 
 # Saves in the background, as LangGraph saves a checkpoint, then looks at once. The save
 # first hashes its state, in C without the GIL, as sqlite3 steps a statement: a real
@@ -111,6 +116,33 @@ async def main(prompt: str) -> str:
     return repr(order)
 '''
 
+# LanceDB (CrewAI's memory) and CrewAI's event bus make a loop on the case's thread and run
+# it on a daemon thread of their own; the caller waits on run_coroutine_threadsafe, and a
+# native thread (LanceDB's Rust runtime) answers through call_soon_threadsafe later.
+BACKGROUND_LOOP = '''
+import asyncio
+import threading
+import time
+
+
+def main(prompt: str) -> str:
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="LibraryLoop", daemon=True).start()
+
+    async def work() -> str:
+        answer = asyncio.get_running_loop().create_future()
+
+        def native() -> None:
+            time.sleep(0.05)
+            loop.call_soon_threadsafe(answer.set_result, "answered")
+
+        threading.Thread(target=native, daemon=True).start()
+        await asyncio.sleep(0.01)
+        return await answer
+
+    return asyncio.run_coroutine_threadsafe(work(), loop).result(timeout=5)
+'''
+
 
 def _answer(result: CaseResult) -> str:
     assert result.trace is not None
@@ -144,6 +176,15 @@ def test_an_executor_job_asleep_in_virtual_time_lets_the_loop_go_on(
     assert answer.endswith("[('loop', 1.0), ('job', 5.0)]"), answer
 
 
+def test_a_librarys_loop_on_a_daemon_thread_of_its_own_runs_on_real_time(
+        agent_packages: AgentPackages) -> None:
+    # Was: the loop, made on the case's thread, was a virtual one; idle on its daemon
+    # thread it raised VirtualDeadlockError, and the agent waited for it until killed.
+    results = [_run(agent_packages, BACKGROUND_LOOP) for _ in range(2)]
+    assert all(_answer(r).endswith("answered") for r in results), [_answer(r) for r in results]
+    assert len({r.digest for r in results}) == 1
+
+
 def test_a_failing_task_hands_its_error_to_its_future(agent_packages: AgentPackages) -> None:
     assert "caught: the task's own error" in _answer(_run(agent_packages, FAILING_TASK))
 
@@ -160,3 +201,60 @@ def test_the_pool_is_itself_again_outside_the_case(openai_agent: Callable[..., s
     with ThreadPoolExecutor(max_workers=1) as pool:
         ran_in = pool.submit(threading.get_ident).result()
     assert ran_in != threading.get_ident()
+
+
+# LanceDB (CrewAI's memory) writes its tables from Rust, past the case's files, onto the
+# real disk, read-only in a sealed worker: the error it raises, as its binding words it.
+NATIVE_WRITE_REFUSED = '''
+def main(prompt: str) -> str:
+    raise OSError("Unable to created lance dataset at /root/.local/share/agent/memory: "
+                  "Read-only file system (os error 30)")
+'''
+
+
+def test_an_agent_stopped_by_the_read_only_real_disk_proves_nothing(
+        agent_packages: AgentPackages) -> None:
+    # Was: a failed case, I4 "stopped 'failed', expected 'complete'", blaming the agent.
+    package = agent_packages.write({"tools": TOOLS, "agent": NATIVE_WRITE_REFUSED})
+    scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
+                             expect={"stop_state": "complete"})
+    result = run(package, scenario)
+    assert result.status == "unknown", result.failed_verdicts
+    assert "write the real disk refused" in result.unknown_reason
+    assert "memory=False" in result.unknown_reason
+    twice = run_case_twice(Case("mail", SOURCE, 4, agent=f"{package}.agent:main"),
+                           scenario, PlainEntry(f"{package}.agent:main"))
+    assert twice.status == "unknown", twice.failed_verdicts
+
+
+# AutoGen runs each tool call in a task of its own and gathers them: the crash lands in
+# the task, whose exception the dead process never retrieves.
+TOOL_IN_A_TASK = '''
+import asyncio
+
+from {package}.tools import send_mail
+
+
+async def main(prompt: str) -> str:
+    task = asyncio.get_running_loop().create_task(
+        asyncio.to_thread(send_mail, to="cfo@example.com", body="inv 7"))
+    await asyncio.wait([task])
+    return "Sent."
+'''
+
+
+def test_a_crashed_tasks_exception_is_not_logged_into_a_later_case(
+        agent_packages: AgentPackages, caplog: pytest.LogCaptureFixture) -> None:
+    # Was: "Task exception was never retrieved ... SimulatedCrash" logged when the task was
+    # collected, in the output of whichever case the worker ran next (one with no crash).
+    import gc
+
+    package = agent_packages.write({"tools": TOOLS, "agent": TOOL_IN_A_TASK})
+    scenario = mail_scenario(package, model=[{"turn": 1, "text": "Done."}],
+                             expect={"stop_state": "complete"})
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        crashed = run(package, scenario, CrashSpec("after_tool:mail#1", "at", "process_killed"))
+        gc.collect()
+    assert crashed.crash_reached
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], \
+        [r.getMessage() for r in caplog.records]
