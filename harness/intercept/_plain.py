@@ -346,11 +346,30 @@ def guest_factory(world: CaseWorld, incarnation: int, sources: Iterable[str] = (
 
 @contextmanager
 def provider_environment() -> Iterator[None]:
-    """The environment and the network an agent sees in a case, for importing its code
-    outside one (to check its entry point): a fetch at import time is refused, or
-    answered when it is known telemetry, and never reaches the real network."""
+    """The environment, the network and the files an agent sees in a case, for importing
+    its code outside one (to check its entry point): a fetch at import time is refused,
+    or answered when it is known telemetry, and never reaches the real network; a file
+    written at import time (Haystack makes ``~/.haystack/config.yaml`` when imported)
+    goes to a throwaway disk, never to the real one (under the seal, read-only: the
+    import failed there with ``EROFS`` and the agent was refused as if misnamed)."""
     with agent_environ(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()), \
-            no_bytecode_written():
+            no_bytecode_written(), _throwaway_files():
+        yield
+
+
+@contextmanager
+def _throwaway_files() -> Iterator[None]:
+    """The real files read through, as in a case, and whatever is written kept nowhere."""
+    from harness.intercept._files import AgentFiles
+
+    if AgentFiles.current_dir() is not None:  # inside a case: the world's files already
+        yield
+        return
+    files = AgentFiles(CrashDisk(), start_folder=os.getcwd(), keep_modules=True)
+    # Every folder the import system looks in, read through: the agent's code is there.
+    sources = tuple(dict.fromkeys(os.path.abspath(p or ".") for p in sys.path
+                                  if os.path.isdir(p or ".")))
+    with files.active(1, sources=sources):
         yield
 
 
@@ -579,9 +598,17 @@ def stop_state_for(error: BaseException) -> StopState:
     return "failed"
 
 
+def _google_error(error: BaseException) -> bool:
+    """Whether ``error`` is of a Google client library (``google.genai.errors.APIError``,
+    Google ADK's subclasses of it), whose HTTP status is its ``code``."""
+    return any(cls.__module__.startswith("google.") for cls in type(error).__mro__)
+
+
 def _stop_state_of_one(error: BaseException) -> StopState | None:
     names = {cls.__name__ for cls in type(error).__mro__}
     status = getattr(error, "status_code", None)
+    if status is None and _google_error(error):
+        status = getattr(error, "code", None)  # google-genai's APIError: the HTTP status
     status = status if isinstance(status, int) else None
     if names & _AUTH or status in (401, 403):
         return "blocked"
