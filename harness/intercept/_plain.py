@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import importlib
 import importlib.machinery
 import inspect
@@ -53,7 +54,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from operator import methodcaller
 from types import CodeType
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
@@ -152,7 +153,7 @@ class PlainEntry(NamedByModule):
     def load(self) -> Callable[..., Any]:
         """Import the entry's module and return ``main``."""
         import_from_cwd()
-        owner: Any = importlib.import_module(self.module)
+        owner: Any = imported_writing_aside(lambda: importlib.import_module(self.module))
         for part in self.attribute.split("."):
             owner = getattr(owner, part, None)
         if not callable(owner):
@@ -346,15 +347,39 @@ def guest_factory(world: CaseWorld, incarnation: int, sources: Iterable[str] = (
 
 @contextmanager
 def provider_environment() -> Iterator[None]:
-    """The environment, the network and the files an agent sees in a case, for importing
-    its code outside one (to check its entry point): a fetch at import time is refused,
-    or answered when it is known telemetry, and never reaches the real network; a file
-    written at import time (Haystack makes ``~/.haystack/config.yaml`` when imported)
-    goes to a throwaway disk, never to the real one (under the seal, read-only: the
-    import failed there with ``EROFS`` and the agent was refused as if misnamed)."""
+    """The environment and the network an agent sees in a case, for importing its code
+    outside one (to check its entry point): a fetch at import time is refused, or
+    answered when it is known telemetry, and never reaches the real network."""
     with agent_environ(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()), \
-            no_bytecode_written(), _throwaway_files():
+            no_bytecode_written():
         yield
+
+
+_T = TypeVar("_T")
+
+
+def imported_writing_aside(load: Callable[[], _T]) -> _T:
+    """``load()``, an import of the agent's code; tried again with its files on a throwaway
+    disk when it failed writing to the read-only real one.
+
+    A library may write a file when first imported: Haystack makes
+    ``~/.haystack/config.yaml`` (its telemetry's user id). In a sealed worker every
+    real mount is read-only, so the import failed with ``EROFS`` and the agent was
+    refused as a bad ``--agent``, or its case failed on the agent's import. The second
+    try runs under a fake file system (the real files read through, as in a case),
+    whose writes are kept nowhere; what it imported stays imported. Libraries are not
+    imported under a fake file system first: some (pydantic-ai's) do not import there.
+    """
+    before = set(sys.modules)
+    try:
+        return load()
+    except OSError as error:
+        if error.errno != errno.EROFS:
+            raise
+    for name in set(sys.modules) - before:  # what the failed import left half made
+        del sys.modules[name]
+    with _throwaway_files():
+        return load()
 
 
 @contextmanager

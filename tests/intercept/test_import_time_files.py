@@ -1,14 +1,16 @@
-"""A library that writes a file when imported: checking the agent's entry point keeps it off
-the real disk.
+"""A library that writes a file when imported still imports where the real disk is read-only.
 
 Haystack makes ``~/.haystack/config.yaml`` (its telemetry's user id) the first time it
-is imported. The harness imports the agent once outside any case to check ``--agent``;
-that import wrote the real home folder, and in a sealed worker, where every real mount
-is read-only, it failed with ``EROFS`` and the agent was refused as a bad ``--agent``.
+is imported. The harness imports the agent outside any case to check ``--agent``, and
+again in each worker, where every real mount is read-only (the seal): the write failed
+with ``EROFS`` and the agent was refused as a bad ``--agent``. The test makes the home
+folder read-only as the seal does (root writes through file modes).
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from pathlib import Path
 
@@ -37,11 +39,19 @@ def main(prompt: str) -> str:
 '''
 
 
-def test_a_file_written_while_the_agent_is_imported_stays_off_the_real_disk(
+def test_a_library_writing_at_import_to_a_read_only_disk_still_imports(
         agent_packages: AgentPackages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    real_mkdir = os.mkdir
+
+    def read_only(path: object, *args: object, **kwargs: object) -> None:
+        if str(path).startswith(str(home)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", read_only)
     package = agent_packages.write({"agent": WRITES_ITS_CONFIG})
 
     entry = load_agent_factory(f"{package}.agent:main")
