@@ -236,13 +236,10 @@ class World:
         return plan is not None and fired is not None and plan.crash_class in DISK_ERRORS
 
     def _calls_run_before(self) -> set[str]:
-        """The ids of the calls an incarnation before the current one ran, or got whole."""
+        """The ids of the calls an incarnation before the current one ran."""
         current = self.incarnations.current
-        ran = {i.call_id for i in self.invocations if i.incarnation < current and not i.refused}
-        return ran | {c.call_id for p in self.requests
-                      if p.record.incarnation < current and p.response is not None
-                      and p.ended == "eof" and p.delivered_bytes >= p.record.planned_bytes
-                      for c in p.response.tool_calls}
+        return {i.call_id for i in self.invocations
+                if i.incarnation < current and not i.refused}
 
     def _applied_effects(self) -> dict[str, int]:
         """Side effects in the ledger per tool: what the scripted model may look at."""
