@@ -72,14 +72,18 @@ async def main(prompt: str) -> str:
 '''
 
 
-def run(package: str, crash: CrashSpec | None) -> CaseResult:
-    scenario = Scenario(
+def mail(package: str) -> Scenario:
+    return Scenario(
         name="mail", dialect="openai", seed=5, description="Mail ops the deploy.",
         tools={"mail": {"kind": "send", "target": f"{package}.tools:send_mail"}},
         model=[{"turn": 1, "calls": [{"tool": "mail", "args": {"to": "ops@example.com",
                                                                 "body": "deploy 42"}}]},
                {"turn": 2, "text": "Sent."}],
         expect={"stop_state": "complete", "side_effects": {"mail": 1}})
+
+
+def run(package: str, crash: CrashSpec | None) -> CaseResult:
+    scenario = mail(package)
     entry = f"{package}.agent:main"
     case = Case(scenario.name, Path("scenarios/mail.yaml"), scenario.seed, crash, agent=entry)
     return run_case(case, scenario, PlainEntry(entry))
@@ -94,3 +98,6 @@ def test_the_restart_sends_again_and_completes_as_the_agent_really_would(
     assert {v.invariant for v in result.failed_verdicts} == {"I1", "I3", "side_effects"}
     i3 = next(v for v in result.failed_verdicts if v.invariant == "I3")
     assert "call call_t1_0_r1 ran again in incarnation 2 (first in 1)" in i3.evidence[0]
+
+
+
