@@ -51,7 +51,17 @@ AGENTS = {
     "anthropic_tool_runner": "anthropic",
     "llamaindex_agent": "llama_index",
     "autogen_agent": "autogen_agentchat",
+    "haystack_agent": "haystack",
+    "google_adk_agent": "google.adk",  # in an environment of its own (not the extra)
 }
+
+
+def installed(package: str) -> bool:
+    """Whether ``package`` imports (a dotted one's parent may be missing too)."""
+    try:
+        return importlib.util.find_spec(package) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def cases_of(module: str, *, crash_only: bool = False) -> list[tuple[object, object]]:
@@ -132,7 +142,7 @@ def main() -> None:
         else list(AGENTS)
     measured = []
     for module in wanted:
-        if importlib.util.find_spec(AGENTS[module]) is None:
+        if not installed(AGENTS[module]):
             print(f"{module:<24} not measured: {AGENTS[module]!r} is not installed "
                   "(pip install -e '.[frameworks]')")
             continue

@@ -234,13 +234,28 @@ def _same_call_again(trace: Trace, pure: set[str]) -> list[str]:
         if inv.tool in pure:
             inspected_since = dict.fromkeys(inspected_since, True)
             continue
-        before = last_run.get(inv.call_id)
-        if before is not None and before < inv.incarnation and not inspected_since[inv.call_id]:
+        stem = call_stem(inv.call_id)
+        before = last_run.get(stem)
+        if before is not None and before < inv.incarnation and not inspected_since[stem]:
             found.append(f"invocation #{inv.seq} {inv.tool} call {inv.call_id} ran again in "
                          f"incarnation {inv.incarnation} (first in {before})")
-        last_run[inv.call_id] = inv.incarnation
-        inspected_since[inv.call_id] = False
+        last_run[stem] = inv.incarnation
+        inspected_since[stem] = False
     return found
+
+
+_AGAIN = re.compile(r"_r\d+$")
+
+
+def call_stem(call_id: str) -> str:
+    """The id the scripted model gave a turn's call first: ``call_t1_0_r1`` is ``call_t1_0``
+    asked again (after a restart whose request left the first out, the model gives the
+    same call a fresh id).
+
+    >>> call_stem("call_t1_0_r2"), call_stem("toolu_t3_1")
+    ('call_t1_0', 'toolu_t3_1')
+    """
+    return _AGAIN.sub("", call_id)
 
 
 def _unknown_replies(trace: Trace) -> list[MessageRecord]:

@@ -160,6 +160,9 @@ Extend it for a library of yours: ``AgentFiles(disk, real_fs_packages=REAL_FS_PA
 _SKIP_CHECK = "is_called_from_skipped_module"
 _SKIP_CHECK_USERS: tuple[ModuleType, ...] = (fake_os, fake_open, fake_io, fake_path, fake_pathlib)
 _STDLIB = frozenset(sys.stdlib_module_names)
+# setuptools' finders of an editable install (``__editable___NAME_finder``): part of the
+# import system, which reads the real file system.
+_EDITABLE_FINDERS = "__editable__"
 _THIS_PACKAGE = __name__.rpartition(".")[0]
 # Library modules that run a callable for their caller (anyio's worker threads,
 # anyio.Path, anyio.open_file): what they run is the caller's I/O, not theirs.
@@ -202,6 +205,8 @@ class _LibraryCallers:
         """True: listed (real file system); False: the agent's; None: look further out."""
         if module.startswith(_THIS_PACKAGE) or module.startswith(_ON_BEHALF_OF_CALLER):
             return None
+        if module.startswith(_EDITABLE_FINDERS):
+            return True  # the import system, as ``importlib`` is
         listed = module in self._names or module.startswith(self._prefixes)
         if listed or not _is_plumbing(module):
             return listed
@@ -1094,9 +1099,13 @@ class AgentFiles:
         read_only_folders: Iterable[str] = (),
         seed: int = 0,
         start_folder: str | None = None,
+        keep_modules: bool = False,
     ) -> None:
         self.disk = disk
         self.workdir = posixpath.normpath(workdir)
+        # Keep every module imported while active, the agent's own too (an import made to
+        # check the agent's entry point, whose module the harness goes on reading).
+        self._keep_modules = keep_modules
         # The real folder the run started in, shown as the working folder.
         self.start = None if start_folder is None else StartFolder(
             self.workdir, os.path.abspath(start_folder), hidden_folders())
@@ -1132,7 +1141,8 @@ class AgentFiles:
             use_cache=True,
         )
         patcher.cleanup_handlers = _KeepLibraryModules(
-            patcher.cleanup_handlers, self._packages, patcher.fake_modules
+            patcher.cleanup_handlers, self._packages, patcher.fake_modules,
+            keep_all=self._keep_modules,
         )
         return patcher
 
@@ -1589,8 +1599,11 @@ class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
         handlers: dict[str, Callable[[str], bool]],
         packages: tuple[str, ...],
         fakes: dict[str, Any],
+        *,
+        keep_all: bool = False,
     ) -> None:
         super().__init__(handlers)
+        self._keep_all = keep_all
         self._packages = packages
         self._prefixes = tuple(p + "." for p in packages)
         self._fakes = fakes
@@ -1625,7 +1638,9 @@ class _KeepLibraryModules(dict[str, Callable[[str], bool]]):
                 setattr(module, attr, reals[id(value)])
             elif _of_the_fake_file_system(value):
                 kept = False
-        return self._is_library(name) or (kept and _installed_module(module))
+        # Kept all the same when asked (an import checked outside a case): the harness
+        # reads what it defines, and a case imports the agent's code afresh.
+        return self._keep_all or self._is_library(name) or (kept and _installed_module(module))
 
 
 def _installed_module(module: ModuleType | None) -> bool:

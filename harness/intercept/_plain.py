@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import importlib
 import importlib.machinery
 import inspect
@@ -53,7 +54,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from operator import methodcaller
 from types import CodeType
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
@@ -152,7 +153,7 @@ class PlainEntry(NamedByModule):
     def load(self) -> Callable[..., Any]:
         """Import the entry's module and return ``main``."""
         import_from_cwd()
-        owner: Any = importlib.import_module(self.module)
+        owner: Any = imported_writing_aside(lambda: importlib.import_module(self.module))
         for part in self.attribute.split("."):
             owner = getattr(owner, part, None)
         if not callable(owner):
@@ -351,6 +352,49 @@ def provider_environment() -> Iterator[None]:
     answered when it is known telemetry, and never reaches the real network."""
     with agent_environ(PROVIDER_ENVIRONMENT), intercepted_network(_NoWorld()), \
             no_bytecode_written():
+        yield
+
+
+_T = TypeVar("_T")
+
+
+def imported_writing_aside(load: Callable[[], _T]) -> _T:
+    """``load()``, an import of the agent's code; tried again with its files on a throwaway
+    disk when it failed writing to the read-only real one.
+
+    A library may write a file when first imported: Haystack makes
+    ``~/.haystack/config.yaml`` (its telemetry's user id). In a sealed worker every
+    real mount is read-only, so the import failed with ``EROFS`` and the agent was
+    refused as a bad ``--agent``, or its case failed on the agent's import. The second
+    try runs under a fake file system (the real files read through, as in a case),
+    whose writes are kept nowhere; what it imported stays imported. Libraries are not
+    imported under a fake file system first: some (pydantic-ai's) do not import there.
+    """
+    before = set(sys.modules)
+    try:
+        return load()
+    except OSError as error:
+        if error.errno != errno.EROFS:
+            raise
+    for name in set(sys.modules) - before:  # what the failed import left half made
+        del sys.modules[name]
+    with _throwaway_files():
+        return load()
+
+
+@contextmanager
+def _throwaway_files() -> Iterator[None]:
+    """The real files read through, as in a case, and whatever is written kept nowhere."""
+    from harness.intercept._files import AgentFiles
+
+    if AgentFiles.current_dir() is not None:  # inside a case: the world's files already
+        yield
+        return
+    files = AgentFiles(CrashDisk(), start_folder=os.getcwd(), keep_modules=True)
+    # Every folder the import system looks in, read through: the agent's code is there.
+    sources = tuple(dict.fromkeys(os.path.abspath(p or ".") for p in sys.path
+                                  if os.path.isdir(p or ".")))
+    with files.active(1, sources=sources):
         yield
 
 
@@ -579,9 +623,17 @@ def stop_state_for(error: BaseException) -> StopState:
     return "failed"
 
 
+def _google_error(error: BaseException) -> bool:
+    """Whether ``error`` is of a Google client library (``google.genai.errors.APIError``,
+    Google ADK's subclasses of it), whose HTTP status is its ``code``."""
+    return any(cls.__module__.startswith("google.") for cls in type(error).__mro__)
+
+
 def _stop_state_of_one(error: BaseException) -> StopState | None:
     names = {cls.__name__ for cls in type(error).__mro__}
     status = getattr(error, "status_code", None)
+    if status is None and _google_error(error):
+        status = getattr(error, "code", None)  # google-genai's APIError: the HTTP status
     status = status if isinstance(status, int) else None
     if names & _AUTH or status in (401, 403):
         return "blocked"

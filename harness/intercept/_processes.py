@@ -45,10 +45,11 @@ from harness.intercept._telemetry import calling_library
 
 #: The harness's own packages: a process they start is the world's (a subprocess tool).
 _WORLD_PACKAGES: Final = frozenset({"harness", "fakes"})
-#: Standard-library modules that ask the system about itself with a fixed command
-#: (``platform.platform()`` runs ``uname -p``, which the OpenAI SDK calls for its
-#: headers; ``uuid`` may run ``ip link``): read-only, and let through.
-_SYSTEM_QUERIES: Final = frozenset({"platform", "uuid"})
+#: Modules that ask the system about itself with a fixed command (``platform.platform()``
+#: runs ``uname -p``, which the OpenAI SDK calls for its headers; ``uuid`` may run
+#: ``ip link``; ``distro``, the OS lookup of the OpenAI SDK and of Haystack's telemetry,
+#: runs ``lsb_release -a`` and ``uname -rs``): read-only, and let through.
+_SYSTEM_QUERIES: Final = frozenset({"platform", "uuid", "distro.distro"})
 _PLUMBING: Final = frozenset(sys.stdlib_module_names) | {"pyfakefs"}
 _OS_CALLS: Final = (
     "system", "popen", "fork", "forkpty",

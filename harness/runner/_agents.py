@@ -30,6 +30,7 @@ from harness.intercept import (
     native_clients,
     provider_environment,
 )
+from harness.intercept._plain import imported_writing_aside
 from harness.ports import AgentFactory
 from harness.scenario import Scenario
 
@@ -50,7 +51,7 @@ def load_agent_factory(spec: str, option: str = "--agent") -> AgentFactory | Pla
     before = set(sys.modules)
     try:
         with provider_environment():  # an agent may build its SDK client at import time
-            module = importlib.import_module(module_name)
+            module = imported_writing_aside(lambda: importlib.import_module(module_name))
     except ImportError as error:
         raise ConfigError(option, spec, AGENT_SPEC_FORM,
                           f"Module {module_name!r} cannot be imported: {error}") from error

@@ -199,9 +199,12 @@ class ScriptedModel:
     """Chooses and renders the scenario's replies; see the module docstring."""
 
     def __init__(self, scenario: Scenario,
-                 applied: Callable[[], Mapping[str, int]] | None = None) -> None:
+                 applied: Callable[[], Mapping[str, int]] | None = None,
+                 ran_before: Callable[[], set[str]] | None = None) -> None:
         self.scenario = scenario
         self._applied = applied
+        # The ids of the calls an earlier incarnation ran: the client may still hold them.
+        self._ran_before = ran_before
         self._by_turn: dict[int, list[Reply]] = {}
         for reply in scenario.model:
             self._by_turn.setdefault(reply.turn, []).append(reply)
@@ -238,7 +241,15 @@ class ScriptedModel:
                             applied)
         if reply is None:
             return ScriptedResponse((Text(UNSCRIPTED_TEXT),), "stop", _derived_usage(body, 8))
-        return render(reply, request.turn, body, self._read.call_ids, self.scenario.dialect)
+        used = self._read.call_ids
+        if self._ran_before is not None:
+            # A call an earlier incarnation ran is the client's even when this request
+            # leaves it out (Google ADK keeps it in its session and drops it, unanswered,
+            # from every request it builds): a new call with its id would be paired with
+            # the old one, a clash no real model brings about. The new id keeps the old
+            # one as its stem (``call_t1_0_r1``), so I3 still sees the same call again.
+            used = used | self._ran_before()
+        return render(reply, request.turn, body, used, self.scenario.dialect)
 
 
 def _condition_met(reply: Reply, results: Sequence[ToolResult],

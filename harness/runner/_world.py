@@ -131,7 +131,7 @@ class World:
         witness = installed()
         if witness is not None:  # a sealed worker: each effect is told to the harness
             self.ledger.witness, self.ledger.stream = witness, witness.opened()
-        self.model = ScriptedModel(scenario, self._applied_effects)
+        self.model = ScriptedModel(scenario, self._applied_effects, self._calls_run_before)
         self._faults = fault_plan(scenario)
         # The phrases of the scenario's looping answers (retry:doom-loop); none: not noted.
         self._loop_phrases = tuple(dict.fromkeys(
@@ -234,6 +234,12 @@ class World:
         """Whether the case's disk error (EIO, ENOSPC, not a crash) has been raised yet."""
         plan, fired = self.disk.plan, self.disk.fired
         return plan is not None and fired is not None and plan.crash_class in DISK_ERRORS
+
+    def _calls_run_before(self) -> set[str]:
+        """The ids of the calls an incarnation before the current one ran."""
+        current = self.incarnations.current
+        return {i.call_id for i in self.invocations
+                if i.incarnation < current and not i.refused}
 
     def _applied_effects(self) -> dict[str, int]:
         """Side effects in the ledger per tool: what the scripted model may look at."""

@@ -159,6 +159,16 @@ def test_a_subprocess_tool_is_the_worlds_and_still_runs(agent_packages: AgentPac
     assert (tmp_path / "mark").exists()
 
 
+def test_a_library_asking_the_system_what_it_is_is_let_through(
+        agent_packages: AgentPackages, tmp_path: Path) -> None:
+    # distro, the OS lookup of the OpenAI SDK and of Haystack's telemetry (run by every
+    # Haystack pipeline), runs lsb_release -a: a fixed, read-only query, as uname -p is.
+    act = "import distro; distro.LinuxDistribution(include_lsb=True)._lsb_release_info"
+    result = run(agent_packages, tmp_path, act, "main")
+    assert result.stop_state == "complete", result.stop_reason
+    assert "harness_limit" not in {v.invariant for v in result.verdicts}
+
+
 # --------------------------------------------------------------------------------- sockets
 
 SOCKETS = {
