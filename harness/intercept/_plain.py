@@ -376,10 +376,22 @@ def imported_writing_aside(load: Callable[[], _T]) -> _T:
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
-    for name in set(sys.modules) - before:  # what the failed import left half made
+        refused = error
+    _forget_modules_since(before)  # what the failed import left half made
+    try:
+        with _throwaway_files():
+            return load()
+    except Exception:
+        # A library that cannot be imported under a fake file system at all (CrewAI's
+        # pydantic models of a path) failed there for a reason of the fake's: the
+        # refused write is what the user can act on.
+        _forget_modules_since(before)
+        raise refused from None
+
+
+def _forget_modules_since(before: set[str]) -> None:
+    for name in set(sys.modules) - before:
         del sys.modules[name]
-    with _throwaway_files():
-        return load()
 
 
 @contextmanager

@@ -119,6 +119,25 @@ def test_an_agent_whose_import_writes_to_the_read_only_disk_is_told_so(
     assert "import the agent once outside the harness" in message
 
 
+def test_an_import_that_fails_again_on_the_throwaway_disk_is_told_by_its_write(
+        package_in_cwd: str, tmp_path: Path) -> None:
+    # CrewAI writes ~/.local at import, and under the fake file system its pydantic
+    # models of a path fail to build: the retry's error named pyfakefs's FakePath, which
+    # the user cannot act on. The refused write is the reason given.
+    (tmp_path / package_in_cwd / "writes.py").write_text(
+        "import errno, pathlib\n"
+        "if 'pyfakefs' in type(pathlib.Path('/')).__module__:\n"
+        "    raise TypeError('no schema for FakePath')\n"
+        "raise OSError(errno.EROFS, 'Read-only file system', '/home/me/.local')\n"
+        "def main(prompt):\n    return 'Hi.'\n")
+    with pytest.raises(ConfigError) as raised:
+        load_agent_factory(f"{package_in_cwd}.writes:main")
+    message = str(raised.value)
+    assert "FakePath" not in message
+    assert f"importing '{package_in_cwd}.writes' wrote '/home/me/.local'" in message
+    assert f"{package_in_cwd}.writes" not in sys.modules
+
+
 ANTHROPIC = SCENARIO.parents[1] / "crash/mail-at-every-world-event-anthropic.yaml"
 
 
