@@ -8,6 +8,7 @@ and :class:`PlainAgent` put them together around a plain ``main(prompt) -> str``
 """
 
 from harness.intercept._files import REAL_FS_PACKAGES, AgentFiles
+from harness.intercept._frameworks import schemas_derived_once
 from harness.intercept._intercepted import intercepted_network
 from harness.intercept._native import NATIVE_CLIENTS, native_clients
 from harness.intercept._network import ForeverStalled, Route, Served
@@ -18,6 +19,7 @@ from harness.intercept._plain import (
     PlainAgent,
     PlainEntry,
     guest_factory,
+    imported_writing_aside,
     outcome_of_error,
     outcome_of_value,
     provider_environment,
@@ -77,6 +79,7 @@ __all__ = [
     "guest_factory",
     "hidden_folders",
     "import_from_cwd",
+    "imported_writing_aside",
     "intercepted_network",
     "keep_hidden_folders",
     "missing_function",
@@ -87,6 +90,7 @@ __all__ = [
     "provider_environment",
     "refused_arguments",
     "replaced_targets",
+    "schemas_derived_once",
     "sends_by_itself",
     "stand_in",
     "stop_state_for",

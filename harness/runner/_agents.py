@@ -27,10 +27,10 @@ from harness._errors import ConfigError
 from harness.intercept import (
     PlainEntry,
     import_from_cwd,
+    imported_writing_aside,
     native_clients,
     provider_environment,
 )
-from harness.intercept._plain import imported_writing_aside
 from harness.ports import AgentFactory
 from harness.scenario import Scenario
 

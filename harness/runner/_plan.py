@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fakes import crash_class_applies
-from harness.intercept import PlainEntry, provider_environment
-from harness.intercept._frameworks import schemas_derived_once
+from harness.intercept import PlainEntry, provider_environment, schemas_derived_once
 from harness.ports import StopState
 from harness.runner._points import is_world_point
 from harness.runner._results import Case, CrashSpec
