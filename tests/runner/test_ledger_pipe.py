@@ -56,7 +56,7 @@ class _Direct:
 
 
 def _tell(ledger: HarnessLedger, number: int, letter: str, *fields: Any,
-          forks: tuple[tuple[int, int, int], ...] = ()) -> Any:
+          forks: tuple[tuple[int, ...], ...] = ()) -> Any:
     message = [number, [list(fork) for fork in forks], *fields]
     answer = ledger.take(letter.encode() + json.dumps(message).encode())
     return None if answer is None else json.loads(answer[1:])
@@ -82,12 +82,12 @@ def test_a_copy_begins_with_its_source_as_the_harness_held_it_then() -> None:
     _tell(ledger, 2, "E", 1, "append", "notes", "b", False, 1, 1.0)  # the source goes on
     # Told with the next message: a copy of stream 1 made when it held one effect.
     assert _tell(ledger, 3, "E", 2, "append", "notes", "c", False, 2, 2.0,
-                 forks=((2, 1, 1),)) == {"appended": True, "lines": 2}
+                 forks=((2, 1, 1, 0, 0),)) == {"appended": True, "lines": 2}
 
     assert [key for _, key, *_ in ledger.effects(["s", 2])] == ["a", "c"]
-    assert [key for _, key, *_ in ledger.effects(["drop", 1, ["s", 1]])] == ["b"]
+    assert [key for _, key, *_ in ledger.effects(["drop", [1, 0], ["s", 1]])] == ["b"]
     assert ledger.effects(["inc", 1, ["s", 2]])[1] == ("notes", "c", False, 3, 2.0)
-    _tell(ledger, 4, "F", forks=((3, 1, 5),))  # more effects than stream 1 was told
+    _tell(ledger, 4, "F", forks=((3, 1, 5, 0, 0),))  # more effects than stream 1 was told
     assert "forked again, or from 5 effects of the 2 told" in str(ledger.broken)
 
 
