@@ -19,6 +19,7 @@ import pytest
 from long_scenarios import appends
 from minimal_agent import minimal_factory
 
+import fakes._clock
 import fakes._ledger
 from harness.runner import _explore as explore
 from harness.runner import plan_cases, run_trace
@@ -33,6 +34,7 @@ from harness.runner._ledger_pipe import (
 )
 from harness.runner._results import Case
 from harness.runner._run import default_agent_factory
+from harness.runner._world import World
 from harness.scenario import Scenario, load_scenario
 from harness.trace import EffectRecord, Trace
 
@@ -133,6 +135,60 @@ def test_the_first_difference_is_named_in_a_judge_verdict() -> None:
     assert "none" in str(ledger.difference([["nonsense"]], (trace,)))
 
 
+def test_a_request_is_kept_with_the_harness_s_clock_when_it_arrived() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
+    _tell(ledger, 2, "C", 1, 20.0, "timer")
+    _tell(ledger, 3, "R", 1, "openai", 1, 2, 1, "d2", 20.0)
+    _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d3", 50.0)  # the clock moved, untold
+    _tell(ledger, 5, "C", 1, 20.0, "read")
+
+    assert ledger.account(["s", 1]).requests == [
+        ("openai", 1, 1, 1, "d1", 0.0, 0.0), ("openai", 1, 2, 1, "d2", 20.0, 20.0),
+        ("openai", 2, 1, 1, "d3", 50.0, 20.0)]
+    assert ledger.account(["s", 1]).wrong is None  # read where the harness's clock was
+    trace = _requests_trace(("openai", 1, 1, 1, 0.0), ("openai", 1, 2, 1, 20.0),
+                            ("openai", 2, 1, 1, 50.0))
+    assert ledger.difference([["s", 1]], (trace,)) == (
+        "request #3: the trace has openai turn 2 attempt 1 (incarnation 1, at 50s), the "
+        "harness was told openai turn 2 attempt 1 (incarnation 1, at 20s; the world's clock "
+        "said 50s, moved without telling the harness)")
+    deleted = _requests_trace(("openai", 1, 2, 1, 20.0))
+    assert str(ledger.difference([["s", 1]], (deleted,))).startswith(
+        "request #1: the trace has openai turn 1 attempt 2 (incarnation 1, at 20s), the "
+        "harness was told openai turn 1 attempt 1")
+
+
+def test_a_copy_begins_with_its_source_s_requests_and_clock_as_the_harness_held_them() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
+    _tell(ledger, 2, "C", 1, 5.0, "timer")
+    _tell(ledger, 3, "C", 1, 9.0, "advance")  # the source goes on
+    _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d2", 9.0)
+    # Copied when the source had told one request and one move: its clock is at 5s.
+    _tell(ledger, 5, "R", 2, "openai", 2, 1, 2, "d3", 5.0, forks=((2, 1, 0, 1, 1),))
+    _tell(ledger, 6, "C", 2, 5.0, "read")
+
+    assert [r[-1] for r in ledger.account(["s", 2]).requests] == [0.0, 5.0]
+    assert ledger.account(["drop", [0, 1], ["inc", 1, ["s", 2]]]).requests == [
+        ("openai", 2, 1, 3, "d3", 5.0, 5.0)]
+    assert ledger.account(["s", 2]).wrong is None
+    _tell(ledger, 7, "C", 1, 4.0, "read")  # the source's clock read behind the harness's
+    assert ledger.account(["s", 2]).wrong == (
+        "the world's clock read 4s where the harness's was at 9s: it moved without telling "
+        "the harness")
+
+
+def _requests_trace(*requests: tuple[str, int, int, int, float]) -> Trace:
+    """A trace with no effects whose requests are ``requests``."""
+    base = _effects_trace()
+    record = base.requests[0]
+    return replace(base, dialect=requests[0][0] if requests else base.dialect, requests=tuple(
+        replace(record, index=n, turn=turn, attempt=attempt, incarnation=incarnation,
+                started_at=at)
+        for n, (_, turn, attempt, incarnation, at) in enumerate(requests, 1)))
+
+
 def _effects_trace(*effects: tuple[str, str, bool, int, float]) -> Trace:
     """A trace whose ledger holds ``effects``."""
     base = run_trace(plan_cases(appends(1), Path("appends.yaml"))[0], appends(1))
@@ -177,9 +233,16 @@ def test_every_way_a_case_is_explored_gives_an_account_the_harness_agrees_with(
     shared, more = _differences(ledger, appends(2), Path("appends.yaml"))
     source = SHIPPED / "mail-at-every-world-event.yaml"
     shipped, most = _differences(ledger, load_scenario(source), source, stride=7)
+    waits = SHIPPED / "retries-survive-a-crash.yaml"  # a 429 to wait out, a stall
+    timed, _ = _differences(ledger, load_scenario(waits), waits, stride=25)
 
-    assert rejoining + shared + shipped == [None] * len(rejoining + shared + shipped)
+    assert rejoining + shared + shipped + timed == [None] * len(
+        rejoining + shared + shipped + timed)
     assert {"recorded", "rejoined", "replayed"} <= ways | more | most
+    # Requests and moves of the clock were told, and read against the traces too.
+    streams = ledger._streams.values()
+    assert any(s.own_requests for s in streams)
+    assert any(s.own_moves for s in streams)
     assert any(r.shared_restarts for r in explore._RECORDINGS.values())
 
 
@@ -199,3 +262,33 @@ def test_a_ledger_changed_in_the_worker_s_process_disagrees_with_the_harness_s(
                             minimal_factory("rerun_unknown"))
 
     assert any(d is not None and "the trace has none, the harness was told" in d for d in found)
+
+
+def test_a_clock_moved_by_hand_in_the_worker_s_process_disagrees_with_the_harness_s(
+        ledger: HarnessLedger, monkeypatch: pytest.MonkeyPatch) -> None:
+    def untold(self: fakes._clock.VirtualClock, when: float, why: str = "timer") -> None:
+        self._now = max(self._now, when)  # the jump made, the harness never told
+
+    monkeypatch.setattr(fakes._clock.VirtualClock, "_jump_to", untold)
+    source = SHIPPED / "retries-survive-a-crash.yaml"
+    found, _ = _differences(ledger, load_scenario(source), source, stride=40)
+
+    assert found
+    assert all(d is not None and "moved without telling the harness" in d
+                         for d in found)
+
+
+def test_a_request_deleted_from_the_world_s_record_disagrees_with_the_harness_s(
+        ledger: HarnessLedger, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = World.request_records
+
+    def without_refusals(self: World) -> Any:
+        return tuple(r for r in original(self) if r.status < 400)
+
+    monkeypatch.setattr(World, "request_records", without_refusals)
+    source = SHIPPED / "retries-survive-a-crash.yaml"
+    found, _ = _differences(ledger, load_scenario(source), source, stride=40)
+
+    assert found
+    assert all(d is not None and d.startswith("request #1: the trace has") and
+                         "the harness was told anthropic turn 1 attempt 1" in d for d in found)
