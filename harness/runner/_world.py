@@ -133,6 +133,9 @@ class World:
             self.ledger.witness, self.ledger.stream = witness, witness.opened()
             if isinstance(self.clock, VirtualClock):  # and each move of its clock
                 self.clock.witness, self.clock.stream = witness, self.ledger.stream
+                if self.clock.now():  # the harness's begins at 0
+                    with witness.holding():
+                        witness.moved(self.ledger.stream, self.clock.now(), "start")
         self.model = ScriptedModel(scenario, self._applied_effects)
         self._faults = fault_plan(scenario)
         # The phrases of the scenario's looping answers (retry:doom-loop); none: not noted.

@@ -292,3 +292,11 @@ def test_a_request_deleted_from_the_world_s_record_disagrees_with_the_harness_s(
     assert found
     assert all(d is not None and d.startswith("request #1: the trace has") and
                          "the harness was told anthropic turn 1 attempt 1" in d for d in found)
+
+
+def test_a_world_whose_clock_starts_late_tells_the_harness_where(
+        ledger: HarnessLedger) -> None:
+    world = World(appends(1), seed=1, clock=fakes._clock.VirtualClock(5.0))
+    world.clock.advance(2.0)
+
+    assert ledger._streams[world.ledger.stream].own_moves == [5.0, 7.0]
