@@ -361,8 +361,8 @@ class Join:
                          recoveries=tuple(replace(r, incarnation=r.incarnation + shift)
                                           for r in base.recoveries))
         # The case's world stopped at the join: its whole stream, then the source's.
-        return with_parts(joined, None if parts_of(own) is None else joined_parts(
-            world.ledger.stream, parts_of(base), drop=(start(m.effects), start(m.requests)),
+        return with_parts(joined, joined_parts(
+            parts_of(own), parts_of(base), drop=(start(m.effects), start(m.requests)),
             shift=shift))
 
 

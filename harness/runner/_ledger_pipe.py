@@ -42,8 +42,7 @@ Messages (the worker's start with a letter, its case's result with ``[``)::
 
     E[number, forks, stream, kind, tool, key, idempotent, incarnation, at]  an effect
     R[number, forks, stream, dialect, turn, attempt, incarnation, digest, at]  a request
-    C[number, forks, stream, to, why]         the clock moved to ``to`` (``why``: "read":
-                                              it did not, the world read it there)
+    C[number, forks, stream, to, why]                    the clock moved to ``to``
     F[number, forks]                                     before a case's result: no effect
     A<the tool's result as JSON>                         the harness's answer to an effect
 
@@ -79,13 +78,13 @@ _REQUEST: Final = b"R"[0]
 _CLOCK: Final = b"C"[0]
 _FORK: Final = b"F"[0]
 _SPOKEN: Final = frozenset({_EFFECT, _REQUEST, _CLOCK, _FORK})
-READ: Final = "read"  # a clock message that moves nothing: the world read its clock there
 _ANSWER: Final = b"A"
 # Where a trace keeps its account: an attribute outside its fields, so outside its JSON.
 _PARTS: Final = "_ledger_parts"
 
 Parts = Any
-"""A trace's account of its effects and requests, as JSON: ``["s", stream]``,
+"""A trace's account of its effects and requests, as JSON: ``["s", stream]`` (or
+``["s", stream, reading, moves]``: its clock read ``reading`` after ``moves`` moves),
 ``["cat", [parts...]]``, ``["drop", [effects, requests], parts]`` (all but the first
 ``effects`` effects and ``requests`` requests), ``["inc", shift, parts]`` (incarnations
 shifted)."""
@@ -160,14 +159,18 @@ class PipeWitness:
         return self._lock
 
     def moved(self, stream: int, to: float, why: str) -> None:
-        """Tell that the clock of ``stream`` moved to ``to`` (or, ``why`` READ, was read
-        there). Called under :meth:`holding`."""
+        """Tell that the clock of ``stream`` moved to ``to``. Called under :meth:`holding`."""
         if not self._in_case:
             return
         with at_work():
             self._send(_CLOCK, [stream, to, why])
-        if why != READ:
-            self._lengths.setdefault(stream, [0, 0, 0])[2] += 1
+        self._lengths.setdefault(stream, [0, 0, 0])[2] += 1
+
+    def read(self, stream: int, now: Callable[[], float]) -> Parts:
+        """The account of ``stream`` with its clock as read now (``now()``) and the moves
+        told before: the harness reads them against its own clock, with no message."""
+        with self._lock:
+            return ["s", stream, now(), self._lengths.get(stream, (0, 0, 0))[2]]
 
     def begin_case(self) -> None:
         with self._lock:
@@ -221,13 +224,13 @@ def stream_parts(stream: int) -> Parts:
     return ["s", stream]
 
 
-def joined_parts(own: int, source: Parts | None, *, drop: tuple[int, int], shift: int
-                 ) -> Parts | None:
-    """A case's own stream, then ``source``'s effects and requests after the first
+def joined_parts(own: Parts | None, source: Parts | None, *, drop: tuple[int, int],
+                 shift: int) -> Parts | None:
+    """A case's own account, then ``source``'s effects and requests after the first
     ``drop`` (effects, requests), shifted."""
-    if source is None:
+    if own is None or source is None:
         return None
-    return ["cat", [stream_parts(own), ["inc", shift, after_parts(source, drop)]]]
+    return ["cat", [own, ["inc", shift, after_parts(source, drop)]]]
 
 
 def after_parts(parts: Parts | None, drop: tuple[int, int]) -> Parts | None:
@@ -393,11 +396,6 @@ class HarnessLedger:
         if not isinstance(to, int | float) or isinstance(to, bool) or not isinstance(why, str):
             raise TraceDataError(f"a move of the clock {fields!r}")
         kept = self._stream(stream)
-        if why == READ:
-            if to != kept.now and kept.wrong is None:
-                kept.wrong = (f"the world's clock read {to:g}s where the harness's was at "
-                              f"{kept.now:g}s: it moved without telling the harness")
-            return
         if to < kept.now and kept.wrong is None:
             kept.wrong = f"the clock was told it went back from {kept.now:g}s to {to:g}s"
         kept.own_moves.append(float(to))
@@ -409,11 +407,10 @@ class HarnessLedger:
         if not isinstance(parts, list) or not parts:
             raise TraceDataError(f"{parts!r} is not an account of effects")
         head, *rest = parts
-        if head == "s" and len(rest) == 1:
-            if rest[0] not in self._streams:
-                return Account()
-            stream = self._stream(rest[0])
-            return Account(stream.effects(), stream.requests(), stream.first_wrong())
+        if head == "s" and len(rest) in (1, 3):
+            stream = self._stream(rest[0]) if rest[0] in self._streams else _Stream()
+            return Account(stream.effects(), stream.requests(),
+                           stream.first_wrong() or _read_wrong(stream, rest[1:]))
         if head == "cat" and len(rest) == 1 and isinstance(rest[0], list):
             whole = Account()
             for part in rest[0]:
@@ -479,6 +476,23 @@ def first_difference(effects: tuple[EffectRecord, ...], kept: list[Told]) -> str
         if theirs != ours:
             return f"effect #{index + 1}: the trace has {theirs}, the harness was told {ours}"
     return None
+
+
+def _read_wrong(stream: _Stream, read: list[object]) -> str | None:
+    """How the clock ``read`` as ``[reading, moves]`` differs from the harness's after as
+    many moves; None: it does not (or was not read)."""
+    if not read:
+        return None
+    reading, moves = read
+    if not isinstance(reading, int | float) or isinstance(reading, bool) \
+            or type(moves) is not int or not 0 <= moves <= stream.at_moves + len(
+                stream.own_moves):
+        raise TraceDataError(f"{read!r} is not a reading of a clock")
+    kept = stream.clock_at(moves)
+    if reading == kept:
+        return None
+    return (f"the world's clock read {reading:g}s where the harness's was at {kept:g}s: it "
+            "moved without telling the harness")
 
 
 def first_request_difference(trace: Trace, kept: list[Asked]) -> str | None:

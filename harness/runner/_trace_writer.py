@@ -20,7 +20,7 @@ from typing import Any
 
 from fakes import VirtualClock
 from harness.runner._goal_trace import goal_trace
-from harness.runner._ledger_pipe import READ, stream_parts, with_parts
+from harness.runner._ledger_pipe import installed, stream_parts, with_parts
 from harness.runner._results import Case
 from harness.runner._world import World
 from harness.trace import (
@@ -83,14 +83,13 @@ def write_trace(world: World, case: Case, ending: Ending, roots: PathRoots | Non
         goal=goal_trace(world.goals),
         **portable_ending(ending, roots).trace_fields(),
     )
-    ledger, clock = world.ledger, world.clock
-    if ledger.witness is None:
+    ledger, clock, witness = world.ledger, world.clock, installed()
+    if ledger.witness is None or witness is None:
         return trace
-    if isinstance(clock, VirtualClock) and clock.witness is not None:
-        # The clock as the trace leaves it, read against the harness's (_ledger_pipe).
-        with clock.witness.holding():
-            clock.witness.moved(clock.stream, clock.now(), READ)
-    # Where its effects came from, for the harness that was told them (_ledger_pipe).
+    # Where its effects and requests came from, for the harness that was told them, and
+    # its clock as the trace leaves it, read against the harness's (_ledger_pipe).
+    if isinstance(clock, VirtualClock) and clock.witness is witness:
+        return with_parts(trace, witness.read(ledger.stream, clock.now))
     return with_parts(trace, stream_parts(ledger.stream))
 
 

@@ -36,7 +36,7 @@ from harness.runner._results import Case
 from harness.runner._run import default_agent_factory
 from harness.runner._world import World
 from harness.scenario import Scenario, load_scenario
-from harness.trace import EffectRecord, Trace
+from harness.trace import EffectRecord, Trace, TraceDataError
 
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios" / "crash"
 
@@ -141,12 +141,14 @@ def test_a_request_is_kept_with_the_harness_s_clock_when_it_arrived() -> None:
     _tell(ledger, 2, "C", 1, 20.0, "timer")
     _tell(ledger, 3, "R", 1, "openai", 1, 2, 1, "d2", 20.0)
     _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d3", 50.0)  # the clock moved, untold
-    _tell(ledger, 5, "C", 1, 20.0, "read")
 
     assert ledger.account(["s", 1]).requests == [
         ("openai", 1, 1, 1, "d1", 0.0, 0.0), ("openai", 1, 2, 1, "d2", 20.0, 20.0),
         ("openai", 2, 1, 1, "d3", 50.0, 20.0)]
-    assert ledger.account(["s", 1]).wrong is None  # read where the harness's clock was
+    assert ledger.account(["s", 1, 20.0, 1]).wrong is None  # where the harness's clock was
+    assert ledger.account(["s", 1, 50.0, 1]).wrong == (
+        "the world's clock read 50s where the harness's was at 20s: it moved without telling "
+        "the harness")
     trace = _requests_trace(("openai", 1, 1, 1, 0.0), ("openai", 1, 2, 1, 20.0),
                             ("openai", 2, 1, 1, 50.0))
     assert ledger.difference([["s", 1]], (trace,)) == (
@@ -167,16 +169,15 @@ def test_a_copy_begins_with_its_source_s_requests_and_clock_as_the_harness_held_
     _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d2", 9.0)
     # Copied when the source had told one request and one move: its clock is at 5s.
     _tell(ledger, 5, "R", 2, "openai", 2, 1, 2, "d3", 5.0, forks=((2, 1, 0, 1, 1),))
-    _tell(ledger, 6, "C", 2, 5.0, "read")
 
     assert [r[-1] for r in ledger.account(["s", 2]).requests] == [0.0, 5.0]
     assert ledger.account(["drop", [0, 1], ["inc", 1, ["s", 2]]]).requests == [
         ("openai", 2, 1, 3, "d3", 5.0, 5.0)]
-    assert ledger.account(["s", 2]).wrong is None
-    _tell(ledger, 7, "C", 1, 4.0, "read")  # the source's clock read behind the harness's
-    assert ledger.account(["s", 2]).wrong == (
-        "the world's clock read 4s where the harness's was at 9s: it moved without telling "
-        "the harness")
+    assert ledger.account(["s", 2, 5.0, 1]).wrong is None
+    # The copy's clock read past its source's second move: a move it never had.
+    assert ledger.account(["s", 2, 9.0, 1]).wrong is not None
+    with pytest.raises(TraceDataError, match="is not a reading of a clock"):
+        ledger.account(["s", 2, 9.0, 3])
 
 
 def _requests_trace(*requests: tuple[str, int, int, int, float]) -> Trace:
