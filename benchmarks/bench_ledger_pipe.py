@@ -1,21 +1,28 @@
-"""What telling each side effect to the harness costs: one pipe round trip per effect.
+"""What telling each side effect, request and move of the clock to the harness costs.
 
 A sealed worker's counting tools tell each effect to ``harness run`` and take its answer
-as their result (harness/runner/_ledger_pipe.py). Two figures:
+as their result; its worlds tell each request their fake provider takes and each move of
+their virtual clock, one message each, not answered (harness/runner/_ledger_pipe.py).
+Three figures:
 
 - the round trip alone: a forked process tells N effects (``PipeWitness.told``), this
   one answers each from a ``HarnessLedger`` in a ``wait`` loop, as the pool does; the
   real seconds per effect;
+- the one-way messages alone: a forked process tells N requests and N moves of a clock
+  (``PipeWitness.asked``, ``VirtualClock.advance``), this one takes each; the real seconds
+  per message, from the first sent to the last taken;
 - cases whole, through ``run_contained`` (a worker, the pool's loop, the judge): the
   reference agent over a scenario of many sends (EFFECTS per case, no crash) and over
   ``scenarios/crash`` (explored crash cases, whose recordings copy the world at each
-  point: a copy is one message more, not answered). ``--against REV`` runs the same
+  point: a copy goes with the next message, not one of its own), with the requests the
+  cases' traces hold. ``--against REV`` runs the same
   cases with the commit REV's harness, side by side, in turns (a busy machine weighs on
   both alike); the best of ``--rounds`` of each is reported per case, with the ratio,
   and for the sends, what the difference comes to per effect.
 
     .venv/bin/python benchmarks/bench_ledger_pipe.py [--quick]
     .venv/bin/python benchmarks/bench_ledger_pipe.py --against main [--rounds 3]
+    .venv/bin/python benchmarks/bench_ledger_pipe.py --against 884a8c3  # before requests, time
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from _side_by_side import trees as side_by_side
 
 HERE = Path(__file__).resolve().parent.parent
 ROUND_TRIPS = scaled(20_000, 500)
+ONE_WAY = scaled(20_000, 500)  # requests told, and as many moves of a clock
 EFFECTS = scaled(200, 20)  # sends per case of the "sends" load
 CALLS_PER_TURN = 10
 REPEATS = scaled(10, 2)  # cases of the "sends" load per session
@@ -62,7 +70,8 @@ wall = time.perf_counter() - start
 bad = [r.case.case_id for r in results if r.error]
 assert not bad, bad
 print(json.dumps({"cases": len(results), "wall": wall,
-                  "effects": sum(sum(r.side_effects.values()) for r in results)}))
+                  "effects": sum(sum(r.side_effects.values()) for r in results),
+                  "requests": sum(len(r.trace.requests) for r in results if r.trace)}))
 '''
 
 
@@ -89,6 +98,51 @@ def _teller(conn: Connection, count: int) -> None:
         witness.told(stream, "send", tool="mail", key=f"k{n}", idempotent=False,
                      incarnation=1, at=0.0)
     conn.send_bytes(b"[]")  # done
+
+
+def _one_way_teller(conn: Connection, count: int) -> None:
+    from fakes import VirtualClock
+    from harness.runner._ledger_pipe import PipeWitness
+
+    witness = PipeWitness(conn)
+    witness.begin_case()
+    stream = witness.opened()
+    clock = VirtualClock()
+    clock.witness, clock.stream = witness, stream
+    sent = b'{"model": "m", "messages": [{"role": "user", "content": "%d"}]}' * 20
+    for n in range(count):
+        witness.asked(stream, "openai", turn=n, attempt=1, incarnation=1, sent=sent,
+                      now=clock.now)
+        clock.advance(1.0)
+    conn.send_bytes(b"[]")  # done
+
+
+def one_way_seconds(count: int) -> float:
+    """Real seconds per message told and taken, for ``count`` requests and as many moves,
+    the pool's way (``wait``, then each message already there)."""
+    from harness.runner._ledger_pipe import HarnessLedger
+
+    ours, theirs = get_context("fork").Pipe()
+    process = get_context("fork").Process(target=_one_way_teller, args=(theirs, count))
+    ledger = HarnessLedger()
+    start = time.perf_counter()
+    process.start()
+    done = False
+    while not done:
+        wait([ours, process.sentinel])
+        while True:
+            message = ours.recv_bytes()
+            if not HarnessLedger.speaks(message):
+                done = True
+                break
+            ledger.take(message)
+            if not ours.poll(0):
+                break
+    elapsed = time.perf_counter() - start
+    process.join()
+    assert ledger.account(["s", 1]).wrong is None
+    assert len(ledger.account(["s", 1]).requests) == count
+    return elapsed / (2 * count)
 
 
 def round_trip_seconds(count: int) -> float:
@@ -128,6 +182,8 @@ def main() -> None:
     rounds = given_rounds(scaled(3, 1))
     print(f"round trip: {1e6 * round_trip_seconds(ROUND_TRIPS):.1f} µs per effect told and "
           f"answered ({ROUND_TRIPS:,} effects)")
+    print(f"one way: {1e6 * one_way_seconds(ONE_WAY):.1f} µs per request or move of the clock "
+          f"told and taken ({ONE_WAY:,} of each)")
     crash = scaled(sorted(str(p) for p in (HERE / "scenarios/crash").glob("*.yaml")),
                    [str(HERE / "scenarios/crash/inspect-then-send-once.yaml")])
     loads = [("sends", sends_scenario(EFFECTS), REPEATS), ("crash", crash, 1)]
@@ -149,7 +205,8 @@ def report(load: str, best: dict[str, dict[str, float]], rounds: int) -> None:
     for name, ran in best.items():
         per_case = 1000 * ran["wall"] / ran["cases"]
         print(f"{load:>6} | {name:>10}: {int(ran['cases'])} cases, {int(ran['effects'])} "
-              f"effects, {per_case:.2f} ms per case (best of {rounds})")
+              f"effects, {int(ran.get('requests', 0))} requests, {per_case:.2f} ms per case "
+              f"(best of {rounds})")
     if len(best) == 2:
         (_, old), (_, new) = best.items()
         extra = (new["wall"] - old["wall"]) / max(1, new["effects"])

@@ -61,8 +61,9 @@ import selectors
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, final
 
 from fakes._crashdisk import ProcessGone, SimulatedCrash
 from fakes._threads import CASE_THREADS, settle_threads, standing_by
@@ -100,12 +101,30 @@ _CHILD_POLL_SECONDS = 0.01
 _WAITING_STATES = frozenset(b"STtZXx")
 
 
+class ClockWitness(Protocol):
+    """Where each move of a clock is told as it is made, outside the process the clock
+    lives in (:mod:`harness.runner._ledger_pipe`): a sealed worker's agent can change
+    the clock, and the harness keeps its own."""
+
+    def holding(self) -> AbstractContextManager[object]:
+        """Held while the clock moves and tells it."""
+        ...
+
+    def moved(self, stream: int, to: float, why: str) -> None:
+        """Tell that the clock named ``stream`` moved to ``to``, and why."""
+        ...
+
+
 @final
 class VirtualClock:
     """A virtual clock, in seconds since ``start``; see the module docstring."""
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = float(start)
+        # None: this process's clock is the only one (a test, harness serve); else each
+        # move is told, named ``stream`` (a world's copy has a stream of its own).
+        self.witness: ClockWitness | None = None
+        self.stream = 0
         #: (when the run returned, when its last sleeping worker thread woke), one per
         #: run that ended with a worker thread asleep in :meth:`sleep_parked`.
         self.held: list[tuple[float, float]] = []
@@ -131,10 +150,24 @@ class VirtualClock:
         """Move time forward by ``seconds`` (never backwards)."""
         if seconds < 0:
             raise ValueError(f"cannot move a clock backwards by {seconds!r} seconds")
-        self._now += seconds
+        if self.witness is None or not seconds:
+            self._now += seconds
+        else:
+            self._moved(lambda: self._now + seconds, "advance")
 
-    def _jump_to(self, when: float) -> None:
-        self._now = max(self._now, when)
+    def _jump_to(self, when: float, why: str = "timer") -> None:
+        if self.witness is None:
+            self._now = max(self._now, when)
+        elif when > self._now:
+            self._moved(lambda: max(self._now, when), why)
+
+    def _moved(self, to: Callable[[], float], why: str) -> None:
+        """Move to ``to()`` and tell the witness, with no other move between the two."""
+        witness = self.witness
+        assert witness is not None
+        with witness.holding():
+            now = self._now = to()
+            witness.moved(self.stream, now, why)
 
     def sleep_parked(self, seconds: float) -> bool:
         """Sleep ``seconds`` of virtual time on a worker thread of a loop this clock drives.
@@ -277,7 +310,7 @@ class _VirtualSelector(selectors.DefaultSelector):
             raise ProcessGone
         wake = self._next_wake()
         if wake is not None and (timeout is None or wake <= self._clock.now() + timeout):
-            self._clock._jump_to(wake)  # a parked worker's sleep ends first
+            self._clock._jump_to(wake, "parked")  # a parked worker's sleep ends first
             self._wake_parked()
             return []
         if timeout is None:
@@ -444,7 +477,7 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
             clock = self._virtual_clock
             until = max(parked.values())
             clock.held.append((clock.now(), until))
-            clock._jump_to(until)
+            clock._jump_to(until, "held")
         for job in parked:
             job.awake.set()
         settle_threads(CASE_THREADS)  # the woken threads finish before the world goes on

@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, final
 
@@ -56,6 +57,12 @@ class Witness(Protocol):
 
     def forked(self, stream: int) -> int:
         """A stream for a copy of ``stream``'s ledger as it stands now."""
+        ...
+
+    def asked(self, stream: int, dialect: str, *, turn: int, attempt: int, incarnation: int,
+              sent: bytes, now: Callable[[], float]) -> float:
+        """Tell a request the world's provider took (``sent``: its bytes); the virtual time
+        it arrived at, ``now()`` read as it is told."""
         ...
 
 

@@ -385,21 +385,30 @@ class _Pool:
 
     def _receive(self, worker: _Worker) -> None:
         """Judge the trace ``worker`` sent back, here, where no agent code runs; or answer
-        an effect one of its case's tools tells (:mod:`harness.runner._ledger_pipe`)."""
+        an effect one of its case's tools tells, or keep a request or a move of the clock
+        its case's world tells (:mod:`harness.runner._ledger_pipe`)."""
         assert worker.job is not None
-        try:
-            message = worker.conn.recv_bytes(MAX_HANDBACK_BYTES)
-        except EOFError:
-            self.replace(worker, _death(worker.process))
-            return
-        except OSError:  # too long, or a broken pipe
-            self.replace(worker, _unreadable(worker.process))
-            return
-        if HarnessLedger.speaks(message):  # an effect told as it happens: answered now
+        for _ in range(_TOLD_PER_ROUND):
+            try:
+                message = worker.conn.recv_bytes(MAX_HANDBACK_BYTES)
+            except EOFError:
+                self.replace(worker, _death(worker.process))
+                return
+            except OSError:  # too long, or a broken pipe
+                self.replace(worker, _unreadable(worker.process))
+                return
+            if not HarnessLedger.speaks(message):
+                break
             answer = worker.ledger.take(message)
-            if answer is not None:
+            if answer is not None:  # an effect told as it happens: answered now
                 with contextlib.suppress(OSError):  # it died meanwhile: its sentinel says so
                     worker.conn.send_bytes(answer)
+                return
+            # Told, not answered (a request, a move of the clock): the next is often
+            # there already, and is taken in this round of the loop, not the next.
+            if not worker.conn.poll(0):
+                return
+        else:
             return
         over = self._over_a_cap(worker)
         if over is not None:  # its memory, read now: a result is never taken past a cap
@@ -408,6 +417,11 @@ class _Pool:
         case, scenario = self.jobs[worker.job]
         self.finish(worker, judge_handback(case, scenario, message, worker.ledger))
         self.give(worker)
+
+
+#: The most messages one worker's world tells that :meth:`_Pool._receive` takes in one round
+#: of the pool's loop: the others' wait no longer than that.
+_TOLD_PER_ROUND = 64
 
 
 def run_contained(jobs: Sequence[Job], *, agent: AgentChoice, workers: int,

@@ -361,8 +361,9 @@ class Join:
                          recoveries=tuple(replace(r, incarnation=r.incarnation + shift)
                                           for r in base.recoveries))
         # The case's world stopped at the join: its whole stream, then the source's.
-        return with_parts(joined, None if parts_of(own) is None else joined_parts(
-            world.ledger.stream, parts_of(base), drop=start(m.effects), shift=shift))
+        return with_parts(joined, joined_parts(
+            parts_of(own), parts_of(base), drop=(start(m.effects), start(m.requests)),
+            shift=shift))
 
 
 def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
@@ -385,7 +386,7 @@ def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
                      incarnations=tuple(i for i in trace.incarnations
                                         if i.number >= incarnation),
                      extra=extra)
-    return with_parts(suffix, after_parts(parts_of(trace), mark.effects))
+    return with_parts(suffix, after_parts(parts_of(trace), (mark.effects, mark.requests)))
 
 
 def _no_secrets(run: _CaseRun, source: Trace) -> bool:

@@ -18,28 +18,49 @@ join, their incarnations shifted. The harness reads that account against its str
 and a trace whose effects differ fails the case with a ``judge`` verdict naming the
 first difference (:func:`tamper_result`).
 
+The same stream carries the world's account of time and of the model's requests: each
+move of its virtual clock (:class:`fakes.VirtualClock`, told while the move is made, under
+the witness's lock, so no other message of the world comes between) and each request its
+fake provider took (dialect, turn, attempt, incarnation, a digest of the bytes the agent
+sent, and the virtual time the world read when it arrived). The harness keeps its own
+clock per stream from the moves it was told, and a trace fails ``judge`` when a request in
+it was never told, or told otherwise (:func:`first_request_difference`), when it arrived at
+a time the harness's clock was not at, or when the world's clock, read as the trace is
+written, has moved where the harness was never told: an agent that moved the clock forward
+instead of waiting out a ``Retry-After``, deleted a request from the fakes' record, or
+held the clock still through a stall its records then showed as quick.
+
 What the agent could still do is speak the pipe itself: tell effects that never
-happened, or none. That forges the world, not its record, and is out of this module's
-reach; what it closes is hiding or changing an effect the world really applied.
+happened, or none, or move the clock through its own method (which tells). That forges
+the world, not its record, and is out of this module's reach; what it closes is hiding or
+changing an effect, a request or a move of time the world really made. The times inside
+a stream (its first byte, its end, its longest silence), a tool's start and end, are read
+from the same clock, and are the harness's only as far as the next request or the trace's
+own reading of the clock shows that clock to be the harness's.
 
 Messages (the worker's start with a letter, its case's result with ``[``)::
 
     E[number, forks, stream, kind, tool, key, idempotent, incarnation, at]  an effect
+    R[number, forks, stream, dialect, turn, attempt, incarnation, digest, at]  a request
+    C[number, forks, stream, to, why]                    the clock moved to ``to``
     F[number, forks]                                     before a case's result: no effect
     A<the tool's result as JSON>                         the harness's answer to an effect
 
-``forks`` are the copies made since the last message, each ``[copy, source, length]``: the
-copy's stream begins with the first ``length`` effects told on its source. A copy costs
-no message of its own (a recording copies its world at every point), and only an effect
-waits for an answer.
+``forks`` are the copies made since the last message, each ``[copy, source, effects,
+requests, moves]``: the copy's stream begins with the first ``effects`` effects and
+``requests`` requests told on its source, its clock where the source's was after
+``moves`` moves. A copy costs no message of its own (a recording copies its world at every
+point), and only an effect waits for an answer: a request and a move are told, and the
+world goes on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Final
@@ -53,15 +74,20 @@ if TYPE_CHECKING:
     from harness.trace import EffectRecord, Trace
 
 _EFFECT: Final = b"E"[0]
+_REQUEST: Final = b"R"[0]
+_CLOCK: Final = b"C"[0]
 _FORK: Final = b"F"[0]
+_SPOKEN: Final = frozenset({_EFFECT, _REQUEST, _CLOCK, _FORK})
 _ANSWER: Final = b"A"
 # Where a trace keeps its account: an attribute outside its fields, so outside its JSON.
 _PARTS: Final = "_ledger_parts"
 
 Parts = Any
-"""A trace's account of its effects, as JSON: ``["s", stream]``, ``["cat", [parts...]]``,
-``["drop", count, parts]`` (all but the first ``count``), ``["inc", shift, parts]``
-(incarnations shifted)."""
+"""A trace's account of its effects and requests, as JSON: ``["s", stream]`` (or
+``["s", stream, reading, moves]``: its clock read ``reading`` after ``moves`` moves),
+``["cat", [parts...]]``, ``["drop", [effects, requests], parts]`` (all but the first
+``effects`` effects and ``requests`` requests), ``["inc", shift, parts]`` (incarnations
+shifted)."""
 
 
 # -- the worker's side ----------------------------------------------------------------------
@@ -80,12 +106,14 @@ class PipeWitness:
         self._conn = conn
         self._streams = 0
         self._told = 0  # messages sent: each carries its number, so none is lost unseen
-        self._lock = threading.Lock()
+        # Reentrant: a clock holds it while it moves and tells the move (holding()).
+        self._lock = threading.RLock()
         self._in_case = False
-        # Each stream's effects as told (a copy's: its source's then); and the copies not
-        # yet told, which go with the next message (a recording copies its world at every
-        # point: a message each would cost a round of the harness's loop each).
-        self._lengths: dict[int, int] = {}
+        # Each stream's effects, requests and clock moves as told (a copy's: its source's
+        # then); and the copies not yet told, which go with the next message (a recording
+        # copies its world at every point: a message each would cost a round of the
+        # harness's loop each).
+        self._lengths: dict[int, list[int]] = {}
         self._forks: list[list[int]] = []
 
     def opened(self) -> int:
@@ -97,8 +125,8 @@ class PipeWitness:
     def forked(self, stream: int) -> int:
         copy = self.opened()
         with self._lock:
-            length = self._lengths[copy] = self._lengths.get(stream, 0)
-            self._forks.append([copy, stream, length])
+            lengths = self._lengths[copy] = list(self._lengths.get(stream, (0, 0, 0)))
+            self._forks.append([copy, stream, *lengths])
         return copy
 
     def told(self, stream: int, kind: str, *, tool: str, key: str, idempotent: bool,
@@ -107,11 +135,42 @@ class PipeWitness:
             if not self._in_case:
                 raise RuntimeError(f"tool {tool}'s effect came after its case ended")
             self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
-            self._lengths[stream] = self._lengths.get(stream, 0) + 1
+            self._lengths.setdefault(stream, [0, 0, 0])[0] += 1
             answer = self._conn.recv_bytes()
         if not answer.startswith(_ANSWER):
             raise RuntimeError("the harness answered a tool's effect with something else")
         return json.loads(answer[1:])
+
+    def asked(self, stream: int, dialect: str, *, turn: int, attempt: int, incarnation: int,
+              sent: bytes, now: Callable[[], float]) -> float:
+        """Tell a request the world's provider took; the virtual time it arrived at
+        (``now()``, read while no move of the clock can come between it and the telling)."""
+        digest = hashlib.sha256(sent).hexdigest()[:16]
+        with at_work(), self._lock:
+            at = now()
+            if self._in_case:  # a thread a case left behind: its trace is already sent
+                self._send(_REQUEST, [stream, dialect, turn, attempt, incarnation, digest, at])
+                self._lengths.setdefault(stream, [0, 0, 0])[1] += 1
+            return at
+
+    def holding(self) -> contextlib.AbstractContextManager[object]:
+        """Hold while a clock moves and :meth:`moved` tells it: no other message of its
+        world comes between the two."""
+        return self._lock
+
+    def moved(self, stream: int, to: float, why: str) -> None:
+        """Tell that the clock of ``stream`` moved to ``to``. Called under :meth:`holding`."""
+        if not self._in_case:
+            return
+        with at_work():
+            self._send(_CLOCK, [stream, to, why])
+        self._lengths.setdefault(stream, [0, 0, 0])[2] += 1
+
+    def read(self, stream: int, now: Callable[[], float]) -> Parts:
+        """The account of ``stream`` with its clock as read now (``now()``) and the moves
+        told before: the harness reads them against its own clock, with no message."""
+        with self._lock:
+            return ["s", stream, now(), self._lengths.get(stream, (0, 0, 0))[2]]
 
     def begin_case(self) -> None:
         with self._lock:
@@ -165,18 +224,20 @@ def stream_parts(stream: int) -> Parts:
     return ["s", stream]
 
 
-def joined_parts(own: int, source: Parts | None, *, drop: int, shift: int) -> Parts | None:
-    """A case's own stream, then ``source``'s effects after the first ``drop``, shifted."""
-    if source is None:
+def joined_parts(own: Parts | None, source: Parts | None, *, drop: tuple[int, int],
+                 shift: int) -> Parts | None:
+    """A case's own account, then ``source``'s effects and requests after the first
+    ``drop`` (effects, requests), shifted."""
+    if own is None or source is None:
         return None
-    return ["cat", [stream_parts(own), ["inc", shift, after_parts(source, drop)]]]
+    return ["cat", [own, ["inc", shift, after_parts(source, drop)]]]
 
 
-def after_parts(parts: Parts | None, drop: int) -> Parts | None:
-    """``parts`` without its first ``drop`` effects."""
-    if parts is None or drop == 0:
+def after_parts(parts: Parts | None, drop: tuple[int, int]) -> Parts | None:
+    """``parts`` without its first ``drop`` effects and requests."""
+    if parts is None or drop == (0, 0):
         return parts
-    return ["drop", drop, parts]
+    return ["drop", list(drop), parts]
 
 
 # -- the harness's side ---------------------------------------------------------------------
@@ -184,6 +245,10 @@ def after_parts(parts: Parts | None, drop: int) -> Parts | None:
 
 Told = tuple[str, str, bool, int, float]
 """One effect as the harness was told it: tool, key, idempotent, incarnation, virtual time."""
+
+Asked = tuple[str, int, int, int, str, float, float]
+"""One request as the harness was told it: dialect, turn, attempt, incarnation, digest, the
+time the world said it arrived at, and the harness's clock then."""
 
 
 @dataclass
@@ -194,6 +259,13 @@ class _Stream:
     # After each of its own effects, how many of all its effects were ``append`` tools':
     # the lines of the notes file, which an ``append`` answers with.
     own_appends: list[int] = field(default_factory=list)
+    at_requests: int = 0  # how many of ``base``'s requests it begins with
+    own_requests: list[Asked] = field(default_factory=list)
+    at_moves: int = 0  # how many of ``base``'s clock moves it begins with
+    own_moves: list[float] = field(default_factory=list)
+    now: float = 0.0  # its clock, as the harness keeps it
+    # The first time its world's clock was read where the harness's was not.
+    wrong: str | None = None
 
     def __len__(self) -> int:
         return self.at + len(self.own)
@@ -204,19 +276,48 @@ class _Stream:
             return self.own_appends[length - self.at - 1]
         return 0 if self.base is None else self.base.appends_at(length)
 
-    def effects(self) -> list[Told]:
+    def clock_at(self, moves: int) -> float:
+        """Its clock after its first ``moves`` moves."""
+        if moves > self.at_moves:
+            return self.own_moves[moves - self.at_moves - 1]
+        return 0.0 if self.base is None else self.base.clock_at(moves)
+
+    def _chain(self) -> list[_Stream]:
         chain: list[_Stream] = [self]
         while chain[-1].base is not None:
             chain.append(chain[-1].base)
+        return chain
+
+    def effects(self) -> list[Told]:
         found: list[Told] = []
-        for stream in reversed(chain):
+        for stream in reversed(self._chain()):
             del found[stream.at:]
             found += stream.own
         return found
 
+    def requests(self) -> list[Asked]:
+        found: list[Asked] = []
+        for stream in reversed(self._chain()):
+            del found[stream.at_requests:]
+            found += stream.own_requests
+        return found
+
+    def first_wrong(self) -> str | None:
+        return next((s.wrong for s in self._chain() if s.wrong is not None), None)
+
+
+@dataclass
+class Account:
+    """What a trace's account names, as the harness holds it."""
+
+    effects: list[Told] = field(default_factory=list)
+    requests: list[Asked] = field(default_factory=list)
+    wrong: str | None = None
+
 
 class HarnessLedger:
-    """The effects one worker's worlds were told to have, by stream; see the module docstring."""
+    """The effects, requests and clock moves one worker's worlds were told to have, by
+    stream; see the module docstring."""
 
     def __init__(self) -> None:
         self._streams: dict[int, _Stream] = {}
@@ -226,7 +327,7 @@ class HarnessLedger:
     @staticmethod
     def speaks(message: bytes) -> bool:
         """Whether ``message`` is for the ledger (not a case's result)."""
-        return bool(message) and message[0] in (_EFFECT, _FORK)
+        return bool(message) and message[0] in _SPOKEN
 
     def take(self, message: bytes) -> bytes | None:
         """Keep what ``message`` tells; the answer to send back, if it asks for one."""
@@ -237,9 +338,14 @@ class HarnessLedger:
             self._told = number
             for fork in forks:
                 self._fork(*fork)
-            if message[0] == _FORK:
-                return None
-            return _ANSWER + json.dumps(self._effect(fields)).encode()
+            letter = message[0]
+            if letter == _EFFECT:
+                return _ANSWER + json.dumps(self._effect(fields)).encode()
+            if letter == _REQUEST:
+                self._request(fields)
+            elif letter == _CLOCK:
+                self._moved(fields)
+            return None
         except (ValueError, TypeError) as error:
             self.broken = self.broken or f"the worker's ledger messages broke off ({error})"
             return _ANSWER + b"null" if message[:1] == bytes([_EFFECT]) else None
@@ -249,13 +355,18 @@ class HarnessLedger:
             raise TraceDataError(f"{stream!r} is not a stream")
         return self._streams.setdefault(stream, _Stream())
 
-    def _fork(self, copy: object, source: object, length: object) -> None:
+    def _fork(self, copy: object, source: object, length: object, requests: object,
+              moves: object) -> None:
         base = self._stream(source)
         if not isinstance(copy, int) or copy in self._streams or type(length) is not int \
-                or not 0 <= length <= len(base):
+                or not 0 <= length <= len(base) or type(requests) is not int \
+                or not 0 <= requests <= base.at_requests + len(base.own_requests) \
+                or type(moves) is not int or not 0 <= moves <= base.at_moves + len(
+                    base.own_moves):
             raise TraceDataError(f"stream {copy!r} forked again, or from {length!r} effects "
                                f"of the {len(base)} told")
-        self._streams[copy] = _Stream(base, length)
+        self._streams[copy] = _Stream(base, length, at_requests=requests, at_moves=moves,
+                                      now=base.clock_at(moves))
 
     def _effect(self, fields: list[object]) -> Any:
         stream, kind, tool, key, idempotent, incarnation, at = fields
@@ -270,35 +381,76 @@ class HarnessLedger:
         kept.own_appends.append(appends)
         return effect_result(kind, key, appends)
 
-    def effects(self, parts: Parts) -> list[Told]:
-        """The effects ``parts`` names, as this ledger holds them (``TraceDataError``: none)."""
+    def _request(self, fields: list[object]) -> None:
+        stream, dialect, turn, attempt, incarnation, digest, at = fields
+        if not (isinstance(dialect, str) and type(turn) is int and type(attempt) is int
+                and type(incarnation) is int and isinstance(digest, str)
+                and isinstance(at, int | float) and not isinstance(at, bool)):
+            raise TraceDataError(f"a request {fields!r}")
+        kept = self._stream(stream)
+        kept.own_requests.append((dialect, turn, attempt, incarnation, digest, float(at),
+                                  kept.now))
+
+    def _moved(self, fields: list[object]) -> None:
+        stream, to, why = fields
+        if not isinstance(to, int | float) or isinstance(to, bool) or not isinstance(why, str):
+            raise TraceDataError(f"a move of the clock {fields!r}")
+        kept = self._stream(stream)
+        if to < kept.now and kept.wrong is None:
+            kept.wrong = f"the clock was told it went back from {kept.now:g}s to {to:g}s"
+        kept.own_moves.append(float(to))
+        kept.now = float(to)
+
+    def account(self, parts: Parts) -> Account:
+        """The effects and requests ``parts`` names, as this ledger holds them
+        (``TraceDataError``: none)."""
         if not isinstance(parts, list) or not parts:
             raise TraceDataError(f"{parts!r} is not an account of effects")
         head, *rest = parts
-        if head == "s" and len(rest) == 1:
-            return self._stream(rest[0]).effects() if rest[0] in self._streams else []
+        if head == "s" and len(rest) in (1, 3):
+            stream = self._stream(rest[0]) if rest[0] in self._streams else _Stream()
+            return Account(stream.effects(), stream.requests(),
+                           stream.first_wrong() or _read_wrong(stream, rest[1:]))
         if head == "cat" and len(rest) == 1 and isinstance(rest[0], list):
-            return [told for part in rest[0] for told in self.effects(part)]
-        if head in ("drop", "inc") and len(rest) == 2 and type(rest[0]) is int:
-            inner = self.effects(rest[1])
-            if head == "drop":
-                return inner[rest[0]:]
-            return [(t, k, i, n + rest[0], at) for t, k, i, n, at in inner]
+            whole = Account()
+            for part in rest[0]:
+                found = self.account(part)
+                whole.effects += found.effects
+                whole.requests += found.requests
+                whole.wrong = whole.wrong or found.wrong
+            return whole
+        if head == "drop" and len(rest) == 2 and isinstance(rest[0], list) \
+                and len(rest[0]) == 2 and all(type(n) is int for n in rest[0]):
+            inner = self.account(rest[1])
+            return Account(inner.effects[rest[0][0]:], inner.requests[rest[0][1]:],
+                           inner.wrong)
+        if head == "inc" and len(rest) == 2 and type(rest[0]) is int:
+            inner, shift = self.account(rest[1]), rest[0]
+            return Account([(t, k, i, n + shift, at) for t, k, i, n, at in inner.effects],
+                           [(d, turn, attempt, n + shift, digest, at, now)
+                            for d, turn, attempt, n, digest, at, now in inner.requests],
+                           inner.wrong)
         raise TraceDataError(f"{parts!r} is not an account of effects")
 
+    def effects(self, parts: Parts) -> list[Told]:
+        """The effects ``parts`` names, as this ledger holds them (``TraceDataError``: none)."""
+        return self.account(parts).effects
+
     def difference(self, accounts: object, traces: tuple[Trace, ...]) -> str | None:
-        """How ``traces``' effects differ from what this ledger was told; None: they agree."""
+        """How ``traces``' effects, requests or clock differ from what this ledger was
+        told; None: they agree."""
         if self.broken is not None:
             return self.broken
         if not isinstance(accounts, list) or len(accounts) != len(traces):
             return "the case's worker gave no account of its side effects"
         for account, trace in zip(accounts, traces, strict=True):
             try:
-                kept = self.effects(account)
+                kept = self.account(account)
             except (TraceDataError, RecursionError) as error:
                 return ("the case's worker gave an account of its side effects that is none "
                         f"({error})")
-            found = first_difference(trace.effects, kept)
+            found = first_difference(trace.effects, kept.effects) \
+                or first_request_difference(trace, kept.requests) or kept.wrong
             if found is not None:
                 return found
         return None
@@ -326,6 +478,54 @@ def first_difference(effects: tuple[EffectRecord, ...], kept: list[Told]) -> str
     return None
 
 
+def _read_wrong(stream: _Stream, read: list[object]) -> str | None:
+    """How the clock ``read`` as ``[reading, moves]`` differs from the harness's after as
+    many moves; None: it does not (or was not read)."""
+    if not read:
+        return None
+    reading, moves = read
+    if not isinstance(reading, int | float) or isinstance(reading, bool) \
+            or type(moves) is not int or not 0 <= moves <= stream.at_moves + len(
+                stream.own_moves):
+        raise TraceDataError(f"{read!r} is not a reading of a clock")
+    kept = stream.clock_at(moves)
+    if reading == kept:
+        return None
+    return (f"the world's clock read {reading:g}s where the harness's was at {kept:g}s: it "
+            "moved without telling the harness")
+
+
+def first_request_difference(trace: Trace, kept: list[Asked]) -> str | None:
+    """Where the trace's requests first differ from the ``kept`` ones, said; None: nowhere.
+
+    A request is the same when its dialect, turn, attempt and incarnation are, and it
+    arrived when the harness's clock said so: the time the world told, and the trace's.
+    """
+    requests = trace.requests
+    for index in range(max(len(requests), len(kept))):
+        ours = _asked(kept[index]) if index < len(kept) else "none"
+        if index < len(requests):
+            r = requests[index]
+            theirs = _asked((trace.dialect, r.turn, r.attempt, r.incarnation, "",
+                             r.started_at, r.started_at))
+            if r.index != index + 1:
+                theirs += f" numbered #{r.index}"
+        else:
+            theirs = "none"
+        if theirs != ours:
+            return (f"request #{index + 1}: the trace has {theirs}, the harness was told "
+                    f"{ours}")
+    return None
+
+
+def _asked(told: Asked) -> str:
+    dialect, turn, attempt, incarnation, _, at, now = told
+    said = f"{dialect} turn {turn} attempt {attempt} (incarnation {incarnation}, at {now:g}s"
+    if at != now:
+        said += f"; the world's clock said {at:g}s, moved without telling the harness"
+    return said + ")"
+
+
 def _said(tool: str, key: str, idempotent: bool, incarnation: int, at: float) -> str:
     safe = "" if not idempotent else ", idempotent"
     return f"{tool} key={key} (incarnation {incarnation}, at {at:g}s{safe})"
@@ -335,11 +535,11 @@ def tamper_result(case: Case, difference: str) -> CaseResult:
     """The result of a case whose trace's side effects differ from the harness's ledger."""
     from harness.runner._results import CaseResult
 
-    message = ("the trace's side effects differ from the ledger the harness kept outside "
-               f"the agent's process: {difference}")
+    message = ("the trace's side effects, requests or clock differ from the account the "
+               f"harness kept outside the agent's process: {difference}")
     verdict = Verdict("judge", "fail", message, (difference,), advice=(
-        "the agent changed the world's records in its process (the tool ledger, its "
-        "effects); the harness's ledger, told each effect as it happened, is the one "
-        "that counts"))
+        "the agent changed the world's records in its process (the tool ledger, the "
+        "requests the provider saw, the virtual clock); the harness's account, told each "
+        "effect, request and move of the clock as it happened, is the one that counts"))
     return CaseResult(case, None, "the trace disagrees with the harness's ledger", (verdict,),
                       "", crash_reached=False)

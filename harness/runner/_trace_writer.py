@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from fakes import VirtualClock
 from harness.runner._goal_trace import goal_trace
-from harness.runner._ledger_pipe import stream_parts, with_parts
+from harness.runner._ledger_pipe import installed, stream_parts, with_parts
 from harness.runner._results import Case
 from harness.runner._world import World
 from harness.trace import (
@@ -82,9 +83,14 @@ def write_trace(world: World, case: Case, ending: Ending, roots: PathRoots | Non
         goal=goal_trace(world.goals),
         **portable_ending(ending, roots).trace_fields(),
     )
-    ledger = world.ledger
-    # Where its effects came from, for the harness that was told them (_ledger_pipe).
-    return with_parts(trace, None if ledger.witness is None else stream_parts(ledger.stream))
+    ledger, clock, witness = world.ledger, world.clock, installed()
+    if ledger.witness is None or witness is None:
+        return trace
+    # Where its effects and requests came from, for the harness that was told them, and
+    # its clock as the trace leaves it, read against the harness's (_ledger_pipe).
+    if isinstance(clock, VirtualClock) and clock.witness is witness:
+        return with_parts(trace, witness.read(ledger.stream, clock.now))
+    return with_parts(trace, stream_parts(ledger.stream))
 
 
 def portable_ending(ending: Ending, roots: PathRoots | None = None) -> Ending:

@@ -131,6 +131,11 @@ class World:
         witness = installed()
         if witness is not None:  # a sealed worker: each effect is told to the harness
             self.ledger.witness, self.ledger.stream = witness, witness.opened()
+            if isinstance(self.clock, VirtualClock):  # and each move of its clock
+                self.clock.witness, self.clock.stream = witness, self.ledger.stream
+                if self.clock.now():  # the harness's begins at 0
+                    with witness.holding():
+                        witness.moved(self.ledger.stream, self.clock.now(), "start")
         self.model = ScriptedModel(scenario, self._applied_effects, self._calls_run_before)
         self._faults = fault_plan(scenario)
         # The phrases of the scenario's looping answers (retry:doom-loop); none: not noted.
@@ -308,7 +313,7 @@ class World:
         """
         if incarnation != self.incarnations.current or self.incarnations.crashed:
             # A request from a dead process never reaches the model (DESIGN §3).
-            self._refuse(incarnation)
+            self._refuse(incarnation, incoming)
             return None
         self.goal_tick()
         if self.on_request is not None:
@@ -327,8 +332,9 @@ class World:
         body = seen.chat if seen.chat is not None else seen.json
         if seen.refused_turn is not None:
             self.refused_turns.append(RefusedTurn(len(self.requests) + 1, *seen.refused_turn))
+        now = self._arrived(incoming, incarnation, seen.turn, seen.attempt)
         record = answered_record(seen, plan, response, body, index=len(self.requests) + 1,
-                           incarnation=incarnation, now=self.clock.now(), faults=kinds)
+                           incarnation=incarnation, now=now, faults=kinds)
         if self.scenario.provider.context_window is not None or self.scenario.training_data:
             # The compaction checks and train:no-patch read each reply a request carried.
             record = replace(record, replies=sent_replies(self.scenario.dialect, seen.json))
@@ -502,10 +508,23 @@ class World:
         """Where ``incarnation``'s intercepted HTTP requests go (see :mod:`harness.intercept`)."""
         return WorldRoute(self, incarnation)
 
-    def _refuse(self, incarnation: int) -> None:
-        now = self.clock.now()
+    def _refuse(self, incarnation: int, incoming: IncomingRequest | None = None) -> None:
+        now = self._arrived(incoming, incarnation, 0, 0)
         record = refused_record(len(self.requests) + 1, incarnation, now)
         self.requests.append(Pending(record, ended_at=now, ended="refused"))
+
+    def _arrived(self, incoming: IncomingRequest | None, incarnation: int, turn: int,
+                 attempt: int) -> float:
+        """The virtual time a request the world records arrived at; in a sealed worker,
+        told to the harness with it (:mod:`harness.runner._ledger_pipe`)."""
+        witness = self.ledger.witness
+        if witness is None:
+            return self.clock.now()
+        sent = b"" if incoming is None else b"\n".join(
+            (incoming.method.encode(), incoming.url.encode(), incoming.body or b""))
+        return witness.asked(self.ledger.stream, self.provider.dialect, turn=turn,
+                             attempt=attempt, incarnation=incarnation, sent=sent,
+                             now=self.clock.now)
 
     def request_records(self) -> tuple[RequestRecord, ...]:
         return tuple(request_record(p, self.scenario.dialect) for p in self.requests)
@@ -596,8 +615,10 @@ class World:
         finally:
             self.on_event, self.on_request, self.on_tool_settled, self.disk.observer = hooks
         witness = self.ledger.witness
-        if witness is not None:  # the copy's effects from here on are its own
+        if witness is not None:  # the copy's effects, requests and time from here on are its own
             copied.ledger.stream = witness.forked(self.ledger.stream)
+            if copied.clock.witness is not None:
+                copied.clock.stream = copied.ledger.stream
         return copied
 
     def files_digest(self) -> str:

@@ -19,6 +19,7 @@ import pytest
 from long_scenarios import appends
 from minimal_agent import minimal_factory
 
+import fakes._clock
 import fakes._ledger
 from harness.runner import _explore as explore
 from harness.runner import plan_cases, run_trace
@@ -33,8 +34,9 @@ from harness.runner._ledger_pipe import (
 )
 from harness.runner._results import Case
 from harness.runner._run import default_agent_factory
+from harness.runner._world import World
 from harness.scenario import Scenario, load_scenario
-from harness.trace import EffectRecord, Trace
+from harness.trace import EffectRecord, Trace, TraceDataError
 
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios" / "crash"
 
@@ -56,7 +58,7 @@ class _Direct:
 
 
 def _tell(ledger: HarnessLedger, number: int, letter: str, *fields: Any,
-          forks: tuple[tuple[int, int, int], ...] = ()) -> Any:
+          forks: tuple[tuple[int, ...], ...] = ()) -> Any:
     message = [number, [list(fork) for fork in forks], *fields]
     answer = ledger.take(letter.encode() + json.dumps(message).encode())
     return None if answer is None else json.loads(answer[1:])
@@ -82,12 +84,12 @@ def test_a_copy_begins_with_its_source_as_the_harness_held_it_then() -> None:
     _tell(ledger, 2, "E", 1, "append", "notes", "b", False, 1, 1.0)  # the source goes on
     # Told with the next message: a copy of stream 1 made when it held one effect.
     assert _tell(ledger, 3, "E", 2, "append", "notes", "c", False, 2, 2.0,
-                 forks=((2, 1, 1),)) == {"appended": True, "lines": 2}
+                 forks=((2, 1, 1, 0, 0),)) == {"appended": True, "lines": 2}
 
     assert [key for _, key, *_ in ledger.effects(["s", 2])] == ["a", "c"]
-    assert [key for _, key, *_ in ledger.effects(["drop", 1, ["s", 1]])] == ["b"]
+    assert [key for _, key, *_ in ledger.effects(["drop", [1, 0], ["s", 1]])] == ["b"]
     assert ledger.effects(["inc", 1, ["s", 2]])[1] == ("notes", "c", False, 3, 2.0)
-    _tell(ledger, 4, "F", forks=((3, 1, 5),))  # more effects than stream 1 was told
+    _tell(ledger, 4, "F", forks=((3, 1, 5, 0, 0),))  # more effects than stream 1 was told
     assert "forked again, or from 5 effects of the 2 told" in str(ledger.broken)
 
 
@@ -131,6 +133,61 @@ def test_the_first_difference_is_named_in_a_judge_verdict() -> None:
     assert ledger.difference(None, (trace,)) == \
         "the case's worker gave no account of its side effects"
     assert "none" in str(ledger.difference([["nonsense"]], (trace,)))
+
+
+def test_a_request_is_kept_with_the_harness_s_clock_when_it_arrived() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
+    _tell(ledger, 2, "C", 1, 20.0, "timer")
+    _tell(ledger, 3, "R", 1, "openai", 1, 2, 1, "d2", 20.0)
+    _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d3", 50.0)  # the clock moved, untold
+
+    assert ledger.account(["s", 1]).requests == [
+        ("openai", 1, 1, 1, "d1", 0.0, 0.0), ("openai", 1, 2, 1, "d2", 20.0, 20.0),
+        ("openai", 2, 1, 1, "d3", 50.0, 20.0)]
+    assert ledger.account(["s", 1, 20.0, 1]).wrong is None  # where the harness's clock was
+    assert ledger.account(["s", 1, 50.0, 1]).wrong == (
+        "the world's clock read 50s where the harness's was at 20s: it moved without telling "
+        "the harness")
+    trace = _requests_trace(("openai", 1, 1, 1, 0.0), ("openai", 1, 2, 1, 20.0),
+                            ("openai", 2, 1, 1, 50.0))
+    assert ledger.difference([["s", 1]], (trace,)) == (
+        "request #3: the trace has openai turn 2 attempt 1 (incarnation 1, at 50s), the "
+        "harness was told openai turn 2 attempt 1 (incarnation 1, at 20s; the world's clock "
+        "said 50s, moved without telling the harness)")
+    deleted = _requests_trace(("openai", 1, 2, 1, 20.0))
+    assert str(ledger.difference([["s", 1]], (deleted,))).startswith(
+        "request #1: the trace has openai turn 1 attempt 2 (incarnation 1, at 20s), the "
+        "harness was told openai turn 1 attempt 1")
+
+
+def test_a_copy_begins_with_its_source_s_requests_and_clock_as_the_harness_held_them() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
+    _tell(ledger, 2, "C", 1, 5.0, "timer")
+    _tell(ledger, 3, "C", 1, 9.0, "advance")  # the source goes on
+    _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d2", 9.0)
+    # Copied when the source had told one request and one move: its clock is at 5s.
+    _tell(ledger, 5, "R", 2, "openai", 2, 1, 2, "d3", 5.0, forks=((2, 1, 0, 1, 1),))
+
+    assert [r[-1] for r in ledger.account(["s", 2]).requests] == [0.0, 5.0]
+    assert ledger.account(["drop", [0, 1], ["inc", 1, ["s", 2]]]).requests == [
+        ("openai", 2, 1, 3, "d3", 5.0, 5.0)]
+    assert ledger.account(["s", 2, 5.0, 1]).wrong is None
+    # The copy's clock read past its source's second move: a move it never had.
+    assert ledger.account(["s", 2, 9.0, 1]).wrong is not None
+    with pytest.raises(TraceDataError, match="is not a reading of a clock"):
+        ledger.account(["s", 2, 9.0, 3])
+
+
+def _requests_trace(*requests: tuple[str, int, int, int, float]) -> Trace:
+    """A trace with no effects whose requests are ``requests``."""
+    base = _effects_trace()
+    record = base.requests[0]
+    return replace(base, dialect=requests[0][0] if requests else base.dialect, requests=tuple(
+        replace(record, index=n, turn=turn, attempt=attempt, incarnation=incarnation,
+                started_at=at)
+        for n, (_, turn, attempt, incarnation, at) in enumerate(requests, 1)))
 
 
 def _effects_trace(*effects: tuple[str, str, bool, int, float]) -> Trace:
@@ -177,9 +234,16 @@ def test_every_way_a_case_is_explored_gives_an_account_the_harness_agrees_with(
     shared, more = _differences(ledger, appends(2), Path("appends.yaml"))
     source = SHIPPED / "mail-at-every-world-event.yaml"
     shipped, most = _differences(ledger, load_scenario(source), source, stride=7)
+    waits = SHIPPED / "retries-survive-a-crash.yaml"  # a 429 to wait out, a stall
+    timed, _ = _differences(ledger, load_scenario(waits), waits, stride=25)
 
-    assert rejoining + shared + shipped == [None] * len(rejoining + shared + shipped)
+    assert rejoining + shared + shipped + timed == [None] * len(
+        rejoining + shared + shipped + timed)
     assert {"recorded", "rejoined", "replayed"} <= ways | more | most
+    # Requests and moves of the clock were told, and read against the traces too.
+    streams = ledger._streams.values()
+    assert any(s.own_requests for s in streams)
+    assert any(s.own_moves for s in streams)
     assert any(r.shared_restarts for r in explore._RECORDINGS.values())
 
 
@@ -199,3 +263,41 @@ def test_a_ledger_changed_in_the_worker_s_process_disagrees_with_the_harness_s(
                             minimal_factory("rerun_unknown"))
 
     assert any(d is not None and "the trace has none, the harness was told" in d for d in found)
+
+
+def test_a_clock_moved_by_hand_in_the_worker_s_process_disagrees_with_the_harness_s(
+        ledger: HarnessLedger, monkeypatch: pytest.MonkeyPatch) -> None:
+    def untold(self: fakes._clock.VirtualClock, when: float, why: str = "timer") -> None:
+        self._now = max(self._now, when)  # the jump made, the harness never told
+
+    monkeypatch.setattr(fakes._clock.VirtualClock, "_jump_to", untold)
+    source = SHIPPED / "retries-survive-a-crash.yaml"
+    found, _ = _differences(ledger, load_scenario(source), source, stride=40)
+
+    assert found
+    assert all(d is not None and "moved without telling the harness" in d
+                         for d in found)
+
+
+def test_a_request_deleted_from_the_world_s_record_disagrees_with_the_harness_s(
+        ledger: HarnessLedger, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = World.request_records
+
+    def without_refusals(self: World) -> Any:
+        return tuple(r for r in original(self) if r.status < 400)
+
+    monkeypatch.setattr(World, "request_records", without_refusals)
+    source = SHIPPED / "retries-survive-a-crash.yaml"
+    found, _ = _differences(ledger, load_scenario(source), source, stride=40)
+
+    assert found
+    assert all(d is not None and d.startswith("request #1: the trace has") and
+                         "the harness was told anthropic turn 1 attempt 1" in d for d in found)
+
+
+def test_a_world_whose_clock_starts_late_tells_the_harness_where(
+        ledger: HarnessLedger) -> None:
+    world = World(appends(1), seed=1, clock=fakes._clock.VirtualClock(5.0))
+    world.clock.advance(2.0)
+
+    assert ledger._streams[world.ledger.stream].own_moves == [5.0, 7.0]

@@ -1,0 +1,252 @@
+"""An agent cannot bend the world's time or its record of requests: the harness keeps its own.
+
+The virtual clock and the fake provider's record of requests live in the worker a case
+runs in, beside the agent. Each agent below meets a rate limit whose ``Retry-After`` it
+must wait out, then a stream that stalls, and in its own process:
+
+- ``clock``: moves the clock forward by each long wait instead of waiting it (the
+  ``Retry-After`` retried at once, the stall skipped), without the clock's own method;
+- ``delete``: deletes the refused request from the world's record of requests;
+- ``freeze``: holds the clock still, as the world's records read it, through every long
+  jump (a stall), while the loop's timers still fire on time.
+
+Every move of a sealed worker's clock and every request its fake provider takes is told to
+the harness as it happens (:mod:`harness.runner._ledger_pipe`), so every case of each fails
+with a ``judge`` verdict naming the first request or clock reading that differs, crash
+cases built from the scenario's recorded run included; with the trick off, the same agents
+are judged as before, no case by the judge, each digest the same from run to run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from harness._cli import main
+from harness.runner import AgentChoice, SealedCases, plan_cases
+from harness.scenario import load_scenario
+
+# System tier (pytest --system): real worker processes.
+pytestmark = pytest.mark.system
+
+ROOT = Path(__file__).resolve().parents[2]
+WAITED = """
+name: waited-then-stalled
+description: A rate limit to wait out, then a stream that stalls, on the way to one e-mail.
+dialect: openai
+seed: 5
+tools:
+  send_mail: {kind: send, target: "examples.openai_agent.tools:send_mail"}
+model:
+  - turn: 1
+    calls: [{tool: send_mail, args: {to: "ops@example.com", body: "deploy 42"}}]
+  - turn: 2
+    text: "Mailed."
+faults:
+  - {at: {turn: 1, attempt: 1}, kind: http_error, status: 429, retry_after: 20}
+  - {at: {turn: 2, attempt: 1}, kind: stall, after_events: 1, seconds: 90}
+crash:
+  points: ["after_tool:send_mail#1", "after_response:2", "before_request:2"]
+  classes: [process_killed]
+expect:
+  stop_state: complete
+"""
+
+TRICKS = '''
+import asyncio
+import multiprocessing
+import os
+import sys
+
+import fakes._clock
+import harness.runner._world
+
+
+def _forward():
+    """Each wait of a second or more: the clock moved on by hand, no time waited."""
+    import anyio._backends._asyncio as backend
+
+    original = asyncio.sleep
+
+    async def sleep(delay, result=None):
+        clock = getattr(asyncio.get_running_loop(), "_virtual_clock", None)
+        if clock is not None and delay >= 1:
+            clock._now += delay  # as if waited
+            delay = 0
+        return await original(delay, result)
+
+    asyncio.sleep = backend.sleep = sleep
+
+
+def _delete():
+    """A refused request: gone from the world's record as soon as it is answered."""
+    original = harness.runner._world.World.accept
+
+    def accept(self, incoming, incarnation):
+        accepted = original(self, incoming, incarnation)
+        if accepted is not None and accepted.plan.status == 429:
+            self.requests.pop()
+        return accepted
+
+    harness.runner._world.World.accept = accept
+
+
+# Where the world reads the clock for its records (the requests' times, the stream's chunks).
+RECORDS = ("harness.runner._world", "harness.runner._ledger_pipe",
+           "harness.runner._trace_writer")
+
+
+def _freeze():
+    """A jump of 25 virtual seconds or more (a stall): the loop's timers fire and the agent
+    reads the time as it is, but the clock the world's records read stands still."""
+    jump = fakes._clock.VirtualClock._jump_to
+
+    def frozen_jump(self, when, why="timer"):
+        before = self._now
+        jump(self, when, why)
+        if self._now - before >= 25:
+            self.__dict__["frozen"] = self.__dict__.get("frozen", 0.0) + self._now - before
+
+    def now(self):
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith(RECORDS):
+            return self._now - self.__dict__.get("frozen", 0.0)
+        return self._now
+
+    fakes._clock.VirtualClock._jump_to = frozen_jump
+    fakes._clock.VirtualClock.now = now
+    fakes._clock._VirtualEventLoop.time = lambda self: self._virtual_clock._now
+
+
+HOW = {"clock": _forward, "delete": _delete, "freeze": _freeze}
+_DONE = []
+
+
+def bend_time():
+    how = os.environ.get("BEND_TIME", "")
+    if how not in HOW or multiprocessing.current_process().name != "harness-case-worker" \\
+            or _DONE:
+        return  # the honest run, or planning a scenario's crash points
+    _DONE.append(how)
+    HOW[how]()
+'''
+
+FACTORIES = TRICKS + '''
+from harness.agent import ReferenceAgent
+
+
+def bends_time(ports):
+    bend_time()
+    return ReferenceAgent(ports)
+'''
+
+PLAIN = TRICKS + '''
+from examples.openai_agent import main as honest_main
+
+
+async def main(prompt):
+    bend_time()
+    return await honest_main(prompt)
+'''
+
+
+@pytest.fixture
+def agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    (tmp_path / "bending_factories.py").write_text(FACTORIES, encoding="utf-8")
+    (tmp_path / "bending_plain.py").write_text(PLAIN, encoding="utf-8")
+    (tmp_path / "waited.yaml").write_text(WAITED, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(ROOT))
+    yield tmp_path
+    for name in ("bending_factories", "bending_plain"):
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def rows(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+         monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[dict[str, object]]]:
+    """Run the scenario with an agent that bends time ``how`` ("": honest): each case's row."""
+    def run(agent: str, how: str) -> list[dict[str, object]]:
+        monkeypatch.setenv("BEND_TIME", how)
+        monkeypatch.setenv("HARNESS_PASS_ENV", "BEND_TIME")  # the agent's is an allow-list
+        out = tmp_path / (how or "honest")
+        main(["run", str(agents / "waited.yaml"), "--agent", agent, "--jobs", "2",
+              "--out", str(out)])
+        capsys.readouterr()
+        return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    return run
+
+
+SAID = {"clock": "moved without telling the harness",
+        "delete": "request #",
+        "freeze": "moved without telling the harness"}
+
+
+def _row(row: dict[str, object]) -> tuple[object, ...]:
+    return row["case_id"], row["passed"], row["digest"], row["failed_invariants"]
+
+
+def _caught(honest: list[dict[str, object]], bent: list[dict[str, object]], how: str) -> None:
+    """Every case the trick played in fails ``judge``, saying why; any other is judged as
+    the honest run's (a crash before the stall's attempt: its retry never stalls)."""
+    assert [r["case_id"] for r in bent] == [r["case_id"] for r in honest]
+    # Crash cases built from the scenario's recorded run among them: their requests and
+    # time are the recording's up to the crash, then their own.
+    assert "recorded" in {r["exploration"] for r in honest}
+    caught = [now for now in bent if now["failed_invariants"] == ["judge"]]
+    for row in caught:
+        assert SAID[how] in json.dumps(row["verdicts"])
+    assert [_row(now) for now in bent if now not in caught] == \
+        [_row(was) for was, now in zip(honest, bent, strict=True) if now not in caught]
+    # The run without a crash meets both the wait and the stall, as do the cases crashed
+    # after the stall.
+    assert {str(r["case_id"]) for r in caught} >= {
+        "waited-then-stalled", "waited-then-stalled[after_response:2:at:process_killed]"}
+    if how != "freeze":  # the wait comes first: every case meets it
+        assert caught == bent
+
+
+def _honest(rows: Callable[..., list[dict[str, object]]], agent: str
+            ) -> list[dict[str, object]]:
+    honest = rows(agent, "")
+    again = rows(agent, "none")  # the tricks' module loaded, none of them played
+    assert not [r for r in honest if "judge" in r["failed_invariants"]]
+    assert [_row(r) for r in again] == [_row(r) for r in honest]
+    return honest
+
+
+@pytest.mark.parametrize("how", ["clock", "delete", "freeze"])
+def test_a_factory_agent_that_bends_time_or_requests_fails_with_the_judge(
+        rows: Callable[..., list[dict[str, object]]], how: str) -> None:
+    honest = _honest(rows, "bending_factories:bends_time")
+    # Honoured, the wait and the stall cost it nothing: every case passes.
+    assert all(r["passed"] for r in honest)
+
+    _caught(honest, rows("bending_factories:bends_time", how), how)
+
+
+@pytest.mark.parametrize("how", ["clock", "delete", "freeze"])
+def test_a_plain_agent_that_bends_time_or_requests_fails_with_the_judge(
+        rows: Callable[..., list[dict[str, object]]], how: str) -> None:
+    honest = _honest(rows, "bending_plain:main")
+
+    _caught(honest, rows("bending_plain:main", how), how)
+
+
+def test_the_plugin_s_sealed_cases_judge_a_frozen_clock_as_harness_run_does(
+        agents: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BEND_TIME", "freeze")
+    monkeypatch.setenv("HARNESS_PASS_ENV", "BEND_TIME")
+    source = agents / "waited.yaml"
+    scenario = load_scenario(source)
+    sealed = SealedCases(AgentChoice("bending_factories:bends_time"), timeout=30.0)
+    try:
+        results = [sealed.run(case, scenario) for case in plan_cases(scenario, source)[:3]]
+    finally:
+        sealed.close()
+
+    assert [[v.invariant for v in r.failed_verdicts] for r in results] == [["judge"]] * 3
