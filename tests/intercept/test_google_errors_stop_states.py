@@ -9,10 +9,9 @@ google-genai's ``APIError`` carries its status as ``code``, not ``status_code``:
 from __future__ import annotations
 
 import pytest
+from google.genai import errors  # the test extra's: a plain import, never a skip
 
-from harness.intercept._plain import stop_state_for
-
-errors = pytest.importorskip("google.genai.errors")
+from harness.intercept import stop_state_for
 
 
 @pytest.mark.parametrize(("code", "status", "stop"), [
