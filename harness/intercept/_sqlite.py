@@ -277,7 +277,10 @@ def _sqlite_error(error: DiskError) -> sqlite3.OperationalError:
 def _schema_version(connection: sqlite3.Connection) -> int:
     cursor = sqlite3.Connection.cursor(connection)
     cursor.row_factory = None  # the agent's row factory may not index by number
-    row = cursor.execute("PRAGMA schema_version").fetchone()
+    try:
+        row = cursor.execute("PRAGMA schema_version").fetchone()
+    finally:
+        cursor.close()  # never left in progress, whoever keeps this frame (see _WorldCursor)
     return int(row[0])
 
 
@@ -365,28 +368,52 @@ class _WorldConnection(sqlite3.Connection):
 
 
 class _WorldCursor(sqlite3.Cursor):
-    """A cursor of a world connection: each statement is looked at once it has run."""
+    """A cursor of a world connection: each statement is looked at once it has run.
 
+    These methods hold the cursor in their frames, which a plain ``sqlite3`` call has
+    none of; a frame kept after it returned (a sampling profiler's
+    ``sys._current_frames()``, a debugger) would keep the cursor, and with it a statement
+    still in progress (``PRAGMA journal_mode=WAL``'s unread row), alive past the moment
+    the agent dropped it: its next ``commit()`` would fail (``SQL statements in
+    progress``) as it never does without the harness, at the whim of the machine's load.
+    So each drops its references to the cursor before it returns (:func:`_watched`).
+    """
+
+    # Each method hands the cursor over in a list it empties, so that its own frame no
+    # longer refers to it either.
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
-        result = super().execute(sql, parameters)
-        _after(self, sql)
-        return result
+        held = [self]
+        del self
+        return _watched(held, "execute", sql, (sql, parameters))
 
     def executemany(self, sql: str, parameters: Any, /) -> Any:
-        result = super().executemany(sql, parameters)
-        _after(self, sql)
-        return result
+        held = [self]
+        del self
+        return _watched(held, "executemany", sql, (sql, parameters))
 
     def executescript(self, script: str, /) -> Any:
-        result = super().executescript(script)
-        _after(self, script)
-        return result
+        held = [self]
+        del self
+        return _watched(held, "executescript", script, (script,))
 
 
-def _after(cursor: sqlite3.Cursor, sql: str) -> None:
+def _watched(held: list[_WorldCursor], method: str, sql: str,
+             arguments: tuple[Any, ...]) -> Any:
+    """The cursor in ``held`` runs ``method(*arguments)`` (the agent's factory's own, if it
+    has one), then its connection looks at ``sql``. When this returns, neither this frame
+    nor its caller's refers to the cursor (see :class:`_WorldCursor`)."""
+    cursor = held.pop()
+    run = getattr(super(_WorldCursor, cursor), method)
     connection = cursor.connection
+    del cursor
+    result = run(*arguments)
+    del run
     if isinstance(connection, _WorldConnection):
         connection._harness_after(sql)
+    try:
+        return result
+    finally:
+        del result
 
 
 _FACTORIES: dict[type, type] = {}

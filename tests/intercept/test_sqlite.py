@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -171,6 +174,44 @@ def test_row_factories_and_factories_of_the_agent_keep_working() -> None:
 
     disk, _ = run_program(program)
     assert points(disk) == ["sqlite:commit#1", "sqlite:commit#2"]
+
+
+def test_a_frame_kept_by_a_profiler_keeps_no_statement_of_the_agent_in_progress() -> None:
+    # A sampling profiler (``sys._current_frames()`` from a thread) holds the frames it
+    # sampled for a moment, and a frame that returns while held keeps its locals. The
+    # harness's own frames between the agent and sqlite3 must not keep the agent's
+    # cursor: a ``PRAGMA journal_mode=WAL`` whose row nobody reads (the OpenAI Agents
+    # SDK's ``SQLiteSession``) would stay in progress, and the next commit fail. Here
+    # every frame is kept, deterministically.
+    kept: list[FrameType] = []
+
+    def keep(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            kept.append(frame)
+
+    def program(connect: Callable[[str], sqlite3.Connection]) -> None:
+        connection = connect("state.db")
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v INTEGER)")
+        connection.executemany("INSERT INTO kv VALUES (?, ?)", [("a", 1)])
+        connection.executescript("INSERT INTO kv VALUES ('b', 2);")
+        connection.execute("INSERT INTO kv VALUES ('c', 3)")
+        connection.commit()
+        connection.close()
+
+    def profiled(connect: Callable[[str], sqlite3.Connection]) -> None:
+        sys.setprofile(keep)
+        try:
+            program(connect)
+        finally:
+            sys.setprofile(None)
+
+    # Plain sqlite3 lives with it: there is no frame between the agent and the C calls.
+    with tempfile.TemporaryDirectory() as folder:
+        profiled(lambda name: sqlite3.connect(os.path.join(folder, name)))
+    disk, databases = run_program(lambda: profiled(sqlite3.connect))
+    assert kept
+    assert rows_after_restart(disk, databases) == [("a", 1), ("b", 2), ("c", 3)]
 
 
 # -- crashes at a commit, as SQLite promises ------------------------------------
