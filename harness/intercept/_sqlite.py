@@ -72,6 +72,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from fakes import CrashDisk
 from harness._errors import DiskError
+from harness.intercept._sqlite_clock import sqlite_reads_time_module
 from harness.intercept._start_folder import StartFolder
 
 #: The role of every database's persistence points: ``sqlite:commit#3``.
@@ -151,6 +152,7 @@ class WorldDatabases:
     @contextmanager
     def active(self, generation: int) -> Iterator[None]:
         """Route ``sqlite3.connect`` to the world while incarnation ``generation`` runs."""
+        sqlite_reads_time_module()  # its 'now' the case's, as time.time() is
         self._generation = generation
         real = _REAL_CONNECT
         modules: tuple[Any, ...] = (sqlite3, sqlite3.dbapi2)

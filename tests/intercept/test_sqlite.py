@@ -7,6 +7,7 @@ import os
 import sqlite3
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -174,6 +175,31 @@ def test_row_factories_and_factories_of_the_agent_keep_working() -> None:
 
     disk, _ = run_program(program)
     assert points(disk) == ["sqlite:commit#1", "sqlite:commit#2"]
+
+
+def test_sqlites_now_is_the_cases_wall_time() -> None:
+    # SQLiteSession (the OpenAI Agents SDK's) stamps each row DEFAULT CURRENT_TIMESTAMP:
+    # it was the machine's date, in the database image crash states are keyed by.
+    from fakes import VirtualClock
+    from harness.intercept import virtual_time
+
+    clock = VirtualClock()
+    clock.advance(42)
+
+    def stamped() -> None:
+        connection = sqlite3.connect("state.db")
+        connection.execute("CREATE TABLE kv (k TEXT, at TEXT DEFAULT CURRENT_TIMESTAMP)")
+        with connection:
+            connection.execute("INSERT INTO kv (k) VALUES ('a')")
+        connection.close()
+
+    with virtual_time(clock):
+        disk, databases = run_program(stamped)
+        rows = rows_after_restart(disk, databases, "SELECT k, at, datetime('now') FROM kv")
+    assert rows == [("a", "2025-01-01 00:00:42", "2025-01-01 00:00:42")]
+    # Outside a case, SQLite's 'now' is the machine's again.
+    (year,) = sqlite3.connect(":memory:").execute("SELECT strftime('%Y', 'now')").fetchone()
+    assert year == time.strftime("%Y", time.gmtime())
 
 
 def test_a_frame_kept_by_a_profiler_keeps_no_statement_of_the_agent_in_progress() -> None:
