@@ -13,8 +13,9 @@ must wait out, then a stream that stalls, and in its own process:
   no silence at all (what S1 and an idle watchdog's verdicts read).
 
 Every move of a sealed worker's clock, every request its fake provider takes and every
-stream's timing at its end is told to the harness as it happens (:mod:`harness.runner._ledger_pipe`), so every case of each fails
-with a ``judge`` verdict naming the first request or clock reading that differs, crash
+stream's timing at its end is told to the harness as it happens
+(:mod:`harness.runner._ledger_pipe`), so every case of each fails with a ``judge`` verdict
+naming the first request, clock reading or stream's timing that differs, crash
 cases built from the scenario's recorded run included; with the trick off, the same agents
 are judged as before, no case by the judge, each digest the same from run to run.
 """
