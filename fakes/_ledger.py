@@ -65,6 +65,12 @@ class Witness(Protocol):
         it arrived at, ``now()`` read as it is told."""
         ...
 
+    def ended(self, stream: int, request: int, how: str, *, first: float | None,
+              end: float, silence: float, size: int) -> None:
+        """Tell that the stream answering ``stream``'s ``request``-th request ended ``how``:
+        its first byte, its end, its longest silence and the bytes read, as measured."""
+        ...
+
 
 @final
 class ToolLedger:

@@ -30,28 +30,35 @@ written, has moved where the harness was never told: an agent that moved the clo
 instead of waiting out a ``Retry-After``, deleted a request from the fakes' record, or
 held the clock still through a stall its records then showed as quick.
 
+Each stream the world's provider played tells, when it ends, what the trace will carry of
+its timing (its first byte, its end, its longest silence, the bytes the client read: what
+S1 and the timing and budget checks read), measured beside the stream's record and not
+by it, and stamped with the harness's clock as a request is: a trace whose stream records
+differ from that (an agent that rewrote how long a stall lasted) fails ``judge`` too.
+
 What the agent could still do is speak the pipe itself: tell effects that never
 happened, or none, or move the clock through its own method (which tells). That forges
 the world, not its record, and is out of this module's reach; what it closes is hiding or
-changing an effect, a request or a move of time the world really made. The times inside
-a stream (its first byte, its end, its longest silence), a tool's start and end, are read
-from the same clock, and are the harness's only as far as the next request or the trace's
-own reading of the clock shows that clock to be the harness's.
+changing an effect, a request or a move of time the world really made. A tool's start
+and end are read from the same clock, and are the harness's only as far as the next
+request or the trace's own reading of the clock shows that clock to be the harness's.
 
 Messages (the worker's start with a letter, its case's result with ``[``)::
 
     E[number, forks, stream, kind, tool, key, idempotent, incarnation, at]  an effect
     R[number, forks, stream, dialect, turn, attempt, incarnation, digest, at]  a request
     C[number, forks, stream, to, why]                    the clock moved to ``to``
+    S[number, forks, stream, request, how, first, end, silence, bytes]  a stream ended
     F[number, forks]                                     before a case's result: no effect
     A<the tool's result as JSON>                         the harness's answer to an effect
 
 ``forks`` are the copies made since the last message, each ``[copy, source, effects,
-requests, moves]``: the copy's stream begins with the first ``effects`` effects and
-``requests`` requests told on its source, its clock where the source's was after
-``moves`` moves. A copy costs no message of its own (a recording copies its world at every
-point), and only an effect waits for an answer: a request and a move are told, and the
-world goes on.
+requests, moves, ends]``: the copy's stream begins with the first ``effects`` effects,
+``requests`` requests and ``ends`` ends of streams told on its source, its clock where the
+source's was after ``moves`` moves. A stream's ``request`` is its request's place among
+those told on the world's stream (1: the first). A copy costs no message of its own (a
+recording copies its world at every point), and only an effect waits for an answer: a
+request, a move and a stream's end are told, and the world goes on.
 """
 
 from __future__ import annotations
@@ -71,13 +78,14 @@ from harness.trace import TraceDataError
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult
-    from harness.trace import EffectRecord, Trace
+    from harness.trace import EffectRecord, RequestRecord, Trace
 
 _EFFECT: Final = b"E"[0]
 _REQUEST: Final = b"R"[0]
 _CLOCK: Final = b"C"[0]
 _FORK: Final = b"F"[0]
-_SPOKEN: Final = frozenset({_EFFECT, _REQUEST, _CLOCK, _FORK})
+_ENDED: Final = b"S"[0]
+_SPOKEN: Final = frozenset({_EFFECT, _REQUEST, _CLOCK, _FORK, _ENDED})
 _ANSWER: Final = b"A"
 # Where a trace keeps its account: an attribute outside its fields, so outside its JSON.
 _PARTS: Final = "_ledger_parts"
@@ -91,6 +99,35 @@ shifted)."""
 
 
 # -- the worker's side ----------------------------------------------------------------------
+
+
+@dataclass
+class StreamTiming:
+    """A stream's timing as the trace's request record carries it, measured on its own
+    (a stream's record measures the same, and the two are read against each other)."""
+
+    first_byte_at: float | None = None
+    ended_at: float | None = None
+    longest_silence: float = 0.0
+    delivered_bytes: int = 0
+    last_chunk_at: float | None = None
+
+    def chunk(self, now: float, size: int) -> None:
+        if self.first_byte_at is None:
+            self.first_byte_at = now
+        self._silence(now)
+        self.delivered_bytes += size
+
+    def end(self, now: float) -> None:
+        self._silence(now)
+        self.ended_at = now
+
+    def _silence(self, now: float) -> None:
+        if self.last_chunk_at is not None:
+            self.longest_silence = max(self.longest_silence, now - self.last_chunk_at)
+        if self.first_byte_at is not None:
+            self.last_chunk_at = now
+
 
 
 class PipeWitness:
@@ -125,7 +162,7 @@ class PipeWitness:
     def forked(self, stream: int) -> int:
         copy = self.opened()
         with self._lock:
-            lengths = self._lengths[copy] = list(self._lengths.get(stream, (0, 0, 0)))
+            lengths = self._lengths[copy] = list(self._lengths.get(stream, (0, 0, 0, 0)))
             self._forks.append([copy, stream, *lengths])
         return copy
 
@@ -135,7 +172,7 @@ class PipeWitness:
             if not self._in_case:
                 raise RuntimeError(f"tool {tool}'s effect came after its case ended")
             self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
-            self._lengths.setdefault(stream, [0, 0, 0])[0] += 1
+            self._lengths.setdefault(stream, [0, 0, 0, 0])[0] += 1
             answer = self._conn.recv_bytes()
         if not answer.startswith(_ANSWER):
             raise RuntimeError("the harness answered a tool's effect with something else")
@@ -150,7 +187,7 @@ class PipeWitness:
             at = now()
             if self._in_case:  # a thread a case left behind: its trace is already sent
                 self._send(_REQUEST, [stream, dialect, turn, attempt, incarnation, digest, at])
-                self._lengths.setdefault(stream, [0, 0, 0])[1] += 1
+                self._lengths.setdefault(stream, [0, 0, 0, 0])[1] += 1
             return at
 
     def holding(self) -> contextlib.AbstractContextManager[object]:
@@ -164,13 +201,22 @@ class PipeWitness:
             return
         with at_work():
             self._send(_CLOCK, [stream, to, why])
-        self._lengths.setdefault(stream, [0, 0, 0])[2] += 1
+        self._lengths.setdefault(stream, [0, 0, 0, 0])[2] += 1
+
+    def ended(self, stream: int, request: int, how: str, *, first: float | None,
+              end: float, silence: float, size: int) -> None:
+        """Tell that the stream answering ``stream``'s ``request``-th request ended ``how``,
+        with the timing the trace will carry."""
+        with at_work(), self._lock:
+            if self._in_case:
+                self._send(_ENDED, [stream, request, how, first, end, silence, size])
+                self._lengths.setdefault(stream, [0, 0, 0, 0])[3] += 1
 
     def read(self, stream: int, now: Callable[[], float]) -> Parts:
         """The account of ``stream`` with its clock as read now (``now()``) and the moves
         told before: the harness reads them against its own clock, with no message."""
         with self._lock:
-            return ["s", stream, now(), self._lengths.get(stream, (0, 0, 0))[2]]
+            return ["s", stream, now(), self._lengths.get(stream, (0, 0, 0, 0))[2]]
 
     def begin_case(self) -> None:
         with self._lock:
@@ -247,6 +293,10 @@ Told = tuple[str, str, bool, int, float]
 """One effect as the harness was told it: tool, key, idempotent, incarnation, virtual time."""
 
 Asked = tuple[str, int, int, int, str, float, float]
+
+Ended = tuple[int, str, float | None, float, float, int, float]
+"""One stream's end as the harness was told it: its request's place, how it ended, its first
+byte, its end, its longest silence, the bytes the client read, and the harness's clock then."""
 """One request as the harness was told it: dialect, turn, attempt, incarnation, digest, the
 time the world said it arrived at, and the harness's clock then."""
 
@@ -263,6 +313,8 @@ class _Stream:
     own_requests: list[Asked] = field(default_factory=list)
     at_moves: int = 0  # how many of ``base``'s clock moves it begins with
     own_moves: list[float] = field(default_factory=list)
+    at_ends: int = 0  # how many of ``base``'s ends of streams it begins with
+    own_ends: list[Ended] = field(default_factory=list)
     now: float = 0.0  # its clock, as the harness keeps it
     # The first time its world's clock was read where the harness's was not.
     wrong: str | None = None
@@ -302,6 +354,13 @@ class _Stream:
             found += stream.own_requests
         return found
 
+    def ends(self) -> list[Ended]:
+        found: list[Ended] = []
+        for stream in reversed(self._chain()):
+            del found[stream.at_ends:]
+            found += stream.own_ends
+        return found
+
     def first_wrong(self) -> str | None:
         return next((s.wrong for s in self._chain() if s.wrong is not None), None)
 
@@ -313,6 +372,8 @@ class Account:
     effects: list[Told] = field(default_factory=list)
     requests: list[Asked] = field(default_factory=list)
     wrong: str | None = None
+    # The ends of streams, each by its request's place among ``requests`` (1: the first).
+    ends: list[Ended] = field(default_factory=list)
 
 
 class HarnessLedger:
@@ -337,7 +398,7 @@ class HarnessLedger:
                 raise TraceDataError(f"message {number} came after message {self._told}")
             self._told = number
             for fork in forks:
-                self._fork(*fork)
+                self._fork(fork)
             letter = message[0]
             if letter == _EFFECT:
                 return _ANSWER + json.dumps(self._effect(fields)).encode()
@@ -345,6 +406,8 @@ class HarnessLedger:
                 self._request(fields)
             elif letter == _CLOCK:
                 self._moved(fields)
+            elif letter == _ENDED:
+                self._ended(fields)
             return None
         except (ValueError, TypeError) as error:
             self.broken = self.broken or f"the worker's ledger messages broke off ({error})"
@@ -355,18 +418,22 @@ class HarnessLedger:
             raise TraceDataError(f"{stream!r} is not a stream")
         return self._streams.setdefault(stream, _Stream())
 
-    def _fork(self, copy: object, source: object, length: object, requests: object,
-              moves: object) -> None:
+    def _fork(self, fork: object) -> None:
+        if not isinstance(fork, list) or len(fork) not in (5, 6):
+            raise TraceDataError(f"{fork!r} is not a copy of a stream")
+        copy, source, length, requests, moves, *rest = fork
+        ends = rest[0] if rest else 0
         base = self._stream(source)
         if not isinstance(copy, int) or copy in self._streams or type(length) is not int \
                 or not 0 <= length <= len(base) or type(requests) is not int \
                 or not 0 <= requests <= base.at_requests + len(base.own_requests) \
                 or type(moves) is not int or not 0 <= moves <= base.at_moves + len(
-                    base.own_moves):
+                    base.own_moves) or type(ends) is not int \
+                or not 0 <= ends <= base.at_ends + len(base.own_ends):
             raise TraceDataError(f"stream {copy!r} forked again, or from {length!r} effects "
                                f"of the {len(base)} told")
         self._streams[copy] = _Stream(base, length, at_requests=requests, at_moves=moves,
-                                      now=base.clock_at(moves))
+                                      at_ends=ends, now=base.clock_at(moves))
 
     def _effect(self, fields: list[object]) -> Any:
         stream, kind, tool, key, idempotent, incarnation, at = fields
@@ -401,6 +468,16 @@ class HarnessLedger:
         kept.own_moves.append(float(to))
         kept.now = float(to)
 
+    def _ended(self, fields: list[object]) -> None:
+        stream, request, how, first, end, silence, size = fields
+        if not (type(request) is int and isinstance(how, str) and isinstance(end, int | float)
+                and isinstance(silence, int | float) and type(size) is int
+                and (first is None or isinstance(first, int | float))):
+            raise TraceDataError(f"the end of a stream {fields!r}")
+        kept = self._stream(stream)
+        kept.own_ends.append((request, how, None if first is None else float(first),
+                              float(end), float(silence), size, kept.now))
+
     def account(self, parts: Parts) -> Account:
         """The effects and requests ``parts`` names, as this ledger holds them
         (``TraceDataError``: none)."""
@@ -410,26 +487,28 @@ class HarnessLedger:
         if head == "s" and len(rest) in (1, 3):
             stream = self._stream(rest[0]) if rest[0] in self._streams else _Stream()
             return Account(stream.effects(), stream.requests(),
-                           stream.first_wrong() or _read_wrong(stream, rest[1:]))
+                           stream.first_wrong() or _read_wrong(stream, rest[1:]),
+                           stream.ends())
         if head == "cat" and len(rest) == 1 and isinstance(rest[0], list):
             whole = Account()
             for part in rest[0]:
                 found = self.account(part)
+                whole.ends += [_placed(end, len(whole.requests)) for end in found.ends]
                 whole.effects += found.effects
                 whole.requests += found.requests
                 whole.wrong = whole.wrong or found.wrong
             return whole
         if head == "drop" and len(rest) == 2 and isinstance(rest[0], list) \
                 and len(rest[0]) == 2 and all(type(n) is int for n in rest[0]):
-            inner = self.account(rest[1])
-            return Account(inner.effects[rest[0][0]:], inner.requests[rest[0][1]:],
-                           inner.wrong)
+            inner, drop = self.account(rest[1]), rest[0][1]
+            return Account(inner.effects[rest[0][0]:], inner.requests[drop:], inner.wrong,
+                           [_placed(end, -drop) for end in inner.ends if end[0] > drop])
         if head == "inc" and len(rest) == 2 and type(rest[0]) is int:
             inner, shift = self.account(rest[1]), rest[0]
             return Account([(t, k, i, n + shift, at) for t, k, i, n, at in inner.effects],
                            [(d, turn, attempt, n + shift, digest, at, now)
                             for d, turn, attempt, n, digest, at, now in inner.requests],
-                           inner.wrong)
+                           inner.wrong, inner.ends)
         raise TraceDataError(f"{parts!r} is not an account of effects")
 
     def effects(self, parts: Parts) -> list[Told]:
@@ -450,7 +529,8 @@ class HarnessLedger:
                 return ("the case's worker gave an account of its side effects that is none "
                         f"({error})")
             found = first_difference(trace.effects, kept.effects) \
-                or first_request_difference(trace, kept.requests) or kept.wrong
+                or first_request_difference(trace, kept.requests) or kept.wrong \
+                or first_stream_difference(trace.requests, kept.ends)
             if found is not None:
                 return found
         return None
@@ -516,6 +596,43 @@ def first_request_difference(trace: Trace, kept: list[Asked]) -> str | None:
             return (f"request #{index + 1}: the trace has {theirs}, the harness was told "
                     f"{ours}")
     return None
+
+
+def _placed(end: Ended, shift: int) -> Ended:
+    place, how, first, at, silence, size, now = end
+    return place + shift, how, first, at, silence, size, now
+
+
+def first_stream_difference(requests: tuple[RequestRecord, ...], ends: list[Ended]
+                            ) -> str | None:
+    """Where the trace's stream records (of its ``requests``) first differ from the ends of
+    streams the harness was told, in the order it was told them, said; None: nowhere.
+
+    >>> first_stream_difference((), [(1, "eof", 0.0, 1.0, 0.5, 9, 1.0)])
+    'the stream of request #1: the trace has none, the harness was told it ended (eof) at 1s'
+    """
+    for place, how, first, end, silence, size, now in ends:
+        if not 0 < place <= len(requests):
+            return (f"the stream of request #{place}: the trace has none, the harness was "
+                    f"told it ended ({how}) at {now:g}s")
+        r = requests[place - 1]
+        if end != now or (first, end, silence, size) != (
+                r.first_byte_at, r.ended_at, r.longest_silence, r.delivered_bytes):
+            ours = _timed(first, end, silence, size)
+            if end != now:
+                ours += (f"; the world's clock said {end:g}s where the harness's was at "
+                         f"{now:g}s: it moved without telling the harness")
+            theirs = _timed(r.first_byte_at, r.ended_at, r.longest_silence,
+                            r.delivered_bytes)
+            return (f"the stream of request #{place}: the trace has {theirs}, the harness "
+                    f"was told {ours}")
+    return None
+
+
+def _timed(first: float | None, end: float | None, silence: float, size: int) -> str:
+    start = "no byte" if first is None else f"first byte at {first:g}s"
+    close = "no end" if end is None else f"ended at {end:g}s"
+    return f"{start}, {close}, longest silence {silence:g}s, {size} bytes read"
 
 
 def _asked(told: Asked) -> str:

@@ -57,7 +57,7 @@ from harness.intercept import foreign_line, sends_by_itself
 from harness.ports import AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
 from harness.runner._goal_seen import revisions_in
 from harness.runner._jobs import WorldJobs
-from harness.runner._ledger_pipe import installed
+from harness.runner._ledger_pipe import StreamTiming, installed
 from harness.runner._model import ScriptedModel
 from harness.runner._sampling import carries_loop, output_limit_of, sampling_of
 from harness.runner._world_build import (
@@ -300,7 +300,8 @@ class World:
             return httpx.Response(599, content=b"dead incarnation")
         # The ports' client has no connect phase: an unaccepted connection is a wait.
         await wait_before_headers(accepted.plan.before_connect + accepted.plan.before_headers)
-        record = StreamRecord(accepted.pending, self.clock, self.stream_event)
+        record = StreamRecord(accepted.pending, self.clock, self.stream_event,
+                              self.stream_ended_teller())
         stream = RecordedBody(accepted.plan.steps, record, request)
         return httpx.Response(accepted.plan.status, headers=list(accepted.plan.headers),
                               stream=stream)
@@ -388,6 +389,17 @@ class World:
         if event == "after_response" and pending.delivered_bytes < record.planned_bytes:
             return
         self.reach(f"{event}:{record.turn}")
+
+    def stream_ended_teller(self) -> Callable[[Pending, str, StreamTiming], None] | None:
+        """In a sealed worker, what tells the harness how a stream's timing ended."""
+        return None if self.ledger.witness is None else self._stream_ended
+
+    def _stream_ended(self, pending: Pending, how: str, timing: StreamTiming) -> None:
+        witness = self.ledger.witness
+        if witness is not None and timing.ended_at is not None:
+            witness.ended(self.ledger.stream, pending.record.index, how,
+                          first=timing.first_byte_at, end=timing.ended_at,
+                          silence=timing.longest_silence, size=timing.delivered_bytes)
 
     def effect_applied(self, tool: str) -> None:
         """A side effect of ``tool`` is in the ledger (the K-th of that tool)."""

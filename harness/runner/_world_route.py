@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 import httpx
@@ -23,6 +24,7 @@ import fakes
 from fakes import DeadIncarnationError, Incarnations, IncomingRequest, VirtualClock
 from harness.intercept import Served, absorbed, calling_library, telemetry_answer, telemetry_line
 from harness.ports import SPECS
+from harness.runner._ledger_pipe import StreamTiming
 from harness.runner._world_streams import Accepted, Pending, StreamEvent, StreamRecord
 from harness.scenario import Scenario
 
@@ -59,6 +61,8 @@ class RoutedWorld(Protocol):
 
     def stream_event(self, pending: Pending, event: StreamEvent) -> None: ...
 
+    def stream_ended_teller(self) -> Callable[[Pending, str, StreamTiming], None] | None: ...
+
 
 class WorldRoute:
     """An incarnation's intercepted HTTP requests, served by the world (any transport)."""
@@ -83,7 +87,8 @@ class WorldRoute:
                                        world.incarnations.current)
         plan = accepted.plan
         return Served(plan.status, plan.headers, plan.before_headers, plan.steps,
-                      StreamRecord(accepted.pending, world.clock, world.stream_event),
+                      StreamRecord(accepted.pending, world.clock, world.stream_event,
+                                   world.stream_ended_teller()),
                       plan.before_connect)
 
     def _outside(self, request: IncomingRequest) -> Served | None:

@@ -37,6 +37,7 @@ from fakes import (
     play_steps,
 )
 from harness.ports import ATTEMPT_ID_HEADER, RETRY_LAYER_HEADER, parse_retry_after
+from harness.runner._ledger_pipe import StreamTiming
 from harness.runner._model import UNSCRIPTED_TEXT
 from harness.runner._observed import observed_transcript
 from harness.runner._usage_seen import usage_seen
@@ -148,13 +149,21 @@ class StreamRecord:
     """
 
     def __init__(self, pending: Pending, clock: VirtualClock,
-                 on_event: Callable[[Pending, StreamEvent], None]) -> None:
+                 on_event: Callable[[Pending, StreamEvent], None],
+                 on_ended: Callable[[Pending, str, StreamTiming], None] | None = None
+                 ) -> None:
         self._pending = pending
         self._clock = clock
         self._on_event = on_event  # the world's: reach the stream's crash points
+        # The world's, in a sealed worker: tell the harness the stream's timing, measured
+        # here beside the record (not by it) when the stream ends.
+        self._on_ended = on_ended
+        self._timing = StreamTiming() if on_ended is not None else None
 
     def on_chunk(self, data: bytes) -> None:
         pending = self._pending
+        if self._timing is not None:
+            self._timing.chunk(self._clock.now(), len(data))
         if pending.first_byte_at is None:
             pending.first_byte_at = self._clock.now()
         self._note_silence()
@@ -173,6 +182,9 @@ class StreamRecord:
         self._note_silence()
         pending.ended = how
         pending.ended_at = self._clock.now()
+        if self._timing is not None and self._on_ended is not None:
+            self._timing.end(self._clock.now())
+            self._on_ended(pending, how, self._timing)
         if how in ("eof", "closed"):
             # An SDK closes the stream once it read the terminal event, without
             # asking for an end it knows is there: the whole answer is in its hands.

@@ -8,11 +8,14 @@ must wait out, then a stream that stalls, and in its own process:
   ``Retry-After`` retried at once, the stall skipped), without the clock's own method;
 - ``delete``: deletes the refused request from the world's record of requests;
 - ``freeze``: holds the clock still, as the world's records read it, through every long
-  jump (a stall), while the loop's timers still fire on time.
+  jump (a stall), while the loop's timers still fire on time;
+- ``silence``: rewrites how a stream's record measures its silences, so the stall reads as
+  no silence at all (what S1 and an idle watchdog's verdicts read).
 
-Every move of a sealed worker's clock and every request its fake provider takes is told to
-the harness as it happens (:mod:`harness.runner._ledger_pipe`), so every case of each fails
-with a ``judge`` verdict naming the first request or clock reading that differs, crash
+Every move of a sealed worker's clock, every request its fake provider takes and every
+stream's timing at its end is told to the harness as it happens
+(:mod:`harness.runner._ledger_pipe`), so every case of each fails with a ``judge`` verdict
+naming the first request, clock reading or stream's timing that differs, crash
 cases built from the scenario's recorded run included; with the trick off, the same agents
 are judged as before, no case by the judge, each digest the same from run to run.
 """
@@ -122,7 +125,17 @@ def _freeze():
     fakes._clock._VirtualEventLoop.time = lambda self: self._virtual_clock._now
 
 
-HOW = {"clock": _forward, "delete": _delete, "freeze": _freeze}
+def _silence():
+    """A stream's gaps forgotten as they are measured: the stall reads as no silence."""
+    import harness.runner._world_streams as streams
+
+    def forgetful(self):
+        self._pending.last_chunk_at = self._clock.now()
+
+    streams.StreamRecord._note_silence = forgetful
+
+
+HOW = {"clock": _forward, "delete": _delete, "freeze": _freeze, "silence": _silence}
 _DONE = []
 
 
@@ -183,7 +196,8 @@ def rows(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 
 SAID = {"clock": "moved without telling the harness",
         "delete": "request #",
-        "freeze": "moved without telling the harness"}
+        "freeze": "moved without telling the harness",
+        "silence": "the stream of request #"}
 
 
 def _row(row: dict[str, object]) -> tuple[object, ...]:
@@ -206,7 +220,7 @@ def _caught(honest: list[dict[str, object]], bent: list[dict[str, object]], how:
     # after the stall.
     assert {str(r["case_id"]) for r in caught} >= {
         "waited-then-stalled", "waited-then-stalled[after_response:2:at:process_killed]"}
-    if how != "freeze":  # the wait comes first: every case meets it
+    if how not in ("freeze", "silence"):  # the wait comes first: every case meets it
         assert caught == bent
 
 
@@ -219,7 +233,7 @@ def _honest(rows: Callable[..., list[dict[str, object]]], agent: str
     return honest
 
 
-@pytest.mark.parametrize("how", ["clock", "delete", "freeze"])
+@pytest.mark.parametrize("how", ["clock", "delete", "freeze", "silence"])
 def test_a_factory_agent_that_bends_time_or_requests_fails_with_the_judge(
         rows: Callable[..., list[dict[str, object]]], how: str) -> None:
     honest = _honest(rows, "bending_factories:bends_time")
@@ -229,7 +243,7 @@ def test_a_factory_agent_that_bends_time_or_requests_fails_with_the_judge(
     _caught(honest, rows("bending_factories:bends_time", how), how)
 
 
-@pytest.mark.parametrize("how", ["clock", "delete", "freeze"])
+@pytest.mark.parametrize("how", ["clock", "delete", "freeze", "silence"])
 def test_a_plain_agent_that_bends_time_or_requests_fails_with_the_judge(
         rows: Callable[..., list[dict[str, object]]], how: str) -> None:
     honest = _honest(rows, "bending_plain:main")

@@ -35,6 +35,7 @@ from harness.runner._ledger_pipe import (
 from harness.runner._results import Case
 from harness.runner._run import default_agent_factory
 from harness.runner._world import World
+from harness.runner._world_streams import StreamRecord
 from harness.scenario import Scenario, load_scenario
 from harness.trace import EffectRecord, Trace, TraceDataError
 
@@ -180,6 +181,56 @@ def test_a_copy_begins_with_its_source_s_requests_and_clock_as_the_harness_held_
         ledger.account(["s", 2, 9.0, 3])
 
 
+def test_a_stream_s_end_is_kept_by_its_request_s_place_and_read_against_the_trace() -> None:
+    ledger = HarnessLedger()
+    _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
+    _tell(ledger, 2, "C", 1, 30.0, "timer")
+    _tell(ledger, 3, "S", 1, 1, "eof", 0.0, 30.0, 30.0, 9)
+    _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d2", 30.0)
+    # Copied when the source had told two requests, a move and one end.
+    _tell(ledger, 5, "S", 1, 2, "eof", 30.0, 30.0, 0.0, 4, forks=((2, 1, 0, 2, 1, 1),))
+    _tell(ledger, 6, "S", 2, 2, "reset", None, 30.0, 0.0, 0)
+
+    assert [end[:2] for end in ledger.account(["s", 1]).ends] == [(1, "eof"), (2, "eof")]
+    assert [end[:2] for end in ledger.account(["s", 2]).ends] == [(1, "eof"), (2, "reset")]
+    assert [end[:2] for end in ledger.account(["drop", [0, 1], ["s", 2]]).ends] == \
+        [(1, "reset")]
+    assert [end[:2] for end in ledger.account(["cat", [["s", 1], ["s", 2]]]).ends] == \
+        [(1, "eof"), (2, "eof"), (3, "eof"), (4, "reset")]
+    record = _requests_trace(("openai", 1, 1, 1, 0.0), ("openai", 2, 1, 1, 30.0)).requests
+    honest = (replace(record[0], first_byte_at=0.0, ended_at=30.0, longest_silence=30.0,
+                      delivered_bytes=9),
+              replace(record[1], first_byte_at=30.0, ended_at=30.0, longest_silence=0.0,
+                      delivered_bytes=4))
+    trace = replace(_requests_trace(), dialect="openai", requests=honest)
+    assert ledger.difference([["s", 1]], (trace,)) is None
+    # The stall shown short: its record says so, the harness was told otherwise.
+    short = replace(trace, requests=(replace(honest[0], longest_silence=2.0), honest[1]))
+    assert ledger.difference([["s", 1]], (short,)) == (
+        "the stream of request #1: the trace has first byte at 0s, ended at 30s, longest "
+        "silence 2s, 9 bytes read, the harness was told first byte at 0s, ended at 30s, "
+        "longest silence 30s, 9 bytes read")
+    # An end the world said came at a time the harness's clock was not at.
+    _tell(ledger, 7, "S", 1, 2, "eof", 30.0, 45.0, 0.0, 4)
+    assert "moved without telling the harness" in str(
+        ledger.difference([["s", 1]], (trace,)))
+    _tell(ledger, 8, "F", forks=((3, 1, 0, 0, 0, 9),))  # more ends than stream 1 was told
+    assert ledger.broken is not None
+
+
+def test_a_stream_s_silence_rewritten_in_the_worker_s_process_disagrees_with_the_harness_s(
+        ledger: HarnessLedger, monkeypatch: pytest.MonkeyPatch) -> None:
+    def forgetful(self: StreamRecord) -> None:
+        self._pending.last_chunk_at = self._clock.now()  # each gap forgotten: no stall
+
+    monkeypatch.setattr(StreamRecord, "_note_silence", forgetful)
+    source = SHIPPED / "retries-survive-a-crash.yaml"  # a stall
+    found, _ = _differences(ledger, load_scenario(source), source, stride=40)
+
+    assert any(d is not None and d.startswith("the stream of request #") and
+               "longest silence 0s" in d for d in found)
+
+
 def _requests_trace(*requests: tuple[str, int, int, int, float]) -> Trace:
     """A trace with no effects whose requests are ``requests``."""
     base = _effects_trace()
@@ -244,6 +295,7 @@ def test_every_way_a_case_is_explored_gives_an_account_the_harness_agrees_with(
     streams = ledger._streams.values()
     assert any(s.own_requests for s in streams)
     assert any(s.own_moves for s in streams)
+    assert any(s.own_ends for s in streams)  # and the ends of streams
     assert any(r.shared_restarts for r in explore._RECORDINGS.values())
 
 
