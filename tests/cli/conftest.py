@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from harness._cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 HELLO = """\
 name: hello
@@ -55,3 +61,42 @@ def write(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def guest_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                  ) -> Iterator[Callable[..., Path]]:
+    """``guest_modules({"name": source, "x.yaml": text}, *paths)`` writes a hostile
+    agent's modules and its scenario in ``tmp_path``, importable with the project and
+    ``paths`` (relative to it); the modules are forgotten when the test ends."""
+    written: list[str] = []
+
+    def write(files: dict[str, str], *paths: str) -> Path:
+        for name, text in files.items():
+            file = name if name.endswith(".yaml") else f"{name}.py"
+            (tmp_path / file).write_text(text, encoding="utf-8")
+            written.extend([] if name.endswith(".yaml") else [name])
+        monkeypatch.syspath_prepend(str(tmp_path))
+        for path in (*paths, "."):
+            monkeypatch.syspath_prepend(str((ROOT / path).resolve()))
+        return tmp_path
+
+    yield write
+    for name in written:
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def rows_told(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+              monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[dict[str, object]]]:
+    """``rows_told(scenario, agent, VARIABLE, value)``: ``harness run`` of ``scenario``
+    with ``agent``, told ``VARIABLE=value`` (passed through the agent's allow-listed
+    environment; "" is the honest run), and each case's row of ``cases.jsonl``."""
+    def run(scenario: Path, agent: str, variable: str, value: str) -> list[dict[str, object]]:
+        monkeypatch.setenv(variable, value)
+        monkeypatch.setenv("HARNESS_PASS_ENV", variable)  # the agent's is an allow-list
+        out = tmp_path / (value or "honest")
+        main(["run", str(scenario), "--agent", agent, "--jobs", "2", "--out", str(out)])
+        capsys.readouterr()
+        return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    return run

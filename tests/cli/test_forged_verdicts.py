@@ -13,8 +13,7 @@ failing case's kept output shows that the forgery ran.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -133,15 +132,8 @@ async def main(prompt):
 
 
 @pytest.fixture
-def agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    (tmp_path / "forging_factories.py").write_text(FACTORIES, encoding="utf-8")
-    (tmp_path / "forging_plain.py").write_text(PLAIN, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.syspath_prepend(str(ROOT / "tests/runner"))
-    monkeypatch.syspath_prepend(str(ROOT))
-    yield tmp_path
-    for name in ("forging_factories", "forging_plain"):
-        sys.modules.pop(name, None)
+def agents(guest_modules: Callable[..., Path]) -> Path:
+    return guest_modules({"forging_factories": FACTORIES, "forging_plain": PLAIN}, "tests/runner")
 
 
 Verdicts = tuple[int, list[tuple[str, bool, str, list[str]]]]

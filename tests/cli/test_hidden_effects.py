@@ -15,20 +15,17 @@ is judged as the honest run's, with the same digest.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness._cli import main
 from harness.runner import AgentChoice, SealedCases, plan_cases
 from harness.scenario import load_scenario
 
 # System tier (pytest --system): real worker processes.
 pytestmark = pytest.mark.system
 
-ROOT = Path(__file__).resolve().parents[2]
 SENT_TWICE = """
 name: sent-twice
 description: The model asks for one e-mail; an agent that retries blindly sends it twice (I1).
@@ -145,31 +142,16 @@ Row = tuple[str, bool, str, list[str]]
 
 
 @pytest.fixture
-def agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    (tmp_path / "hiding_factories.py").write_text(FACTORIES, encoding="utf-8")
-    (tmp_path / "hiding_plain.py").write_text(PLAIN, encoding="utf-8")
-    (tmp_path / "sent-twice.yaml").write_text(SENT_TWICE, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.syspath_prepend(str(ROOT / "tests/runner"))
-    monkeypatch.syspath_prepend(str(ROOT))
-    yield tmp_path
-    for name in ("hiding_factories", "hiding_plain"):
-        sys.modules.pop(name, None)
+def agents(guest_modules: Callable[..., Path]) -> Path:
+    return guest_modules({"hiding_factories": FACTORIES, "hiding_plain": PLAIN,
+                          "sent-twice.yaml": SENT_TWICE}, "tests/runner")
 
 
 @pytest.fixture
-def rows(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-         monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[dict[str, object]]]:
+def rows(agents: Path, rows_told: Callable[..., list[dict[str, object]]]
+         ) -> Callable[..., list[dict[str, object]]]:
     """Run the scenario with an agent that hides repeats ``how`` ("": honest): each case's row."""
-    def run(agent: str, how: str) -> list[dict[str, object]]:
-        monkeypatch.setenv("HIDE_REPEATS", how)
-        monkeypatch.setenv("HARNESS_PASS_ENV", "HIDE_REPEATS")  # the agent's is an allow-list
-        out = tmp_path / (how or "honest")
-        main(["run", str(agents / "sent-twice.yaml"), "--agent", agent, "--jobs", "2",
-              "--out", str(out)])
-        capsys.readouterr()
-        return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
-    return run
+    return lambda agent, how: rows_told(agents / "sent-twice.yaml", agent, "HIDE_REPEATS", how)
 
 
 def _verdicts(row: dict[str, object]) -> Row:

@@ -23,20 +23,17 @@ are judged as before, no case by the judge, each digest the same from run to run
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness._cli import main
 from harness.runner import AgentChoice, SealedCases, plan_cases
 from harness.scenario import load_scenario
 
 # System tier (pytest --system): real worker processes.
 pytestmark = pytest.mark.system
 
-ROOT = Path(__file__).resolve().parents[2]
 WAITED = """
 name: waited-then-stalled
 description: A rate limit to wait out, then a stream that stalls, on the way to one e-mail.
@@ -168,30 +165,16 @@ async def main(prompt):
 
 
 @pytest.fixture
-def agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    (tmp_path / "bending_factories.py").write_text(FACTORIES, encoding="utf-8")
-    (tmp_path / "bending_plain.py").write_text(PLAIN, encoding="utf-8")
-    (tmp_path / "waited.yaml").write_text(WAITED, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.syspath_prepend(str(ROOT))
-    yield tmp_path
-    for name in ("bending_factories", "bending_plain"):
-        sys.modules.pop(name, None)
+def agents(guest_modules: Callable[..., Path]) -> Path:
+    return guest_modules({"bending_factories": FACTORIES, "bending_plain": PLAIN,
+                          "waited.yaml": WAITED})
 
 
 @pytest.fixture
-def rows(agents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-         monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[dict[str, object]]]:
+def rows(agents: Path, rows_told: Callable[..., list[dict[str, object]]]
+         ) -> Callable[..., list[dict[str, object]]]:
     """Run the scenario with an agent that bends time ``how`` ("": honest): each case's row."""
-    def run(agent: str, how: str) -> list[dict[str, object]]:
-        monkeypatch.setenv("BEND_TIME", how)
-        monkeypatch.setenv("HARNESS_PASS_ENV", "BEND_TIME")  # the agent's is an allow-list
-        out = tmp_path / (how or "honest")
-        main(["run", str(agents / "waited.yaml"), "--agent", agent, "--jobs", "2",
-              "--out", str(out)])
-        capsys.readouterr()
-        return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
-    return run
+    return lambda agent, how: rows_told(agents / "waited.yaml", agent, "BEND_TIME", how)
 
 
 SAID = {"clock": "moved without telling the harness",
