@@ -209,11 +209,15 @@ def test_an_item_s_agent_finds_no_secret_of_pytest_anywhere_in_its_process(
 
     done = subprocess.run(under_a_shell(
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--harness-crash", "none",
+        # Reading every byte of its process is slow work on a busy machine, not a hang.
+        "--harness-case-timeout", "600",
         "--harness-agent", agent, "--harness-results", "out"),
-        env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+        env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False)
 
     assert done.returncode == 1, done.stdout + done.stderr
-    row = json.loads((tmp_path / "out" / "cases-main.jsonl").read_text(encoding="utf-8"))
+    rows = tmp_path / "out" / "cases-main.jsonl"
+    assert rows.is_file(), done.stdout + done.stderr
+    row = json.loads(rows.read_text(encoding="utf-8"))
     seen = dict(word.split("=") for word in row["stop_reason"].rsplit(": ", 1)[-1].split())
     # The agent is imported and run in the item's worker, never in pytest's process.
     assert seen == expected("import", "case"), row["stop_reason"]
