@@ -115,7 +115,8 @@ def run_and_check(module: str, expected: dict[str, tuple[str, tuple[str, ...]]],
     done = subprocess.run(
         [python, "-m", "harness", "run", str(SCENARIOS / module),
          "--agent", f"examples.frameworks.{module}:main", "--check-determinism",
-         "--jobs", "1", "--out", str(out)],
+         # A framework's import and run on a busy CI machine is slow honest work, not a hang.
+         "--case-timeout", "600", "--jobs", "1", "--out", str(out)],
         cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     prefix = module.replace("_", "-") + "-"
