@@ -200,11 +200,16 @@ class ScriptedModel:
 
     def __init__(self, scenario: Scenario,
                  applied: Callable[[], Mapping[str, int]] | None = None,
-                 ran_before: Callable[[], set[str]] | None = None) -> None:
+                 ran_before: Callable[[], set[str]] | None = None,
+                 answered_before: Callable[[], Mapping[str, Sequence[Sequence[object]]]]
+                 | None = None) -> None:
         self.scenario = scenario
         self._applied = applied
         # The ids of the calls an earlier incarnation ran: the client may still hold them.
         self._ran_before = ran_before
+        # The ids of the calls an earlier incarnation got whole, each with the
+        # conversations it answered: the client may hold those too (see respond).
+        self._answered_before = answered_before
         self._by_turn: dict[int, list[Reply]] = {}
         for reply in scenario.model:
             self._by_turn.setdefault(reply.turn, []).append(reply)
@@ -249,7 +254,43 @@ class ScriptedModel:
             # the old one, a clash no real model brings about. The new id keeps the old
             # one as its stem (``call_t1_0_r1``), so I3 still sees the same call again.
             used = used | self._ran_before()
+        if self._answered_before is not None and reply.calls:
+            used = used | taken_by_another_question(
+                self._answered_before(), body.get("messages"),
+                {call_id(request.turn, i, self.scenario.dialect)
+                 for i in range(len(reply.calls))})
         return render(reply, request.turn, body, used, self.scenario.dialect)
+
+
+def taken_by_another_question(answered: Mapping[str, Sequence[Sequence[object]]],
+                              messages: object, stems: set[str]) -> set[str]:
+    """The ids among ``answered`` (each with the conversations an earlier incarnation got
+    it whole for) that are not this request's own: got for other conversations only.
+
+    The scripted ids repeat where a real model's never would (:func:`call_id`): only a
+    request sent again, word for word, may get its answer again under the same ids.
+    A restart that asks the same turn with another conversation asks a new question;
+    a real model answers it with ids it never gave before, and the client, which may
+    hold the first answer's calls where the request does not show them (Google ADK
+    keeps them in its session and leaves the unanswered ones out of every request it
+    builds), would otherwise hold two calls under one id. Only the ids of this turn's
+    calls are looked at (``stems``, and their ``_rN`` ids).
+
+    >>> first = [{"role": "user", "content": "Mail ops."}]
+    >>> answered = {"call_t1_0": [first]}
+    >>> taken_by_another_question(answered, first, {"call_t1_0"})
+    set()
+    >>> taken_by_another_question(answered, [*first, *first], {"call_t1_0"})
+    {'call_t1_0'}
+    """
+    return {id_ for id_, conversations in answered.items()
+            if _of_turn(id_, stems)
+            and not any(conversation == messages for conversation in conversations)}
+
+
+def _of_turn(id_: str, stems: set[str]) -> bool:
+    stem, again, number = id_.rpartition("_r")
+    return id_ in stems or (bool(again) and number.isdigit() and stem in stems)
 
 
 def _condition_met(reply: Reply, results: Sequence[ToolResult],

@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -136,7 +136,8 @@ class World:
                 if self.clock.now():  # the harness's begins at 0
                     with witness.holding():
                         witness.moved(self.ledger.stream, self.clock.now(), "start")
-        self.model = ScriptedModel(scenario, self._applied_effects, self._calls_run_before)
+        self.model = ScriptedModel(scenario, self._applied_effects, self._calls_run_before,
+                                   self._calls_answered_before)
         self._faults = fault_plan(scenario)
         # The phrases of the scenario's looping answers (retry:doom-loop); none: not noted.
         self._loop_phrases = tuple(dict.fromkeys(
@@ -245,6 +246,23 @@ class World:
         current = self.incarnations.current
         return {i.call_id for i in self.invocations
                 if i.incarnation < current and not i.refused}
+
+    def _calls_answered_before(self) -> dict[str, list[Sequence[object]]]:
+        """The ids of the calls an incarnation before the current one got whole, each with
+        the conversations (the requests' messages) it was the answer to."""
+        current = self.incarnations.current
+        answered: dict[str, list[Sequence[object]]] = {}
+        if current == 1:
+            return answered
+        for p in self.requests:
+            if p.record.incarnation >= current or p.response is None or p.ended != "eof" \
+                    or p.delivered_bytes < p.record.planned_bytes:
+                continue
+            messages = (p.body or {}).get("messages")
+            for call in p.response.tool_calls:
+                answered.setdefault(call.call_id, []).append(
+                    messages if isinstance(messages, list) else [])
+        return answered
 
     def _applied_effects(self) -> dict[str, int]:
         """Side effects in the ledger per tool: what the scripted model may look at."""

@@ -107,6 +107,36 @@ def test_every_verdict_of_a_framework_in_its_own_environment(
     run_and_check(module, expected, tmp_path, python or sys.executable)
 
 
+def test_no_crash_of_adk_ends_on_a_history_only_the_fake_would_make(
+        tmp_path: Path, require_framework: Callable[[str], None]) -> None:
+    """ADK crashed at every commit of its session database: each case ends as ADK really
+    does (sent once, sent twice, or wedged on the schema version a crash left unwritten),
+    none on Gemini's 400 for a function call without its response. Crashed between the
+    commit of the model's call and the tool's run, the restart asks turn 1 with another
+    conversation; given the stored call's id, ADK answered both calls with one response."""
+    python = os.environ.get(OWN_ENVIRONMENT_PYTHON["google_adk_agent"])
+    if python is None:
+        require_framework("google.adk")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = tmp_path / "results"
+    done = subprocess.run(
+        [python or sys.executable, "-m", "harness", "run",
+         str(SCENARIOS / "google_adk_agent" / "crash-after-send.yaml"),
+         "--agent", "examples.frameworks.google_adk_agent:main", "--crash", "all-points",
+         "--jobs", "1", "--out", str(out)],
+        cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    assert len(rows) > 20  # every commit, before and after
+    assert not [r["case_id"] for r in rows if "function response parts" in r["stop_reason"]]
+    sent_once_after_the_stored_call = [
+        r for r in rows if r["case_id"].endswith("[sqlite:commit#12:after:process_killed]")]
+    assert [r["passed"] for r in sent_once_after_the_stored_call] == [True]
+    assert {tuple(sorted(r["failed_invariants"])) for r in rows if not r["passed"]} <= {
+        ("I1", "I3", "side_effects"), ("I4", "side_effects")}
+
+
 def run_and_check(module: str, expected: dict[str, tuple[str, tuple[str, ...]]],
                   tmp_path: Path, python: str = sys.executable) -> None:
     cwd = tmp_path / "cwd"

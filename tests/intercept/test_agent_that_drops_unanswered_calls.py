@@ -101,3 +101,17 @@ def test_the_restart_sends_again_and_completes_as_the_agent_really_would(
 
 
 
+
+def test_a_crash_between_the_saved_call_and_its_run_sends_once_as_a_real_model_would_let_it(
+        agent_packages: AgentPackages) -> None:
+    # The crash lands after the agent stored the model's call, before the tool ran. The
+    # restart's request leaves the stored call out (it has no response) and carries the
+    # prompt again: not the request that got the call, so the model's new call gets an
+    # id of its own. With the first call's id the agent paired its stored call with the
+    # new call's response, kept both in the next request, and the fake's 400 ended the
+    # run: a failure no real model, whose ids are never given twice, brings about.
+    package = agent_packages.write({"tools": TOOLS, "agent": AGENT})
+    result = run(package, CrashSpec("events:write#2", "after", "process_killed"))
+    assert result.crash_reached
+    assert result.stop_reason == "main returned its final answer", result.stop_reason
+    assert result.status == "pass", [(v.invariant, v.evidence) for v in result.failed_verdicts]

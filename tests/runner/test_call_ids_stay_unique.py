@@ -5,7 +5,10 @@ crash, drops a function call that has no response (the one the crash cut off). T
 is then answered again; with the dropped call's id the client paired its old call with
 the new call's response and sent Gemini a history it refuses (400), which no real
 model, whose ids are never reused, would bring about. The new id keeps the first as its
-stem, so I3 still sees the same call run again.
+stem, so I3 still sees the same call run again. The same holds for a call an earlier
+incarnation got whole and never ran, when the restart asks its turn with another
+conversation (ADK's restart appends the prompt again): only a request sent again word
+for word gets its answer's ids again.
 """
 
 from __future__ import annotations
@@ -55,3 +58,20 @@ def test_a_turn_answered_again_before_any_run_keeps_its_id() -> None:
     # A stalled answer retried, or a restart before the call ran: the same request gets
     # the same ids, as ever.
     assert ask(model, 1, [USER]) == ["call_t1_0"]
+
+
+def test_a_turn_asked_again_with_another_conversation_gets_a_new_id_though_nothing_ran(
+        ) -> None:
+    got: dict[str, list[list[Any]]] = {}
+    model = ScriptedModel(scenario(), ran_before=set, answered_before=lambda: got)
+    assert ask(model, 1, [USER]) == ["call_t1_0"]
+    got["call_t1_0"] = [[USER]]  # incarnation 1 got it whole, then crashed before the run
+    # Sent again word for word, the request gets its answer again, ids and all.
+    assert ask(model, 1, [USER]) == ["call_t1_0"]
+    # The restart asks turn 1 with the prompt again: a new question, and a real model's
+    # call on it has an id never given before (the client may hold the first call).
+    again = ask(model, 1, [USER, USER])
+    assert again == ["call_t1_0_r1"]
+    assert call_stem(again[0]) == "call_t1_0"
+    got["call_t1_0_r1"] = [[USER, USER]]
+    assert ask(model, 1, [USER, USER, USER]) == ["call_t1_0_r2"]
