@@ -4,12 +4,20 @@ A command-line process imports a package for one small piece (``harness serve``'
 argument parser lives in :mod:`harness.serve._command`, yet Python runs
 ``harness/serve/__init__.py`` first); an eager ``__init__`` would load the web server
 and the MCP SDK for every ``harness run``. A package lists its public names here
-instead, and keeps the same imports under ``TYPE_CHECKING`` for the type checker::
+instead, keeps the same imports under ``TYPE_CHECKING`` for the type checker, and
+derives ``__all__`` from the list::
 
+    _EXPORTS = {"harness.serve._app": ["build_app"]}
     if TYPE_CHECKING:
-        from harness.serve._app import build_app
+        from harness.serve._app import build_app as build_app
     else:
-        __getattr__ = lazy_exports(__name__, {"harness.serve._app": ["build_app"]})
+        __getattr__ = lazy_exports(__name__, _EXPORTS)
+    __all__ = list(exported_names(_EXPORTS))
+
+The list is the one a reader keeps: ``__all__`` is made from it, and
+tests/test_lazy_exports.py holds the ``TYPE_CHECKING`` imports to it. Those imports
+say ``name as name``, the form that re-exports a name to the type checker without a
+literal ``__all__`` (mypy's ``--no-implicit-reexport``).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import importlib
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
+from itertools import groupby
 
 
 def lazy_exports(package: str, modules: Mapping[str, Sequence[str]], *,
@@ -41,3 +50,21 @@ def lazy_exports(package: str, modules: Mapping[str, Sequence[str]], *,
         return value
 
     return __getattr__
+
+
+def exported_names(modules: Mapping[str, Sequence[str]], *loaded: str) -> tuple[str, ...]:
+    """A package's ``__all__``: the names of ``modules`` and the ones it ``loaded`` at once,
+    sorted as ruff sorts a literal ``__all__`` (constants, then classes, then the rest).
+
+    >>> exported_names({"m": ["run", "Case", "MAX_SEED"]}, "check_i10", "check_i9")
+    ('MAX_SEED', 'Case', 'check_i9', 'check_i10', 'run')
+    """
+    names = [*(name for names in modules.values() for name in names), *loaded]
+    return tuple(sorted(names, key=_ruff_order))
+
+
+def _ruff_order(name: str) -> tuple[bool, bool, list[int | str]]:
+    # RUF022's order: a number inside a name compares as a number (check_i9 before check_i10).
+    runs = ("".join(run) for _, run in groupby(name, str.isdigit))
+    natural = [int(run) if run.isdigit() else run for run in runs]
+    return (not name.isupper(), not name[:1].isupper(), natural)

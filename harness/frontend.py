@@ -37,9 +37,12 @@ else:
         "harness._journal": ["Unfinished", "unfinished_run"],
     })
 
-# lazy_exports: a front end's package (reports) loads its heavy names on first use too.
+# A front end's package (reports) loads its heavy names on first use too, and makes its
+# __all__ from the same list.
 lazy_exports = _lazy.lazy_exports
+exported_names = _lazy.exported_names
 
-__all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "chosen_cases", "input_path",
-           "lazy_exports", "load_price_file", "output_path", "parse_seed", "positive_float",
-           "read_input", "unfinished_run", "use_price_file", "whole_number", "write_atomic"]
+__all__ = ["MAX_SEED", "Unfinished", "add_prices_option", "chosen_cases", "exported_names",
+           "input_path", "lazy_exports", "load_price_file", "output_path", "parse_seed",
+           "positive_float", "read_input", "unfinished_run", "use_price_file", "whole_number",
+           "write_atomic"]

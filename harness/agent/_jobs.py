@@ -292,14 +292,10 @@ class JobSupervisor:
     async def stop_over_budget(self, entry: JobEntry) -> JobEntry:
         """The runtime budget ran out: record it, stop the process tree (TERM→KILL), and
         deliver that by the call's reply (claimed: no wake-up repeats it)."""
-        identity = entry.identity
-        assert identity is not None
         if entry.budget_seconds is None:
             assert self.max_runtime is not None
             entry = self.book.write(replace(entry, budget_seconds=self.max_runtime))
-        entry = self.book.write(replace(await self.stop(entry), delivered=True))
-        self.port.claim(identity)
-        return entry
+        return await self._stop_and_deliver(entry)
 
     def output_spent(self, entry: JobEntry) -> bool:
         """Whether the job wrote past its output budget: the runner's offset counts every
@@ -310,11 +306,16 @@ class JobSupervisor:
     async def stop_over_output(self, entry: JobEntry) -> JobEntry:
         """The output budget is spent: record it before the stop (so a restart finishes
         the stop), then TERM→KILL, delivered by the call's reply (claimed: no wake-up)."""
-        identity = entry.identity
-        assert identity is not None
         if entry.output_budget is None:
             assert self.max_output_lines is not None
             entry = self.book.write(replace(entry, output_budget=self.max_output_lines))
+        return await self._stop_and_deliver(entry)
+
+    async def _stop_and_deliver(self, entry: JobEntry) -> JobEntry:
+        """Stop a job over a budget already recorded, delivered by the call's reply and
+        claimed, so no wake-up repeats it."""
+        identity = entry.identity
+        assert identity is not None
         entry = self.book.write(replace(await self.stop(entry), delivered=True))
         self.port.claim(identity)
         return entry

@@ -1461,6 +1461,14 @@ class _StartFolderView(_RealFolder):
 _LISTING: Final = threading.RLock()
 
 
+def _every_entry_made(method: Callable[[Any], Any]) -> Callable[[_EntriesMadeByName], Any]:
+    """``dict``'s ``method`` (one that reads the whole folder), once every entry is made."""
+    def whole(entries: _EntriesMadeByName) -> Any:
+        entries._make_all()
+        return method(entries)
+    return whole
+
+
 class _EntriesMadeByName(dict[str, FakeFile]):
     """A real folder's entries, each made when first asked for by name.
 
@@ -1543,33 +1551,17 @@ class _EntriesMadeByName(dict[str, FakeFile]):
             self._order.remove(name)
         return dict.pop(self, name, *default)
 
-    def __iter__(self) -> Iterator[str]:
-        self._make_all()
-        return dict.__iter__(self)
-
-    def __len__(self) -> int:
-        self._make_all()
-        return dict.__len__(self)
-
-    def keys(self) -> Any:
-        self._make_all()
-        return dict.keys(self)
-
-    def values(self) -> Any:
-        self._make_all()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self._make_all()
-        return dict.items(self)
-
     def copy(self) -> dict[str, FakeFile]:
         self._make_all()
         return dict(dict.items(self))
 
-    def __repr__(self) -> str:
-        self._make_all()
-        return dict.__repr__(self)
+    # Whatever iterates, counts or shows the folder makes every entry first.
+    __iter__ = _every_entry_made(dict.__iter__)
+    __len__ = _every_entry_made(dict.__len__)
+    keys = _every_entry_made(dict.keys)
+    values = _every_entry_made(dict.values)
+    items = _every_entry_made(dict.items)
+    __repr__ = _every_entry_made(dict.__repr__)
 
 
 def _real_file(entry: os.DirEntry[str], fs: FakeFilesystem, *, read_only: bool) -> FakeFile:

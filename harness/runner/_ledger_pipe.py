@@ -70,7 +70,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from fakes import at_work, effect_result
 from harness.checks import Verdict
@@ -293,12 +293,14 @@ Told = tuple[str, str, bool, int, float]
 """One effect as the harness was told it: tool, key, idempotent, incarnation, virtual time."""
 
 Asked = tuple[str, int, int, int, str, float, float]
+"""One request as the harness was told it: dialect, turn, attempt, incarnation, digest, the
+time the world said it arrived at, and the harness's clock then."""
 
 Ended = tuple[int, str, float | None, float, float, int, float]
 """One stream's end as the harness was told it: its request's place, how it ended, its first
 byte, its end, its longest silence, the bytes the client read, and the harness's clock then."""
-"""One request as the harness was told it: dialect, turn, attempt, incarnation, digest, the
-time the world said it arrived at, and the harness's clock then."""
+
+_Record = TypeVar("_Record", Told, Asked, Ended)
 
 
 @dataclass
@@ -340,26 +342,24 @@ class _Stream:
             chain.append(chain[-1].base)
         return chain
 
-    def effects(self) -> list[Told]:
-        found: list[Told] = []
+    def _all(self, begins_with: Callable[[_Stream], int],
+             own: Callable[[_Stream], list[_Record]]) -> list[_Record]:
+        """All its records of one kind: from the first stream on, each keeps as many of its
+        base's as it ``begins_with`` and adds its ``own``."""
+        found: list[_Record] = []
         for stream in reversed(self._chain()):
-            del found[stream.at:]
-            found += stream.own
+            del found[begins_with(stream):]
+            found += own(stream)
         return found
+
+    def effects(self) -> list[Told]:
+        return self._all(lambda s: s.at, lambda s: s.own)
 
     def requests(self) -> list[Asked]:
-        found: list[Asked] = []
-        for stream in reversed(self._chain()):
-            del found[stream.at_requests:]
-            found += stream.own_requests
-        return found
+        return self._all(lambda s: s.at_requests, lambda s: s.own_requests)
 
     def ends(self) -> list[Ended]:
-        found: list[Ended] = []
-        for stream in reversed(self._chain()):
-            del found[stream.at_ends:]
-            found += stream.own_ends
-        return found
+        return self._all(lambda s: s.at_ends, lambda s: s.own_ends)
 
     def first_wrong(self) -> str | None:
         return next((s.wrong for s in self._chain() if s.wrong is not None), None)

@@ -30,38 +30,25 @@ _EXPORTS = {
     "harness.serve._world": ["KILL_CLASS", "ScaledClock", "ServedWorld"],
 }
 if typing.TYPE_CHECKING:
-    from harness.serve._app import SPLIT_GAP_SECONDS, Worlds, agent_environment, build_app
-    from harness.serve._command import (
-        add_serve_command,
-        add_time_scale_option,
-        plan_exec,
-        run_exec_cases,
-        run_serve,
-    )
-    from harness.serve._guard import Limits, new_token
-    from harness.serve._handle import RunningServer, serving
-    from harness.serve._server import ServerThread, serve_forever
-    from harness.serve._world import KILL_CLASS, ScaledClock, ServedWorld
+    from harness.serve._app import SPLIT_GAP_SECONDS as SPLIT_GAP_SECONDS
+    from harness.serve._app import Worlds as Worlds
+    from harness.serve._app import agent_environment as agent_environment
+    from harness.serve._app import build_app as build_app
+    from harness.serve._command import add_serve_command as add_serve_command
+    from harness.serve._command import add_time_scale_option as add_time_scale_option
+    from harness.serve._command import plan_exec as plan_exec
+    from harness.serve._command import run_exec_cases as run_exec_cases
+    from harness.serve._command import run_serve as run_serve
+    from harness.serve._guard import Limits as Limits
+    from harness.serve._guard import new_token as new_token
+    from harness.serve._handle import RunningServer as RunningServer
+    from harness.serve._handle import serving as serving
+    from harness.serve._server import ServerThread as ServerThread
+    from harness.serve._server import serve_forever as serve_forever
+    from harness.serve._world import KILL_CLASS as KILL_CLASS
+    from harness.serve._world import ScaledClock as ScaledClock
+    from harness.serve._world import ServedWorld as ServedWorld
 else:
     __getattr__ = _lazy.lazy_exports(__name__, _EXPORTS)
 
-__all__ = [
-    "KILL_CLASS",
-    "SPLIT_GAP_SECONDS",
-    "Limits",
-    "RunningServer",
-    "ScaledClock",
-    "ServedWorld",
-    "ServerThread",
-    "Worlds",
-    "add_serve_command",
-    "add_time_scale_option",
-    "agent_environment",
-    "build_app",
-    "new_token",
-    "plan_exec",
-    "run_exec_cases",
-    "run_serve",
-    "serve_forever",
-    "serving",
-]
+__all__ = list(_lazy.exported_names(_EXPORTS))
