@@ -88,10 +88,12 @@ from harness.ports import (
 #: Environment the agent sees: the SDKs read their base URL and key from here.
 FAKE_API_KEY: Final = "sk-harness-fake-key"
 PROVIDER_ENVIRONMENT: Final[dict[str, str]] = {
-    name: value
-    for spec in SPECS.values()
-    for name, value in zip(spec.environment, (spec.origin + spec.sdk_base, FAKE_API_KEY),
-                           strict=True)
+    **{name: value
+       for spec in SPECS.values()
+       for name, value in zip(spec.environment, (spec.origin + spec.sdk_base, FAKE_API_KEY),
+                              strict=True)},
+    **{name: spec.origin + path for spec in SPECS.values()
+       for name, path in spec.other_environment},
 }
 #: Packages never imported afresh: the harness itself and the standard library.
 _NEVER_RELOADED: Final = frozenset({"harness", "fakes", "reports"}) | sys.stdlib_module_names
