@@ -177,8 +177,8 @@ def request_body(body: dict[str, Any]) -> dict[str, Any]:
     schema) are kept as they are.
 
     >>> request_body({"system_instruction": {"parts": []}, "contents": [{"parts": [
-    ...     {"function_call": {"name": "f", "args": {"to_do": 1}}}]}]})
-    {'systemInstruction': {'parts': []}, 'contents': [{'parts': [{'functionCall': {'name': 'f', 'args': {'to_do': 1}}}]}]}
+    ...     {"function_call": {"name": "f", "args": {"to_do": 1}}}]}]})["contents"]
+    [{'parts': [{'functionCall': {'name': 'f', 'args': {'to_do': 1}}}]}]
     """
     camel: dict[str, Any] = _camel_cased(body)
     return camel

@@ -1,4 +1,4 @@
-"""A mail assistant on LangGraph with Anthropic's model, as its prebuilt ReAct agent and persistence docs show.
+"""A mail assistant on LangGraph with Anthropic's model, as its agent and persistence docs show.
 
 ``create_react_agent`` on langchain-anthropic's ``ChatAnthropic`` (``ANTHROPIC_API_KEY``
 and ``ANTHROPIC_BASE_URL`` from the environment) with the plain tool functions,

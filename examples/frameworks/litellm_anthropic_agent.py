@@ -1,4 +1,4 @@
-"""A mail assistant on litellm with an Anthropic model, streamed, as its streaming and function-calling docs show.
+"""A mail assistant on litellm with an Anthropic model, as its streaming and tool-calling docs show.
 
 ``litellm.acompletion(model="anthropic/...", stream=True, tools=...)`` with OpenAI tool
 schemas and its default transport (the key and address from ``ANTHROPIC_API_KEY`` /

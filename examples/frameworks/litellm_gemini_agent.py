@@ -1,4 +1,4 @@
-"""A mail assistant on litellm with a Gemini model, streamed, as its streaming and function-calling docs show.
+"""A mail assistant on litellm with a Gemini model, as its streaming and tool-calling docs show.
 
 ``litellm.acompletion(model="gemini/...", stream=True, tools=...)`` with OpenAI tool
 schemas and its default transport (the key and address from ``GEMINI_API_KEY`` /

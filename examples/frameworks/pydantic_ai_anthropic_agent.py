@@ -1,4 +1,4 @@
-"""A mail assistant on pydantic-ai with Anthropic's model, as its models and message-history docs show.
+"""A mail assistant on pydantic-ai with Anthropic's model, as its models and history docs show.
 
 ``Agent("anthropic:claude-sonnet-5-5", tools=[...])`` with the plain functions as tools
 (the provider's ``AsyncAnthropic`` reads ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL``);

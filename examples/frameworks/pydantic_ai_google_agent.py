@@ -1,4 +1,4 @@
-"""A mail assistant on pydantic-ai with Google's Gemini model, as its models and message-history docs show.
+"""A mail assistant on pydantic-ai with a Gemini model, as its models and history docs show.
 
 ``Agent("google:gemini-2.5-flash", tools=[...])`` with the plain functions as tools
 (the provider's ``google.genai.Client`` reads ``GOOGLE_API_KEY`` and ``GOOGLE_GEMINI_BASE_URL``);

@@ -87,7 +87,8 @@ def test_a_gemini_request_in_proto_field_names_reads_as_in_json_names() -> None:
         "generation_config": {"max_output_tokens": 9}})
     assert status == 200
     seen = provider.requests[-1]
-    assert seen.json is not None and seen.json["generationConfig"] == {"maxOutputTokens": 9}
+    assert seen.json is not None
+    assert seen.json["generationConfig"] == {"maxOutputTokens": 9}
     chat = seen.chat or {}
     assert [(m["role"], m["content"]) for m in chat["messages"]] == [  # type: ignore[union-attr]
         ("system", "Be brief."), ("user", "go"), ("assistant", None),
