@@ -52,6 +52,8 @@ class WireDialect:
     stream_error_frame: StreamErrorFrame
     stream_error_type: str
     chat_view: ChatView
+    # The body as the API reads it (Gemini's fields in either spelling); before all else.
+    request_body: Callable[[dict[str, Any]], dict[str, Any]] = dict
 
     def route(self, path: str) -> tuple[str | None, bool | None] | None:
         """``(model named in the path, streams by path)`` for a path of this API, else None.
@@ -237,7 +239,7 @@ WIRE: dict[Dialect, WireDialect] = {
     "gemini": WireDialect(
         SPECS["gemini"], "", _wire_gemini.render, _wire_gemini.render_json,
         _wire_gemini.http_error_body, _wire_gemini.stream_error_frame, "UNAVAILABLE",
-        _gemini_chat),
+        _gemini_chat, _wire_gemini.request_body),
 }
 """Every dialect the fake provider speaks."""
 

@@ -233,6 +233,8 @@ class FakeProvider:
                                        f"{self.max_requests:,} requests to the model")
         request_id = _derived_id("req_", self.seed, "request", number)
         body = _parse_json(request.body)
+        if body is not None:
+            body = self._wire.request_body(dict(body))
         path = urlsplit(request.url).path
         route = self._wire.route(path)
         other = self._other_endpoint(request.method, path, body, request_id,

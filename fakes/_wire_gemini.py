@@ -159,3 +159,44 @@ def render_json(response: ScriptedResponse, ctx: RenderContext) -> bytes:
                    finish=_finish_reason(response), usage=response.usage)
     assert frame.data is not None
     return frame.data.encode()
+
+
+# Fields whose value is the caller's own data (a google.protobuf.Struct, a JSON schema,
+# a map), kept as sent: only the field's own name is a proto name.
+_CALLERS_DATA = frozenset({"args", "response", "parameters", "parametersJsonSchema",
+                           "responseSchema", "responseJsonSchema", "labels", "properties"})
+
+
+def request_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A request as the API reads it: every field named in lowerCamelCase.
+
+    The API's JSON takes a field by its proto name (``system_instruction``,
+    ``function_call``) as well as by its JSON name (``systemInstruction``), as every
+    proto3 JSON parser does; litellm's ``gemini/`` models send the proto names. The
+    values of the caller's own data (a call's ``args``, a reply's ``response``, a
+    schema) are kept as they are.
+
+    >>> request_body({"system_instruction": {"parts": []}, "contents": [{"parts": [
+    ...     {"function_call": {"name": "f", "args": {"to_do": 1}}}]}]})["contents"]
+    [{'parts': [{'functionCall': {'name': 'f', 'args': {'to_do': 1}}}]}]
+    """
+    camel: dict[str, Any] = _camel_cased(body)
+    return camel
+
+
+def _camel_cased(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_camel_cased(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    renamed: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _json_name(key) if isinstance(key, str) else key
+        renamed[name] = item if name in _CALLERS_DATA else _camel_cased(item)
+    return renamed
+
+
+def _json_name(field: str) -> str:
+    """``function_call`` → ``functionCall``; a name with no underscore is kept."""
+    head, *rest = field.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)

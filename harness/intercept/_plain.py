@@ -13,7 +13,8 @@ calls it afresh, inside a case where
 * every ``httpx``/``httpx2`` client with its default transport reaches the fake
   provider, and the variables each dialect's SDK reads (``OPENAI_BASE_URL``,
   ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``,
-  ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY``; ``harness.ports.SPECS``) name it
+  ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_API_KEY``, and litellm's ``GEMINI_API_BASE``;
+  ``harness.ports.SPECS``) name it
   (:mod:`harness.intercept._network`); nothing else of the harness's environment is
   there but an allow-list of paths and settings (:mod:`harness._environment`);
 * the agent's own file I/O goes to a fake file system on the crash disk, in a
@@ -88,10 +89,12 @@ from harness.ports import (
 #: Environment the agent sees: the SDKs read their base URL and key from here.
 FAKE_API_KEY: Final = "sk-harness-fake-key"
 PROVIDER_ENVIRONMENT: Final[dict[str, str]] = {
-    name: value
-    for spec in SPECS.values()
-    for name, value in zip(spec.environment, (spec.origin + spec.sdk_base, FAKE_API_KEY),
-                           strict=True)
+    **{name: value
+       for spec in SPECS.values()
+       for name, value in zip(spec.environment, (spec.origin + spec.sdk_base, FAKE_API_KEY),
+                              strict=True)},
+    **{name: spec.origin + path for spec in SPECS.values()
+       for name, path in spec.other_environment},
 }
 #: Packages never imported afresh: the harness itself and the standard library.
 _NEVER_RELOADED: Final = frozenset({"harness", "fakes", "reports"}) | sys.stdlib_module_names

@@ -54,7 +54,11 @@ class DialectSpec:
     that does not stream, where the path decides (Gemini's ``:generateContent``).
     ``environment`` names the variables the official SDK reads its base URL and
     key from. ``{version}`` in a path stands for one of ``versions`` (Gemini serves
-    ``v1beta`` and ``v1`` alike; the first is the one the agent calls). Two
+    ``v1beta`` and ``v1`` alike; the first is the one the agent calls).
+    ``other_environment`` names the base-URL variables other mainstream clients of the
+    API read instead, each with the path it adds to the origin (litellm's ``gemini/``
+    models read ``GEMINI_API_BASE``, its version included, and not google-genai's
+    ``GOOGLE_GEMINI_BASE_URL``: without it they would call the real host). Two
     dialects of one provider share its host (Chat Completions and Responses), as
     they share ``api.openai.com``; the path tells them apart.
     """
@@ -71,6 +75,7 @@ class DialectSpec:
     versions: tuple[str, ...] = ()
     # How an answer cut at the output limit ends, in the API's own words (a report names it so).
     cut_at_limit: str = "finish_reason 'length'"
+    other_environment: tuple[tuple[str, str], ...] = ()
 
     @property
     def origin(self) -> str:
@@ -104,7 +109,8 @@ SPECS: dict[Dialect, DialectSpec] = {
                           "x-goog-request-id", "openai",
                           ("GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY"), "contents",
                           json_path="/{version}/models/{model}:generateContent",
-                          versions=("v1beta", "v1"), cut_at_limit="finishReason 'MAX_TOKENS'"),
+                          versions=("v1beta", "v1"), cut_at_limit="finishReason 'MAX_TOKENS'",
+                          other_environment=(("GEMINI_API_BASE", "/v1beta"),)),
 }
 """Every dialect's spec; a dialect is added here and in the two behaviour registries."""
 

@@ -31,6 +31,12 @@ SENT_TWICE = ("fail", ("I1", "I3", "side_effects"))
 WAITED_OUT_THE_STALL = ("fail", ("S1",))
 STOPPED_ON_THE_CUT = ("fail", ("I4", "side_effects"))
 REGENERATED = ("pass", ())
+# No retry by default (litellm's own clients, google-genai under pydantic-ai): the 429
+# ends the run, stopped usage_limited.
+GAVE_UP_ON_THE_429 = ("fail", ("I4", "side_effects"))
+# invoke(prompt) on a thread whose checkpoint holds a call without its result:
+# INVALID_CHAT_HISTORY on every restart; the mail went once.
+WEDGED_THREAD = ("fail", ("I4",))
 
 
 PASSED = ("pass", ())
@@ -56,12 +62,25 @@ def verdicts(crash_after_send: tuple[str, tuple[str, ...]],
 FRAMEWORKS = {
     "openai_sdk": ("openai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     "openai_agents_sdk": ("agents", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
-    # invoke(prompt) on a thread whose checkpoint holds a call without its result:
-    # INVALID_CHAT_HISTORY on every restart; the mail went once.
-    "langgraph_agent": ("langgraph", verdicts(("fail", ("I4",)), STOPPED_ON_THE_CUT)),
+    "langgraph_agent": ("langgraph", verdicts(WEDGED_THREAD, STOPPED_ON_THE_CUT)),
+    # ChatAnthropic reads a cut call's input as {}: the tools node refuses it (the
+    # function's schema), the error goes back, and the regenerated call sends once.
+    "langgraph_anthropic_agent": ("langchain_anthropic", verdicts(WEDGED_THREAD, REGENERATED)),
     "smolagents_agent": ("smolagents", verdicts(SENT_TWICE, REGENERATED)),
     "litellm_agent": ("litellm", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
+    # litellm's anthropic/ and gemini/ clients are its own (no SDK's retries underneath):
+    # num_retries unset, no retry. Streamed, a cut call's JSON fails json.loads; Gemini's
+    # answer cut at MAX_TOKENS holds no call, and the loop ends on it.
+    "litellm_anthropic_agent": ("litellm", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
+                                                    rate_limited=GAVE_UP_ON_THE_429)),
+    "litellm_gemini_agent": ("litellm", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
+                                                 rate_limited=GAVE_UP_ON_THE_429)),
     "pydantic_ai_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
+    "pydantic_ai_anthropic_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
+    # GoogleProvider leaves google-genai's retry_options unset (no retry); a response cut
+    # at MAX_TOKENS with no call raises OutputTokenLimitExceeded.
+    "pydantic_ai_google_agent": ("pydantic_ai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
+                                                         rate_limited=GAVE_UP_ON_THE_429)),
     "anthropic_tool_runner": ("anthropic", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     "llamaindex_agent": ("llama_index", verdicts(SENT_TWICE, REGENERATED)),
     # reflect_on_tool_use: the cut call runs nowhere, and the reflection it asks for

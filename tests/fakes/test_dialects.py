@@ -69,6 +69,37 @@ def test_a_gemini_conversation_reads_as_chat_messages_with_the_model_from_the_pa
     assert view["messages"][3]["content"] == "ok"
 
 
+def test_a_gemini_request_in_proto_field_names_reads_as_in_json_names() -> None:
+    # litellm's gemini/ models send the proto names (system_instruction, function_call,
+    # function_response, function_declarations), which the API takes as it takes the
+    # JSON names; the caller's own data (args, response, a schema) keeps its keys.
+    provider = FakeProvider("gemini", REPLY)
+    status, _ = post(provider, GEMINI + ":streamGenerateContent?alt=sse", {
+        "system_instruction": {"parts": [{"text": "Be brief."}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            {"role": "model", "parts": [{"function_call": {
+                "name": "f", "args": {"to_do": "x"}}}]},
+            {"role": "user", "parts": [{"function_response": {
+                "name": "f", "response": {"done_at": 1}}}]}],
+        "tools": [{"function_declarations": [{"name": "f", "parameters": {
+            "type": "object", "properties": {"to_do": {"type": "string"}}}}]}],
+        "generation_config": {"max_output_tokens": 9}})
+    assert status == 200
+    seen = provider.requests[-1]
+    assert seen.json is not None
+    assert seen.json["generationConfig"] == {"maxOutputTokens": 9}
+    chat = seen.chat or {}
+    assert [(m["role"], m["content"]) for m in chat["messages"]] == [  # type: ignore[union-attr]
+        ("system", "Be brief."), ("user", "go"), ("assistant", None),
+        ("tool", '{"done_at": 1}')]
+    call = chat["messages"][2]["tool_calls"][0]  # type: ignore[index]
+    assert (call["function"]["name"], call["function"]["arguments"]) == ("f", '{"to_do":"x"}')
+    assert chat["tools"] == [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"to_do": {"type": "string"}}}}}]
+    assert (seen.turn, seen.attempt) == (2, 1)
+
+
 def test_gemini_answers_on_both_paths_and_refuses_others() -> None:
     provider = FakeProvider("gemini", REPLY)
     contents = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}

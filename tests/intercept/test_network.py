@@ -258,3 +258,19 @@ def test_the_world_reads_a_requests_headers_as_a_dict_of_them_reads(lib: Any) ->
     assert read == dict(headers)
     assert list(read) == list(dict(headers))
     assert read["x-trace"] == "a, b"
+
+
+def test_litellms_gemini_variable_reaches_the_gemini_fake() -> None:
+    # litellm's gemini/ models read GEMINI_API_BASE (its version included) and append
+    # models/{model}:streamGenerateContent; google-genai's GOOGLE_GEMINI_BASE_URL they
+    # never read, and without the variable they called the real host.
+    w = world("gemini")
+    url = PROVIDER_ENVIRONMENT["GEMINI_API_BASE"] + "/models/gemini-2.5-flash:streamGenerateContent"
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with intercepted_network(w.route(1)), httpx.Client() as client:
+        answer = client.post(url, json=body, headers={
+            "x-goog-api-key": PROVIDER_ENVIRONMENT["GOOGLE_API_KEY"]})
+    assert answer.status_code == 200
+    assert answer.content.startswith(b'data: {"candidates":')
+    assert w.foreign == []
+    assert [(r.turn, r.attempt, r.delivery) for r in w.request_records()] == [(1, 1, "complete")]
