@@ -70,6 +70,8 @@ TELEMETRY: Final[tuple[Telemetry, ...]] = (
     Telemetry("litellm", "litellm", "raw.githubusercontent.com", "/BerriAI/litellm/",
               "LITELLM_LOCAL_MODEL_COST_MAP=True (and LITELLM_TELEMETRY=False)", 404,
               b"404: Not Found"),
+    # Agno posts each run's telemetry from a daemon thread (agno.api.api, over HTTP/2).
+    Telemetry("agno", "agno", "os-api.agno.com", "/telemetry/", "AGNO_TELEMETRY=false"),
     # PostHog and Segment: the usage pings of LlamaIndex's, CrewAI's and Chroma's stacks.
     Telemetry("posthog", "posthog", "us.i.posthog.com", "", "POSTHOG_DISABLED=1"),
     Telemetry("posthog", "posthog", "eu.i.posthog.com", "", "POSTHOG_DISABLED=1"),

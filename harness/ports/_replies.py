@@ -16,7 +16,7 @@ A reply is read, first rule that applies:
    ``ok``/``success`` false;
 5. the error wording the mainstream agent frameworks put in a failed call's reply
    (LangGraph's ``ToolNode``, smolagents, pydantic-ai's retry prompt, the OpenAI Agents
-   SDK, CrewAI, LlamaIndex, MCP) and a Python exception or traceback;
+   SDK, CrewAI, LlamaIndex, Agno, MCP) and a Python exception or traceback;
 6. anything else is ``ok``.
 
 The error wording is recognised where the frameworks put it (at the start of the
@@ -107,14 +107,20 @@ _STATUS_OPENING: Final = re.compile(
 #   CrewAI: "I encountered an error while trying to use the tool. …"
 #   LlamaIndex FunctionTool: "Encountered error: {error}" (its workflow agents: str(error)
 #     alone, read by _CALL_REFUSED below)
+#   Agno (agno.utils.functions.get_function_call): "Error while decoding function
+#     arguments: {error}\n\nPlease make sure we can json.loads() the arguments and retry."
 _ERROR_OPENINGS: Final = re.compile(
-    r"(?:Error(?::| invoking tool| executing tool| when executing tool| calling tool)"
+    r"(?:Error(?::| invoking tool| executing tool| when executing tool| calling tool"
+    r"| while decoding function arguments)"
     r"|An error occurred while running the tool|I encountered an error while trying to use "
     r"the tool|Encountered error:|Tool error:|Exception:)",
 )
-# …or end it with a request to fix the call (pydantic-ai's retry prompt, LangChain's).
+# …or end it with a request to fix the call (pydantic-ai's retry prompt, LangChain's;
+# Agno's for arguments that are JSON but no object: "Function arguments are not a valid
+# JSON object.\n\n Please fix and retry.").
 _ERROR_CLOSINGS: Final = ("Fix the errors and try again.", "Please fix your mistakes.",
-                          "Please fix the error and try again.")
+                          "Please fix the error and try again.", "Please fix and retry.",
+                          "Please make sure we can json.loads() the arguments and retry.")
 # A Python exception as a traceback's last line or repr(error) opens the reply:
 # "ValueError: …", "ToolException('…')", "smtplib.SMTPRecipientsRefused: …" (a name
 # qualified by its module is an exception's whatever it ends with).

@@ -67,6 +67,13 @@ LLAMAINDEX_WORKFLOW = [
     "send_mail() got an unexpected keyword argument 'cc'",
     "read_outbox() takes 0 positional arguments but 1 was given",
 ]
+# Agno 3.1 (installed beside the frameworks extra): a call whose arguments json.loads (and
+# ast.literal_eval) refuse, as the cut arguments are, and arguments that are no object.
+AGNO = [
+    "Error while decoding function arguments: unterminated string literal (detected at line "
+    "1) (<unknown>, line 1)\n\nPlease make sure we can json.loads() the arguments and retry.",
+    "Function arguments are not a valid JSON object.\n\n Please fix and retry.",
+]
 # An exception's own text, a traceback, and the JSON error shapes.
 EXCEPTIONS_AND_SHAPES = [
     "ValueError: the outbox is locked",
@@ -95,7 +102,7 @@ RESULTS = [
 
 
 @pytest.mark.parametrize("reply", [*PYDANTIC_AI, *LANGGRAPH_AS_KNOWN, *SMOLAGENTS_AS_KNOWN,
-                                   *OTHERS_AS_KNOWN, *LLAMAINDEX_WORKFLOW,
+                                   *OTHERS_AS_KNOWN, *LLAMAINDEX_WORKFLOW, *AGNO,
                                    *EXCEPTIONS_AND_SHAPES])
 def test_each_frameworks_error_reply_reads_as_a_failed_call(reply: str) -> None:
     assert classify_reply(reply) == "error"
@@ -136,6 +143,22 @@ def test_the_installed_pydantic_ai_still_words_its_retry_prompt_so() -> None:
         failed = messages.ToolReturnPart("mail", "SMTP 550", tool_call_id="c", outcome="failed")
     assert classify_reply(retry.model_response()) == "error"
     assert classify_reply(failed.model_response_str()) == "error"
+
+
+def test_the_installed_agno_still_words_a_call_it_could_not_decode_so() -> None:
+    # Agno answers a call whose arguments it cannot decode with this error, and runs nothing.
+    functions = pytest.importorskip("agno.utils.functions")
+    function = pytest.importorskip("agno.tools.function")
+
+    def send_mail(to: str, body: str) -> str:
+        return "sent"
+
+    tools = {"send_mail": function.Function.from_callable(send_mail)}
+    for cut in ('{"to":"ops@example.com","bo', "[1, 2]"):
+        call = functions.get_function_call("send_mail", cut, "call_1", tools)
+        assert call is not None
+        assert call.error is not None
+        assert classify_reply(call.error) == "error"
 
 
 def _langgraph_body(reply: str) -> dict[str, Any]:

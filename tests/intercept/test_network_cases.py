@@ -259,6 +259,42 @@ def test_the_openai_agents_trace_ingest_is_absorbed_and_listed_as_telemetry(
     assert result.trace.requests == ()  # the fake provider never saw it
 
 
+# Agno posts each run's telemetry from a daemon thread it starts on the first run, over an
+# HTTP/2 httpx client (agno.api.api); the thread's post lands when real time says so.
+AGNO_TELEMETRY_AGENT = '''
+import threading
+
+import httpx
+
+
+def main(prompt: str) -> str:
+    statuses = []
+
+    def post() -> None:
+        with httpx.Client(base_url="https://os-api.agno.com", http2=True, timeout=5) as client:
+            statuses.append(client.post("/telemetry/runs", json={"session_id": "s"}).status_code)
+
+    worker = threading.Thread(target=post, name="agno-telemetry", daemon=True)
+    worker.start()
+    worker.join(30)
+    return f"posted: {statuses}"
+'''
+
+
+def test_agnos_run_telemetry_is_answered_not_refused(agent_packages: AgentPackages) -> None:
+    package = agent_packages.write({"agent": AGNO_TELEMETRY_AGENT})
+    result = run(package, hello(model=[{"turn": 1, "text": "unused"}]))
+
+    assert answer(result) == "posted: [200]"
+    assert verdict(result, "network") is None
+    assert result.trace is not None
+    assert result.trace.extra.foreign_requests is None
+    # A daemon thread the case's own thread started: when it sends is real time's
+    # doing, so it is answered but not the case's record (the digest stays alike).
+    assert result.trace.extra.telemetry_requests is None
+    assert result.trace.requests == ()
+
+
 EXPORTS_FROM_A_THREAD_IT_DID_NOT_START = '''
 import httpx
 
