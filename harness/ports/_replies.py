@@ -16,7 +16,7 @@ A reply is read, first rule that applies:
    ``ok``/``success`` false;
 5. the error wording the mainstream agent frameworks put in a failed call's reply
    (LangGraph's ``ToolNode``, smolagents, pydantic-ai's retry prompt, the OpenAI Agents
-   SDK, CrewAI, LlamaIndex, Agno, MCP) and a Python exception or traceback;
+   SDK, CrewAI, LlamaIndex, Agno, Semantic Kernel, MCP) and a Python exception or traceback;
 6. anything else is ``ok``.
 
 The error wording is recognised where the frameworks put it (at the start of the
@@ -109,11 +109,21 @@ _STATUS_OPENING: Final = re.compile(
 #     alone, read by _CALL_REFUSED below)
 #   Agno (agno.utils.functions.get_function_call): "Error while decoding function
 #     arguments: {error}\n\nPlease make sure we can json.loads() the arguments and retry."
+#   Semantic Kernel (Kernel.invoke_function_call), a call it refuses before running it:
+#     "The tool call arguments are malformed. Arguments must be in JSON format. Please try
+#     again.", "The tool call with name `{name}` is not part of the provided tools, …",
+#     "Missing required argument(s): […]. …", "Received unexpected argument(s): […]. …",
+#     "There are `{n}` tool call arguments required and only `{m}` received. …"; and one
+#     that raised: "An error occurred while invoking the function {name}: {error}"
 _ERROR_OPENINGS: Final = re.compile(
     r"(?:Error(?::| invoking tool| executing tool| when executing tool| calling tool"
     r"| while decoding function arguments)"
-    r"|An error occurred while running the tool|I encountered an error while trying to use "
-    r"the tool|Encountered error:|Tool error:|Exception:)",
+    r"|An error occurred while (?:running the tool|invoking the function )"
+    r"|I encountered an error while trying to use "
+    r"the tool|Encountered error:|Tool error:|Exception:"
+    r"|The tool call arguments are malformed\.|The tool call with name `[^`]*` is not part of "
+    r"the provided tools|(?:Missing required|Received unexpected) argument\(s\): \["
+    r"|There are `\d+` tool call arguments required and only `\d+` received\.)",
 )
 # …or end it with a request to fix the call (pydantic-ai's retry prompt, LangChain's;
 # Agno's for arguments that are JSON but no object: "Function arguments are not a valid

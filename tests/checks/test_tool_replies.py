@@ -8,6 +8,7 @@ known to write.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import warnings
 from dataclasses import replace
@@ -74,6 +75,20 @@ AGNO = [
     "1) (<unknown>, line 1)\n\nPlease make sure we can json.loads() the arguments and retry.",
     "Function arguments are not a valid JSON object.\n\n Please fix and retry.",
 ]
+# Semantic Kernel 1.44 (in an environment of its own): Kernel.invoke_function_call's replies
+# to a call it refuses before running it, and to a function that raised.
+SEMANTIC_KERNEL = [
+    "The tool call arguments are malformed. Arguments must be in JSON format. Please try again.",
+    "The tool call with name `MailPlugin-mail` is not part of the provided tools, please try "
+    "again with a supplied tool call name and make sure to validate the name.",
+    "Missing required argument(s): ['to']. Please revise the arguments to match the function "
+    "signature.",
+    "Received unexpected argument(s): ['cc']. Please revise the arguments to match the "
+    "function signature.",
+    "There are `3` tool call arguments required and only `0` received. The required arguments "
+    "are: ['to', 'subject', 'body']. Please provide the required arguments and try again.",
+    "An error occurred while invoking the function MailPlugin-send_mail: SMTP 550",
+]
 # An exception's own text, a traceback, and the JSON error shapes.
 EXCEPTIONS_AND_SHAPES = [
     "ValueError: the outbox is locked",
@@ -103,6 +118,7 @@ RESULTS = [
 
 @pytest.mark.parametrize("reply", [*PYDANTIC_AI, *LANGGRAPH_AS_KNOWN, *SMOLAGENTS_AS_KNOWN,
                                    *OTHERS_AS_KNOWN, *LLAMAINDEX_WORKFLOW, *AGNO,
+                                   *SEMANTIC_KERNEL,
                                    *EXCEPTIONS_AND_SHAPES])
 def test_each_frameworks_error_reply_reads_as_a_failed_call(reply: str) -> None:
     assert classify_reply(reply) == "error"
@@ -159,6 +175,33 @@ def test_the_installed_agno_still_words_a_call_it_could_not_decode_so() -> None:
         assert call is not None
         assert call.error is not None
         assert classify_reply(call.error) == "error"
+
+
+def test_the_installed_semantic_kernel_still_words_a_call_it_refuses_so() -> None:
+    # Semantic Kernel answers a cut call, a call missing an argument and one to a tool it
+    # does not know with these replies, and runs nothing (an environment of its own).
+    sk = pytest.importorskip("semantic_kernel")
+    contents = pytest.importorskip("semantic_kernel.contents")
+    functions = pytest.importorskip("semantic_kernel.functions")
+    sent: list[str] = []
+
+    class MailPlugin:
+        @functions.kernel_function(description="Send an e-mail.")  # type: ignore[untyped-decorator]
+        def send_mail(self, to: str, body: str) -> str:
+            sent.append(to)
+            return "sent"
+
+    kernel = sk.Kernel()
+    kernel.add_plugin(MailPlugin(), plugin_name="MailPlugin")
+    for name, arguments in (("MailPlugin-send_mail", '{"to":"ops@example.com","bo'),
+                            ("MailPlugin-send_mail", '{"to":"ops@example.com"}'),
+                            ("MailPlugin-mail", '{"to":"ops@example.com","body":"x"}')):
+        history = contents.ChatHistory()
+        call = contents.FunctionCallContent(id="call_1", name=name, arguments=arguments)
+        asyncio.run(kernel.invoke_function_call(call, history))
+        reply = str(history.messages[-1].items[0].result)
+        assert classify_reply(reply) == "error", reply
+    assert sent == []
 
 
 def _langgraph_body(reply: str) -> dict[str, Any]:
