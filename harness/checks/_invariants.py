@@ -775,6 +775,10 @@ def check_tool_names(trace: Trace) -> Verdict | None:
                     at_a_known_step.setdefault(call.name, r.offered_tools)
     if not missing:
         return None
+    # A tool offered in no request is no step the script failed to follow, even where a
+    # list came again (the same request retried after a 429, a restart from the prompt).
+    at_a_known_step = {name: offered for name, offered in at_a_known_step.items()
+                       if name in offered_anywhere}
     dropped = {name: offered for name, offered in missing.items()
                if name in offered_anywhere and name not in at_a_known_step}
     if dropped:

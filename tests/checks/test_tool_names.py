@@ -62,6 +62,27 @@ def test_a_tool_the_agent_offers_in_no_request_makes_the_case_prove_nothing(
     assert judged.unknown_reason == f"{verdict.message}; {verdict.advice}"
 
 
+def test_a_tool_offered_in_no_request_is_so_named_when_a_request_was_sent_again(
+        mailed: CaseResult) -> None:
+    # Semantic Kernel offers its plugin's functions as "MailPlugin-send_mail": a scenario
+    # that calls "mail" is not written for it. The first request got a 429 and was sent
+    # again with the same tools; that is no step of the agent the script failed to follow.
+    assert mailed.trace is not None
+    called = mailed.trace.requests[0]
+    offered = ("MailPlugin-send_mail",)
+    trace = _offering(replace(mailed.trace, requests=(
+        replace(called, calls=()), *mailed.trace.requests)), offered)
+
+    verdict = check_tool_names(trace)
+
+    assert verdict is not None
+    assert verdict.status == "unknown"
+    assert verdict.message == (
+        "the scenario's model calls ['mail'], tools this agent does not offer in any request "
+        "(it offers ['MailPlugin-send_mail']): the scenario is not written for this agent, so "
+        "its case proves nothing")
+
+
 def test_a_tool_the_agent_offered_before_but_dropped_fails_the_case(mailed: CaseResult) -> None:
     # A first request offered mail and was answered in text; the next one, which the model
     # answered with its call of mail, offered only look (a tool list rebuilt without it).
