@@ -91,6 +91,9 @@ FRAMEWORKS = {
     # arguments are not JSON is skipped, and the run ends on the cut answer.
     "haystack_agent": ("haystack", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
                                             stall=PASSED)),
+    # Agno answers a call whose arguments it cannot decode with its own error and runs
+    # nothing; its SqliteDb stores the run only when it ends, so the restart sends again.
+    "agno_agent": ("agno", verdicts(SENT_TWICE, REGENERATED)),
 }
 
 # Frameworks that do not install beside this project's pins, each run by the Python of an
