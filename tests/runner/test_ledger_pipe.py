@@ -88,7 +88,7 @@ def test_a_copy_begins_with_its_source_as_the_harness_held_it_then() -> None:
                  forks=((2, 1, 1, 0, 0),)) == {"appended": True, "lines": 2}
 
     assert [key for _, key, *_ in ledger.effects(["s", 2])] == ["a", "c"]
-    assert [key for _, key, *_ in ledger.effects(["drop", [1, 0], ["s", 1]])] == ["b"]
+    assert [key for _, key, *_ in ledger.effects(["drop", [1, 0, 0], ["s", 1]])] == ["b"]
     assert ledger.effects(["inc", 1, ["s", 2]])[1] == ("notes", "c", False, 3, 2.0)
     _tell(ledger, 4, "F", forks=((3, 1, 5, 0, 0),))  # more effects than stream 1 was told
     assert "forked again, or from 5 effects of the 2 told" in str(ledger.broken)
@@ -139,7 +139,7 @@ def test_the_first_difference_is_named_in_a_judge_verdict() -> None:
 def test_a_request_is_kept_with_the_harness_s_clock_when_it_arrived() -> None:
     ledger = HarnessLedger()
     _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
-    _tell(ledger, 2, "C", 1, 20.0, "timer")
+    _tell(ledger, 2, "C", 1, 20.0, "timer", 0.0)
     _tell(ledger, 3, "R", 1, "openai", 1, 2, 1, "d2", 20.0)
     _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d3", 50.0)  # the clock moved, untold
 
@@ -165,14 +165,14 @@ def test_a_request_is_kept_with_the_harness_s_clock_when_it_arrived() -> None:
 def test_a_copy_begins_with_its_source_s_requests_and_clock_as_the_harness_held_them() -> None:
     ledger = HarnessLedger()
     _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
-    _tell(ledger, 2, "C", 1, 5.0, "timer")
-    _tell(ledger, 3, "C", 1, 9.0, "advance")  # the source goes on
+    _tell(ledger, 2, "C", 1, 5.0, "timer", 0.0)
+    _tell(ledger, 3, "C", 1, 9.0, "advance", 5.0)  # the source goes on
     _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d2", 9.0)
     # Copied when the source had told one request and one move: its clock is at 5s.
     _tell(ledger, 5, "R", 2, "openai", 2, 1, 2, "d3", 5.0, forks=((2, 1, 0, 1, 1),))
 
     assert [r[-1] for r in ledger.account(["s", 2]).requests] == [0.0, 5.0]
-    assert ledger.account(["drop", [0, 1], ["inc", 1, ["s", 2]]]).requests == [
+    assert ledger.account(["drop", [0, 1, 0], ["inc", 1, ["s", 2]]]).requests == [
         ("openai", 2, 1, 3, "d3", 5.0, 5.0)]
     assert ledger.account(["s", 2, 5.0, 1]).wrong is None
     # The copy's clock read past its source's second move: a move it never had.
@@ -184,7 +184,7 @@ def test_a_copy_begins_with_its_source_s_requests_and_clock_as_the_harness_held_
 def test_a_stream_s_end_is_kept_by_its_request_s_place_and_read_against_the_trace() -> None:
     ledger = HarnessLedger()
     _tell(ledger, 1, "R", 1, "openai", 1, 1, 1, "d1", 0.0)
-    _tell(ledger, 2, "C", 1, 30.0, "timer")
+    _tell(ledger, 2, "C", 1, 30.0, "timer", 0.0)
     _tell(ledger, 3, "S", 1, 1, "eof", 0.0, 30.0, 30.0, 9)
     _tell(ledger, 4, "R", 1, "openai", 2, 1, 1, "d2", 30.0)
     # Copied when the source had told two requests, a move and one end.
@@ -193,7 +193,7 @@ def test_a_stream_s_end_is_kept_by_its_request_s_place_and_read_against_the_trac
 
     assert [end[:2] for end in ledger.account(["s", 1]).ends] == [(1, "eof"), (2, "eof")]
     assert [end[:2] for end in ledger.account(["s", 2]).ends] == [(1, "eof"), (2, "reset")]
-    assert [end[:2] for end in ledger.account(["drop", [0, 1], ["s", 2]]).ends] == \
+    assert [end[:2] for end in ledger.account(["drop", [0, 1, 0], ["s", 2]]).ends] == \
         [(1, "reset")]
     assert [end[:2] for end in ledger.account(["cat", [["s", 1], ["s", 2]]]).ends] == \
         [(1, "eof"), (2, "eof"), (3, "eof"), (4, "reset")]
@@ -242,9 +242,10 @@ def _requests_trace(*requests: tuple[str, int, int, int, float]) -> Trace:
 
 
 def _effects_trace(*effects: tuple[str, str, bool, int, float]) -> Trace:
-    """A trace whose ledger holds ``effects``."""
+    """A trace whose ledger holds ``effects``, and no tool invocation."""
     base = run_trace(plan_cases(appends(1), Path("appends.yaml"))[0], appends(1))
-    return replace(base, effects=tuple(EffectRecord(n, *e) for n, e in enumerate(effects, 1)))
+    return replace(base, effects=tuple(EffectRecord(n, *e) for n, e in enumerate(effects, 1)),
+                   invocations=())
 
 
 @pytest.fixture
