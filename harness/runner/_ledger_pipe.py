@@ -36,29 +36,47 @@ S1 and the timing and budget checks read), measured beside the stream's record a
 by it, and stamped with the harness's clock as a request is: a trace whose stream records
 differ from that (an agent that rewrote how long a stall lasted) fails ``judge`` too.
 
+Each tool invocation tells its start (tool, kind, call id, a digest of its arguments,
+incarnation, whether it was refused, whether the case's disk error had been raised) and
+its end (outcome, a digest of its result), each with the virtual time read as it is told:
+a trace whose invocation records differ (one deleted from the world's log, its arguments
+or outcome rewritten, one added that never ran, a time the harness's clock was not at)
+fails ``judge`` naming the first (:func:`first_invocation_difference`).
+
+Every time told is read against the harness's clock: a request's arrival, a stream's end,
+an effect's time, an invocation's start and end, and where a move of the clock says it
+moved from. A clock moved by hand and set back is caught where any of them was told in
+between; and a move must give a reason the clock gives (:data:`MOVES`, ``start`` only as
+a world's first message). A case that stops at a request to join a run already traced
+tells that request's digest, read against the request the run sent next.
+
 What the agent could still do is speak the pipe itself: tell effects that never
 happened, or none, or move the clock through its own method (which tells). That forges
 the world, not its record, and is out of this module's reach; what it closes is hiding or
-changing an effect, a request or a move of time the world really made. A tool's start
-and end are read from the same clock, and are the harness's only as far as the next
-request or the trace's own reading of the clock shows that clock to be the harness's.
+changing an effect, a request, an invocation or a move of time the world really made. A
+clock moved and set back with nothing told in between (a timer fired early) is not seen.
 
 Messages (the worker's start with a letter, its case's result with ``[``)::
 
     E[number, forks, stream, kind, tool, key, idempotent, incarnation, at]  an effect
     R[number, forks, stream, dialect, turn, attempt, incarnation, digest, at]  a request
-    C[number, forks, stream, to, why]                    the clock moved to ``to``
+    C[number, forks, stream, to, why, from]              the clock moved to ``to``
     S[number, forks, stream, request, how, first, end, silence, bytes]  a stream ended
+    I[number, forks, stream, seq, tool, kind, call_id, arguments, incarnation, refused,
+      after_error, at]                                   a tool invocation started
+    O[number, forks, stream, seq, outcome, result, at]   it ended (``at`` null: left running)
+    J[number, forks, stream, digest]                     stopped at a request to join a run
     F[number, forks]                                     before a case's result: no effect
     A<the tool's result as JSON>                         the harness's answer to an effect
 
 ``forks`` are the copies made since the last message, each ``[copy, source, effects,
-requests, moves, ends]``: the copy's stream begins with the first ``effects`` effects,
-``requests`` requests and ``ends`` ends of streams told on its source, its clock where the
-source's was after ``moves`` moves. A stream's ``request`` is its request's place among
-those told on the world's stream (1: the first). A copy costs no message of its own (a
-recording copies its world at every point), and only an effect waits for an answer: a
-request, a move and a stream's end are told, and the world goes on.
+requests, moves, ends, calls]``: the copy's stream begins with the first ``effects``
+effects, ``requests`` requests, ``ends`` ends of streams and ``calls`` invocations' starts
+and ends told on its source, its clock where the source's was after ``moves`` moves. A
+stream's ``request`` is its request's place among those told on the world's stream (1:
+the first). A copy costs no message of its own (a recording copies its world at every
+point), and only an effect waits for an answer: everything else is told, and the world
+goes on.
 """
 
 from __future__ import annotations
@@ -101,10 +119,13 @@ _PARTS: Final = "_ledger_parts"
 
 Parts = Any
 """A trace's account of its effects and requests, as JSON: ``["s", stream]`` (or
-``["s", stream, reading, moves]``: its clock read ``reading`` after ``moves`` moves),
-``["cat", [parts...]]``, ``["drop", [effects, requests], parts]`` (all but the first
-``effects`` effects and ``requests`` requests), ``["inc", shift, parts]`` (incarnations
-shifted)."""
+``["s", stream, reading, moves, calls]``: its clock read ``reading`` after ``moves`` moves,
+its first ``calls`` invocations' starts and ends), ``["cat", [parts...]]``,
+``["drop", [effects, requests, call], parts]`` (all but the first ``effects`` effects and
+``requests`` requests, and the invocations numbered after ``call``), ``["upto", call,
+parts]`` (the invocations numbered up to ``call``), ``["inc", shift, parts, renumber]``
+(incarnations shifted, invocations numbered ``renumber`` on), ``["join", own, source]``
+(``cat``, and where ``own`` stopped at a request, ``source``'s first request is it)."""
 
 
 # -- the worker's side ----------------------------------------------------------------------
