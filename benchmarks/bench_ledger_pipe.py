@@ -19,7 +19,8 @@ message each, not answered (harness/runner/_ledger_pipe.py). Three figures:
   point: a copy goes with the next message, not one of its own), with the requests the
   cases' traces hold. ``--against REV`` runs the same
   cases with the commit REV's harness, checked out beside this tree (a git worktree,
-  removed afterwards), in turns (a busy machine weighs on both alike); the best of
+  removed afterwards), in turns, each first in every other round (a busy machine weighs
+  on both alike); the best of
   ``--rounds`` of each is reported per case, with the ratio, and for the sends, what the
   difference comes to per effect and per tool invocation.
 
@@ -201,8 +202,10 @@ def main() -> None:
              side_by_side(Path(base), revision) as trees:
         for load, spec, repeats in loads:
             best: dict[str, dict[str, float]] = {}
-            for _ in range(rounds):
-                for name, tree in trees.items():
+            for turn in range(rounds):
+                # Each tree first in every other round: a machine whose load changes from
+                # minute to minute favours neither.
+                for name, tree in list(trees.items())[::1 if turn % 2 == 0 else -1]:
                     ran = cases(tree, load, spec if load == "sends" else
                                 [str(tree / Path(p).relative_to(HERE)) for p in spec],  # type: ignore[union-attr]
                                 repeats)
