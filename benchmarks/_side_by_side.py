@@ -8,8 +8,10 @@ alike) and reports the best of its rounds; this is where the other tree comes fr
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
@@ -26,13 +28,23 @@ def rounds(default: int) -> int:
     return int(given) if given is not None else default
 
 
-def trees(base: Path, revision: str | None) -> dict[str, Path]:
-    """This tree, after ``revision``'s files (``git archive``) unpacked into ``base/old``."""
+@contextlib.contextmanager
+def trees(base: Path, revision: str | None) -> Iterator[dict[str, Path]]:
+    """This tree, after a checkout of ``revision`` in ``base/old``, removed afterwards.
+
+    A real checkout (``git worktree add --detach``), as this tree is, so the two differ
+    in their commits only: a tree ``git archive`` unpacked was once measured about 1.7
+    times as slow as a checkout (not seen again: best of four alternated rounds, 11.05
+    against 10.92 ms per crash case), which a ratio would have counted as this tree's gain.
+    """
     if revision is None:
-        return {"this tree": HERE}
+        yield {"this tree": HERE}
+        return
     old = base / "old"
-    old.mkdir()
-    archive = subprocess.run(["git", "-C", str(HERE), "archive", revision],
-                             check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-    return {revision: old, "this tree": HERE}
+    subprocess.run(["git", "-C", str(HERE), "worktree", "add", "--quiet", "--detach", str(old),
+                    revision], check=True)
+    try:
+        yield {revision: old, "this tree": HERE}
+    finally:
+        subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(old)],
+                       check=False)

@@ -130,8 +130,8 @@ def _worker() -> None:
 
 
 def _side_by_side(revision: str, rounds: int) -> None:
-    with tempfile.TemporaryDirectory() as base:
-        trees = side_by_side(Path(base), revision)
+    with tempfile.TemporaryDirectory() as base, \
+             side_by_side(Path(base), revision) as trees:
         workers = {name: _start_worker(tree) for name, tree in trees.items()}
         best: dict[str, dict[str, float]] = {name: {} for name in trees}
         for _ in range(rounds):

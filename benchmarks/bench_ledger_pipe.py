@@ -1,24 +1,28 @@
-"""What telling each side effect, request and move of the clock to the harness costs.
+"""What telling each side effect, request, move of the clock and tool invocation to the
+harness costs.
 
 A sealed worker's counting tools tell each effect to ``harness run`` and take its answer
-as their result; its worlds tell each request their fake provider takes and each move of
-their virtual clock, one message each, not answered (harness/runner/_ledger_pipe.py).
-Three figures:
+as their result; its worlds tell each request their fake provider takes, each move of
+their virtual clock, each stream's end and each tool invocation's start and end, one
+message each, not answered (harness/runner/_ledger_pipe.py). Three figures:
 
 - the round trip alone: a forked process tells N effects (``PipeWitness.told``), this
   one answers each from a ``HarnessLedger`` in a ``wait`` loop, as the pool does; the
   real seconds per effect;
-- the one-way messages alone: a forked process tells N requests and N moves of a clock
-  (``PipeWitness.asked``, ``VirtualClock.advance``), this one takes each; the real seconds
-  per message, from the first sent to the last taken;
+- the one-way messages alone: a forked process tells N requests, N moves of a clock and
+  N invocations' starts and ends (``PipeWitness.asked``, ``VirtualClock.advance``,
+  ``PipeWitness.called`` and ``settled``), this one takes each; the real seconds per
+  message, from the first sent to the last taken;
 - cases whole, through ``run_contained`` (a worker, the pool's loop, the judge): the
   reference agent over a scenario of many sends (EFFECTS per case, no crash) and over
   ``scenarios/crash`` (explored crash cases, whose recordings copy the world at each
   point: a copy goes with the next message, not one of its own), with the requests the
   cases' traces hold. ``--against REV`` runs the same
-  cases with the commit REV's harness, side by side, in turns (a busy machine weighs on
-  both alike); the best of ``--rounds`` of each is reported per case, with the ratio,
-  and for the sends, what the difference comes to per effect.
+  cases with the commit REV's harness, checked out beside this tree (a git worktree,
+  removed afterwards), in turns, each first in every other round (a busy machine weighs
+  on both alike); the best of
+  ``--rounds`` of each is reported per case, with the ratio, and for the sends, what the
+  difference comes to per effect and per tool invocation.
 
     .venv/bin/python benchmarks/bench_ledger_pipe.py [--quick]
     .venv/bin/python benchmarks/bench_ledger_pipe.py --against main [--rounds 3]
@@ -71,7 +75,8 @@ bad = [r.case.case_id for r in results if r.error]
 assert not bad, bad
 print(json.dumps({"cases": len(results), "wall": wall,
                   "effects": sum(sum(r.side_effects.values()) for r in results),
-                  "requests": sum(len(r.trace.requests) for r in results if r.trace)}))
+                  "requests": sum(len(r.trace.requests) for r in results if r.trace),
+                  "invocations": sum(len(r.trace.invocations) for r in results if r.trace)}))
 '''
 
 
@@ -114,12 +119,17 @@ def _one_way_teller(conn: Connection, count: int) -> None:
         witness.asked(stream, "openai", turn=n, attempt=1, incarnation=1, sent=sent,
                       now=clock.now)
         clock.advance(1.0)
+        witness.called(stream, n + 1, tool="mail", kind="send", call_id=f"call_{n}",
+                       arguments={"to": "ops@example.com", "n": n}, incarnation=1,
+                       refused=False, after_error=False, now=clock.now)
+        witness.settled(stream, n + 1, outcome="ok", result='{"sent": true}', now=clock.now)
     conn.send_bytes(b"[]")  # done
 
 
 def one_way_seconds(count: int) -> float:
-    """Real seconds per message told and taken, for ``count`` requests and as many moves,
-    the pool's way (``wait``, then each message already there)."""
+    """Real seconds per message told and taken, for ``count`` requests, as many moves and
+    as many invocations (a start and an end each), the pool's way (``wait``, then each
+    message already there)."""
     from harness.runner._ledger_pipe import HarnessLedger
 
     ours, theirs = get_context("fork").Pipe()
@@ -142,7 +152,8 @@ def one_way_seconds(count: int) -> float:
     process.join()
     assert ledger.account(["s", 1]).wrong is None
     assert len(ledger.account(["s", 1]).requests) == count
-    return elapsed / (2 * count)
+    assert len(ledger.account(["s", 1]).invocations) == count
+    return elapsed / (4 * count)
 
 
 def round_trip_seconds(count: int) -> float:
@@ -182,17 +193,19 @@ def main() -> None:
     rounds = given_rounds(scaled(3, 1))
     print(f"round trip: {1e6 * round_trip_seconds(ROUND_TRIPS):.1f} µs per effect told and "
           f"answered ({ROUND_TRIPS:,} effects)")
-    print(f"one way: {1e6 * one_way_seconds(ONE_WAY):.1f} µs per request or move of the clock "
-          f"told and taken ({ONE_WAY:,} of each)")
+    print(f"one way: {1e6 * one_way_seconds(ONE_WAY):.1f} µs per request, move of the clock, "
+          f"or invocation's start or end told and taken ({ONE_WAY:,} of each)")
     crash = scaled(sorted(str(p) for p in (HERE / "scenarios/crash").glob("*.yaml")),
                    [str(HERE / "scenarios/crash/inspect-then-send-once.yaml")])
     loads = [("sends", sends_scenario(EFFECTS), REPEATS), ("crash", crash, 1)]
-    with tempfile.TemporaryDirectory() as base:
-        trees = side_by_side(Path(base), revision)
+    with tempfile.TemporaryDirectory() as base, \
+             side_by_side(Path(base), revision) as trees:
         for load, spec, repeats in loads:
             best: dict[str, dict[str, float]] = {}
-            for _ in range(rounds):
-                for name, tree in trees.items():
+            for turn in range(rounds):
+                # Each tree first in every other round: a machine whose load changes from
+                # minute to minute favours neither.
+                for name, tree in list(trees.items())[::1 if turn % 2 == 0 else -1]:
                     ran = cases(tree, load, spec if load == "sends" else
                                 [str(tree / Path(p).relative_to(HERE)) for p in spec],  # type: ignore[union-attr]
                                 repeats)
@@ -205,13 +218,14 @@ def report(load: str, best: dict[str, dict[str, float]], rounds: int) -> None:
     for name, ran in best.items():
         per_case = 1000 * ran["wall"] / ran["cases"]
         print(f"{load:>6} | {name:>10}: {int(ran['cases'])} cases, {int(ran['effects'])} "
-              f"effects, {int(ran.get('requests', 0))} requests, {per_case:.2f} ms per case "
+              f"effects, {int(ran.get('requests', 0))} requests, "
+              f"{int(ran.get('invocations', 0))} invocations, {per_case:.2f} ms per case "
               f"(best of {rounds})")
     if len(best) == 2:
         (_, old), (_, new) = best.items()
         extra = (new["wall"] - old["wall"]) / max(1, new["effects"])
         print(f"{load:>6} | ratio this tree / before: {new['wall'] / old['wall']:.3f}x per "
-              f"case; {1e6 * extra:+.1f} µs per effect")
+              f"case; {1e6 * extra:+.1f} µs per effect (or per tool invocation)")
 
 
 if __name__ == "__main__":

@@ -78,11 +78,11 @@ def session(tree: Path, scenarios: list[str], agent: str | None, folder: Path) -
 def main() -> None:
     revision = option("--against")
     rounds = given_rounds(scaled(3, 1))
-    with tempfile.TemporaryDirectory() as base:
+    with tempfile.TemporaryDirectory() as base, \
+             side_by_side(Path(base), revision) as trees:
         folder = Path(base) / "project"
         folder.mkdir()
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        trees = side_by_side(Path(base), revision)
         for name, scenarios, agent in LOADS:
             best: dict[str, Session] = {}
             for _ in range(rounds):

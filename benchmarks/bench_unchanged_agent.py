@@ -208,8 +208,8 @@ def _worker(name: str) -> None:
 
 
 def _side_by_side(revision: str, rounds: int) -> None:
-    with tempfile.TemporaryDirectory() as base:
-        trees = side_by_side(Path(base), revision)
+    with tempfile.TemporaryDirectory() as base, \
+             side_by_side(Path(base), revision) as trees:
         for name in AGENTS:
             if name in FRAMEWORKS and importlib.util.find_spec(FRAMEWORKS[name][0]) is None:
                 print(f"{name}: not measured, {FRAMEWORKS[name][0]!r} is not installed")

@@ -110,8 +110,8 @@ class ClockWitness(Protocol):
         """Held while the clock moves and tells it."""
         ...
 
-    def moved(self, stream: int, to: float, why: str) -> None:
-        """Tell that the clock named ``stream`` moved to ``to``, and why."""
+    def moved(self, stream: int, to: float, why: str, before: float) -> None:
+        """Tell that the clock named ``stream`` moved from ``before`` to ``to``, and why."""
         ...
 
 
@@ -166,8 +166,9 @@ class VirtualClock:
         witness = self.witness
         assert witness is not None
         with witness.holding():
+            before = self._now
             now = self._now = to()
-            witness.moved(self.stream, now, why)
+            witness.moved(self.stream, now, why, before)
 
     def sleep_parked(self, seconds: float) -> bool:
         """Sleep ``seconds`` of virtual time on a worker thread of a loop this clock drives.

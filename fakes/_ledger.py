@@ -59,6 +59,20 @@ class Witness(Protocol):
         """A stream for a copy of ``stream``'s ledger as it stands now."""
         ...
 
+    def called(self, stream: int, seq: int, *, tool: str, kind: str, call_id: str,
+               arguments: object, incarnation: int, refused: bool, after_error: bool,
+               now: Callable[[], float]) -> float:
+        """Tell that the world's ``seq``-th tool invocation started; the virtual time it
+        started at, ``now()`` read as it is told."""
+        ...
+
+    def settled(self, stream: int, seq: int, *, outcome: str, result: str | None,
+                now: Callable[[], float] | None) -> float | None:
+        """Tell that the world's ``seq``-th tool invocation ended ``outcome`` (``result``:
+        what it returned, as canonical JSON); the virtual time it ended at, ``now()`` read
+        as it is told (None: left running)."""
+        ...
+
     def asked(self, stream: int, dialect: str, *, turn: int, attempt: int, incarnation: int,
               sent: bytes, now: Callable[[], float]) -> float:
         """Tell a request the world's provider took (``sent``: its bytes); the virtual time

@@ -54,7 +54,14 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from fakes import CASE_THREADS, IncomingRequest, PersistencePoint, VirtualClock
-from harness.runner._ledger_pipe import after_parts, joined_parts, parts_of, with_parts
+from harness.runner._ledger_pipe import (
+    PipeWitness,
+    after_parts,
+    joined_parts,
+    parts_of,
+    sent_bytes,
+    with_parts,
+)
 from harness.runner._points import is_world_point
 from harness.runner._results import Case, CrashSpec
 from harness.runner._run import (
@@ -362,8 +369,9 @@ class Join:
                                           for r in base.recoveries))
         # The case's world stopped at the join: its whole stream, then the source's.
         return with_parts(joined, joined_parts(
-            parts_of(own), parts_of(base), drop=(start(m.effects), start(m.requests)),
-            shift=shift))
+            parts_of(own), parts_of(base),
+            drop=(start(m.effects), start(m.requests), m.invocations), shift=shift,
+            calls=c.invocations))
 
 
 def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
@@ -386,7 +394,8 @@ def suffix_of(trace: Trace, mark: Mark, incarnation: int) -> Trace:
                      incarnations=tuple(i for i in trace.incarnations
                                         if i.number >= incarnation),
                      extra=extra)
-    return with_parts(suffix, after_parts(parts_of(trace), (mark.effects, mark.requests)))
+    return with_parts(suffix, after_parts(parts_of(trace),
+                                          (mark.effects, mark.requests, mark.invocations)))
 
 
 def _no_secrets(run: _CaseRun, source: Trace) -> bool:
@@ -439,6 +448,9 @@ class _Joiner:
         if mark is None:
             return
         self.run.joined = Join(self.recording.base, mark, Mark.of(world), incarnation)
+        witness = world.ledger.witness
+        if isinstance(witness, PipeWitness):  # checked against the run it joins
+            witness.joined(world.ledger.stream, sent_bytes(incoming))
         world.incarnations.crash()  # whatever the stopped agent still tries is refused
         raise Rejoined
 

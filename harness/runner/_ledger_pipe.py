@@ -36,29 +36,47 @@ S1 and the timing and budget checks read), measured beside the stream's record a
 by it, and stamped with the harness's clock as a request is: a trace whose stream records
 differ from that (an agent that rewrote how long a stall lasted) fails ``judge`` too.
 
+Each tool invocation tells its start (tool, kind, call id, a digest of its arguments,
+incarnation, whether it was refused, whether the case's disk error had been raised) and
+its end (outcome, a digest of its result), each with the virtual time read as it is told:
+a trace whose invocation records differ (one deleted from the world's log, its arguments
+or outcome rewritten, one added that never ran, a time the harness's clock was not at)
+fails ``judge`` naming the first (:func:`first_invocation_difference`).
+
+Every time told is read against the harness's clock: a request's arrival, a stream's end,
+an effect's time, an invocation's start and end, and where a move of the clock says it
+moved from. A clock moved by hand and set back is caught where any of them was told in
+between; and a move must give a reason the clock gives (:data:`MOVES`, ``start`` only as
+a world's first message). A case that stops at a request to join a run already traced
+tells that request's digest, read against the request the run sent next.
+
 What the agent could still do is speak the pipe itself: tell effects that never
 happened, or none, or move the clock through its own method (which tells). That forges
 the world, not its record, and is out of this module's reach; what it closes is hiding or
-changing an effect, a request or a move of time the world really made. A tool's start
-and end are read from the same clock, and are the harness's only as far as the next
-request or the trace's own reading of the clock shows that clock to be the harness's.
+changing an effect, a request, an invocation or a move of time the world really made. A
+clock moved and set back with nothing told in between (a timer fired early) is not seen.
 
 Messages (the worker's start with a letter, its case's result with ``[``)::
 
     E[number, forks, stream, kind, tool, key, idempotent, incarnation, at]  an effect
     R[number, forks, stream, dialect, turn, attempt, incarnation, digest, at]  a request
-    C[number, forks, stream, to, why]                    the clock moved to ``to``
+    C[number, forks, stream, to, why, from]              the clock moved to ``to``
     S[number, forks, stream, request, how, first, end, silence, bytes]  a stream ended
+    I[number, forks, stream, seq, tool, kind, call_id, arguments, incarnation, refused,
+      after_error, at]                                   a tool invocation started
+    O[number, forks, stream, seq, outcome, result, at]   it ended (``at`` null: left running)
+    J[number, forks, stream, digest]                     stopped at a request to join a run
     F[number, forks]                                     before a case's result: no effect
     A<the tool's result as JSON>                         the harness's answer to an effect
 
 ``forks`` are the copies made since the last message, each ``[copy, source, effects,
-requests, moves, ends]``: the copy's stream begins with the first ``effects`` effects,
-``requests`` requests and ``ends`` ends of streams told on its source, its clock where the
-source's was after ``moves`` moves. A stream's ``request`` is its request's place among
-those told on the world's stream (1: the first). A copy costs no message of its own (a
-recording copies its world at every point), and only an effect waits for an answer: a
-request, a move and a stream's end are told, and the world goes on.
+requests, moves, ends, calls]``: the copy's stream begins with the first ``effects``
+effects, ``requests`` requests, ``ends`` ends of streams and ``calls`` invocations' starts
+and ends told on its source, its clock where the source's was after ``moves`` moves. A
+stream's ``request`` is its request's place among those told on the world's stream (1:
+the first). A copy costs no message of its own (a recording copies its world at every
+point), and only an effect waits for an answer: everything else is told, and the world
+goes on.
 """
 
 from __future__ import annotations
@@ -70,32 +88,44 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeGuard, TypeVar
 
-from fakes import at_work, effect_result
+from fakes import IncomingRequest, at_work, effect_result
 from harness.checks import Verdict
 from harness.trace import TraceDataError
 
 if TYPE_CHECKING:
     from harness.runner._results import Case, CaseResult
-    from harness.trace import EffectRecord, RequestRecord, Trace
+    from harness.trace import EffectRecord, InvocationRecord, RequestRecord, Trace
 
 _EFFECT: Final = b"E"[0]
 _REQUEST: Final = b"R"[0]
 _CLOCK: Final = b"C"[0]
 _FORK: Final = b"F"[0]
 _ENDED: Final = b"S"[0]
-_SPOKEN: Final = frozenset({_EFFECT, _REQUEST, _CLOCK, _FORK, _ENDED})
+_CALLED: Final = b"I"[0]
+_SETTLED: Final = b"O"[0]
+_JOINED: Final = b"J"[0]
+_SPOKEN: Final = frozenset({_EFFECT, _REQUEST, _CLOCK, _FORK, _ENDED, _CALLED, _SETTLED,
+                            _JOINED})
+# Why a clock moves (fakes.VirtualClock): a world that starts late, a blocking wait, the
+# loop's next timer, a parked worker's sleep, a run held until its last sleeper wakes.
+MOVES: Final = frozenset({"start", "advance", "timer", "parked", "held"})
+# A stream's counts as told: effects, requests, moves, ends of streams, invocation events.
+_NONE: Final = (0, 0, 0, 0, 0)
 _ANSWER: Final = b"A"
 # Where a trace keeps its account: an attribute outside its fields, so outside its JSON.
 _PARTS: Final = "_ledger_parts"
 
 Parts = Any
 """A trace's account of its effects and requests, as JSON: ``["s", stream]`` (or
-``["s", stream, reading, moves]``: its clock read ``reading`` after ``moves`` moves),
-``["cat", [parts...]]``, ``["drop", [effects, requests], parts]`` (all but the first
-``effects`` effects and ``requests`` requests), ``["inc", shift, parts]`` (incarnations
-shifted)."""
+``["s", stream, reading, moves, calls]``: its clock read ``reading`` after ``moves`` moves,
+its first ``calls`` invocations' starts and ends), ``["cat", [parts...]]``,
+``["drop", [effects, requests, call], parts]`` (all but the first ``effects`` effects and
+``requests`` requests, and the invocations numbered after ``call``), ``["upto", call,
+parts]`` (the invocations numbered up to ``call``), ``["inc", shift, parts, renumber]``
+(incarnations shifted, invocations numbered ``renumber`` on), ``["join", own, source]``
+(``cat``, and where ``own`` stopped at a request, ``source``'s first request is it)."""
 
 
 # -- the worker's side ----------------------------------------------------------------------
@@ -162,7 +192,7 @@ class PipeWitness:
     def forked(self, stream: int) -> int:
         copy = self.opened()
         with self._lock:
-            lengths = self._lengths[copy] = list(self._lengths.get(stream, (0, 0, 0, 0)))
+            lengths = self._lengths[copy] = list(self._lengths.get(stream, _NONE))
             self._forks.append([copy, stream, *lengths])
         return copy
 
@@ -172,7 +202,7 @@ class PipeWitness:
             if not self._in_case:
                 raise RuntimeError(f"tool {tool}'s effect came after its case ended")
             self._send(_EFFECT, [stream, kind, tool, key, idempotent, incarnation, at])
-            self._lengths.setdefault(stream, [0, 0, 0, 0])[0] += 1
+            self._counts(stream)[0] += 1
             answer = self._conn.recv_bytes()
         if not answer.startswith(_ANSWER):
             raise RuntimeError("the harness answered a tool's effect with something else")
@@ -182,26 +212,59 @@ class PipeWitness:
               sent: bytes, now: Callable[[], float]) -> float:
         """Tell a request the world's provider took; the virtual time it arrived at
         (``now()``, read while no move of the clock can come between it and the telling)."""
-        digest = hashlib.sha256(sent).hexdigest()[:16]
+        digest = bytes_digest(sent)
         with at_work(), self._lock:
             at = now()
             if self._in_case:  # a thread a case left behind: its trace is already sent
                 self._send(_REQUEST, [stream, dialect, turn, attempt, incarnation, digest, at])
-                self._lengths.setdefault(stream, [0, 0, 0, 0])[1] += 1
+                self._counts(stream)[1] += 1
             return at
+
+    def joined(self, stream: int, sent: bytes) -> None:
+        """Tell that ``stream``'s world stopped at a request (``sent``: its bytes) to join a
+        run already traced, which sent the same."""
+        with at_work(), self._lock:
+            if self._in_case:
+                self._send(_JOINED, [stream, bytes_digest(sent)])
 
     def holding(self) -> contextlib.AbstractContextManager[object]:
         """Hold while a clock moves and :meth:`moved` tells it: no other message of its
         world comes between the two."""
         return self._lock
 
-    def moved(self, stream: int, to: float, why: str) -> None:
-        """Tell that the clock of ``stream`` moved to ``to``. Called under :meth:`holding`."""
+    def moved(self, stream: int, to: float, why: str, before: float) -> None:
+        """Tell that the clock of ``stream`` moved from ``before`` to ``to``. Called under
+        :meth:`holding`."""
         if not self._in_case:
             return
         with at_work():
-            self._send(_CLOCK, [stream, to, why])
-        self._lengths.setdefault(stream, [0, 0, 0, 0])[2] += 1
+            self._send(_CLOCK, [stream, to, why, before])
+        self._counts(stream)[2] += 1
+
+    def called(self, stream: int, seq: int, *, tool: str, kind: str, call_id: str,
+               arguments: object, incarnation: int, refused: bool, after_error: bool,
+               now: Callable[[], float]) -> float:
+        """Tell that the world's ``seq``-th tool invocation started; the virtual time it
+        started at (``now()``, read while no move of the clock can come between)."""
+        with at_work(), self._lock:
+            at = now()
+            if self._in_case:
+                self._send(_CALLED, [stream, seq, tool, kind, call_id, json_digest(arguments),
+                                     incarnation, refused, after_error, at])
+                self._counts(stream)[4] += 1
+            return at
+
+    def settled(self, stream: int, seq: int, *, outcome: str, result: str | None,
+                now: Callable[[], float] | None) -> float | None:
+        """Tell that the world's ``seq``-th tool invocation ended ``outcome``, returning
+        ``result`` (canonical JSON); the virtual time it ended at (``now()``, None: left
+        running)."""
+        with at_work(), self._lock:
+            at = None if now is None else now()
+            if self._in_case:
+                self._send(_SETTLED, [stream, seq, outcome, text_digest(result), at])
+                self._counts(stream)[4] += 1
+            return at
 
     def ended(self, stream: int, request: int, how: str, *, first: float | None,
               end: float, silence: float, size: int) -> None:
@@ -210,13 +273,18 @@ class PipeWitness:
         with at_work(), self._lock:
             if self._in_case:
                 self._send(_ENDED, [stream, request, how, first, end, silence, size])
-                self._lengths.setdefault(stream, [0, 0, 0, 0])[3] += 1
+                self._counts(stream)[3] += 1
 
     def read(self, stream: int, now: Callable[[], float]) -> Parts:
         """The account of ``stream`` with its clock as read now (``now()``) and the moves
-        told before: the harness reads them against its own clock, with no message."""
+        told before: the harness reads them against its own clock, with no message; and
+        the invocations' starts and ends told before (a later one is not the trace's)."""
         with self._lock:
-            return ["s", stream, now(), self._lengths.get(stream, (0, 0, 0, 0))[2]]
+            counts = self._lengths.get(stream, _NONE)
+            return ["s", stream, now(), counts[2], counts[4]]
+
+    def _counts(self, stream: int) -> list[int]:
+        return self._lengths.setdefault(stream, list(_NONE))
 
     def begin_case(self) -> None:
         with self._lock:
@@ -270,20 +338,45 @@ def stream_parts(stream: int) -> Parts:
     return ["s", stream]
 
 
-def joined_parts(own: Parts | None, source: Parts | None, *, drop: tuple[int, int],
-                 shift: int) -> Parts | None:
-    """A case's own account, then ``source``'s effects and requests after the first
-    ``drop`` (effects, requests), shifted."""
+def joined_parts(own: Parts | None, source: Parts | None, *, drop: tuple[int, int, int],
+                 shift: int, calls: int) -> Parts | None:
+    """A case's own account with its first ``calls`` invocations, then ``source``'s
+    effects, requests and invocations after the first ``drop`` (effects, requests, and
+    the invocation numbered ``drop[2]``), incarnations shifted by ``shift`` and
+    invocations numbered on from ``calls``."""
     if own is None or source is None:
         return None
-    return ["cat", [own, ["inc", shift, after_parts(source, drop)]]]
+    return ["join", ["upto", calls, own],
+            ["inc", shift, after_parts(source, drop), calls - drop[2]]]
 
 
-def after_parts(parts: Parts | None, drop: tuple[int, int]) -> Parts | None:
-    """``parts`` without its first ``drop`` effects and requests."""
-    if parts is None or drop == (0, 0):
+def after_parts(parts: Parts | None, drop: tuple[int, int, int]) -> Parts | None:
+    """``parts`` without its first ``drop`` effects and requests, nor its invocations
+    numbered up to ``drop[2]`` (the others keep their numbers)."""
+    if parts is None or drop == (0, 0, 0):
         return parts
     return ["drop", list(drop), parts]
+
+
+def sent_bytes(incoming: IncomingRequest) -> bytes:
+    """What a request's digest is taken of: its method, URL and body."""
+    return b"\n".join((incoming.method.encode(), incoming.url.encode(), incoming.body or b""))
+
+
+def bytes_digest(sent: bytes) -> str:
+    """A short digest of a request's bytes (its method, URL and body)."""
+    return hashlib.sha256(sent).hexdigest()[:16]
+
+
+def json_digest(value: object) -> str:
+    """A short digest of ``value`` as canonical JSON (a tool call's arguments)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()
+                          ).hexdigest()[:16]
+
+
+def text_digest(text: str | None) -> str | None:
+    """A short digest of ``text`` (a tool's result as canonical JSON); None: none."""
+    return None if text is None else hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 # -- the harness's side ---------------------------------------------------------------------
@@ -300,7 +393,19 @@ Ended = tuple[int, str, float | None, float, float, int, float]
 """One stream's end as the harness was told it: its request's place, how it ended, its first
 byte, its end, its longest silence, the bytes the client read, and the harness's clock then."""
 
-_Record = TypeVar("_Record", Told, Asked, Ended)
+CallEvent = tuple[Any, ...]
+"""An invocation's start as the harness was told it, ``("I", seq, tool, kind, call_id,
+arguments' digest, incarnation, refused, after_error, at, the harness's clock then)``, or
+its end, ``("O", seq, outcome, result's digest, at or None, the harness's clock then)``."""
+
+Called = tuple[int, str, str, str, str, int, bool, bool, float, float, str, "str | None",
+               "float | None", "float | None"]
+"""One invocation as the harness holds it: its number, tool, kind, call id, arguments'
+digest, incarnation, refused, after the disk error, start (as told, and the harness's
+clock then), outcome (``running`` until told its end), result's digest and end (as told,
+and the harness's clock then)."""
+
+_Record = TypeVar("_Record", Told, Asked, Ended, CallEvent)
 
 
 @dataclass
@@ -317,6 +422,10 @@ class _Stream:
     own_moves: list[float] = field(default_factory=list)
     at_ends: int = 0  # how many of ``base``'s ends of streams it begins with
     own_ends: list[Ended] = field(default_factory=list)
+    at_calls: int = 0  # how many of ``base``'s invocations' starts and ends it begins with
+    own_calls: list[CallEvent] = field(default_factory=list)
+    # The digest of the request its world stopped at to join a run already traced.
+    joined: str | None = None
     now: float = 0.0  # its clock, as the harness keeps it
     # The first time its world's clock was read where the harness's was not.
     wrong: str | None = None
@@ -361,6 +470,12 @@ class _Stream:
     def ends(self) -> list[Ended]:
         return self._all(lambda s: s.at_ends, lambda s: s.own_ends)
 
+    def calls(self) -> list[CallEvent]:
+        return self._all(lambda s: s.at_calls, lambda s: s.own_calls)
+
+    def told_calls(self) -> int:
+        return self.at_calls + len(self.own_calls)
+
     def first_wrong(self) -> str | None:
         return next((s.wrong for s in self._chain() if s.wrong is not None), None)
 
@@ -374,6 +489,8 @@ class Account:
     wrong: str | None = None
     # The ends of streams, each by its request's place among ``requests`` (1: the first).
     ends: list[Ended] = field(default_factory=list)
+    invocations: list[Called] = field(default_factory=list)  # by number
+    joined: str | None = None  # the digest of the request it stopped at to join a run
 
 
 class HarnessLedger:
@@ -408,6 +525,15 @@ class HarnessLedger:
                 self._moved(fields)
             elif letter == _ENDED:
                 self._ended(fields)
+            elif letter == _CALLED:
+                self._called(fields)
+            elif letter == _SETTLED:
+                self._settled(fields)
+            elif letter == _JOINED:
+                stream, digest = fields
+                if not isinstance(digest, str):
+                    raise TraceDataError(f"a join {fields!r}")
+                self._stream(stream).joined = digest
             return None
         except (ValueError, TypeError) as error:
             self.broken = self.broken or f"the worker's ledger messages broke off ({error})"
@@ -419,21 +545,22 @@ class HarnessLedger:
         return self._streams.setdefault(stream, _Stream())
 
     def _fork(self, fork: object) -> None:
-        if not isinstance(fork, list) or len(fork) not in (5, 6):
+        if not isinstance(fork, list) or len(fork) not in (5, 6, 7):
             raise TraceDataError(f"{fork!r} is not a copy of a stream")
         copy, source, length, requests, moves, *rest = fork
-        ends = rest[0] if rest else 0
+        ends, calls = (*rest, 0, 0)[:2]
         base = self._stream(source)
         if not isinstance(copy, int) or copy in self._streams or type(length) is not int \
                 or not 0 <= length <= len(base) or type(requests) is not int \
                 or not 0 <= requests <= base.at_requests + len(base.own_requests) \
                 or type(moves) is not int or not 0 <= moves <= base.at_moves + len(
                     base.own_moves) or type(ends) is not int \
-                or not 0 <= ends <= base.at_ends + len(base.own_ends):
+                or not 0 <= ends <= base.at_ends + len(base.own_ends) \
+                or type(calls) is not int or not 0 <= calls <= base.told_calls():
             raise TraceDataError(f"stream {copy!r} forked again, or from {length!r} effects "
                                f"of the {len(base)} told")
         self._streams[copy] = _Stream(base, length, at_requests=requests, at_moves=moves,
-                                      at_ends=ends, now=base.clock_at(moves))
+                                      at_ends=ends, at_calls=calls, now=base.clock_at(moves))
 
     def _effect(self, fields: list[object]) -> Any:
         stream, kind, tool, key, idempotent, incarnation, at = fields
@@ -443,6 +570,10 @@ class HarnessLedger:
                 and isinstance(at, int | float)):
             raise TraceDataError(f"an effect {told!r}")
         kept = self._stream(stream)
+        if at != kept.now and kept.wrong is None:
+            kept.wrong = (f"effect #{len(kept) + 1} ({tool} key={key}) was told at {at:g}s "
+                          f"where the harness's clock was at {kept.now:g}s: the world's "
+                          "clock moved without telling the harness")
         appends = kept.appends_at(len(kept)) + (kind == "append")
         kept.own.append((tool, key, idempotent, incarnation, float(at)))
         kept.own_appends.append(appends)
@@ -459,12 +590,13 @@ class HarnessLedger:
                                   kept.now))
 
     def _moved(self, fields: list[object]) -> None:
-        stream, to, why = fields
-        if not isinstance(to, int | float) or isinstance(to, bool) or not isinstance(why, str):
+        stream, to, why, before = fields
+        if not isinstance(to, int | float) or isinstance(to, bool) or not isinstance(why, str) \
+                or not isinstance(before, int | float) or isinstance(before, bool):
             raise TraceDataError(f"a move of the clock {fields!r}")
         kept = self._stream(stream)
-        if to < kept.now and kept.wrong is None:
-            kept.wrong = f"the clock was told it went back from {kept.now:g}s to {to:g}s"
+        if kept.wrong is None:
+            kept.wrong = _move_wrong(kept, float(to), why, float(before))
         kept.own_moves.append(float(to))
         kept.now = float(to)
 
@@ -478,17 +610,50 @@ class HarnessLedger:
         kept.own_ends.append((request, how, None if first is None else float(first),
                               float(end), float(silence), size, kept.now))
 
+    def _called(self, fields: list[object]) -> None:
+        stream, seq, tool, kind, call_id, arguments, incarnation, refused, after_error, at = \
+            fields
+        if not (type(seq) is int and isinstance(tool, str) and isinstance(kind, str)
+                and isinstance(call_id, str) and isinstance(arguments, str)
+                and type(incarnation) is int and isinstance(refused, bool)
+                and isinstance(after_error, bool) and _is_time(at)):
+            raise TraceDataError(f"the start of a tool invocation {fields!r}")
+        kept = self._stream(stream)
+        kept.own_calls.append(("I", seq, tool, kind, call_id, arguments, incarnation, refused,
+                               after_error, float(at), kept.now))
+
+    def _settled(self, fields: list[object]) -> None:
+        stream, seq, outcome, result, at = fields
+        if not (type(seq) is int and isinstance(outcome, str)
+                and (result is None or isinstance(result, str))
+                and (at is None or _is_time(at))):
+            raise TraceDataError(f"the end of a tool invocation {fields!r}")
+        kept = self._stream(stream)
+        kept.own_calls.append(("O", seq, outcome, result,
+                               None if at is None else float(at), kept.now))
+
     def account(self, parts: Parts) -> Account:
         """The effects and requests ``parts`` names, as this ledger holds them
         (``TraceDataError``: none)."""
         if not isinstance(parts, list) or not parts:
             raise TraceDataError(f"{parts!r} is not an account of effects")
         head, *rest = parts
-        if head == "s" and len(rest) in (1, 3):
+        if head == "s" and len(rest) in (1, 3, 4):
             stream = self._stream(rest[0]) if rest[0] in self._streams else _Stream()
+            calls, wrong = _invocations(stream, rest[3:])
             return Account(stream.effects(), stream.requests(),
-                           stream.first_wrong() or _read_wrong(stream, rest[1:]),
-                           stream.ends())
+                           stream.first_wrong() or _read_wrong(stream, rest[1:3]) or wrong,
+                           stream.ends(), calls, stream.joined)
+        if head == "join" and len(rest) == 2:
+            own, source = self.account(rest[0]), self.account(rest[1])
+            whole = self.account(["cat", rest])
+            # Stopped at a request: the run it joined sent the same one next.
+            sent = source.requests[0][4] if source.requests else None
+            if own.joined is not None and own.joined != sent:
+                whole.wrong = whole.wrong or (
+                    f"the case joined a run already traced at a request ({own.joined}) that "
+                    f"run never sent there (it sent {sent or 'none'})")
+            return whole
         if head == "cat" and len(rest) == 1 and isinstance(rest[0], list):
             whole = Account()
             for part in rest[0]:
@@ -496,19 +661,27 @@ class HarnessLedger:
                 whole.ends += [_placed(end, len(whole.requests)) for end in found.ends]
                 whole.effects += found.effects
                 whole.requests += found.requests
+                whole.invocations += found.invocations
                 whole.wrong = whole.wrong or found.wrong
             return whole
         if head == "drop" and len(rest) == 2 and isinstance(rest[0], list) \
-                and len(rest[0]) == 2 and all(type(n) is int for n in rest[0]):
-            inner, drop = self.account(rest[1]), rest[0][1]
-            return Account(inner.effects[rest[0][0]:], inner.requests[drop:], inner.wrong,
-                           [_placed(end, -drop) for end in inner.ends if end[0] > drop])
-        if head == "inc" and len(rest) == 2 and type(rest[0]) is int:
-            inner, shift = self.account(rest[1]), rest[0]
+                and len(rest[0]) == 3 and all(type(n) is int for n in rest[0]):
+            inner, (effects, drop, calls) = self.account(rest[1]), rest[0]
+            return Account(inner.effects[effects:], inner.requests[drop:], inner.wrong,
+                           [_placed(end, -drop) for end in inner.ends if end[0] > drop],
+                           [c for c in inner.invocations if c[0] > calls])
+        if head == "upto" and len(rest) == 2 and type(rest[0]) is int:
+            inner = self.account(rest[1])
+            inner.invocations = [c for c in inner.invocations if c[0] <= rest[0]]
+            return inner
+        if head == "inc" and len(rest) in (2, 3) and all(type(n) is int for n in rest[::2]):
+            inner, shift, renumber = self.account(rest[1]), rest[0], (*rest[2:], 0)[0]
             return Account([(t, k, i, n + shift, at) for t, k, i, n, at in inner.effects],
                            [(d, turn, attempt, n + shift, digest, at, now)
                             for d, turn, attempt, n, digest, at, now in inner.requests],
-                           inner.wrong, inner.ends)
+                           inner.wrong, inner.ends,
+                           [(c[0] + renumber, *c[1:5], c[5] + shift, *c[6:])
+                            for c in inner.invocations])
         raise TraceDataError(f"{parts!r} is not an account of effects")
 
     def effects(self, parts: Parts) -> list[Told]:
@@ -529,8 +702,9 @@ class HarnessLedger:
                 return ("the case's worker gave an account of its side effects that is none "
                         f"({error})")
             found = first_difference(trace.effects, kept.effects) \
-                or first_request_difference(trace, kept.requests) or kept.wrong \
-                or first_stream_difference(trace.requests, kept.ends)
+                or first_request_difference(trace, kept.requests) \
+                or first_invocation_difference(trace.invocations, kept.invocations) \
+                or kept.wrong or first_stream_difference(trace.requests, kept.ends)
             if found is not None:
                 return found
         return None
@@ -556,6 +730,51 @@ def first_difference(effects: tuple[EffectRecord, ...], kept: list[Told]) -> str
         if theirs != ours:
             return f"effect #{index + 1}: the trace has {theirs}, the harness was told {ours}"
     return None
+
+
+def _is_time(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _move_wrong(kept: _Stream, to: float, why: str, before: float) -> str | None:
+    """How a move of ``kept``'s clock, told as from ``before`` to ``to`` for ``why``, is
+    not one the harness's clock could make; None: it could."""
+    if why not in MOVES:
+        return f"the clock was told it moved to {to:g}s for no reason the harness knows ({why!r})"
+    if why == "start" and (kept.base is not None or kept.now or kept.own or kept.own_requests
+                           or kept.own_moves or kept.own_ends or kept.own_calls):
+        return f"the clock was told its world started at {to:g}s after it had begun"
+    if before != kept.now:
+        return (f"the clock was told it moved from {before:g}s to {to:g}s ({why}) where the "
+                f"harness's was at {kept.now:g}s: it moved without telling the harness")
+    if to < kept.now:
+        return f"the clock was told it went back from {kept.now:g}s to {to:g}s"
+    return None
+
+
+def _invocations(stream: _Stream, read: list[object]) -> tuple[list[Called], str | None]:
+    """The invocations ``stream`` was told of, by number: its first ``read[0]`` starts and
+    ends (all, where the trace read none); and how the telling went wrong, if it did."""
+    events = stream.calls()
+    if read:
+        count = read[0]
+        if type(count) is not int or not 0 <= count <= len(events):
+            raise TraceDataError(f"{read!r} is not a count of tool invocations")
+        events = events[:count]
+    started: dict[int, list[Any]] = {}
+    wrong = None
+    for event in events:
+        seq = event[1]
+        if event[0] == "I":
+            if seq in started:
+                wrong = wrong or f"tool invocation #{seq} was told to start twice"
+                continue
+            started[seq] = [seq, *event[2:], "running", None, None, None]
+        elif seq not in started or started[seq][10] != "running":
+            wrong = wrong or f"tool invocation #{seq} was told to end where it was not running"
+        else:
+            started[seq][10:] = event[2:]
+    return [tuple(started[seq]) for seq in sorted(started)], wrong
 
 
 def _read_wrong(stream: _Stream, read: list[object]) -> str | None:
@@ -596,6 +815,48 @@ def first_request_difference(trace: Trace, kept: list[Asked]) -> str | None:
             return (f"request #{index + 1}: the trace has {theirs}, the harness was told "
                     f"{ours}")
     return None
+
+
+def first_invocation_difference(invocations: tuple[InvocationRecord, ...],
+                                kept: list[Called]) -> str | None:
+    """Where the trace's tool ``invocations`` (by number) first differ from the ``kept``
+    ones, said; None: nowhere. An invocation is the same when everything its record holds
+    is, its arguments and result by their digests, and it started and ended when the
+    harness's clock said so.
+    """
+    for index in range(max(len(invocations), len(kept))):
+        ours = _called_said(kept[index]) if index < len(kept) else "none"
+        if index < len(invocations):
+            i = invocations[index]
+            theirs = _called_said((i.seq, i.tool, i.kind, i.call_id, json_digest(i.arguments),
+                                   i.incarnation, i.refused, i.after_disk_error,
+                                   i.started_at, i.started_at, i.outcome,
+                                   text_digest(i.result), i.ended_at, i.ended_at))
+            if i.seq != index + 1:
+                theirs += f" numbered #{i.seq}"
+        else:
+            theirs = "none"
+        if theirs != ours:
+            return (f"tool invocation #{index + 1}: the trace has {theirs}, the harness was "
+                    f"told {ours}")
+    return None
+
+
+def _called_said(called: Called) -> str:
+    (_, tool, kind, call_id, arguments, incarnation, refused, after_error, started, then,
+     outcome, result, ended, now) = called
+    said = (f"{tool} ({kind}) call {call_id!r} with arguments {arguments} (incarnation "
+            f"{incarnation}{', refused' if refused else ''}"
+            f"{', after the disk error' if after_error else ''}) started at {then:g}s")
+    if started != then:
+        said += (f" (the world's clock said {started:g}s, moved without telling the "
+                 "harness)")
+    if outcome == "running" and now is None:
+        return said + ", still running"
+    said += f", {outcome}" + ("" if ended is None else f" at {now:g}s")
+    if ended is not None and ended != now:
+        said += f" (the world's clock said {ended:g}s, moved without telling the harness)"
+    return said + ("" if result is None else f", result {result}")
 
 
 def _placed(end: Ended, shift: int) -> Ended:

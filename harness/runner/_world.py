@@ -57,7 +57,7 @@ from harness.intercept import foreign_line, sends_by_itself
 from harness.ports import AgentPorts, Dialect, ToolContext, ToolInvocation, asked_for
 from harness.runner._goal_seen import revisions_in
 from harness.runner._jobs import WorldJobs
-from harness.runner._ledger_pipe import StreamTiming, installed
+from harness.runner._ledger_pipe import StreamTiming, installed, sent_bytes
 from harness.runner._model import ScriptedModel
 from harness.runner._sampling import carries_loop, output_limit_of, sampling_of
 from harness.runner._world_build import (
@@ -135,7 +135,7 @@ class World:
                 self.clock.witness, self.clock.stream = witness, self.ledger.stream
                 if self.clock.now():  # the harness's begins at 0
                     with witness.holding():
-                        witness.moved(self.ledger.stream, self.clock.now(), "start")
+                        witness.moved(self.ledger.stream, self.clock.now(), "start", 0.0)
         self.model = ScriptedModel(scenario, self._applied_effects, self._calls_run_before,
                                    self._calls_answered_before)
         self._faults = fault_plan(scenario)
@@ -419,6 +419,27 @@ class World:
                           first=timing.first_byte_at, end=timing.ended_at,
                           silence=timing.longest_silence, size=timing.delivered_bytes)
 
+    def invocation_started(self, record: InvocationRecord) -> float:
+        """When the invocation ``record`` (its start time unset) started; in a sealed
+        worker, told to the harness with it (:mod:`harness.runner._ledger_pipe`)."""
+        witness = self.ledger.witness
+        if witness is None:
+            return self.clock.now()
+        return witness.called(self.ledger.stream, record.seq, tool=record.tool,
+                              kind=record.kind, call_id=record.call_id,
+                              arguments=record.arguments, incarnation=record.incarnation,
+                              refused=record.refused, after_error=record.after_disk_error,
+                              now=self.clock.now)
+
+    def invocation_settled(self, record: InvocationRecord, *, left: bool) -> float | None:
+        """When the invocation ``record`` (its end unset) ended, None where ``left``
+        running; in a sealed worker, told to the harness with it."""
+        witness = self.ledger.witness
+        if witness is None:
+            return None if left else self.clock.now()
+        return witness.settled(self.ledger.stream, record.seq, outcome=record.outcome,
+                               result=record.result, now=None if left else self.clock.now)
+
     def effect_applied(self, tool: str) -> None:
         """A side effect of ``tool`` is in the ledger (the K-th of that tool)."""
         count = self.ledger.tool_counts().get(tool, 0)
@@ -550,8 +571,7 @@ class World:
         witness = self.ledger.witness
         if witness is None:
             return self.clock.now()
-        sent = b"" if incoming is None else b"\n".join(
-            (incoming.method.encode(), incoming.url.encode(), incoming.body or b""))
+        sent = b"" if incoming is None else sent_bytes(incoming)
         return witness.asked(self.ledger.stream, self.provider.dialect, turn=turn,
                              attempt=attempt, incarnation=incarnation, sent=sent,
                              now=self.clock.now)

@@ -18,6 +18,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import replace
 from types import FrameType
 from typing import Any, Protocol
 
@@ -50,6 +51,10 @@ class ToolWorld(Protocol):
 
     def note_child_environment(self, record: ChildEnvironment) -> None: ...
 
+    def invocation_started(self, record: InvocationRecord) -> float: ...
+
+    def invocation_settled(self, record: InvocationRecord, *, left: bool) -> float | None: ...
+
 
 class RecordingTool(PassThroughTool[WorldTool]):
     """A world tool as one incarnation holds it: every invocation goes in the world's log."""
@@ -62,7 +67,6 @@ class RecordingTool(PassThroughTool[WorldTool]):
         world = self._world
         world.goal_tick()
         seq = world.next_invocation_seq()
-        started = world.clock.now()
         alive = context.incarnation == world.incarnations.current and not \
             world.incarnations.crashed
         args = json.loads(json.dumps(dict(arguments), sort_keys=True, default=str))
@@ -70,6 +74,7 @@ class RecordingTool(PassThroughTool[WorldTool]):
         after_error = world.disk_error_raised()
 
         returned: str | None = None
+        started = 0.0
 
         def record(ended_at: float | None, outcome: InvocationOutcome) -> InvocationRecord:
             return InvocationRecord(seq, self.inner.name, self.inner.kind,
@@ -78,7 +83,9 @@ class RecordingTool(PassThroughTool[WorldTool]):
                                     outcome if alive else "refused", after_error, returned)
 
         # Noted at the start, so a call the agent walked away from and that never
-        # settles is still seen running (J7); replaced when it ends.
+        # settles is still seen running (J7); replaced when it ends. In a sealed worker
+        # the start and the end are told to the harness, and their times read as told.
+        started = world.invocation_started(record(None, "running"))
         slot = len(world.invocations)
         world.invocations.append(record(None, "running"))
         self._note_child(seq, context, alive)
@@ -98,8 +105,9 @@ class RecordingTool(PassThroughTool[WorldTool]):
         finally:
             # Ended only by the loop's teardown after run() returned: left running.
             left = world.returned
-            world.invocations[slot] = record(None if left else world.clock.now(),
-                                             "abandoned" if left else outcome)
+            settled = record(None, "abandoned" if left else outcome)
+            world.invocations[slot] = replace(
+                settled, ended_at=world.invocation_settled(settled, left=left))
             if world.on_tool_settled is not None:
                 world.on_tool_settled()
 

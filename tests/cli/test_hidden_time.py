@@ -10,12 +10,18 @@ must wait out, then a stream that stalls, and in its own process:
 - ``freeze``: holds the clock still, as the world's records read it, through every long
   jump (a stall), while the loop's timers still fire on time;
 - ``silence``: rewrites how a stream's record measures its silences, so the stall reads as
-  no silence at all (what S1 and an idle watchdog's verdicts read).
+  no silence at all (what S1 and an idle watchdog's verdicts read);
+- ``hide_call``: deletes the e-mail's tool invocation from the world's log;
+- ``forge_call``: rewrites what the e-mail's invocation was called with, in the world's log;
+- ``bounce``: moves the clock forward by hand while the e-mail is sent, and sets it back
+  before the next request, so the invocation and its effect read as ten minutes later;
+- ``reason``: ends each long wait by moving the clock itself, with a reason of its own.
 
-Every move of a sealed worker's clock, every request its fake provider takes and every
-stream's timing at its end is told to the harness as it happens
+Every move of a sealed worker's clock (where from, where to and why), every request its
+fake provider takes, every stream's timing at its end, every tool invocation's start and
+end and every effect is told to the harness as it happens
 (:mod:`harness.runner._ledger_pipe`), so every case of each fails with a ``judge`` verdict
-naming the first request, clock reading or stream's timing that differs, crash
+naming the first request, clock reading, invocation or stream's timing that differs, crash
 cases built from the scenario's recorded run included; with the trick off, the same agents
 are judged as before, no case by the judge, each digest the same from run to run.
 """
@@ -132,7 +138,73 @@ def _silence():
     streams.StreamRecord._note_silence = forgetful
 
 
-HOW = {"clock": _forward, "delete": _delete, "freeze": _freeze, "silence": _silence}
+def _in_the_log(change):
+    """Each invocation's record, once it ends, changed by ``change`` (None: deleted)."""
+    import harness.runner._world_tools as tools
+
+    original = tools.RecordingTool.run
+
+    async def run(self, arguments, context):
+        try:
+            return await original(self, arguments, context)
+        finally:
+            log = self._world.invocations
+            log[:] = [kept for kept in map(change, log) if kept is not None]
+
+    tools.RecordingTool.run = run
+
+
+def _hide_call():
+    """The e-mail's invocation: gone from the world's log as soon as it ends."""
+    _in_the_log(lambda call: None if call.tool == "send_mail" else call)
+
+
+def _forge_call():
+    """The e-mail's invocation: called with another body, as the world's log reads."""
+    import dataclasses
+
+    _in_the_log(lambda call: dataclasses.replace(
+        call, arguments={**call.arguments, "body": "nothing to see"})
+        if call.tool == "send_mail" else call)
+
+
+def _bounce():
+    """The clock moved on by hand while a tool runs, and set back as soon as it ends."""
+    import harness.runner._world_tools as tools
+
+    original = tools.RecordingTool.run
+
+    async def run(self, arguments, context):
+        clock = self._world.clock
+        clock._now += 600
+        try:
+            return await original(self, arguments, context)
+        finally:
+            clock._now -= 600
+
+    tools.RecordingTool.run = run
+
+
+def _reason():
+    """Each wait of a second or more: ended at once by a move of the agent's own, its
+    reason its own too."""
+    import anyio._backends._asyncio as backend
+
+    original = asyncio.sleep
+
+    async def sleep(delay, result=None):
+        clock = getattr(asyncio.get_running_loop(), "_virtual_clock", None)
+        if clock is not None and delay >= 1:
+            clock._moved(lambda: clock._now + delay, "slept")
+            delay = 0
+        return await original(delay, result)
+
+    asyncio.sleep = backend.sleep = sleep
+
+
+HOW = {"clock": _forward, "delete": _delete, "freeze": _freeze, "silence": _silence,
+       "hide_call": _hide_call, "forge_call": _forge_call, "bounce": _bounce,
+       "reason": _reason}
 _DONE = []
 
 
@@ -180,7 +252,11 @@ def rows(agents: Path, rows_told: Callable[..., list[dict[str, object]]]
 SAID = {"clock": "moved without telling the harness",
         "delete": "request #",
         "freeze": "moved without telling the harness",
-        "silence": "the stream of request #"}
+        "silence": "the stream of request #",
+        "hide_call": "tool invocation #1: the trace has none",
+        "forge_call": "tool invocation #1: the trace has send_mail",
+        "bounce": "moved without telling the harness",
+        "reason": "for no reason the harness knows ('slept')"}
 
 
 def _row(row: dict[str, object]) -> tuple[object, ...]:
@@ -216,7 +292,8 @@ def _honest(rows: Callable[..., list[dict[str, object]]], agent: str
     return honest
 
 
-@pytest.mark.parametrize("how", ["clock", "delete", "freeze", "silence"])
+@pytest.mark.parametrize("how", ["clock", "delete", "freeze", "silence", "hide_call",
+                                 "forge_call", "bounce", "reason"])
 def test_a_factory_agent_that_bends_time_or_requests_fails_with_the_judge(
         rows: Callable[..., list[dict[str, object]]], how: str) -> None:
     honest = _honest(rows, "bending_factories:bends_time")
@@ -226,7 +303,8 @@ def test_a_factory_agent_that_bends_time_or_requests_fails_with_the_judge(
     _caught(honest, rows("bending_factories:bends_time", how), how)
 
 
-@pytest.mark.parametrize("how", ["clock", "delete", "freeze", "silence"])
+@pytest.mark.parametrize("how", ["clock", "delete", "freeze", "silence", "hide_call",
+                                 "forge_call", "bounce", "reason"])
 def test_a_plain_agent_that_bends_time_or_requests_fails_with_the_judge(
         rows: Callable[..., list[dict[str, object]]], how: str) -> None:
     honest = _honest(rows, "bending_plain:main")
