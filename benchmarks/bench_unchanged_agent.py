@@ -38,9 +38,11 @@ other side-by-side benchmarks report it); then this tree's best agent rate over 
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,7 +58,7 @@ from _side_by_side import rounds as given_rounds
 from _side_by_side import trees as side_by_side
 
 from harness.intercept import PlainEntry
-from harness.runner import AgentUnderTest, plan_cases, run_case
+from harness.runner import AgentUnderTest, Case, plan_cases, run_case
 from harness.runner._agents import load_agent_factory
 from harness.scenario import Scenario
 
@@ -100,18 +102,45 @@ def framework_scenario(dialect: str) -> Scenario:
     return Scenario.model_validate(data)
 
 
+def cpu_seconds() -> float:
+    """CPU time used so far: every thread of this process (``time.process_time``, to the
+    nanosecond) and every child process it has waited for, user and system alike.
+
+    Not wall time: on a shared machine the wall time of the same work moved threefold
+    between rounds. The cases run in this process (an agent's thread jobs are its
+    threads); a child, were a case to start one, is counted once it is reaped.
+    """
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+# Each side's crash cases, planned once per process: (scenario name, agent spec) -> cases.
+_PLANNED: dict[tuple[str, str], list[Case]] = {}
+
+
+def planned(scenario: Scenario, agent: AgentUnderTest | None) -> list[Case]:
+    """The benchmark's crash cases for ``agent``: every point of its own, and the world
+    events, in both classes; planned once, as a suite plans a scenario once."""
+    key = (scenario.model_dump_json(), getattr(agent, "spec", "reference"))
+    cases = _PLANNED.get(key)
+    if cases is None:
+        own = [c for c in plan_cases(scenario, Path("bench.yaml"), agent) if c.crash]
+        world = scenario.model_copy(update={"crash": scenario.crash.model_copy(
+            update={"points": WORLD_POINTS})})
+        cases = own + [c for c in plan_cases(world, Path("bench.yaml"), agent) if c.crash]
+        cases = _PLANNED[key] = cases[:scaled(len(cases), 4)]
+    return cases
+
+
 def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False,
             scenario: Scenario = SCENARIO, quiet: bool = False) -> float:
-    own = [c for c in plan_cases(scenario, Path("bench.yaml"), agent) if c.crash]
-    world = scenario.model_copy(update={"crash": scenario.crash.model_copy(
-        update={"points": WORLD_POINTS})})
-    cases = own + [c for c in plan_cases(world, Path("bench.yaml"), agent) if c.crash]
-    cases = cases[:scaled(len(cases), 4)]
-    started = time.process_time()
+    cases = planned(scenario, agent)
+    gc.collect()  # what ran before (the other side's measure) is not this one's to collect
+    started = cpu_seconds()
     outcomes: Counter[str] = Counter()
     for case in cases:
         outcomes[run_case(case, scenario, agent, replay=replay).status] += 1
-    elapsed = time.process_time() - started
+    elapsed = cpu_seconds() - started
     rate = len(cases) / elapsed
     if quiet:
         return rate
@@ -128,9 +157,9 @@ def loaded(spec: str) -> PlainEntry:
     agent's own package is imported afresh in each incarnation. The import is
     timed and shown on its own line, as a run pays it once per worker.
     """
-    started = time.process_time()
+    started = cpu_seconds()
     entry = load_agent_factory(spec)
-    elapsed = time.process_time() - started
+    elapsed = cpu_seconds() - started
     assert isinstance(entry, PlainEntry), entry
     print(f"{spec:<46} loaded once, as harness run does: {elapsed:6.2f} CPU-s "
           "(the SDK's import; not per case)")
@@ -214,6 +243,7 @@ def _side_by_side(revision: str, rounds: int) -> None:
             if name in FRAMEWORKS and importlib.util.find_spec(FRAMEWORKS[name][0]) is None:
                 print(f"{name}: not measured, {FRAMEWORKS[name][0]!r} is not installed")
                 continue
+            print(f"{name}: machine load before, {_load()}")
             workers = {tree: _start_worker(path, name) for tree, path in trees.items()}
             ratios: dict[str, list[float]] = {tree: [] for tree in trees}
             rates: dict[str, list[float]] = {tree: [] for tree in trees}
@@ -238,9 +268,16 @@ def _side_by_side(revision: str, rounds: int) -> None:
                       f"{max(references[tree]):.1f} runs/CPU-s); "
                       f"{statistics.median(ratios[tree]):.2f}x, median of {rounds} round(s): "
                       f"{', '.join(f'{r:.2f}' for r in ratios[tree])}")
+            print(f"{name}: machine load after, {_load()}")
             old, new = max(rates[revision]), max(rates["this tree"])
             print(f"{name}: this tree / {revision}: {new / old:.2f}x its crash runs per "
                   "CPU-second (best rounds)")
+
+
+def _load() -> str:
+    """The machine's load averages (1, 5, 15 minutes) and its CPUs: what else ran meanwhile."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} CPUs"
 
 
 def _start_worker(tree: Path, name: str) -> subprocess.Popen[str]:
