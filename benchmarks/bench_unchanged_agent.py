@@ -29,7 +29,8 @@ ratio is the median of the rounds' (one round in a short run).
 ``--against REV`` measures this tree and the commit REV side by side: for each agent,
 one worker process per tree (the agent loaded and every case run once first, outside
 the rounds), and rounds that alternate between the trees, each round measuring the
-reference agent and then the agent in that tree, so a busy machine weighs on both trees
+reference agent, the agent and the reference agent again in that tree, so a busy machine
+weighs on both trees
 alike and the two ratios are in one run. Each tree's ratio is shown twice: the median of
 its rounds' ratios, as above, and the best round's agent rate over the best round's
 reference rate (the figure least moved by the other work of a shared machine, as the
@@ -49,6 +50,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -166,10 +168,25 @@ def loaded(spec: str) -> PlainEntry:
     return entry
 
 
+def sandwiched(reference: Callable[[], float], agent: Callable[[], float]
+               ) -> tuple[float, float]:
+    """One round: the reference agent's rate measured before and after the agent's, and
+    their mean as the round's reference rate, beside the agent's rate.
+
+    The load of a shared machine drifts within a round; measured on both sides of the
+    agent, the reference agent's rate is taken under the load the agent met.
+    """
+    before = reference()
+    rate = agent()
+    after = reference()
+    return (before + after) / 2, rate
+
+
 def paired(label: str, agent: AgentUnderTest, scenario: Scenario = SCENARIO,
            reference_label: str = "reference agent (ports)") -> tuple[float, float]:
     """The agent's rate over the reference agent's, as the median of ``ROUNDS`` rounds that
-    each measure both, one after the other; and the agent's median rate.
+    each measure both (the reference agent before and after the agent: :func:`sandwiched`);
+    and the agent's median rate.
 
     One round measures about a CPU-second each, and the reference agent's own rate moved
     from 210 to 379 runs per CPU-second between two rounds of one run: a single round's
@@ -177,8 +194,9 @@ def paired(label: str, agent: AgentUnderTest, scenario: Scenario = SCENARIO,
     """
     ratios, rates = [], []
     for _ in range(ROUNDS):
-        reference = measure(reference_label, None, scenario=scenario)
-        rate = measure(label, agent, scenario=scenario)
+        reference, rate = sandwiched(
+            lambda: measure(reference_label, None, scenario=scenario),
+            lambda: measure(label, agent, scenario=scenario))
         ratios.append(rate / reference)
         rates.append(rate)
     ratio = statistics.median(ratios)
@@ -231,8 +249,9 @@ def _worker(name: str) -> None:
         measure("warm-up", entry, scenario=scenario, quiet=True)
     for _ in sys.stdin:
         with open(os.devnull, "w") as quiet, redirect_stdout(quiet):
-            reference = measure("reference", None, scenario=scenario, quiet=True)
-            rate = measure(name, entry, scenario=scenario, quiet=True)
+            reference, rate = sandwiched(
+                lambda: measure("reference", None, scenario=scenario, quiet=True),
+                lambda: measure(name, entry, scenario=scenario, quiet=True))
         print(json.dumps({"reference": reference, "agent": rate}), flush=True)
 
 
