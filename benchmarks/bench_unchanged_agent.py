@@ -62,6 +62,7 @@ from _side_by_side import trees as side_by_side
 from harness.intercept import PlainEntry
 from harness.runner import AgentUnderTest, Case, plan_cases, run_case
 from harness.runner._agents import load_agent_factory
+from harness.runner._explore import _RECORDINGS
 from harness.scenario import Scenario
 
 TOOLS = "examples.openai_agent.tools"
@@ -137,6 +138,11 @@ def planned(scenario: Scenario, agent: AgentUnderTest | None) -> list[Case]:
 def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False,
             scenario: Scenario = SCENARIO, quiet: bool = False) -> float:
     cases = planned(scenario, agent)
+    # Each measure runs its cases as a suite runs a scenario's, from its recording alone:
+    # the restarts kept from a measure before (the reference agent's, measured twice in
+    # a row across two rounds) are forgotten, as switching agents forgets them anyway.
+    for recording in _RECORDINGS.values():
+        recording.forget_crash_states()
     gc.collect()  # what ran before (the other side's measure) is not this one's to collect
     started = cpu_seconds()
     outcomes: Counter[str] = Counter()
