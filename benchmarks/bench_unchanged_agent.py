@@ -29,7 +29,8 @@ ratio is the median of the rounds' (one round in a short run).
 ``--against REV`` measures this tree and the commit REV side by side: for each agent,
 one worker process per tree (the agent loaded and every case run once first, outside
 the rounds), and rounds that alternate between the trees, each round measuring the
-reference agent and then the agent in that tree, so a busy machine weighs on both trees
+reference agent, the agent and the reference agent again in that tree, so a busy machine
+weighs on both trees
 alike and the two ratios are in one run. Each tree's ratio is shown twice: the median of
 its rounds' ratios, as above, and the best round's agent rate over the best round's
 reference rate (the figure least moved by the other work of a shared machine, as the
@@ -38,15 +39,18 @@ other side-by-side benchmarks report it); then this tree's best agent rate over 
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -56,8 +60,9 @@ from _side_by_side import rounds as given_rounds
 from _side_by_side import trees as side_by_side
 
 from harness.intercept import PlainEntry
-from harness.runner import AgentUnderTest, plan_cases, run_case
+from harness.runner import AgentUnderTest, Case, plan_cases, run_case
 from harness.runner._agents import load_agent_factory
+from harness.runner._explore import _RECORDINGS
 from harness.scenario import Scenario
 
 TOOLS = "examples.openai_agent.tools"
@@ -100,18 +105,50 @@ def framework_scenario(dialect: str) -> Scenario:
     return Scenario.model_validate(data)
 
 
+def cpu_seconds() -> float:
+    """CPU time used so far: every thread of this process (``time.process_time``, to the
+    nanosecond) and every child process it has waited for, user and system alike.
+
+    Not wall time: on a shared machine the wall time of the same work moved threefold
+    between rounds. The cases run in this process (an agent's thread jobs are its
+    threads); a child, were a case to start one, is counted once it is reaped.
+    """
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+# Each side's crash cases, planned once per process: (scenario name, agent spec) -> cases.
+_PLANNED: dict[tuple[str, str], list[Case]] = {}
+
+
+def planned(scenario: Scenario, agent: AgentUnderTest | None) -> list[Case]:
+    """The benchmark's crash cases for ``agent``: every point of its own, and the world
+    events, in both classes; planned once, as a suite plans a scenario once."""
+    key = (scenario.model_dump_json(), getattr(agent, "spec", "reference"))
+    cases = _PLANNED.get(key)
+    if cases is None:
+        own = [c for c in plan_cases(scenario, Path("bench.yaml"), agent) if c.crash]
+        world = scenario.model_copy(update={"crash": scenario.crash.model_copy(
+            update={"points": WORLD_POINTS})})
+        cases = own + [c for c in plan_cases(world, Path("bench.yaml"), agent) if c.crash]
+        cases = _PLANNED[key] = cases[:scaled(len(cases), 4)]
+    return cases
+
+
 def measure(label: str, agent: AgentUnderTest | None, *, replay: bool = False,
             scenario: Scenario = SCENARIO, quiet: bool = False) -> float:
-    own = [c for c in plan_cases(scenario, Path("bench.yaml"), agent) if c.crash]
-    world = scenario.model_copy(update={"crash": scenario.crash.model_copy(
-        update={"points": WORLD_POINTS})})
-    cases = own + [c for c in plan_cases(world, Path("bench.yaml"), agent) if c.crash]
-    cases = cases[:scaled(len(cases), 4)]
-    started = time.process_time()
+    cases = planned(scenario, agent)
+    # Each measure runs its cases as a suite runs a scenario's, from its recording alone:
+    # the restarts kept from a measure before (the reference agent's, measured twice in
+    # a row across two rounds) are forgotten, as switching agents forgets them anyway.
+    for recording in _RECORDINGS.values():
+        recording.forget_crash_states()
+    gc.collect()  # what ran before (the other side's measure) is not this one's to collect
+    started = cpu_seconds()
     outcomes: Counter[str] = Counter()
     for case in cases:
         outcomes[run_case(case, scenario, agent, replay=replay).status] += 1
-    elapsed = time.process_time() - started
+    elapsed = cpu_seconds() - started
     rate = len(cases) / elapsed
     if quiet:
         return rate
@@ -128,19 +165,34 @@ def loaded(spec: str) -> PlainEntry:
     agent's own package is imported afresh in each incarnation. The import is
     timed and shown on its own line, as a run pays it once per worker.
     """
-    started = time.process_time()
+    started = cpu_seconds()
     entry = load_agent_factory(spec)
-    elapsed = time.process_time() - started
+    elapsed = cpu_seconds() - started
     assert isinstance(entry, PlainEntry), entry
     print(f"{spec:<46} loaded once, as harness run does: {elapsed:6.2f} CPU-s "
           "(the SDK's import; not per case)")
     return entry
 
 
+def sandwiched(reference: Callable[[], float], agent: Callable[[], float]
+               ) -> tuple[float, float]:
+    """One round: the reference agent's rate measured before and after the agent's, and
+    their mean as the round's reference rate, beside the agent's rate.
+
+    The load of a shared machine drifts within a round; measured on both sides of the
+    agent, the reference agent's rate is taken under the load the agent met.
+    """
+    before = reference()
+    rate = agent()
+    after = reference()
+    return (before + after) / 2, rate
+
+
 def paired(label: str, agent: AgentUnderTest, scenario: Scenario = SCENARIO,
            reference_label: str = "reference agent (ports)") -> tuple[float, float]:
     """The agent's rate over the reference agent's, as the median of ``ROUNDS`` rounds that
-    each measure both, one after the other; and the agent's median rate.
+    each measure both (the reference agent before and after the agent: :func:`sandwiched`);
+    and the agent's median rate.
 
     One round measures about a CPU-second each, and the reference agent's own rate moved
     from 210 to 379 runs per CPU-second between two rounds of one run: a single round's
@@ -148,8 +200,9 @@ def paired(label: str, agent: AgentUnderTest, scenario: Scenario = SCENARIO,
     """
     ratios, rates = [], []
     for _ in range(ROUNDS):
-        reference = measure(reference_label, None, scenario=scenario)
-        rate = measure(label, agent, scenario=scenario)
+        reference, rate = sandwiched(
+            lambda: measure(reference_label, None, scenario=scenario),
+            lambda: measure(label, agent, scenario=scenario))
         ratios.append(rate / reference)
         rates.append(rate)
     ratio = statistics.median(ratios)
@@ -202,8 +255,9 @@ def _worker(name: str) -> None:
         measure("warm-up", entry, scenario=scenario, quiet=True)
     for _ in sys.stdin:
         with open(os.devnull, "w") as quiet, redirect_stdout(quiet):
-            reference = measure("reference", None, scenario=scenario, quiet=True)
-            rate = measure(name, entry, scenario=scenario, quiet=True)
+            reference, rate = sandwiched(
+                lambda: measure("reference", None, scenario=scenario, quiet=True),
+                lambda: measure(name, entry, scenario=scenario, quiet=True))
         print(json.dumps({"reference": reference, "agent": rate}), flush=True)
 
 
@@ -214,6 +268,7 @@ def _side_by_side(revision: str, rounds: int) -> None:
             if name in FRAMEWORKS and importlib.util.find_spec(FRAMEWORKS[name][0]) is None:
                 print(f"{name}: not measured, {FRAMEWORKS[name][0]!r} is not installed")
                 continue
+            print(f"{name}: machine load before, {_load()}")
             workers = {tree: _start_worker(path, name) for tree, path in trees.items()}
             ratios: dict[str, list[float]] = {tree: [] for tree in trees}
             rates: dict[str, list[float]] = {tree: [] for tree in trees}
@@ -238,9 +293,16 @@ def _side_by_side(revision: str, rounds: int) -> None:
                       f"{max(references[tree]):.1f} runs/CPU-s); "
                       f"{statistics.median(ratios[tree]):.2f}x, median of {rounds} round(s): "
                       f"{', '.join(f'{r:.2f}' for r in ratios[tree])}")
+            print(f"{name}: machine load after, {_load()}")
             old, new = max(rates[revision]), max(rates["this tree"])
             print(f"{name}: this tree / {revision}: {new / old:.2f}x its crash runs per "
                   "CPU-second (best rounds)")
+
+
+def _load() -> str:
+    """The machine's load averages (1, 5, 15 minutes) and its CPUs: what else ran meanwhile."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} CPUs"
 
 
 def _start_worker(tree: Path, name: str) -> subprocess.Popen[str]:

@@ -67,6 +67,8 @@ import contextlib
 import copy
 import errno
 import functools
+import inspect
+import itertools
 import os
 import pathlib
 import posixpath
@@ -104,7 +106,7 @@ from pyfakefs.fake_file import (
     StandardStreamWrapper,
 )
 from pyfakefs.fake_filesystem import FakeFilesystem
-from pyfakefs.fake_filesystem_unittest import Patcher
+from pyfakefs.fake_filesystem_unittest import PATH_MODULE, Patcher
 from pyfakefs.fake_os import FakeOsModule, handle_original_call
 from pyfakefs.helpers import is_root
 
@@ -982,6 +984,63 @@ class _AgentPatcher(Patcher):
             # the set of those loaded under the patch: it walks a copy.
             dynamic._loaded_module_names = _WalkedAsCopy(dynamic._loaded_module_names)
         super().tearDown(doctester)
+
+    def _find_modules(self) -> None:
+        """pyfakefs's scan of the loaded modules, over those it has not scanned yet.
+
+        pyfakefs walks every module in ``sys.modules`` at each ``setUp`` and skips, one
+        at a time in Python, those in its cache: two thousand a framework agent's
+        incarnation, a millisecond, nearly all of them scanned long before. Here the
+        cached ones are taken off in one pass in C, in ``sys.modules``'s order, and each
+        module left is scanned as pyfakefs's own loop scans it (:meth:`_scan_module`):
+        the same tables, filled in the same order. A value that does not hash leaves
+        the whole scan to pyfakefs, as does a patcher without the cache.
+        """
+        if not self.use_cache:
+            super()._find_modules()
+            return
+        try:
+            fresh = list(itertools.filterfalse(self.CACHED_MODULES.__contains__,
+                                               list(sys.modules.values())))
+        except Exception:  # a value that does not hash: pyfakefs's own way handles it
+            super()._find_modules()
+            return
+        module_names = [*self._fake_module_classes, PATH_MODULE]
+        for module in fresh:
+            self._scan_module(module, module_names)
+
+    def _scan_module(self, module: Any, module_names: list[str]) -> None:
+        """The body of pyfakefs's ``Patcher._find_modules`` loop (pyfakefs 6.3), for one
+        module not in the cache."""
+        cls = type(self)
+        try:
+            if not inspect.ismodule(module):
+                return
+        except Exception:  # an object whose attributes raise (pyfakefs's own workaround)
+            with contextlib.suppress(TypeError):
+                cls.CACHED_MODULES.add(module)
+            return
+        try:
+            skipped = module in self.SKIPMODULES or any(
+                sn.startswith(module.__name__) for sn in self.skip_names)
+        except TypeError:
+            skipped = False
+        module_items = module.__dict__.copy().items()
+        modules = {name: mod for name, mod in module_items
+                   if self._is_fs_module(mod, name, module_names)}
+        if skipped:
+            for name, mod in modules.items():
+                cls.SKIPPED_FS_MODULES.setdefault(name, set()).add((module, mod.__name__))
+        else:
+            for name, mod in modules.items():
+                cls.FS_MODULES.setdefault(name, set()).add((module, mod.__name__))
+            functions = {name: fct for name, fct in module_items if self._is_fs_function(fct)}
+            for name, fct in functions.items():
+                cls.FS_FUNCTIONS.setdefault((name, fct.__name__, fct.__module__),
+                                            set()).add(module)
+            if self.patch_default_args:
+                self._find_def_values(module_items)
+        cls.CACHED_MODULES.add(module)
 
     def pass_over_libraries(self, packages: tuple[str, ...]) -> None:
         """Let pyfakefs's scan skip every loaded module of ``packages``.

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import example, given, settings
@@ -924,6 +924,113 @@ def test_the_dropped_modules_leave_a_cache_pyfakefs_made_anew_as_well() -> None:
     finally:
         sys.modules.pop(name, None)
     assert len(set(sizes[1:])) == 1, f"the tables grew with each incarnation: {sizes}"
+
+
+class _RaisesOnLook(type(sys)):  # type: ignore[misc]
+    """A module whose attributes raise when looked at (pyfakefs's own workaround covers it)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "__class__":
+            raise RuntimeError("no looking")
+        return super().__getattribute__(name)
+
+
+def _patcher_tables(scan: Callable[[Any], None], fresh: dict[str, Any]) -> tuple[Any, ...]:
+    """pyfakefs's tables after ``scan``: first of every loaded module with empty tables,
+    then, ``fresh`` loaded, a second scan that finds the first one's in the cache."""
+    from harness.intercept._files import _AgentPatcher
+
+    class Isolated(_AgentPatcher):  # tables of its own, empty
+        CACHED_MODULES: ClassVar[Any] = set()
+        FS_MODULES: ClassVar[Any] = {}
+        SKIPPED_FS_MODULES: ClassVar[Any] = {}
+        FS_FUNCTIONS: ClassVar[Any] = {}
+        FS_DEFARGS: ClassVar[Any] = []
+
+    patcher = Isolated(additional_skip_names=["a_skipped_package"], use_cache=True,
+                       patch_default_args=True)
+    Isolated.CACHED_MODULES = set()
+    first = scan(patcher)
+    del first
+    added = {name: sys.modules.setdefault(name, module) for name, module in fresh.items()}
+    try:
+        scan(patcher)
+    finally:
+        for name in added:
+            sys.modules.pop(name, None)
+
+    def ids(pairs: Any) -> Any:
+        return sorted((id(m), n) for m, n in pairs)
+
+    return ({id(m) for m in Isolated.CACHED_MODULES},
+            {k: ids(v) for k, v in Isolated.FS_MODULES.items()},
+            {k: ids(v) for k, v in Isolated.SKIPPED_FS_MODULES.items()},
+            {k: sorted(map(id, v)) for k, v in Isolated.FS_FUNCTIONS.items()},
+            [(id(f), i, id(d)) for f, i, d in Isolated.FS_DEFARGS])
+
+
+@pytest.mark.parametrize("unhashable_in_sys_modules", [False, True])
+def test_the_patchers_scan_of_new_modules_fills_pyfakefs_tables_as_its_own_scan(
+        unhashable_in_sys_modules: bool) -> None:
+    """Each set-up scans only the modules loaded since the last one (pyfakefs walks every
+    loaded module again, skipping the cached ones one at a time): the tables it fills,
+    and their order, are pyfakefs's own, for modules that use ``os``, a skipped package,
+    a function default that is a file-system function, objects that are no modules."""
+    from pyfakefs.fake_filesystem_unittest import Patcher
+
+    defaults = type(sys)("an_agent_module_with_defaults")
+    exec("import os\ndef check(path, exists=os.path.exists):\n    return exists(path)\n"
+         "class Store:\n    def has(self, path, look=os.path.isfile):\n        return look(path)\n",
+         vars(defaults))
+    fresh: dict[str, Any] = {
+        "an_agent_module_made_afresh": _agent_module("an_agent_module_made_afresh"),
+        "a_skipped_package": _agent_module("a_skipped_package"),
+        "an_agent_module_with_defaults": defaults,
+        "a_module_that_raises_when_looked_at": _RaisesOnLook("a_module_that_raises_when_looked_at"),
+        "an_object_that_is_no_module": object(),
+    }
+    if unhashable_in_sys_modules:
+        fresh["an_unhashable_entry_of_sys_modules"] = _Unhashable()
+    # A scan may import what it looks at (a module's lazy attribute): done once first,
+    # so both scans compared meet the same modules.
+    _patcher_tables(Patcher._find_modules, fresh)
+    ours = _patcher_tables(lambda p: p._find_modules(), fresh)
+    theirs = _patcher_tables(Patcher._find_modules, fresh)
+    assert ours == theirs
+    assert ours[1], "the scan found no module using os: it compared nothing"
+    assert ours[4], "the scan found no default to patch: it compared nothing"
+
+
+def test_the_patchers_set_up_scans_only_the_modules_not_scanned_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second incarnation's set-up looks at its fresh module alone, not at the two
+    thousand a framework brings, which pyfakefs had already scanned."""
+    from harness.intercept._files import _AgentPatcher
+
+    looked: list[str] = []
+    scan = _AgentPatcher._scan_module
+
+    def counted(self: Any, module: Any, names: list[str]) -> None:
+        looked.append(getattr(module, "__name__", "?"))
+        scan(self, module, names)
+
+    monkeypatch.setattr(_AgentPatcher, "_scan_module", counted)
+    disk, name = CrashDisk(), "agent_module_made_per_incarnation"
+    try:
+        for generation in (1, 2):
+            if generation > 1:
+                disk.restart()
+            module = sys.modules[name] = _agent_module(name)
+            looked.clear()
+            with AgentFiles(disk).active(generation=generation):
+                module.save(f"incarnation {generation}")
+                assert module.exists("m.txt")  # patched: the file is on the crash disk
+            del sys.modules[name]
+    finally:
+        sys.modules.pop(name, None)
+    assert name in looked
+    assert len(looked) < 20, f"scanned {len(looked)} modules again: {looked[:30]}"
+    assert disk.files()["/agent/m.txt"] == b"incarnation 2"
 
 
 @pytest.mark.parametrize(("mode", "encoding", "piece"), [
