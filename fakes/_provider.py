@@ -14,6 +14,14 @@ dialect's context-length error, whatever the script says.
 turn. Both live in the provider, which is part of the world, so "the first
 attempt of turn 2 gets a 429" holds across agent crashes and restarts.
 
+An agent may hold its whole conversation in one message and send no assistant
+message at all (DSPy's ``ReAct`` writes its trajectory so far into the user
+message, and asks for the final answer with other instructions). A request with
+no assistant message that repeats one seen before is that request's turn again (a
+retry, or a restart asking the same); a new one with the previous request's roles
+in the same order, a user message last, asks the next turn. Any other is turn 1,
+as the count says (a restart that adds the prompt again has a message more).
+
 Example::
 
     provider = FakeProvider(
@@ -176,6 +184,9 @@ class FakeProvider:
         self._last_chat: list[object] = []
         self._pairing = PairingCheck(self.dialect)
         self._attempts: dict[int, int] = {}
+        # Requests with no assistant message: the turn each asked, and the last one asked.
+        self._prompt_turns: dict[str, int] = {}
+        self._last_prompt: tuple[list[object], int] | None = None
         # Opt-in: without a cache, usage is the script's, byte for byte as before.
         self.cache = _prompt_cache(cache, self.dialect, seed)
         # Opt-in too: without it the first byte leaves at once, as the timing tests expect.
@@ -276,6 +287,7 @@ class FakeProvider:
                 recorded, refused_turn=(turn, self._attempts.get(turn, 0) + 1))
             return self._bad_request_plan(unpaired, request_id)
         turn = 1 + self._pairing.assistant_messages
+        turn = self._prompt_turn(messages) if turn == 1 else self._not_prompt_held(turn)
         attempt = self._attempts[turn] = self._attempts.get(turn, 0) + 1
         recorded = self._measured(self._record(
             request, body, turn=turn, attempt=attempt, chat=chat,
@@ -293,6 +305,22 @@ class FakeProvider:
         if unfit:  # plan() appended the record just now, synchronously: it is the last one
             self.requests[-1] = replace(self.requests[-1], unfit=tuple(unfit))
         return plan
+
+    def _prompt_turn(self, messages: list[object]) -> int:
+        """The turn of a request with no assistant message (see the module docstring)."""
+        key = json.dumps(messages, sort_keys=True, default=str)
+        turn = self._prompt_turns.get(key)
+        if turn is None:
+            last = self._last_prompt
+            turn = last[1] + 1 if last is not None and _asks_on(last[0], messages) else 1
+            self._prompt_turns[key] = turn
+        self._last_prompt = (messages, turn)
+        return turn
+
+    def _not_prompt_held(self, turn: int) -> int:
+        """``turn``, counted by assistant messages: the next request with none starts anew."""
+        self._last_prompt = None
+        return turn
 
     def _other_endpoint(self, method: str, path: str, body: Mapping[str, object] | None,
                         request_id: str, query: str = "") -> ResponsePlan | None:
@@ -896,3 +924,25 @@ def _culprit(faults: tuple[Fault, ...], field: str) -> int | None:
     # that class in the tuple is the one that was applied and refused.
     owner = field.split(".", 1)[0]
     return next((i for i, f in enumerate(faults) if type(f).__name__ == owner), None)
+
+
+def _asks_on(previous: list[object], messages: list[object]) -> bool:
+    """Whether ``messages`` asks on from ``previous``: the same roles in the same order,
+    a user message last, and something rewritten (a conversation held in its messages'
+    text, grown by a step; a restart that adds the prompt again adds a message).
+
+    >>> system, ask = {"role": "system", "content": "s"}, {"role": "user", "content": "a"}
+    >>> _asks_on([system, ask], [system, {"role": "user", "content": "a, then b"}])
+    True
+    >>> _asks_on([system, ask], [system, ask, {"role": "user", "content": "a"}])
+    False
+    """
+    if not previous or len(previous) != len(messages) or previous == messages:
+        return False
+    return all(isinstance(a, dict) and isinstance(b, dict) and a.get("role") == b.get("role")
+               for a, b in zip(previous, messages, strict=True)) and \
+        _role_of(messages[-1]) == "user"
+
+
+def _role_of(message: object) -> object:
+    return message.get("role") if isinstance(message, dict) else None

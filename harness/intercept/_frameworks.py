@@ -32,6 +32,14 @@ reads those names on the instance, and any bound method the instance holds itsel
 keeps what is a bound step, as ``getmembers`` does; a class whose attributes were added
 or removed since is looked at anew. A class of the agent's own (a workflow subclass,
 new every incarnation) is looked at in full every time, as the framework does.
+
+A framework is imported once per worker, so what it builds lazily and keeps in the
+process would outlive the incarnation that built it, and reach the next case: DSPy's
+LM cache (``dspy.cache``, in memory and on disk under ``~/.dspy_cache``, on by default
+and built on the first call) answered a later case's requests from an earlier one's,
+without a request. A process of its own starts without it; so does each incarnation
+here (:func:`process_state_dropped`): the framework builds it again inside the case,
+its disk part on the case's disk.
 """
 
 from __future__ import annotations
@@ -92,6 +100,36 @@ _FRAMEWORK_PACKAGES: Final = frozenset({"workflows", "llama_index", "pydantic", 
 # of its steps. Names only, and a weak key: nothing here holds a class alive.
 _STEP_NAMES: weakref.WeakKeyDictionary[type, tuple[tuple[int, ...], tuple[str, ...]]] = \
     weakref.WeakKeyDictionary()
+
+
+#: (module, attribute) a framework builds on first use and keeps for the process.
+PROCESS_STATE: Final = (("dspy", "cache"),)
+
+
+@contextmanager
+def process_state_dropped() -> Iterator[None]:
+    """Drop :data:`PROCESS_STATE` before and after an incarnation (see the module docstring).
+
+    >>> fake = types.ModuleType("dspy")
+    >>> fake.cache = "an earlier case's"
+    >>> sys.modules["dspy"] = fake
+    >>> with process_state_dropped():
+    ...     hasattr(fake, "cache")
+    False
+    >>> del sys.modules["dspy"]
+    """
+    _drop_process_state()
+    try:
+        yield
+    finally:
+        _drop_process_state()
+
+
+def _drop_process_state() -> None:
+    for name, attribute in PROCESS_STATE:
+        module = sys.modules.get(name)
+        if module is not None:
+            vars(module).pop(attribute, None)
 
 
 @contextmanager

@@ -61,7 +61,11 @@ from fakes import CrashDisk, IncomingRequest, SimulatedCrash, VirtualClock
 from harness._environment import agent_environ
 from harness._errors import AgentEntryError, HarnessError
 from harness.intercept._aiosqlite import aiosqlite_in_turn
-from harness.intercept._frameworks import schemas_derived_once, steps_found_once
+from harness.intercept._frameworks import (
+    process_state_dropped,
+    schemas_derived_once,
+    steps_found_once,
+)
 from harness.intercept._intercepted import intercepted_network
 from harness.intercept._network import Route, Served
 from harness.intercept._pools import executor_jobs_in_turn, pools_run_in_turn
@@ -286,6 +290,7 @@ class PlainAgent:
             stack.enter_context(intercepted_network(world.route(number)))
             stack.enter_context(no_processes())
             stack.enter_context(_fresh_packages(self._entry.packages()))
+            stack.enter_context(process_state_dropped())
             stack.enter_context(no_bytecode_written())
             stack.enter_context(compiled_once())
             stack.enter_context(replaced_targets(

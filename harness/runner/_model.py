@@ -29,6 +29,7 @@ from fakes import ProviderRequest, ScriptedResponse, ScriptedUsage, Text, ToolUs
 from harness.ports import ToolOutcome, classify_reply, family_of
 from harness.runner._text_calls import (
     failed_calls_told_as_text,
+    failed_calls_told_in_the_prompt,
     keeps_calls_as_text,
     with_text_tool_calls,
 )
@@ -142,6 +143,12 @@ def last_tool_results(dialect: str, messages: Sequence[Any]) -> list[ToolResult]
     last = next((i for i in range(len(messages) - 1, -1, -1)
                  if _role(messages[i]) == "assistant"), -1)
     if last < 0:
+        # No assistant message: a conversation held in its user messages, where a call
+        # that failed before it was made is told as text (smolagents drops the model's
+        # cut call and writes the error after the task); asked as the next turn.
+        if family_of(dialect) == "openai":
+            return [ToolResult(tool, classify_result(reply))
+                    for tool, reply in failed_calls_told_in_the_prompt(messages)]
         return []
     names = _call_names(dialect, messages[last])
     if family_of(dialect) == "openai":

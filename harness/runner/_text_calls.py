@@ -156,3 +156,26 @@ def failed_calls_told_as_text(messages: Sequence[Any]) -> list[tuple[str, str]]:
             if named:
                 failed.append((named["tool"], text.split("\n", 1)[1]))
     return failed
+
+
+# The same error, written after the task in the one user message of a conversation that
+# has no assistant message yet (smolagents merges the task and the step's error).
+_FAILED_CALL_AFTER_THE_TASK = re.compile(
+    r"(?:\A|\n)(?:Call id: [^\n]*\n)?Error:\n(?P<reply>Error (?:executing|when executing|"
+    r"invoking) tool '?(?P<tool>[A-Za-z_][\w.-]*)[^\n]*(?:\n(?!Error:\n)[^\n]*)*)")
+
+
+def failed_calls_told_in_the_prompt(messages: Sequence[Any]) -> list[tuple[str, str]]:
+    """(tool, reply) of each failed call told in the user messages of a conversation with
+    no assistant message (smolagents drops a call it could not make, and writes its error
+    after the task, in the same message).
+
+    >>> failed_calls_told_in_the_prompt([{"role": "user", "content": "New task:\\nMail ops."
+    ...     "\\nError:\\nError executing tool 'send_mail' with arguments {: TypeError"}])
+    [('send_mail', "Error executing tool 'send_mail' with arguments {: TypeError")]
+    """
+    return [(found["tool"], found["reply"])
+            for message in messages
+            if isinstance(message, dict) and message.get("role") == "user"
+            for text in _texts(message)
+            for found in _FAILED_CALL_AFTER_THE_TASK.finditer(text)]

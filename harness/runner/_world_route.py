@@ -14,8 +14,10 @@ Example::
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable
+from types import FrameType
 from typing import Protocol
 
 import httpx
@@ -99,9 +101,13 @@ class WorldRoute:
             world.note_foreign(f"{request.method} {request.url}", calling_library(),
                                self._incarnation)
             return None
-        if threading.current_thread() in fakes.CASE_THREADS:
+        if threading.current_thread() in fakes.CASE_THREADS and not _importing():
             # A thread the case did not start (a trace exporter started at import)
-            # sends when real time says so: answered, but not the case's record.
+            # sends when real time says so: answered, but not the case's record. Nor is
+            # what a module sends while it is imported: a worker imports a library once,
+            # so only the first case to import it (DSPy imports litellm on its first
+            # call, and litellm fetches its price map) would list it, and a second run
+            # of that case in the same worker would differ.
             world.telemetry.append(telemetry_line(request.method, request.url, entry))
         return telemetry_answer(entry)
 
@@ -117,3 +123,15 @@ def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:
     body = json.dumps({"error": {"type": "not_found_error", "message": message}}).encode()
     headers = (("content-type", "application/json"),)
     return Served(404, headers, (), (fakes.Emit(body),), None)
+
+
+def _importing() -> bool:
+    """Whether the calling thread is running a module's code for its import."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_load_unlocked" and code.co_filename.startswith(
+                "<frozen importlib._bootstrap"):
+            return True
+        frame = frame.f_back
+    return False

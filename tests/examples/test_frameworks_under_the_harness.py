@@ -87,6 +87,12 @@ FRAMEWORKS = {
     # finds no text: RuntimeError.
     "autogen_agent": ("autogen_agentchat", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
 
+    # dspy.ReAct asks in its own text format, so the harness sees no call of its own (I3
+    # unknown); the restart starts from the prompt and sends again (its disk cache, on the
+    # case's disk, answers the repeated first request with the call). No fault cuts a
+    # text answer: no cut-arguments scenario.
+    "dspy_agent": ("dspy", {name: verdict for name, verdict in verdicts(
+        ("fail", ("I1", "side_effects")), PASSED).items() if name != "truncated-arguments"}),
     # OpenAIChatGenerator's own 30 s timeout abandons the stall and retries; a call whose
     # arguments are not JSON is skipped, and the run ends on the cut answer.
     "haystack_agent": ("haystack", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,

@@ -193,3 +193,38 @@ def test_httpx2_refuses_other_hosts(virtual_clock: VirtualClock) -> None:
                 await http.get("https://example.com/")
 
     virtual_clock.run(call())
+
+
+def held_in_one_message(system: str, asked: str) -> bytes:
+    """A request of an agent that writes its conversation into one user message (DSPy's
+    ReAct: its trajectory so far), sending no assistant message."""
+    return json.dumps({"model": "m", "messages": [
+        {"role": "system", "content": system}, {"role": "user", "content": asked}]}).encode()
+
+
+def test_a_conversation_held_in_one_message_asks_the_next_turn_as_it_grows() -> None:
+    provider = FakeProvider("openai", REPLY, faults={(1, 1): (HttpError(429),)})
+
+    def post_held(system: str, asked: str) -> int:
+        return provider.plan(IncomingRequest(
+            "POST", provider.endpoint, {}, held_in_one_message(system, asked))).status
+
+    assert post_held("react", "mail ops") == 429
+    post_held("react", "mail ops")  # the retry: the same request, the same turn
+    post_held("react", "mail ops; sent")  # the trajectory grew by a step
+    post_held("extract", "mail ops; sent; finished")  # the final answer, asked apart
+    post_held("react", "mail ops")  # a restart asking the first again
+    post_held("react", "mail ops; sent")
+    assert [(r.turn, r.attempt) for r in provider.requests] == [
+        (1, 1), (1, 2), (2, 1), (3, 1), (1, 3), (2, 2)]
+
+
+def test_a_restart_that_adds_the_prompt_again_asks_turn_one_again() -> None:
+    # Google ADK's and the Agents SDK's restarts send the prompt twice: a message more,
+    # not a conversation grown in its text.
+    provider = FakeProvider("openai", REPLY)
+    once = [{"role": "user", "content": "mail ops"}]
+    for messages in (once, once + once):
+        provider.plan(IncomingRequest("POST", provider.endpoint, {}, json.dumps(
+            {"model": "m", "messages": messages}).encode()))
+    assert [(r.turn, r.attempt) for r in provider.requests] == [(1, 1), (1, 2)]

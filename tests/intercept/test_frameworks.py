@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import textwrap
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -252,3 +253,48 @@ def test_planning_an_agent_keeps_the_schemas_its_import_derives(
         sys.modules.pop(f"{package}.agent", None)  # an incarnation forgot it meanwhile
         plan_cases(mail_scenario(package), "mail.yaml", entry)
     assert framework.calls == 1
+
+
+# ------------------------------------------------- what a framework keeps for the process
+
+CACHING_AGENT = '''
+import dspy
+
+
+def main(prompt: str) -> str:
+    held = len(dspy.cache)  # built on first use, as DSPy builds its LM cache
+    dspy.cache.append(prompt)
+    return f"the cache held {held}"
+'''
+
+
+def test_a_frameworks_process_cache_does_not_reach_the_next_case(
+        agent_packages: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # DSPy builds its LM cache on the first call and keeps it for the process; a worker
+    # runs many cases, so a later case's requests were answered from an earlier one's.
+    from harness.intercept import PlainEntry
+    from harness.runner import Case, run_case
+    from harness.scenario import Scenario
+
+    framework = types.ModuleType("dspy")
+
+    def build(name: str) -> Any:
+        if name != "cache":
+            raise AttributeError(name)
+        framework.cache = []  # type: ignore[attr-defined]
+        return framework.cache  # type: ignore[attr-defined]
+
+    framework.__getattr__ = build  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "dspy", framework)
+    package = agent_packages.write({"agent": CACHING_AGENT})
+    scenario = Scenario(name="hello", dialect="openai", seed=2, description="Say hello.",
+                        model=[{"turn": 1, "text": "Hello."}],
+                        expect={"stop_state": "complete"})
+    answers = []
+    for _ in range(2):
+        case = Case("hello", Path("hello.yaml"), 2, None, agent=f"{package}.agent:main")
+        result = run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
+        assert result.trace is not None
+        answers.append(result.trace.extra.final_answer)
+    assert answers == ["the cache held 0", "the cache held 0"]
+    assert "cache" not in vars(framework)  # nor is it kept after the case

@@ -339,6 +339,43 @@ def test_telemetry_from_a_thread_the_case_did_not_start_is_answered_but_not_list
         "(openai-agents; off switch: OPENAI_AGENTS_DISABLE_TRACING=1)",)
 
 
+
+PRICE_MAP_LIBRARY = """
+import httpx
+
+# litellm fetches its price map when it is imported; DSPy imports litellm on its first call.
+PRICES = httpx.get("https://raw.githubusercontent.com/BerriAI/litellm/main/"
+                   "model_prices_and_context_window.json").status_code
+"""
+
+IMPORTS_ON_ITS_FIRST_CALL = '''
+import importlib
+
+
+def main(prompt: str) -> str:
+    return f"prices: {importlib.import_module('price_map_library').PRICES}"
+'''
+
+
+def test_what_a_library_sends_while_imported_inside_a_case_is_not_the_cases(
+        agent_packages: AgentPackages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker imports a library once: only the first case to import it would list its
+    # import's telemetry, and the second run of that case (--check-determinism) differed.
+    (tmp_path / "price_map_library.py").write_text(PRICE_MAP_LIBRARY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "price_map_library", raising=False)
+    package = agent_packages.write({"agent": IMPORTS_ON_ITS_FIRST_CALL})
+    first = run(package, hello(model=[{"turn": 1, "text": "unused"}]))
+    second = run(package, hello(model=[{"turn": 1, "text": "unused"}]))
+
+    # Answered as the harness answers it (litellm then reads the copy it ships), no network.
+    assert answer(first) == answer(second) == "prices: 404"
+    assert first.trace is not None
+    assert second.trace is not None
+    assert first.trace.extra.telemetry_requests is None
+    assert first.trace.digest == second.trace.digest
+    sys.modules.pop("price_map_library", None)
+
 OTEL_AGENT = '''
 import requests
 

@@ -67,3 +67,21 @@ def test_ordinary_conversations_are_left_alone() -> None:
     assert with_text_tool_calls(messages) == messages
     broken = [{"role": "assistant", "content": "Calling tools:\n[{'id': "}]
     assert with_text_tool_calls(broken) == broken
+
+
+def test_a_failed_call_told_after_the_task_is_read_when_no_assistant_message_came() -> None:
+    # smolagents drops the model's cut call and writes the step's error after the task, in
+    # the one user message: the conversation has no assistant message, and the request
+    # asks the next turn, whose `when: {outcome: error}` branch must see the failure.
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": "You are an expert."}]},
+        {"role": "user", "content": [{"type": "text", "text": (
+            "New task:\nMail ops.\nError:\nError executing tool 'send_mail' with arguments "
+            "{\"to\":\"ops@example.com\",\"subject\":\"de: TypeError: send_mail() missing "
+            "a required argument: 'subject'\nPlease try again or use another tool\n"
+            "Now let's retry: take care not to repeat previous errors!\n")}]},
+    ]
+    assert [(r.tool, r.outcome) for r in last_tool_results("openai", messages)] == [
+        ("send_mail", "error")]
+    asked = {"role": "user", "content": "New task:\nMail ops."}
+    assert last_tool_results("openai", [messages[0], asked]) == []
