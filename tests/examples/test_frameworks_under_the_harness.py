@@ -26,7 +26,7 @@ import pytest
 pytestmark = pytest.mark.system
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "frameworks" / "scenarios"
-CRASH = "[after_tool:send_mail#1:at:process_killed]"
+CRASH = "[after_tool:{tool}#1:at:process_killed]"
 SENT_TWICE = ("fail", ("I1", "I3", "side_effects"))
 WAITED_OUT_THE_STALL = ("fail", ("S1",))
 STOPPED_ON_THE_CUT = ("fail", ("I4", "side_effects"))
@@ -46,11 +46,13 @@ def verdicts(crash_after_send: tuple[str, tuple[str, ...]],
              truncated: tuple[str, tuple[str, ...]],
              stall: tuple[str, tuple[str, ...]] = WAITED_OUT_THE_STALL,
              rate_limited: tuple[str, tuple[str, ...]] = PASSED,
+             tool: str = "send_mail",
              ) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """The five scenarios' cases: what differs between frameworks is named, the rest alike."""
+    """The five scenarios' cases: what differs between frameworks is named, the rest alike
+    (``tool``: the mail tool's name as the framework offers it)."""
     return {
         "crash-after-send": PASSED,
-        "crash-after-send" + CRASH: crash_after_send,
+        "crash-after-send" + CRASH.format(tool=tool): crash_after_send,
         "no-fault": PASSED,
         "rate-limited": rate_limited,  # the clients honour Retry-After: 20 (not ADK's)
         "stall": stall,  # 600 s default read timeouts, no idle watchdog (not Haystack's)
@@ -106,8 +108,19 @@ FRAMEWORKS = {
 # environment of its own (examples/frameworks/README.md), named by the variable beside it;
 # .ci/run makes that environment and sets the variable. Without it the framework is
 # required in this one, as the others are (a failure under HARNESS_REQUIRE_FRAMEWORKS=1).
-OWN_ENVIRONMENT_PYTHON = {"google_adk_agent": "HARNESS_GOOGLE_ADK_PYTHON"}
+OWN_ENVIRONMENT_PYTHON = {"google_adk_agent": "HARNESS_GOOGLE_ADK_PYTHON",
+                          "semantic_kernel_agent": "HARNESS_SEMANTIC_KERNEL_PYTHON",
+                          "strands_agent": "HARNESS_STRANDS_PYTHON"}
 OWN_ENVIRONMENT = {
+    # semantic-kernel 1.45 pins mcp<2, 1.44 pydantic<2.14. Its plugin's tools are offered
+    # as MailPlugin-send_mail; Kernel.invoke_function_call refuses the cut call with its own
+    # reply; the thread lives in the process, so the restart sends again.
+    "semantic_kernel_agent": ("semantic_kernel", verdicts(
+        SENT_TWICE, REGENERATED, tool="MailPlugin-send_mail")),
+    # strands-agents 1.65 moves opentelemetry-api back. Its FileSessionManager keeps the
+    # call; the restart answers it "Tool was interrupted." and the mail went once. A cut
+    # answer ends the run on MaxTokensReachedException, nothing sent.
+    "strands_agent": ("strands", verdicts(PASSED, STOPPED_ON_THE_CUT)),
     # google-adk pins google-genai<3, the test extra google-genai>=3.6. No retry by default
     # (the 429 ends the run usage_limited); the restart drops the call the crash cut off
     # from its session's history, and the model, asked afresh, sends again; a Gemini
