@@ -39,7 +39,11 @@ LM cache (``dspy.cache``, in memory and on disk under ``~/.dspy_cache``, on by d
 and built on the first call) answered a later case's requests from an earlier one's,
 without a request. A process of its own starts without it; so does each incarnation
 here (:func:`process_state_dropped`): the framework builds it again inside the case,
-its disk part on the case's disk.
+its disk part on the case's disk. CrewAI keeps the path of its version-check cache
+(``crewai_core.version._get_cache_file``, an ``lru_cache`` that makes
+``~/.cache/crewai`` on its first call): only the first case of a worker made that
+folder on its disk, and ``--check-determinism`` failed the case. A memo like it is
+cleared, not dropped.
 """
 
 from __future__ import annotations
@@ -103,7 +107,7 @@ _STEP_NAMES: weakref.WeakKeyDictionary[type, tuple[tuple[int, ...], tuple[str, .
 
 
 #: (module, attribute) a framework builds on first use and keeps for the process.
-PROCESS_STATE: Final = (("dspy", "cache"),)
+PROCESS_STATE: Final = (("dspy", "cache"), ("crewai_core.version", "_get_cache_file"))
 
 
 @contextmanager
@@ -128,7 +132,13 @@ def process_state_dropped() -> Iterator[None]:
 def _drop_process_state() -> None:
     for name, attribute in PROCESS_STATE:
         module = sys.modules.get(name)
-        if module is not None:
+        if module is None:
+            continue
+        kept = vars(module).get(attribute)
+        clear = getattr(kept, "cache_clear", None)
+        if callable(clear):  # a memoized function: the function stays, its memo goes
+            clear()
+        else:
             vars(module).pop(attribute, None)
 
 

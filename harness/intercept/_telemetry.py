@@ -7,6 +7,11 @@ reply, recorded in the trace as telemetry, with no verdict); each entry names
 the library that sends it and the environment variable that turns it off. A
 scenario's ``absorb:`` list and ``harness run --absorb HOST`` add hosts.
 
+A framework may call out with a client the harness does not serve
+(``urllib.request``): its lookup of a host the table names for that framework's
+package is refused as any other, which the framework takes as being offline, but
+it is listed as telemetry (:func:`refused_by_itself`), not as the agent's call.
+
 Every other outside call is refused and fails the ``network`` check; the line
 recorded for it names the library that made it (:func:`calling_library`) and,
 when the table knows that library, its off switch.
@@ -77,6 +82,10 @@ TELEMETRY: Final[tuple[Telemetry, ...]] = (
     Telemetry("posthog", "posthog", "eu.i.posthog.com", "", "POSTHOG_DISABLED=1"),
     Telemetry("posthog", "posthog", "app.posthog.com", "", "POSTHOG_DISABLED=1"),
     Telemetry("segment", "segment", "api.segment.io", "", "DO_NOT_TRACK=1"),
+    # CrewAI's update check (crewai_core.version, through urllib.request) when a crew or
+    # agent is verbose: refused at the lookup, it finds no newer version and says nothing.
+    Telemetry("crewai", "crewai_core", "pypi.org", "/pypi/crewai/",
+              "CREWAI_DISABLE_VERSION_CHECK=true", 404, b"Not Found"),
 )
 
 #: Off switches of libraries known for calling out by themselves, by import package.
@@ -100,6 +109,28 @@ def absorbed(method: str, url: str, extra_hosts: Iterable[str] = ()) -> Telemetr
     if host in set(extra_hosts):
         return Telemetry(host, "", host, "", "(added with absorb)")
     return None
+
+
+def refused_by_itself(what: str, library: str) -> Telemetry | None:
+    """The table's entry for a refused lookup or connection (``resolve HOST``, ``connect
+    HOST:PORT``) that ``library`` made to a host the table names for it; None otherwise.
+
+    >>> refused_by_itself("resolve pypi.org", "crewai_core").library
+    'crewai'
+    >>> refused_by_itself("resolve pypi.org", "pip") is None
+    True
+    """
+    verb, _, where = what.partition(" ")
+    if verb == "connect":
+        where = where.rsplit(":", 1)[0].strip("[]")
+    elif verb != "resolve":
+        return None
+    return next((t for t in TELEMETRY if t.host == where and t.package == library), None)
+
+
+def refused_telemetry_line(what: str, entry: Telemetry) -> str:
+    """How a refused call a framework makes by itself is listed in the trace."""
+    return f"{what} ({entry.library}; refused, not served; off switch: {entry.off_switch})"
 
 
 def telemetry_answer(entry: Telemetry) -> Served:

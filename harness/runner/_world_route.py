@@ -24,7 +24,15 @@ import httpx
 
 import fakes
 from fakes import DeadIncarnationError, Incarnations, IncomingRequest, VirtualClock
-from harness.intercept import Served, absorbed, calling_library, telemetry_answer, telemetry_line
+from harness.intercept import (
+    Served,
+    absorbed,
+    calling_library,
+    refused_by_itself,
+    refused_telemetry_line,
+    telemetry_answer,
+    telemetry_line,
+)
 from harness.ports import SPECS
 from harness.runner._ledger_pipe import StreamTiming
 from harness.runner._world_streams import Accepted, Pending, StreamEvent, StreamRecord
@@ -112,8 +120,13 @@ class WorldRoute:
         return telemetry_answer(entry)
 
     def refuse(self, what: str, library: str) -> None:
-        """Note a refused socket (a name lookup, a connection) the agent's process tried."""
-        self._world.note_foreign(what, library, self._incarnation)
+        """Note a refused socket (a name lookup, a connection) the agent's process tried;
+        a framework's own telemetry host, looked up by that framework, is telemetry."""
+        entry = refused_by_itself(what, library)
+        if entry is None:
+            self._world.note_foreign(what, library, self._incarnation)
+        elif threading.current_thread() in fakes.CASE_THREADS and not _importing():
+            self._world.telemetry.append(refused_telemetry_line(what, entry))
 
 
 def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:

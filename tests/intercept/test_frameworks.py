@@ -7,6 +7,7 @@ without one installed.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 import types
@@ -298,3 +299,54 @@ def test_a_frameworks_process_cache_does_not_reach_the_next_case(
         answers.append(result.trace.extra.final_answer)
     assert answers == ["the cache held 0", "the cache held 0"]
     assert "cache" not in vars(framework)  # nor is it kept after the case
+
+
+MEMOIZING_AGENT = '''
+import os
+
+import crewai_core.version as version
+
+
+def main(prompt: str) -> str:
+    folder = version._get_cache_file()
+    return f"folder made: {os.path.isdir(folder)}"
+'''
+
+
+def test_a_frameworks_memoized_function_forgets_what_an_earlier_case_made(
+        agent_packages: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # CrewAI's version check memoizes its cache file's path with lru_cache, making the
+    # folder on the first call: only a worker's first case made it on its disk, and a
+    # second run of a later case, made in the same worker, differed.
+    import functools
+
+    from harness.intercept import PlainEntry
+    from harness.runner import Case, run_case
+    from harness.scenario import Scenario
+
+    package_module = types.ModuleType("crewai_core")
+    framework = types.ModuleType("crewai_core.version")
+    folder = str(tmp_path / "home" / ".cache" / "crewai")
+
+    @functools.lru_cache(maxsize=1)
+    def _get_cache_file() -> str:
+        os.makedirs(folder, exist_ok=True)
+        return folder
+
+    framework._get_cache_file = _get_cache_file  # type: ignore[attr-defined]
+    package_module.version = framework  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "crewai_core", package_module)
+    monkeypatch.setitem(sys.modules, "crewai_core.version", framework)
+    package = agent_packages.write({"agent": MEMOIZING_AGENT})
+    scenario = Scenario(name="hello", dialect="openai", seed=2, description="Say hello.",
+                        model=[{"turn": 1, "text": "Hello."}],
+                        expect={"stop_state": "complete"})
+    answers = []
+    for _ in range(2):
+        case = Case("hello", Path("hello.yaml"), 2, None, agent=f"{package}.agent:main")
+        result = run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
+        assert result.trace is not None
+        answers.append(result.trace.extra.final_answer)
+    # Each case's disk is its own: the folder is made on it in every case, not the first.
+    assert answers == ["folder made: True", "folder made: True"]
+    assert framework._get_cache_file is _get_cache_file  # type: ignore[attr-defined]

@@ -233,6 +233,68 @@ def test_a_known_library_is_named_with_its_off_switch(agent_packages: AgentPacka
 
 # -------------------------------------------------------------------------- telemetry
 
+VERSION_CHECK = """
+import urllib.error
+import urllib.request
+
+
+def latest():
+    try:
+        with urllib.request.urlopen("https://pypi.org/pypi/crewai/json", timeout=2) as response:
+            return response.read()
+    except urllib.error.URLError:
+        return None
+"""
+
+VERSION_CHECKING_AGENT = '''
+from crewai_core.version import latest
+
+
+def main(prompt: str) -> str:
+    return f"latest: {latest()}"
+'''
+
+
+def test_crewais_update_check_is_telemetry_not_the_agents_outside_call(
+        agent_packages: AgentPackages, tmp_path: Path) -> None:
+    # A verbose crew asks PyPI for CrewAI's newest version through urllib.request, which
+    # the harness does not serve: the lookup is refused (CrewAI takes it as offline and
+    # says nothing), and it is CrewAI's own doing, not the agent's: no `network` failure.
+    framework = tmp_path / "crewai_core"
+    framework.mkdir()
+    (framework / "__init__.py").write_text("")
+    (framework / "version.py").write_text(textwrap.dedent(VERSION_CHECK))
+    package = agent_packages.write({"agent": VERSION_CHECKING_AGENT})
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        result = run(package, hello(model=[{"turn": 1, "text": "unused"}]))
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("crewai_core.version", None)
+        sys.modules.pop("crewai_core", None)
+
+    assert answer(result) == "latest: None"
+    assert verdict(result, "network") is None
+    assert result.trace is not None
+    assert result.trace.extra.foreign_requests is None
+    assert result.trace.extra.telemetry_requests == (
+        "resolve pypi.org (crewai; refused, not served; "
+        "off switch: CREWAI_DISABLE_VERSION_CHECK=true)",)
+
+
+def test_another_librarys_lookup_of_a_telemetry_host_still_fails_network(
+        agent_packages: AgentPackages) -> None:
+    library = agent_packages.write({"client": LIBRARY["urllib"].replace(
+        "http://stats.example.net/ping", "https://pypi.org/pypi/crewai/json")})
+    package = agent_packages.write({"agent": RAW_CONNECT.replace("{lib}", library)})
+    result = run(package, hello())
+
+    network = verdict(result, "network")
+    assert network is not None
+    assert network.evidence == (f"resolve pypi.org (by {library})",)
+
+
 EXPORTER_AGENT = '''
 import httpx
 
