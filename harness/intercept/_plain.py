@@ -45,6 +45,7 @@ import importlib.machinery
 import inspect
 import json
 import os
+import pathlib
 import re
 import sys
 import traceback
@@ -371,35 +372,107 @@ def imported_writing_aside(load: Callable[[], _T]) -> _T:
     disk when it failed writing to the read-only real one.
 
     A library may write a file when first imported: Haystack makes
-    ``~/.haystack/config.yaml`` (its telemetry's user id). In a sealed worker every
-    real mount is read-only, so the import failed with ``EROFS`` and the agent was
-    refused as a bad ``--agent``, or its case failed on the agent's import. The second
-    try runs under a fake file system (the real files read through, as in a case),
-    whose writes are kept nowhere; what it imported stays imported. Libraries are not
-    imported under a fake file system first: some (pydantic-ai's) do not import there.
+    ``~/.haystack/config.yaml`` (its telemetry's user id), CrewAI
+    ``~/.local/share/<the working folder's name>``. In a sealed worker every real mount
+    is read-only, so the import failed with ``EROFS`` and the agent was refused as a bad
+    ``--agent``, or its case failed on the agent's import. The second try runs under a
+    fake file system (the real files read through, as in a case), whose writes are kept
+    nowhere; what it imported stays imported. Libraries are not imported under a fake
+    file system first: some (pydantic-ai's) do not import there.
+
+    What the first try imported in full stays imported, as after any failed import: a C
+    extension cannot be loaded twice in a process (numpy refused its second load, and
+    CrewAI with it). Under the fake, ``from pathlib import Path`` gives pyfakefs's own
+    class, of which pydantic builds no model (CrewAI's events have a path field): it
+    builds it as of the real class (:func:`_paths_pydantic_builds`), and every module the
+    second try imported gets the real classes back when it is done, as a first import on
+    a disk that already held the files would have given it.
     """
-    before = set(sys.modules)
     try:
         return load()
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
         refused = error
-    _forget_modules_since(before)  # what the failed import left half made
+    before = set(sys.modules)
     try:
-        with _throwaway_files():
-            return load()
+        with _throwaway_files(), _paths_pydantic_builds():
+            loaded = load()
     except Exception:
-        # A library that cannot be imported under a fake file system at all (CrewAI's
-        # pydantic models of a path) failed there for a reason of the fake's: the
-        # refused write is what the user can act on.
+        # A library that cannot be imported under a fake file system at all failed there
+        # for a reason of the fake's: the refused write is what the user can act on.
         _forget_modules_since(before)
         raise refused from None
+    _real_paths_back(set(sys.modules) - before)
+    return loaded
 
 
 def _forget_modules_since(before: set[str]) -> None:
     for name in set(sys.modules) - before:
         del sys.modules[name]
+
+
+def _fake_path_classes() -> dict[type, type]:
+    """pyfakefs's path classes, each with the real ``pathlib`` class it stands for."""
+    from pyfakefs import fake_pathlib
+
+    fakes = fake_pathlib.FakePathlibModule
+    real = _REAL_PATH_CLASSES
+    found: dict[type, type] = {fake_pathlib.FakePath: real["Path"]}
+    for name in _PATH_CLASS_NAMES:
+        fake = getattr(fakes, name, None)
+        if isinstance(fake, type) and fake.__module__.startswith("pyfakefs"):
+            found.setdefault(fake, real[name])
+    return found
+
+
+_PATH_CLASS_NAMES: Final = ("Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath",
+                            "PureWindowsPath")
+# Taken when the harness is imported, never under a fake file system.
+_REAL_PATH_CLASSES: Final[dict[str, type]] = {name: getattr(pathlib, name)
+                                               for name in _PATH_CLASS_NAMES}
+
+
+@contextmanager
+def _paths_pydantic_builds() -> Iterator[None]:
+    """pydantic builds a model with a field of pyfakefs's path classes as of the real one.
+
+    pydantic knows ``pathlib.Path`` by identity, and refused a class of its own
+    (``Unable to generate pydantic-core schema for FakePath``): CrewAI, imported under
+    the throwaway disk, failed on its events' ``skill_path: Path``. The schema built is
+    the real class's, so what the model holds is a real path, as it would be had the
+    library been imported on the real disk.
+    """
+    classes = _fake_path_classes()
+
+    def schema(cls: type, _source: object, handler: Any) -> Any:
+        return handler.generate_schema(classes.get(cls, _REAL_PATH_CLASSES["Path"]))
+
+    hook = "__get_pydantic_core_schema__"
+    saved = {cls: cls.__dict__[hook] for cls in classes if hook in cls.__dict__}
+    for cls in classes:
+        setattr(cls, hook, classmethod(schema))
+    try:
+        yield
+    finally:
+        for cls in classes:
+            if cls in saved:
+                setattr(cls, hook, saved[cls])
+            else:
+                delattr(cls, hook)
+
+
+def _real_paths_back(names: Iterable[str]) -> None:
+    """Give each module of ``names`` the real ``pathlib`` classes in place of pyfakefs's:
+    imported under the throwaway disk, ``from pathlib import Path`` bound pyfakefs's class,
+    which outside a case works on that disk, long gone."""
+    classes = _fake_path_classes()
+    for name in names:
+        module = sys.modules.get(name)
+        for attr, value in list(vars(module).items() if module is not None else ()):
+            real = classes.get(value) if isinstance(value, type) else None
+            if real is not None:
+                setattr(module, attr, real)
 
 
 @contextmanager
