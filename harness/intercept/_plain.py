@@ -483,7 +483,10 @@ def _throwaway_files() -> Iterator[None]:
     if AgentFiles.current_dir() is not None:  # inside a case: the world's files already
         yield
         return
-    files = AgentFiles(CrashDisk(), start_folder=os.getcwd(), keep_modules=True)
+    # The working folder where it really is: a library that names a folder after it at
+    # import (CrewAI's ~/.local/share/<its name>) names it as on the real disk.
+    here = os.getcwd()
+    files = AgentFiles(CrashDisk(), workdir=here, start_folder=here, keep_modules=True)
     # Every folder the import system looks in, read through: the agent's code is there.
     sources = tuple(dict.fromkeys(os.path.abspath(p or ".") for p in sys.path
                                   if os.path.isdir(p or ".")))
