@@ -380,7 +380,7 @@ def imported_writing_aside(load: Callable[[], _T]) -> _T:
     nowhere; what it imported stays imported. Libraries are not imported under a fake
     file system first: some (pydantic-ai's) do not import there.
 
-    What the first try imported in full stays imported, as after any failed import: a C
+    What the first try imported in full stays imported (:func:`_forget_half_made`): a C
     extension cannot be loaded twice in a process (numpy refused its second load, and
     CrewAI with it). Under the fake, ``from pathlib import Path`` gives pyfakefs's own
     class, of which pydantic builds no model (CrewAI's events have a path field): it
@@ -388,12 +388,14 @@ def imported_writing_aside(load: Callable[[], _T]) -> _T:
     second try imported gets the real classes back when it is done, as a first import on
     a disk that already held the files would have given it.
     """
+    before = set(sys.modules)
     try:
         return load()
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
         refused = error
+    _forget_half_made(before)
     before = set(sys.modules)
     try:
         with _throwaway_files(), _paths_pydantic_builds():
@@ -410,6 +412,19 @@ def imported_writing_aside(load: Callable[[], _T]) -> _T:
 def _forget_modules_since(before: set[str]) -> None:
     for name in set(sys.modules) - before:
         del sys.modules[name]
+
+
+def _forget_half_made(before: set[str]) -> None:
+    """Forget what a failed import left half made: each module it imported whose package
+    it left unimported (Python drops the modules whose code failed, not their submodules
+    that ran to the end). Imported again, such a package would not get its submodule as an
+    attribute (Haystack's ``haystack.logging``). A package imported in full stays with its
+    modules, as after any failed import: a C extension cannot be loaded twice in a process
+    (numpy, under CrewAI)."""
+    for name in set(sys.modules) - before:
+        parts = name.split(".")
+        if any(".".join(parts[:end]) not in sys.modules for end in range(1, len(parts))):
+            del sys.modules[name]
 
 
 def _fake_path_classes() -> dict[type, type]:

@@ -131,3 +131,45 @@ def test_a_library_importing_as_crewai_does_imports_on_the_throwaway_disk(
     finally:
         with contextlib.suppress(AttributeError):
             delattr(sys, f"_{package}_loaded")
+
+
+# Haystack's package imports its ``logging`` submodule, then writes ~/.haystack: the
+# failed import drops the package, not the submodule that ran to the end. Kept, the
+# package imported again would not get it as an attribute ("partially initialized module
+# 'haystack' has no attribute 'logging'").
+PACKAGE_THAT_WRITES = '''
+import pathlib
+
+import {package}_lib.logging
+
+{package}_lib.logging.configure()
+CONFIG = pathlib.Path("~/.mylib").expanduser()
+CONFIG.mkdir(exist_ok=True)
+'''
+
+
+def test_a_package_whose_import_wrote_gets_its_submodules_again_on_the_throwaway_disk(
+        agent_packages: AgentPackages, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    real_mkdir = os.mkdir
+
+    def read_only(path: object, *args: object, **kwargs: object) -> None:
+        if str(path).startswith(str(home)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", read_only)
+    package = agent_packages.write({"agent": "import {package}_lib\n"
+                                             "def main(prompt):\n    return 'Hi.'\n"})
+    lib = tmp_path / f"{package}_lib"  # a library of its own, as haystack is
+    lib.mkdir()
+    (lib / "__init__.py").write_text(PACKAGE_THAT_WRITES.replace("{package}", package))
+    (lib / "logging.py").write_text("def configure():\n    pass\n")
+
+    entry = load_agent_factory(f"{package}.agent:main")
+
+    assert isinstance(entry, PlainEntry)
+    assert sys.modules[f"{package}_lib"].logging is sys.modules[f"{package}_lib.logging"]
+    assert list(home.iterdir()) == []
