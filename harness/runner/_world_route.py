@@ -109,13 +109,7 @@ class WorldRoute:
             world.note_foreign(f"{request.method} {request.url}", calling_library(),
                                self._incarnation)
             return None
-        if threading.current_thread() in fakes.CASE_THREADS and not _importing():
-            # A thread the case did not start (a trace exporter started at import)
-            # sends when real time says so: answered, but not the case's record. Nor is
-            # what a module sends while it is imported: a worker imports a library once,
-            # so only the first case to import it (DSPy imports litellm on its first
-            # call, and litellm fetches its price map) would list it, and a second run
-            # of that case in the same worker would differ.
+        if _the_cases_own():
             world.telemetry.append(telemetry_line(request.method, request.url, entry))
         return telemetry_answer(entry)
 
@@ -125,7 +119,7 @@ class WorldRoute:
         entry = refused_by_itself(what, library)
         if entry is None:
             self._world.note_foreign(what, library, self._incarnation)
-        elif threading.current_thread() in fakes.CASE_THREADS and not _importing():
+        elif _the_cases_own():
             self._world.telemetry.append(refused_telemetry_line(what, entry))
 
 
@@ -136,6 +130,17 @@ def _wrong_dialect(dialect: str, request: IncomingRequest) -> Served:
     body = json.dumps({"error": {"type": "not_found_error", "message": message}}).encode()
     headers = (("content-type", "application/json"),)
     return Served(404, headers, (), (fakes.Emit(body),), None)
+
+
+def _the_cases_own() -> bool:
+    """Whether a framework's own call belongs in the case's record.
+
+    A thread the case did not start (a trace exporter started at import) sends when real
+    time says so: answered, but not the case's record. Nor is what a module sends while
+    it is imported: a worker imports a library once, so only the first case to import it
+    (DSPy imports litellm on its first call, and litellm fetches its price map) would
+    list it, and a second run of that case in the same worker would differ."""
+    return threading.current_thread() in fakes.CASE_THREADS and not _importing()
 
 
 def _importing() -> bool:
