@@ -100,3 +100,25 @@ def rows_told(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         capsys.readouterr()
         return [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
     return run
+
+
+@pytest.fixture
+def sealed_judged(monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[list[str]]]:
+    """``sealed_judged(scenario, agent, VARIABLE, value)``: the first three cases of
+    ``scenario`` run by the pytest plugin's sealed worker (:class:`SealedCases`) with
+    ``agent``, told ``VARIABLE=value``, and each case's failed invariants."""
+    from harness.runner import AgentChoice, SealedCases, plan_cases
+    from harness.scenario import load_scenario
+
+    def run(source: Path, agent: str, variable: str, value: str) -> list[list[str]]:
+        monkeypatch.setenv(variable, value)
+        monkeypatch.setenv("HARNESS_PASS_ENV", variable)
+        scenario = load_scenario(source)
+        # A busy machine slows a case; the tests judge tricks, not time.
+        sealed = SealedCases(AgentChoice(agent), timeout=600.0)
+        try:
+            results = [sealed.run(case, scenario) for case in plan_cases(scenario, source)[:3]]
+        finally:
+            sealed.close()
+        return [[v.invariant for v in r.failed_verdicts] for r in results]
+    return run

@@ -20,9 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import AgentChoice, SealedCases, plan_cases
-from harness.scenario import load_scenario
-
 # System tier (pytest --system): real worker processes.
 pytestmark = pytest.mark.system
 
@@ -197,15 +194,8 @@ def test_a_plain_agent_that_hides_a_repeated_send_fails_with_the_judge(
 
 
 def test_the_plugin_s_sealed_cases_judge_a_hidden_repeat_as_harness_run_does(
-        agents: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HIDE_REPEATS", "list")
-    monkeypatch.setenv("HARNESS_PASS_ENV", "HIDE_REPEATS")
-    source = agents / "sent-twice.yaml"
-    scenario = load_scenario(source)
-    sealed = SealedCases(AgentChoice("hiding_factories:sends_twice"), timeout=30.0)
-    try:
-        results = [sealed.run(case, scenario) for case in plan_cases(scenario, source)[:3]]
-    finally:
-        sealed.close()
+        agents: Path, sealed_judged: Callable[..., list[list[str]]]) -> None:
+    failed = sealed_judged(agents / "sent-twice.yaml", "hiding_factories:sends_twice",
+                           "HIDE_REPEATS", "list")
 
-    assert [[v.invariant for v in r.failed_verdicts] for r in results] == [["judge"]] * 3
+    assert failed == [["judge"]] * 3

@@ -34,9 +34,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import AgentChoice, SealedCases, plan_cases
-from harness.scenario import load_scenario
-
 # System tier (pytest --system): real worker processes.
 pytestmark = pytest.mark.system
 
@@ -313,15 +310,8 @@ def test_a_plain_agent_that_bends_time_or_requests_fails_with_the_judge(
 
 
 def test_the_plugin_s_sealed_cases_judge_a_frozen_clock_as_harness_run_does(
-        agents: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BEND_TIME", "freeze")
-    monkeypatch.setenv("HARNESS_PASS_ENV", "BEND_TIME")
-    source = agents / "waited.yaml"
-    scenario = load_scenario(source)
-    sealed = SealedCases(AgentChoice("bending_factories:bends_time"), timeout=30.0)
-    try:
-        results = [sealed.run(case, scenario) for case in plan_cases(scenario, source)[:3]]
-    finally:
-        sealed.close()
+        agents: Path, sealed_judged: Callable[..., list[list[str]]]) -> None:
+    failed = sealed_judged(agents / "waited.yaml", "bending_factories:bends_time",
+                           "BEND_TIME", "freeze")
 
-    assert [[v.invariant for v in r.failed_verdicts] for r in results] == [["judge"]] * 3
+    assert failed == [["judge"]] * 3
