@@ -102,6 +102,10 @@ FRAMEWORKS = {
     # Agno answers a call whose arguments it cannot decode with its own error and runs
     # nothing; its SqliteDb stores the run only when it ends, so the restart sends again.
     "agno_agent": ("agno", verdicts(SENT_TWICE, REGENERATED)),
+    # Microsoft Agent Framework reads cut arguments as {"raw": ...}, which the function's
+    # schema refuses before it runs; its FileHistoryProvider writes the run's messages when
+    # the run ends, so the restart starts from the prompt and sends again.
+    "agent_framework_agent": ("agent_framework", verdicts(SENT_TWICE, REGENERATED)),
 }
 
 # Frameworks that do not install beside this project's pins, each run by the Python of an
