@@ -68,6 +68,10 @@ FRAMEWORKS = {
     # ChatAnthropic reads a cut call's input as {}: the tools node refuses it (the
     # function's schema), the error goes back, and the regenerated call sends once.
     "langgraph_anthropic_agent": ("langchain_anthropic", verdicts(WEDGED_THREAD, REGENERATED)),
+    # LangChain 1.x's create_agent routes on tool_calls as create_react_agent does (the cut
+    # call is in invalid_tool_calls: the run ends on it). Its AsyncSqliteSaver commits the
+    # model's call after the tool ran (durability "async"): the restart sends again.
+    "langchain_agent": ("langchain", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     "smolagents_agent": ("smolagents", verdicts(SENT_TWICE, REGENERATED)),
     "litellm_agent": ("litellm", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     # litellm's anthropic/ and gemini/ clients are its own (no SDK's retries underneath):
