@@ -102,6 +102,10 @@ AI_SDK = [
     "[{\"expected\": \"string\", \"code\": \"invalid_type\", \"path\": [\"to\"]}]",
     "Model tried to call unavailable tool 'mail'. Available tools: send_mail, read_outbox.",
 ]
+# Microsoft Agent Framework 1.26 (agent_framework._tools): a call whose arguments its schema
+# refuses (cut arguments, read as {"raw": …}), and a function that raised, without
+# include_detailed_errors.
+AGENT_FRAMEWORK = ["Error: Argument parsing failed.", "Error: Function failed."]
 # An exception's own text, a traceback, and the JSON error shapes.
 EXCEPTIONS_AND_SHAPES = [
     "ValueError: the outbox is locked",
@@ -132,7 +136,7 @@ RESULTS = [
 
 @pytest.mark.parametrize("reply", [*PYDANTIC_AI, *LANGGRAPH_AS_KNOWN, *SMOLAGENTS_AS_KNOWN,
                                    *OTHERS_AS_KNOWN, *LLAMAINDEX_WORKFLOW, *AGNO,
-                                   *SEMANTIC_KERNEL, *AI_SDK,
+                                   *SEMANTIC_KERNEL, *AI_SDK, *AGENT_FRAMEWORK,
                                    *EXCEPTIONS_AND_SHAPES])
 def test_each_frameworks_error_reply_reads_as_a_failed_call(reply: str) -> None:
     assert classify_reply(reply) == "error"
