@@ -16,7 +16,8 @@ A reply is read, first rule that applies:
    ``ok``/``success`` false;
 5. the error wording the mainstream agent frameworks put in a failed call's reply
    (LangGraph's ``ToolNode``, smolagents, pydantic-ai's retry prompt, the OpenAI Agents
-   SDK, CrewAI, LlamaIndex, Agno, Semantic Kernel, MCP) and a Python exception or traceback;
+   SDK, CrewAI, LlamaIndex, Agno, Semantic Kernel, the Vercel AI SDK, MCP) and a Python
+   exception or traceback;
 6. anything else is ``ok``.
 
 The error wording is recognised where the frameworks put it (at the start of the
@@ -115,6 +116,11 @@ _STATUS_OPENING: Final = re.compile(
 #     "Missing required argument(s): […]. …", "Received unexpected argument(s): […]. …",
 #     "There are `{n}` tool call arguments required and only `{m}` received. …"; and one
 #     that raised: "An error occurred while invoking the function {name}: {error}"
+#   The Vercel AI SDK (Node.js, `ai`), a call it refuses before running it, sent as the
+#     call's plain-text output: "Invalid input for tool {name}: {error}" (cut arguments:
+#     "… JSON parsing failed: Text: {text}.\nError message: …"; arguments its schema
+#     refuses: "… Type validation failed: …") and "Model tried to call unavailable tool
+#     '{name}'. Available tools: …."
 _ERROR_OPENINGS: Final = re.compile(
     r"(?:Error(?::| invoking tool| executing tool| when executing tool| calling tool"
     r"| while decoding function arguments)"
@@ -123,7 +129,8 @@ _ERROR_OPENINGS: Final = re.compile(
     r"the tool|Encountered error:|Tool error:|Exception:"
     r"|The tool call arguments are malformed\.|The tool call with name `[^`]*` is not part of "
     r"the provided tools|(?:Missing required|Received unexpected) argument\(s\): \["
-    r"|There are `\d+` tool call arguments required and only `\d+` received\.)",
+    r"|There are `\d+` tool call arguments required and only `\d+` received\."
+    r"|Invalid input for tool [^:\s]+: |Model tried to call unavailable tool ')",
 )
 # …or end it with a request to fix the call (pydantic-ai's retry prompt, LangChain's;
 # Agno's for arguments that are JSON but no object: "Function arguments are not a valid

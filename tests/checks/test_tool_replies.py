@@ -91,6 +91,21 @@ SEMANTIC_KERNEL = [
     "are: ['to', 'subject', 'body']. Please provide the required arguments and try again.",
     "An error occurred while invoking the function MailPlugin-send_mail: SMTP 550",
 ]
+# The Vercel AI SDK 6 (Node.js; examples/node_frameworks/ai_sdk_agent.mjs), a call it
+# refuses before running it, as its openai provider sends the call's output: seen with
+# arguments cut at the output limit, and its wording for arguments its schema refuses and
+# for a tool it was not given.
+AI_SDK = [
+    "Invalid input for tool send_mail: JSON parsing failed: Text: {\"to\":\"ops@example.com\","
+    "\"subject\":\"de.\nError message: Unterminated string in JSON at position 37",
+    "Invalid input for tool send_mail: Type validation failed: Value: {}.\nError message: "
+    "[{\"expected\": \"string\", \"code\": \"invalid_type\", \"path\": [\"to\"]}]",
+    "Model tried to call unavailable tool 'mail'. Available tools: send_mail, read_outbox.",
+]
+# Microsoft Agent Framework 1.26 (agent_framework._tools): a call whose arguments its schema
+# refuses (cut arguments, read as {"raw": …}), and a function that raised, without
+# include_detailed_errors.
+AGENT_FRAMEWORK = ["Error: Argument parsing failed.", "Error: Function failed."]
 # An exception's own text, a traceback, and the JSON error shapes.
 EXCEPTIONS_AND_SHAPES = [
     "ValueError: the outbox is locked",
@@ -115,12 +130,13 @@ RESULTS = [
     "Observation:\n{'sent': True}",
     '"queued"',
     "[1, 2]",
+    "Sent. Invalid input for tool send_mail was fixed by hand.",
 ]
 
 
 @pytest.mark.parametrize("reply", [*PYDANTIC_AI, *LANGGRAPH_AS_KNOWN, *SMOLAGENTS_AS_KNOWN,
                                    *OTHERS_AS_KNOWN, *LLAMAINDEX_WORKFLOW, *AGNO,
-                                   *SEMANTIC_KERNEL,
+                                   *SEMANTIC_KERNEL, *AI_SDK, *AGENT_FRAMEWORK,
                                    *EXCEPTIONS_AND_SHAPES])
 def test_each_frameworks_error_reply_reads_as_a_failed_call(reply: str) -> None:
     assert classify_reply(reply) == "error"

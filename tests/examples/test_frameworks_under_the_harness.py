@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,7 +26,9 @@ import pytest
 
 pytestmark = pytest.mark.system
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "frameworks" / "scenarios"
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "examples" / "frameworks" / "scenarios"
+NODE_FRAMEWORKS = ROOT / "examples" / "node_frameworks"
 CRASH = "[after_tool:{tool}#1:at:process_killed]"
 SENT_TWICE = ("fail", ("I1", "I3", "side_effects"))
 WAITED_OUT_THE_STALL = ("fail", ("S1",))
@@ -68,6 +71,10 @@ FRAMEWORKS = {
     # ChatAnthropic reads a cut call's input as {}: the tools node refuses it (the
     # function's schema), the error goes back, and the regenerated call sends once.
     "langgraph_anthropic_agent": ("langchain_anthropic", verdicts(WEDGED_THREAD, REGENERATED)),
+    # LangChain 1.x's create_agent routes on tool_calls as create_react_agent does (the cut
+    # call is in invalid_tool_calls: the run ends on it). Its AsyncSqliteSaver commits the
+    # model's call after the tool ran (durability "async"): the restart sends again.
+    "langchain_agent": ("langchain", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     "smolagents_agent": ("smolagents", verdicts(SENT_TWICE, REGENERATED)),
     "litellm_agent": ("litellm", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     # litellm's anthropic/ and gemini/ clients are its own (no SDK's retries underneath):
@@ -102,6 +109,10 @@ FRAMEWORKS = {
     # Agno answers a call whose arguments it cannot decode with its own error and runs
     # nothing; its SqliteDb stores the run only when it ends, so the restart sends again.
     "agno_agent": ("agno", verdicts(SENT_TWICE, REGENERATED)),
+    # Microsoft Agent Framework reads cut arguments as {"raw": ...}, which the function's
+    # schema refuses before it runs; its FileHistoryProvider writes the run's messages when
+    # the run ends, so the restart starts from the prompt and sends again.
+    "agent_framework_agent": ("agent_framework", verdicts(SENT_TWICE, REGENERATED)),
 }
 
 # Frameworks that do not install beside this project's pins, each run by the Python of an
@@ -148,6 +159,37 @@ def test_every_verdict_of_a_framework_in_its_own_environment(
     run_and_check(module, expected, tmp_path, python or sys.executable)
 
 
+# Agents on Node.js frameworks (examples/node_frameworks, `npm ci` there), each run as a
+# process by `harness run --exec`, the tools reached over the harness's tool endpoint:
+# module: (the script, the verdict of each case).
+NODE = {
+    # The Vercel AI SDK: fetch's 300 s body timeout waits the stall out; generateText's two
+    # retries honour Retry-After; a call whose arguments do not parse is answered "Invalid
+    # input for tool send_mail: JSON parsing failed: …" and not run, and the regenerated
+    # call sends once; messages.json is written when the run ends, so the restart sends
+    # again.
+    "ai_sdk_agent": ("ai_sdk_agent.mjs", verdicts(SENT_TWICE, REGENERATED)),
+}
+
+
+@pytest.mark.parametrize("module", sorted(NODE))
+def test_every_verdict_of_a_node_framework_run_as_a_process(module: str, tmp_path: Path) -> None:
+    if shutil.which("node") is None:
+        reason = "Node.js is not installed (the agents in another language need it)"
+        if os.environ.get("HARNESS_REQUIRE_NODE") == "1":  # .ci/run installs it: never skip
+            pytest.fail(f"HARNESS_REQUIRE_NODE=1 but {reason}")
+        pytest.skip(reason)
+    if not (NODE_FRAMEWORKS / "node_modules" / "ai").is_dir():
+        pytest.fail(f"the Node frameworks are missing: run 'npm ci' in {NODE_FRAMEWORKS}")
+    script, expected = NODE[module]
+    # The tool gateway the agent reads is the harness's tool endpoint; the prompt its argument.
+    command = (f'TOOLS_URL="$HARNESS_TOOLS_URL" node "{NODE_FRAMEWORKS / script}" '
+               '"$HARNESS_PROMPT"')
+    # Real time, read in scenario seconds: at 0.1 a 120 s stall lasts 12 s, and S1's 30 s
+    # bound is 3 real seconds with a margin of 0.1, more than a loaded machine's hiccup.
+    run_and_check(module, expected, tmp_path, agent=["--exec", command, "--time-scale", "0.1"])
+
+
 def test_no_crash_of_adk_ends_on_a_history_only_the_fake_would_make(
         tmp_path: Path, require_framework: Callable[[str], None]) -> None:
     """ADK crashed at every commit of its session database: each case ends as ADK really
@@ -190,16 +232,19 @@ SECOND_RUN_UNSETTLED = {
 
 
 def run_and_check(module: str, expected: dict[str, tuple[str, tuple[str, ...]]],
-                  tmp_path: Path, python: str = sys.executable) -> None:
+                  tmp_path: Path, python: str = sys.executable,
+                  agent: list[str] | None = None) -> None:
+    """Run ``module``'s folder and assert every verdict; ``agent``: how the agent is given
+    (``--exec`` and its options instead of ``--agent``, run once on real time)."""
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     out = tmp_path / "results"
     twice = [] if module in SECOND_RUN_UNSETTLED else ["--check-determinism"]
+    how = agent or ["--agent", f"examples.frameworks.{module}:main", *twice, "--jobs", "1"]
     done = subprocess.run(
-        [python, "-m", "harness", "run", str(SCENARIOS / module),
-         "--agent", f"examples.frameworks.{module}:main", *twice,
+        [python, "-m", "harness", "run", str(SCENARIOS / module), *how,
          # A framework's import and run on a busy CI machine is slow honest work, not a hang.
-         "--case-timeout", "600", "--jobs", "1", "--out", str(out)],
+         "--case-timeout", "600", "--out", str(out)],
         cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     prefix = module.replace("_", "-") + "-"
