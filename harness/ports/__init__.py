@@ -107,7 +107,7 @@ _EXPORTS: dict[str, list[str]] = {
         "TOOL_PARAMETERS", "ToolKind", "ToolKindTraits"
     ],
     "harness.ports._tools": [
-        "PassThroughTool", "Tool", "ToolContext", "ToolInvocation", "named_path"
+        "KeyedCall", "PassThroughTool", "Tool", "ToolContext", "ToolInvocation", "named_path"
     ],
     "harness.ports._usage": [
         "Usage"
@@ -272,6 +272,7 @@ if TYPE_CHECKING:
     from harness.ports._tool_kinds import TOOL_PARAMETERS as TOOL_PARAMETERS
     from harness.ports._tool_kinds import ToolKind as ToolKind
     from harness.ports._tool_kinds import ToolKindTraits as ToolKindTraits
+    from harness.ports._tools import KeyedCall as KeyedCall
     from harness.ports._tools import PassThroughTool as PassThroughTool
     from harness.ports._tools import Tool as Tool
     from harness.ports._tools import ToolContext as ToolContext
