@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAZY = ["harness", "fakes", "reports", "harness.record", "harness.serve"]
+LAZY = ["harness", "fakes", "reports", "harness.ports", "harness.record", "harness.serve"]
 
 
 def _checked_imports(source: str) -> list[tuple[str, str, str | None]]:

@@ -31,7 +31,16 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 from harness._errors import HarnessError, JournalCorruptError
 from harness.agent._disk import ensure_dir
-from harness.ports import AppendFile, Clock, Disk, IdSource, ToolInvocation, dirname, sha256_json
+from harness.ports import (
+    AppendFile,
+    Clock,
+    Disk,
+    IdSource,
+    KeyedCall,
+    ToolInvocation,
+    dirname,
+    sha256_json,
+)
 
 # Shared encoders: json.dumps builds a new one per call, and every record uses one.
 _LINE_ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -143,7 +152,7 @@ def typed_field(
 
 
 @dataclass(frozen=True)
-class Execution:
+class Execution(KeyedCall):
     """One call's history folded to its latest record."""
 
     execution_id: str
@@ -154,10 +163,6 @@ class Execution:
     state: State
     outcome: Outcome | None = None
     result_sha256: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.turn_id, self.call_id)
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.ports import ReplyStatus, ToolInvocation
+from harness.ports import KeyedCall, ReplyStatus, ToolInvocation
 
 NOT_STARTED = "TOOL_NOT_STARTED"
 OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
 
 
 @dataclass(frozen=True)
-class ToolReply:
+class ToolReply(KeyedCall):
     """The reply the model receives for one call.
 
     ``content`` is JSON; ``synthetic`` marks replies written by recovery (J5).
@@ -27,10 +27,6 @@ class ToolReply:
     status: ReplyStatus
     content: Any
     synthetic: bool = False
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.turn_id, self.call_id)
 
 
 def not_started_reply(call: ToolInvocation, why: str, *, synthetic: bool = False) -> ToolReply:

@@ -43,7 +43,7 @@ from harness.checks._tolerance import late_tolerance, tolerance_note
 from harness.checks._verdict import Verdict
 from harness.ports import NEIGHBOUR_SESSION, UsageBuckets, has_price
 from harness.ports import cost as cost_of
-from harness.trace import JobRecord, RequestRecord, Trace
+from harness.trace import JobRecord, RequestRecord, SignalRecord, Trace
 
 _EPS = 1e-6
 # A plain main(prompt) is handed a prompt only: a budget it was never told is not its bug.
@@ -154,11 +154,7 @@ def check_tool_calls(trace: Trace) -> Verdict | None:
                        f"{cap}: {late[0]}", late,
                        advice="count the calls started (durably, across restarts) and stop "
                               "with budget_limited instead of starting one past the cap")
-    if len(asked) <= cap:
-        return Verdict("budget:tool-calls", "unknown", f"the model asked for {len(asked)} "
-                       f"tool call(s), never more than the cap of {cap}")
-    return Verdict("budget:tool-calls", "pass", f"{len(ran)} of the {len(asked)} tool calls "
-                   f"the model asked for ran, within the cap of {cap}")
+    return _cap_tested("budget:tool-calls", cap, len(ran), len(asked), calls="tool", did="ran")
 
 
 def check_job_runtime(trace: Trace) -> Verdict | None:
@@ -203,18 +199,13 @@ def check_job_runtime(trace: Trace) -> Verdict | None:
 def _outran(job: JobRecord, budget: float, run_end: float, tolerance: float) -> str | None:
     """Why ``job`` broke its runtime budget, or None when it was stopped in time."""
     limit = job.started_at + budget
-    name = f"{job.tool} job {job.execution_id} (started at {job.started_at:g}s)"
-    until = f"{job.ended_at:g}s" if job.ended_at is not None else "the end of the run"
     first = min(job.signals, key=lambda s: s.at, default=None)
     if first is None or first.at > limit + tolerance + _EPS:
         when = "was never signalled" if first is None else \
             f"was first signalled at {first.at:g}s ({first.signal})"
-        return f"{name} {when} and ran until {until}, past its budget's end at {limit:g}s"
-    gone_by = first.at + TERM_FOLLOW_THROUGH_SECONDS + tolerance + _EPS
-    if (job.ended_at if job.ended_at is not None else run_end) > gone_by:
-        return (f"{name} got {first.signal} at {first.at:g}s, as its budget ran out, yet ran "
-                f"until {until}: the stop was not followed through to KILL")
-    return None
+        return (f"{_job_named(job)} {when} and ran until {_job_until(job)}, past its budget's "
+                f"end at {limit:g}s")
+    return _not_followed_through(job, first, "as its budget ran out", run_end, tolerance)
 
 
 def check_job_starts(trace: Trace) -> Verdict | None:
@@ -242,11 +233,20 @@ def check_job_starts(trace: Trace) -> Verdict | None:
                               "budget_limited instead of starting one past the cap")
     declared = set(trace.extra.jobs_declared or ())
     asked = {c.call_id for r in trace.requests for c in r.calls if c.name in declared}
-    if len(asked) <= cap:
-        return Verdict("budget:job-starts", "unknown", f"the model asked for {len(asked)} job "
-                       f"call(s), never more than the cap of {cap}")
-    return Verdict("budget:job-starts", "pass", f"{len(jobs)} of the {len(asked)} job calls "
-                   f"the model asked for started a job, within the cap of {cap}")
+    return _cap_tested("budget:job-starts", cap, len(jobs), len(asked), calls="job",
+                       did="started a job")
+
+
+def _cap_tested(invariant: str, cap: int, started: int, asked: int, *, calls: str,
+                did: str) -> Verdict:
+    """``invariant`` held its cap of ``cap`` with ``started`` of the ``asked`` ``calls``
+    calls: ``unknown`` when the model never asked for more than the cap (it was never
+    tested), else a pass saying how many ``did``."""
+    if asked <= cap:
+        return Verdict(invariant, "unknown", f"the model asked for {asked} {calls} call(s), "
+                       f"never more than the cap of {cap}")
+    return Verdict(invariant, "pass", f"{started} of the {asked} {calls} calls the model "
+                   f"asked for {did}, within the cap of {cap}")
 
 
 def check_job_output(trace: Trace) -> Verdict | None:
@@ -291,23 +291,37 @@ def check_job_output(trace: Trace) -> Verdict | None:
 
 def _wrote_past(job: JobRecord, budget: float, run_end: float, tolerance: float) -> str | None:
     """Why ``job`` broke its output budget, or None when it was stopped in time."""
-    name = f"{job.tool} job {job.execution_id} (started at {job.started_at:g}s)"
-    until = f"{job.ended_at:g}s" if job.ended_at is not None else "the end of the run"
+    name = _job_named(job)
     first = min(job.signals, key=lambda s: s.at, default=None)
     if first is None:
         return (f"{name} wrote {job.lines} lines, past its budget of {budget:g}, and was never "
-                f"signalled: it ran until {until}")
+                f"signalled: it ran until {_job_until(job)}")
     shown = min((r for r in job.reads if r.next_offset > budget), key=lambda r: r.at,
                 default=None)
     if shown is not None and first.at > shown.at + tolerance + _EPS:
         return (f"{name} was read past its budget at {shown.at:g}s (line {shown.next_offset}, "
                 f"by incarnation {shown.incarnation}) yet first signalled at {first.at:g}s "
                 f"({first.signal}, by incarnation {first.incarnation})")
+    return _not_followed_through(job, first, "past its output budget", run_end, tolerance)
+
+
+def _not_followed_through(job: JobRecord, first: SignalRecord, when: str, run_end: float,
+                          tolerance: float) -> str | None:
+    """Why ``job``, ``first`` signalled ``when``, was not gone within
+    :data:`TERM_FOLLOW_THROUGH_SECONDS` of that signal; None: it was."""
     gone_by = first.at + TERM_FOLLOW_THROUGH_SECONDS + tolerance + _EPS
-    if (job.ended_at if job.ended_at is not None else run_end) > gone_by:
-        return (f"{name} got {first.signal} at {first.at:g}s, past its output budget, yet ran "
-                f"until {until}: the stop was not followed through to KILL")
-    return None
+    if (job.ended_at if job.ended_at is not None else run_end) <= gone_by:
+        return None
+    return (f"{_job_named(job)} got {first.signal} at {first.at:g}s, {when}, yet ran until "
+            f"{_job_until(job)}: the stop was not followed through to KILL")
+
+
+def _job_named(job: JobRecord) -> str:
+    return f"{job.tool} job {job.execution_id} (started at {job.started_at:g}s)"
+
+
+def _job_until(job: JobRecord) -> str:
+    return f"{job.ended_at:g}s" if job.ended_at is not None else "the end of the run"
 
 
 def _agents_jobs(trace: Trace, invariant: str, what: str) -> list[JobRecord] | Verdict:

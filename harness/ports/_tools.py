@@ -26,8 +26,22 @@ from harness.ports._clock import Clock
 from harness.ports._disk import normpath
 
 
+class KeyedCall:
+    """A record of one tool call of one assistant turn (its invocation, its reply, its
+    execution), matched to the others by turn id AND call id (J5). Each dataclass built
+    on it declares the two fields itself, in its own order."""
+
+    turn_id: str
+    call_id: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The stable identity a reply is matched by (turn id AND call id, J5)."""
+        return (self.turn_id, self.call_id)
+
+
 @dataclass(frozen=True)
-class ToolInvocation:
+class ToolInvocation(KeyedCall):
     """One tool call of one assistant turn, as the model asked for it.
 
     >>> ToolInvocation("turn_1", "call_1", "append", {"text": "hi"}).key
@@ -38,11 +52,6 @@ class ToolInvocation:
     call_id: str
     tool: str
     arguments: Mapping[str, Any]
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """The stable identity a reply is matched by (turn id AND call id, J5)."""
-        return (self.turn_id, self.call_id)
 
 
 @dataclass(frozen=True)

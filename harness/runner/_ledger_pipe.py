@@ -85,7 +85,7 @@ import contextlib
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Final, TypeGuard, TypeVar
@@ -406,6 +406,9 @@ clock then), outcome (``running`` until told its end), result's digest and end (
 and the harness's clock then)."""
 
 _Record = TypeVar("_Record", Told, Asked, Ended, CallEvent)
+# A record of the trace and what the harness holds of it (_first_difference).
+_Held = TypeVar("_Held")
+_Kept = TypeVar("_Kept")
 
 
 @dataclass
@@ -718,18 +721,8 @@ def first_difference(effects: tuple[EffectRecord, ...], kept: list[Told]) -> str
     ...                  [("send", "k", False, 1, 0.0), ("send", "k", False, 1, 2.0)])
     'effect #2: the trace has none, the harness was told send key=k (incarnation 1, at 2s)'
     """
-    for index in range(max(len(effects), len(kept))):
-        ours = _said(*kept[index]) if index < len(kept) else "none"
-        if index < len(effects):
-            e = effects[index]
-            theirs = _said(e.tool, e.key, e.idempotent, e.incarnation, e.at)
-            if e.seq != index + 1:
-                theirs += f" numbered #{e.seq}"
-        else:
-            theirs = "none"
-        if theirs != ours:
-            return f"effect #{index + 1}: the trace has {theirs}, the harness was told {ours}"
-    return None
+    return _first_difference("effect", effects, kept, lambda told: _said(*told), lambda e: (
+        e.seq, _said(e.tool, e.key, e.idempotent, e.incarnation, e.at)))
 
 
 def _is_time(value: object) -> TypeGuard[int | float]:
@@ -800,21 +793,9 @@ def first_request_difference(trace: Trace, kept: list[Asked]) -> str | None:
     A request is the same when its dialect, turn, attempt and incarnation are, and it
     arrived when the harness's clock said so: the time the world told, and the trace's.
     """
-    requests = trace.requests
-    for index in range(max(len(requests), len(kept))):
-        ours = _asked(kept[index]) if index < len(kept) else "none"
-        if index < len(requests):
-            r = requests[index]
-            theirs = _asked((trace.dialect, r.turn, r.attempt, r.incarnation, "",
-                             r.started_at, r.started_at))
-            if r.index != index + 1:
-                theirs += f" numbered #{r.index}"
-        else:
-            theirs = "none"
-        if theirs != ours:
-            return (f"request #{index + 1}: the trace has {theirs}, the harness was told "
-                    f"{ours}")
-    return None
+    return _first_difference("request", trace.requests, kept, _asked, lambda r: (
+        r.index, _asked((trace.dialect, r.turn, r.attempt, r.incarnation, "", r.started_at,
+                         r.started_at))))
 
 
 def first_invocation_difference(invocations: tuple[InvocationRecord, ...],
@@ -824,21 +805,30 @@ def first_invocation_difference(invocations: tuple[InvocationRecord, ...],
     is, its arguments and result by their digests, and it started and ended when the
     harness's clock said so.
     """
-    for index in range(max(len(invocations), len(kept))):
-        ours = _called_said(kept[index]) if index < len(kept) else "none"
-        if index < len(invocations):
-            i = invocations[index]
-            theirs = _called_said((i.seq, i.tool, i.kind, i.call_id, json_digest(i.arguments),
-                                   i.incarnation, i.refused, i.after_disk_error,
-                                   i.started_at, i.started_at, i.outcome,
-                                   text_digest(i.result), i.ended_at, i.ended_at))
-            if i.seq != index + 1:
-                theirs += f" numbered #{i.seq}"
+    return _first_difference("tool invocation", invocations, kept, _called_said, lambda i: (
+        i.seq, _called_said((i.seq, i.tool, i.kind, i.call_id, json_digest(i.arguments),
+                             i.incarnation, i.refused, i.after_disk_error, i.started_at,
+                             i.started_at, i.outcome, text_digest(i.result), i.ended_at,
+                             i.ended_at))))
+
+
+def _first_difference(what: str, records: Sequence[_Held], kept: Sequence[_Kept],
+                      said: Callable[[_Kept], str],
+                      theirs: Callable[[_Held], tuple[int, str]]) -> str | None:
+    """Where the trace's ``records`` first differ from the ``kept`` ones, each ``said`` as
+    the harness was told it, and a record by ``theirs`` (its number, and what it holds said
+    the same way); None: nowhere. A record numbered out of place is said so."""
+    for index in range(max(len(records), len(kept))):
+        ours = said(kept[index]) if index < len(kept) else "none"
+        if index < len(records):
+            number, trace_has = theirs(records[index])
+            if number != index + 1:
+                trace_has += f" numbered #{number}"
         else:
-            theirs = "none"
-        if theirs != ours:
-            return (f"tool invocation #{index + 1}: the trace has {theirs}, the harness was "
-                    f"told {ours}")
+            trace_has = "none"
+        if trace_has != ours:
+            return (f"{what} #{index + 1}: the trace has {trace_has}, the harness was told "
+                    f"{ours}")
     return None
 
 
