@@ -12,6 +12,7 @@ it names the first field, in trace order, where the runs parted::
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -52,11 +53,37 @@ def determinism_verdict(first: Trace, second: Trace) -> Verdict:
     """``pass`` when both traces have one digest; else ``fail`` naming the first difference."""
     if first.digest == second.digest:
         return Verdict("determinism", "pass", f"both runs gave digest {first.digest[:12]}")
-    where = first_difference(first.to_json(), second.to_json(), "") or "(order of keys)"
+    a, b = first.to_json(), second.to_json()
+    where = first_difference(a, b, "") or "(order of keys)"
     return Verdict("determinism", "fail", f"the second run differed first at {where}",
-                   (f"digests {first.digest[:12]} and {second.digest[:12]}",),
+                   (f"digests {first.digest[:12]} and {second.digest[:12]}",
+                    *_later_differences(a, b, where)),
                    advice="derive ids, times and orders from the seed and the clock port, "
                           "never uuid4, the wall clock or set order")
+
+
+def _later_differences(a: dict[str, Any], b: dict[str, Any], first: str) -> list[str]:
+    """Where else the two runs differ: the first difference in each other part of the trace.
+
+    A run that went another way differs in several parts at once (no commits, and other
+    requests); the first alone would not say which way it went.
+
+    >>> _later_differences({"points": [1], "requests": [2], "seed": 3},
+    ...                    {"points": [], "requests": [5], "seed": 3}, "points: ...")
+    ['also at requests[0]: 2 != 5']
+    """
+    found = []
+    named = re.match(r"[^.\[:,]*", first)
+    for key in [*a, *(k for k in b if k not in a)]:
+        where = first_difference(a.get(key), b.get(key), key) if key in a and key in b \
+            else f"{key}: only in the {'second' if key not in a else 'first'} run"
+        if where is not None and (named is None or key != named.group()):
+            found.append(f"also at {where}")
+    return found[:_LATER_SHOWN]
+
+
+#: How many other parts of a trace that differ a determinism failure names.
+_LATER_SHOWN = 8
 
 
 def first_difference(a: Any, b: Any, path: str) -> str | None:

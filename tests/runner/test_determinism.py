@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from harness.mutants import MUTANTS
-from harness.runner import Case, first_difference, run_case_twice
+from harness.runner import Case, determinism_verdict, first_difference, run_case_twice
+from harness.runner._case import run_trace
 from harness.scenario import load_scenario
 
 SOURCE = Path("scenarios/streaming/stall-then-429.yaml")
@@ -51,3 +53,30 @@ def test_two_long_texts_are_shown_where_they_part_not_at_their_start() -> None:
 
 def test_two_short_texts_are_shown_whole() -> None:
     assert first_difference({"id": "a-1"}, {"id": "a-2"}, "") == "id: 'a-1' != 'a-2'"
+
+
+def test_a_run_that_went_another_way_names_every_part_that_differs() -> None:
+    """Beyond the first difference, each other part of the trace that differs is named:
+    a second run with none of the first run's commits says whether it also asked, did
+    and answered otherwise, which the first difference alone never told."""
+    scenario = load_scenario(SOURCE)
+    first = run_trace(Case(scenario.name, SOURCE, scenario.seed), scenario, replay=True)
+    assert first.points  # the reference agent commits its log
+    second = replace(first, points=(), requests=first.requests[:1],
+                     final_incarnation=first.final_incarnation + 1)
+    verdict = determinism_verdict(first, second)
+    assert verdict.status == "fail"
+    assert verdict.message == (f"the second run differed first at points: "
+                               f"{len(first.points)} item(s) in the first run, 0 in the second")
+    assert verdict.evidence[1:] == (
+        f"also at requests: {len(first.requests)} item(s) in the first run, 1 in the second",
+        f"also at final_incarnation: {first.final_incarnation} != "
+        f"{first.final_incarnation + 1}")
+
+
+def test_a_difference_in_one_part_names_that_part_only() -> None:
+    scenario = load_scenario(SOURCE)
+    first = run_trace(Case(scenario.name, SOURCE, scenario.seed), scenario, replay=True)
+    verdict = determinism_verdict(first, replace(first, seed=first.seed + 1))
+    assert verdict.message.startswith("the second run differed first at seed: ")
+    assert len(verdict.evidence) == 1  # the digests, and nothing else differs
