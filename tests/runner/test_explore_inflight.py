@@ -14,6 +14,7 @@ from fakes import CrashDisk, SimulatedCrash
 from harness.ports import AgentPorts, Task
 from harness.runner import Case, CaseResult, plan_cases, run_case
 from harness.runner import _explore as explore
+from harness.runner._run import _CaseRun
 from harness.scenario import Scenario
 
 CLASSES = ["unsynced_lost", "process_killed", "torn_append_short"]
@@ -178,3 +179,28 @@ def test_a_crashed_disk_takes_the_state_another_class_leaves_at_the_same_instant
         assert derived.restart().read("/s/log") == direct.restart().read("/s/log")
     assert crashed("unsynced_lost").crash_state_key() != \
         crashed("process_killed").crash_state_key()
+
+
+def test_what_the_model_recalls_of_the_crashed_incarnation_is_part_of_its_crash_state(
+) -> None:
+    # A restart that asks a turn again in another conversation gets new call ids where the
+    # crashed incarnation had read that turn's answer whole, the same ids where it had not
+    # (a crash mid-stream): two such crashes must not share a restart, files alike or not.
+    scenario = _mid_stream(1)
+    case = _cases(scenario, minimal_factory())[0]
+    run = _CaseRun(case, scenario, minimal_factory())
+    keys: list[str] = []
+
+    def at_first_crash() -> bool:
+        (pending,) = run.world.requests
+        assert not pending.got_whole
+        keys.append(run.world.crash_state_key())
+        pending.ended, pending.delivered_bytes = "eof", pending.record.planned_bytes
+        keys.append(run.world.crash_state_key())
+        return False
+
+    run.at_first_crash = at_first_crash
+    run.run()
+
+    assert len(keys) == 2
+    assert keys[0] != keys[1]
