@@ -34,10 +34,9 @@ world here is deterministic, so this goes further:
    state once).
 4. **Checked.** The first case a recording serves each way (from a copy, rejoined,
    shared, from a shared first incarnation), and one in 32 of each after, are also
-   replayed from the start; if a
-   digest differs (an agent that is not deterministic, or that acts while it unwinds
-   from a crash), every case of the scenario replays and the results say so
-   (``CaseResult.exploration``).
+   replayed from the start; if a digest differs (an agent that is not deterministic,
+   or that acts while it unwinds from a crash), every case of the scenario replays
+   and the results say so (``CaseResult.exploration``).
 
 An unchanged agent (``main(prompt)``) is explored the same way: a crash kills its
 process, so what its restart meets is the world alone (the crash disk its files and
@@ -284,8 +283,9 @@ class Recording:
         if crash is None or source is None or source.class_read or \
                 len(run.incarnations) != 1:
             return
-        classes: set[str] = {c for c in scenario.crash.classes
-                   if c not in ERROR_CLASSES and crash_class_applies(c, crash.point_id)}
+        classes: set[str] = {
+            c for c in scenario.crash.classes
+            if c not in ERROR_CLASSES and crash_class_applies(c, crash.point_id)}
         classes.discard(crash.crash_class)
         if not classes:
             return
