@@ -51,9 +51,13 @@ def _same(explored: list[CaseResult], replayed: list[CaseResult]) -> None:
         [(r.case.case_id, r.verdicts, r.digest) for r in replayed]
 
 
-def test_the_classes_of_an_in_flight_point_run_its_first_incarnation_once() -> None:
+@pytest.mark.parametrize("flaw", ["", "no_fsync"])
+def test_the_classes_of_an_in_flight_point_run_its_first_incarnation_once(flaw: str) -> None:
+    # Correct, every class leaves one state (all it wrote was synced) and the others take
+    # the first one's restart too; without fsyncs each class leaves its own and restarts
+    # from it, its failures caught as a replay catches them.
     scenario = _mid_stream()
-    factory = minimal_factory()
+    factory = minimal_factory(*filter(None, [flaw]))
 
     explored, replayed = _explored_and_replayed(scenario, factory)
 
@@ -65,6 +69,10 @@ def test_the_classes_of_an_in_flight_point_run_its_first_incarnation_once() -> N
     assert recording.first_lives_shared == len(MID_STREAM) * (len(CLASSES) - 1)
     assert not recording.first_lives  # each was dropped once its last class took it
     assert recording.fallback is None
+    states = len(recording.crash_states)
+    assert states == (len(explored) if flaw else len(MID_STREAM))
+    if flaw:
+        assert any(not e.passed for e in explored), "the flaw is never caught"
     _same(explored, replayed)
 
 
