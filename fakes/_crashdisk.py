@@ -57,6 +57,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 import posixpath
@@ -64,7 +65,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeVar, final, get_args
+from typing import Any, Literal, TypeVar, final, get_args
 
 from fakes._threads import settle_case_threads
 from harness._errors import ConfigError, one_of
@@ -216,13 +217,44 @@ class SimulatedCrash(BaseException):
     """The process died at a persistence point.
 
     A ``BaseException`` so that ``except Exception`` in the agent cannot swallow it.
+
+    Its text names the point, not the crash class: a dying process cannot tell a power
+    loss from a kill, the class only decides what its files hold after. The class is
+    kept for the harness (``crash_class``); where the crash kept what it found for other
+    classes too (:class:`CrashSource`), reading it (or pickling the crash) is noted
+    there: a crash whose class no code read unwinds alike in every class.
     """
 
-    def __init__(self, point_id: str, crash_class: str, generation: int) -> None:
+    _source: CrashSource | None = None
+
+    def __init__(self, point_id: str, crash_class: str, generation: int,
+                 source: CrashSource | None = None) -> None:
         self.point_id = point_id
-        self.crash_class = crash_class
+        self._class = crash_class
         self.generation = generation
-        super().__init__(f"simulated crash at {point_id} ({crash_class}), incarnation {generation}")
+        super().__init__(f"simulated crash at {point_id}, incarnation {generation}")
+        self._source = source
+
+    def _class_read(self) -> None:
+        if self._source is not None:
+            self._source.class_read = True
+
+    @property
+    def crash_class(self) -> str:
+        self._class_read()
+        return self._class
+
+    @crash_class.setter
+    def crash_class(self, value: str) -> None:
+        self._class = value
+
+    def __reduce__(self) -> str | tuple[object, ...]:
+        self._class_read()
+        return BaseException.__reduce__(self)
+
+    def __reduce_ex__(self, protocol: Any) -> str | tuple[object, ...]:
+        self._class_read()
+        return BaseException.__reduce_ex__(self, protocol)
 
 
 class ProcessGone(SimulatedCrash):
@@ -398,6 +430,10 @@ class CrashDisk:
         # work under way (a checkpoint a framework saves on a thread of its own), so
         # what survives does not depend on how busy the machine is.
         self.before_crash: Callable[[], object] | None = settle_case_threads
+        # Set to keep, at the next crash, what it found before its class was applied:
+        # the crash state of any other class at the same instant (crashed_as).
+        self.keep_crash_source = False
+        self.crash_source: CrashSource | None = None
 
     # -- incarnations -------------------------------------------------------
     def view(self) -> _CrashDiskView:
@@ -529,7 +565,7 @@ class CrashDisk:
             self.before_crash()
         self._after_crash = self._crash_state(crash_class, point.id)
         self.incarnations.crash()
-        return SimulatedCrash(point.id, crash_class, point.generation)
+        return SimulatedCrash(point.id, crash_class, point.generation, self._kept(point.id))
 
     def crash_at_event(self, event: str, crash_class: CrashClass) -> SimulatedCrash:
         """Kill the living incarnation at a world event that is not a disk operation.
@@ -547,37 +583,33 @@ class CrashDisk:
             self.before_crash()
         self._after_crash = self._crash_state(crash_class, event)
         self.incarnations.crash()
-        return SimulatedCrash(event, crash_class, generation)
+        return SimulatedCrash(event, crash_class, generation, self._kept(event))
 
     # -- crash states -------------------------------------------------------
     def _crash_state(self, crash_class: str, salt: str) -> _Snapshot:
-        names = self._durable_names if crash_class == "missing_dir_fsync" else self._names
-        names = {p: i for p, i in names.items() if _parent_survives(p, names)}
-        torn = self._torn_inode() if crash_class.startswith("torn_append") else None
-        rng = rng_stream(self._seed, f"crash:{salt}:{crash_class}")
-        # A killed process leaves the OS running: its page cache still holds
-        # every byte the process wrote, fsynced or not.
-        keeps_page_cache = crash_class == "process_killed"
-        survivors: dict[int, _Inode] = {}
-        for i in sorted(set(names.values())):
-            inode = self._inodes[i]
-            volatile = inode.is_dir or keeps_page_cache
-            content = bytes(inode.data) if volatile else inode.durable
-            if i == torn:
-                content = _torn(inode, crash_class, rng)
-            survivors[i] = _Inode(inode.is_dir, content, content)
-        return _Snapshot(names, survivors)
+        return CrashSource(self._names, self._durable_names, self._inodes, self._seed,
+                           salt).state(crash_class)
 
-    def _torn_inode(self) -> int | None:
-        """The file with the most recent append that is not durable yet."""
-        latest: tuple[int, int] | None = None
-        for i, inode in self._inodes.items():
-            w = inode.last_write
-            if w is None or inode.is_dir or not inode.data.startswith(inode.durable):
-                continue
-            if w[0] >= len(inode.durable) and (latest is None or w[2] > latest[0]):
-                latest = (w[2], i)
-        return None if latest is None else latest[1]
+    def _kept(self, salt: str) -> CrashSource | None:
+        """What the crash found, kept where :attr:`keep_crash_source` asks (else None)."""
+        if not self.keep_crash_source:
+            return None
+        self.crash_source = CrashSource(dict(self._names), dict(self._durable_names),
+                                        copy.deepcopy(self._inodes), self._seed, salt)
+        return self.crash_source
+
+    def crashed_as(self, crash_class: CrashClass) -> None:
+        """Leave the crashed disk in the state a crash of ``crash_class`` would have left at
+        the same instant (the crash kept what it found: :attr:`keep_crash_source`).
+
+        Where the dying process never read its crash's class, its unwinding is the same in
+        every class, and so is the rest of the world: only the files the restart finds
+        differ, and this sets them.
+        """
+        source = self.crash_source
+        if source is None or self._after_crash is None:
+            raise ValueError("the disk kept no crash source, or has not crashed")
+        self._after_crash = source.state(crash_class)
 
     def state_key(self) -> bytes:
         """What the disk's future depends on, with the history that led there left out.
@@ -624,6 +656,52 @@ class CrashDisk:
         self._names = dict(state.names)
         self._durable_names = dict(state.names)
         self._next_inode = max(state.inodes, default=0) + 1
+
+
+@dataclass
+class CrashSource:
+    """What a crash found on the disk, before its class decided what survives.
+
+    ``class_read``: code read the class of the crash raised (:class:`SimulatedCrash`), so
+    what the dying process did may depend on it.
+    """
+
+    names: dict[str, int]
+    durable_names: dict[str, int]
+    inodes: dict[int, _Inode]
+    seed: int
+    salt: str
+    class_read: bool = False
+
+    def state(self, crash_class: str) -> _Snapshot:
+        """The files a crash of ``crash_class`` leaves."""
+        names = self.durable_names if crash_class == "missing_dir_fsync" else self.names
+        names = {p: i for p, i in names.items() if _parent_survives(p, names)}
+        torn = self._torn_inode() if crash_class.startswith("torn_append") else None
+        rng = rng_stream(self.seed, f"crash:{self.salt}:{crash_class}")
+        # A killed process leaves the OS running: its page cache still holds
+        # every byte the process wrote, fsynced or not.
+        keeps_page_cache = crash_class == "process_killed"
+        survivors: dict[int, _Inode] = {}
+        for i in sorted(set(names.values())):
+            inode = self.inodes[i]
+            volatile = inode.is_dir or keeps_page_cache
+            content = bytes(inode.data) if volatile else inode.durable
+            if i == torn:
+                content = _torn(inode, crash_class, rng)
+            survivors[i] = _Inode(inode.is_dir, content, content)
+        return _Snapshot(names, survivors)
+
+    def _torn_inode(self) -> int | None:
+        """The file with the most recent append that is not durable yet."""
+        latest: tuple[int, int] | None = None
+        for i, inode in self.inodes.items():
+            w = inode.last_write
+            if w is None or inode.is_dir or not inode.data.startswith(inode.durable):
+                continue
+            if w[0] >= len(inode.durable) and (latest is None or w[2] > latest[0]):
+                latest = (w[2], i)
+        return None if latest is None else latest[1]
 
 
 @dataclass

@@ -11,8 +11,13 @@ world here is deterministic, so this goes further:
    counts, prompt cache and their random streams), clock, counters. A crash case
    starts from the copy at its point, crashes it in its class there, and only the
    recovering incarnation runs. A point where a stream is open or a tool call runs
-   is not copied (the crash would cut them as the agent unwinds): its cases run
-   from the start until their crash, and from there on as the others (3.).
+   is not copied (the crash would cut them as the agent unwinds): its first case
+   runs from the start until its crash, and from there on as the others (3.). Its
+   other classes share that first incarnation: the crash keeps what it found
+   before its class decided what survives (:class:`fakes.CrashSource`), and where
+   the dying agent never read the class (the crash it met is the only thing of the
+   class that reaches it) its unwinding was the same in every class, so each other
+   class's crashed world is the unwound one with that class's files.
 2. **Rejoin.** Each request the recorded run sent is keyed by what the rest of the
    run depends on (:meth:`World.state_key`: the request itself, durable bytes,
    ledger, provider state, clock). When a recovering incarnation is about to send a
@@ -28,10 +33,10 @@ world here is deterministic, so this goes further:
    restart, renumbered as a rejoin is (CrashMonkey, too, tests each distinct crash
    state once).
 4. **Checked.** The first case a recording serves each way (from a copy, rejoined,
-   shared), and one in 32 of each after, are also replayed from the start; if a
-   digest differs (an agent that is not deterministic, or that acts while it unwinds
-   from a crash), every case of the scenario replays and the results say so
-   (``CaseResult.exploration``).
+   shared, from a shared first incarnation), and one in 32 of each after, are also
+   replayed from the start; if a digest differs (an agent that is not deterministic,
+   or that acts while it unwinds from a crash), every case of the scenario replays
+   and the results say so (``CaseResult.exploration``).
 
 An unchanged agent (``main(prompt)``) is explored the same way: a crash kills its
 process, so what its restart meets is the world alone (the crash disk its files and
@@ -53,7 +58,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from fakes import CASE_THREADS, IncomingRequest, PersistencePoint, VirtualClock
+from fakes import (
+    CASE_THREADS,
+    IncomingRequest,
+    PersistencePoint,
+    VirtualClock,
+    crash_class_applies,
+)
 from harness.runner._ledger_pipe import (
     PipeWitness,
     after_parts,
@@ -78,15 +89,20 @@ from harness.runner._run import (
 from harness.runner._trace_writer import world_effects
 from harness.runner._world import World
 from harness.scenario import Scenario
-from harness.trace import Trace
+from harness.trace import HeldAfterReturn, Trace
 
 Exploration = Literal["recorded", "rejoined", "replayed"]
 """How a case ran: from a recorded copy, rejoining the recorded run, or from its start.
 
 A case that shared an earlier case's restart is ``recorded``: which case ran first
 depends on what else its process ran, and a case's result must not."""
-_Made = Literal["recorded", "rejoined", "shared", "replayed"]
-"""How a trace was made here: as :data:`Exploration`, or from an earlier case's restart."""
+_Made = Literal["recorded", "rejoined", "shared", "inflight", "replayed"]
+"""How a trace was made here: as :data:`Exploration`, from an earlier case's restart, or
+from an earlier case's first incarnation (:class:`FirstLife`)."""
+# How a case made each way says it ran, unless told otherwise.
+_REPORTED: Final[dict[_Made, Exploration]] = {
+    "recorded": "recorded", "rejoined": "rejoined", "shared": "recorded",
+    "inflight": "recorded", "replayed": "replayed"}
 
 # Of the cases served from a recording, one in this many is replayed as well to check it.
 _SAMPLE_EVERY: Final = 32
@@ -96,6 +112,24 @@ _KEPT: Final = 8
 # the scenario whose cases run now, up to this many trace points in all: a trace weighs
 # about 130 bytes per point (a 32-turn run's 155 KB), so this is some 50 MB.
 _SHARED_POINTS_KEPT: Final = 400_000
+# First incarnations kept for the other classes of points no copy holds: one world each,
+# dropped once every class of its point ran (the plan runs them one after the other).
+_FIRST_LIVES_KEPT: Final = 16
+
+
+@dataclass
+class FirstLife:
+    """A case's first incarnation, run from the start to its crash at a point no copy
+    holds, as the other classes of that crash take it.
+
+    ``world`` is the world once the crashed agent had unwound, before the restart; its
+    disk kept what the crash found (:meth:`fakes.CrashDisk.crashed_as`).
+    """
+
+    world: World
+    incarnation: _Incarnation
+    held: tuple[HeldAfterReturn, ...]
+    classes_left: set[str]
 
 
 @dataclass(frozen=True)
@@ -137,6 +171,11 @@ class Recording:
         self.rejoining: set[str] = set()
         self._shared_points = 0
         self.shared_restarts = 0  # cases that took an earlier case's restart
+        # First incarnations of points no copy holds, by (point, when), for their other
+        # classes; and how many cases took one, how many first incarnations ran there.
+        self.first_lives: OrderedDict[tuple[str, str], FirstLife] = OrderedDict()
+        self.first_lives_shared = 0
+        self.first_lives_run = 0
         self._served: dict[str, int] = {}
         run = _CaseRun(replace(case, crash=None), scenario, factory)
         world = run.world
@@ -204,10 +243,11 @@ class Recording:
         served = self._served[how] = self._served.get(how, 0) + 1
         return served % _SAMPLE_EVERY == 1
 
-    def checked(self, case: Case, scenario: Scenario, trace: Trace, how: _Made
-                ) -> tuple[Trace, Exploration]:
-        """``trace`` and how the case ran; or, where this case is one of the sample and
-        its replay differs, the replay, and every later case of the scenario replays."""
+    def checked(self, case: Case, scenario: Scenario, trace: Trace, how: _Made,
+                reported: Exploration | None = None) -> tuple[Trace, Exploration]:
+        """``trace`` and how the case ran (``reported``, where given); or, where this case
+        is one of the sample and its replay differs, the replay, and every later case of
+        the scenario replays."""
         if how != "replayed" and self.sampled(how):
             replayed = replayed_trace(case, scenario, self.factory)
             if replayed.digest != trace.digest:
@@ -216,8 +256,7 @@ class Recording:
                 return replayed, "replayed"
         if how == "shared":
             self.shared_restarts += 1
-            return trace, "recorded"
-        return trace, how
+        return trace, reported or _REPORTED[how]
 
     def remember(self, state: str, trace: Trace, at_crash: Mark, *, rejoined: bool) -> None:
         """Keep ``trace``'s restart (what follows the crash) as the restart from crash
@@ -234,6 +273,38 @@ class Recording:
         self.crash_states.clear()
         self.rejoining.clear()
         self._shared_points = 0
+        self.first_lives.clear()
+
+    def keep_first_life(self, case: Case, scenario: Scenario, run: _CaseRun) -> None:
+        """Keep ``run``'s first incarnation, crashed and unwound, for the other classes of
+        its crash: only where no code read the class of the crash it met."""
+        crash, world = case.crash, run.world
+        source = world.disk.crash_source
+        if crash is None or source is None or source.class_read or \
+                len(run.incarnations) != 1:
+            return
+        classes: set[str] = {
+            c for c in scenario.crash.classes
+            if c not in ERROR_CLASSES and crash_class_applies(c, crash.point_id)}
+        classes.discard(crash.crash_class)
+        if not classes:
+            return
+        self.first_lives[(crash.point_id, crash.when)] = FirstLife(
+            world.copy(), replace(run.incarnations[0]), tuple(run.held), classes)
+        while len(self.first_lives) > _FIRST_LIVES_KEPT:
+            self.first_lives.popitem(last=False)
+
+    def first_life(self, crash: CrashSpec) -> FirstLife | None:
+        """The kept first incarnation for ``crash``'s point, if one is kept for its class;
+        taken for that class (the last class's takes it away)."""
+        key = (crash.point_id, crash.when)
+        life = self.first_lives.get(key)
+        if life is None or crash.crash_class not in life.classes_left:
+            return None
+        life.classes_left.discard(crash.crash_class)
+        if not life.classes_left:
+            del self.first_lives[key]
+        return life
 
     def crashed_world(self, crash: CrashSpec) -> World | None:
         """A copy of the world crashed at ``crash``, or None when the case must replay."""
@@ -580,6 +651,9 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
         return None
     world = recording.crashed_world(crash)
     if world is None:
+        life = recording.first_life(crash)
+        if life is not None:
+            return _from_first_life(case, scenario, factory, recording, life)
         return _from_its_start(case, scenario, factory, recording)
     run = _CaseRun(case, scenario, factory, world=world)
     run.incarnations.append(_Incarnation(1, "run", crashed_at=crash.point_id,
@@ -613,6 +687,8 @@ def _from_its_start(case: Case, scenario: Scenario, factory: AgentUnderTest,
     """
     run = _CaseRun(case, scenario, factory)
     _Joiner(run, recording)
+    run.world.disk.keep_crash_source = True
+    recording.first_lives_run += 1
     crashed: list[tuple[str, Mark]] = []
     shared_from: list[str] = []
 
@@ -620,6 +696,7 @@ def _from_its_start(case: Case, scenario: Scenario, factory: AgentUnderTest,
         world = run.world
         if world.in_flight():
             return False  # as a copy is never taken there: the crash may not be whole yet
+        recording.keep_first_life(case, scenario, run)
         state, at_crash = world.crash_state_key(), Mark.of(world)
         crashed.append((state, at_crash))
         shared = recording.crash_states.get(state)
@@ -640,6 +717,41 @@ def _from_its_start(case: Case, scenario: Scenario, factory: AgentUnderTest,
     checked = recording.checked(case, scenario, trace, "rejoined" if rejoined else "replayed")
     if crashed and recording.fallback is None:
         state, at_crash = crashed[0]
+        recording.remember(state, checked[0], at_crash, rejoined=rejoined)
+    return checked
+
+
+def _from_first_life(case: Case, scenario: Scenario, factory: AgentUnderTest,
+                     recording: Recording, life: FirstLife) -> tuple[Trace, Exploration]:
+    """A case whose point no copy holds, in another class than the case whose first
+    incarnation ``life`` is: that incarnation, with the files this class leaves, then the
+    restart as :func:`_from_its_start` runs it (and says so alike)."""
+    crash = case.crash
+    assert crash is not None
+    world = life.world.copy()
+    world.disk.crashed_as(_crash_class(crash.crash_class))
+    world.disk.plan = _first_plan(crash)
+    recording.first_lives_shared += 1
+    run = _CaseRun(case, scenario, factory, world=world)
+    run.incarnations.append(replace(life.incarnation))
+    run.held = list(life.held)
+    run._look_for_secrets(1)  # what incarnation 1's files held when it crashed, as a replay
+    state, at_crash = world.crash_state_key(), Mark.of(world)
+    shared = recording.crash_states.get(state)
+    if shared is not None and _no_secrets(run, shared[0]):
+        trace = Join(*shared, at_crash, incarnation=2, source_incarnation=2,
+                     trimmed=True).trace(run)
+        checked = recording.checked(case, scenario, trace, "inflight",
+                                    "rejoined" if state in recording.rejoining else "replayed")
+        if recording.fallback is None:
+            recording.shared_restarts += 1
+        return checked
+    _Joiner(run, recording)
+    trace = run.run()
+    rejoined = run.joined is not None
+    checked = recording.checked(case, scenario, trace, "inflight",
+                                "rejoined" if rejoined else "replayed")
+    if recording.fallback is None:
         recording.remember(state, checked[0], at_crash, rejoined=rejoined)
     return checked
 

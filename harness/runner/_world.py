@@ -255,14 +255,28 @@ class World:
         if current == 1:
             return answered
         for p in self.requests:
-            if p.record.incarnation >= current or p.response is None or p.ended != "eof" \
-                    or p.delivered_bytes < p.record.planned_bytes:
+            if p.record.incarnation >= current or not p.got_whole:
                 continue
-            messages = (p.body or {}).get("messages")
+            assert p.response is not None
             for call in p.response.tool_calls:
-                answered.setdefault(call.call_id, []).append(
-                    messages if isinstance(messages, list) else [])
+                answered.setdefault(call.call_id, []).append(p.messages())
         return answered
+
+    def _recalled(self) -> list[object]:
+        """What the scripted model reads of the incarnations so far once the next one asks
+        (:meth:`_calls_run_before`, :meth:`_calls_answered_before`): the calls they ran,
+        and the calls they got whole, each with the conversation it answered.
+
+        A restart that asks a turn again in another conversation gets new call ids where
+        the crashed incarnation had got that turn's answer whole, the same ids where it
+        had not: two crashes that leave the same files but not the same answers read
+        whole (mid-stream, and once the stream ended) do not restart alike.
+        """
+        ran = sorted({i.call_id for i in self.invocations if not i.refused})
+        answered = sorted((call.call_id, p.conversation_key()) for p in self.requests
+                          if p.got_whole and p.response is not None
+                          for call in p.response.tool_calls)
+        return [ran, answered]
 
     def _applied_effects(self) -> dict[str, int]:
         """Side effects in the ledger per tool: what the scripted model may look at."""
@@ -608,11 +622,12 @@ class World:
         """What the next incarnation's run depends on, once a crash has been applied.
 
         Two crashed worlds with one key restart alike: the same files survived, and
-        the clock, provider, tools and world events the restarted agent meets are the
+        the clock, provider, tools, world events and what the model recalls of the
+        crashed incarnations (:meth:`_recalled`) the restarted agent meets are the
         same. Where and how the crash happened is left out: two crashes that leave
         the same state have the same future.
         """
-        return self._key(["crashed"], 0, self.disk.crash_state_key())
+        return self._key(["crashed", self._recalled()], 0, self.disk.crash_state_key())
 
     def _key(self, head: list[object], turn: int, disk: bytes) -> str:
         from hashlib import sha256

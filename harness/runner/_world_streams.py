@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -80,6 +81,29 @@ class Pending:
     sampling: tuple[str, ...] = ()
     carries_loop: bool = False
     output_limit: int | None = None  # S6:limit: the output limit it asked for
+    # A digest of the conversation it asked (its messages), made once, when first keyed.
+    conversation: str | None = None
+
+    @property
+    def got_whole(self) -> bool:
+        """Whether the client read the whole answer (what a later incarnation may recall)."""
+        return self.response is not None and self.ended == "eof" and \
+            self.delivered_bytes >= self.record.planned_bytes
+
+    def messages(self) -> list[object]:
+        """The conversation the request asked about (its chat view's messages)."""
+        messages = (self.body or {}).get("messages")
+        return messages if isinstance(messages, list) else []
+
+    def conversation_key(self) -> str:
+        """:attr:`conversation`, made now if not yet."""
+        if self.conversation is None:
+            from hashlib import sha256
+
+            text = json.dumps(self.messages(), sort_keys=True, separators=(",", ":"),
+                              ensure_ascii=False, default=repr)
+            self.conversation = sha256(text.encode()).hexdigest()
+        return self.conversation
 
 
 @dataclass(frozen=True)
