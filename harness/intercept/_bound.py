@@ -57,6 +57,9 @@ class _Names:
         # What a global is compared to: id of a real function or a case's, with its key.
         self.watched: dict[int, str] = {}
         self.found: dict[str, list[tuple[ModuleType, str]]] = {}
+        # The last name of sys.modules at the last look, with its module, and their count.
+        self.mark: tuple[str | None, object] = (None, None)
+        self.count = 0
 
     def watch(self, key: str, function: Callable[..., Any]) -> None:
         self.watched[id(function)] = key
@@ -65,15 +68,34 @@ class _Names:
         self.watched.pop(id(function), None)
 
     def look_at_new_modules(self) -> None:
-        """Look at each module loaded since the last look, once."""
-        loaded = list(sys.modules.values())
-        try:
-            fresh = list(itertools.filterfalse(self.seen.__contains__, loaded))
-        except TypeError:  # an unhashable stand-in in sys.modules: one at a time
-            fresh = [m for m in loaded if _hashable(m) and m not in self.seen]
-        if not fresh:
+        """Look at each module loaded since the last look, once.
+
+        ``sys.modules`` keeps its order of insertion: the modules loaded since the
+        last look follow the one that was last then (held here, so no other object
+        takes its identity). Nothing new, when that one is still last and the count
+        the same; all of them walked, when it is gone.
+        """
+        modules = sys.modules
+        name, mark = self.mark
+        last = next(reversed(modules), None)
+        if last is None or (last == name and len(modules) == self.count
+                            and modules.get(last) is mark):
             return
-        if len(self.seen) > 2 * len(loaded) + 1000:
+        loaded = list(modules.values())
+        start = len(loaded)
+        if name is not None and modules.get(name) is mark:
+            while start > 0 and loaded[start - 1] is not mark:
+                start -= 1
+        else:
+            start = 0
+        candidates = loaded[start:] if start > 0 else loaded
+        try:
+            fresh = list(itertools.filterfalse(self.seen.__contains__, candidates))
+        except TypeError:  # an unhashable stand-in in sys.modules: one at a time
+            fresh = [m for m in candidates if _hashable(m) and m not in self.seen]
+        self.mark = (last, modules.get(last))
+        self.count = len(loaded)
+        if start == 0 and len(self.seen) > 2 * len(loaded) + 1000:
             self._forget_unloaded(loaded)
         watched = self.watched
         for module in fresh:
@@ -83,10 +105,10 @@ class _Names:
             globals_ = vars(module)
             if watched.keys().isdisjoint(map(id, list(globals_.values()))):
                 continue
-            for name, value in list(globals_.items()):
+            for attribute, value in list(globals_.items()):
                 key = watched.get(id(value))
                 if key is not None:
-                    self.found.setdefault(key, []).append((module, name))
+                    self.found.setdefault(key, []).append((module, attribute))
 
     def _forget_unloaded(self, loaded: list[Any]) -> None:
         live = {id(m) for m in loaded}

@@ -168,3 +168,21 @@ def test_a_case_of_an_agent_on_the_library_is_deterministic(
     first, second = library.STAMPS[-2:]
     assert first == second
     assert first["created_at"] == VIRTUAL_EPOCH + first["elapsed"]
+
+
+def test_a_library_imported_after_the_last_looked_at_module_was_dropped_is_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("dropped_library", "later_library"):
+        (tmp_path / f"{name}.py").write_text("from time import monotonic\n")
+    try:
+        importlib.import_module("dropped_library")
+        with virtual_time(VirtualClock()):
+            pass  # the last module loaded, looked at
+        del sys.modules["dropped_library"]
+        later: Any = importlib.import_module("later_library")
+        with virtual_time(VirtualClock()):
+            assert later.monotonic() == 0.0
+    finally:
+        for name in ("dropped_library", "later_library"):
+            sys.modules.pop(name, None)
