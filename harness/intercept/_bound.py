@@ -4,9 +4,11 @@
 :func:`~harness.intercept.seeded_randomness` replace ``time.monotonic``,
 ``uuid.uuid4`` and the rest in their modules. A library that wrote ``from time
 import time`` or ``from uuid import uuid4`` holds the real function in its own
-globals, and frameworks are imported once per worker, before any case: their
-run ids and timestamps (Agno's, written into the agent's database) came from
-the real clock and real randomness, different at every run of a case.
+globals, and frameworks are imported once per worker: their run ids and
+timestamps (Agno's, written into the agent's database) came from the real clock
+and real randomness when the framework was imported before any case, and from
+the first case's clock and ids, ever after, when it was imported inside one:
+either way, a second run of a case read other times and drew other ids.
 
 While an incarnation runs, :func:`names_follow` rebinds every such name in
 a loaded module to the case's function, and binds the real one back after.
