@@ -5,7 +5,9 @@ and temporary file names from :mod:`tempfile`. Unseeded, each would make two
 runs of the same case differ: a different backoff, a different idempotency key,
 a different persistence point id for the temporary file. While an incarnation
 runs, :func:`seeded_randomness` seeds all three from the case's seed and the
-incarnation number, and puts everything back afterwards.
+incarnation number, and puts everything back afterwards. A library's
+``from uuid import uuid4``, bound before the case, draws the same ids
+(:mod:`harness.intercept._bound`); a thread outside the case draws real ones.
 
 >>> import random, uuid
 >>> with seeded_randomness(7, incarnation=1):
@@ -20,11 +22,14 @@ from __future__ import annotations
 import os
 import random
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from fakes import CASE_THREADS
+from harness.intercept._bound import names_follow
 from harness.ports import rng_stream
 
 
@@ -36,10 +41,20 @@ def seeded_randomness(seed: int, *, incarnation: int) -> Iterator[None]:
     saved_names: Any = tempfile._name_sequence  # type: ignore[attr-defined]
     random.seed(rng_stream(seed, f"agent.random:{incarnation}").getrandbits(64))
     ids = rng_stream(seed, f"agent.uuid4:{incarnation}")
-    uuid.uuid4 = lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
+    here = threading.current_thread()
+
+    def uuid4() -> uuid.UUID:
+        # A thread outside the case (an exporter's) draws real ids, not the case's.
+        current = threading.current_thread()
+        if current is here or current in CASE_THREADS:
+            return uuid.UUID(int=ids.getrandbits(128), version=4)
+        return saved_uuid4()
+
+    uuid.uuid4 = uuid4
     tempfile._name_sequence = _seeded_names(seed, incarnation)  # type: ignore[attr-defined]
     try:
-        yield
+        with names_follow({"uuid.uuid4": (saved_uuid4, uuid4)}):
+            yield
     finally:
         tempfile._name_sequence = saved_names  # type: ignore[attr-defined]
         uuid.uuid4 = saved_uuid4

@@ -25,10 +25,12 @@ it moves on every timer the loop jumps to; a package that freezes or shifts
 wall time only (time-machine does not touch ``monotonic``, ``perf_counter`` or
 ``sleep``) would leave the SDKs' retry sleeps and timeouts on the real clock.
 
-Code that bound ``from time import monotonic`` before the case started keeps
-the real function: the agent's own modules are imported afresh inside the case
-(see :mod:`harness.intercept._plain`), so theirs are virtual. ``datetime.now()``
-is not patched.
+Code that bound ``from time import monotonic`` before the case started (a
+framework, imported once per worker) has the name rebound for the duration
+(:mod:`harness.intercept._bound`); the agent's own modules are imported afresh
+inside the case (see :mod:`harness.intercept._plain`), so theirs bind the
+virtual functions themselves. ``datetime.now()`` is not patched: ``datetime``
+is a built-in type whose methods cannot be replaced, only the class itself.
 
 A blocking ``main`` that runs its own event loop (``asyncio.run``, pydantic-ai's
 ``run_sync``) gets one driven by the same clock: :func:`virtual_event_loops`
@@ -60,6 +62,7 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from fakes import CASE_THREADS, VirtualClock
+from harness.intercept._bound import names_follow
 
 #: What ``time.time()`` reads at virtual second 0.
 VIRTUAL_EPOCH: Final = 1_735_689_600.0
@@ -92,7 +95,9 @@ def virtual_time(clock: VirtualClock) -> Iterator[None]:
         for name, function in replacements.items():
             setattr(time, name, function)
         setattr(threading.Thread, "start", _start_marking(threads, saved_start))  # noqa: B010
-        yield
+        with names_follow({f"time.{name}": (saved[name], function)
+                           for name, function in replacements.items()}):
+            yield
     finally:
         setattr(threading.Thread, "start", saved_start)  # noqa: B010
         for name, function in saved.items():
