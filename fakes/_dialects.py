@@ -182,12 +182,34 @@ def _gemini_content(messages: list[dict[str, Any]], content: Mapping[str, Any]) 
     for part in parts:
         reply = part.get("functionResponse")
         if isinstance(reply, dict):
-            messages.append({"role": "tool", "tool_call_id": str(reply.get("id")
-                                                                 or reply.get("name")),
+            call_id = reply.get("id") or _unanswered_call(messages, reply.get("name"))
+            messages.append({"role": "tool", "tool_call_id": str(call_id),
                              "content": _reply_text(reply.get("response"))})
     text = _text(parts)
     if text or not any("functionResponse" in p for p in parts):
         messages.append({"role": "user", "content": text})
+
+
+def _unanswered_call(messages: list[dict[str, Any]], name: object) -> object:
+    """The id of the first call named ``name`` in the last model turn no reply answers yet,
+    else ``name``.
+
+    Gemini pairs a model turn's ``functionCall`` parts with the next turn's
+    ``functionResponse`` parts by count and name: a response needs no ``id`` even when its
+    call had one (google-genai's automatic function calling sends none).
+    """
+    answered: set[object] = set()
+    for message in reversed(messages):
+        if message.get("role") == "tool":
+            answered.add(message.get("tool_call_id"))
+            continue
+        if message.get("role") != "assistant":
+            break
+        for call in message.get("tool_calls") or ():
+            if call["function"]["name"] == str(name) and call["id"] not in answered:
+                return call["id"]
+        break
+    return name
 
 
 def _reply_text(response: object) -> str:
