@@ -148,6 +148,29 @@ def test_an_unanswered_call_gets_the_apis_400(dialect: str, url: str, body: dict
     assert {key: error[key] for key in expected} == expected
 
 
+def test_a_gemini_function_response_without_an_id_answers_its_call_by_name() -> None:
+    # google-genai's automatic function calling answers each functionCall with a
+    # functionResponse that has its name and no id, even when the call had one: Gemini pairs
+    # them by count and name, and takes the conversation.
+    calls = {"role": "model", "parts": [
+        {"functionCall": {"id": "c1", "name": "f", "args": {"a": 1}}},
+        {"functionCall": {"id": "c2", "name": "g", "args": {}}},
+        {"functionCall": {"id": "c3", "name": "f", "args": {"a": 2}}}]}
+    replies = {"role": "user", "parts": [
+        {"functionResponse": {"name": "f", "response": {"result": 1}}},
+        {"functionResponse": {"name": "g", "response": {"result": 2}}},
+        {"functionResponse": {"name": "f", "response": {"result": 3}}}]}
+    body = {"contents": [{"role": "user", "parts": [{"text": "go"}]}, calls, replies]}
+    view = chat_view("gemini", body, "fake-flash")
+    assert [m.get("tool_call_id") for m in view["messages"][2:]] == ["c1", "c2", "c3"]
+    status, answer = post(FakeProvider("gemini", REPLY), GEMINI + ":generateContent", body)
+    assert status == 200, answer
+    # A response naming no call of the turn still leaves that turn's call unanswered.
+    replies["parts"] = [{"functionResponse": {"name": "h", "response": {}}}] * 3
+    status, _ = post(FakeProvider("gemini", REPLY), GEMINI + ":generateContent", body)
+    assert status == 400
+
+
 def test_a_missing_conversation_names_the_dialects_field() -> None:
     status, answer = post(FakeProvider("gemini", REPLY), GEMINI + ":generateContent", {})
     assert status == 400
