@@ -544,12 +544,15 @@ def check_i8(trace: Trace) -> Verdict:
 def _joined_messages(trace: Trace) -> list[str]:
     assert trace.outcome is not None
     assistants = [m for m in trace.outcome.transcript if m.role == "assistant"]
+    stops = trace.extra.stop_sequences or ()
     bad = []
     for turn, message in enumerate(assistants, start=1):
         answers = [r for r in trace.requests if r.turn >= turn and r.complete]
         texts = {r.text for r in answers if r.turn == turn}
         texts |= {a.text + b.text for a in answers if a.turn == turn and a.truncated
                   for b in answers if b.index > a.index}
+        # A stop sequence the API left out, put back by the agent after the answer's text.
+        texts |= {t + stop for t in texts for stop in stops}
         said = _without_echoed_calls(message.text)
         if said and said not in texts and said not in {t.strip() for t in texts}:
             bad.append(f"{_message_line(message)} (turn {turn}) matches no complete answer")

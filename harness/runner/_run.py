@@ -407,6 +407,7 @@ class _CaseRun:
             world.foreign_in_tools else None,
             databases_refused=_said(dict.fromkeys(refused)),
             misdialed_requests=_said(world.misdialed),
+            stop_sequences=_said(world.stop_sequences),
             telemetry_requests=_said(world.telemetry),
             final_answer=outcome.final_text if outcome is not None else None,
             agent_traceback=(outcome.agent_traceback or None) if outcome is not None else None,

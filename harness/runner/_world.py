@@ -81,6 +81,7 @@ from harness.runner._world_streams import (
     refused_record,
     request_record,
     sent_replies,
+    stop_sequences,
 )
 from harness.runner._world_tools import (
     PURE_KINDS,
@@ -171,6 +172,8 @@ class World:
         self.foreign_in_tools: dict[str, int] = {}
         # Requests to the fake provider in another dialect than the scenario's (answered 404).
         self.misdialed: list[str] = []
+        # The stop sequences the agent's requests asked for, in the order first asked.
+        self.stop_sequences: dict[str, None] = {}
         # Requests refused for tool calls without results, named by their turn (the report's).
         self.refused_turns: list[RefusedTurn] = []
         self.telemetry: list[str] = []
@@ -365,6 +368,7 @@ class World:
         body = seen.chat if seen.chat is not None else seen.json
         if seen.refused_turn is not None:
             self.refused_turns.append(RefusedTurn(len(self.requests) + 1, *seen.refused_turn))
+        self.stop_sequences.update(dict.fromkeys(stop_sequences(seen.json)))
         now = self._arrived(incoming, incarnation, seen.turn, seen.attempt)
         record = answered_record(seen, plan, response, body, index=len(self.requests) + 1,
                            incarnation=incarnation, now=now, faults=kinds)

@@ -320,6 +320,29 @@ def offered_tools(body: Mapping[str, object] | None) -> tuple[str, ...] | None:
     return tuple(names)
 
 
+def stop_sequences(body: Mapping[str, object] | None) -> tuple[str, ...]:
+    """The stop sequences a request asks for, in any dialect's field: Chat Completions'
+    ``stop`` (a string or a list), Anthropic's ``stop_sequences``, Gemini's
+    ``generationConfig.stopSequences``.
+
+    >>> stop_sequences({"stop": ["Observation:", "</code>"]})
+    ('Observation:', '</code>')
+    >>> stop_sequences({"generationConfig": {"stopSequences": ["END"]}})
+    ('END',)
+    >>> stop_sequences({"stop": None})
+    ()
+    """
+    if body is None:
+        return ()
+    config = body.get("generationConfig")
+    asked = body.get("stop") or body.get("stop_sequences") or (
+        config.get("stopSequences") if isinstance(config, dict) else None)
+    if isinstance(asked, str):
+        asked = [asked]
+    return tuple(s for s in asked if isinstance(s, str) and s) \
+        if isinstance(asked, list) else ()
+
+
 def _sent_usage(seen: fakes.ProviderRequest, response: ScriptedResponse | None
                 ) -> SentUsage | None:
     """What the stream said it cost: the cache's verdict when the cache is on, else the script's."""

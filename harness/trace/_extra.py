@@ -112,6 +112,10 @@ class TraceExtra:
     telemetry_requests: tuple[str, ...] | None = None
     # Requests sent to a provider path of another dialect than the scenario's.
     misdialed_requests: tuple[str, ...] | None = None
+    # The stop sequences the agent's requests asked for. The API ends an answer before one
+    # and leaves it out; an agent may put it back (smolagents' CodeAgent closes its code
+    # block with the "</code>" it stopped at), which is still that answer's text (I8).
+    stop_sequences: tuple[str, ...] | None = None
     # Databases the agent named that the harness cannot hold (a server DSN, a bad path).
     databases_refused: tuple[str, ...] | None = None
     # What the scenario declared for the jobs and cancel checks, and whether the agent
