@@ -102,6 +102,21 @@ def test_i8_still_fails_a_joined_text_in_front_of_an_echo() -> None:
     assert verdict.message == "a committed message is not the text of one attempt"
 
 
+def test_i8_a_stop_sequence_put_back_after_the_answer_is_no_joined_attempt() -> None:
+    # smolagents' CodeAgent asks to stop at "</code>"; the API leaves it out, and the agent
+    # closes its code block with it again before it keeps the answer in its memory.
+    trace = _trace(faults=RESET_MID_TEXT)
+    whole = next(r for r in trace.requests if r.turn == 1 and r.complete)
+    closed = _with_transcript_text(trace, 1, whole.text + "</code>\n" + SMOLAGENTS_ECHO)
+    asked = replace(closed, extra=replace(closed.extra, stop_sequences=("Observation:",
+                                                                        "</code>")))
+    assert check_i8(asked).status == "pass", check_i8(asked)
+    # Text the agent never asked to stop at is still not the answer's.
+    verdict = check_i8(closed)
+    assert verdict.status == "fail"
+    assert verdict.message == "a committed message is not the text of one attempt"
+
+
 def test_the_transcript_helpers_see_the_assistant_turns() -> None:
     # The cases above rewrite the first assistant message of a real run; it must exist.
     trace = _trace(faults=RESET_MID_TEXT)
