@@ -76,6 +76,13 @@ FRAMEWORKS = {
     # model's call after the tool ran (durability "async"): the restart sends again.
     "langchain_agent": ("langchain", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     "smolagents_agent": ("smolagents", verdicts(SENT_TWICE, REGENERATED)),
+    # CodeAgent's calls are Python code in the answer's text, run by its local executor:
+    # the harness sees no call of its own (I3 unknown), and the restart, its memory gone
+    # with the process, sends again. It closes its code block with the "</code>" the API
+    # stopped at (I8 reads it as the answer's). No fault cuts a text answer: no
+    # cut-arguments scenario.
+    "smolagents_code_agent": ("smolagents", {name: verdict for name, verdict in verdicts(
+        ("fail", ("I1", "side_effects")), PASSED).items() if name != "truncated-arguments"}),
     "litellm_agent": ("litellm", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
     # litellm's anthropic/ and gemini/ clients are its own (no SDK's retries underneath):
     # num_retries unset, no retry. Streamed, a cut call's JSON fails json.loads; Gemini's
@@ -84,6 +91,11 @@ FRAMEWORKS = {
                                                     rate_limited=GAVE_UP_ON_THE_429)),
     "litellm_gemini_agent": ("litellm", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
                                                  rate_limited=GAVE_UP_ON_THE_429)),
+    # google-genai's automatic function calling: no retry_options by default (the 429 ends
+    # the run), no read timeout; a Gemini answer cut at MAX_TOKENS has no call, and
+    # generate_content returns it; nothing is kept between runs, so the restart sends again.
+    "google_genai_agent": ("google.genai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
+                                                    rate_limited=GAVE_UP_ON_THE_429)),
     "pydantic_ai_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
     "pydantic_ai_anthropic_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
     # GoogleProvider leaves google-genai's retry_options unset (no retry); a response cut
