@@ -16,6 +16,7 @@ from google.genai import types
 from examples.frameworks import tools
 
 MODEL = "gemini-2.5-flash"
+INSTRUCTIONS = "You are an office assistant. Use the tools to send mail and keep notes."
 
 
 async def main(prompt: str) -> str:
@@ -24,7 +25,7 @@ async def main(prompt: str) -> str:
         model=MODEL,
         contents=prompt,
         config=types.GenerateContentConfig(
-            system_instruction="You are an office assistant. Use the tools to send mail and keep notes.",
+            system_instruction=INSTRUCTIONS,
             tools=[tools.send_mail, tools.append_note, tools.read_outbox],
         ),
     )
