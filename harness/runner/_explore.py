@@ -658,13 +658,8 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     run = _CaseRun(case, scenario, factory, world=world)
     run.incarnations.append(_Incarnation(1, "run", crashed_at=crash.point_id,
                                          ended_at=world.clock.now()))
-    run._look_for_secrets(1)  # what incarnation 1's files held when it crashed, as a replay
-    state, at_crash = world.crash_state_key(), Mark.of(world)
-    shared = recording.crash_states.get(state)
-    if shared is not None and _no_secrets(run, shared[0]):
-        # An earlier case crashed into this state: its restart is this one's.
-        trace = Join(*shared, at_crash, incarnation=2, source_incarnation=2,
-                     trimmed=True).trace(run)
+    state, at_crash, trace = _restart_of_an_earlier_case(run, recording)
+    if trace is not None:
         return recording.checked(case, scenario, trace, "shared")
     _Joiner(run, recording)
     checked = recording.checked(case, scenario, run.run(),
@@ -672,6 +667,21 @@ def explored_trace(case: Case, scenario: Scenario, factory: AgentUnderTest
     if checked[1] != "replayed":
         recording.remember(state, checked[0], at_crash, rejoined=run.joined is not None)
     return checked
+
+
+def _restart_of_an_earlier_case(run: _CaseRun, recording: Recording
+                                ) -> tuple[str, Mark, Trace | None]:
+    """The crashed ``run``'s state key and mark, and the trace it takes when an earlier
+    case crashed into the same state (that case's restart is this one's); None: none did,
+    or its restart read a secret this run's files never held."""
+    run._look_for_secrets(1)  # what incarnation 1's files held when it crashed, as a replay
+    world = run.world
+    state, at_crash = world.crash_state_key(), Mark.of(world)
+    shared = recording.crash_states.get(state)
+    if shared is None or not _no_secrets(run, shared[0]):
+        return state, at_crash, None
+    return state, at_crash, Join(*shared, at_crash, incarnation=2, source_incarnation=2,
+                                 trimmed=True).trace(run)
 
 
 def _from_its_start(case: Case, scenario: Scenario, factory: AgentUnderTest,
@@ -735,13 +745,9 @@ def _from_first_life(case: Case, scenario: Scenario, factory: AgentUnderTest,
     run = _CaseRun(case, scenario, factory, world=world)
     run.incarnations.append(replace(life.incarnation))
     run.held = list(life.held)
-    run._look_for_secrets(1)  # what incarnation 1's files held when it crashed, as a replay
-    state, at_crash = world.crash_state_key(), Mark.of(world)
-    shared = recording.crash_states.get(state)
-    if shared is not None and _no_secrets(run, shared[0]):
-        trace = Join(*shared, at_crash, incarnation=2, source_incarnation=2,
-                     trimmed=True).trace(run)
-        checked = recording.checked(case, scenario, trace, "inflight",
+    state, at_crash, shared_trace = _restart_of_an_earlier_case(run, recording)
+    if shared_trace is not None:
+        checked = recording.checked(case, scenario, shared_trace, "inflight",
                                     "rejoined" if state in recording.rejoining else "replayed")
         if recording.fallback is None:
             recording.shared_restarts += 1
