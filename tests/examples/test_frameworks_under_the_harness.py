@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -230,6 +232,24 @@ def test_no_crash_of_adk_ends_on_a_history_only_the_fake_would_make(
     assert not [r["case_id"] for r in rows if "function response parts" in r["stop_reason"]]
     assert {tuple(sorted(r["failed_invariants"])) for r in rows if not r["passed"]} <= {
         ("I1", "I3", "side_effects"), ("I4", "side_effects")}
+    # The commit that stores the model's call is the last one before the send: the first
+    # crash before a commit that finds the mail sent twice comes right after it. Crashed
+    # after that commit, the restart asks turn 1 again and sends the mail once.
+    stored = _commit_before_the_first_sent_twice(rows)
+    after_it = [r for r in rows if r["case_id"].endswith(
+        f"[sqlite:commit#{stored}:after:process_killed]")]
+    assert [(r["passed"], _sends(r)) for r in after_it] == [(True, 1)], after_it
+
+
+def _sends(row: dict[str, Any]) -> int:
+    return sum(e["count"] for e in row["side_effects"] if e["tool"] == "send_mail")
+
+
+def _commit_before_the_first_sent_twice(rows: list[dict[str, Any]]) -> int:
+    twice = [int(match.group(1)) for r in rows if _sends(r) == 2
+             and (match := re.search(r"\[sqlite:commit#(\d+):before:", r["case_id"]))]
+    assert twice, "no crash before a commit sent the mail twice"
+    return min(twice) - 1
 
 
 # Frameworks whose second run of a case, in the same worker, has been seen to differ from
