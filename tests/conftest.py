@@ -13,9 +13,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import selectors
+import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -138,3 +140,15 @@ def require_framework() -> Callable[[str], None]:
         pytest.skip(reason)
 
     return required
+
+
+def require_node_packages(folder: Path, package: str) -> None:
+    """Skip without Node.js (fail instead under ``HARNESS_REQUIRE_NODE=1``, which
+    ``.ci/run`` sets after installing it); fail when ``npm ci`` was not run in ``folder``."""
+    if shutil.which("node") is None:
+        reason = "Node.js is not installed (the agents in another language need it)"
+        if os.environ.get("HARNESS_REQUIRE_NODE") == "1":  # .ci/run installs it: never skip
+            pytest.fail(f"HARNESS_REQUIRE_NODE=1 but {reason}")
+        pytest.skip(reason)
+    if not (folder / "node_modules" / package).is_dir():
+        pytest.fail(f"the {package} npm package is missing: run 'npm ci' in {folder}")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.conftest import require_node_packages
 
 pytestmark = pytest.mark.system
 
@@ -188,13 +189,7 @@ NODE = {
 
 @pytest.mark.parametrize("module", sorted(NODE))
 def test_every_verdict_of_a_node_framework_run_as_a_process(module: str, tmp_path: Path) -> None:
-    if shutil.which("node") is None:
-        reason = "Node.js is not installed (the agents in another language need it)"
-        if os.environ.get("HARNESS_REQUIRE_NODE") == "1":  # .ci/run installs it: never skip
-            pytest.fail(f"HARNESS_REQUIRE_NODE=1 but {reason}")
-        pytest.skip(reason)
-    if not (NODE_FRAMEWORKS / "node_modules" / "ai").is_dir():
-        pytest.fail(f"the Node frameworks are missing: run 'npm ci' in {NODE_FRAMEWORKS}")
+    require_node_packages(NODE_FRAMEWORKS, "ai")
     script, expected = NODE[module]
     # The tool gateway the agent reads is the harness's tool endpoint; the prompt its argument.
     command = (f'TOOLS_URL="$HARNESS_TOOLS_URL" node "{NODE_FRAMEWORKS / script}" '

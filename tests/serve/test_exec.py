@@ -16,7 +16,6 @@ and the killing of a hung agent's process group run ``python -m harness`` itself
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from harness.runner import Case
 from harness.scenario import load_scenario
 from harness.serve._exec import run_exec_case
 from harness.trace import Trace
+from tests.conftest import require_node_packages
 
 # System tier (pytest --system): real processes and servers on loopback.
 pytestmark = pytest.mark.system
@@ -64,13 +64,7 @@ def harness_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 def node_agent(name: str) -> str:
-    if shutil.which("node") is None:
-        reason = "Node.js is not installed (the agents in another language need it)"
-        if os.environ.get("HARNESS_REQUIRE_NODE") == "1":  # .ci/run installs it: never skip there
-            pytest.fail(f"HARNESS_REQUIRE_NODE=1 but {reason}")
-        pytest.skip(reason)
-    if not (NODE_AGENTS / "node_modules" / "openai").is_dir():
-        pytest.fail(f"the openai npm package is missing: run 'npm ci' in {NODE_AGENTS}")
+    require_node_packages(NODE_AGENTS, "openai")
     return f"node {NODE_AGENTS / name}"
 
 
