@@ -273,10 +273,6 @@ def test_a_frameworks_process_cache_does_not_reach_the_next_case(
         agent_packages: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # DSPy builds its LM cache on the first call and keeps it for the process; a worker
     # runs many cases, so a later case's requests were answered from an earlier one's.
-    from harness.intercept import PlainEntry
-    from harness.runner import Case, run_case
-    from harness.scenario import Scenario
-
     framework = types.ModuleType("dspy")
 
     def build(name: str) -> Any:
@@ -288,15 +284,7 @@ def test_a_frameworks_process_cache_does_not_reach_the_next_case(
     framework.__getattr__ = build  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "dspy", framework)
     package = agent_packages.write({"agent": CACHING_AGENT})
-    scenario = Scenario(name="hello", dialect="openai", seed=2, description="Say hello.",
-                        model=[{"turn": 1, "text": "Hello."}],
-                        expect={"stop_state": "complete"})
-    answers = []
-    for _ in range(2):
-        case = Case("hello", Path("hello.yaml"), 2, None, agent=f"{package}.agent:main")
-        result = run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
-        assert result.trace is not None
-        answers.append(result.trace.extra.final_answer)
+    answers = [_final_answer_of_a_hello_case(package) for _ in range(2)]
     assert answers == ["the cache held 0", "the cache held 0"]
     assert "cache" not in vars(framework)  # nor is it kept after the case
 
@@ -320,10 +308,6 @@ def test_a_frameworks_memoized_function_forgets_what_an_earlier_case_made(
     # second run of a later case, made in the same worker, differed.
     import functools
 
-    from harness.intercept import PlainEntry
-    from harness.runner import Case, run_case
-    from harness.scenario import Scenario
-
     package_module = types.ModuleType("crewai_core")
     framework = types.ModuleType("crewai_core.version")
     folder = str(tmp_path / "home" / ".cache" / "crewai")
@@ -338,15 +322,22 @@ def test_a_frameworks_memoized_function_forgets_what_an_earlier_case_made(
     monkeypatch.setitem(sys.modules, "crewai_core", package_module)
     monkeypatch.setitem(sys.modules, "crewai_core.version", framework)
     package = agent_packages.write({"agent": MEMOIZING_AGENT})
-    scenario = Scenario(name="hello", dialect="openai", seed=2, description="Say hello.",
-                        model=[{"turn": 1, "text": "Hello."}],
-                        expect={"stop_state": "complete"})
-    answers = []
-    for _ in range(2):
-        case = Case("hello", Path("hello.yaml"), 2, None, agent=f"{package}.agent:main")
-        result = run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
-        assert result.trace is not None
-        answers.append(result.trace.extra.final_answer)
+    answers = [_final_answer_of_a_hello_case(package) for _ in range(2)]
     # Each case's disk is its own: the folder is made on it in every case, not the first.
     assert answers == ["folder made: True", "folder made: True"]
     assert framework._get_cache_file is _get_cache_file  # type: ignore[attr-defined]
+
+
+def _final_answer_of_a_hello_case(package: str) -> str | None:
+    """The final answer of ``package``'s agent in one case of a one-turn scenario."""
+    from harness.intercept import PlainEntry
+    from harness.runner import Case, run_case
+    from harness.scenario import Scenario
+
+    scenario = Scenario(name="hello", dialect="openai", seed=2, description="Say hello.",
+                        model=[{"turn": 1, "text": "Hello."}],
+                        expect={"stop_state": "complete"})
+    case = Case("hello", Path("hello.yaml"), 2, None, agent=f"{package}.agent:main")
+    result = run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
+    assert result.trace is not None
+    return result.trace.extra.final_answer
