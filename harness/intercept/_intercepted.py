@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from harness.intercept._aiohttp import aiohttp_patches
+from harness.intercept._native import native_clients_guarded
 from harness.intercept._network import Patched, Route, httpx_patches, restore
 from harness.intercept._sockets import socket_patches
 from harness.intercept._urllib3 import urllib3_patches
@@ -30,6 +31,7 @@ def intercepted_network(route: Route) -> Iterator[None]:
         saved += aiohttp_patches(route)
         saved += urllib3_patches(route)
         saved += socket_patches(route)
-        yield
+        with native_clients_guarded(route):
+            yield
     finally:
         restore(saved)

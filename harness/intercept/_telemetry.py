@@ -149,6 +149,8 @@ def telemetry_line(method: str, url: str, entry: Telemetry) -> str:
 _TRANSPORTS: Final = frozenset({
     "httpx", "httpcore", "httpx2", "httpcore2", "aiohttp", "aiohappyeyeballs", "requests",
     "urllib3", "anyio", "sniffio", "h11", "h2", "yarl", "multidict", "certifi", "idna",
+    # A database driver and its pools connect for whoever asked (harness.intercept._native).
+    "psycopg", "psycopg_pool", "sqlalchemy",
 })
 _OWN: Final = frozenset({"harness", "fakes", "reports", "_pytest", "pluggy", "pytest",
                          "execnet", "xdist", "__main__"})

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import textwrap
 import threading
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -532,3 +534,77 @@ def test_harness_run_absorb_takes_a_host_name_only(capsys: pytest.CaptureFixture
     assert exited.value.code == 2
     assert ("argument --absorb: got 'https://otel.example.com/v1'; expected a host name such "
             "as otel.example.com (no scheme, port or path)") in capsys.readouterr().err
+
+
+# ---------------------------------------------------------- a database driver's connection
+
+# A stand-in for psycopg 3 with its shape: every connection, sync or async, goes through
+# ``psycopg.generators.connect``, which libpq runs in C in the real driver.
+PSYCOPG = {
+    "__init__": '''
+from psycopg import generators
+
+
+class OperationalError(Exception):
+    pass
+
+
+def connect(conninfo=""):
+    return list(generators.connect(conninfo))
+''',
+    "generators": '''
+def connect(conninfo, *, timeout=0.0):
+    yield ("libpq connects from C", conninfo)
+''',
+}
+
+POSTGRES_AGENT = '''
+{driver}
+
+
+def main(prompt: str) -> str:
+    import psycopg
+
+    try:
+        psycopg.connect("host=10.0.0.5 port=6432 dbname=orders")
+    except psycopg.OperationalError as error:
+        return f"offline: {{error}}"
+    return "connected"
+'''
+
+
+@pytest.fixture
+def psycopg_stand_in(tmp_path: Path) -> Iterator[None]:
+    folder = tmp_path / "psycopg"
+    folder.mkdir()
+    for name, source in PSYCOPG.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source))
+    real = {n: sys.modules.pop(n) for n in list(sys.modules) if n.split(".")[0] == "psycopg"}
+    yield
+    for name in [n for n in sys.modules if n.split(".")[0] == "psycopg"]:
+        del sys.modules[name]
+    sys.modules.update(real)
+
+
+@pytest.mark.parametrize("imported", ["with the agent", "inside the case"])
+def test_a_postgres_connection_is_refused_where_libpq_would_open_it_and_fails_network(
+        agent_packages: AgentPackages, psycopg_stand_in: None, imported: str) -> None:
+    # psycopg is refused where it connects, not where it is imported (DBOS imports it for
+    # Postgres and runs on SQLite): whether the agent's module imported it before the
+    # case, or the agent first imports it while the case runs.
+    driver = "import psycopg" if imported == "with the agent" else ""
+    package = agent_packages.write({"agent": POSTGRES_AGENT.format(driver=driver)})
+    entry = load_agent_factory(f"{package}.agent:main")
+    assert isinstance(entry, PlainEntry)
+    assert ("psycopg" in sys.modules) == (imported == "with the agent")
+    result = run(package, hello())
+
+    assert answer(result).startswith("offline: no network inside a harness case: connection "
+                                     "to PostgreSQL at 10.0.0.5:6432 refused")
+    network = verdict(result, "network")
+    assert network is not None
+    assert network.status == "fail"
+    assert network.evidence == (f"connect postgresql 10.0.0.5:6432 (by {package})",)
+    # Outside the case the driver is the driver again.
+    driver_module: Any = importlib.import_module("psycopg")
+    assert driver_module.connect("dbname=orders") == [("libpq connects from C", "dbname=orders")]
