@@ -6,6 +6,8 @@ watched (``harness serve``, ``--exec``). Either way the records of what the worl
 saw (requests, invocations, the ledger, jobs, cancels, the goal) are the world's
 own, taken here and nowhere else; the caller says only how the agent's runs ended.
 A joined trace (exploration) is this trace's records renumbered, never a new one.
+So are the parts of the trace's ``extra`` that the world recorded or the scenario
+declares (:func:`world_extra`): the caller's ``extra`` holds only what its agent said.
 
 What the agent's runs said in words (a traceback, an error, a stop reason, the final
 answer, a refused database's path) is written with its real paths made portable
@@ -70,6 +72,7 @@ def write_trace(world: World, case: Case, ending: Ending, roots: PathRoots | Non
     process's, :func:`~harness.trace.path_roots`).
     """
     scenario = world.scenario
+    ending = replace(ending, extra=world_extra(world, ending.extra))
     trace = Trace(
         case=case.case_id,
         scenario=scenario.name,
@@ -119,6 +122,30 @@ def portable_ending(ending: Ending, roots: PathRoots | None = None) -> Ending:
             databases_refused=None if extra.databases_refused is None else tuple(
                 portable_paths(path, roots) for path in extra.databases_refused)),
     )
+
+
+def world_extra(world: World, extra: TraceExtra) -> TraceExtra:
+    """``extra`` with what ``world`` recorded and its scenario declares, whoever drove the
+    agent: an agent in the harness's worker or agent processes behind the server.
+
+    Each is ``None`` where the case had nothing to say (only such cases' traces hold the
+    field, and every other keeps its digest).
+    """
+    scenario = world.scenario
+    hook = scenario.hook
+    return replace(
+        extra,
+        world_events=tuple(world.events) or None,
+        # What I8 reads as an answer's own ending, however the agent is run.
+        stop_sequences=tuple(world.stop_sequences) or None,
+        child_environments=world.child_environments(),
+        loop_phrases=world.loop_phrases(),
+        sampled_requests=world.sampled_requests(),
+        output_ceiling=scenario.provider.max_output_tokens,
+        asked_outputs=world.asked_outputs(),
+        hook_tool=hook.run if hook is not None else None,
+        hook_max_depth=hook.max_depth if hook is not None else None,
+        training_data=True if scenario.training_data else None)
 
 
 def world_effects(world: World) -> tuple[EffectRecord, ...]:
