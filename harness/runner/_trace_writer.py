@@ -5,9 +5,10 @@ incarnations, its outcome, its recoveries), or agent processes a served world
 watched (``harness serve``, ``--exec``). Either way the records of what the world
 saw (requests, invocations, the ledger, jobs, cancels, the goal) are the world's
 own, taken here and nowhere else; the caller says only how the agent's runs ended.
+So is the part of the trace's ``extra`` that both kinds of case take from the world
+and its scenario (:func:`world_extra`): a field one kind wrote and the other forgot
+was a false verdict (a served agent's stop sequences, which I8 reads).
 A joined trace (exploration) is this trace's records renumbered, never a new one.
-So are the parts of the trace's ``extra`` that the world recorded or the scenario
-declares (:func:`world_extra`): the caller's ``extra`` holds only what its agent said.
 
 What the agent's runs said in words (a traceback, an error, a stop reason, the final
 answer, a refused database's path) is written with its real paths made portable
@@ -128,8 +129,8 @@ def world_extra(world: World, extra: TraceExtra) -> TraceExtra:
     """``extra`` with what ``world`` recorded and its scenario declares, whoever drove the
     agent: an agent in the harness's worker or agent processes behind the server.
 
-    Each is ``None`` where the case had nothing to say (only such cases' traces hold the
-    field, and every other keeps its digest).
+    Each is ``None`` where the case has nothing there: the trace leaves it out, so only
+    the cases that have something there hold the field in their digest.
     """
     scenario = world.scenario
     hook = scenario.hook
