@@ -42,3 +42,24 @@ def test_only_the_trace_writer_builds_a_trace() -> None:
 def test_the_runner_and_the_server_both_call_the_writer() -> None:
     assert _modules_calling("write_trace") == {Path("harness/runner/_run.py"),
                                                Path("harness/serve/_trace.py")}
+
+
+def _keywords(path: Path, name: str) -> set[str]:
+    """The keyword arguments of every call of ``name(...)`` in the module at ``path``."""
+    return {k.arg for node in ast.walk(ast.parse((ROOT / path).read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and _called(node.func) == name
+            for k in node.keywords if k.arg is not None}
+
+
+def test_what_the_world_recorded_is_added_to_the_extra_by_the_writer_alone() -> None:
+    # The served trace once lacked the stop sequences the in-process one had (I8 then
+    # failed an --exec agent that put one back): a field of ``extra`` the world recorded
+    # is set in world_extra, never beside it by one of the writer's callers.
+    tree = ast.parse((ROOT / WRITER).read_text(encoding="utf-8"))
+    [world_extra] = [node for node in ast.walk(tree)
+                     if isinstance(node, ast.FunctionDef) and node.name == "world_extra"]
+    written = {k.arg for node in ast.walk(world_extra) if isinstance(node, ast.Call)
+               for k in node.keywords if k.arg is not None}
+    assert {"world_events", "stop_sequences", "child_environments"} <= written
+    for caller in _modules_calling("TraceExtra"):
+        assert not _keywords(caller, "TraceExtra") & written, caller

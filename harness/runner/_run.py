@@ -396,7 +396,8 @@ class _CaseRun:
         return outcome_record(outcome)
 
     def _extra(self, final: _Incarnation) -> TraceExtra:
-        """What the checkers and the failure report need beyond the records."""
+        """What the checkers and the failure report need beyond the records, besides what
+        the world recorded itself (the trace writer adds it: harness.runner._trace_writer)."""
         world, scenario, outcome = self.world, self.scenario, final.outcome
         refused = world.databases().refused if self.plain else []
         goals = sum(1 for c in scenario.cancels if c.target == "goal")
@@ -407,11 +408,9 @@ class _CaseRun:
             world.foreign_in_tools else None,
             databases_refused=_said(dict.fromkeys(refused)),
             misdialed_requests=_said(world.misdialed),
-            stop_sequences=_said(world.stop_sequences),
             telemetry_requests=_said(world.telemetry),
             final_answer=outcome.final_text if outcome is not None else None,
             agent_traceback=(outcome.agent_traceback or None) if outcome is not None else None,
-            world_events=_said(world.events),
             jobs_declared=_said(sorted(scenario.jobs)),
             cancels_declared=len(scenario.cancels) if scenario.cancels else None,
             cancel_hook=bool(world.jobs.hook_offered) if scenario.cancels else None,
@@ -421,19 +420,11 @@ class _CaseRun:
             held_after_return=tuple(self.held) or None,
             goal_in_requests=world.goal_in_requests(),
             lease_seconds=scenario.goal.lease_seconds if scenario.goal is not None else None,
-            child_environments=world.child_environments(),
             max_tool_calls=scenario.budget.max_tool_calls,
             max_jobs=scenario.budget.max_jobs,
             max_job_seconds=scenario.budget.max_job_seconds,
             max_job_output_lines=scenario.budget.max_job_output_lines,
-            hook_tool=scenario.hook.run if scenario.hook is not None else None,
-            hook_max_depth=scenario.hook.max_depth if scenario.hook is not None else None,
-            refused_turns=tuple(world.refused_turns) or None,
-            loop_phrases=world.loop_phrases(),
-            sampled_requests=world.sampled_requests(),
-            output_ceiling=world.scenario.provider.max_output_tokens,
-            asked_outputs=world.asked_outputs(),
-            training_data=True if scenario.training_data else None)
+            refused_turns=tuple(world.refused_turns) or None)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

@@ -5,6 +5,9 @@ incarnations, its outcome, its recoveries), or agent processes a served world
 watched (``harness serve``, ``--exec``). Either way the records of what the world
 saw (requests, invocations, the ledger, jobs, cancels, the goal) are the world's
 own, taken here and nowhere else; the caller says only how the agent's runs ended.
+So is the part of the trace's ``extra`` that both kinds of case take from the world
+and its scenario (:func:`world_extra`): a field one kind wrote and the other forgot
+was a false verdict (a served agent's stop sequences, which I8 reads).
 A joined trace (exploration) is this trace's records renumbered, never a new one.
 
 What the agent's runs said in words (a traceback, an error, a stop reason, the final
@@ -70,6 +73,7 @@ def write_trace(world: World, case: Case, ending: Ending, roots: PathRoots | Non
     process's, :func:`~harness.trace.path_roots`).
     """
     scenario = world.scenario
+    ending = replace(ending, extra=world_extra(world, ending.extra))
     trace = Trace(
         case=case.case_id,
         scenario=scenario.name,
@@ -119,6 +123,30 @@ def portable_ending(ending: Ending, roots: PathRoots | None = None) -> Ending:
             databases_refused=None if extra.databases_refused is None else tuple(
                 portable_paths(path, roots) for path in extra.databases_refused)),
     )
+
+
+def world_extra(world: World, extra: TraceExtra) -> TraceExtra:
+    """``extra`` with what ``world`` recorded and its scenario declares, whoever drove the
+    agent: an agent in the harness's worker or agent processes behind the server.
+
+    Each is ``None`` where the case has nothing there: the trace leaves it out, so only
+    the cases that have something there hold the field in their digest.
+    """
+    scenario = world.scenario
+    hook = scenario.hook
+    return replace(
+        extra,
+        world_events=tuple(world.events) or None,
+        # What I8 reads as an answer's own ending, however the agent is run.
+        stop_sequences=tuple(world.stop_sequences) or None,
+        child_environments=world.child_environments(),
+        loop_phrases=world.loop_phrases(),
+        sampled_requests=world.sampled_requests(),
+        output_ceiling=scenario.provider.max_output_tokens,
+        asked_outputs=world.asked_outputs(),
+        hook_tool=hook.run if hook is not None else None,
+        hook_max_depth=hook.max_depth if hook is not None else None,
+        training_data=True if scenario.training_data else None)
 
 
 def world_effects(world: World) -> tuple[EffectRecord, ...]:

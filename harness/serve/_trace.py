@@ -93,19 +93,10 @@ def _outcome(world: ServedWorld, final: ProcessRun) -> OutcomeRecord:
 def _extra(world: ServedWorld, final: ProcessRun | None) -> TraceExtra:
     # "plain": the agent reports nothing of its own, as an unchanged main does. Real time
     # is read in scenario seconds: the timing checks allow a real process's jitter
-    # (harness.checks._tolerance).
-    hook = world.scenario.hook
+    # (harness.checks._tolerance). What the world recorded (its events, the stop sequences
+    # the requests asked for ...) the trace writer adds, as for an agent in the worker.
     return TraceExtra(agent="plain", process=True, time_scale=world.time_scale,
-                      world_events=tuple(world.events) or None,
-                      final_answer=final.final_text or None if final is not None else None,
-                      child_environments=world.child_environments(),
-                      loop_phrases=world.loop_phrases(),
-                      sampled_requests=world.sampled_requests(),
-                      output_ceiling=world.scenario.provider.max_output_tokens,
-                      asked_outputs=world.asked_outputs(),
-                      hook_tool=hook.run if hook is not None else None,
-                      hook_max_depth=hook.max_depth if hook is not None else None,
-                      training_data=True if world.scenario.training_data else None)
+                      final_answer=final.final_text or None if final is not None else None)
 
 
 def folder_files(root: str) -> Mapping[str, bytes]:

@@ -26,6 +26,7 @@ from starlette.testclient import TestClient
 
 from harness.scenario import load_scenario
 from harness.serve import ServedWorld, Worlds, build_app, serving
+from harness.serve._trace import served_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "scenarios" / "exec-mail-once.yaml"
@@ -193,6 +194,22 @@ def test_a_non_zero_exit_is_a_clean_fail(served: TestClient) -> None:
     verdicts = control(served, "GET", "verdicts", test="t").json()
     assert (verdicts["passed"], verdicts["test"]) == (False, "t")
     assert control(served, "GET", "verdicts").json()["verdicts"] != verdicts["verdicts"]
+
+
+def test_the_served_trace_holds_the_stop_sequences_the_agent_asked_for() -> None:
+    # I8 reads an answer's text with a stop sequence put back as that answer's own; an
+    # agent behind the server is judged by the ones its requests asked for, as one in the
+    # harness's worker is (tests/serve/test_exec_stop_sequences.py: the whole story).
+    worlds = Worlds([load_scenario(SCENARIO)],
+                    lambda s: ServedWorld(s, seed=s.seed, time_scale=0.01))
+    client = TestClient(build_app(worlds, TOKEN), base_url=URL, raise_server_exceptions=False)
+    for stop in (["Observation:", "<end_code>"], "Observation:"):
+        answer = client.post("/v1/chat/completions", json={
+            "model": "gpt-4.1", "messages": GO, "stream": False, "stop": stop})
+        assert answer.status_code == 200, answer.text
+    scope = worlds.scope(None)
+    trace = served_trace(scope.world, scope.case(), scope.runs)
+    assert trace.extra.stop_sequences == ("Observation:", "<end_code>")
 
 
 @pytest.fixture
