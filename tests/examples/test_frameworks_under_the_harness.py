@@ -176,21 +176,31 @@ def test_every_verdict_of_a_framework_in_its_own_environment(
 
 # Agents on Node.js frameworks (examples/node_frameworks, `npm ci` there), each run as a
 # process by `harness run --exec`, the tools reached over the harness's tool endpoint:
-# module: (the script, the verdict of each case).
+# module: (the script, the npm package it needs, the verdict of each case).
 NODE = {
     # The Vercel AI SDK: fetch's 300 s body timeout waits the stall out; generateText's two
     # retries honour Retry-After; a call whose arguments do not parse is answered "Invalid
     # input for tool send_mail: JSON parsing failed: …" and not run, and the regenerated
     # call sends once; messages.json is written when the run ends, so the restart sends
     # again.
-    "ai_sdk_agent": ("ai_sdk_agent.mjs", verdicts(SENT_TWICE, REGENERATED)),
+    "ai_sdk_agent": ("ai_sdk_agent.mjs", "ai", verdicts(SENT_TWICE, REGENERATED)),
+    # LangGraph.js: ChatOpenAI sets no timeout, and the openai client's 10 minutes (to the
+    # headers) and undici's 300 s body timeout wait the stall out; @langchain/core's
+    # AsyncCaller retries the 429 after the Retry-After asked (up to 60 s); a cut call is
+    # in invalid_tool_calls, so the graph's edge ends the run on it. SqliteSaver commits
+    # the model's call before the tool runs (better-sqlite3 writes at once, in the
+    # microtasks before the tool's fetch): the restart's prompt follows a call with no
+    # result, the provider answers 400 and the process exits 1 on every restart, the mail
+    # sent once.
+    "langgraph_js_agent": ("langgraph_agent.mjs", "@langchain/langgraph", verdicts(
+        ("fail", ("outcome", "process")), STOPPED_ON_THE_CUT)),
 }
 
 
 @pytest.mark.parametrize("module", sorted(NODE))
 def test_every_verdict_of_a_node_framework_run_as_a_process(module: str, tmp_path: Path) -> None:
-    require_node_packages(NODE_FRAMEWORKS, "ai")
-    script, expected = NODE[module]
+    script, package, expected = NODE[module]
+    require_node_packages(NODE_FRAMEWORKS, package)
     # The tool gateway the agent reads is the harness's tool endpoint; the prompt its argument.
     command = (f'TOOLS_URL="$HARNESS_TOOLS_URL" node "{NODE_FRAMEWORKS / script}" '
                '"$HARNESS_PROMPT"')
