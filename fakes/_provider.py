@@ -817,7 +817,9 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
     square of the turns (1,000 turns: most of a gigabyte). A message equal to the
     one at the same place in the previous request is the same object instead, so
     each message is held once and memory grows linearly. Nothing changes for a
-    reader: the values are equal, and recorded bodies are read, never changed.
+    reader: the values are equal, their keys in the same order (the prompt cache
+    reads the bytes: a tool input whose keys came back in another order is another
+    prefix), and recorded bodies are read, never changed.
     ``key`` names the field that holds the conversation (``input`` for the
     Responses API, ``contents`` for Gemini).
 
@@ -826,14 +828,28 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
     >>> kept = share_repeated_messages(second, share_repeated_messages(first, []))
     >>> second["messages"][0] is first["messages"][0], kept is second["messages"]
     (True, True)
+    >>> third = {"messages": [{"content": "hi", "role": "user"}]}
+    >>> _ = share_repeated_messages(third, kept)
+    >>> third["messages"][0] is first["messages"][0]
+    False
     """
     messages = body.get(key)
     if not isinstance(messages, list):
         return previous
     for index, (message, earlier) in enumerate(zip(messages, previous, strict=False)):
-        if message is not earlier and message == earlier:
+        if message is not earlier and message == earlier and _same_key_order(message, earlier):
             messages[index] = earlier
     return messages
+
+
+def _same_key_order(value: object, other: object) -> bool:
+    """Whether two equal JSON values also list their keys in the same order, at every depth."""
+    if isinstance(value, dict) and isinstance(other, dict):
+        return list(value) == list(other) and all(
+            _same_key_order(inner, other[name]) for name, inner in value.items())
+    if isinstance(value, list) and isinstance(other, list):
+        return all(_same_key_order(a, b) for a, b in zip(value, other, strict=True))
+    return True
 
 
 def _echo_model(response: ScriptedResponse, request: ProviderRequest) -> ScriptedResponse:
