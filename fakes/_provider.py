@@ -451,12 +451,15 @@ class FakeProvider:
     def _share(self, body: Mapping[str, object] | None, chat: Mapping[str, object] | None
                ) -> None:
         """Point the messages the last request also held at its objects (memory: once each)."""
+        # The prompt cache reads the bytes, key order included; nothing else does.
+        ordered = self.cache is not None
         if body is not None:
             self._last_turns = share_repeated_messages(body, self._last_turns,
-                                                       self._wire.spec.conversation)
+                                                       self._wire.spec.conversation,
+                                                       ordered=ordered)
         if chat is not None:
             # Built afresh per request for Responses and Gemini: shared the same way.
-            self._last_chat = share_repeated_messages(chat, self._last_chat)
+            self._last_chat = share_repeated_messages(chat, self._last_chat, ordered=ordered)
 
     def _bad_request_plan(self, body: bytes, request_id: str) -> ResponsePlan:
         """A 400 with ``body`` as it stands: the API refused the request's contents."""
@@ -809,7 +812,7 @@ def _encode_fresh(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timelin
 
 
 def share_repeated_messages(body: Mapping[str, object], previous: list[object],
-                            key: str = "messages") -> list[object]:
+                            key: str = "messages", *, ordered: bool = False) -> list[object]:
     """Point each message of ``body`` equal to the previous request's at that one; return them.
 
     Every request carries the whole conversation again, so keeping each request's
@@ -817,11 +820,12 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
     square of the turns (1,000 turns: most of a gigabyte). A message equal to the
     one at the same place in the previous request is the same object instead, so
     each message is held once and memory grows linearly. Nothing changes for a
-    reader: the values are equal, their keys in the same order (the prompt cache
-    reads the bytes: a tool input whose keys came back in another order is another
-    prefix), and recorded bodies are read, never changed.
+    reader: the values are equal, and recorded bodies are read, never changed.
     ``key`` names the field that holds the conversation (``input`` for the
-    Responses API, ``contents`` for Gemini).
+    Responses API, ``contents`` for Gemini). ``ordered`` asks for the keys in the
+    same order too, at every depth, for a reader of the bytes: the prompt cache,
+    to which a tool input whose keys came back in another order is another prefix.
+    It walks each repeated message, as the cache's own view of the request does.
 
     >>> first = {"messages": [{"role": "user", "content": "hi"}]}
     >>> second = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"}]}
@@ -829,7 +833,7 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
     >>> second["messages"][0] is first["messages"][0], kept is second["messages"]
     (True, True)
     >>> third = {"messages": [{"content": "hi", "role": "user"}]}
-    >>> _ = share_repeated_messages(third, kept)
+    >>> _ = share_repeated_messages(third, kept, ordered=True)
     >>> third["messages"][0] is first["messages"][0]
     False
     """
@@ -837,7 +841,8 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
     if not isinstance(messages, list):
         return previous
     for index, (message, earlier) in enumerate(zip(messages, previous, strict=False)):
-        if message is not earlier and message == earlier and _same_key_order(message, earlier):
+        if message is not earlier and message == earlier and (
+                not ordered or _same_key_order(message, earlier)):
             messages[index] = earlier
     return messages
 
