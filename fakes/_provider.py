@@ -68,7 +68,7 @@ from fakes._latency import Latency
 from fakes._pairing import PairingCheck, is_assistant
 from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
 from fakes._script import DEFAULT_MODEL, ScriptedResponse, Text
-from fakes._segments import prompt_view
+from fakes._segments import prompt_view, unmarked
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
 from fakes._wire import Emit, Frame, Pause, RenderContext, Reset
@@ -306,8 +306,13 @@ class FakeProvider:
             self.requests[-1] = replace(self.requests[-1], unfit=tuple(unfit))
         return plan
 
-    def _prompt_turn(self, messages: list[object]) -> int:
-        """The turn of a request with no assistant message (see the module docstring)."""
+    def _prompt_turn(self, sent: list[object]) -> int:
+        """The turn of a request with no assistant message (see the module docstring).
+
+        Read without Anthropic's ``cache_control`` marks: a mark moved or dropped (a
+        restarted agent that marks otherwise) asks nothing new.
+        """
+        messages = unmarked(sent)
         key = json.dumps(messages, sort_keys=True, default=str)
         turn = self._prompt_turns.get(key)
         if turn is None:
