@@ -68,7 +68,7 @@ from fakes._latency import Latency
 from fakes._pairing import PairingCheck, is_assistant
 from fakes._quota import Quota, QuotaWindow, quota_error, rate_limit_headers
 from fakes._script import DEFAULT_MODEL, ScriptedResponse, Text
-from fakes._segments import prompt_view
+from fakes._segments import prompt_view, unmarked
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
 from fakes._wire import Emit, Frame, Pause, RenderContext, Reset
@@ -306,8 +306,13 @@ class FakeProvider:
             self.requests[-1] = replace(self.requests[-1], unfit=tuple(unfit))
         return plan
 
-    def _prompt_turn(self, messages: list[object]) -> int:
-        """The turn of a request with no assistant message (see the module docstring)."""
+    def _prompt_turn(self, sent: list[object]) -> int:
+        """The turn of a request with no assistant message (see the module docstring).
+
+        Read without Anthropic's ``cache_control`` marks: a mark moved or dropped (a
+        restarted agent that marks otherwise) asks nothing new.
+        """
+        messages = unmarked(sent)
         key = json.dumps(messages, sort_keys=True, default=str)
         turn = self._prompt_turns.get(key)
         if turn is None:
@@ -451,12 +456,15 @@ class FakeProvider:
     def _share(self, body: Mapping[str, object] | None, chat: Mapping[str, object] | None
                ) -> None:
         """Point the messages the last request also held at its objects (memory: once each)."""
+        # The prompt cache reads the bytes, key order included; nothing else does.
+        ordered = self.cache is not None
         if body is not None:
             self._last_turns = share_repeated_messages(body, self._last_turns,
-                                                       self._wire.spec.conversation)
+                                                       self._wire.spec.conversation,
+                                                       ordered=ordered)
         if chat is not None:
             # Built afresh per request for Responses and Gemini: shared the same way.
-            self._last_chat = share_repeated_messages(chat, self._last_chat)
+            self._last_chat = share_repeated_messages(chat, self._last_chat, ordered=ordered)
 
     def _bad_request_plan(self, body: bytes, request_id: str) -> ResponsePlan:
         """A 400 with ``body`` as it stands: the API refused the request's contents."""
@@ -809,7 +817,7 @@ def _encode_fresh(frames: tuple[Frame, ...], line_ending: LineEnding) -> Timelin
 
 
 def share_repeated_messages(body: Mapping[str, object], previous: list[object],
-                            key: str = "messages") -> list[object]:
+                            key: str = "messages", *, ordered: bool = False) -> list[object]:
     """Point each message of ``body`` equal to the previous request's at that one; return them.
 
     Every request carries the whole conversation again, so keeping each request's
@@ -819,21 +827,39 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
     each message is held once and memory grows linearly. Nothing changes for a
     reader: the values are equal, and recorded bodies are read, never changed.
     ``key`` names the field that holds the conversation (``input`` for the
-    Responses API, ``contents`` for Gemini).
+    Responses API, ``contents`` for Gemini). ``ordered`` asks for the keys in the
+    same order too, at every depth, for a reader of the bytes: the prompt cache,
+    to which a tool input whose keys came back in another order is another prefix.
+    It walks each repeated message, as the cache's own view of the request does.
 
     >>> first = {"messages": [{"role": "user", "content": "hi"}]}
     >>> second = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"}]}
     >>> kept = share_repeated_messages(second, share_repeated_messages(first, []))
     >>> second["messages"][0] is first["messages"][0], kept is second["messages"]
     (True, True)
+    >>> third = {"messages": [{"content": "hi", "role": "user"}]}
+    >>> _ = share_repeated_messages(third, kept, ordered=True)
+    >>> third["messages"][0] is first["messages"][0]
+    False
     """
     messages = body.get(key)
     if not isinstance(messages, list):
         return previous
     for index, (message, earlier) in enumerate(zip(messages, previous, strict=False)):
-        if message is not earlier and message == earlier:
+        if message is not earlier and message == earlier and (
+                not ordered or _same_key_order(message, earlier)):
             messages[index] = earlier
     return messages
+
+
+def _same_key_order(value: object, other: object) -> bool:
+    """Whether two equal JSON values also list their keys in the same order, at every depth."""
+    if isinstance(value, dict) and isinstance(other, dict):
+        return list(value) == list(other) and all(
+            _same_key_order(inner, other[name]) for name, inner in value.items())
+    if isinstance(value, list) and isinstance(other, list):
+        return all(_same_key_order(a, b) for a, b in zip(value, other, strict=True))
+    return True
 
 
 def _echo_model(response: ScriptedResponse, request: ProviderRequest) -> ScriptedResponse:

@@ -278,6 +278,16 @@ def _text_of(content: object) -> str:
     return ""
 
 
+def unmarked(messages: list[object]) -> list[object]:
+    """``messages`` without Anthropic's ``cache_control`` marks (a copy): what they ask.
+
+    >>> unmarked([{"role": "user", "content": [{"type": "text", "text": "hi",
+    ...                                          "cache_control": {"type": "ephemeral"}}]}])
+    [{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}]
+    """
+    return [_without_cache_control(message) for message in messages]
+
+
 def _without_cache_control(value: object) -> object:
     if isinstance(value, dict):
         return {k: _without_cache_control(v) for k, v in value.items() if k != "cache_control"}

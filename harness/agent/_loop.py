@@ -260,8 +260,9 @@ class ReferenceAgent:
     droppable metrics stream (in memory by default, as :attr:`metrics`).
     ``system`` is the system prompt, fixed or computed per request;
     ``cache_breakpoints`` marks Anthropic prompt-cache boundaries (tools, system,
-    newest message). ``compaction``, ``breaker`` and ``budget_policy`` set the
-    long-run behaviour (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`).
+    newest message), as a task with ``Task.cache_breakpoints`` asks too.
+    ``compaction``, ``breaker`` and ``budget_policy`` set the long-run behaviour
+    (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`).
     ``queue_writes_by_path`` queues the calls of one parallel batch that name the same
     ``path`` (:meth:`ToolRunner.run_batch`).
     """
@@ -783,8 +784,9 @@ class ReferenceAgent:
     def _body(self, state: _RunState) -> dict[str, Any]:
         """The request, built from the trusted log as compaction left it for the model."""
         entries = compacted_entries(self.log, self.compactions)
+        marks = self.cache_breakpoints or state.task.cache_breakpoints
         return build_request(self.ports.dialect, state.task, entries,
-                             system=self._system_prompt(), cache_breakpoints=self.cache_breakpoints)
+                             system=self._system_prompt(), cache_breakpoints=marks)
 
     async def _complete(self, state: _RunState) -> CompletionResult:
         """One request to the model; the task's output ceiling lets a cut answer ask for more."""

@@ -181,22 +181,32 @@ def _sampling_left_as_it_was(request: httpx.Request, _: AgentPorts) -> httpx.Req
 
 def _arguments_rerendered(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
     # As a history rebuilt after a restart from parsed tool calls, its arguments dumped
-    # again with the JSON library's default spacing instead of the bytes the model sent.
+    # again with the JSON library's default spacing instead of the bytes the model sent;
+    # Anthropic's tool_use input is an object, rebuilt with its keys sorted (as a log
+    # that stores arguments as canonical JSON gives them back), not in the model's order.
     def rerender(body: dict[str, Any]) -> None:
         for message in body.get("messages", []):
             for call in message.get("tool_calls") or []:
                 function = call.get("function", {})
                 function["arguments"] = json.dumps(json.loads(function.get("arguments") or "{}"))
+            for block in _blocks(message, "tool_use"):
+                block["input"] = dict(sorted(block.get("input", {}).items()))
 
     return _rebodied(request, rerender) if ports.incarnation > 1 else request
 
 
 def _cache_key_per_process(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
-    # As a cache key made of a session id drawn at each start, not kept with the history.
+    # As a cache key made of a session id drawn at each start, not kept with the history:
+    # OpenAI's prompt_cache_key, Anthropic's metadata.user_id.
     def key(body: dict[str, Any]) -> None:
         body["prompt_cache_key"] = f"process-{ports.incarnation}"
 
-    return _rebodied(request, key) if "/chat/completions" in request.url.path else request
+    def user(body: dict[str, Any]) -> None:
+        body["metadata"] = {"user_id": f"process-{ports.incarnation}"}
+
+    if "/chat/completions" in request.url.path:
+        return _rebodied(request, key)
+    return _rebodied(request, user) if request.url.path.endswith("/messages") else request
 
 
 def _system_prompt_stamped_per_process(ports: AgentPorts) -> Agent:
@@ -219,8 +229,32 @@ def _text_dropped_after_restart(request: httpx.Request, ports: AgentPorts) -> ht
         for message in body.get("messages", []):
             if message.get("role") == "assistant" and message.get("tool_calls"):
                 message["content"] = None
+            if message.get("role") == "assistant" and _blocks(message, "tool_use"):
+                message["content"] = [b for b in message["content"] if b.get("type") != "text"]
 
     return _rebodied(request, drop) if ports.incarnation > 1 else request
+
+
+def _marks_dropped_after_restart(request: httpx.Request, ports: AgentPorts) -> httpx.Request:
+    # As an agent that turns its Anthropic cache marks on while it opens a new session,
+    # not when it resumes one: a restarted process sends no cache_control at all.
+    def unmark(value: Any) -> None:
+        if isinstance(value, dict):
+            value.pop("cache_control", None)
+            for inner in value.values():
+                unmark(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                unmark(inner)
+
+    return _rebodied(request, unmark) if ports.incarnation > 1 else request
+
+
+def _blocks(message: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
+    """The content blocks of ``kind`` in an Anthropic message (none for a string content)."""
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind] \
+        if isinstance(content, list) else []
 
 
 # The goal block the reference agent puts at the end of its system prompt (seed 002 §19.3).
@@ -641,6 +675,7 @@ _RPM = "scenarios/quotas/requests-per-minute-openai.yaml"
 _RESTORED = "scenarios/crash/restored-prefix-hits-openai.yaml"
 _RESTORED_RESPONSES = "scenarios/crash/restored-prefix-hits-openai-responses.yaml"
 _RESTORED_GEMINI = "scenarios/crash/restored-prefix-hits-gemini.yaml"
+_RESTORED_ANTHROPIC = "scenarios/crash/restored-prefix-hits-anthropic.yaml"
 _GOAL_COMPACTED = "scenarios/goals/goal-survives-compactions.yaml"
 _LEASE_LAPSES = "scenarios/goals/lease-lapses-during-a-long-call.yaml"
 _CHILDREN = "scenarios/tools/children-get-a-clean-environment.yaml"
@@ -882,17 +917,21 @@ MUTANTS: tuple[Mutant, ...] = (
            "它才保留命中机会)", "builds its tool list in the process's own order, so a "
            "restarted agent's first request changes the prefix it had cached",
            with_requests(reference(), _tools_in_process_order),
-           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
+            Kill(_RESTORED_ANTHROPIC, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
     Mutant("CACHE-history-rerendered-after-restart", "seed 002 §19.7 (只有模型、配置和重建出的前缀"
            "都一致时,它才保留命中机会)", "rebuilds its history after a restart from parsed tool "
            "calls, their arguments dumped anew, so the restored prefix is not the one it sent",
            with_requests(reference(), _arguments_rerendered),
-           # A crash once a request carried a call with arguments: that message is cached.
-           (Kill(_RESTORED, "cache:restart", "journal:fsync#7:after:unsynced_lost"),)),
+           # A crash once a request carried a call with arguments: that message is cached;
+           # for Anthropic, the mail call whose two keys a sorted rebuild swaps.
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#7:after:unsynced_lost"),
+            Kill(_RESTORED_ANTHROPIC, "cache:restart", "session:fsync#23:before:unsynced_lost"))),
     Mutant("CACHE-key-per-process", "seed 002 §19.7 (恢复会话后第一次请求 … 重建出的前缀都一致)",
            "keys its prompt cache by a session id drawn at each start, so a restarted agent "
            "finds nothing cached", with_requests(reference(), _cache_key_per_process),
-           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
+            Kill(_RESTORED_ANTHROPIC, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
     Mutant("CACHE-system-prompt-stamped-per-process", "seed 002 §19.7 (缓存输入占比 … 系统说明"
            "、项目指令、工具清单或历史是否改变; 只有模型、配置和重建出的前缀都一致时,它才保留命中"
            "机会)", "renders its system prompt at each start with the time it started, so a "
@@ -900,12 +939,20 @@ MUTANTS: tuple[Mutant, ...] = (
            _system_prompt_stamped_per_process,
            (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
             Kill(_RESTORED_RESPONSES, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
-            Kill(_RESTORED_GEMINI, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
+            Kill(_RESTORED_GEMINI, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
+            Kill(_RESTORED_ANTHROPIC, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
     Mutant("CACHE-text-dropped-after-restart", "seed 002 §19.7 (只有模型、配置和重建出的前缀都一致"
            "时,它才保留命中机会)", "rebuilds its history after a restart from the tool calls "
            "alone, the text the model wrote beside them dropped, so the restored prefix is not "
            "the one it sent", with_requests(reference(), _text_dropped_after_restart),
-           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
+           (Kill(_RESTORED, "cache:restart", "journal:fsync#5:after:unsynced_lost"),
+            Kill(_RESTORED_ANTHROPIC, "cache:restart", "journal:fsync#5:after:unsynced_lost"))),
+    Mutant("CACHE-marks-dropped-after-restart", "seed 002 §19.7 (只有模型、配置和重建出的前缀都一致"
+           "时,它才保留命中机会)", "marks its Anthropic cache breakpoints when it opens a "
+           "session, not when it resumes one, so a restarted agent's requests carry no "
+           "cache_control and reach nothing the crashed process cached",
+           with_requests(reference(), _marks_dropped_after_restart),
+           (Kill(_RESTORED_ANTHROPIC, "cache:restart", "journal:fsync#5:after:unsynced_lost"),)),
     Mutant("I5-goal-compacted-away", "seed 002 §19.3 (持久保存的 Goal ──按需读取──> 每轮动态注入;"
            "会话事件 ──有损压缩──> 模型历史摘要)", "keeps the goal in its history instead of "
            "injecting it every turn, so the first compaction summarises the goal away",

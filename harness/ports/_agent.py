@@ -141,6 +141,10 @@ class Task:
     # no placeholder reply may stand in for a result the agent does not have. A cut call or
     # a call a crash left without its result stops the run instead (truncation level 4).
     training_data: bool = False
+    # The deployment caches prompts at explicit breakpoints (Anthropic's ``cache_control``):
+    # mark the stable prefix and the newest message (seed 002 §19.7). The other APIs cache
+    # without marks.
+    cache_breakpoints: bool = False
 
 
 @dataclass(frozen=True)

@@ -315,6 +315,11 @@ class Scenario(ScenarioModel):
     reply may stand in for a tool result it does not have (a cut call, a call a crash left
     unsettled), so such a call stops the run instead (seed 002 §19.1 ①, truncation level 4;
     check train:no-patch)."""
+    cache_breakpoints: bool = False
+    """The deployment caches prompts at explicit breakpoints, and the agent is told so: it
+    marks Anthropic's ``cache_control`` on its stable prefix and newest message, so the
+    world's prompt cache (``provider.prompt_cache``) has something to keep across a crash
+    (seed 002 §19.7; check cache:restart). Anthropic only, with a prompt cache."""
     expect: Expectation
     """The verdict a correct agent reaches."""
     absorb: list[Annotated[str, Field(pattern=HOST_PATTERN, max_length=253)]] = []  # noqa: RUF012
@@ -375,7 +380,25 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *unpriced_cost_budget(scenario.budget.max_cost_usd, scenario.provider.model),
         *_quota_problems(scenario),
         *_hook_problems(scenario),
+        *_cache_breakpoint_problems(scenario),
     ]
+
+
+def _cache_breakpoint_problems(scenario: Scenario) -> list[Problem]:
+    """Breakpoints asked for where nothing reads them: another API, or no prompt cache."""
+    if not scenario.cache_breakpoints:
+        return []
+    if scenario.dialect != "anthropic":
+        return [Problem(("cache_breakpoints",), "only the anthropic API caches at marked "
+                        "breakpoints", True, f"true with dialect {scenario.dialect}",
+                        "dialect: anthropic", f"Remove it: the {scenario.dialect} API caches "
+                        "prompt prefixes without marks")]
+    if not scenario.provider.prompt_cache:
+        return [Problem(("cache_breakpoints",), "breakpoints mark what a prompt cache keeps",
+                        True, "true without provider.prompt_cache",
+                        "provider: {prompt_cache: true}",
+                        "Add prompt_cache: true under provider:, or remove cache_breakpoints")]
+    return []
 
 
 def _hook_problems(scenario: Scenario) -> list[Problem]:

@@ -240,6 +240,43 @@ def test_the_second_request_carries_the_calls_and_their_replies(dialect: Dialect
         assert second["max_tokens"] == 1024
 
 
+def _marked(body: Any) -> list[str]:
+    """Where a request body carries Anthropic's cache_control, as dotted paths."""
+    found: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            found.extend([path] if "cache_control" in value else [])
+            for key, inner in value.items():
+                walk(inner, f"{path}.{key}" if path else key)
+        elif isinstance(value, list):
+            for index, inner in enumerate(value):
+                walk(inner, f"{path}[{index}]")
+
+    walk(body, "")
+    return found
+
+
+@pytest.mark.parametrize("told", [False, True])
+def test_a_task_that_says_the_deployment_caches_at_breakpoints_gets_them_marked(
+        told: bool) -> None:
+    # Seed 002 §19.7: Anthropic caches only what a request marks; the scenario's
+    # cache_breakpoints reaches the agent as Task.cache_breakpoints. Untold, nothing is marked.
+    world = World("anthropic", TWO_TURNS)
+    world.run(Task(TASK.prompt, tools=TOOLS, cache_breakpoints=told))
+    bodies = [r.json for r in world.provider.requests]
+    expected = [["messages[0].content[0]", "tools[3]"],
+                ["messages[2].content[1]", "tools[3]"]] if told else [[], []]
+    assert [_marked(body) for body in bodies] == expected
+    assert all(body is not None and body["tools"][3]["name"] == "inspect" for body in bodies)
+
+
+@pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "anthropic"])
+def test_the_other_apis_get_no_marks_even_when_told(dialect: Dialect) -> None:
+    world = World(dialect, TWO_TURNS)
+    world.run(Task(TASK.prompt, tools=TOOLS, cache_breakpoints=True))
+    assert [_marked(r.json) for r in world.provider.requests] == [[], []]
+
 def test_concurrency_safe_reads_overlap_and_one_writer_makes_the_batch_sequential() -> None:
     slow = Behaviour("slow", seconds=5)
     reads = by_turn(calls(ToolUse("r1", "read"), ToolUse("r2", "inspect")), answer())

@@ -18,6 +18,7 @@ from harness.trace import RequestRecord, Trace
 SCENARIO = "scenarios/crash/restored-prefix-hits-openai.yaml"
 RESPONSES = "scenarios/crash/restored-prefix-hits-openai-responses.yaml"
 GEMINI = "scenarios/crash/restored-prefix-hits-gemini.yaml"
+ANTHROPIC = "scenarios/crash/restored-prefix-hits-anthropic.yaml"
 # A crash after the notes call, once the report's long prefix is cached.
 MID_RUN = "journal:fsync#5:after:unsynced_lost"
 
@@ -108,14 +109,14 @@ def _cache_verdict(scenario: str, factory: AgentFactory) -> Verdict:
     return next(v for v in result.verdicts if v.invariant == "cache:restart")
 
 
-@pytest.mark.parametrize("scenario", [RESPONSES, GEMINI])
+@pytest.mark.parametrize("scenario", [RESPONSES, GEMINI, ANTHROPIC])
 def test_the_reference_agent_rebuilds_the_cached_prefix_in_each_dialect(scenario: str) -> None:
     verdict = _cache_verdict(scenario, reference())
     assert verdict.status == "pass", verdict
     assert "1 hit" in verdict.message
 
 
-@pytest.mark.parametrize("scenario", [SCENARIO, RESPONSES, GEMINI])
+@pytest.mark.parametrize("scenario", [SCENARIO, RESPONSES, GEMINI, ANTHROPIC])
 def test_a_system_prompt_stamped_at_each_start_fails(scenario: str) -> None:
     verdict = _cache_verdict(scenario, _mutant("CACHE-system-prompt-stamped-per-process"))
     assert verdict.status == "fail"
@@ -126,5 +127,41 @@ def test_a_history_rebuilt_shorter_and_different_fails_though_too_short_to_cache
     # Its text dropped, the restored history falls under the cacheable minimum: the
     # change, not the length, is what the world's cache names, and what fails.
     verdict = _cache_verdict(SCENARIO, _mutant("CACHE-text-dropped-after-restart"))
+    assert verdict.status == "fail"
+    assert verdict.evidence[0].endswith("prefix_changed:history")
+
+
+def test_the_anthropic_restart_reads_what_the_crashed_process_wrote_at_its_breakpoint() -> None:
+    # Anthropic caches only what the request marks (the scenario's cache_breakpoints):
+    # the restarted agent's first request reaches the crashed process's last mark.
+    trace = run_kill(Kill(ANTHROPIC, "cache:restart", MID_RUN), reference()).trace
+    assert trace is not None
+    first = _first_after_restart(trace)
+    assert first.cache is not None
+    assert first.cache.miss is None
+    assert first.usage is not None
+    written_before = sum(r.cache.write_5m_tokens for r in trace.requests
+                         if r.incarnation == 1 and r.cache is not None)
+    assert 0 < first.usage.cache_read_tokens <= written_before
+    assert first.usage.cache_write_tokens == first.cache.write_5m_tokens
+
+
+@pytest.mark.parametrize(("mutant", "miss"), [
+    ("CACHE-tool-order-per-process", "prefix_changed:tools"),
+    ("CACHE-text-dropped-after-restart", "prefix_changed:history"),
+    ("CACHE-key-per-process", "cold"),
+    ("CACHE-marks-dropped-after-restart", "no_breakpoint"),
+])
+def test_an_anthropic_restart_that_changes_the_prefix_fails(mutant: str, miss: str) -> None:
+    verdict = _cache_verdict(ANTHROPIC, _mutant(mutant))
+    assert verdict.status == "fail"
+    assert verdict.evidence[0].endswith(miss)
+
+
+def test_an_anthropic_tool_input_rebuilt_with_sorted_keys_fails() -> None:
+    # The mail call's two keys come back sorted; a crash once a request carried it.
+    result = run_kill(Kill(ANTHROPIC, "cache:restart", "session:fsync#23:before:unsynced_lost"),
+                      _mutant("CACHE-history-rerendered-after-restart"))
+    verdict = next(v for v in result.verdicts if v.invariant == "cache:restart")
     assert verdict.status == "fail"
     assert verdict.evidence[0].endswith("prefix_changed:history")

@@ -228,3 +228,16 @@ def test_a_restart_that_adds_the_prompt_again_asks_turn_one_again() -> None:
         provider.plan(IncomingRequest("POST", provider.endpoint, {}, json.dumps(
             {"model": "m", "messages": messages}).encode()))
     assert [(r.turn, r.attempt) for r in provider.requests] == [(1, 1), (1, 2)]
+
+
+def test_a_restart_that_marks_the_prompt_otherwise_asks_turn_one_again() -> None:
+    # Anthropic's cache_control is no part of what a message asks: an agent that drops its
+    # marks after a restart (or moves them) repeats the first turn, it does not ask on.
+    provider = FakeProvider("anthropic", REPLY)
+    text = {"type": "text", "text": "mail ops"}
+    marked = {**text, "cache_control": {"type": "ephemeral"}}
+    for block in (marked, text, marked):
+        provider.plan(IncomingRequest("POST", provider.endpoint, {}, json.dumps(
+            {"model": "m", "max_tokens": 10,
+             "messages": [{"role": "user", "content": [block]}]}).encode()))
+    assert [(r.turn, r.attempt) for r in provider.requests] == [(1, 1), (1, 2), (1, 3)]

@@ -43,8 +43,8 @@ def test_an_unknown_key_suggests_the_close_one_and_lists_the_allowed(tmp_path: P
         write(tmp_path, VALID + "descripton: x\n"),
         "10:1: scenario: unknown key: got 'descripton'; expected one of 'name', 'description', "
         "'dialect', 'seed', 'tools', 'model', 'faults', 'jobs', 'cancels', 'crash', 'budget', "
-        "'provider', 'goal', 'verifier', 'hook', 'training_data', 'expect', 'absorb'. Did you "
-        "mean 'description'?",
+        "'provider', 'goal', 'verifier', 'hook', 'training_data', 'cache_breakpoints', 'expect', "
+        "'absorb'. Did you mean 'description'?",
     )
     assert (error.line, error.column, error.value) == (10, 1, "descripton")
     assert error.hint == "Did you mean 'description'?"
@@ -466,6 +466,27 @@ def test_a_second_crash_needs_a_first_and_a_point_the_script_reaches(tmp_path: P
         "'after_tool:ntoes#1'; expected one of 'after_tool:notes#1'. Did you mean "
         "'after_tool:notes#1'?",
     )
+
+
+def test_cache_breakpoints_is_a_yes_or_no_for_an_anthropic_prompt_cache(tmp_path: Path) -> None:
+    anthropic = VALID.replace("dialect: openai", "dialect: anthropic")
+    cached = anthropic.replace("model:", "provider: {prompt_cache: true}\nmodel:")
+    assert load_scenario(write(tmp_path, cached.replace(
+        "model:", "cache_breakpoints: true\nmodel:"), "ok.yaml")).cache_breakpoints
+    assert_error(write(tmp_path, cached.replace("model:", "cache_breakpoints: \"yes\"\nmodel:")),
+                 "6:20: cache_breakpoints: wrong type: got 'yes' (a string); expected true or "
+                 "false")
+    openai = VALID.replace("model:", "provider: {prompt_cache: true}\ncache_breakpoints: true\n"
+                           "model:")
+    assert_error(write(tmp_path, openai, "o.yaml"), "6:20: cache_breakpoints: only the anthropic "
+                 "API caches at marked breakpoints: got true with dialect openai; expected "
+                 "dialect: anthropic. Remove it: the openai API caches prompt prefixes without "
+                 "marks")
+    uncached = anthropic.replace("model:", "cache_breakpoints: true\nmodel:")
+    assert_error(write(tmp_path, uncached, "u.yaml"), "5:20: cache_breakpoints: breakpoints mark "
+                 "what a prompt cache keeps: got true without provider.prompt_cache; expected "
+                 "provider: {prompt_cache: true}. Add prompt_cache: true under provider:, or "
+                 "remove cache_breakpoints")
 
 
 def test_a_hook_runs_a_declared_tool_that_changes_nothing(tmp_path: Path) -> None:
