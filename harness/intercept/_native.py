@@ -119,9 +119,9 @@ def _refused_postgres(route: Route) -> Any:
         del args, kwargs
         where = _postgres_address(conninfo)
         route.refuse(f"connect postgresql {where}", calling_library())
-        from psycopg import OperationalError  # loaded: this replaces one of its functions
-
-        raise OperationalError(f"no network inside a harness case: connection to PostgreSQL "
+        # psycopg is loaded (this replaces one of its functions), and raised as its own.
+        refused: type[Exception] = sys.modules["psycopg"].OperationalError
+        raise refused(f"no network inside a harness case: connection to PostgreSQL "
                                f"at {where} refused ({_DATABASE_ADVICE})")
 
     return connect
