@@ -365,7 +365,7 @@ class FakeProvider:
 
     def _measured(self, recorded: ProviderRequest) -> ProviderRequest:
         """The record with the provider's standing conditions noted (an outage, an overflow)."""
-        outage = self.conditions.outage_at(self._now())
+        outage = self.conditions.outage_at(self._now(), _named_model(recorded))
         window = self.conditions.context_window
         tokens = None
         if window is not None and recorded.json is not None:
@@ -382,7 +382,7 @@ class FakeProvider:
 
     def _condition_plan(self, recorded: ProviderRequest, request_id: str) -> ResponsePlan | None:
         """An outage's answer, or the dialect's context-length error, before any fault."""
-        outage = self.conditions.outage_at(self._now())
+        outage = self.conditions.outage_at(self._now(), _named_model(recorded))
         if outage is not None:
             return self._outage_plan(outage.answer, request_id)
         window = self.conditions.context_window
@@ -834,6 +834,12 @@ def share_repeated_messages(body: Mapping[str, object], previous: list[object],
         if message is not earlier and message == earlier:
             messages[index] = earlier
     return messages
+
+
+def _named_model(request: ProviderRequest) -> str | None:
+    """The model a request names (Gemini's path, the others' body), as the chat view reads it."""
+    named = (request.chat or {}).get("model")
+    return named if isinstance(named, str) else None
 
 
 def _echo_model(response: ScriptedResponse, request: ProviderRequest) -> ScriptedResponse:

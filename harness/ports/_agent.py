@@ -141,6 +141,9 @@ class Task:
     # no placeholder reply may stand in for a result the agent does not have. A cut call or
     # a call a crash left without its result stops the run instead (truncation level 4).
     training_data: bool = False
+    # A second model to switch to when ``model`` keeps failing with retryable errors (5xx,
+    # 529, stalls, resets) past the retry budget (seed 002 §19.2: 切备用线路); None: none.
+    backup_model: str | None = None
 
 
 @dataclass(frozen=True)

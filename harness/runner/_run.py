@@ -400,6 +400,7 @@ class _CaseRun:
         world, scenario, outcome = self.world, self.scenario, final.outcome
         refused = world.databases().refused if self.plain else []
         goals = sum(1 for c in scenario.cancels if c.target == "goal")
+        backup = scenario.provider.backup_model
         return TraceExtra(
             agent="plain" if self.plain else None,
             foreign_requests=_said(world.foreign),
@@ -433,7 +434,9 @@ class _CaseRun:
             sampled_requests=world.sampled_requests(),
             output_ceiling=world.scenario.provider.max_output_tokens,
             asked_outputs=world.asked_outputs(),
-            training_data=True if scenario.training_data else None)
+            training_data=True if scenario.training_data else None,
+            primary_model=scenario.provider.model if backup is not None else None,
+            backup_model=backup)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

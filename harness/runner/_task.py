@@ -55,6 +55,7 @@ def task_for(scenario: Scenario) -> Task:
         context_window=scenario.provider.context_window,
         output_ceiling=scenario.provider.max_output_tokens,
         training_data=scenario.training_data,
+        backup_model=scenario.provider.backup_model,
     )
 
 
