@@ -177,6 +177,9 @@ def _retried_within(trace: Trace, r: RequestRecord, live: list[RequestRecord],
                     needed: float, early: float) -> list[str]:
     failed_at = r.ended_at if r.ended_at is not None else r.started_at
     after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
+    # A request to another model (a backup, seed 002 §19.2: 切备用线路) does not retry the
+    # route that failed: it need not wait for that route to recover (retry:backup judges it).
+    after = [n for n in after[:1] if n.model is None or r.model is None or n.model == r.model]
     return [f"{_at(trace, n)} retried {n.started_at - failed_at:g}s after {_at(trace, r)} "
             f"failed ({r.delivery} {r.status}); expected a backoff of at least {needed:g}s"
             for n in after[:1] if n.started_at + _EPS < failed_at + needed - early]
