@@ -116,7 +116,8 @@ def check_backoff(trace: Trace) -> Verdict:
     (``min_backoff_seconds`` is where the doubling starts, before its jitter). The official
     SDKs' own policy (0.5 s, doubling, less up to a quarter of jitter) meets it; an instant
     retry, or a short one repeated without growing, does not. Hammering a failing provider
-    is advice, not a broken rule: ``warn``.
+    is advice, not a broken rule: ``warn``. A request naming another model than the failed
+    one (a backup) retries no failed route and owes no backoff (retry:backup judges it).
     """
     floor = trace.expect.min_backoff_seconds
     live = _live(trace)
