@@ -71,7 +71,7 @@ from fakes._script import DEFAULT_MODEL, ScriptedResponse, Text
 from fakes._segments import prompt_view
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
-from fakes._wire import Emit, Frame, Pause, RenderContext, Reset
+from fakes._wire import Emit, Frame, Hang, Pause, RenderContext, Reset
 from harness._errors import ConfigError, FaultError
 from harness.ports import (
     CALENDAR_ORIGIN_UNIX,
@@ -393,11 +393,12 @@ class FakeProvider:
         return self._json_error_plan(400, body, request_id)
 
     def _outage_plan(self, answer: OutageAnswer, request_id: str) -> ResponsePlan:
-        if answer == "connection_reset":
-            headers = (("content-type", "text/event-stream; charset=utf-8"),
-                       (self._wire.spec.request_id_header, request_id))
-            return ResponsePlan(200, headers, (Reset(),))
-        return self._error_plan(HttpError(answer), request_id, ())
+        if isinstance(answer, int):
+            return self._error_plan(HttpError(answer), request_id, ())
+        # A dropped connection, or headers then silence until the client gives up.
+        headers = (("content-type", "text/event-stream; charset=utf-8"),
+                   (self._wire.spec.request_id_header, request_id))
+        return ResponsePlan(200, headers, (Reset() if answer == "connection_reset" else Hang(),))
 
     def _json_error_plan(self, status: int, body: bytes, request_id: str) -> ResponsePlan:
         headers = (("content-type", "application/json"),

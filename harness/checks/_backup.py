@@ -88,5 +88,5 @@ def check_backup(trace: Trace) -> Verdict | None:
 
 def _said(request: RequestRecord) -> str:
     if request.condition == "outage":
-        return f"outage {request.status}"
+        return f"outage {request.status}" if request.status != 200 else "outage, no answer"
     return f"{request.delivery} {request.status}"

@@ -655,6 +655,7 @@ _HOOK = "scenarios/tools/hook-never-fires-within-itself.yaml"
 _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
 _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
 _BACKUP = "scenarios/streaming/backup-model-takes-over.yaml"
+_BACKUP_STALLS = "scenarios/dialects/backup-model-after-stalls-gemini.yaml"
 _BACKUP_BAD_REQUEST = "scenarios/streaming/backup-model-not-for-a-bad-request.yaml"
 _TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
 _TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
@@ -957,7 +958,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "never reads the backup model it is given, so a primary that stays overloaded "
            "ends the run though another model would answer",
            retasking(reference(), _without_backup),
-           (Kill(_BACKUP, "retry:backup"), Kill(_BACKUP, "I4"))),
+           (Kill(_BACKUP, "retry:backup"), Kill(_BACKUP, "I4"),
+            Kill(_BACKUP_STALLS, "retry:backup"))),
     Mutant("S5-backup-on-4xx", "seed 002 §19.2 (参数或方案错误 … 把确定性失败当瞬态故障)",
            "sends a request the primary refused with 400 to the backup model, as if another "
            "model could fix a bad request", reference(backup_on_client_errors=True),

@@ -35,7 +35,8 @@ class OutageDeclaration(ScenarioModel):
     end_seconds: TimePoint
     """Virtual time the provider answers again (exclusive)."""
     answer: OutageAnswer = 503
-    """What every request meets meanwhile: 500, 502, 503, 529 or connection_reset."""
+    """What every request meets meanwhile: 500, 502, 503, 529, connection_reset, or stall
+    (the stream's headers, then silence until the client gives up)."""
     model: ModelName | None = None
     """Only requests naming this model meet the outage (one model overloaded, as a 529 is);
     absent: every request. It names ``provider.model`` or ``provider.backup_model``."""

@@ -431,7 +431,7 @@ verifier:
      "expected a time after start_seconds (30)"),
     ("provider:\n  outages: [{start_seconds: 0, end_seconds: 10, answer: 404}]\n",
      "11:57: provider.outages[0].answer: not an allowed value: got 404; expected one of 500, "
-     "502, 503, 529, 'connection_reset'"),
+     "502, 503, 529, 'connection_reset', 'stall'"),
     ("provider: {context_window: 8}\n",
      "10:28: provider.context_window: out of range: got 8; expected an integer >= 16"),
     ("budget: {max_cost_usd: 1}\n",
