@@ -71,13 +71,19 @@ class ContextWindow:
 class Outage:
     """The provider is down from ``start_seconds`` (inclusive) to ``end_seconds`` (exclusive).
 
+    ``model`` scopes it to the requests naming that model (one model overloaded, the
+    others answering: what a backup model is for); ``None``: every request.
+
     >>> Outage(0, 60, 503).covers(60.0)
+    False
+    >>> Outage(0, 60, 529, model="big").strikes(5.0, "small")
     False
     """
 
     start_seconds: float
     end_seconds: float
     answer: OutageAnswer = 503
+    model: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("start_seconds", "end_seconds"):
@@ -89,9 +95,15 @@ class Outage:
                               f"a time after start_seconds ({self.start_seconds:g})")
         if self.answer not in OUTAGE_ANSWERS or isinstance(self.answer, bool):
             raise ConfigError("Outage.answer", self.answer, one_of(OUTAGE_ANSWERS))
+        if self.model is not None and (not isinstance(self.model, str) or not self.model):
+            raise ConfigError("Outage.model", self.model, "a model name, or None for every model")
 
     def covers(self, now: float) -> bool:
         return self.start_seconds <= now < self.end_seconds
+
+    def strikes(self, now: float, model: str | None) -> bool:
+        """Whether a request naming ``model`` at ``now`` meets this outage."""
+        return self.covers(now) and (self.model is None or self.model == model)
 
 
 @dataclass(frozen=True)
@@ -104,5 +116,6 @@ class ProviderConditions:
     context_window: ContextWindow | None = None
     outages: tuple[Outage, ...] = ()
 
-    def outage_at(self, now: float) -> Outage | None:
-        return next((o for o in self.outages if o.covers(now)), None)
+    def outage_at(self, now: float, model: str | None = None) -> Outage | None:
+        """The outage a request naming ``model`` meets at ``now``, if any."""
+        return next((o for o in self.outages if o.strikes(now, model)), None)

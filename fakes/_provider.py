@@ -71,7 +71,7 @@ from fakes._script import DEFAULT_MODEL, ScriptedResponse, Text
 from fakes._segments import prompt_view, unmarked
 from fakes._tokenizer import count_tokens
 from fakes._transport import IncomingRequest, ResponsePlan
-from fakes._wire import Emit, Frame, Pause, RenderContext, Reset
+from fakes._wire import Emit, Frame, Hang, Pause, RenderContext, Reset
 from harness._errors import ConfigError, FaultError
 from harness.ports import (
     CALENDAR_ORIGIN_UNIX,
@@ -370,7 +370,7 @@ class FakeProvider:
 
     def _measured(self, recorded: ProviderRequest) -> ProviderRequest:
         """The record with the provider's standing conditions noted (an outage, an overflow)."""
-        outage = self.conditions.outage_at(self._now())
+        outage = self.conditions.outage_at(self._now(), _named_model(recorded))
         window = self.conditions.context_window
         tokens = None
         if window is not None and recorded.json is not None:
@@ -387,7 +387,7 @@ class FakeProvider:
 
     def _condition_plan(self, recorded: ProviderRequest, request_id: str) -> ResponsePlan | None:
         """An outage's answer, or the dialect's context-length error, before any fault."""
-        outage = self.conditions.outage_at(self._now())
+        outage = self.conditions.outage_at(self._now(), _named_model(recorded))
         if outage is not None:
             return self._outage_plan(outage.answer, request_id)
         window = self.conditions.context_window
@@ -398,11 +398,12 @@ class FakeProvider:
         return self._json_error_plan(400, body, request_id)
 
     def _outage_plan(self, answer: OutageAnswer, request_id: str) -> ResponsePlan:
-        if answer == "connection_reset":
-            headers = (("content-type", "text/event-stream; charset=utf-8"),
-                       (self._wire.spec.request_id_header, request_id))
-            return ResponsePlan(200, headers, (Reset(),))
-        return self._error_plan(HttpError(answer), request_id, ())
+        if isinstance(answer, int):
+            return self._error_plan(HttpError(answer), request_id, ())
+        # A dropped connection, or headers then silence until the client gives up.
+        headers = (("content-type", "text/event-stream; charset=utf-8"),
+                   (self._wire.spec.request_id_header, request_id))
+        return ResponsePlan(200, headers, (Reset() if answer == "connection_reset" else Hang(),))
 
     def _json_error_plan(self, status: int, body: bytes, request_id: str) -> ResponsePlan:
         headers = (("content-type", "application/json"),
@@ -860,6 +861,12 @@ def _same_key_order(value: object, other: object) -> bool:
     if isinstance(value, list) and isinstance(other, list):
         return all(_same_key_order(a, b) for a, b in zip(value, other, strict=True))
     return True
+
+
+def _named_model(request: ProviderRequest) -> str | None:
+    """The model a request names (Gemini's path, the others' body), as the chat view reads it."""
+    named = (request.chat or {}).get("model")
+    return named if isinstance(named, str) else None
 
 
 def _echo_model(response: ScriptedResponse, request: ProviderRequest) -> ScriptedResponse:

@@ -55,6 +55,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "budget:job-output": (("budget", "max_job_output_lines"),),
     "L3:hook": (("hook",),),
     "retry:doom-loop": (("faults",),),
+    "retry:backup": (("provider", "backup_model"), ("provider", "outages")),
     "S6:limit": (("provider", "max_output_tokens"),),
     "train:no-patch": (("training_data",),),
     "I10": (("expect", "side_effects"),),

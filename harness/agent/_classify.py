@@ -310,6 +310,27 @@ def is_infra_failure(error: ProviderError) -> bool:
     return status is not None and (status >= 500 or status in (408, 409))
 
 
+def route_failure(error: ProviderError) -> bool:
+    """Whether ``error`` says the model's route is down, not the request wrong: another
+    model may answer it (seed 002 §19.2: 429、5xx、断流、空闲超时 → 同请求退避重试或切备用线路).
+
+    A 5xx (TLS 525/526 aside) or 529, a stall, a reset or a stream cut short. Never a
+    client error (400, 401, 403, 404, 422): the same request is as wrong for another
+    model ("把确定性失败当瞬态故障" is the row below in the seed's table). Nor a 429: a
+    rate limit or quota is the account's, and after a few in a row the run must stop
+    ``usage_limited`` (S5), not go on asking elsewhere.
+
+    >>> route_failure(ProviderError("http_status", "overloaded", status=529))
+    True
+    >>> route_failure(ProviderError("http_status", "bad request", status=400))
+    False
+    """
+    status = error.effective_status
+    if status is not None:
+        return status >= 500 and status not in TLS_STATUSES
+    return error.kind in TRANSIENT_KINDS
+
+
 def _stop(reason: str) -> RetryDecision:
     return RetryDecision("do_not_retry", reason)
 

@@ -51,7 +51,7 @@ import asyncio
 import hashlib
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, TypeVar, final
 
 from harness._errors import DiskError
@@ -72,6 +72,7 @@ from harness.agent._classify import (
     USAGE_STATUSES,
     ProviderError,
     is_infra_failure,
+    route_failure,
 )
 from harness.agent._compaction import (
     CompactionConfig,
@@ -168,6 +169,16 @@ def turn_id_for(seed: int, number: int) -> str:
     return IdSource(seed, "turn", start=number - 1).next()
 
 
+def route_seed(seed: int, incarnation: int, model: str) -> int:
+    """The seed of a backup model's client: its attempt ids never meet the primary's.
+
+    >>> route_seed(7, 1, "b") != incarnation_seed(7, 1)
+    True
+    """
+    digest = hashlib.sha256(f"{seed}:incarnation:{incarnation}:route:{model}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
 def incarnation_seed(seed: int, incarnation: int) -> int:
     """A seed per incarnation, so a restarted client never reissues an attempt id.
 
@@ -229,7 +240,16 @@ class _RunState:
     retry_log: _SessionRetryLog
     runner: ToolRunner
     compactor: Compactor
+    breaker: CircuitBreaker
+    # The backup model's own client (its own attempt ids, no breaker), when the task names one.
+    backup: StreamClient | None = None
     background: asyncio.Future[bool] | None = None  # a compaction under way (seed 000 §3.2)
+
+    @property
+    def backup_model(self) -> str:
+        """The backup model's name (only asked for when the task names one)."""
+        assert self.task.backup_model is not None
+        return self.task.backup_model
 
 
 @dataclass(frozen=True)
@@ -264,7 +284,8 @@ class ReferenceAgent:
     ``compaction``, ``breaker`` and ``budget_policy`` set the long-run behaviour
     (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`).
     ``queue_writes_by_path`` queues the calls of one parallel batch that name the same
-    ``path`` (:meth:`ToolRunner.run_batch`).
+    ``path`` (:meth:`ToolRunner.run_batch`). ``backup_on_client_errors`` sends a request to
+    the task's backup model after any failure, a client error too (a bug: off by default).
     """
 
     def __init__(
@@ -281,10 +302,13 @@ class ReferenceAgent:
         breaker: BreakerConfig | None = None,
         budget_policy: BudgetPolicy | None = None,
         queue_writes_by_path: bool = True,
+        backup_on_client_errors: bool = False,
     ) -> None:
         self.ports = ports
         # Calls of one batch naming the same path run one after another (seed 002 §19.5).
         self.queue_writes_by_path = queue_writes_by_path
+        # Seed 002 §19.2: only a failed route goes to the backup, never a bad request.
+        self.backup_on_client_errors = backup_on_client_errors
         self.system = system
         self.cache_breakpoints = cache_breakpoints
         self.config = config or StreamConfig()
@@ -508,10 +532,14 @@ class ReferenceAgent:
         compactor = Compactor(log, self.compactions, self.compaction, ports.clock,
                               incarnation=ports.incarnation, on_compacted=self._after_compaction)
         self._epoch = log.epoch
+        backup = None if task.backup_model is None else StreamClient(
+            ports.http, dialect=ports.dialect, endpoint=ports.endpoint, config=self.config,
+            clock=ports.clock, seed=route_seed(ports.seed, ports.incarnation, task.backup_model),
+            retry_log=retry_log, budget=budget)
         self._handles.client, self._handles.runner = client, runner
         if ports.goals is not None:
             self._goal_keeper(ports.goals, log)
-        return _RunState(task, budget, client, retry_log, runner, compactor)
+        return _RunState(task, budget, client, retry_log, runner, compactor, breaker, backup)
 
     def _goal_keeper(self, port: GoalPort, log: SessionLog) -> GoalKeeper:
         """The goal discipline of this incarnation, reachable by the goal cancel handler."""
@@ -580,6 +608,8 @@ class ReferenceAgent:
             attempts_used=len(self.log.attempt_ids()) + self._unrecorded_first_requests(),
             policy=self.budget_policy,
         )
+        if task.backup_model is not None:
+            fallback.attempts_used += self._unrecorded_backup_request()
         budget = Budget.restore(self.log.retry_events(), fallback)
         for usage in self._attempts.values():
             budget.charge(usage)  # tokens and cost spent before a restart stay spent
@@ -597,6 +627,16 @@ class ReferenceAgent:
         log = self.log
         recorded = {r.turn_id for r in log.records if r.kind in ("attempt", "retry")}
         return sum(1 for r in log.of_kind("turn_start") if r.turn_id not in recorded)
+
+    def _unrecorded_backup_request(self) -> int:
+        """One attempt for a switch to the backup with nothing recorded after it (S8): the
+        backup's first request may have gone out before a crash, as a turn's first may."""
+        for record in reversed(self.log.records):
+            if record.kind in ("attempt", "retry"):
+                return 0
+            if record.kind == "route":
+                return 1
+        return 0
 
     async def _loop(self, state: _RunState) -> Stop:
         # Authority first: a restart takes the lease anew before it may act (seed 002 §19.3).
@@ -784,17 +824,25 @@ class ReferenceAgent:
     def _body(self, state: _RunState) -> dict[str, Any]:
         """The request, built from the trusted log as compaction left it for the model."""
         entries = compacted_entries(self.log, self.compactions)
+        task = state.task
+        if state.backup is not None and self._on_backup():
+            task = replace(task, model=state.backup_model)
         marks = self.cache_breakpoints or state.task.cache_breakpoints
-        return build_request(self.ports.dialect, state.task, entries,
+        return build_request(self.ports.dialect, task, entries,
                              system=self._system_prompt(), cache_breakpoints=marks)
 
     async def _complete(self, state: _RunState) -> CompletionResult:
         """One request to the model; the task's output ceiling lets a cut answer ask for more."""
-        return await state.client.complete(self._body(state),
-                                           output_ceiling=state.task.output_ceiling)
+        on_backup = state.backup is not None and self._on_backup()
+        client = state.backup if state.backup is not None and on_backup else state.client
+        self._handles.client = client
+        return await client.complete(self._body(state), output_ceiling=state.task.output_ceiling,
+                                     backup_waiting=state.backup is not None and not on_backup)
 
     async def _request(self, state: _RunState, turn_id: str) -> CompletionResult:
-        """Send the turn's request; after a context overflow, compact and send it once more."""
+        """Send the turn's request; after a context overflow, compact and send it once more;
+        when the model's route is down past its retries, send it to the backup model."""
+        self._skip_open_route(state, turn_id)
         result = await self._complete(state)
         self._record_attempts(turn_id, result)
         compactor = state.compactor
@@ -805,7 +853,50 @@ class ReferenceAgent:
                 break  # nothing left to compact: the same input is never sent again
             result = await self._complete(state)
             self._record_attempts(turn_id, result)
+        if self._switches(state, result):
+            assert result.error is not None
+            self._take_backup(state, turn_id, f"{result.stop_reason} (last error: "
+                              f"{result.error.kind} {result.error.message})")
+            result = await self._complete(state)
+            self._record_attempts(turn_id, result)
         return result
+
+    # -- the backup model (seed 002 §19.2: 切备用线路) ------------------------------------
+
+    def _on_backup(self) -> bool:
+        """Whether the request in hand goes to the backup model: a switch was recorded
+        since the model's last answer. A restart keeps it, so the primary's retries are
+        not spent again on the same request (seed 002 §19.2: 次数相乘); the next request
+        after an answer tries the primary again, unless its breaker is open."""
+        for record in reversed(self.log.records):
+            if record.kind == "assistant":
+                return False
+            if record.kind == "route":
+                return True
+        return False
+
+    def _skip_open_route(self, state: _RunState, turn_id: str) -> None:
+        """While the primary's breaker is open, its cooldown is not waited for: the backup
+        answers (a half-open probe goes to the primary once the cooldown has passed)."""
+        if state.backup is None or self._on_backup() or state.breaker.state != "open":
+            return
+        self._take_backup(state, turn_id, "the circuit breaker is open on the primary model")
+
+    def _switches(self, state: _RunState, result: CompletionResult) -> bool:
+        """Whether a failed call goes on to the backup: only when the primary's route failed
+        (5xx, 529, a stall, a reset: :func:`route_failure`), never after a client error, and
+        only while the shared budget has room (the backup draws on the same one, S8)."""
+        error = result.error
+        if state.backup is None or result.outcome != "failed" or error is None \
+                or self._on_backup():
+            return False
+        if not route_failure(error) and not self.backup_on_client_errors:
+            return False
+        return not _budget_ran_out(result, error, state.budget, self.ports.clock.now())
+
+    def _take_backup(self, state: _RunState, turn_id: str, reason: str) -> None:
+        """Record the switch durably before the backup's first request goes out."""
+        self.log.append("route", turn_id, model=state.backup_model, reason=reason)
 
     def _start_compaction(self, state: _RunState, turn_id: str) -> None:
         """Compact in the background while the turn's tools run, once the prompt fills up."""
@@ -1206,6 +1297,7 @@ def _task_json(task: Task) -> dict[str, Any]:
         "deadlineSeconds": task.deadline_seconds,
         "maxAttempts": task.max_attempts,
         "maxOutputTokens": task.max_output_tokens,
+        **({"backupModel": task.backup_model} if task.backup_model is not None else {}),
         # Only when set: every other session's header keeps its bytes.
         **({"trainingData": True} if task.training_data else {}),
         **({"maxJobSeconds": task.max_job_seconds} if task.max_job_seconds is not None

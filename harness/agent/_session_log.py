@@ -98,6 +98,7 @@ RecordKind = Literal[
     "compaction",
     "compaction_discarded",
     "breaker",
+    "route",
 ]
 KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 _COMMON = ("seq", "kind", "runId", "incarnation", "at", "turnId")

@@ -145,6 +145,9 @@ class _Run:
     resamples: int = 0  # of a looping answer (DoomLoop)
     output_ceiling: int | None = None  # the model's most output tokens, if known
     prefix: AssistantMessage | None = None  # the truncated text being continued
+    # A backup model waits (seed 002 §19.2, 切备用线路): an open breaker ends this call
+    # instead of waiting out its cooldown, and the caller switches.
+    backup_waiting: bool = False
 
 
 @dataclass
@@ -221,13 +224,17 @@ class StreamClient:
         return self._budget
 
     async def complete(self, request_body: Mapping[str, Any], *,
-                       output_ceiling: int | None = None) -> CompletionResult:
+                       output_ceiling: int | None = None,
+                       backup_waiting: bool = False) -> CompletionResult:
         """Send ``request_body`` as a streaming request until an outcome is reached.
 
         ``output_ceiling``: the model's most output tokens; an answer cut below it is asked
-        for again with a raised limit first (truncation level 1).
+        for again with a raised limit first (truncation level 1). ``backup_waiting``: a
+        backup model may take over, so a breaker that opens ends the call (failed) rather
+        than spacing more attempts on this model by its cooldown.
         """
-        run = _Run(body=self._streaming_body(request_body), output_ceiling=output_ceiling)
+        run = _Run(body=self._streaming_body(request_body), output_ceiling=output_ceiling,
+                   backup_waiting=backup_waiting)
         pending = _Pending(self._ids.next(), "first", "request")
         while True:
             refusal = await self._wait_for_breaker(run) or self._start(run, pending)
@@ -307,6 +314,8 @@ class StreamClient:
         now = self._clock.now()
         # An open breaker spaces the attempts by its cooldown (seed 002 §19.1).
         breaker = self._breaker
+        if run.backup_waiting and breaker is not None and breaker.state == "open":
+            return "the circuit breaker opened on this model: its backup takes over"
         wait = max(decision.delay, breaker.wait_seconds() if breaker is not None else 0.0)
         if not self._budget.can_wait(now=now, seconds=wait):
             return f"waiting {wait:g}s would pass the deadline {self._budget.deadline:g}s"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness.checks._backup import check_backup
 from harness.checks._breaker import check_breaker
 from harness.checks._budgets import (
     check_job_output,
@@ -96,6 +97,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_output_limit,
     check_hook_depth,
     check_no_patch,
+    check_backup,
 )
 
 

@@ -116,7 +116,8 @@ def check_backoff(trace: Trace) -> Verdict:
     (``min_backoff_seconds`` is where the doubling starts, before its jitter). The official
     SDKs' own policy (0.5 s, doubling, less up to a quarter of jitter) meets it; an instant
     retry, or a short one repeated without growing, does not. Hammering a failing provider
-    is advice, not a broken rule: ``warn``.
+    is advice, not a broken rule: ``warn``. A request naming another model than the failed
+    one (a backup) retries no failed route and owes no backoff (retry:backup judges it).
     """
     floor = trace.expect.min_backoff_seconds
     live = _live(trace)
@@ -177,6 +178,9 @@ def _retried_within(trace: Trace, r: RequestRecord, live: list[RequestRecord],
                     needed: float, early: float) -> list[str]:
     failed_at = r.ended_at if r.ended_at is not None else r.started_at
     after = [n for n in live if n.index > r.index and n.incarnation == r.incarnation]
+    # A request to another model (a backup, seed 002 §19.2: 切备用线路) does not retry the
+    # route that failed: it need not wait for that route to recover (retry:backup judges it).
+    after = [n for n in after[:1] if n.model is None or r.model is None or n.model == r.model]
     return [f"{_at(trace, n)} retried {n.started_at - failed_at:g}s after {_at(trace, r)} "
             f"failed ({r.delivery} {r.status}); expected a backoff of at least {needed:g}s"
             for n in after[:1] if n.started_at + _EPS < failed_at + needed - early]

@@ -50,7 +50,8 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
               compaction: CompactionConfig | None = None, breaker: BreakerConfig | None = None,
               budget_policy: BudgetPolicy | None = None,
               job_supervisor: type[JobSupervisor] = JobSupervisor,
-              queue_writes_by_path: bool = True) -> AgentFactory:
+              queue_writes_by_path: bool = True,
+              backup_on_client_errors: bool = False) -> AgentFactory:
     """The reference agent with these settings (a bad setting is a bug too), and its
     background jobs run by ``job_supervisor``."""
 
@@ -58,7 +59,8 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
         return ReferenceAgent(ports, config=config, limits=limits, compaction=compaction,
                               breaker=breaker, budget_policy=budget_policy,
                               job_supervisor=job_supervisor,
-                              queue_writes_by_path=queue_writes_by_path)
+                              queue_writes_by_path=queue_writes_by_path,
+                              backup_on_client_errors=backup_on_client_errors)
 
     return build
 

@@ -561,6 +561,11 @@ def _as_product_session(task: Task, _ports: AgentPorts) -> Task:
     return replace(task, training_data=False)
 
 
+def _without_backup(task: Task, _ports: AgentPorts) -> Task:
+    # As an agent with no code for a second route: the backup it is told of goes unread.
+    return replace(task, backup_model=None)
+
+
 def _budget_per_restart(task: Task, ports: AgentPorts) -> Task:
     # As an agent whose attempt limit is per process: every restart grants it anew.
     return replace(task, max_attempts=task.max_attempts * ports.incarnation)
@@ -684,6 +689,9 @@ _TOOL_CAP = "scenarios/budgets/tool-call-cap-stops.yaml"
 _HOOK = "scenarios/tools/hook-never-fires-within-itself.yaml"
 _LOOPS = "scenarios/streaming/looping-answer-resampled.yaml"
 _CUT_LIMIT = "scenarios/streaming/cut-answer-raises-the-limit.yaml"
+_BACKUP = "scenarios/streaming/backup-model-takes-over.yaml"
+_BACKUP_STALLS = "scenarios/dialects/backup-model-after-stalls-gemini.yaml"
+_BACKUP_BAD_REQUEST = "scenarios/streaming/backup-model-not-for-a-bad-request.yaml"
 _TRAINING = "scenarios/streaming/training-session-never-patched.yaml"
 _TRAINING_CUT = "scenarios/streaming/training-cut-call-stops.yaml"
 _JOB_ENV = "scenarios/jobs/job-gets-a-clean-environment.yaml"
@@ -993,6 +1001,16 @@ MUTANTS: tuple[Mutant, ...] = (
            "drops a looping answer but asks again with the same sampling, so the same request "
            "meets the same loop", with_requests(reference(), _sampling_left_as_it_was),
            (Kill(_LOOPS, "retry:doom-loop"),)),
+    Mutant("S5-no-backup-model", "seed 002 §19.2 (网络请求失败 … 同请求退避重试或切备用线路)",
+           "never reads the backup model it is given, so a primary that stays overloaded "
+           "ends the run though another model would answer",
+           retasking(reference(), _without_backup),
+           (Kill(_BACKUP, "retry:backup"), Kill(_BACKUP, "I4"),
+            Kill(_BACKUP_STALLS, "retry:backup"))),
+    Mutant("S5-backup-on-4xx", "seed 002 §19.2 (参数或方案错误 … 把确定性失败当瞬态故障)",
+           "sends a request the primary refused with 400 to the backup model, as if another "
+           "model could fix a bad request", reference(backup_on_client_errors=True),
+           (Kill(_BACKUP_BAD_REQUEST, "retry:backup"), Kill(_BACKUP_BAD_REQUEST, "I4"))),
     Mutant("S6-output-limit-never-raised", "seed 002 §19.1 ① (第 1 级:完整 attempt 尚未提交且没有"
            "副作用 → 丢弃并提高上限重采样)", "answers an answer cut at its own output limit as "
            "cut (level 3) though the model allows more, so the model writes the call again",

@@ -145,6 +145,9 @@ class Task:
     # mark the stable prefix and the newest message (seed 002 §19.7). The other APIs cache
     # without marks.
     cache_breakpoints: bool = False
+    # A second model to switch to when ``model`` keeps failing with retryable errors (5xx,
+    # 529, stalls, resets) past the retry budget (seed 002 §19.2: 切备用线路); None: none.
+    backup_model: str | None = None
 
 
 @dataclass(frozen=True)

@@ -767,8 +767,9 @@ class StallConnecting(Fault):
 
 # ---------------------------------------------------------------------- outage
 
-OutageAnswer = Literal[500, 502, 503, 529, "connection_reset"]
-"""What a provider in an outage answers every request with: a status or a dropped connection."""
+OutageAnswer = Literal[500, 502, 503, 529, "connection_reset", "stall"]
+"""What a provider in an outage answers every request with: a status, a dropped connection,
+or a stream whose headers come and then nothing (``stall``: only a timeout ends it)."""
 OUTAGE_ANSWERS: tuple[OutageAnswer, ...] = get_args(OutageAnswer)
 
 

@@ -56,6 +56,7 @@ def task_for(scenario: Scenario) -> Task:
         output_ceiling=scenario.provider.max_output_tokens,
         training_data=scenario.training_data,
         cache_breakpoints=scenario.cache_breakpoints,
+        backup_model=scenario.provider.backup_model,
     )
 
 

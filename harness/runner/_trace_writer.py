@@ -133,7 +133,7 @@ def world_extra(world: World, extra: TraceExtra) -> TraceExtra:
     the cases that have something there hold the field in their digest.
     """
     scenario = world.scenario
-    hook = scenario.hook
+    hook, backup = scenario.hook, scenario.provider.backup_model
     return replace(
         extra,
         world_events=tuple(world.events) or None,
@@ -146,7 +146,10 @@ def world_extra(world: World, extra: TraceExtra) -> TraceExtra:
         asked_outputs=world.asked_outputs(),
         hook_tool=hook.run if hook is not None else None,
         hook_max_depth=hook.max_depth if hook is not None else None,
-        training_data=True if scenario.training_data else None)
+        training_data=True if scenario.training_data else None,
+        # The model a declared backup stands in for (retry:backup), the scenario's own.
+        primary_model=scenario.provider.model if backup is not None else None,
+        backup_model=backup)
 
 
 def world_effects(world: World) -> tuple[EffectRecord, ...]:

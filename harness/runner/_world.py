@@ -150,7 +150,7 @@ class World:
                                      conditions=provider_conditions(scenario),
                                      quota=quota_of(scenario), clock=self.clock.now,
                                      calendar_origin=CALENDAR_ORIGIN,
-                                     models=(scenario.provider.model,))
+                                     models=_listed_models(scenario))
         self.tools = {name: world_tool(name, spec, self.ledger)
                       for name, spec in scenario.tools.items()}
         self.requests: list[Pending] = []
@@ -750,3 +750,10 @@ def _parsed(text: str) -> object:
 
 # The names the runner's other modules import from here (some now live in the parts).
 __all__ = ["DISK_ERRORS", "PURE_KINDS", "STATE_DIR", "World", "WorldCrash", "fault_plan"]
+
+
+def _listed_models(scenario: Scenario) -> tuple[str, ...]:
+    """The models ``GET /v1/models`` lists: the scenario's, then its backup when it has one."""
+    provider = scenario.provider
+    backup = () if provider.backup_model is None else (provider.backup_model,)
+    return (provider.model, *backup)

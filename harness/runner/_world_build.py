@@ -57,7 +57,7 @@ def provider_conditions(scenario: Scenario) -> fakes.ProviderConditions:
     """The scenario's context window and outages, as the fake provider holds them."""
     declared = scenario.provider
     window = fakes.ContextWindow(declared.context_window) if declared.context_window else None
-    outages = tuple(fakes.Outage(o.start_seconds, o.end_seconds, o.answer)
+    outages = tuple(fakes.Outage(o.start_seconds, o.end_seconds, o.answer, o.model)
                     for o in declared.outages)
     return fakes.ProviderConditions(window, outages)
 

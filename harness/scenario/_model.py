@@ -29,7 +29,10 @@ from harness.scenario._jobs import CancelFault, JobDeclaration, job_problems
 from harness.scenario._long_run import (
     BreakerExpectation,
     ContextWindowTokens,
+    ModelName,
     OutageDeclaration,
+    backup_model_problems,
+    outage_model_problems,
     unpriced_cost_budget,
 )
 from harness.scenario._names import (
@@ -225,9 +228,12 @@ else:
 class Provider(ScenarioModel):
     """The fake provider: the model the requests name, and its prompt cache (DESIGN §7)."""
 
-    model: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._:-]+$")] \
-        = "fake-model"
+    model: ModelName = "fake-model"
     """The model name requests carry; it picks the price row and the cache's minimum length."""
+    backup_model: ModelName | None = None
+    """A second model the agent may switch to when this one keeps failing with retryable
+    errors (5xx, 529, a stall or a reset) past its retry budget; told to the agent as
+    ``Task.backup_model``, check retry:backup (seed 002 §19.2: 切备用线路). Absent: none."""
     prompt_cache: bool = False
     """Simulate the provider's prompt cache: OpenAI's automatic one, Anthropic's cache_control."""
     server_miss_rate: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
@@ -381,6 +387,9 @@ def cross_field_problems(scenario: Scenario) -> list[Problem]:
         *_quota_problems(scenario),
         *_hook_problems(scenario),
         *_cache_breakpoint_problems(scenario),
+        *backup_model_problems(scenario.provider.model, scenario.provider.backup_model),
+        *outage_model_problems(scenario.provider.outages, scenario.provider.model,
+                               scenario.provider.backup_model),
     ]
 
 

@@ -159,6 +159,10 @@ class TraceExtra:
     # True for a scenario whose session is collected as training data (train:no-patch): the
     # agent was told so, and each request's tool replies are recorded.
     training_data: bool | None = None
+    # For a scenario that declares a backup model (retry:backup): the primary model and
+    # the backup; every other case keeps its digest.
+    primary_model: str | None = None
+    backup_model: str | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

@@ -16,6 +16,8 @@ from fakes import (
     ScriptedUsage,
     Text,
 )
+from fakes._transport import IncomingRequest
+from fakes._wire import Hang
 from harness import ConfigError
 
 REPLY = ScriptedResponse((Text("Hi"),), "stop", ScriptedUsage(1, 1))
@@ -70,10 +72,45 @@ def test_an_outage_fails_every_request_inside_its_window() -> None:
     assert [r.condition for r in provider.requests] == [None, "outage", "outage", None]
 
 
+def test_an_outage_scoped_to_a_model_fails_only_the_requests_naming_it() -> None:
+    outage = ProviderConditions(outages=(Outage(0, 100, 529, model="big"),))
+    provider = FakeProvider("openai", REPLY, conditions=outage, clock=lambda: 5.0)
+    codes = [_post(provider, {"model": model, "messages": [{"role": "user", "content": "hi"}]})[0]
+             for model in ("big", "small", "big")]
+    assert codes == [529, 200, 529]
+    assert [r.condition for r in provider.requests] == ["outage", None, "outage"]
+
+
+def test_a_stalled_outage_sends_the_headers_and_then_nothing() -> None:
+    outage = ProviderConditions(outages=(Outage(0, 100, "stall"),))
+    provider = FakeProvider("openai", REPLY, conditions=outage, clock=lambda: 5.0)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+    plan = provider.plan(IncomingRequest("POST", provider.endpoint, {}, body))
+
+    assert (plan.status, plan.steps) == (200, (Hang(),))
+    assert provider.requests[-1].condition == "outage"
+
+
+def test_a_gemini_outage_reads_the_model_from_the_path() -> None:
+    outage = ProviderConditions(outages=(Outage(0, 100, 503, model="big"),))
+    provider = FakeProvider("gemini", REPLY, conditions=outage, clock=lambda: 5.0)
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+
+    async def send(model: str) -> int:
+        async with provider.httpx_client() as client:
+            url = provider.endpoint.replace("{model}", model) + "?alt=sse"
+            return (await client.post(url, json=body)).status_code
+
+    assert [asyncio.run(send(m)) for m in ("big", "small")] == [503, 200]
+
+
 @pytest.mark.parametrize(("make", "message"), [
+    (lambda: Outage(0, 5, 503, model=""),
+     "Outage.model: got ''; expected a model name, or None for every model"),
     (lambda: Outage(5, 5), "Outage.end_seconds: got 5; expected a time after start_seconds (5)"),
     (lambda: Outage(0, 5, 404), "Outage.answer: got 404; expected one of 500, 502, 503, 529, "
-                                "'connection_reset'"),
+                                "'connection_reset', 'stall'"),
     (lambda: ContextWindow(0), "ContextWindow.tokens: got 0; expected an int >= 1"),
 ])
 def test_bad_conditions_say_what_is_allowed(make: object, message: str) -> None:

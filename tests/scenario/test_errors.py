@@ -431,7 +431,7 @@ verifier:
      "expected a time after start_seconds (30)"),
     ("provider:\n  outages: [{start_seconds: 0, end_seconds: 10, answer: 404}]\n",
      "11:57: provider.outages[0].answer: not an allowed value: got 404; expected one of 500, "
-     "502, 503, 529, 'connection_reset'"),
+     "502, 503, 529, 'connection_reset', 'stall'"),
     ("provider: {context_window: 8}\n",
      "10:28: provider.context_window: out of range: got 8; expected an integer >= 16"),
     ("budget: {max_cost_usd: 1}\n",
@@ -439,6 +439,21 @@ verifier:
      "'fake-model'; expected one of 'fake-gpt', 'fake-gpt-mini', 'fake-haiku', 'fake-opus', "
      "'fake-sonnet', or a real model genai-prices knows. Name one as provider.model, price "
      "yours with --prices FILE, or drop max_cost_usd"),
+    ("provider: {model: fake-gpt, backup_model: fake-gpt}\n",
+     "10:43: provider.backup_model: the backup model is the primary model: got 'fake-gpt'; "
+     "expected a model other than provider.model. Name another model, or drop backup_model: "
+     "switching to the same model is one more retry of it"),
+    ("provider: {backup_model: 7}\n",
+     "10:26: provider.backup_model: wrong type: got 7 (an integer); expected text"),
+    ("provider: {backup: fake-gpt}\n",
+     "10:12: provider: unknown key: got 'backup'; expected one of 'model', 'backup_model', "
+     "'prompt_cache', 'server_miss_rate', 'latency', 'context_window', 'max_output_tokens', "
+     "'outages', 'quota'. Did you mean 'backup_model'?"),
+    ("provider:\n  model: fake-gpt\n  backup_model: fake-gpt-mini\n"
+     "  outages: [{start_seconds: 0, end_seconds: 10, model: fake-gtp}]\n",
+     "13:56: provider.outages[0].model: no request names this model: got 'fake-gtp'; expected "
+     "the provider's model or its backup: one of 'fake-gpt', 'fake-gpt-mini'. Did you mean "
+     "'fake-gpt'?"),
     ("  breaker: {failures_to_open: 0}\n",
      "10:31: expect.breaker.failures_to_open: out of range: got 0; expected an integer >= 1"),
 ])
