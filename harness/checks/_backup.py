@@ -68,10 +68,10 @@ def check_backup(trace: Trace) -> Verdict | None:
                 f"#{before.index} on {before.model!r} failed with {before.status}: another "
                 "model does not fix a bad request"
                 for before, now in itertools.pairwise(live)
-                if now.model not in (primary, before.model)
+                if now.model is not None and now.model not in (primary, before.model)
                 and before.status in DETERMINISTIC_STATUSES]
     failures = [r for r in live if r.model == primary and route_failed(r)]
-    on_backup = [r for r in live if r.model != primary]
+    on_backup = [r for r in live if r.model is not None and r.model != primary]
     stop = trace.outcome.stop_state if trace.outcome is not None else None
     stranded = bool(live) and live[-1].model == primary and route_failed(live[-1])
     if stop != "complete" and stranded and not on_backup:
@@ -87,13 +87,13 @@ def check_backup(trace: Trace) -> Verdict | None:
     if not on_backup:
         return Verdict(_ID, "unknown", f"the primary model {primary!r} recovered within the "
                        "agent's retries: no switch was needed")
-    named = sorted({r.model for r in on_backup})
+    named = sorted({r.model for r in on_backup if r.model is not None})
     return Verdict(_ID, "pass", f"after {len(failures)} route failure(s) of {primary!r}, "
                    f"{len(on_backup)} request(s) named {_other(named[0], backup)}"
                    f"{' and another' if len(named) > 1 else ''}, none after a client error")
 
 
-def _other(model: str, backup: str) -> str:
+def _other(model: str | None, backup: str) -> str:
     """How a request's model other than the primary is named: the declared backup, or the
     agent's own fallback."""
     return (f"the backup model {backup!r}" if model == backup
