@@ -100,6 +100,13 @@ FRAMEWORKS = {
     "google_genai_agent": ("google.genai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
                                                     rate_limited=GAVE_UP_ON_THE_429)),
     "pydantic_ai_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
+    # FallbackModel, fallback_on left at its default (ModelAPIError, which a 400's
+    # ModelHTTPError is): the first model down, each request goes to the second after the
+    # openai client's two retries (retry:backup passes); on a 400 it goes there at once, a
+    # bad request sent again to another model (retry:backup and S5:4xx fail it).
+    "pydantic_ai_fallback_agent": ("pydantic_ai", {
+        "primary-down": PASSED,
+        "bad-request": ("fail", ("I4", "S5:4xx", "retry:backup", "side_effects"))}),
     "pydantic_ai_anthropic_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
     # GoogleProvider leaves google-genai's retry_options unset (no retry); a response cut
     # at MAX_TOKENS with no call raises OutputTokenLimitExceeded.
