@@ -407,7 +407,6 @@ class _CaseRun:
             foreign_in_tools=dict(world.foreign_in_tools) if world.foreign and
             world.foreign_in_tools else None,
             databases_refused=_said(dict.fromkeys(refused)),
-            misdialed_requests=_said(world.misdialed),
             telemetry_requests=_said(world.telemetry),
             final_answer=outcome.final_text if outcome is not None else None,
             agent_traceback=(outcome.agent_traceback or None) if outcome is not None else None,
@@ -423,8 +422,7 @@ class _CaseRun:
             max_tool_calls=scenario.budget.max_tool_calls,
             max_jobs=scenario.budget.max_jobs,
             max_job_seconds=scenario.budget.max_job_seconds,
-            max_job_output_lines=scenario.budget.max_job_output_lines,
-            refused_turns=tuple(world.refused_turns) or None)
+            max_job_output_lines=scenario.budget.max_job_output_lines)
 
 
 def _said(items: Iterable[str]) -> tuple[str, ...] | None:

@@ -137,6 +137,10 @@ def world_extra(world: World, extra: TraceExtra) -> TraceExtra:
     return replace(
         extra,
         world_events=tuple(world.events) or None,
+        # Requests in another dialect than the scenario's (the dialect check), and the
+        # turns the provider refused to answer (the failure timeline's words for them).
+        misdialed_requests=tuple(world.misdialed) or None,
+        refused_turns=tuple(world.refused_turns) or None,
         # What I8 reads as an answer's own ending, however the agent is run.
         stop_sequences=tuple(world.stop_sequences) or None,
         child_environments=world.child_environments(),

@@ -466,3 +466,23 @@ def run_the_readme_examples(client: httpx.Client, url: str = URL, token: str = T
     auth = {"Authorization": f"Bearer {token}"}
     verdicts = client.get("/_harness/verdicts?test=test_mail_once", headers=auth).json()
     assert verdicts["test"] == "test_mail_once"
+
+
+def test_a_served_agent_in_another_dialect_fails_the_dialect_check() -> None:
+    # The served world answers another dialect's path 404 and records it; the trace
+    # writer carries it, so the case fails "dialect" with its advice rather than proving
+    # nothing, as an agent in the harness's worker does.
+    worlds = Worlds([load_scenario(SCENARIO)],
+                    lambda s: ServedWorld(s, seed=s.seed, time_scale=0.01))
+    client = TestClient(build_app(worlds, TOKEN), base_url=URL, raise_server_exceptions=False)
+    answer = client.post("/v1/messages", json={
+        "model": "claude", "max_tokens": 10, "messages": [{"role": "user", "content": "go"}]})
+    assert answer.status_code == 404, answer.text
+    scope = worlds.scope(None)
+    trace = served_trace(scope.world, scope.case(), scope.runs)
+    assert trace.extra.misdialed_requests == ("POST /v1/messages (anthropic)",)
+    verdicts = control(client, "GET", "verdicts").json()["verdicts"]
+    dialect = next(v for v in verdicts if v["invariant"] == "dialect")
+    assert dialect["status"] == "fail"
+    assert dialect["message"].startswith("this scenario speaks openai; the agent sent 1 "
+                                         "request(s) in another dialect")
