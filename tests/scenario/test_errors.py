@@ -200,6 +200,19 @@ def test_http_error_status_and_retry_after(tmp_path: Path) -> None:
     )
 
 
+def test_a_value_of_two_types_gets_one_error_naming_the_type_it_missed(tmp_path: Path) -> None:
+    # retry_after is whole seconds or an HTTP date: a bad value is one error, not one per
+    # type it could have been, and says what both were.
+    assert_error(
+        write(tmp_path, VALID + "faults:\n"
+              "  - {at: {turn: 1}, kind: http_error, status: 429, retry_after: -5}\n"
+              "  - {at: {turn: 1}, kind: http_error, status: 429, retry_after: 1.5}\n"),
+        "11:65: faults[0].retry_after: out of range: got -5; expected an integer >= 0",
+        "12:65: faults[1].retry_after: wrong type: got 1.5 (a number); "
+        "expected an integer >= 0 or text",
+    )
+
+
 def test_cross_field_checks_point_at_the_offending_value(tmp_path: Path) -> None:
     text = """\
 name: t
