@@ -151,8 +151,8 @@ def _describe_error(detail: ErrorDetails, loc: Loc, where: Loc) -> Problem:
                        did_you_mean(value, [str(a) for a in allowed]))
     if kind in _BOUNDS:
         symbol, key = _BOUNDS[kind]
-        noun = "an integer" if isinstance(value, int) else "a number"
-        return Problem(where, "out of range", value, show(value), f"{noun} {symbol} {ctx[key]}")
+        return Problem(where, "out of range", value, show(value),
+                       f"{_bounded_noun(loc, value)} {symbol} {_bound(ctx[key])}")
     if kind in _LENGTHS:
         return _length(kind, where, value, ctx)
     return _other(detail, loc, where)
@@ -179,6 +179,20 @@ def _other(detail: ErrorDetails, loc: Loc, where: Loc) -> Problem:
                        describe(*resolve(loc)))
     message = detail["msg"]
     return Problem(where, message[:1].lower() + message[1:], value, show(value))
+
+
+def _bounded_noun(loc: Loc, value: object) -> str:
+    """What the field holds (-1 for seconds is out of a number's range, not an integer's);
+    by the value where the field is a union's member."""
+    annotation, _ = resolve(loc)
+    if annotation in (int, float):
+        return _NOUNS[annotation]
+    return "an integer" if isinstance(value, int) else "a number"
+
+
+def _bound(bound: object) -> object:
+    """A float field's whole bound as pydantic gives it (0.0), written as YAML would (0)."""
+    return int(bound) if isinstance(bound, float) and bound.is_integer() else bound
 
 
 _BOUNDS = {

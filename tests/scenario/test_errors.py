@@ -148,6 +148,17 @@ def test_bounds_and_finite_numbers(tmp_path: Path) -> None:
     )
 
 
+def test_a_bound_names_the_fields_type_not_the_values(tmp_path: Path) -> None:
+    # seconds are a number: -1, written as an integer, was told "an integer >= 0.0".
+    assert_error(
+        write(tmp_path, VALID + "faults:\n"
+              "  - {at: {turn: 1}, kind: stall, after_events: 3, seconds: -1}\n"
+              "budget: {max_cost_usd: -2.5}\n"),
+        "11:60: faults[0].seconds: out of range: got -1; expected a number >= 0",
+        "12:24: budget.max_cost_usd: out of range: got -2.5; expected a number > 0",
+    )
+
+
 def test_missing_keys_point_at_their_mapping_with_an_example(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, "name: Bad_Name\nmodel: []\n"),
