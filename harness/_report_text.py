@@ -107,10 +107,19 @@ def _failure_signature(result: CaseResult) -> tuple[object, ...]:
             result.stop_reason, result.crash_reached, result.unreached_faults, shown, explained)
 
 
+#: How many of the cases that failed alike the note names; the rest are counted.
+FOLDED_NAMED = 10
+
+
 def folded_note(others: list[CaseResult]) -> str:
-    """The line that stands for the cases that failed like the one shown in full."""
-    ids = ", ".join(result.case.case_id for result in others)
-    return f"the same failure in {len(others)} more case(s): {ids}"
+    """The line that stands for the cases that failed like the one shown in full: their ids,
+    the first :data:`FOLDED_NAMED` of them (a scenario crashed at every point can fail alike
+    in hundreds of cases, each id on one line of thousands of characters), then a count.
+    """
+    ids = ", ".join(result.case.case_id for result in others[:FOLDED_NAMED])
+    rest = len(others) - FOLDED_NAMED
+    more = f" and {rest} more (every case is in the results' cases.jsonl)" if rest > 0 else ""
+    return f"the same failure in {len(others)} more case(s): {ids}{more}"
 
 
 def timeline(result: CaseResult) -> str:

@@ -180,6 +180,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "harness_scenario(name): a case planned from the YAML scenario 'name'")
+    _refuse_a_rootdir_an_option_moved(config)
     rootdir = config.rootpath
     given = config.getoption("harness_scenarios") or config.getini("harness_scenarios")
     results = config.getoption("harness_results")
@@ -214,6 +215,52 @@ def pytest_configure(config: pytest.Config) -> None:
         case_timeout=config.getoption("harness_case_timeout"),
     )
     _hide_what_the_session_writes(config, config.stash[_SETTINGS])
+
+
+# The plugin's options that take a path: written as two words, pytest reads the path as a
+# test path when it chooses its rootdir, before this plugin (an entry point) is loaded.
+_PATH_OPTIONS = ("--harness-scenarios", "--harness-results", "--harness-prices")
+
+
+def _refuse_a_rootdir_an_option_moved(config: pytest.Config) -> None:
+    """A usage error when ``--harness-scenarios PATH`` (two words) chose pytest's rootdir.
+
+    pytest chooses its rootdir and ini file from the command line's paths before it loads
+    the plugins installed as packages, so the PATH of a plugin option written as a word of
+    its own counts as a test path: ``pytest --harness-scenarios ../other/scenarios`` took
+    ``../other``'s ini file, and with it that project's agent, silently, instead of the
+    one in the folder pytest ran in. Written ``--harness-scenarios=PATH``, it does not.
+    """
+    import inspect
+    import itertools
+
+    here = config.invocation_params.dir
+    args = list(config.invocation_params.args)
+    moved = [(flag, value) for flag, value in itertools.pairwise(args)
+             if flag in _PATH_OPTIONS and (here / value).exists()]
+    if not moved:
+        return
+    namespace = config.known_args_namespace  # parsed again with this plugin's options known
+    try:  # pytest's own choice, made again without the options' paths
+        from _pytest.config.findpaths import determine_setup
+
+        known = inspect.signature(determine_setup).parameters
+        wanted = {"inifile": namespace.inifilename, "override_ini": None,
+                  "args": namespace.file_or_dir, "rootdir_cmd_arg": namespace.rootdir or None,
+                  "invocation_dir": here}
+        rootpath, inipath, *_ = determine_setup(
+            **{key: value for key, value in wanted.items() if key in known})
+    except Exception:  # a pytest whose internals differ: nothing to compare with
+        return
+    if (rootpath, inipath) == (config.rootpath, config.inipath):
+        return
+    flag, value = moved[0]
+    raise pytest.UsageError(
+        f"{flag} {value}: pytest read {value!r} as a test path when it chose its rootdir, so"
+        f" it took {config.rootpath} (ini file {config.inipath or 'none'}) instead of"
+        f" {rootpath} (ini file {inipath or 'none'}), and the options of {inipath or 'none'}"
+        f" (harness_agent …) would not be read; write the option and its path as one word:"
+        f" {flag}={value}")
 
 
 def _hide_what_the_session_writes(config: pytest.Config, settings: HarnessSettings) -> None:

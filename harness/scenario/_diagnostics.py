@@ -48,10 +48,49 @@ def located_details(details: Iterable[ErrorDetails], data: object, source: Sourc
     """:func:`scenario_errors` of some of a validation's error details."""
     errors = [
         source.error(problem, within)
-        for detail in details
+        for detail in _one_per_union(details)
         for within, problem in _problems(detail, data)
     ]
     return sorted(errors, key=lambda error: (error.line or 0, error.column or 0))
+
+
+def _one_per_union(details: Iterable[ErrorDetails]) -> list[ErrorDetails]:
+    """One error per value of a plain union (``int | str``), not one per member.
+
+    Pydantic reports a value no member takes once for each member, at a location that
+    ends in the member's name (``("retry_after", "constrained-int")``). When the value
+    has a member's type and broke only its bound or rule, that member's errors stand;
+    otherwise it is one type error at the union's own location, which names every member.
+    """
+    out: list[ErrorDetails] = []
+    members: dict[Loc, list[ErrorDetails]] = {}
+    for detail in details:
+        loc = tuple(detail["loc"])
+        if loc and isinstance(loc[-1], str) and _is_plain_union(loc[:-1]):
+            if loc[:-1] not in members:
+                out.append(detail)  # holds the union's place in the order
+            members.setdefault(loc[:-1], []).append(detail)
+        else:
+            out.append(detail)
+    merged: list[ErrorDetails] = []
+    for detail in out:
+        loc = tuple(detail["loc"])
+        group = members.get(loc[:-1]) if loc else None
+        if group is None or detail is not group[0]:
+            merged.append(detail)
+            continue
+        specific = [d for d in group if not _is_type_error(d["type"])]
+        merged.extend(specific or [{**group[0], "loc": loc[:-1]}])
+    return merged
+
+
+def _is_plain_union(loc: Loc) -> bool:
+    annotation, _ = resolve(loc)
+    return get_origin(annotation) in (Union, types.UnionType) and not _union_tags(annotation)
+
+
+def _is_type_error(kind: str) -> bool:
+    return kind.endswith(("_type", "_parsing"))
 
 
 def _problems(detail: ErrorDetails, data: object) -> list[tuple[Loc, Problem]]:
@@ -112,8 +151,8 @@ def _describe_error(detail: ErrorDetails, loc: Loc, where: Loc) -> Problem:
                        did_you_mean(value, [str(a) for a in allowed]))
     if kind in _BOUNDS:
         symbol, key = _BOUNDS[kind]
-        noun = "an integer" if isinstance(value, int) else "a number"
-        return Problem(where, "out of range", value, show(value), f"{noun} {symbol} {ctx[key]}")
+        return Problem(where, "out of range", value, show(value),
+                       f"{_bounded_noun(loc, value)} {symbol} {_bound(ctx[key])}")
     if kind in _LENGTHS:
         return _length(kind, where, value, ctx)
     return _other(detail, loc, where)
@@ -135,11 +174,25 @@ def _other(detail: ErrorDetails, loc: Loc, where: Loc) -> Problem:
         return Problem(where, "not a JSON value", value, show_typed(value),
                        "text, a number, true, false, null, a list or a mapping",
                        "Quote dates and times, such as '\"2024-01-01\"'")
-    if kind.endswith(("_type", "_parsing")) or kind == "crash_points":
+    if _is_type_error(kind) or kind == "crash_points":
         return Problem(where, "wrong type", value, show_typed(value),
                        describe(*resolve(loc)))
     message = detail["msg"]
     return Problem(where, message[:1].lower() + message[1:], value, show(value))
+
+
+def _bounded_noun(loc: Loc, value: object) -> str:
+    """What the field holds (-1 for seconds is out of a number's range, not an integer's);
+    by the value where the field is a union's member."""
+    annotation, _ = resolve(loc)
+    if annotation in (int, float):
+        return _NOUNS[annotation]
+    return "an integer" if isinstance(value, int) else "a number"
+
+
+def _bound(bound: object) -> object:
+    """A float field's whole bound as pydantic gives it (0.0), written as YAML would (0)."""
+    return int(bound) if isinstance(bound, float) and bound.is_integer() else bound
 
 
 _BOUNDS = {
@@ -306,7 +359,8 @@ def _describe_union(annotation: Any) -> str:
     tags = _union_tags(annotation)
     if tags:
         return f"a mapping with a 'kind' ({quoted(tags)})"
-    return " or ".join(describe(*_unwrap(member, [])) for member in get_args(annotation))
+    return " or ".join(describe(*_unwrap(member, [])) for member in get_args(annotation)
+                       if member is not type(None))
 
 
 def _lower_bound(metadata: list[object]) -> str:

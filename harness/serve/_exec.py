@@ -62,7 +62,9 @@ from harness.trace import Trace
 
 #: A killed agent is started again at most this often in one case (a crash, then its recovery).
 MAX_PROCESSES = 3
-_TAIL_CHARS = 600
+#: How much of the end of an agent's output its failure report shows: enough for Node's
+#: error, whose message comes before a stack of some ten lines (a missing package: 862 bytes).
+_TAIL_CHARS = 4000
 
 
 def exec_cases(scenario: Scenario, source: Path, crash_at: CrashSpec | None = None,
@@ -281,7 +283,11 @@ class _ExecCase:
 
 
 def _tail(path: str) -> str:
-    data = Path(path).read_bytes()[-_TAIL_CHARS:]
+    """The end of an output file, from the start of a line."""
+    whole = Path(path).read_bytes()
+    data = whole[-_TAIL_CHARS:]
+    if len(data) < len(whole) and b"\n" in data:
+        data = data.partition(b"\n")[2]  # not from the middle of a line
     return data.decode("utf-8", "replace").strip()
 
 

@@ -253,6 +253,26 @@ def test_cases_that_fail_alike_are_reported_once_with_a_count_and_their_ids(
             "crashy-blocked[journal:fsync#2:before:unsynced_lost]") in stdout
 
 
+def test_many_cases_that_fail_alike_are_named_ten_then_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A scenario crashed at every point failed alike in 94 cases: one line of 94 ids.
+    path = tmp_path / "crashy-blocked.yaml"
+    path.write_text(SCENARIOS["crashy"].replace("name: crashy", "name: crashy-blocked")
+                    .replace("stop_state: complete", "stop_state: blocked")
+                    .replace("classes: [unsynced_lost]",
+                             "classes: [unsynced_lost, torn_append_short, torn_append_zeros]"))
+
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 1
+
+    stdout = capsys.readouterr().out
+    assert "FAILED crashy-blocked (+12 alike)" in stdout
+    note = next(line for line in stdout.splitlines() if line.startswith("the same failure"))
+    assert note.startswith("the same failure in 12 more case(s): crashy-blocked[")
+    assert note.count("crashy-blocked[") == 10
+    assert note.endswith("] and 2 more (every case is in the results' cases.jsonl)")
+
+
 SHIPPED_SCENARIO = str(Path(__file__).resolve().parents[2] / "scenarios" / "crash"
                        / "unknown-send-is-inspected.yaml")
 

@@ -229,10 +229,37 @@ def test_a_scenario_folder_outside_the_rootdir_is_collected(project, tmp_path_fa
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     project.add("hello", folder=str(elsewhere))  # an absolute folder: not under the rootdir
 
-    result = project.pytester.runpytest("--harness-scenarios", str(elsewhere), "-v")
+    # One word: written as two, the folder would choose pytest's rootdir (the test below).
+    result = project.pytester.runpytest(f"--harness-scenarios={elsewhere}", "-v")
 
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*hello.yaml::hello PASSED*"])
+    result.stdout.fnmatch_lines([f"rootdir: {project.pytester.path}", "configfile: tox.ini",
+                                 "*hello.yaml::hello PASSED*"])
+
+
+def test_a_scenario_path_that_would_choose_the_rootdir_is_a_usage_error(
+        project, strict_ini: str, tmp_path_factory) -> None:
+    # pytest chooses its rootdir and ini file before it loads the plugin, so the path of
+    # `--harness-scenarios PATH` counts as a test path there: another project's scenarios
+    # took that project's ini file, and its agent (none: the reference agent), silently.
+    elsewhere = tmp_path_factory.mktemp("other_project")
+    (elsewhere / "tox.ini").write_text("[pytest]\n", encoding="utf-8")
+    project.add("hello", folder=str(elsewhere / "scenarios"))
+    project.pytester.makeini(strict_ini.rstrip("\n") + "\nharness_agent = nowhere.agent:main\n")
+
+    result = project.pytester.runpytest("--harness-scenarios", str(elsewhere / "scenarios"))
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        f"ERROR: --harness-scenarios {elsewhere}/scenarios: pytest read '{elsewhere}/scenarios'"
+        f" as a test path when it chose its rootdir, so it took {elsewhere} (ini file"
+        f" {elsewhere}/tox.ini) instead of {project.pytester.path} (ini file"
+        f" {project.pytester.path}/tox.ini), and the options of * (harness_agent …) would not"
+        f" be read; write the option and its path as one word:"
+        f" --harness-scenarios={elsewhere}/scenarios"])
+    # In one word the project's own ini is read: its agent, which does not import.
+    joined = project.pytester.runpytest(f"--harness-scenarios={elsewhere / 'scenarios'}")
+    joined.stdout.fnmatch_lines(["*nowhere*"])
 
 
 def test_the_ini_prices_a_private_model_for_a_cost_budget(project, strict_ini: str) -> None:

@@ -148,6 +148,17 @@ def test_bounds_and_finite_numbers(tmp_path: Path) -> None:
     )
 
 
+def test_a_bound_names_the_fields_type_not_the_values(tmp_path: Path) -> None:
+    # seconds are a number: -1, written as an integer, was told "an integer >= 0.0".
+    assert_error(
+        write(tmp_path, VALID + "faults:\n"
+              "  - {at: {turn: 1}, kind: stall, after_events: 3, seconds: -1}\n"
+              "budget: {max_cost_usd: -2.5}\n"),
+        "11:60: faults[0].seconds: out of range: got -1; expected a number >= 0",
+        "12:24: budget.max_cost_usd: out of range: got -2.5; expected a number > 0",
+    )
+
+
 def test_missing_keys_point_at_their_mapping_with_an_example(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, "name: Bad_Name\nmodel: []\n"),
@@ -197,6 +208,19 @@ def test_http_error_status_and_retry_after(tmp_path: Path) -> None:
         "12:65: faults[1].retry_after: retry_after is neither seconds nor an HTTP date: "
         "got 'soon'; expected whole seconds such as 60 or a date such as "
         "\"Wed, 21 Oct 2015 07:28:00 GMT\"",
+    )
+
+
+def test_a_value_of_two_types_gets_one_error_naming_the_type_it_missed(tmp_path: Path) -> None:
+    # retry_after is whole seconds or an HTTP date: a bad value is one error, not one per
+    # type it could have been, and says what both were.
+    assert_error(
+        write(tmp_path, VALID + "faults:\n"
+              "  - {at: {turn: 1}, kind: http_error, status: 429, retry_after: -5}\n"
+              "  - {at: {turn: 1}, kind: http_error, status: 429, retry_after: 1.5}\n"),
+        "11:65: faults[0].retry_after: out of range: got -5; expected an integer >= 0",
+        "12:65: faults[1].retry_after: wrong type: got 1.5 (a number); "
+        "expected an integer >= 0 or text",
     )
 
 

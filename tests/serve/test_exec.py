@@ -127,6 +127,19 @@ def test_a_crashing_agent_fails_with_its_exit_code_and_output(harness_main: Run)
         in done.stdout
 
 
+def test_a_crashing_agents_error_is_shown_above_its_stack(harness_main: Run) -> None:
+    # Node prints its error first, then the stack: a missing package's message was cut
+    # off above the last 600 characters, the report starting in the middle of a line.
+    stack = "".join(f"    at frame{i} (node:internal/modules/esm/resolve:{i}:9)\\n"
+                    for i in range(40))
+    done = harness_main(str(SCENARIO), "--exec",
+                        f"printf \"Error: Cannot find package 'openai'\\n{stack}\" >&2; exit 1",
+                        "--no-crash")
+    assert done.returncode == 1
+    assert "its last output:\nError: Cannot find package 'openai'\n    at frame0 " in done.stdout
+    assert "    at frame39 (node:internal/modules/esm/resolve:39:9)\n" in done.stdout
+
+
 def test_a_passing_case_leaves_no_files_and_a_failing_one_keeps_its_own(
         tmp_path: Path, harness_main: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     temp = tmp_path / "tmp"
