@@ -34,9 +34,14 @@ WITHIN = 2.5
 STYLES = ("whole bodies", "shared")
 
 
-def _keep_whole_bodies(_body: object, previous: list[object], _key: str = "messages"
-                       ) -> list[object]:
-    """The provider as it was: each request's body kept as parsed, nothing shared."""
+def _keep_whole_bodies(_body: object, previous: list[object], _key: str = "messages", *,
+                       ordered: bool = False) -> list[object]:
+    """The provider as it was: each request's body kept as parsed, nothing shared.
+
+    Takes what ``share_repeated_messages`` takes (``ordered``: key order too, for the
+    prompt cache), which it stands in for.
+    """
+    del ordered
     return previous
 
 

@@ -68,6 +68,11 @@ KNOWN_GAPS = {
     # replies, placeholders in a session collected as training data.
     "training-cut-call-stops": {"I4"},
     "training-session-never-patched": {"train:no-patch"},
+    # It keeps no backup model: with the primary overloaded the whole run it ends
+    # infra_paused without one request to the backup, the mail never sent; and a 400 it
+    # ends infra_paused, as every provider failure, not failed.
+    "backup-model-takes-over": {"I4", "retry:backup", "side_effects"},
+    "backup-model-not-for-a-bad-request": {"I4"},
 }
 
 
