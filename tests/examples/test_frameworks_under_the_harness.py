@@ -265,6 +265,37 @@ def test_no_crash_of_adk_ends_on_a_history_only_the_fake_would_make(
     assert [(r["passed"], _sends(r)) for r in after_it] == [(True, 1)], after_it
 
 
+def test_dbos_crashed_at_every_commit_sends_twice_only_before_the_send_is_recorded(
+        tmp_path: Path, require_framework: Callable[[str], None]) -> None:
+    """pydantic-ai with DBOS crashed at every commit of its system database, each case run
+    twice alike: a crash before the commit that records the send step's output re-runs the
+    step on recovery (sent twice); after it, the recovered workflow replays the send from
+    its record, and the mail went once. Every restart is done within DBOS's first poll."""
+    require_framework("dbos")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = tmp_path / "results"
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run",
+         str(SCENARIOS / "pydantic_ai_dbos_agent" / "crash-after-send.yaml"),
+         "--agent", "examples.frameworks.pydantic_ai_dbos_agent:main", "--crash", "all-points",
+         "--check-determinism", "--jobs", "1", "--case-timeout", "600", "--out", str(out)],
+        cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    assert len(rows) > 10
+    failed = {r["case_id"]: tuple(sorted(r["failed_invariants"])) for r in rows
+              if not r["passed"]}
+    assert list(failed.values()) == [SENT_TWICE[1]], failed
+    recorded = re.search(r"\[sqlite:commit#(\d+):before:", next(iter(failed)))
+    assert recorded is not None, failed
+    after_it = [r for r in rows if r["case_id"].endswith(
+        f"[sqlite:commit#{recorded.group(1)}:after:process_killed]")]
+    assert [(r["passed"], _sends(r)) for r in after_it] == [(True, 1)], after_it
+    assert max(r["virtual_seconds"] for r in rows) <= 1.0
+    assert sorted(os.listdir(cwd)) == []
+
+
 def _sends(row: dict[str, Any]) -> int:
     return sum(e["count"] for e in row["side_effects"] if e["tool"] == "send_mail")
 
