@@ -189,25 +189,27 @@ def _event_wait(clock: VirtualClock,
         if timeout is None or not beside_the_loop() or not isinstance(
                 condition, threading.Condition):
             return wait(event, timeout)
-        rang = threading.Event()  # the timer's own: set by the loop, waited on never
+        rang: list[bool] = []  # the timer's: set by the loop
 
         def wake() -> None:
             with condition:
-                rang.set()
+                rang.append(True)
                 condition.notify_all()
 
         with condition:
             if event.is_set():
                 return True
             withdraw = clock.park_beside(max(float(timeout), 0.0), wake)
-            if withdraw is None:  # no loop runs on the clock: the process is between runs
-                return wait(event, timeout)
-            try:
-                while not event.is_set() and not rang.is_set():
-                    condition.wait()
-            finally:
-                withdraw()
-            return event.is_set()
+            if withdraw is not None:
+                try:
+                    while not event.is_set() and not rang:
+                        condition.wait()
+                finally:
+                    withdraw()
+                return event.is_set()
+        # No loop runs on the clock (the process is between runs): the wait as it was,
+        # outside the condition it takes itself.
+        return wait(event, timeout)
 
     functools.update_wrapper(wait_for_event, wait)
     return wait_for_event

@@ -298,3 +298,20 @@ def test_a_frameworks_queue_thread_stops_when_told_though_the_run_is_over() -> N
             assert clock.now() == 0.5
         assert not queue.is_alive()  # stopped at once: DBOS.destroy() at the process's end
     assert not polled.is_set()
+
+
+def test_a_frameworks_queue_thread_waits_as_ever_between_runs() -> None:
+    # No loop runs on the clock: nothing would end a virtual wait, so the wait is real.
+    clock = VirtualClock()
+    waited: list[bool] = []
+
+    def poll(stop: threading.Event) -> None:
+        waited.append(stop.wait(timeout=0.01))
+        waited.append(threading.Event().wait(timeout=0.01))
+        time.sleep(0.01)
+
+    with virtual_time(clock), _queue_thread_of_a_framework(poll) as queue:
+        queue.start()
+        queue.join(timeout=10)
+    assert waited == [False, False]
+    assert clock.now() == 0.0
