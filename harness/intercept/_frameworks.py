@@ -114,9 +114,13 @@ _STEP_NAMES: weakref.WeakKeyDictionary[type, tuple[tuple[int, ...], tuple[str, .
 
 #: (module, attribute) a framework builds on first use and keeps for the process.
 PROCESS_STATE: Final = (("dspy", "cache"), ("crewai_core.version", "_get_cache_file"))
-#: (module, class, method): what shuts down a framework's process-wide instance, with its
-#: threads, engine and registry, called with ``destroy_registry=True``.
-PROCESS_ENDS: Final = (("dbos._dbos", "DBOS", "destroy"),)
+#: (module, what it holds for the process, class, method): what shuts down a framework's
+#: process-wide instance, with its threads, engine and registry, called with
+#: ``destroy_registry=True`` while the module holds any of it (a worker's later cases,
+#: which never made one, are not told it was shut down).
+PROCESS_ENDS: Final = (
+    ("dbos._dbos", ("_dbos_global_instance", "_dbos_global_registry"), "DBOS", "destroy"),
+)
 
 
 @contextmanager
@@ -139,8 +143,11 @@ def process_state_dropped() -> Iterator[None]:
 
 
 def _drop_process_state() -> None:
-    for name, owner, method in PROCESS_ENDS:
-        end = getattr(getattr(sys.modules.get(name), owner, None), method, None)
+    for name, held, owner, method in PROCESS_ENDS:
+        module = sys.modules.get(name)
+        if module is None or all(vars(module).get(attribute) is None for attribute in held):
+            continue
+        end = getattr(getattr(module, owner, None), method, None)
         if callable(end):
             end(destroy_registry=True)
     for name, attribute in PROCESS_STATE:
