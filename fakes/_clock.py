@@ -48,7 +48,11 @@ waits in virtual time beside the loop, as it would in real time: it is parked un
 clock reaches its end, and the loop's timers (a cancel among them) fire meanwhile. A run
 that ends while such a thread still sleeps cannot exit before it wakes (``asyncio.run``
 waits for its executor): the clock then moves on to that end, and :attr:`VirtualClock.held`
-says from when to when.
+says from when to when. A thread working beside the loop (a framework's daemon that hands
+it work: DBOS's queue thread) waits in virtual time the same way through
+:meth:`VirtualClock.park_beside`, its timer among the loop's; the run ending does not wait
+for it (a daemon does not hold a process), and its wait is then ended by nothing but what
+it waits for.
 """
 
 from __future__ import annotations
@@ -56,10 +60,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import itertools
 import os
 import selectors
 import threading
 import time
+import weakref
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -183,6 +189,23 @@ class VirtualClock:
             return False
         return loop.park(_WORKER.job, self._now + seconds)
 
+    def park_beside(self, seconds: float, wake: Callable[[], None], *,
+                    at_end: bool = False) -> Callable[[], None] | None:
+        """Call ``wake()`` when the clock has moved ``seconds`` on: a timer of the loop that
+        runs on this clock, for a thread working beside that loop (a framework's poller
+        that hands the loop its work), whose wait is the loop's to end.
+
+        Returns what withdraws the timer (the thread woke otherwise), or None when no loop
+        runs on the clock: nothing would move it. A timer still set when the run ends is
+        dropped without a call (the process is over: its daemon threads run no more; what
+        stops them is what they wait for), unless ``at_end``: then it is called (a plain
+        sleep, which nothing else ends), and the clock does not move for it.
+        """
+        loop = _DRIVING.get(self)
+        if loop is None:
+            return None
+        return loop.park_beside(self._now + seconds, wake, at_end=at_end)
+
     def new_event_loop(self) -> asyncio.AbstractEventLoop:
         """A new event loop driven by this clock (for code that runs its own loop)."""
         return _VirtualEventLoop(self)
@@ -195,6 +218,13 @@ class VirtualClock:
     def runner(self) -> ClockRunner:
         """A loop driven by this clock for several coroutines in turn (see :class:`ClockRunner`)."""
         return ClockRunner(self)
+
+
+# Each clock's loop that runs in the case's own thread, while it runs: where a thread
+# working beside it keeps its timers (VirtualClock.park_beside). Kept off the clock, which
+# a world's copy copies.
+_DRIVING: weakref.WeakKeyDictionary[VirtualClock, _VirtualEventLoop] = \
+    weakref.WeakKeyDictionary()
 
 
 @final
@@ -384,6 +414,9 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
         self._threads_running = 0
         # Worker threads asleep in virtual time (VirtualClock.sleep_parked), by their job.
         self._parked: dict[_Job, float] = {}
+        # Timers of threads working beside the loop (VirtualClock.park_beside): each the
+        # call that wakes its thread, and when.
+        self._beside: dict[_Beside, float] = {}
         self._parked_lock = threading.Lock()
         # Answers a thread of the case owes the loop (aiosqlite's connection thread), each
         # with whether that thread still lives: see expect_answer.
@@ -409,7 +442,15 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
         here = threading.current_thread()
         self._real_time = here is not self._made_by and here not in CASE_THREADS
         self._virtual_selector.real_time = self._real_time
-        super().run_forever()
+        clock = self._virtual_clock
+        driving = not self._real_time and clock not in _DRIVING
+        if driving:
+            _DRIVING[clock] = self
+        try:
+            super().run_forever()
+        finally:
+            if driving:
+                del _DRIVING[clock]
 
     def _threads_busy(self) -> bool:
         """Whether a worker thread the loop still awaits is at work, not asleep in virtual
@@ -440,16 +481,40 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def _next_wake(self) -> float | None:
         with self._parked_lock:
-            return min(self._parked.values(), default=None)
+            return min((*self._parked.values(), *self._beside.values()), default=None)
 
     def _wake_due(self) -> None:
-        """Wake every parked worker whose sleep has ended by now."""
+        """Wake every parked worker, and every thread beside the loop, whose sleep has
+        ended by now."""
         now = self._virtual_clock.now()
         with self._parked_lock:
             due = [job for job, until in self._parked.items() if until <= now]
             for job in due:
                 del self._parked[job]
                 job.awake.set()
+            beside = sorted((until, entry.order, entry)
+                            for entry, until in self._beside.items() if until <= now)
+            for _, _, entry in beside:
+                del self._beside[entry]
+        for _, _, entry in beside:  # outside the lock: a wake takes the thread's own
+            entry.wake()
+
+    def park_beside(self, until: float, wake: Callable[[], None], *,
+                    at_end: bool) -> Callable[[], None] | None:
+        """A timer at ``until`` calling ``wake()`` (VirtualClock.park_beside), or None when
+        the loop no longer runs; returns what withdraws it."""
+        with self._parked_lock:
+            if not self.is_running():
+                return None
+            entry = _Beside(wake, next(_BESIDE_ORDER), at_end)
+            self._beside[entry] = until
+        self._write_to_self()  # type: ignore[attr-defined]  # the selector may wait on us
+
+        def withdraw() -> None:
+            with self._parked_lock:
+                self._beside.pop(entry, None)
+
+        return withdraw
 
     def park(self, job: _Job, until: float) -> bool:
         """Block the calling worker thread until the clock reaches ``until``.
@@ -472,6 +537,10 @@ class _VirtualEventLoop(asyncio.SelectorEventLoop):
         moves to the last one's end, as the process cannot exit before (``held``)."""
         with self._parked_lock:
             parked, self._parked = self._parked, {}
+            beside, self._beside = self._beside, {}
+        for entry in sorted(beside, key=lambda entry: entry.order):
+            if entry.at_end:  # see VirtualClock.park_beside
+                entry.wake()
         if not parked:
             return
         if wait_out:
@@ -574,6 +643,19 @@ _TURN_LOOK_SECONDS: Final = 0.002
 _TURN_SETTLE_SECONDS: Final = 0.05
 # The loop and job a worker thread runs for, while it runs one (VirtualClock.sleep_parked).
 _WORKER = threading.local()
+
+
+@dataclass(eq=False)
+class _Beside:
+    """A thread's timer beside the loop: what wakes it, and its place among timers set at
+    the same instant (the first set wakes first)."""
+
+    wake: Callable[[], None]
+    order: int
+    at_end: bool  # called when the run ends, if still set
+
+
+_BESIDE_ORDER: Final = itertools.count()
 
 
 @dataclass(eq=False)

@@ -43,7 +43,13 @@ its disk part on the case's disk. CrewAI keeps the path of its version-check cac
 (``crewai_core.version._get_cache_file``, an ``lru_cache`` that makes
 ``~/.cache/crewai`` on its first call): only the first case of a worker made that
 folder on its disk, and ``--check-determinism`` failed the case. A memo like it is
-cleared, not dropped.
+cleared, not dropped. DBOS keeps one launched instance for the process
+(``DBOS(config)`` hands back the one there is, ``launch()`` of a launched one only
+warns), with its threads and its engine on the system database: the next case's
+agent found an earlier case's, on that case's database ("no such table:
+workflow_status"). A process's end shuts it down, and so does each incarnation's
+here (:data:`PROCESS_ENDS`: ``DBOS.destroy(destroy_registry=True)``, which stops its
+threads and forgets its registered workflows, registered again by the next import).
 """
 
 from __future__ import annotations
@@ -108,6 +114,13 @@ _STEP_NAMES: weakref.WeakKeyDictionary[type, tuple[tuple[int, ...], tuple[str, .
 
 #: (module, attribute) a framework builds on first use and keeps for the process.
 PROCESS_STATE: Final = (("dspy", "cache"), ("crewai_core.version", "_get_cache_file"))
+#: (module, what it holds for the process, class, method): what shuts down a framework's
+#: process-wide instance, with its threads, engine and registry, called with
+#: ``destroy_registry=True`` while the module holds any of it (a worker's later cases,
+#: which never made one, are not told it was shut down).
+PROCESS_ENDS: Final = (
+    ("dbos._dbos", ("_dbos_global_instance", "_dbos_global_registry"), "DBOS", "destroy"),
+)
 
 
 @contextmanager
@@ -130,6 +143,13 @@ def process_state_dropped() -> Iterator[None]:
 
 
 def _drop_process_state() -> None:
+    for name, held, owner, method in PROCESS_ENDS:
+        module = sys.modules.get(name)
+        if module is None or all(vars(module).get(attribute) is None for attribute in held):
+            continue
+        end = getattr(getattr(module, owner, None), method, None)
+        if callable(end):
+            end(destroy_registry=True)
     for name, attribute in PROCESS_STATE:
         module = sys.modules.get(name)
         if module is None:

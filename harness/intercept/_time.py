@@ -19,6 +19,23 @@ clock by however many times it happened to wake, different every run. A
 daemon started by a daemon case thread stays the case's: daemon-ness is then
 inherited, not chosen.
 
+One kind of daemon is the case's all the same: one a framework starts to do the
+case's own work and hand it to the case's loop (:data:`THREADS_AT_THE_CASES_WORK`).
+DBOS's ``launch()`` starts a queue thread, whose worker per queue polls the
+system database every second, dequeues a workflow (the one ``launch()`` found
+pending after a crash, re-enqueued for recovery) and hands it to the loop that
+called ``launch()``; the restarted ``main``, calling the workflow under its id,
+awaits the result by polling every second on the loop. On the real clock the
+loop's polls raced ahead while the thread waited its real second, and the
+recovered run landed minutes of virtual time later, a different number every
+run. Such a thread, and every thread it starts, works *beside* the loop: its
+``time.sleep`` and its ``threading.Event.wait`` with a timeout are timers of the
+loop that runs on the case's clock (:meth:`fakes.VirtualClock.park_beside`),
+which the clock jumps to in turn with the loop's own, and ``set()`` ends the wait
+as ever. When the run ends, the process is over: a wait still pending is never
+ended by the clock (a sleep is, without moving it), so the daemon does nothing
+more until what it waits for is set (``DBOS.destroy()``, :mod:`._frameworks`).
+
 Why a patch of our own rather than a time-travel package: the case needs one
 clock under all of wall time, monotonic time, sleeping and the event loop, and
 it moves on every timer the loop jumps to; a package that freezes or shifts
@@ -89,16 +106,19 @@ def virtual_time(clock: VirtualClock) -> Iterator[None]:
     threads.add(here)
     saved = {name: getattr(time, name) for name in _VIRTUAL_NAMES}
     replacements = {name: _for_the_case(threads, virtual, saved[name])
-                    for name, virtual in _replacements(clock).items()}
+                    for name, virtual in _replacements(clock, saved["sleep"]).items()}
     saved_start = threading.Thread.start
+    saved_wait = threading.Event.wait
     try:
         for name, function in replacements.items():
             setattr(time, name, function)
         setattr(threading.Thread, "start", _start_marking(threads, saved_start))  # noqa: B010
+        setattr(threading.Event, "wait", _event_wait(clock, saved_wait))  # noqa: B010
         with names_follow({f"time.{name}": (saved[name], function)
                            for name, function in replacements.items()}):
             yield
     finally:
+        setattr(threading.Event, "wait", saved_wait)  # noqa: B010
         setattr(threading.Thread, "start", saved_start)  # noqa: B010
         for name, function in saved.items():
             setattr(time, name, function)
@@ -123,19 +143,84 @@ def _start_marking(threads: weakref.WeakSet[threading.Thread],
     """``Thread.start`` that enrols a thread the case starts, unless it is a chosen daemon."""
     def start_thread(thread: threading.Thread) -> None:
         starter = threading.current_thread()
-        if starter in threads and (starter.daemon or not thread.daemon):
-            threads.add(thread)
+        if starter in threads:
+            if starter in _BESIDE or _at_the_cases_work(thread):
+                threads.add(thread)
+                _BESIDE.add(thread)
+            elif starter.daemon or not thread.daemon:
+                threads.add(thread)
         start(thread)
 
     functools.update_wrapper(start_thread, start)
     return start_thread
 
 
+#: (module, function): the target of a daemon thread a framework starts to do the case's
+#: own work, which the case's loop then waits for (see the module docstring).
+THREADS_AT_THE_CASES_WORK: Final = (
+    # DBOS's queue thread starts a worker per queue, which dequeues a workflow (one that
+    # launch() recovered, among them) and hands it to the loop that called launch().
+    ("dbos._queue", "queue_thread"),
+)
+
+
+def _at_the_cases_work(thread: threading.Thread) -> bool:
+    target = getattr(thread, "_target", None)
+    return (getattr(target, "__module__", None), getattr(target, "__qualname__", None)) \
+        in THREADS_AT_THE_CASES_WORK
+
+
+# The threads of THREADS_AT_THE_CASES_WORK, and every thread they start: the case's, and
+# working beside its loop (see the module docstring).
+_BESIDE: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def beside_the_loop() -> bool:
+    """Whether the calling thread works beside the case's loop (a framework's daemon at the
+    case's work), its timed waits timers of that loop (see the module docstring)."""
+    return threading.current_thread() in _BESIDE
+
+
+def _event_wait(clock: VirtualClock,
+                wait: Callable[[threading.Event, float | None], bool]) -> Callable[..., bool]:
+    """``Event.wait`` whose timeout, in a thread beside the case's loop, is virtual time."""
+    def wait_for_event(event: threading.Event, timeout: float | None = None) -> bool:
+        condition = getattr(event, "_cond", None)
+        if timeout is None or not beside_the_loop() or not isinstance(
+                condition, threading.Condition):
+            return wait(event, timeout)
+        rang: list[bool] = []  # the timer's: set by the loop
+
+        def wake() -> None:
+            with condition:
+                rang.append(True)
+                condition.notify_all()
+
+        with condition:
+            if event.is_set():
+                return True
+            withdraw = clock.park_beside(max(float(timeout), 0.0), wake)
+            if withdraw is not None:
+                try:
+                    while not event.is_set() and not rang:
+                        condition.wait()
+                finally:
+                    withdraw()
+                return event.is_set()
+        # No loop runs on the clock (the process is between runs): the wait as it was,
+        # outside the condition it takes itself.
+        return wait(event, timeout)
+
+    functools.update_wrapper(wait_for_event, wait)
+    return wait_for_event
+
+
 _VIRTUAL_NAMES: Final = ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter",
                          "perf_counter_ns", "sleep")
 
 
-def _replacements(clock: VirtualClock) -> dict[str, Callable[..., Any]]:
+def _replacements(clock: VirtualClock,
+                  real_sleep: Callable[[float], None]) -> dict[str, Callable[..., Any]]:
     def monotonic() -> float:
         return clock.now()
 
@@ -151,6 +236,13 @@ def _replacements(clock: VirtualClock) -> dict[str, Callable[..., Any]]:
     def sleep(seconds: float) -> None:
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
+        if beside_the_loop():
+            awake = threading.Event()
+            if clock.park_beside(float(seconds), awake.set, at_end=True) is None:
+                real_sleep(seconds)  # between runs: the process's own idle time
+            else:
+                awake.wait()
+            return
         # A worker thread of the case's loop sleeps beside it; anything else blocks.
         if not clock.sleep_parked(float(seconds)):
             clock.advance(float(seconds))

@@ -108,6 +108,12 @@ FRAMEWORKS = {
         "primary-down": PASSED,
         "bad-request": ("fail", ("I4", "S5:4xx", "retry:backup", "side_effects"))}),
     "pydantic_ai_anthropic_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
+    # pydantic-ai with DBOS (DBOSDurability, the tools DBOS steps): a step's output is
+    # recorded once the step returns (dbos/_core.py, invoke_step's record_step_result), so
+    # the crash right after the send leaves none; the restart's launch() re-enqueues the
+    # pending workflow, which replays the recorded model step and runs the send again.
+    # The rest is pydantic-ai's own, as without DBOS.
+    "pydantic_ai_dbos_agent": ("dbos", verdicts(SENT_TWICE, REGENERATED)),
     # GoogleProvider leaves google-genai's retry_options unset (no retry); a response cut
     # at MAX_TOKENS with no call raises OutputTokenLimitExceeded.
     "pydantic_ai_google_agent": ("pydantic_ai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
@@ -136,6 +142,17 @@ FRAMEWORKS = {
     # the run ends, so the restart starts from the prompt and sends again.
     "agent_framework_agent": ("agent_framework", verdicts(SENT_TWICE, REGENERATED)),
 }
+
+# The virtual seconds of a case, where they say the framework's threads kept the case's
+# clock: DBOS's queue worker, which runs the recovered workflow, polls every second (with
+# DBOS's jitter, seeded), and main's wait for the workflow's result polls every second: the
+# re-sent mail and the answer come after the worker's first poll, as in a process. On the
+# real clock, the loop's polls raced ahead while the worker waited: minutes, never twice
+# the same.
+VIRTUAL_SECONDS = {
+    "pydantic_ai_dbos_agent": {"crash-after-send" + CRASH.format(tool="send_mail"): 1.0},
+}
+
 
 # Frameworks that do not install beside this project's pins, each run by the Python of an
 # environment of its own (examples/frameworks/README.md), named by the variable beside it;
@@ -168,7 +185,9 @@ def test_every_verdict_is_what_the_framework_really_does(
         module: str, tmp_path: Path, require_framework: Callable[[str], None]) -> None:
     package, expected = FRAMEWORKS[module]
     require_framework(package)
-    run_and_check(module, expected, tmp_path)
+    rows = run_and_check(module, expected, tmp_path)
+    seconds = VIRTUAL_SECONDS.get(module, {})
+    assert {case: rows[case]["virtual_seconds"] for case in seconds} == seconds
 
 
 @pytest.mark.parametrize("module", sorted(OWN_ENVIRONMENT))
@@ -253,6 +272,37 @@ def test_no_crash_of_adk_ends_on_a_history_only_the_fake_would_make(
     assert [(r["passed"], _sends(r)) for r in after_it] == [(True, 1)], after_it
 
 
+def test_dbos_crashed_at_every_commit_sends_twice_only_before_the_send_is_recorded(
+        tmp_path: Path, require_framework: Callable[[str], None]) -> None:
+    """pydantic-ai with DBOS crashed at every commit of its system database, each case run
+    twice alike: a crash before the commit that records the send step's output re-runs the
+    step on recovery (sent twice); after it, the recovered workflow replays the send from
+    its record, and the mail went once. Every restart is done within DBOS's first poll."""
+    require_framework("dbos")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = tmp_path / "results"
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run",
+         str(SCENARIOS / "pydantic_ai_dbos_agent" / "crash-after-send.yaml"),
+         "--agent", "examples.frameworks.pydantic_ai_dbos_agent:main", "--crash", "all-points",
+         "--check-determinism", "--jobs", "1", "--case-timeout", "600", "--out", str(out)],
+        cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    assert len(rows) > 10
+    failed = {r["case_id"]: tuple(sorted(r["failed_invariants"])) for r in rows
+              if not r["passed"]}
+    assert list(failed.values()) == [SENT_TWICE[1]], failed
+    recorded = re.search(r"\[sqlite:commit#(\d+):before:", next(iter(failed)))
+    assert recorded is not None, failed
+    after_it = [r for r in rows if r["case_id"].endswith(
+        f"[sqlite:commit#{recorded.group(1)}:after:process_killed]")]
+    assert [(r["passed"], _sends(r)) for r in after_it] == [(True, 1)], after_it
+    assert max(r["virtual_seconds"] for r in rows) <= 1.0
+    assert sorted(os.listdir(cwd)) == []
+
+
 def _sends(row: dict[str, Any]) -> int:
     return sum(e["count"] for e in row["side_effects"] if e["tool"] == "send_mail")
 
@@ -277,9 +327,10 @@ SECOND_RUN_UNSETTLED = {
 
 def run_and_check(module: str, expected: dict[str, tuple[str, tuple[str, ...]]],
                   tmp_path: Path, python: str = sys.executable,
-                  agent: list[str] | None = None) -> None:
+                  agent: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """Run ``module``'s folder and assert every verdict; ``agent``: how the agent is given
-    (``--exec`` and its options instead of ``--agent``, run once on real time)."""
+    (``--exec`` and its options instead of ``--agent``, run once on real time). Returns
+    each case's row of ``cases.jsonl``, by its name in ``expected``."""
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     out = tmp_path / "results"
@@ -292,11 +343,13 @@ def run_and_check(module: str, expected: dict[str, tuple[str, tuple[str, ...]]],
         cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     prefix = module.replace("_", "-") + "-"
-    seen = {}
+    seen, rows = {}, {}
     for line in (out / "cases.jsonl").read_text().splitlines():
         row = json.loads(line)
         status = "pass" if row["passed"] else "fail"
         failed = tuple(sorted(row["failed_invariants"]))
         seen[row["case_id"].removeprefix(prefix)] = (status, failed)
+        rows[row["case_id"].removeprefix(prefix)] = row
     assert seen == expected, done.stdout[-3000:]
     assert sorted(os.listdir(cwd)) == []  # no database, state file or cache left behind
+    return rows

@@ -218,3 +218,100 @@ def test_a_polling_exporter_leaves_the_case_deterministic_and_its_time_at_zero(
     assert statuses["determinism"] == "pass", result.verdicts
     assert result.status == "pass", result.failed_verdicts
     assert result.virtual_seconds == 0.0
+
+
+# ------------------------------------- a framework's daemon that does the case's own work
+
+@contextlib.contextmanager
+def _queue_thread_of_a_framework(
+        work: Callable[[threading.Event], None]) -> Iterator[threading.Thread]:
+    """A daemon thread whose target is named as DBOS's queue thread (``dbos._queue``), the
+    daemon DBOS's launch() starts to hand the launching loop its queued workflows; told to
+    stop on leaving, as DBOS.destroy() tells it."""
+    def queue_thread(stop: threading.Event) -> None:
+        work(stop)
+
+    queue_thread.__module__, queue_thread.__qualname__ = "dbos._queue", "queue_thread"
+    stop = threading.Event()
+    thread = threading.Thread(target=queue_thread, args=(stop,), daemon=True)
+    try:
+        yield thread
+    finally:
+        stop.set()
+        if thread.is_alive():
+            thread.join(timeout=10)
+
+
+def test_a_frameworks_queue_thread_hands_the_loop_its_work_on_the_cases_clock() -> None:
+    # DBOS recovers a workflow by enqueueing it; its queue thread polls every second and
+    # hands it to the loop, which meanwhile awaits the result by polling too. On the real
+    # clock the loop's polls raced ahead while the thread waited its second: the re-sent
+    # mail landed at 176 virtual seconds, a different number every run.
+    clock = VirtualClock()
+    handed: list[float] = []
+    polls: list[float] = []
+    done: list[asyncio.Future[float]] = []
+
+    def hand_over() -> None:
+        if not done[0].done():
+            done[0].set_result(clock.now())
+
+    def poll(stop: threading.Event) -> None:
+        while not stop.wait(timeout=1.0):  # DBOS's queue worker's poll
+            handed.append(time.monotonic())
+            done[0].get_loop().call_soon_threadsafe(hand_over)
+            inner = threading.Thread(target=time.sleep, args=(0.5,), daemon=True)
+            inner.start()  # a daemon it starts is the case's too: its sleep is virtual
+            inner.join()
+
+    async def await_the_recovered_workflow(queue: threading.Thread) -> float:
+        done.append(asyncio.get_running_loop().create_future())
+        queue.start()
+        while not done[0].done():
+            polls.append(clock.now())
+            await asyncio.sleep(0.3)  # DBOS's await of a workflow's result
+        return done[0].result()
+
+    with clock.runner() as runner, virtual_time(clock), \
+            _queue_thread_of_a_framework(poll) as queue:
+        assert runner.run(await_the_recovered_workflow(queue)) == 1.0
+        assert polls == [0.0, 0.3, 0.6, 0.8999999999999999]
+        assert clock.now() == 1.2
+        assert handed == [1.0]  # the run is over: its daemon threads run no more
+
+
+def test_a_frameworks_queue_thread_stops_when_told_though_the_run_is_over() -> None:
+    clock = VirtualClock()
+    polled = threading.Event()
+
+    def poll(stop: threading.Event) -> None:
+        while not stop.wait(timeout=1.0):
+            polled.set()
+
+    async def launch_and_return(queue: threading.Thread) -> None:
+        queue.start()
+        await asyncio.sleep(0.5)
+
+    with clock.runner() as runner, virtual_time(clock):
+        with _queue_thread_of_a_framework(poll) as queue:
+            runner.run(launch_and_return(queue))
+            assert clock.now() == 0.5
+        assert not queue.is_alive()  # stopped at once: DBOS.destroy() at the process's end
+    assert not polled.is_set()
+
+
+def test_a_frameworks_queue_thread_waits_as_ever_between_runs() -> None:
+    # No loop runs on the clock: nothing would end a virtual wait, so the wait is real.
+    clock = VirtualClock()
+    waited: list[bool] = []
+
+    def poll(stop: threading.Event) -> None:
+        waited.append(stop.wait(timeout=0.01))
+        waited.append(threading.Event().wait(timeout=0.01))
+        time.sleep(0.01)
+
+    with virtual_time(clock), _queue_thread_of_a_framework(poll) as queue:
+        queue.start()
+        queue.join(timeout=10)
+    assert waited == [False, False]
+    assert clock.now() == 0.0

@@ -341,3 +341,55 @@ def _final_answer_of_a_hello_case(package: str) -> str | None:
     result = run_case(case, scenario, PlainEntry(f"{package}.agent:main"))
     assert result.trace is not None
     return result.trace.extra.final_answer
+
+
+LAUNCHING_AGENT = '''
+from dbos._dbos import DBOS
+
+
+def main(prompt: str) -> str:
+    app = DBOS(config={"system_database_url": "sqlite:///dbos.sqlite"})
+    launched_before = app.launched
+    DBOS.launch()
+    return f"launched before: {launched_before}"
+'''
+
+
+def test_a_frameworks_process_wide_instance_is_shut_down_after_each_incarnation(
+        agent_packages: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # DBOS keeps one launched instance per process (DBOS(config) hands back the one there
+    # is): a later case's DBOS(config) and launch() found an earlier case's, with its
+    # engine on that case's database ("no such table: workflow_status").
+    destroyed: list[bool] = []
+
+    class DBOS:
+        instance: Any = None
+
+        def __new__(cls, *, config: dict[str, Any]) -> Any:
+            if cls.instance is None:
+                cls.instance = super().__new__(cls)
+                cls.instance.launched = False
+                framework._dbos_global_instance = cls.instance  # type: ignore[attr-defined]
+            return cls.instance
+
+        @classmethod
+        def launch(cls) -> None:
+            cls.instance.launched = True
+
+        @classmethod
+        def destroy(cls, *, destroy_registry: bool = False) -> None:
+            destroyed.append(destroy_registry)
+            cls.instance = framework._dbos_global_instance = None  # type: ignore[attr-defined]
+
+    package_module = types.ModuleType("dbos")
+    framework = types.ModuleType("dbos._dbos")
+    framework.DBOS = DBOS  # type: ignore[attr-defined]
+    framework._dbos_global_instance = None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "dbos", package_module)
+    monkeypatch.setitem(sys.modules, "dbos._dbos", framework)
+    package = agent_packages.write({"agent": LAUNCHING_AGENT})
+    answers = [_final_answer_of_a_hello_case(package) for _ in range(2)]
+    assert answers == ["launched before: False", "launched before: False"]
+    assert DBOS.instance is None  # nor is it kept after the case
+    # Once after each case's incarnation, with its registry; never where none was made.
+    assert destroyed == [True, True]
