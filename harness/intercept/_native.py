@@ -58,29 +58,23 @@ the case's crash disk and is crashed with it"]
             f"{NATIVE_CLIENTS[name][1]}" for name in found]
 
 
-#: Native clients guarded where every connection passes: package → (module, function).
-GUARDED_CLIENTS: Final[dict[str, tuple[str, str]]] = {
-    "psycopg": ("psycopg.generators", "connect"),
-}
-
-
 @contextmanager
 def native_clients_guarded(route: Route) -> Iterator[None]:
     """Refuse the guarded clients' connections for the duration, each recorded with
-    ``route``: in a module already imported, and in one imported meanwhile (DBOS imports
-    its driver where it first connects). Nothing is imported here."""
+    ``route``: in a module already imported, and in one imported meanwhile (an agent that
+    imports its driver only where it first connects). Nothing is imported here."""
     saved: Patched = []
-    functions = dict(GUARDED_CLIENTS.values())
 
     def guard(module: ModuleType) -> None:
-        function = functions[module.__name__]
+        function, refusal = GUARDED_CLIENTS[module.__name__]
         if callable(getattr(module, function, None)):
-            saved.extend(patch_attribute(module, function, _refused_postgres(route)))
+            saved.extend(patch_attribute(module, function, refusal(route)))
 
-    for name in functions:
+    for name in GUARDED_CLIENTS:
         if name in sys.modules:
             guard(sys.modules[name])
-    finder = _GuardOnImport(frozenset(n for n in functions if n not in sys.modules), guard)
+    finder = _GuardOnImport(frozenset(n for n in GUARDED_CLIENTS if n not in sys.modules),
+                            guard)
     sys.meta_path.insert(0, finder)
     try:
         yield
@@ -125,6 +119,13 @@ def _refused_postgres(route: Route) -> Any:
                                f"at {where} refused ({_DATABASE_ADVICE})")
 
     return connect
+
+
+#: Native clients guarded where every connection passes: the module → the function every
+#: connection goes through, and what stands in for it while a case runs.
+GUARDED_CLIENTS: Final[dict[str, tuple[str, Callable[[Route], Any]]]] = {
+    "psycopg.generators": ("connect", _refused_postgres),
+}
 
 
 def _postgres_address(conninfo: str | bytes) -> str:
