@@ -42,6 +42,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "I5:proof": (("verifier",),),
     "I5:context": (("goal",), ("provider", "context_window")),
     "I5:lease": (("goal", "lease_seconds"),),
+    "I5:protected": (("goal", "protected"),),
     "cache:restart": (("provider", "prompt_cache"),),
     "L3:same-gap": (("verifier",),),
     "CANCEL:goal": (("cancels",),),

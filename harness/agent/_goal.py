@@ -31,6 +31,11 @@ rule comes from:
 - **Cancel** (§19.4 "goal: disarm 自动续跑"): :meth:`cancel` sets the goal
   ``cancelled`` at the service by compare-and-swap, a terminal status: no turn,
   verifier round or completion follows it, in this incarnation or after a restart.
+- **The checks that prove the goal stay as they are** (§19.2 防止"把测试改绿" ④: 测试目录可
+  设为敏感路径,高风险任务需人工批准): a call naming a path the goal protects is not
+  run (:meth:`needs_approval`), and the goal is set ``blocked`` (§19.2: blocked, 缺少输入/
+  权限/外部条件, 否, 条件变化后再评估) until the user approves: :meth:`block_if_asked`,
+  a function of the logged calls, so a restart cut between the two decides the same.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -55,7 +60,9 @@ from harness.ports import (
     GoalStatus,
     Lease,
     StopState,
+    ToolInvocation,
     Verification,
+    named_path,
 )
 
 #: The safe boundaries of seed 002 §19.3 at which a recovery record is written.
@@ -93,9 +100,11 @@ class GoalKeeper:
     """The goal, lease and completion proof of one incarnation; see the module docstring."""
 
     def __init__(self, port: GoalPort, log: SessionLog, clock: Clock, incarnation: int,
-                 next_turn_id: Callable[[], str], *, cap_rounds: bool = True) -> None:
+                 next_turn_id: Callable[[], str], *, cap_rounds: bool = True,
+                 keep_protected: bool = True) -> None:
         self.port = port
         self.cap_rounds = cap_rounds  # off only to reproduce the uncapped-rounds bug
+        self.keep_protected = keep_protected  # off only to reproduce tests "made green"
         self.log = log
         self.clock = clock
         self.incarnation = incarnation
@@ -260,6 +269,30 @@ class GoalKeeper:
                 tokens += attempt.usage.input_tokens + attempt.usage.output_tokens
         self._spent = (view, len(view.attempts), tokens)
         return tokens
+
+    # -- the checks that prove the goal ---------------------------------------------------
+    def needs_approval(self, call: ToolInvocation) -> str | None:
+        """Why ``call`` may not run without the user's approval: it names a path the goal
+        protects; ``None`` when it may run.
+
+        Reading a protected file needs no approval, but the agent cannot tell a reader
+        from a writer by the tool port, so every call naming such a path waits.
+        """
+        goal = self._goal()
+        path = named_path(call.arguments)
+        pattern = goal.protects(path) if self.keep_protected else None
+        if pattern is None:
+            return None
+        return (f"{path} holds the checks that prove goal {goal.goal_id} (protected: "
+                f"{pattern}); changing it needs the user's approval, and the goal is blocked "
+                "until they give it (seed 002 §19.2, 防止\"把测试改绿\")")
+
+    def block_if_asked(self, calls: Iterable[ToolInvocation]) -> GoalStop | None:
+        """Set the goal ``blocked`` when the model asked to change a protected path."""
+        reasons = [reason for call in calls if (reason := self.needs_approval(call))]
+        if not reasons:
+            return None
+        return self._set(self._goal(), "blocked", reasons[0])
 
     # -- recovery records ---------------------------------------------------------------
     def boundary(self, boundary: Boundary, turn_id: str, next_action: str) -> None:

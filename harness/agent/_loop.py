@@ -303,8 +303,11 @@ class ReferenceAgent:
         budget_policy: BudgetPolicy | None = None,
         queue_writes_by_path: bool = True,
         backup_on_client_errors: bool = False,
+        keep_protected_paths: bool = True,
     ) -> None:
         self.ports = ports
+        # Seed 002 §19.2 (防止"把测试改绿"): a goal's protected paths wait for the user.
+        self.keep_protected_paths = keep_protected_paths
         # Calls of one batch naming the same path run one after another (seed 002 §19.5).
         self.queue_writes_by_path = queue_writes_by_path
         # Seed 002 §19.2: only a failed route goes to the backup, never a bad request.
@@ -545,7 +548,8 @@ class ReferenceAgent:
         """The goal discipline of this incarnation, reachable by the goal cancel handler."""
         ports = self.ports
         keeper = GoalKeeper(port, log, ports.clock, ports.incarnation, self._next_turn_id,
-                            cap_rounds=self.budget_policy.cap_verifier_rounds)
+                            cap_rounds=self.budget_policy.cap_verifier_rounds,
+                            keep_protected=self.keep_protected_paths)
         self._keeper = self._handles.keeper = keeper
         return keeper
 
@@ -980,11 +984,8 @@ class ReferenceAgent:
                          cap: _ToolCallCap | None = None) -> list[ToolReply]:
         """Run the runnable calls, in the model's order up to ``cap``; replies come back in
         the model's order (L2), a call past the cap answered without running."""
-        runnable = [
-            ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments)
-            for c in entry.calls
-            if c.runnable
-        ]
+        waiting = self._waiting_for_approval(_invocations(entry))
+        runnable = [c for c in _invocations(entry) if c.call_id not in waiting]
         allowed = len(runnable) if cap is None else cap.left
         try:
             ran = iter([*await state.runner.run_batch(runnable[:allowed]),
@@ -995,11 +996,22 @@ class ReferenceAgent:
             self._patch_dangling(self.log, self.journal)
             raise
         return [
-            next(ran) if c.runnable else _invalid_arguments(entry.turn_id, c) for c in entry.calls
+            (waiting[c.call_id] if c.call_id in waiting else next(ran)) if c.runnable
+            else _invalid_arguments(entry.turn_id, c) for c in entry.calls
         ]
 
+    def _waiting_for_approval(self, calls: list[ToolInvocation]) -> dict[str, ToolReply]:
+        """The calls that name a path the goal protects, each answered without running."""
+        keeper = self._keeper
+        if keeper is None:
+            return {}
+        return {call.call_id: not_started_reply(call, f"not run: {reason}") for call in calls
+                if (reason := keeper.needs_approval(call)) is not None}
+
     def _after_tools(self, entry: AssistantEntry) -> Stop | None:
-        stop = self._repair_cap()
+        stop = _from_goal(self._keeper.block_if_asked(_invocations(entry))) \
+            if self._keeper is not None else None
+        stop = stop or self._repair_cap()
         if stop is not None:
             return stop
         errors = self._guards.fingerprint_decision(entry.turn_id, self.limits)
@@ -1214,6 +1226,12 @@ def _cut_stop(cut: tuple[ToolCall, ...]) -> Stop:
     return Stop("blocked", f"the answer was cut at the output limit inside a call of {names}; "
                 "the session is collected as training data, so no error reply stands in for "
                 "the cut call and the run stops (truncation level 4)")
+
+
+def _invocations(entry: AssistantEntry) -> list[ToolInvocation]:
+    """The calls of ``entry`` whose arguments parsed, as the tool runner takes them."""
+    return [ToolInvocation(entry.turn_id, c.call_id, c.name, c.arguments)
+            for c in entry.calls if c.runnable]
 
 
 def _from_goal(stop: GoalStop | None) -> Stop | None:

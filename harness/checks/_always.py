@@ -40,6 +40,7 @@ from harness.checks._jobs import (
 )
 from harness.checks._lease import check_lease
 from harness.checks._path_queue import check_path_queue
+from harness.checks._protected import check_protected
 from harness.checks._replies import check_replies_match
 from harness.checks._timing import (
     check_429_cap,
@@ -92,6 +93,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_cache_after_restart,
     check_goal_in_context,
     check_lease,
+    check_protected,
     check_child_environments,
     check_doom_loop,
     check_output_limit,

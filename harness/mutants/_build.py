@@ -51,7 +51,8 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
               budget_policy: BudgetPolicy | None = None,
               job_supervisor: type[JobSupervisor] = JobSupervisor,
               queue_writes_by_path: bool = True,
-              backup_on_client_errors: bool = False) -> AgentFactory:
+              backup_on_client_errors: bool = False,
+              keep_protected_paths: bool = True) -> AgentFactory:
     """The reference agent with these settings (a bad setting is a bug too), and its
     background jobs run by ``job_supervisor``."""
 
@@ -60,7 +61,8 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
                               breaker=breaker, budget_policy=budget_policy,
                               job_supervisor=job_supervisor,
                               queue_writes_by_path=queue_writes_by_path,
-                              backup_on_client_errors=backup_on_client_errors)
+                              backup_on_client_errors=backup_on_client_errors,
+                              keep_protected_paths=keep_protected_paths)
 
     return build
 

@@ -669,6 +669,7 @@ _SECRETS = "scenarios/crash/secret-arguments-stay-out.yaml"
 _EDITED = "scenarios/goals/edited-goal-is-reverified.yaml"
 _VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
 _SAME_GAP = "scenarios/goals/same-gap-twice-pauses.yaml"
+_PROTECTED = "scenarios/goals/tests-stay-protected.yaml"
 _PAUSES = "scenarios/goals/restart-pauses-the-goal.yaml"
 _OVERFLOW = "scenarios/compaction/overflow-compacts-and-retries.yaml"
 _APPENDED = "scenarios/compaction/appended-during-compaction-kept.yaml"
@@ -892,6 +893,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "gap never looks repeated and the rework goes on",
            with_goals(reference(), _RoundInFingerprint),
            (Kill(_SAME_GAP, "I4"), Kill(_SAME_GAP, "L3:same-gap"))),
+    Mutant("I5-makes-the-tests-green", "seed 002 §19.2 (防止\"把测试改绿\": 模型可能通过削弱断言、"
+           "加 skip、删除失败用例来获得绿色结果; ④ 测试目录可设为敏感路径,高风险任务需人工批准)",
+           "runs the model's edit of the goal's protected tests, so a skipped test passes the "
+           "verifier and the goal completes on it",
+           reference(keep_protected_paths=False),
+           (Kill(_PROTECTED, "I5:protected"), Kill(_PROTECTED, "I4"))),
     Mutant("L7-compaction-overwrites-appended", "seed 000 §3.2 (还要检查历史有没有被追加)",
            "a compaction is written back over the history that arrived while it ran",
            reference(compaction=CompactionConfig(keep_appended=False)),

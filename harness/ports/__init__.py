@@ -72,7 +72,7 @@ _EXPORTS: dict[str, list[str]] = {
         "RESTART_POLICIES", "TERMINAL_GOAL_STATUSES", "VERIFIER_OUTCOMES", "CheckRun",
         "CompletionProof", "CriterionVerdict", "Goal", "GoalAction", "GoalAnswer", "GoalBudget",
         "GoalEventKind", "GoalPort", "GoalStatus", "JudgeKind", "Lease", "RestartPolicy",
-        "Verification", "VerifierOutcome"
+        "Verification", "VerifierOutcome", "protecting_pattern"
     ],
     "harness.ports._hashing": [
         "asked_for", "idempotency_key", "sha256_json"
@@ -220,6 +220,7 @@ if TYPE_CHECKING:
     from harness.ports._goals import RestartPolicy as RestartPolicy
     from harness.ports._goals import Verification as Verification
     from harness.ports._goals import VerifierOutcome as VerifierOutcome
+    from harness.ports._goals import protecting_pattern as protecting_pattern
     from harness.ports._hashing import asked_for as asked_for
     from harness.ports._hashing import idempotency_key as idempotency_key
     from harness.ports._hashing import sha256_json as sha256_json

@@ -30,10 +30,11 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any, Literal, Protocol, get_args
 
-GoalStatus = Literal["active", "complete", "paused", "infra_paused", "budget_limited",
-                     "cancelled"]
+GoalStatus = Literal["active", "complete", "paused", "blocked", "infra_paused",
+                     "budget_limited", "cancelled"]
 #: Statuses nothing leaves: no status change or completion follows them (seed 002 §19.4:
 #: a cancelled goal is never woken again).
 TERMINAL_GOAL_STATUSES: tuple[GoalStatus, ...] = ("complete", "cancelled")
@@ -72,14 +73,20 @@ class Goal:
     budget: GoalBudget = GoalBudget()
     restart_policy: RestartPolicy = "continue"
     status: GoalStatus = "active"
+    #: Paths (shell patterns, ``*`` crossing ``/``) holding the checks that prove the goal:
+    #: changing one needs the user's approval (seed 002 §19.2 防止"把测试改绿" ④).
+    protected: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """The fields that must be the same across restarts and compactions (I5).
 
+        ``protected`` is named only when the goal protects something, so a goal without
+        it reads as it always did.
+
         >>> Goal("g", 2, "ship", ("tests pass",)).identity()["revision"]
         2
         """
-        return {
+        identity: dict[str, Any] = {
             "goalId": self.goal_id,
             "revision": self.revision,
             "objective": self.objective,
@@ -88,6 +95,18 @@ class Goal:
                        "rounds": self.budget.rounds},
             "restartPolicy": self.restart_policy,
         }
+        if self.protected:
+            identity["protected"] = list(self.protected)
+        return identity
+
+    def protects(self, path: str | None) -> str | None:
+        """The pattern of :attr:`protected` that ``path`` matches, or ``None``.
+
+        >>> Goal("g", 1, "fix login", ("tests pass",), protected=("tests/*",)).protects(
+        ...     "tests/unit/test_login.py")
+        'tests/*'
+        """
+        return protecting_pattern(path, self.protected)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.identity(), "status": self.status}
@@ -98,7 +117,21 @@ class Goal:
         return cls(str(fields["goalId"]), int(fields["revision"]), str(fields["objective"]),
                    tuple(str(c) for c in fields["acceptance"]),
                    GoalBudget(budget["tokens"], budget["seconds"], budget.get("rounds")),
-                   fields["restartPolicy"], fields.get("status", "active"))
+                   fields["restartPolicy"], fields.get("status", "active"),
+                   tuple(str(p) for p in fields.get("protected", ())))
+
+
+def protecting_pattern(path: str | None, patterns: tuple[str, ...]) -> str | None:
+    """The first of ``patterns`` (shell patterns, ``*`` crossing ``/``) that ``path``
+    matches: one reading for the agent that guards a goal's checks and the check that
+    judges it (I5:protected).
+
+    >>> protecting_pattern("tests/a/test_b.py", ("docs/*", "tests/*"))
+    'tests/*'
+    """
+    if path is None:
+        return None
+    return next((p for p in patterns if fnmatchcase(path, p)), None)
 
 
 @dataclass(frozen=True)

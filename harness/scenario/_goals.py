@@ -12,6 +12,7 @@ Seed 002 §19.3 (goal, revision, execution lease, restart policy) and §19.2
 
 from __future__ import annotations
 
+from posixpath import normpath
 from typing import Annotated, Self
 
 from pydantic import Field, model_validator
@@ -26,6 +27,7 @@ from harness.scenario._problems import Problem, raise_if_any
 Text = Annotated[str, Field(min_length=1, max_length=10_000)]
 GoalId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
 ToolName = Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
+PathPattern = Annotated[str, Field(min_length=1, max_length=1_000)]
 
 
 class GoalBudgetDeclaration(ScenarioModel):
@@ -78,12 +80,26 @@ class GoalDeclaration(ScenarioModel):
     """How long the execution lease holds without a declared action renewing it; a lapsed
     lease must be acquired again before the next action (I5:lease). Absent: 600 s, and
     no I5:lease verdict."""
+    protected: Annotated[list[PathPattern], Field(max_length=50)] = []  # noqa: RUF012
+    """Paths holding the checks that prove the goal, as shell patterns relative to the
+    workspace (``*`` also crosses ``/``), such as tests/*: a tool call's ``path`` that
+    matches one may not be changed without the user's approval (I5:protected). Absent:
+    nothing protected, and no I5:protected verdict."""
+
+    @model_validator(mode="after")
+    def _protected_paths_are_relative(self) -> Self:
+        raise_if_any([Problem(("protected", index), "a protected path must be relative and "
+                              "written plainly, as a tool call's path is compared",
+                              value=pattern, got=repr(pattern), expected=_plainly(pattern))
+                      for index, pattern in enumerate(self.protected)
+                      if _plain(pattern) != pattern])
+        return self
 
     def fake_goal(self) -> Goal:
         """Revision 1 of the goal, as the goal service starts with it."""
         return Goal(self.id, 1, self.objective, tuple(self.acceptance),
                     GoalBudget(self.budget.tokens, self.budget.seconds, self.budget.rounds),
-                    self.restart_policy)
+                    self.restart_policy, protected=tuple(self.protected))
 
     def fake_edits(self) -> tuple[GoalEdit, ...]:
         return tuple(GoalEdit(e.at_seconds, e.objective,
@@ -126,6 +142,25 @@ class VerifierRuleDeclaration(ScenarioModel):
         when = self.when or VerifierCondition()
         return VerifierRule(self.verdict, tuple(self.gaps), when.revision, dict(when.applied or {}),
                             tuple(self.checks))
+
+
+def _plain(pattern: str) -> str | None:
+    """A path pattern as :func:`harness.ports.named_path` writes a call's path: relative,
+    normalised (``./a//b`` is ``a/b``), never climbing out with ``..``; ``None`` when
+    nothing below the workspace is left of it.
+
+    >>> _plain("./tests//*"), _plain("/src/*.py"), _plain("..")
+    ('tests/*', 'src/*.py', None)
+    """
+    plain = normpath(pattern.lstrip("/"))
+    while plain.startswith("../"):
+        plain = plain[3:]
+    return None if plain in (".", "..") else plain
+
+
+def _plainly(pattern: str) -> str:
+    plain = _plain(pattern)
+    return "a path below the workspace, such as 'tests/*'" if plain is None else repr(plain)
 
 
 def fake_verifier(rules: list[VerifierRuleDeclaration]) -> ScriptedVerifier:

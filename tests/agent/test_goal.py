@@ -172,3 +172,66 @@ def test_spent_verifier_rounds_end_budget_limited_without_another_rework() -> No
     assert world.goals is not None
     assert world.goals.status == "budget_limited"
 
+
+
+def _edited(world: World) -> list[str]:
+    """The paths of the edits the world ran, in order."""
+    return [str(i.arguments["path"]) for i in world.invocations if not i.refused]
+
+
+def test_an_edit_of_a_protected_test_is_answered_unrun_and_the_goal_waits_blocked() -> None:
+    world = World(_scenario("tests-stay-protected"), seed=62)
+    _, outcome = _run(world)
+    assert outcome.stop_state == "blocked"
+    assert "tests/test_login.py holds the checks that prove goal expired-tokens" \
+        in outcome.reason
+    assert world.goals is not None
+    assert world.goals.status == "blocked"
+    assert _edited(world) == ["src/login.py"]  # the fix ran, the skip did not
+    replies = [r for r in _records(world, "tool_reply") if r["status"] == "not_started"]
+    assert len(replies) == 1
+    assert "needs the user's approval" in replies[0]["content"]["message"]
+
+
+def test_a_restart_of_a_blocked_goal_stays_blocked_and_asks_the_model_nothing() -> None:
+    world = World(_scenario("tests-stay-protected"), seed=62)
+    _run(world)
+    world.disk.restart()
+    sent = len(world.requests)
+    _, outcome = _run(world, incarnation=2)
+    assert outcome.stop_state == "blocked"
+    assert len(world.requests) == sent
+    assert _edited(world) == ["src/login.py"]
+
+
+def test_a_crash_before_the_goal_is_set_blocked_blocks_it_on_restart() -> None:
+    world = World(_scenario("tests-stay-protected"), seed=62)
+    assert world.goals is not None
+    set_status = world.goals.set_status
+
+    def crash_before_blocking(incarnation: int, epoch: int, revision: int, status: Any,
+                              reason: str) -> Any:
+        if status == "blocked" and incarnation == 1:
+            raise world.disk.crash_at_event("goal:status", "unsynced_lost")
+        return set_status(incarnation, epoch, revision, status, reason)
+
+    world.goals.set_status = crash_before_blocking  # type: ignore[method-assign]
+    agent = ReferenceAgent(world.ports(1))
+    with pytest.raises(SimulatedCrash):
+        world.clock.run(agent.run(task_for(world.scenario)))
+    assert world.goals.status == "active"
+    world.disk.restart()
+    _, outcome = _run(world, incarnation=2)
+    assert outcome.stop_state == "blocked"
+    assert world.goals.status == "blocked"
+    assert _edited(world) == ["src/login.py"]
+
+
+def test_without_the_guard_the_skipped_test_passes_the_verifier_and_the_goal_completes() -> None:
+    # What the scenario catches: the verifier is fooled by a skipped test, so only the
+    # agent stands between the goal and a completion that proves nothing.
+    world = World(_scenario("tests-stay-protected"), seed=62)
+    agent = ReferenceAgent(world.ports(1), keep_protected_paths=False)
+    outcome = world.clock.run(agent.run(task_for(world.scenario)))
+    assert outcome.stop_state == "complete"
+    assert _edited(world) == ["src/login.py", "tests/test_login.py"]

@@ -537,3 +537,22 @@ def test_a_hook_runs_a_declared_tool_that_changes_nothing(tmp_path: Path) -> Non
     assert_error(write(tmp_path, writer, "w.yaml"), "5:13: hook.run: a hook's tool must change "
                  "nothing: got 'notes' of kind append; expected a tool of kind read or inspect. "
                  "Give the hook a read or inspect tool")
+
+
+def test_a_protected_path_is_written_as_a_call_names_its_path(tmp_path: Path) -> None:
+    _goal_error(tmp_path, """\
+goal:
+  id: g-1
+  objective: ship it
+  acceptance: [tests pass]
+  protected: [./tests//*, /src/*.py, "..", tests/*]
+verifier:
+  - verdict: pass
+""",
+        "12:15: goal.protected[0]: a protected path must be relative and written plainly, as a "
+        "tool call's path is compared: got './tests//*'; expected 'tests/*'",
+        "12:27: goal.protected[1]: a protected path must be relative and written plainly, as a "
+        "tool call's path is compared: got '/src/*.py'; expected 'src/*.py'",
+        "12:38: goal.protected[2]: a protected path must be relative and written plainly, as a "
+        "tool call's path is compared: got '..'; expected a path below the workspace, such as "
+        "'tests/*'")

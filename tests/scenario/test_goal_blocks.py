@@ -25,3 +25,22 @@ def test_a_goal_builds_revision_one_and_the_verifier_its_rules() -> None:
     rules = [rule.fake_rule() for rule in scenario.verifier]
     assert [(r.verdict, dict(r.applied)) for r in rules] == [("fail", {"notes": 0}),
                                                              ("pass", {})]
+
+
+def test_protected_paths_reach_the_goal_and_its_identity_only_when_declared() -> None:
+    base = {
+        "name": "t", "dialect": "openai", "tools": {"edit": {"kind": "put"}},
+        "model": [{"turn": 1, "text": "hi"}], "expect": {"stop_state": "complete"},
+        "verifier": [{"verdict": "pass"}],
+    }
+    goal = {"id": "g", "objective": "fix login", "acceptance": ["tests pass"]}
+    guarded = Scenario.model_validate({**base, "goal": {**goal, "protected": ["tests/*"]}})
+    assert guarded.goal is not None
+    fake = guarded.goal.fake_goal()
+    assert fake.protected == ("tests/*",)
+    assert fake.identity()["protected"] == ["tests/*"]
+    assert fake.protects("tests/unit/test_login.py") == "tests/*"
+    assert fake.protects("src/login.py") is None
+    plain = Scenario.model_validate({**base, "goal": goal})
+    assert plain.goal is not None
+    assert "protected" not in plain.goal.fake_goal().identity()
