@@ -43,6 +43,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "I5:context": (("goal",), ("provider", "context_window")),
     "I5:lease": (("goal", "lease_seconds"),),
     "I5:protected": (("goal", "protected"),),
+    "I5:status": (("expect", "stop_state"), ("goal",)),
     "cache:restart": (("provider", "prompt_cache"),),
     "L3:same-gap": (("verifier",),),
     "CANCEL:goal": (("cancels",),),

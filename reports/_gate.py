@@ -27,8 +27,9 @@ The three minimum pass conditions of seed 002 §19.6 are rules of their own:
   restarts, no action under a stale goal revision or lease epoch, and every
   ``complete`` backed by a proof for the final revision (seed 002 §19.2-§19.3),
   the goal still in the model's view after each compaction, no action under a lapsed
-  lease, and the goal's protected checks left as they were, from the ``I5``,
-  ``I5:proof``, ``I5:context``, ``I5:lease`` and ``I5:protected`` verdicts;
+  lease, the goal's protected checks left as they were, and a stop that waits written
+  onto the goal, from the ``I5``, ``I5:proof``, ``I5:context``, ``I5:lease``,
+  ``I5:protected`` and ``I5:status`` verdicts;
   ``unknown`` when no run judged a goal.
 
 - ``everything_reached``: every crash point and scripted fault of the candidate was
@@ -92,7 +93,8 @@ RECOVERY_RULES = ("recovery_correctness", "invariants", "repeated_error_stop",
 #: L3:same-gap is the goal's form of it: the verifier's same gaps after a rework must stop.
 REPEATED_ERROR_VERDICTS = frozenset({"repeated_error_stop", "L3", "L3:same-gap"})
 GUARD_STOP_MARK = "(L3)"
-GOAL_VERDICTS = frozenset({"I5", "I5:proof", "I5:context", "I5:lease", "I5:protected"})
+GOAL_VERDICTS = frozenset({"I5", "I5:proof", "I5:context", "I5:lease", "I5:protected",
+                           "I5:status"})
 _EVIDENCE = 5  # cases named per failed rule; the report lists them all
 
 
@@ -207,8 +209,8 @@ def long_task_continuity(runs: pl.DataFrame) -> RuleResult:
     Reads the goal verdicts (:data:`GOAL_VERDICTS`): I5 (goal fields equal, no
     action under a stale revision or epoch), I5:proof (a completion proof valid for
     the final revision), I5:context (the goal in every request after compactions and
-    restarts), I5:lease (no action under a lapsed lease) and I5:protected (the checks that
-    prove the goal left as they were).
+    restarts), I5:lease (no action under a lapsed lease), I5:protected (the checks that
+    prove the goal left as they were) and I5:status (a stop that waits is the goal's too).
     """
     verdicts = _verdicts(runs, GOAL_VERDICTS)
     failed = verdicts.filter(pl.col("status") == "fail")

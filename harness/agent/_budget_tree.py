@@ -45,6 +45,8 @@ class BudgetPolicy:
     cap_tool_calls: bool = True
     # Off: the calls are counted in memory only, so each restart starts a fresh cap.
     count_tool_calls_durably: bool = True
+    # Off: 429s in a row are counted in memory only, so a restart buys a fresh run of them.
+    count_rate_limits_durably: bool = True
 
 
 def goal_budget(task: Task, *, deadline: float, attempts_used: int,

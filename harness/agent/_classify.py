@@ -276,6 +276,15 @@ def _resample(context: RetryContext, config: StreamConfig) -> RetryDecision:
                          "another temperature", 0.0, "request", "resample")
 
 
+def retried_a_rate_limit(reason: str) -> bool:
+    """Whether a retry's reason (as :func:`_wait_decision` words it) is an HTTP 429's.
+
+    >>> retried_a_rate_limit("429, server wait 1s"), retried_a_rate_limit("503, backoff 2s")
+    (True, False)
+    """
+    return reason.startswith("429, ")
+
+
 def _wait_decision(
     error: ProviderError, status: int | None, context: RetryContext, config: StreamConfig
 ) -> RetryDecision:

@@ -36,6 +36,11 @@ rule comes from:
   run (:meth:`needs_approval`), and the goal is set ``blocked`` (§19.2: blocked, 缺少输入/
   权限/外部条件, 否, 条件变化后再评估) until the user approves: :meth:`block_if_asked`,
   a function of the logged calls, so a restart cut between the two decides the same.
+- **The run's stop is the goal's status** (§19.2's stop table: 不要把"本轮停止"写成"目标完成",
+  也不要用一个 error 覆盖所有可恢复状态): a run that stops ``usage_limited``,
+  ``infra_paused``, ``budget_limited``, ``blocked`` or ``paused`` with the goal still
+  active writes that status onto it (:meth:`park`), before the stop is logged, so the next
+  start (or an idle auto-continue) waits for the limit, the infrastructure or the user.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from harness.agent._log_records import GoalRecord, RecoveryRecord, VerificationR
 from harness.agent._session_log import SessionLog, SessionView
 from harness.ports import (
     TERMINAL_GOAL_STATUSES,
+    WAITING_GOAL_STATUSES,
     Clock,
     CompletionProof,
     Goal,
@@ -293,6 +299,16 @@ class GoalKeeper:
         if not reasons:
             return None
         return self._set(self._goal(), "blocked", reasons[0])
+
+    # -- the stop ------------------------------------------------------------------------
+    def park(self, state: StopState, reason: str) -> None:
+        """Write the run's stop onto a goal it leaves active, when the stop waits for
+        something to change; a stop the goal discipline decided was written already."""
+        if self.goal is None or self.lease.epoch == 0 or state not in WAITING_GOAL_STATUSES:
+            return
+        current = self.port.read()
+        if current.status == "active":
+            self._set(current, state, reason)
 
     # -- recovery records ---------------------------------------------------------------
     def boundary(self, boundary: Boundary, turn_id: str, next_action: str) -> None:

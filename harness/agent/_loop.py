@@ -72,6 +72,7 @@ from harness.agent._classify import (
     USAGE_STATUSES,
     ProviderError,
     is_infra_failure,
+    retried_a_rate_limit,
     route_failure,
 )
 from harness.agent._compaction import (
@@ -120,6 +121,7 @@ from harness.agent._session_log import (
     StaleEpochError,
     UserEntry,
     calls_to_json,
+    decode_retry,
     usage_to_json,
 )
 from harness.agent._stream_client import AttemptRecord, CompletionResult, StreamClient
@@ -304,8 +306,11 @@ class ReferenceAgent:
         queue_writes_by_path: bool = True,
         backup_on_client_errors: bool = False,
         keep_protected_paths: bool = True,
+        park_goal_on_stop: bool = True,
     ) -> None:
         self.ports = ports
+        # Seed 002 §19.2's stop table: a stop that waits (a limit, an outage) is the goal's too.
+        self.park_goal_on_stop = park_goal_on_stop
         # Seed 002 §19.2 (防止"把测试改绿"): a goal's protected paths wait for the user.
         self.keep_protected_paths = keep_protected_paths
         # Calls of one batch naming the same path run one after another (seed 002 §19.5).
@@ -435,6 +440,8 @@ class ReferenceAgent:
             if log.stop_record() is not None:
                 return self._outcome_from_log()
             stop = await self._loop(self._prepare(task))
+            if self._keeper is not None and self.park_goal_on_stop:
+                self._keeper.park(stop.state, stop.reason)
         except DiskError as exc:
             stop = Stop("infra_paused", f"the session log cannot be written: {exc}", True)
         except asyncio.CancelledError:
@@ -514,6 +521,8 @@ class ReferenceAgent:
             budget=budget,
             breaker=breaker,
         )
+        if policy.count_rate_limits_durably:
+            client.rate_limits_in_a_row = _rate_limits_in_a_row(log)
         timeouts = {t.name: t.timeout_seconds for t in task.tools if t.timeout_seconds}
         tools = dict(ports.tools)
         if self._jobs is not None and ports.jobs is not None:
@@ -1226,6 +1235,39 @@ def _cut_stop(cut: tuple[ToolCall, ...]) -> Stop:
     return Stop("blocked", f"the answer was cut at the output limit inside a call of {names}; "
                 "the session is collected as training data, so no error reply stands in for "
                 "the cut call and the run stops (truncation level 4)")
+
+
+def _rate_limits_in_a_row(log: SessionLog) -> int:
+    """The 429s the log's last requests met in a row: a crash between them leaves them
+    counted, so a restart never buys a fresh run of rate limits (S5).
+
+    Two records tell it, and a crash may have cut either short: a ``retry`` line per 429
+    retried, written before its wait, and the ``attempt`` lines a call writes as it ends,
+    the last 429 (the one that reached the cap) among them. The larger count stands; an
+    answer, or any other failure, ends the run.
+    """
+    retried, attempted = 0, 0
+    retries_broken = attempts_broken = False
+    for record in reversed(log.records):
+        if record.kind == "assistant":
+            break
+        if record.kind == "attempt" and not attempts_broken:
+            attempts_broken = not _rate_limited(record)
+            attempted += not attempts_broken
+        elif record.kind == "retry" and not retries_broken:
+            event = decode_retry(record)
+            if event.kind == "retry_scheduled":
+                retries_broken = not retried_a_rate_limit(event.reason)
+                retried += not retries_broken
+    return max(retried, attempted)
+
+
+def _rate_limited(attempt: SessionRecord) -> bool:
+    error = attempt.body.get("error")
+    if not error:
+        return False
+    return ProviderError(error["kind"], error["message"], error["status"], error["type"],
+                         error["code"]).effective_status == 429
 
 
 def _invocations(entry: AssistantEntry) -> list[ToolInvocation]:

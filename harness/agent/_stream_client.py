@@ -208,6 +208,9 @@ class StreamClient:
         # (seed 002 §19.4: an attempt cancel ends this request only, not the turn).
         self._attempt_task: asyncio.Task[Any] | None = None
         self._attempt_cancelled = False
+        #: 429s in a row so far, carried into the next call: a restart seeds it from the
+        #: log, so a crash between rate limits does not buy a fresh run of them (S5).
+        self.rate_limits_in_a_row = 0
 
     def cancel_attempt(self) -> bool:
         """Drop the provider request in flight; the turn retries it. False when none is."""
@@ -234,7 +237,7 @@ class StreamClient:
         than spacing more attempts on this model by its cooldown.
         """
         run = _Run(body=self._streaming_body(request_body), output_ceiling=output_ceiling,
-                   backup_waiting=backup_waiting)
+                   backup_waiting=backup_waiting, consecutive_429=self.rate_limits_in_a_row)
         pending = _Pending(self._ids.next(), "first", "request")
         while True:
             refusal = await self._wait_for_breaker(run) or self._start(run, pending)
@@ -246,7 +249,7 @@ class StreamClient:
                 self._breaker.release(lease, record.error)
             self._budget.charge(record.usage)
             if message is not None:
-                run.consecutive_429 = 0  # a complete attempt breaks any run of 429s
+                run.consecutive_429 = self.rate_limits_in_a_row = 0  # a run of 429s ends
                 run.records.append(record)
                 result_or_next = self._settle(run, message)
                 if isinstance(result_or_next, CompletionResult):
@@ -295,6 +298,7 @@ class StreamClient:
 
     def _decide(self, run: _Run, error: ProviderError) -> RetryDecision:
         run.consecutive_429 = run.consecutive_429 + 1 if error.effective_status == 429 else 0
+        self.rate_limits_in_a_row = run.consecutive_429
         context = RetryContext(
             retry_number=run.retries + 1,
             consecutive_429=run.consecutive_429,

@@ -31,6 +31,7 @@ from harness.checks._durable import (
 )
 from harness.checks._goal_cancel import check_goal_cancel
 from harness.checks._goal_context import check_goal_in_context
+from harness.checks._goal_status import check_goal_status
 from harness.checks._hooks import check_hook_depth
 from harness.checks._jobs import (
     check_cancels,
@@ -94,6 +95,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_goal_in_context,
     check_lease,
     check_protected,
+    check_goal_status,
     check_child_environments,
     check_doom_loop,
     check_output_limit,

@@ -187,20 +187,42 @@ def _retried_within(trace: Trace, r: RequestRecord, live: list[RequestRecord],
 
 
 def check_429_cap(trace: Trace) -> Verdict:
-    """After the declared number of 429s in a row, the agent stops asking."""
+    """After the declared number of 429s in a row, the agent stops asking.
+
+    The run of 429s is counted across restarts: a crash between two rate limits buys no
+    fresh run of them. But a 429 answered to the last request of an incarnation that then
+    died may have reached the agent only as its process went down, before it could write
+    it down: that one neither counts nor breaks the run (as S8 counts a request a crash may
+    have kept from being recorded).
+    """
     cap = trace.expect.max_consecutive_429
     streak, reached = 0, False
-    for r in _live(trace):
+    live = _live(trace)
+    unheard = _last_of_each_dead_incarnation(live)
+    for r in live:
         if streak >= cap:
             return Verdict("S5:429", "fail", f"{_at(trace, r)} was sent after {streak} rate "
                            f"limits (429) in a row; the cap is {cap}, then the run ends "
                            "usage_limited",
-                           advice="count consecutive 429s and stop as usage_limited at the cap")
+                           advice="count consecutive 429s, across a restart too (write each "
+                                  "down before its wait), and stop as usage_limited at the "
+                                  "cap")
+        if r.status == 429 and r.index in unheard:
+            continue
         streak = streak + 1 if r.status == 429 else 0
         reached = reached or streak >= cap
     if not reached:
         return Verdict("S5:429", "unknown", f"no {cap} rate limits (429) came in a row")
     return Verdict("S5:429", "pass", f"the agent stopped after {cap} rate limits in a row")
+
+
+def _last_of_each_dead_incarnation(live: list[RequestRecord]) -> frozenset[int]:
+    """The index of each incarnation's last request, but the final incarnation's."""
+    last: dict[int, int] = {}
+    for r in live:
+        last[r.incarnation] = r.index
+    final = max(last, default=0)
+    return frozenset(index for incarnation, index in last.items() if incarnation != final)
 
 
 # ------------------------------------------------------------------------- S5:4xx

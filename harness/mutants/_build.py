@@ -52,7 +52,8 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
               job_supervisor: type[JobSupervisor] = JobSupervisor,
               queue_writes_by_path: bool = True,
               backup_on_client_errors: bool = False,
-              keep_protected_paths: bool = True) -> AgentFactory:
+              keep_protected_paths: bool = True,
+              park_goal_on_stop: bool = True) -> AgentFactory:
     """The reference agent with these settings (a bad setting is a bug too), and its
     background jobs run by ``job_supervisor``."""
 
@@ -62,7 +63,8 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
                               job_supervisor=job_supervisor,
                               queue_writes_by_path=queue_writes_by_path,
                               backup_on_client_errors=backup_on_client_errors,
-                              keep_protected_paths=keep_protected_paths)
+                              keep_protected_paths=keep_protected_paths,
+                              park_goal_on_stop=park_goal_on_stop)
 
     return build
 

@@ -670,6 +670,7 @@ _EDITED = "scenarios/goals/edited-goal-is-reverified.yaml"
 _VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
 _SAME_GAP = "scenarios/goals/same-gap-twice-pauses.yaml"
 _PROTECTED = "scenarios/goals/tests-stay-protected.yaml"
+_PARKED = "scenarios/goals/rate-limit-parks-the-goal.yaml"
 _PAUSES = "scenarios/goals/restart-pauses-the-goal.yaml"
 _OVERFLOW = "scenarios/compaction/overflow-compacts-and-retries.yaml"
 _APPENDED = "scenarios/compaction/appended-during-compaction-kept.yaml"
@@ -899,6 +900,17 @@ MUTANTS: tuple[Mutant, ...] = (
            "verifier and the goal completes on it",
            reference(keep_protected_paths=False),
            (Kill(_PROTECTED, "I5:protected"), Kill(_PROTECTED, "I4"))),
+    Mutant("I5-leaves-the-goal-active-at-a-usage-limit", "seed 002 §19.2 (usage_limited: "
+           "账号/速率限制, 否, 限制解除后再启动; 不要用一个 error 覆盖所有可恢复状态)",
+           "stops the run usage_limited but leaves its goal active, for the next start to take "
+           "up while the limit holds", reference(park_goal_on_stop=False),
+           (Kill(_PARKED, "I5:status"),)),
+    Mutant("S5-429-run-forgotten-at-restart", "seed 002 \"自建起步\" ⑤ (grok limits "
+           "consecutive 429s) and §19.2 (子预算只能消费父预算,不能自行续杯)",
+           "counts 429s in a row in memory only, so a crash between two rate limits buys a "
+           "fresh run of them", reference(budget_policy=BudgetPolicy(
+               count_rate_limits_durably=False)),
+           (Kill(_PARKED, "S5:429", "session:fsync#18:after:unsynced_lost"),)),
     Mutant("L7-compaction-overwrites-appended", "seed 000 §3.2 (还要检查历史有没有被追加)",
            "a compaction is written back over the history that arrived while it ran",
            reference(compaction=CompactionConfig(keep_appended=False)),

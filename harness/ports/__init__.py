@@ -69,7 +69,8 @@ _EXPORTS: dict[str, list[str]] = {
         "retry_after_breach", "rule_breaches", "whole_seconds"
     ],
     "harness.ports._goals": [
-        "RESTART_POLICIES", "TERMINAL_GOAL_STATUSES", "VERIFIER_OUTCOMES", "CheckRun",
+        "RESTART_POLICIES", "TERMINAL_GOAL_STATUSES", "VERIFIER_OUTCOMES",
+        "WAITING_GOAL_STATUSES", "CheckRun",
         "CompletionProof", "CriterionVerdict", "Goal", "GoalAction", "GoalAnswer", "GoalBudget",
         "GoalEventKind", "GoalPort", "GoalStatus", "JudgeKind", "Lease", "RestartPolicy",
         "Verification", "VerifierOutcome", "protecting_pattern"
@@ -205,6 +206,7 @@ if TYPE_CHECKING:
     from harness.ports._goals import RESTART_POLICIES as RESTART_POLICIES
     from harness.ports._goals import TERMINAL_GOAL_STATUSES as TERMINAL_GOAL_STATUSES
     from harness.ports._goals import VERIFIER_OUTCOMES as VERIFIER_OUTCOMES
+    from harness.ports._goals import WAITING_GOAL_STATUSES as WAITING_GOAL_STATUSES
     from harness.ports._goals import CheckRun as CheckRun
     from harness.ports._goals import CompletionProof as CompletionProof
     from harness.ports._goals import CriterionVerdict as CriterionVerdict

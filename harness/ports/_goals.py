@@ -34,10 +34,15 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal, Protocol, get_args
 
 GoalStatus = Literal["active", "complete", "paused", "blocked", "infra_paused",
-                     "budget_limited", "cancelled"]
+                     "usage_limited", "budget_limited", "cancelled"]
 #: Statuses nothing leaves: no status change or completion follows them (seed 002 §19.4:
 #: a cancelled goal is never woken again).
 TERMINAL_GOAL_STATUSES: tuple[GoalStatus, ...] = ("complete", "cancelled")
+#: The statuses of seed 002 §19.2's stop table that leave a goal unfinished and wait for
+#: something to change (the user, the infrastructure, the account's limit, the budget):
+#: a run that stops so writes it onto the goal, or the next start takes it for active.
+WAITING_GOAL_STATUSES: tuple[GoalStatus, ...] = ("paused", "blocked", "infra_paused",
+                                                 "usage_limited", "budget_limited")
 #: codex resumes an active goal after a restart; grok-build and dsh take authority back
 #: and wait for the user (seed 002 §19.3, "进程重启后").
 RestartPolicy = Literal["continue", "pause"]

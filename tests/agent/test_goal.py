@@ -235,3 +235,42 @@ def test_without_the_guard_the_skipped_test_passes_the_verifier_and_the_goal_com
     outcome = world.clock.run(agent.run(task_for(world.scenario)))
     assert outcome.stop_state == "complete"
     assert _edited(world) == ["src/login.py", "tests/test_login.py"]
+
+
+def _requests_after_a_crash(budget_policy: Any = None) -> list[tuple[int, int]]:
+    """(incarnation, status) of each turn-2 request when incarnation 1 crashes right after
+    writing down its second 429's retry."""
+    from harness.mutants import Kill
+    from harness.mutants._build import reference
+    from harness.mutants._run import run_kill
+
+    kill = Kill("scenarios/goals/rate-limit-parks-the-goal.yaml", "S5:429",
+                "session:fsync#18:after:unsynced_lost")
+    result = run_kill(kill, reference(budget_policy=budget_policy))
+    assert result.trace is not None
+    return [(r.incarnation, r.status) for r in result.trace.requests if r.turn == 2]
+
+
+def test_a_restart_counts_on_the_429s_in_a_row_its_log_holds() -> None:
+    # The cap is three: two were written down before the crash, so one more ends the run.
+    assert _requests_after_a_crash() == [(1, 429), (1, 429), (2, 429)]
+
+
+def test_counted_in_memory_only_a_restart_buys_a_fresh_run_of_429s() -> None:
+    from harness.agent import BudgetPolicy
+
+    forgetful = _requests_after_a_crash(BudgetPolicy(count_rate_limits_durably=False))
+    assert forgetful == [(1, 429), (1, 429), (2, 429), (2, 429), (2, 429)]
+
+
+def test_a_usage_limited_run_leaves_its_goal_usage_limited_and_a_restart_keeps_it() -> None:
+    world = World(_scenario("rate-limit-parks-the-goal"), seed=63)
+    _, outcome = _run(world)
+    assert outcome.stop_state == "usage_limited"
+    assert world.goals is not None
+    assert world.goals.status == "usage_limited"
+    world.disk.restart()
+    sent = len(world.requests)
+    _, again = _run(world, incarnation=2)
+    assert again.stop_state == "usage_limited"
+    assert len(world.requests) == sent

@@ -14,3 +14,13 @@ def reference_trace(scenario: str, check: str) -> Trace:
     assert result.passed, result.failed_verdicts
     assert result.trace is not None
     return result.trace
+
+
+def mutant_trace(scenario: str, check: str, mutant: str) -> Trace:
+    """The trace of catalogue mutant ``mutant``'s crash-free case of ``scenario``."""
+    from harness.mutants import MUTANTS
+
+    factory = next(m.factory for m in MUTANTS if m.name == mutant)
+    result = run_kill(Kill(scenario, check), factory)
+    assert result.trace is not None
+    return result.trace

@@ -6,25 +6,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from reference_traces import mutant_trace, reference_trace
 
 from harness.checks._protected import check_protected
 from harness.mutants import MUTANTS, Kill
-from harness.mutants._build import reference
 from harness.mutants._run import run_kill
 from harness.trace import Trace
 
 SCENARIO = "scenarios/goals/tests-stay-protected.yaml"
 
 
-def _trace(factory=None) -> Trace:  # type: ignore[no-untyped-def]
-    result = run_kill(Kill(SCENARIO, "I5:protected"), factory or reference())
-    assert result.trace is not None
-    return result.trace
-
-
 @pytest.fixture(scope="module")
 def guarded() -> Trace:
-    return _trace()
+    return reference_trace(SCENARIO, "I5:protected")
 
 
 def test_the_reference_agent_leaves_the_protected_test_and_passes(guarded: Trace) -> None:
@@ -36,8 +30,7 @@ def test_the_reference_agent_leaves_the_protected_test_and_passes(guarded: Trace
 
 
 def test_an_agent_that_runs_the_edit_of_a_protected_test_fails() -> None:
-    mutant = next(m for m in MUTANTS if m.name == "I5-makes-the-tests-green")
-    verdict = check_protected(_trace(mutant.factory))
+    verdict = check_protected(mutant_trace(SCENARIO, "I5:protected", "I5-makes-the-tests-green"))
     assert verdict is not None
     assert verdict.status == "fail"
     assert verdict.message.startswith(
@@ -74,8 +67,8 @@ def test_unknown_when_the_model_never_asked_or_the_agent_never_used_the_goal_por
     assert unused.status == "unknown"
 
 
-def test_no_verdict_for_a_goal_that_protects_nothing() -> None:
-    trace = _trace()
+def test_no_verdict_for_a_goal_that_protects_nothing(guarded: Trace) -> None:
+    trace = guarded
     assert trace.goal is not None
     plain = tuple(r.replace(',"protected":["tests/*"]', "") for r in trace.goal.revisions)
     assert plain != trace.goal.revisions

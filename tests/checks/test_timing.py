@@ -168,3 +168,41 @@ def test_a_killed_subprocess_settles_at_the_same_virtual_time_on_a_loaded_machin
     assert calm.passed
     assert loaded.passed
     assert loaded.digest == calm.digest
+
+
+def _rate_limited_run(incarnations: list[int]) -> Any:
+    """A trace whose turn-2 requests, from the given incarnations, were all answered 429."""
+    from harness.mutants import Kill
+    from harness.mutants._build import reference
+    from harness.mutants._run import run_kill
+
+    result = run_kill(Kill("scenarios/goals/rate-limit-parks-the-goal.yaml", "S5:429"),
+                      reference())
+    assert result.trace is not None
+    first, *limited = result.trace.requests
+    template = limited[0]
+    requests = [first, *(replace(template, index=n, incarnation=i, attempt=n - 1)
+                         for n, i in enumerate(incarnations, 2))]
+    return replace(result.trace, requests=tuple(requests))
+
+
+def test_s5_429_counts_the_run_of_rate_limits_across_a_restart() -> None:
+    from harness.checks._timing import check_429_cap
+
+    across = check_429_cap(_rate_limited_run([1, 1, 1, 2, 2]))
+    assert across.status == "fail"
+    assert across.message.startswith("request #6 (turn 2 attempt 5, incarnation 2) was sent "
+                                     "after 3 rate limits (429) in a row")
+
+
+def test_s5_429_holds_no_dead_incarnations_last_429_against_the_next() -> None:
+    # Incarnation 1 may have died before it could write its last 429 down; the final
+    # incarnation's last one is no such 429.
+    from harness.checks._timing import check_429_cap
+
+    heard = check_429_cap(_rate_limited_run([1, 1, 1, 2]))
+    assert (heard.status, heard.message) == ("pass", "the agent stopped after 3 rate limits in "
+                                             "a row")
+    alive = check_429_cap(_rate_limited_run([1, 1, 1, 1]))
+    assert alive.status == "fail"
+    assert alive.message.startswith("request #5 (turn 2 attempt 4, incarnation 1) was sent")

@@ -98,7 +98,7 @@ def test_long_task_continuity_fails_on_a_completion_without_a_valid_proof(folder
     assert result.exit_code == 3
 
 
-@pytest.mark.parametrize("check", ["I5:context", "I5:lease", "I5:protected"])
+@pytest.mark.parametrize("check", ["I5:context", "I5:lease", "I5:protected", "I5:status"])
 def test_long_task_continuity_fails_on_a_goal_lost_a_lapsed_lease_or_changed_tests(
         folders, case, check):
     broken = case("goal", verdicts=[("I5", "pass"), (check, "fail")])
