@@ -30,7 +30,7 @@ CONTRACT = (
 #: that returns, its request bodies and accumulators per dialect). A new name is a choice.
 REFERENCE_AGENT = {
     "ReferenceAgent", "StreamConfig", "GuardLimits", "BreakerConfig", "CompactionConfig",
-    "BudgetPolicy", "JobSupervisor", "JobEntry", "CancelRouter",
+    "BudgetPolicy", "Discipline", "JobSupervisor", "JobEntry", "CancelRouter",
     "StreamClient", "Budget", "MemoryRetryLog", "CompletionResult", "StreamFailure",
     "AGENT_DIALECTS", "opening_request", "sent_request",
 }

@@ -6,7 +6,8 @@ sides share: reply statuses, finish reasons, the attempt headers, the SSE decode
 the reading of Retry-After) and touches the world only through those ports; it never
 imports the explorer, the checkers or pytest. Besides it and its settings
 (:class:`StreamConfig`, :class:`GuardLimits`, :class:`BreakerConfig`,
-:class:`CompactionConfig`, :class:`BudgetPolicy`, the :class:`JobSupervisor` it runs
+:class:`CompactionConfig`, :class:`BudgetPolicy`, :class:`Discipline`, the
+:class:`JobSupervisor` it runs
 background jobs with and the :class:`CancelRouter` it answers cancels with), this package
 exports the few parts the harness reuses: its stream client and what it returns, its
 request bodies and accumulators per dialect.
@@ -20,6 +21,7 @@ from harness.agent._classify import StreamFailure
 from harness.agent._compaction import CompactionConfig
 from harness.agent._defaults import StreamConfig
 from harness.agent._dialects import AGENT_DIALECTS, opening_request, sent_request
+from harness.agent._discipline import Discipline
 from harness.agent._guards import GuardLimits
 from harness.agent._jobs import JobEntry, JobSupervisor
 from harness.agent._loop import ReferenceAgent
@@ -34,6 +36,7 @@ __all__ = [
     "CancelRouter",
     "CompactionConfig",
     "CompletionResult",
+    "Discipline",
     "GuardLimits",
     "JobEntry",
     "JobSupervisor",

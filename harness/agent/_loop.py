@@ -86,6 +86,7 @@ from harness.agent._compaction import (
 )
 from harness.agent._defaults import StreamConfig
 from harness.agent._dialects import build_request
+from harness.agent._discipline import Discipline
 from harness.agent._goal import Boundary, GoalKeeper, GoalStop, goal_text
 from harness.agent._guards import (
     FINGERPRINT_REMINDER,
@@ -285,9 +286,9 @@ class ReferenceAgent:
     newest message), as a task with ``Task.cache_breakpoints`` asks too.
     ``compaction``, ``breaker`` and ``budget_policy`` set the long-run behaviour
     (:mod:`._compaction`, :mod:`._breaker`, :mod:`._budget_tree`).
-    ``queue_writes_by_path`` queues the calls of one parallel batch that name the same
-    ``path`` (:meth:`ToolRunner.run_batch`). ``backup_on_client_errors`` sends a request to
-    the task's backup model after any failure, a client error too (a bug: off by default).
+    ``discipline`` holds the rules no number expresses (:class:`Discipline`: writes of one
+    path queued, the backup model only after a route failure, a goal's protected paths
+    kept, a stop that waits written onto the goal), each on unless a mutant turns it off.
     """
 
     def __init__(
@@ -303,20 +304,10 @@ class ReferenceAgent:
         compaction: CompactionConfig | None = None,
         breaker: BreakerConfig | None = None,
         budget_policy: BudgetPolicy | None = None,
-        queue_writes_by_path: bool = True,
-        backup_on_client_errors: bool = False,
-        keep_protected_paths: bool = True,
-        park_goal_on_stop: bool = True,
+        discipline: Discipline | None = None,
     ) -> None:
         self.ports = ports
-        # Seed 002 §19.2's stop table: a stop that waits (a limit, an outage) is the goal's too.
-        self.park_goal_on_stop = park_goal_on_stop
-        # Seed 002 §19.2 (防止"把测试改绿"): a goal's protected paths wait for the user.
-        self.keep_protected_paths = keep_protected_paths
-        # Calls of one batch naming the same path run one after another (seed 002 §19.5).
-        self.queue_writes_by_path = queue_writes_by_path
-        # Seed 002 §19.2: only a failed route goes to the backup, never a bad request.
-        self.backup_on_client_errors = backup_on_client_errors
+        self.discipline = discipline or Discipline()
         self.system = system
         self.cache_breakpoints = cache_breakpoints
         self.config = config or StreamConfig()
@@ -440,7 +431,7 @@ class ReferenceAgent:
             if log.stop_record() is not None:
                 return self._outcome_from_log()
             stop = await self._loop(self._prepare(task))
-            if self._keeper is not None and self.park_goal_on_stop:
+            if self._keeper is not None and self.discipline.park_goal_on_stop:
                 self._keeper.park(stop.state, stop.reason)
         except DiskError as exc:
             stop = Stop("infra_paused", f"the session log cannot be written: {exc}", True)
@@ -539,7 +530,7 @@ class ReferenceAgent:
             incarnation=ports.incarnation,
             timeouts=timeouts,
             budget=SubBudget(budget, "tool", within_deadline=policy.tool_timeouts_within_deadline),
-            queue_by_path=self.queue_writes_by_path,
+            queue_by_path=self.discipline.queue_writes_by_path,
         )
         compactor = Compactor(log, self.compactions, self.compaction, ports.clock,
                               incarnation=ports.incarnation, on_compacted=self._after_compaction)
@@ -558,7 +549,7 @@ class ReferenceAgent:
         ports = self.ports
         keeper = GoalKeeper(port, log, ports.clock, ports.incarnation, self._next_turn_id,
                             cap_rounds=self.budget_policy.cap_verifier_rounds,
-                            keep_protected=self.keep_protected_paths)
+                            keep_protected=self.discipline.keep_protected_paths)
         self._keeper = self._handles.keeper = keeper
         return keeper
 
@@ -903,7 +894,7 @@ class ReferenceAgent:
         if state.backup is None or result.outcome != "failed" or error is None \
                 or self._on_backup():
             return False
-        if not route_failure(error) and not self.backup_on_client_errors:
+        if not route_failure(error) and self.discipline.backup_only_on_route_failures:
             return False
         return not _budget_ran_out(result, error, state.budget, self.ports.clock.now())
 

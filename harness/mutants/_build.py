@@ -18,6 +18,7 @@ from harness.agent import (
     BreakerConfig,
     BudgetPolicy,
     CompactionConfig,
+    Discipline,
     GuardLimits,
     JobSupervisor,
     ReferenceAgent,
@@ -50,10 +51,7 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
               compaction: CompactionConfig | None = None, breaker: BreakerConfig | None = None,
               budget_policy: BudgetPolicy | None = None,
               job_supervisor: type[JobSupervisor] = JobSupervisor,
-              queue_writes_by_path: bool = True,
-              backup_on_client_errors: bool = False,
-              keep_protected_paths: bool = True,
-              park_goal_on_stop: bool = True) -> AgentFactory:
+              discipline: Discipline | None = None) -> AgentFactory:
     """The reference agent with these settings (a bad setting is a bug too), and its
     background jobs run by ``job_supervisor``."""
 
@@ -61,10 +59,7 @@ def reference(*, config: StreamConfig | None = None, limits: GuardLimits | None 
         return ReferenceAgent(ports, config=config, limits=limits, compaction=compaction,
                               breaker=breaker, budget_policy=budget_policy,
                               job_supervisor=job_supervisor,
-                              queue_writes_by_path=queue_writes_by_path,
-                              backup_on_client_errors=backup_on_client_errors,
-                              keep_protected_paths=keep_protected_paths,
-                              park_goal_on_stop=park_goal_on_stop)
+                              discipline=discipline)
 
     return build
 

@@ -26,6 +26,7 @@ from harness.agent import (
     BreakerConfig,
     BudgetPolicy,
     CompactionConfig,
+    Discipline,
     GuardLimits,
     ReferenceAgent,
     StreamConfig,
@@ -898,12 +899,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "加 skip、删除失败用例来获得绿色结果; ④ 测试目录可设为敏感路径,高风险任务需人工批准)",
            "runs the model's edit of the goal's protected tests, so a skipped test passes the "
            "verifier and the goal completes on it",
-           reference(keep_protected_paths=False),
+           reference(discipline=Discipline(keep_protected_paths=False)),
            (Kill(_PROTECTED, "I5:protected"), Kill(_PROTECTED, "I4"))),
     Mutant("I5-leaves-the-goal-active-at-a-usage-limit", "seed 002 §19.2 (usage_limited: "
            "账号/速率限制, 否, 限制解除后再启动; 不要用一个 error 覆盖所有可恢复状态)",
            "stops the run usage_limited but leaves its goal active, for the next start to take "
-           "up while the limit holds", reference(park_goal_on_stop=False),
+           "up while the limit holds", reference(discipline=Discipline(park_goal_on_stop=False)),
            (Kill(_PARKED, "I5:status"),)),
     Mutant("S5-429-run-forgotten-at-restart", "seed 002 \"自建起步\" ⑤ (grok limits "
            "consecutive 429s) and §19.2 (子预算只能消费父预算,不能自行续杯)",
@@ -999,7 +1000,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("L2-writes-one-path-side-by-side",
            "seed 002 §19.5 (同一真实文件路径的内部修改还会排队)",
            "runs every call of a batch of concurrency-safe tools at once, two edits of one "
-           "file included", reference(queue_writes_by_path=False),
+           "file included", reference(discipline=Discipline(queue_writes_by_path=False)),
            (Kill(_ONE_PATH, "L2:path"),
             Kill(_ONE_PATH, "L2:path", "journal:fsync#1:after:unsynced_lost"))),
     Mutant("L4-tool-calls-not-capped", "seed 002 §19.2 (ToolBudget(maxCalls/perToolTimeout))",
@@ -1028,7 +1029,8 @@ MUTANTS: tuple[Mutant, ...] = (
             Kill(_BACKUP_STALLS, "retry:backup"))),
     Mutant("S5-backup-on-4xx", "seed 002 §19.2 (参数或方案错误 … 把确定性失败当瞬态故障)",
            "sends a request the primary refused with 400 to the backup model, as if another "
-           "model could fix a bad request", reference(backup_on_client_errors=True),
+           "model could fix a bad request",
+           reference(discipline=Discipline(backup_only_on_route_failures=False)),
            (Kill(_BACKUP_BAD_REQUEST, "retry:backup"), Kill(_BACKUP_BAD_REQUEST, "I4"))),
     Mutant("S6-output-limit-never-raised", "seed 002 §19.1 ① (第 1 级:完整 attempt 尚未提交且没有"
            "副作用 → 丢弃并提高上限重采样)", "answers an answer cut at its own output limit as "

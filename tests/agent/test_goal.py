@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fakes import SimulatedCrash
-from harness.agent import ReferenceAgent
+from harness.agent import Discipline, ReferenceAgent
 from harness.agent._goal import GoalKeeper
 from harness.agent._lease import StaleLeaseError
 from harness.ports import AgentOutcome
@@ -231,7 +231,7 @@ def test_without_the_guard_the_skipped_test_passes_the_verifier_and_the_goal_com
     # What the scenario catches: the verifier is fooled by a skipped test, so only the
     # agent stands between the goal and a completion that proves nothing.
     world = World(_scenario("tests-stay-protected"), seed=62)
-    agent = ReferenceAgent(world.ports(1), keep_protected_paths=False)
+    agent = ReferenceAgent(world.ports(1), discipline=Discipline(keep_protected_paths=False))
     outcome = world.clock.run(agent.run(task_for(world.scenario)))
     assert outcome.stop_state == "complete"
     assert _edited(world) == ["src/login.py", "tests/test_login.py"]

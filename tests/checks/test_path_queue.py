@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from reference_traces import reference_trace
 
+from harness.agent import Discipline
 from harness.checks._path_queue import check_path_queue
 from harness.mutants import Kill
 from harness.mutants._build import reference
@@ -39,7 +40,8 @@ def test_the_reference_agent_queues_the_two_edits_of_one_file(queued: Trace) -> 
 
 
 def test_running_them_side_by_side_fails() -> None:
-    result = run_kill(Kill(SCENARIO, "L2:path"), reference(queue_writes_by_path=False))
+    unqueued = reference(discipline=Discipline(queue_writes_by_path=False))
+    result = run_kill(Kill(SCENARIO, "L2:path"), unqueued)
     failed = {v.invariant: v for v in result.failed_verdicts}
     assert "L2:path" in failed, result.failed_verdicts
     assert "edit call" in failed["L2:path"].message
