@@ -43,6 +43,7 @@ from harness.intercept._targets import (
     stand_in,
 )
 from harness.intercept._telemetry import (
+    OFF_SWITCH_ENVIRONMENT,
     absorbed,
     calling_library,
     foreign_line,
@@ -58,6 +59,7 @@ __all__ = [
     "FAKE_API_KEY",
     "HIDDEN_VARIABLE",
     "NATIVE_CLIENTS",
+    "OFF_SWITCH_ENVIRONMENT",
     "PROCESS_ADVICE",
     "PROVIDER_ENVIRONMENT",
     "REAL_FS_PACKAGES",

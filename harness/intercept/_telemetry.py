@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -96,6 +97,21 @@ _OFF_SWITCHES: Final[dict[str, str]] = {
     "smolagents": "HF_HUB_DISABLE_TELEMETRY=1",
     "litellm": "LITELLM_TELEMETRY=False and LITELLM_LOCAL_MODEL_COST_MAP=True",
 }
+
+
+def _off_switch_environment() -> dict[str, str]:
+    """Each ``NAME=VALUE`` the off switches name, in the table's order."""
+    pairs = (pair for text in (*(t.off_switch for t in TELEMETRY), *_OFF_SWITCHES.values())
+             for pair in re.findall(r"\b[A-Z][A-Z0-9_]*=[^\s)]+", text))
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
+#: The off switches as an environment: what a process of the agent (``--exec``, ``harness
+#: serve``) is told. Its requests to other hosts never pass through the harness, which can
+#: neither absorb nor refuse them: a tracing exporter on by default (the OpenAI Agents SDK
+#: for JavaScript posts its spans to api.openai.com when the process exits) would reach the
+#: real network with the fake key.
+OFF_SWITCH_ENVIRONMENT: Final[dict[str, str]] = _off_switch_environment()
 
 
 def absorbed(method: str, url: str, extra_hosts: Iterable[str] = ()) -> Telemetry | None:

@@ -104,7 +104,9 @@ _STATUS_OPENING: Final = re.compile(
 #     …", and the memory's "Error:\n{error}\nNow let's retry: …"
 #   MCP servers (the python SDK): "Error executing tool {name}: {error}"
 #   OpenAI Agents SDK (default_tool_error_function): "An error occurred while running the
-#     tool. Please try again. Error: {error}"
+#     tool. Please try again. Error: {error}"; for JavaScript, a call whose arguments do not
+#     parse (runner/toolExecution): "An error occurred while parsing tool arguments. Please
+#     try again with valid JSON. Error: {error}"
 #   CrewAI: "I encountered an error while trying to use the tool. …"
 #   LlamaIndex FunctionTool: "Encountered error: {error}" (its workflow agents: str(error)
 #     alone, read by _CALL_REFUSED below)
@@ -124,7 +126,8 @@ _STATUS_OPENING: Final = re.compile(
 _ERROR_OPENINGS: Final = re.compile(
     r"(?:Error(?::| invoking tool| executing tool| when executing tool| calling tool"
     r"| while decoding function arguments)"
-    r"|An error occurred while (?:running the tool|invoking the function )"
+    r"|An error occurred while (?:running the tool|invoking the function "
+    r"|parsing tool arguments\.)"
     r"|I encountered an error while trying to use "
     r"the tool|Encountered error:|Tool error:|Exception:"
     r"|The tool call arguments are malformed\.|The tool call with name `[^`]*` is not part of "

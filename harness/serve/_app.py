@@ -381,11 +381,15 @@ def agent_environment(base_url: str, scenario: Scenario, token: str,
     does the scenario's waits).
 
     The provider variables are the ones an in-process agent sees
-    (``harness.intercept.PROVIDER_ENVIRONMENT``), pointed at this server.
+    (``harness.intercept.PROVIDER_ENVIRONMENT``), pointed at this server. The known
+    frameworks' telemetry is turned off by their own switches
+    (``harness.intercept.OFF_SWITCH_ENVIRONMENT``: ``OPENAI_AGENTS_DISABLE_TRACING=1`` …):
+    a process's requests to other hosts do not pass through the harness, which in process
+    answers them instead (``harness.intercept.absorbed``).
     """
-    from harness.intercept import PROVIDER_ENVIRONMENT
+    from harness.intercept import OFF_SWITCH_ENVIRONMENT, PROVIDER_ENVIRONMENT
 
-    env = {}
+    env = dict(OFF_SWITCH_ENVIRONMENT)
     for name, value in PROVIDER_ENVIRONMENT.items():
         parts = urlsplit(value)
         env[name] = base_url + parts.path if parts.scheme else value

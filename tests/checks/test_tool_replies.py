@@ -102,6 +102,18 @@ AI_SDK = [
     "[{\"expected\": \"string\", \"code\": \"invalid_type\", \"path\": [\"to\"]}]",
     "Model tried to call unavailable tool 'mail'. Available tools: send_mail, read_outbox.",
 ]
+# The OpenAI Agents SDK for JavaScript 0.14 (Node.js; examples/node_frameworks/
+# openai_agents_agent.mjs), a call whose arguments do not parse (runner/toolExecution's
+# buildParseErrorResult: seen with arguments cut at the output limit; without the error
+# when tool data is redacted), and one its zod schema refuses (tool()'s default
+# errorFunction, the Python SDK's wording).
+OPENAI_AGENTS_JS = [
+    "An error occurred while parsing tool arguments. Please try again with valid JSON. "
+    "Error: Unterminated string in JSON at position 37",
+    "An error occurred while parsing tool arguments. Please try again with valid JSON.",
+    "An error occurred while running the tool. Please try again. Error: ModelBehaviorError: "
+    "Invalid JSON input for tool",
+]
 # Microsoft Agent Framework 1.26 (agent_framework._tools): a call whose arguments its schema
 # refuses (cut arguments, read as {"raw": …}), and a function that raised, without
 # include_detailed_errors.
@@ -136,8 +148,8 @@ RESULTS = [
 
 @pytest.mark.parametrize("reply", [*PYDANTIC_AI, *LANGGRAPH_AS_KNOWN, *SMOLAGENTS_AS_KNOWN,
                                    *OTHERS_AS_KNOWN, *LLAMAINDEX_WORKFLOW, *AGNO,
-                                   *SEMANTIC_KERNEL, *AI_SDK, *AGENT_FRAMEWORK,
-                                   *EXCEPTIONS_AND_SHAPES])
+                                   *SEMANTIC_KERNEL, *AI_SDK, *OPENAI_AGENTS_JS,
+                                   *AGENT_FRAMEWORK, *EXCEPTIONS_AND_SHAPES])
 def test_each_frameworks_error_reply_reads_as_a_failed_call(reply: str) -> None:
     assert classify_reply(reply) == "error"
 

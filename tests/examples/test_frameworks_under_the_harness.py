@@ -220,7 +220,19 @@ NODE = {
     # sent once.
     "langgraph_js_agent": ("langgraph_agent.mjs", "@langchain/langgraph", verdicts(
         ("fail", ("outcome", "process")), STOPPED_ON_THE_CUT)),
+    # The OpenAI Agents SDK for JavaScript: the openai client's 10 minutes run until the
+    # headers, and undici's 300 s body timeout waits the stall out; the client's own two
+    # retries wait the Retry-After asked; a call whose arguments do not parse is answered
+    # "An error occurred while parsing tool arguments. …" and not run, and the regenerated
+    # call sends once; it ships no session that outlives the process, so the restart asks
+    # afresh and sends again. Its tracing, on by default, posts to api.openai.com on exit:
+    # the harness tells the process OPENAI_AGENTS_DISABLE_TRACING=1 (loopback only, below).
+    "openai_agents_js_agent": ("openai_agents_agent.mjs", "@openai/agents",
+                               verdicts(SENT_TWICE, REGENERATED)),
 }
+# Preloaded into every Node.js agent: a request to any host but the loopback exits the
+# process with 97 and names it, so the case fails on it instead of reaching the network.
+LOOPBACK_ONLY = Path(__file__).resolve().parent / "node_loopback_only.mjs"
 
 
 @pytest.mark.parametrize("module", sorted(NODE))
@@ -228,11 +240,36 @@ def test_every_verdict_of_a_node_framework_run_as_a_process(module: str, tmp_pat
     script, package, expected = NODE[module]
     require_node_packages(NODE_FRAMEWORKS, package)
     # The tool gateway the agent reads is the harness's tool endpoint; the prompt its argument.
-    command = (f'TOOLS_URL="$HARNESS_TOOLS_URL" node "{NODE_FRAMEWORKS / script}" '
-               '"$HARNESS_PROMPT"')
+    command = (f'TOOLS_URL="$HARNESS_TOOLS_URL" node --import "{LOOPBACK_ONLY}" '
+               f'"{NODE_FRAMEWORKS / script}" "$HARNESS_PROMPT"')
     # Real time, read in scenario seconds: at 0.1 a 120 s stall lasts 12 s, and S1's 30 s
     # bound is 3 real seconds with a margin of 0.1, more than a loaded machine's hiccup.
     run_and_check(module, expected, tmp_path, agent=["--exec", command, "--time-scale", "0.1"])
+
+
+def test_the_agents_sdk_for_javascript_traces_to_openai_unless_told_not_to(
+        tmp_path: Path) -> None:
+    """With its tracing turned back on in the command, the OpenAI Agents SDK's exporter posts
+    the run's spans to api.openai.com as the process exits: the loopback-only preload
+    refuses it and the case fails on it. The harness's OPENAI_AGENTS_DISABLE_TRACING=1 is
+    what keeps the run above on the loopback."""
+    require_node_packages(NODE_FRAMEWORKS, "@openai/agents")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = tmp_path / "results"
+    command = (f'OPENAI_AGENTS_DISABLE_TRACING=0 TOOLS_URL="$HARNESS_TOOLS_URL" node --import '
+               f'"{LOOPBACK_ONLY}" "{NODE_FRAMEWORKS / "openai_agents_agent.mjs"}" '
+               '"$HARNESS_PROMPT"')
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run",
+         str(SCENARIOS / "openai_agents_js_agent" / "no-fault.yaml"), "--exec", command,
+         "--time-scale", "0.1", "--case-timeout", "600", "--out", str(out)],
+        cwd=cwd, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    [row] = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    assert (row["passed"], row["stop_reason"]) == (False, "the agent process exited with 97")
+    assert _sends(row) == 1  # the run itself went as in the uncrashed case; its exit did not
+    assert "refused POST https://api.openai.com/v1/traces/ingest" in done.stdout
 
 
 def test_no_crash_of_adk_ends_on_a_history_only_the_fake_would_make(

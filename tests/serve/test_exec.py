@@ -200,6 +200,20 @@ def test_the_agent_sees_the_servers_urls(tmp_path: Path, harness_main: Run) -> N
     assert len(seen["HARNESS_TOKEN"]) > 40
 
 
+def test_the_agent_process_is_told_the_frameworks_telemetry_off_switches(
+        tmp_path: Path, harness_main: Run) -> None:
+    # Its requests to other hosts never pass through the harness: the OpenAI Agents SDK for
+    # JavaScript, tracing on by default, would post its spans to api.openai.com on exit.
+    names = ["OPENAI_AGENTS_DISABLE_TRACING", "LANGSMITH_TRACING", "CREWAI_DISABLE_TELEMETRY",
+             "HF_HUB_DISABLE_TELEMETRY", "DO_NOT_TRACK", "ANONYMIZED_TELEMETRY"]
+    command = " ".join(f'echo "{name}=${name}" >> "$HARNESS_START_DIR/env";' for name in names)
+    harness_main(str(SCENARIO), "--exec", command, "--no-crash")
+    seen = dict(line.split("=", 1) for line in (tmp_path / "env").read_text().splitlines())
+    assert seen == {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LANGSMITH_TRACING": "false",
+                    "CREWAI_DISABLE_TELEMETRY": "true", "HF_HUB_DISABLE_TELEMETRY": "1",
+                    "DO_NOT_TRACK": "1", "ANONYMIZED_TELEMETRY": "False"}
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--agent", "examples.naive_resend_agent:agent"],
      "harness: error: --exec: got 'true'; expected no --agent, --target, --jobs or "
