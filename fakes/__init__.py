@@ -75,6 +75,7 @@ _EXPORTS: dict[str, list[str]] = {
     ],
     "fakes._tools": [
         "BEHAVIOURS", "CHILD_ENVIRONMENT", "LOOP_BOUND_BEHAVIOURS", "Behaviour", "ToolFailure",
+        "ToolReplyLost",
         "WorldTool", "child_environment", "effect_result", "run_in_process_group",
         "subprocess_environment"
     ],
@@ -176,6 +177,7 @@ if TYPE_CHECKING:
     from fakes._tools import LOOP_BOUND_BEHAVIOURS as LOOP_BOUND_BEHAVIOURS
     from fakes._tools import Behaviour as Behaviour
     from fakes._tools import ToolFailure as ToolFailure
+    from fakes._tools import ToolReplyLost as ToolReplyLost
     from fakes._tools import WorldTool as WorldTool
     from fakes._tools import child_environment as child_environment
     from fakes._tools import effect_result as effect_result

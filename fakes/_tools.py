@@ -11,7 +11,10 @@ Kinds a scenario can name:
 =========== ============== ==============================================
 
 Behaviours: ``instant``; ``slow`` (takes ``seconds`` of virtual time);
-``failing`` (raises :class:`ToolFailure`); ``hanging`` (until cancelled);
+``failing`` (raises :class:`ToolFailure`, nothing done); ``reply_lost`` (does its
+work, then the connection drops before the reply: raises :class:`ToolReplyLost`, a
+``ConnectionResetError``, so the caller cannot tell whether it took effect; over HTTP
+the connection is closed without a response); ``hanging`` (until cancelled);
 ``ignores_cancellation`` (finishes its ``seconds`` of work even when
 cancelled, then applies its effect: J7's timeout must wait for it);
 ``subprocess`` (runs ``argv`` in its own process group, killed on cancel).
@@ -33,7 +36,7 @@ import signal
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, final
+from typing import Any, Literal, final, get_args
 
 from fakes._ledger import ToolLedger
 from harness._environment import host_environment
@@ -47,16 +50,9 @@ from harness.ports import (
 )
 
 BehaviourKind = Literal[
-    "instant", "slow", "failing", "hanging", "ignores_cancellation", "subprocess"
+    "instant", "slow", "failing", "reply_lost", "hanging", "ignores_cancellation", "subprocess"
 ]
-BEHAVIOURS: tuple[BehaviourKind, ...] = (
-    "instant",
-    "slow",
-    "failing",
-    "hanging",
-    "ignores_cancellation",
-    "subprocess",
-)
+BEHAVIOURS: tuple[BehaviourKind, ...] = get_args(BehaviourKind)
 #: Behaviours that wait on the event loop (an event, a shielded task, a child process):
 #: a tool called from blocking code, with no loop running, cannot take them.
 LOOP_BOUND_BEHAVIOURS: frozenset[BehaviourKind] = frozenset(
@@ -65,6 +61,15 @@ LOOP_BOUND_BEHAVIOURS: frozenset[BehaviourKind] = frozenset(
 
 class ToolFailure(Exception):
     """A ``failing`` tool's error (the model receives it as the tool's reply)."""
+
+
+class ToolReplyLost(ConnectionResetError):
+    """A ``reply_lost`` tool's end: its effect is done, and its answer never came back.
+
+    What a real client meets when the connection drops after the request went out (a mail
+    server that accepted the message, a payment API that charged): seed 000 §4 asks to tell
+    "没有送出" from "是否送达还不清楚", and this is the second.
+    """
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,9 @@ class WorldTool:
         try:
             cancelled = await self._behave(context)
             result = self._apply(dict(arguments), context)
+            if self.behaviour.kind == "reply_lost":
+                raise ToolReplyLost(f"{self._name}: the connection was reset after the request "
+                                    "was sent; no answer came back")
             if cancelled:
                 # It finished its work and applied its effect after all; the
                 # caller still sees the cancellation it asked for.

@@ -40,8 +40,12 @@ is a surprise::
         └── ProcessRefused     harness.intercept: the agent's code tried to start a
                                process inside a case (.call)
     Exception
-    └── ToolFailure            fakes: a scripted tool's own failure, raised as a user's
-                               tool raises one; an agent must treat it as any tool error
+    ├── ToolFailure            fakes: a scripted tool's own failure, raised as a user's
+    │                          tool raises one; an agent must treat it as any tool error
+    └── ConnectionResetError
+        └── ToolReplyLost      fakes: a ``reply_lost`` tool did its work and its answer never
+                               came back, as a dropped connection raises; an agent cannot
+                               tell whether it took effect
 
 Private signals never reach a user: ``ScenarioProblems`` (a ``ValueError``
 that pydantic turns into a located :class:`ScenarioError`), the pytest

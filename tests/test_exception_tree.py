@@ -10,11 +10,11 @@ import fakes
 import harness
 import harness._errors
 import reports
-from fakes import HarnessLimitExceeded, SimulatedCrash, ToolFailure
+from fakes import HarnessLimitExceeded, SimulatedCrash, ToolFailure, ToolReplyLost
 from harness import HarnessError
 
 # Outside the HarnessError tree on purpose; the tree's docstring says why.
-OUTSIDE = {SimulatedCrash, ToolFailure, HarnessLimitExceeded}
+OUTSIDE = {SimulatedCrash, ToolFailure, ToolReplyLost, HarnessLimitExceeded}
 PRIVATE_SIGNALS = {"ScenarioProblems", "CaseFailed", "_Silence", "_AliasCycleError",
                    "_AliasBombError", "_Violation", "FuzzFound", "Rejoined", "Interrupted",
                    "_Refused", "TraceDataError", "NotJson"}

@@ -531,6 +531,7 @@ class ReferenceAgent:
             timeouts=timeouts,
             budget=SubBudget(budget, "tool", within_deadline=policy.tool_timeouts_within_deadline),
             queue_by_path=self.discipline.queue_writes_by_path,
+            lost_replies_unknown=self.discipline.lost_replies_unknown,
         )
         compactor = Compactor(log, self.compactions, self.compaction, ports.clock,
                               incarnation=ports.incarnation, on_compacted=self._after_compaction)

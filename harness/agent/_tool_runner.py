@@ -33,7 +33,7 @@ from typing import Any
 from harness._errors import DiskError
 from harness.agent._budget_tree import SubBudget
 from harness.agent._journal import Outcome, ToolJournal
-from harness.agent._tools import ToolReply, not_started_reply, unknown_reply
+from harness.agent._tools import ToolReply, not_started_reply, reply_lost, unknown_reply
 from harness.ports import Clock, Tool, ToolContext, ToolInvocation, named_path
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
@@ -62,6 +62,7 @@ class ToolRunner:
         timeouts: Mapping[str, float] | None = None,
         budget: SubBudget | None = None,
         queue_by_path: bool = True,
+        lost_replies_unknown: bool = True,
     ) -> None:
         self.journal = journal
         self.tools = dict(tools)
@@ -75,6 +76,9 @@ class ToolRunner:
         # the same path run one after another, in the model's order, even when safe to run
         # beside others; calls of other paths still run together.
         self.queue_by_path = queue_by_path
+        # Seed 000 §4 (是否送达还不清楚): a tool whose answer was lost after its request went
+        # out may have taken effect; its reply says so, never "error", which reads as not done.
+        self.lost_replies_unknown = lost_replies_unknown
         self.halted: DiskError | None = None
         # Cancellation by target (seed 002 §19.4): the calls running now, the calls a
         # cancel named, and why calls not started yet must not start (a turn cancel).
@@ -191,6 +195,10 @@ class ToolRunner:
             return as_json_reply(call, task.result())
         if not isinstance(error, Exception):
             raise error  # a simulated crash or an interrupt is not the tool's answer
+        if self.lost_replies_unknown and reply_lost(error):
+            reply = unknown_reply(call, f"{type(error).__name__}: {error}: the request went "
+                                  "out and its answer never came back")
+            return reply, "returned", reply.content
         content = {"error": type(error).__name__, "message": str(error)}
         return ToolReply(call.turn_id, call.call_id, "error", content), "returned", content
 

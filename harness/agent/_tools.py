@@ -42,6 +42,21 @@ def not_started_reply(call: ToolInvocation, why: str, *, synthetic: bool = False
     return ToolReply(call.turn_id, call.call_id, "not_started", content, synthetic)
 
 
+def reply_lost(error: BaseException) -> bool:
+    """Whether a tool's exception says its request went out and its answer was lost.
+
+    Seed 000 §4 asks the send path to say at which stage it failed, to tell "没有送出" from
+    "是否送达还不清楚": a reset or aborted connection, a broken pipe or a timeout came after
+    the request may have been delivered (a mail server that accepted the message, a payment
+    API that charged), where a refused connection never carried it.
+
+    >>> reply_lost(ConnectionResetError()), reply_lost(ConnectionRefusedError())
+    (True, False)
+    """
+    return isinstance(error, (TimeoutError, ConnectionError)) \
+        and not isinstance(error, ConnectionRefusedError)
+
+
 def unknown_reply(call: ToolInvocation, why: str, *, synthetic: bool = False) -> ToolReply:
     """TOOL_OUTCOME_UNKNOWN: it may have run; inspect the real state, never repeat blindly.
 

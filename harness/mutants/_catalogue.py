@@ -672,6 +672,7 @@ _VERIFIER_DOWN = "scenarios/goals/verifier-outage-is-not-complete.yaml"
 _SAME_GAP = "scenarios/goals/same-gap-twice-pauses.yaml"
 _PROTECTED = "scenarios/goals/tests-stay-protected.yaml"
 _PARKED = "scenarios/goals/rate-limit-parks-the-goal.yaml"
+_REPLY_LOST = "scenarios/tools/mail-reply-lost.yaml"
 _PAUSES = "scenarios/goals/restart-pauses-the-goal.yaml"
 _OVERFLOW = "scenarios/compaction/overflow-compacts-and-retries.yaml"
 _APPENDED = "scenarios/compaction/appended-during-compaction-kept.yaml"
@@ -912,6 +913,12 @@ MUTANTS: tuple[Mutant, ...] = (
            "fresh run of them", reference(budget_policy=BudgetPolicy(
                count_rate_limits_durably=False)),
            (Kill(_PARKED, "S5:429", "session:fsync#18:after:unsynced_lost"),)),
+    Mutant("J5-lost-reply-read-as-failed", "seed 000 §4 (如果请求可能已经送达,只是回执没回来,就不能"
+           "直接恢复成\"可以再发一次\"; 区分\"没有送出\"和\"是否送达还不清楚\")",
+           "answers a tool whose connection was reset after its request went out with a plain "
+           "error, so the model sends the mail again",
+           reference(discipline=Discipline(lost_replies_unknown=False)),
+           (Kill(_REPLY_LOST, "I1"), Kill(_REPLY_LOST, "side_effects"))),
     Mutant("L7-compaction-overwrites-appended", "seed 000 §3.2 (还要检查历史有没有被追加)",
            "a compaction is written back over the history that arrived while it ran",
            reference(compaction=CompactionConfig(keep_appended=False)),

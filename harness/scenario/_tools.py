@@ -51,6 +51,14 @@ class FailingBehaviour(_BehaviourBase):
     kind: Literal["failing"]
 
 
+class ReplyLostBehaviour(_BehaviourBase):
+    """The tool does its work, then the connection drops before its answer: the agent gets
+    a connection reset (over HTTP, a connection closed without a response) and cannot tell
+    whether the call took effect (seed 000 §4: 没有送出 or 是否送达还不清楚)."""
+
+    kind: Literal["reply_lost"]
+
+
 class HangingBehaviour(_BehaviourBase):
     """The tool never answers; only a timeout or cancellation ends it (rule J7)."""
 
@@ -80,6 +88,7 @@ AnyBehaviour = Annotated[
     InstantBehaviour
     | SlowBehaviour
     | FailingBehaviour
+    | ReplyLostBehaviour
     | HangingBehaviour
     | IgnoresCancellationBehaviour
     | SubprocessBehaviour,

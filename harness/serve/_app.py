@@ -330,7 +330,8 @@ def header_test(scope: Scope) -> str | None:
 
 @final
 class _Killed:
-    """The call reached the case's crash point: the agent's process is dead."""
+    """The call gets no answer: it reached the case's crash point (the agent's process is
+    dead), or its tool lost its reply (``reply_lost``): the connection closes."""
 
 
 async def call_world_tool(scope: TestScope, name: str, arguments: dict[str, Any]
@@ -343,8 +344,8 @@ async def call_world_tool(scope: TestScope, name: str, arguments: dict[str, Any]
                      f"{world.scenario.name!r} declares " + ", ".join(sorted(world.tools))}
     try:
         return 200, await world.call_tool(name, arguments, world.incarnation)
-    except (fakes.SimulatedCrash, DeadIncarnationError):
-        return _Killed()
+    except (fakes.SimulatedCrash, DeadIncarnationError, fakes.ToolReplyLost):
+        return _Killed()  # a lost reply: the connection closes without a response
     except fakes.ToolFailure as failure:
         return 500, {"status": "error", "error": str(failure)}
 

@@ -56,6 +56,45 @@ def test_a_failing_tool_returns_an_error_reply_and_a_returned_record() -> None:
     assert runner.journal.executions[0].outcome == "returned"
 
 
+def test_a_tool_whose_reply_was_lost_after_its_effect_is_answered_unknown() -> None:
+    clock = VirtualClock()
+    ledger = ToolLedger(clock)
+    runner = _runner(clock, {"send": WorldTool("send", ledger,
+                                               behaviour=Behaviour("reply_lost"))})
+    reply = clock.run(runner.run(_call("send")))
+    assert len(ledger.effects) == 1  # the mail went out
+    assert reply.status == "unknown"
+    assert reply.content["error"] == "TOOL_OUTCOME_UNKNOWN"
+    assert "the request went out and its answer never came back" in reply.content["message"]
+    assert runner.journal.executions[0].outcome == "returned"
+
+
+@pytest.mark.parametrize(("error", "status"), [
+    (ConnectionResetError("reset"), "unknown"), (TimeoutError("read timed out"), "unknown"),
+    (BrokenPipeError("pipe"), "unknown"), (ConnectionRefusedError("refused"), "error"),
+    (ValueError("bad"), "error")])
+def test_only_an_error_after_the_request_went_out_leaves_the_outcome_unknown(
+        error: Exception, status: str) -> None:
+    class Raises:
+        name, concurrency_safe, idempotent = "send", False, False
+
+        async def run(self, arguments: object, context: object) -> None:
+            raise error
+
+    clock = VirtualClock()
+    runner = _runner(clock, {"send": Raises()})  # type: ignore[dict-item]
+    assert clock.run(runner.run(_call("send"))).status == status
+
+
+def test_read_as_failed_a_lost_reply_tells_the_model_nothing_happened() -> None:
+    clock = VirtualClock()
+    journal = ToolJournal.open(CrashDisk().view(), "/s/journal.jsonl", run_id="run", clock=clock)
+    tools = {"send": WorldTool("send", ToolLedger(clock), behaviour=Behaviour("reply_lost"))}
+    runner = ToolRunner(journal, tools, clock=clock, incarnation=1, lost_replies_unknown=False)
+    reply = clock.run(runner.run(_call("send")))
+    assert (reply.status, reply.content["error"]) == ("error", "ToolReplyLost")
+
+
 def test_an_unknown_tool_is_rejected_before_execution() -> None:
     clock = VirtualClock()
     runner = _runner(clock, {})

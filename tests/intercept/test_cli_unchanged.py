@@ -173,8 +173,8 @@ def test_a_hanging_tool_on_a_plain_target_is_refused_at_its_line_before_any_case
     assert capsys.readouterr().err == (
         f"harness: error: {scenario}:4:40: tools.mail.behaviour.kind: the behaviour waits on "
         "the event loop, but the tool's target is a plain function called from blocking "
-        "code: got 'hanging'; expected one of 'instant', 'slow', 'failing'. Make the target "
-        "async, or give the tool another behaviour\n")
+        "code: got 'hanging'; expected one of 'instant', 'slow', 'failing', 'reply_lost'. "
+        "Make the target async, or give the tool another behaviour\n")
     assert not (tmp_path / "r").exists()
 
 

@@ -235,7 +235,7 @@ def test_a_loop_bound_behaviour_on_a_blocking_target_is_a_clear_error(
             rf"^tool 'mail' has behaviour '{behaviour['kind']}', which waits on the event "
             r"loop, but its target is a plain function called from blocking code: make the "
             r"target async, or give the tool another behaviour \(one of instant, slow, "
-            r"failing\)$")):
+            r"failing, reply_lost\)$")):
         run(package, _mail_behaving(package, behaviour))
 
 
@@ -570,3 +570,15 @@ def test_an_agent_that_reports_cut_arguments_as_an_error_passes_the_shipped_scen
     result = run(package, scenario.model_copy(update={"tools": tools}))
     assert result.status == "pass", result.failed_verdicts
     assert result.side_effects == {"mail": 1}
+
+
+def test_a_blocking_target_whose_reply_is_lost_raises_a_reset_after_its_effect(
+        agent_packages: AgentPackages) -> None:
+    # Seed 000 §4: the mail went out and the agent's code meets a dropped connection, as a
+    # real SMTP or HTTP client does when the answer never comes.
+    package = _sync_agent(agent_packages)
+    result = run(package, _mail_behaving(package, {"kind": "reply_lost"}))
+    assert result.trace is not None
+    assert [e.tool for e in result.trace.effects] == ["mail"]
+    assert result.stop_reason == ("the agent raised ToolReplyLost: mail: the connection was "
+                                  "reset after the request was sent; no answer came back")

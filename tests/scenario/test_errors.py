@@ -119,7 +119,8 @@ def test_an_unknown_behaviour_kind_lists_the_kinds(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, VALID.replace("{kind: append}", "{kind: append, behaviour: {kind: slo}}")),
         "4:43: tools.notes.behaviour.kind: unknown behaviour kind: got 'slo'; expected one of "
-        "'instant', 'slow', 'failing', 'hanging', 'ignores_cancellation', 'subprocess'. "
+        "'instant', 'slow', 'failing', 'reply_lost', 'hanging', 'ignores_cancellation', "
+        "'subprocess'. "
         "Did you mean 'slow'?",
     )
 

@@ -486,3 +486,15 @@ def test_a_served_agent_in_another_dialect_fails_the_dialect_check() -> None:
     assert dialect["status"] == "fail"
     assert dialect["message"].startswith("this scenario speaks openai; the agent sent 1 "
                                          "request(s) in another dialect")
+
+
+def test_a_tool_that_loses_its_reply_closes_the_connection_after_its_effect() -> None:
+    # Seed 000 §4: the request went out, its answer never came; the agent's HTTP client
+    # sees a dropped connection, and the outbox holds the mail all the same.
+    loaded = load_scenario(ROOT / "scenarios" / "tools" / "mail-reply-lost.yaml")
+    worlds = Worlds([loaded], lambda s: ServedWorld(s, seed=s.seed, time_scale=0.01))
+    client = TestClient(build_app(worlds, TOKEN), base_url=URL, raise_server_exceptions=False)
+    lost = client.post("/_harness/tools/send_mail", json=MAIL)
+    assert lost.status_code == 599  # closed without an answer
+    outbox = client.post("/_harness/tools/check_outbox", json={}).json()
+    assert outbox["outbox"] == [MAIL]
