@@ -413,12 +413,29 @@ def _done_twice(result: CaseResult, trace: Trace) -> list[str]:
         return []
     tool = repeated[0].tool
     lives = sorted({e.incarnation for e in repeated})
+    if len(lives) == 1:
+        return [_done_twice_in_one_run(tool, keys[repeated[0].key], trace)]
     crash = result.case.crash.point_id if result.case.crash else "the restart"
     return [f"{tool} ran {keys[repeated[0].key]} times with the same arguments (incarnations "
             f"{', '.join(map(str, lives))}): the crash at {crash} came after the side effect "
             "and before the agent recorded it, and the restarted agent did it again. Record "
             "that a call started before running it, and after a restart check the real state "
             "instead of repeating the call."]
+
+
+def _done_twice_in_one_run(tool: str, times: int, trace: Trace) -> str:
+    """Why one incarnation did a side effect twice: a failure after it took effect (a lost
+    answer, seed 000 §4) read as "not done", or a plain repeat."""
+    said = f"{tool} ran {times} times with the same arguments in one run, no restart between"
+    failed = next((i for i in trace.invocations
+                   if i.tool == tool and i.outcome == "error" and not i.refused), None)
+    if failed is not None:
+        return (f"{said}: {tool} #{failed.seq} failed after its request went out (its "
+                "connection was reset, or it timed out) and was made again. Such a failure "
+                "leaves the outcome unknown: tell the model so, and check the real state "
+                "before repeating the call (seed 000 §4: 是否送达还不清楚).")
+    return (f"{said}: the call was repeated. Give it an idempotency key, or check the real "
+            "state before repeating it.")
 
 
 def _broken_restart(result: CaseResult, trace: Trace) -> list[str]:

@@ -287,3 +287,20 @@ def test_a_parallel_batch_queues_the_calls_of_one_path(queue: bool, ends: list[f
     replies = clock.run(runner.run_batch(calls))
     assert [r.call_id for r in replies] == ["call_1", "call_2", "call_3"]  # the model's order
     assert sorted(e.at for e in ledger.effects) == ends
+
+
+def test_the_report_of_a_lost_reply_sent_again_names_the_failure_not_a_crash() -> None:
+    from pathlib import Path
+
+    from harness._report_text import render_failure
+    from harness.mutants import MUTANTS, Kill
+    from harness.mutants._run import run_kill
+    from harness.scenario import load_scenario
+
+    scenario = "scenarios/tools/mail-reply-lost.yaml"
+    mutant = next(m for m in MUTANTS if m.name == "J5-lost-reply-read-as-failed")
+    report = render_failure(run_kill(Kill(scenario, "I1"), mutant.factory),
+                            load_scenario(Path(scenario)))
+    assert ("send_mail ran 2 times with the same arguments in one run, no restart between: "
+            "send_mail #1 failed after its request went out") in report
+    assert "the crash at" not in report
