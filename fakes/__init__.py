@@ -75,8 +75,8 @@ _EXPORTS: dict[str, list[str]] = {
     ],
     "fakes._tools": [
         "BEHAVIOURS", "CHILD_ENVIRONMENT", "LOOP_BOUND_BEHAVIOURS", "Behaviour", "ToolFailure",
-        "ToolReplyLost",
-        "WorldTool", "child_environment", "effect_result", "run_in_process_group",
+        "ToolReplyLost", "WorldTool", "child_environment", "effect_result", "long_output",
+        "run_in_process_group",
         "subprocess_environment"
     ],
     "fakes._transport": [
@@ -181,6 +181,7 @@ if TYPE_CHECKING:
     from fakes._tools import WorldTool as WorldTool
     from fakes._tools import child_environment as child_environment
     from fakes._tools import effect_result as effect_result
+    from fakes._tools import long_output as long_output
     from fakes._tools import run_in_process_group as run_in_process_group
     from fakes._tools import subprocess_environment as subprocess_environment
     from fakes._transport import CONNECTION_RESET as CONNECTION_RESET

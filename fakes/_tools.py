@@ -19,6 +19,10 @@ the connection is closed without a response); ``hanging`` (until cancelled);
 cancelled, then applies its effect: J7's timeout must wait for it);
 ``subprocess`` (runs ``argv`` in its own process group, killed on cancel).
 
+A tool built with ``output_chars`` also returns that many characters of a build log
+(:func:`long_output`) under ``output``: the long result an agent must not carry whole in
+every later request (seed 002 §19.2: 超长输出有稳定引用).
+
 Example::
 
     ledger = ToolLedger(clock)
@@ -42,6 +46,7 @@ from fakes._ledger import ToolLedger
 from harness._environment import host_environment
 from harness._errors import ConfigError, one_of
 from harness.ports import (
+    MAX_OUTPUT_CHARS,
     TOOL_KIND_TRAITS,
     TOOL_KINDS,
     ToolContext,
@@ -105,10 +110,15 @@ class WorldTool:
         name: str | None = None,
         behaviour: Behaviour | None = None,
         concurrency_safe: bool | None = None,
+        output_chars: int | None = None,
     ) -> None:
         if kind not in TOOL_KINDS:
             raise ConfigError("kind", kind, one_of(TOOL_KINDS))
+        if output_chars is not None and not 1 <= output_chars <= MAX_OUTPUT_CHARS:
+            raise ConfigError("output_chars", output_chars,
+                              f"a number of characters from 1 to {MAX_OUTPUT_CHARS:,}")
         self.kind = kind
+        self.output_chars = output_chars
         self.ledger = ledger
         self.behaviour = behaviour or Behaviour()
         self._name = name or kind
@@ -138,6 +148,8 @@ class WorldTool:
         try:
             cancelled = await self._behave(context)
             result = self._apply(dict(arguments), context)
+            if self.output_chars is not None:
+                result = with_output(result, long_output(self.output_chars))
             if self.behaviour.kind == "reply_lost":
                 raise ToolReplyLost(f"{self._name}: the connection was reset after the request "
                                     "was sent; no answer came back")
@@ -195,6 +207,38 @@ class WorldTool:
         else:
             world.store[str(arguments.get("key", key))] = arguments.get("value")
         return effect_result(self.kind, key, len(world.notes)) if answer is None else answer
+
+
+def long_output(chars: int) -> str:
+    """``chars`` characters of a build log, numbered lines, the same every time.
+
+    >>> long_output(40)
+    'line 1: step 1 of the build ok\\nline 2: s'
+    >>> len(long_output(100_000))
+    100000
+    """
+    lines: list[str] = []
+    total, number = 0, 0
+    while total < chars:
+        number += 1
+        line = f"line {number}: step {number} of the build ok\n"
+        lines.append(line)
+        total += len(line)
+    return "".join(lines)[:chars]
+
+
+def with_output(result: Any, output: str) -> dict[str, Any]:
+    """``result`` with ``output`` beside it: a mapping gains the key, anything else is kept
+    under ``result``.
+
+    >>> with_output({"lines": 1}, "log")
+    {'lines': 1, 'output': 'log'}
+    >>> with_output([1], "log")
+    {'result': [1], 'output': 'log'}
+    """
+    if isinstance(result, Mapping):
+        return {**result, "output": output}
+    return {"result": result, "output": output}
 
 
 def effect_result(kind: str, key: str, notes: int) -> dict[str, Any]:

@@ -55,6 +55,7 @@ _INVARIANT_LOCS: dict[str, tuple[tuple[str | int, ...], ...]] = {
     "budget:job-runtime": (("budget", "max_job_seconds"),),
     "budget:job-starts": (("budget", "max_jobs"),),
     "budget:job-output": (("budget", "max_job_output_lines"),),
+    "context:tool-output": (("expect", "max_tool_result_chars"),),
     "L3:hook": (("hook",),),
     "retry:doom-loop": (("faults",),),
     "retry:backup": (("provider", "backup_model"), ("provider", "outages")),

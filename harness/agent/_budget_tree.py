@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.agent._budget import Budget
+from harness.agent._output_spill import DEFAULT_INLINE_CHARS
 from harness.ports import Task
 
 
@@ -47,6 +48,11 @@ class BudgetPolicy:
     count_tool_calls_durably: bool = True
     # Off: 429s in a row are counted in memory only, so a restart buys a fresh run of them.
     count_rate_limits_durably: bool = True
+    # The most characters of one tool result sent to the model inline (or the task's
+    # ``max_tool_result_chars`` when lower); a longer one is kept whole in a file and sent in
+    # part with its reference (seed 002 §19.2: 超长输出有稳定引用). None: every result is
+    # sent whole, however long, in every later request.
+    inline_tool_result_chars: int | None = DEFAULT_INLINE_CHARS
 
 
 def goal_budget(task: Task, *, deadline: float, attempts_used: int,

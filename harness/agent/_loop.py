@@ -111,6 +111,7 @@ from harness.agent._log_records import (
 )
 from harness.agent._messages import AssistantMessage, ToolCall
 from harness.agent._metrics import MemoryMetrics, MetricsSink
+from harness.agent._output_spill import OUTPUTS_DIR, OutputSpill
 from harness.agent._requests import Ordered, model_order, reply_text
 from harness.agent._retry_log import RetryEvent
 from harness.agent._session_log import (
@@ -532,6 +533,7 @@ class ReferenceAgent:
             budget=SubBudget(budget, "tool", within_deadline=policy.tool_timeouts_within_deadline),
             queue_by_path=self.discipline.queue_writes_by_path,
             lost_replies_unknown=self.discipline.lost_replies_unknown,
+            spill=self._output_spill(task),
         )
         compactor = Compactor(log, self.compactions, self.compaction, ports.clock,
                               incarnation=ports.incarnation, on_compacted=self._after_compaction)
@@ -544,6 +546,17 @@ class ReferenceAgent:
         if ports.goals is not None:
             self._goal_keeper(ports.goals, log)
         return _RunState(task, budget, client, retry_log, runner, compactor, breaker, backup)
+
+    def _output_spill(self, task: Task) -> OutputSpill | None:
+        """Where long tool results are kept, at the task's limit if lower than the agent's."""
+        limit = self.budget_policy.inline_tool_result_chars
+        if limit is None:
+            return None
+        if task.max_tool_result_chars is not None:
+            limit = min(limit, task.max_tool_result_chars)
+        ports = self.ports
+        folder = posixpath.join(posixpath.normpath(ports.state_dir), OUTPUTS_DIR)
+        return OutputSpill(ports.disk, folder, self._root, limit)
 
     def _goal_keeper(self, port: GoalPort, log: SessionLog) -> GoalKeeper:
         """The goal discipline of this incarnation, reachable by the goal cancel handler."""

@@ -9,8 +9,10 @@ For each call (seed 000 §1.1 ``runOneToolCall``; DESIGN J1, J6, J7):
    expiry the tool is cancelled and the runner *waits for it to settle* (seed
    002 §19.1, "why a tool timeout cannot be a bare Promise.race") before it
    reports ``timeout``; a subprocess tool kills its process group on cancel;
-4. ``result`` is written durably; only then does the model hear ``ok``. If it
-   cannot be written, the model hears TOOL_OUTCOME_UNKNOWN.
+4. a result longer than the inline limit is kept whole in a file (``spill``,
+   :mod:`._output_spill`) and its reply becomes a part of it and that reference;
+5. ``result`` is written durably; only then does the model hear ``ok``. If it (or the
+   long result's file) cannot be written, the model hears TOOL_OUTCOME_UNKNOWN.
 
 Once the journal fails, the runner is ``halted`` (J6: no further side effect
 runs while the trusted log cannot be written); later calls get
@@ -33,6 +35,7 @@ from typing import Any
 from harness._errors import DiskError
 from harness.agent._budget_tree import SubBudget
 from harness.agent._journal import Outcome, ToolJournal
+from harness.agent._output_spill import OutputSpill
 from harness.agent._tools import ToolReply, not_started_reply, reply_lost, unknown_reply
 from harness.ports import Clock, Tool, ToolContext, ToolInvocation, named_path
 
@@ -63,6 +66,7 @@ class ToolRunner:
         budget: SubBudget | None = None,
         queue_by_path: bool = True,
         lost_replies_unknown: bool = True,
+        spill: OutputSpill | None = None,
     ) -> None:
         self.journal = journal
         self.tools = dict(tools)
@@ -79,6 +83,8 @@ class ToolRunner:
         # Seed 000 §4 (是否送达还不清楚): a tool whose answer was lost after its request went
         # out may have taken effect; its reply says so, never "error", which reads as not done.
         self.lost_replies_unknown = lost_replies_unknown
+        # Seed 002 §19.2 (超长输出有稳定引用): a long result is kept whole, sent in part.
+        self.spill = spill
         self.halted: DiskError | None = None
         # Cancellation by target (seed 002 §19.4): the calls running now, the calls a
         # cancel named, and why calls not started yet must not start (a turn cancel).
@@ -135,6 +141,14 @@ class ToolRunner:
             self._close(execution_id, "blocked_before_execution")
             return self._halt(exc, not_started_reply(call, f"start not recorded: {exc}"))
         reply, outcome, result = await self._execute(tool, call, execution_id)
+        if self.spill is not None and reply.status == "ok":
+            try:
+                reply = self.spill.bounded(reply, execution_id)
+            except DiskError as exc:
+                return self._halt(
+                    exc, unknown_reply(call, f"it ran, but its output was not saved: {exc}")
+                )
+            result = reply.content
         try:
             self.journal.record_result(execution_id, outcome, result)
         except DiskError as exc:

@@ -52,6 +52,7 @@ from harness.checks._timing import (
     check_retry_after,
     check_settle,
 )
+from harness.checks._tool_output import check_tool_output
 from harness.checks._training import check_no_patch
 from harness.checks._truncation import check_output_limit
 from harness.checks._usage import check_context_tokens
@@ -91,6 +92,7 @@ ALWAYS: tuple[Callable[[Trace], Verdict | None], ...] = (
     check_job_runtime,
     check_job_starts,
     check_job_output,
+    check_tool_output,
     check_cache_after_restart,
     check_goal_in_context,
     check_lease,

@@ -702,6 +702,7 @@ _JOB_ENV = "scenarios/jobs/job-gets-a-clean-environment.yaml"
 _JOB_RUNTIME = "scenarios/jobs/job-runtime-budget-stops.yaml"
 _JOB_CAP = "scenarios/jobs/job-cap-stops.yaml"
 _JOB_OUTPUT = "scenarios/jobs/job-output-budget-stops.yaml"
+_LONG_OUTPUT = "scenarios/budgets/long-tool-output-by-reference.yaml"
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("I4-claims-success-doing-nothing", "seed 002 §19.2 (complete 状态本身不是证据)",
@@ -1095,5 +1096,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "that re-attaches to the job grants it the whole output budget anew",
            job_output_counted_per_process(),
            (Kill(_JOB_OUTPUT, "budget:job-output", "jobs:fsync#3:after:unsynced_lost"),)),
+    Mutant("L4-tool-output-inline",
+           "seed 002 §19.2 (超长输出有稳定引用); §19.6 (不要默认复制全部 prompt、源码和工具输出)",
+           "sends the model every tool result whole, however long: a 60,000-character build "
+           "log rides in every later request",
+           reference(budget_policy=BudgetPolicy(inline_tool_result_chars=None)),
+           (Kill(_LONG_OUTPUT, "context:tool-output"),)),
 )
 """Every mutant of the catalogue, in the order of the README's table."""

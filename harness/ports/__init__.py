@@ -88,7 +88,8 @@ _EXPORTS: dict[str, list[str]] = {
         "Wakeup"
     ],
     "harness.ports._limits": [
-        "MAX_COUNT", "MAX_SECONDS", "Count", "Doc", "OneLine", "Wording"
+        "MAX_COUNT", "MAX_OUTPUT_CHARS", "MAX_SECONDS", "MIN_INLINE_CHARS", "Count", "Doc",
+        "OneLine", "Wording"
     ],
     "harness.ports._prices": [
         "PRICES", "PRICES_AS_OF", "ModelPrice", "UsageBuckets", "cost", "has_price", "own_prices",
@@ -246,7 +247,9 @@ if TYPE_CHECKING:
     from harness.ports._jobs import Signal as Signal
     from harness.ports._jobs import Wakeup as Wakeup
     from harness.ports._limits import MAX_COUNT as MAX_COUNT
+    from harness.ports._limits import MAX_OUTPUT_CHARS as MAX_OUTPUT_CHARS
     from harness.ports._limits import MAX_SECONDS as MAX_SECONDS
+    from harness.ports._limits import MIN_INLINE_CHARS as MIN_INLINE_CHARS
     from harness.ports._limits import Count as Count
     from harness.ports._limits import Doc as Doc
     from harness.ports._limits import OneLine as OneLine

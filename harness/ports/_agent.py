@@ -127,6 +127,10 @@ class Task:
     # Lines of output a background job may write, across restarts (seed 002 §19.2,
     # BackgroundBudget(maxOutput)); None: no cap.
     max_job_output_lines: int | None = None
+    # The most characters of one tool result a request may carry inline (seed 002 §19.2:
+    # 超长输出有稳定引用); None: the agent's own setting. A longer result is kept whole where
+    # the agent can read it again, and the model is sent a part of it and its reference.
+    max_tool_result_chars: int | None = None
     # A tool run after each tool call that returned, and how deep a hook may fire within
     # its own hook (seed 002 §19.1 ③, 钩子死循环防护); None: no hook.
     after_tool_hook: str | None = None

@@ -40,6 +40,10 @@ class Wording:
 # Bounds keep a typo (an extra zero) from turning a fast test into a slow one.
 MAX_COUNT: Final = 1_000_000
 MAX_SECONDS: Final = 7 * 24 * 3600.0
+# The most characters a tool's result may be made of (a long build log, not a disk), and
+# the least a limit on one result's inline size may be: room for a reference and a line.
+MAX_OUTPUT_CHARS: Final = 5_000_000
+MIN_INLINE_CHARS: Final = 500
 
 
 @dataclass(frozen=True)

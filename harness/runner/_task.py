@@ -49,6 +49,7 @@ def task_for(scenario: Scenario) -> Task:
         max_jobs=budget.max_jobs,
         max_job_seconds=budget.max_job_seconds,
         max_job_output_lines=budget.max_job_output_lines,
+        max_tool_result_chars=scenario.expect.max_tool_result_chars,
         after_tool_hook=scenario.hook.run if scenario.hook is not None else None,
         hook_max_depth=scenario.hook.max_depth if scenario.hook is not None else 1,
         prices=_prices(scenario.provider.model),

@@ -153,7 +153,10 @@ def world_extra(world: World, extra: TraceExtra) -> TraceExtra:
         training_data=True if scenario.training_data else None,
         # The model a declared backup stands in for (retry:backup), the scenario's own.
         primary_model=scenario.provider.model if backup is not None else None,
-        backup_model=backup)
+        backup_model=backup,
+        # The most characters of one tool result a request may carry, and what each carried.
+        max_tool_result_chars=scenario.expect.max_tool_result_chars,
+        inline_results=world.inline_results())
 
 
 def world_effects(world: World) -> tuple[EffectRecord, ...]:

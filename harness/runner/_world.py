@@ -96,6 +96,7 @@ from harness.trace import (
     AskedOutput,
     ChildEnvironment,
     GoalInRequest,
+    InlineResult,
     InvocationRecord,
     RefusedTurn,
     RequestRecord,
@@ -217,6 +218,15 @@ class World:
         if self.scenario.provider.max_output_tokens is None:
             return None
         return tuple(AskedOutput(p.record.index, p.output_limit) for p in self.requests)
+
+    def inline_results(self) -> tuple[InlineResult, ...] | None:
+        """Each tool result each request carried and its size, for a scenario that declares
+        ``expect.max_tool_result_chars`` (context:tool-output); ``None`` elsewhere, so those
+        traces keep their digests."""
+        if self.scenario.expect.max_tool_result_chars is None:
+            return None
+        return tuple(InlineResult(p.record.index, call_id, chars)
+                     for p in self.requests for call_id, chars in p.result_sizes)
 
     def loop_phrases(self) -> tuple[str, ...] | None:
         """The phrases of the scenario's looping answers; ``None`` when it has none."""
@@ -383,6 +393,9 @@ class World:
             pending.carries_loop = carries_loop(self.scenario.dialect, body, self._loop_phrases)
         if self.scenario.provider.max_output_tokens is not None:
             pending.output_limit = output_limit_of(seen.json)
+        if self.scenario.expect.max_tool_result_chars is not None:
+            pending.result_sizes = tuple((r.call_id, len(r.text)) for r in (
+                record.replies or sent_replies(self.scenario.dialect, seen.json)))
         self.requests.append(pending)
         if seen.turn > 0:
             self.reach(f"before_request:{seen.turn}")

@@ -50,7 +50,7 @@ def world_tool(name: str, spec: ToolDeclaration, ledger: ToolLedger) -> WorldToo
     if spec.behaviour is not None:
         behaviour = fakes.Behaviour(spec.behaviour.kind, **spec.behaviour.fake_fields())
     return WorldTool(spec.kind, ledger, name=name, behaviour=behaviour,
-                     concurrency_safe=spec.concurrency_safe)
+                     concurrency_safe=spec.concurrency_safe, output_chars=spec.output_chars)
 
 
 def provider_conditions(scenario: Scenario) -> fakes.ProviderConditions:

@@ -81,6 +81,8 @@ class Pending:
     sampling: tuple[str, ...] = ()
     carries_loop: bool = False
     output_limit: int | None = None  # S6:limit: the output limit it asked for
+    # context:tool-output: each tool result it carried, by call id, and its characters.
+    result_sizes: tuple[tuple[str, int], ...] = ()
     # A digest of the conversation it asked (its messages), made once, when first keyed.
     conversation: str | None = None
 

@@ -21,7 +21,15 @@ from pydantic import Discriminator, Field, JsonValue, PrivateAttr, Tag, model_va
 from fakes import CRASH_CLASSES, CrashClass, Quota, quota_fields
 from harness._errors import ConfigError
 from harness._redact import MIN_SECRET_LENGTH, secret_leaves
-from harness.ports import FAULT_KINDS, PURE_TOOL_KINDS, Dialect, StopState, check_faults
+from harness.ports import (
+    FAULT_KINDS,
+    MAX_OUTPUT_CHARS,
+    MIN_INLINE_CHARS,
+    PURE_TOOL_KINDS,
+    Dialect,
+    StopState,
+    check_faults,
+)
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import AnyFault, Count, Seconds, value_model
 from harness.scenario._goals import GoalDeclaration, VerifierRuleDeclaration, goal_problems
@@ -276,6 +284,13 @@ class Expectation(ScenarioModel):
     """A retry after a failure that asked for no wait comes this long after it at least (warn)."""
     breaker: BreakerExpectation | None = None
     """The circuit breaker the agent must keep during an outage; absent: not judged."""
+    max_tool_result_chars: Annotated[int, Field(ge=MIN_INLINE_CHARS, le=MAX_OUTPUT_CHARS)] \
+        | None = None
+    """The most characters of one tool result a request may carry inline, as the model reads
+    it; absent: not judged (seed 002 §19.2: 超长输出有稳定引用; §19.6: 只保存证据引用).
+    A longer result is kept whole where the agent can read it again, and the model is sent a
+    part of it and its reference (check context:tool-output). Told to an agent on the ports
+    as Task.max_tool_result_chars; held to any agent, as real ones cut long output unasked."""
 
 
 _LABEL: Final = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import Field
 
-from harness.ports import ToolKind
+from harness.ports import MAX_OUTPUT_CHARS, ToolKind
 from harness.scenario._base import ScenarioModel
 from harness.scenario._faults import Seconds, as_fake_fields
 from harness.scenario._names import CONCURRENCY_SAFE_KINDS, TARGET_PATTERN
@@ -118,6 +118,10 @@ class ToolDeclaration(ScenarioModel):
     secret: list[Annotated[str, Field(min_length=1, max_length=200)]] = []  # noqa: RUF012
     """Arguments whose values are secret, such as [password]: they must stay out of the agent's
     durable files (J3), the results and the reports, like values under secret-looking keys."""
+    output_chars: Annotated[int, Field(ge=1, le=MAX_OUTPUT_CHARS)] | None = None
+    """The tool's result also carries this many characters of a build log (numbered lines,
+    the same every run) under 'output': a long result (seed 002 §19.2: 超长输出有稳定引用).
+    Absent: its result is the kind's own."""
 
     @property
     def is_concurrency_safe(self) -> bool:

@@ -90,6 +90,16 @@ class AskedOutput:
 
 
 @dataclass(frozen=True)
+class InlineResult:
+    """One tool result one request carried, and how many characters of it (context:tool-output),
+    recorded for a scenario that declares ``expect.max_tool_result_chars``."""
+
+    request: int  # RequestRecord.index
+    call_id: str
+    chars: int  # as the model reads it (the reply's text in the request)
+
+
+@dataclass(frozen=True)
 class TraceExtra:
     """The trace's facts that are not records, each ``None`` when the case had none."""
 
@@ -163,6 +173,10 @@ class TraceExtra:
     # the backup; every other case keeps its digest.
     primary_model: str | None = None
     backup_model: str | None = None
+    # For a scenario that declares the most characters of one tool result a request may
+    # carry (context:tool-output): that limit, and each tool result each request carried.
+    max_tool_result_chars: int | None = None
+    inline_results: tuple[InlineResult, ...] | None = None
 
     def said(self) -> dict[str, Any]:
         """The fields the case said something in (the trace's JSON of this record)."""

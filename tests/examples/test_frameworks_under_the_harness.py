@@ -46,17 +46,25 @@ WEDGED_THREAD = ("fail", ("I4",))
 
 
 PASSED = ("pass", ())
+# A tool whose connection resets after the mail went out (reply_lost): the framework tells
+# the model the call failed ("Please try again"), and the model sends it again ...
+SENT_AGAIN_AFTER_A_LOST_REPLY = ("fail", ("I1", "side_effects"))
+# ... or lets the ConnectionResetError out of the run, which ends there: the mail went once.
+RAISED_THE_RESET = ("fail", ("I4",))
 
 
 def verdicts(crash_after_send: tuple[str, tuple[str, ...]],
-             truncated: tuple[str, tuple[str, ...]],
+             truncated: tuple[str, tuple[str, ...]], *,
              stall: tuple[str, tuple[str, ...]] = WAITED_OUT_THE_STALL,
              rate_limited: tuple[str, tuple[str, ...]] = PASSED,
              tool: str = "send_mail",
+             reply_lost: tuple[str, tuple[str, ...]] | None = None,
              ) -> dict[str, tuple[str, tuple[str, ...]]]:
     """The five scenarios' cases: what differs between frameworks is named, the rest alike
-    (``tool``: the mail tool's name as the framework offers it)."""
-    return {
+    (``tool``: the mail tool's name as the framework offers it); ``reply_lost``: the verdict
+    of the sixth, for a framework whose folder has it."""
+    lost = {} if reply_lost is None else {"reply-lost": reply_lost}
+    return {**lost,
         "crash-after-send": PASSED,
         "crash-after-send" + CRASH.format(tool=tool): crash_after_send,
         "no-fault": PASSED,
@@ -68,9 +76,17 @@ def verdicts(crash_after_send: tuple[str, tuple[str, ...]],
 
 # module: (package it needs, the verdict of each case)
 FRAMEWORKS = {
-    "openai_sdk": ("openai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
-    "openai_agents_sdk": ("agents", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
-    "langgraph_agent": ("langgraph", verdicts(WEDGED_THREAD, STOPPED_ON_THE_CUT)),
+    # The plain SDK example's own loop does not catch a tool's exception.
+    "openai_sdk": ("openai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
+                                      reply_lost=RAISED_THE_RESET)),
+    # default_tool_error_function answers any tool exception "An error occurred while
+    # running the tool. Please try again." (agents/tool.py).
+    "openai_agents_sdk": ("agents", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
+                                             reply_lost=SENT_AGAIN_AFTER_A_LOST_REPLY)),
+    # ToolNode's default handle_tool_errors answers only a ToolInvocationError and raises
+    # the rest (langgraph/prebuilt/tool_node.py, _default_handle_tool_errors).
+    "langgraph_agent": ("langgraph", verdicts(WEDGED_THREAD, STOPPED_ON_THE_CUT,
+                                              reply_lost=RAISED_THE_RESET)),
     # ChatAnthropic reads a cut call's input as {}: the tools node refuses it (the
     # function's schema), the error goes back, and the regenerated call sends once.
     "langgraph_anthropic_agent": ("langchain_anthropic", verdicts(WEDGED_THREAD, REGENERATED)),
@@ -78,7 +94,10 @@ FRAMEWORKS = {
     # call is in invalid_tool_calls: the run ends on it). Its AsyncSqliteSaver commits the
     # model's call after the tool ran (durability "async"): the restart sends again.
     "langchain_agent": ("langchain", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT)),
-    "smolagents_agent": ("smolagents", verdicts(SENT_TWICE, REGENERATED)),
+    # ToolCallingAgent.execute_tool_call turns any exception into "Error executing tool …
+    # Please try again or use another tool" for the model (smolagents/agents.py).
+    "smolagents_agent": ("smolagents", verdicts(SENT_TWICE, REGENERATED,
+                                                reply_lost=SENT_AGAIN_AFTER_A_LOST_REPLY)),
     # CodeAgent's calls are Python code in the answer's text, run by its local executor:
     # the harness sees no call of its own (I3 unknown), and the restart, its memory gone
     # with the process, sends again. It closes its code block with the "</code>" the API
@@ -99,7 +118,10 @@ FRAMEWORKS = {
     # generate_content returns it; nothing is kept between runs, so the restart sends again.
     "google_genai_agent": ("google.genai", verdicts(SENT_TWICE, STOPPED_ON_THE_CUT,
                                                     rate_limited=GAVE_UP_ON_THE_429)),
-    "pydantic_ai_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED)),
+    # Only ModelRetry (and a failed validation) goes back to the model; any other
+    # exception of a tool ends the run (pydantic_ai/tool_manager.py).
+    "pydantic_ai_agent": ("pydantic_ai", verdicts(SENT_TWICE, REGENERATED,
+                                                  reply_lost=RAISED_THE_RESET)),
     # FallbackModel, fallback_on left at its default (ModelAPIError, which a 400's
     # ModelHTTPError is): the first model down, each request goes to the second after the
     # openai client's two retries (retry:backup passes); on a 400 it goes there at once, a

@@ -58,3 +58,26 @@ def test_bad_declarations_are_config_errors() -> None:
         WorldTool("delete", ToolLedger(VirtualClock()))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"^argv: got \(\)"):
         Behaviour("subprocess")
+
+
+def test_a_tool_with_output_chars_returns_that_much_build_log_beside_its_result() -> None:
+    clock = VirtualClock()
+    ledger = ToolLedger(clock)
+    ctx = _context(clock)
+    build = WorldTool("read", ledger, output_chars=5_000)
+    first = clock.run(build.run({}, ctx))
+    assert set(first) == {"notes", "outbox", "store", "output"}
+    assert len(first["output"]) == 5_000
+    assert first["output"].startswith("line 1: step 1 of the build ok\nline 2: ")
+    assert clock.run(build.run({}, ctx)) == first  # the same every time
+    notes = WorldTool("append", ledger, output_chars=10)
+    assert clock.run(notes.run({"text": "a"}, ctx)) == {
+        "appended": True, "lines": 1, "output": "line 1: st"}
+    # Without it, a tool's result is its kind's own.
+    assert "output" not in clock.run(WorldTool("read", ledger).run({}, ctx))
+
+
+@pytest.mark.parametrize("chars", [0, -1, 5_000_001])
+def test_output_chars_out_of_bounds_is_a_config_error(chars: int) -> None:
+    with pytest.raises(ConfigError, match="output_chars"):
+        WorldTool("read", ToolLedger(VirtualClock()), output_chars=chars)

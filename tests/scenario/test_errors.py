@@ -55,8 +55,8 @@ def test_an_unknown_nested_key_names_its_mapping(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, VALID.replace("{kind: append}", "{kind: append, concurency_safe: true}")),
         "4:25: tools.notes: unknown key: got 'concurency_safe'; expected one of 'kind', "
-        "'concurrency_safe', 'behaviour', 'timeout_seconds', 'target', 'secret'. "
-        "Did you mean 'concurrency_safe'?",
+        "'concurrency_safe', 'behaviour', 'timeout_seconds', 'target', 'secret', "
+        "'output_chars'. Did you mean 'concurrency_safe'?",
     )
 
 
@@ -557,3 +557,22 @@ verifier:
         "12:38: goal.protected[2]: a protected path must be relative and written plainly, as a "
         "tool call's path is compared: got '..'; expected a path below the workspace, such as "
         "'tests/*'")
+
+
+def test_a_long_output_and_its_inline_limit_are_bounded(tmp_path: Path) -> None:
+    text = VALID.replace("{kind: append}", "{kind: read, output_chars: 0}") \
+        + "  max_tool_result_chars: 100\n"
+    assert_error(
+        write(tmp_path, text),
+        "4:37: tools.notes.output_chars: out of range: got 0; expected an integer >= 1",
+        "10:26: expect.max_tool_result_chars: out of range: got 100; expected an integer >= 500",
+    )
+    text = VALID.replace("{kind: append}", "{kind: read, output_chars: 5000001}") \
+        + "  max_tool_result_chars: many\n"
+    assert_error(
+        write(tmp_path, text),
+        "4:37: tools.notes.output_chars: out of range: got 5000001; expected an integer "
+        "<= 5000000",
+        "10:26: expect.max_tool_result_chars: wrong type: got 'many' (a string); expected an "
+        "integer >= 500",
+    )
