@@ -2,8 +2,9 @@
 
 The minimal agent recovers correctly (journal, transcript repair) but maps
 every provider failure to ``infra_paused``, runs tool calls whose arguments
-did not parse, has no guard against repeating a failing call and keeps raw
-tool arguments, secrets included, in its transcript file (J3). The suite
+did not parse, has no guard against repeating a failing call, keeps raw
+tool arguments, secrets included, in its transcript file (J3) and sends every tool
+result whole, however long. The suite
 must tell the difference: its crash scenarios pass, and exactly the scenarios
 that test those finer rules fail, on the invariant that names the rule.
 """
@@ -73,6 +74,9 @@ KNOWN_GAPS = {
     # ends infra_paused, as every provider failure, not failed.
     "backup-model-takes-over": {"I4", "retry:backup", "side_effects"},
     "backup-model-not-for-a-bad-request": {"I4"},
+    # It keeps no output by reference: the 60,000-character build log goes whole into the
+    # next request, past the scenario's limit of 8,000.
+    "long-tool-output-by-reference": {"context:tool-output"},
 }
 
 
