@@ -142,6 +142,11 @@ class WorldTool:
     def idempotent(self) -> bool:
         return TOOL_KIND_TRAITS[self.kind].idempotent
 
+    @property
+    def read_only(self) -> bool:
+        """A pure kind (``read``, ``inspect``) changes nothing (``harness.ports.reads_only``)."""
+        return TOOL_KIND_TRAITS[self.kind].pure
+
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         self.ledger.incarnations.check(context.incarnation, f"tool {self._name}")
         self.started += 1

@@ -277,25 +277,28 @@ class GoalKeeper:
         return tokens
 
     # -- the checks that prove the goal ---------------------------------------------------
-    def needs_approval(self, call: ToolInvocation) -> str | None:
+    def needs_approval(self, call: ToolInvocation, *, reads_only: bool = False) -> str | None:
         """Why ``call`` may not run without the user's approval: it names a path the goal
         protects; ``None`` when it may run.
 
-        Reading a protected file needs no approval, but the agent cannot tell a reader
-        from a writer by the tool port, so every call naming such a path waits.
+        Reading a protected file needs no approval: a tool that says it changes nothing
+        (``reads_only``, :func:`harness.ports.reads_only`) may name one. A tool that says
+        nothing may change something, so its call waits.
         """
         goal = self._goal()
         path = named_path(call.arguments)
-        pattern = goal.protects(path) if self.keep_protected else None
+        pattern = None if reads_only or not self.keep_protected else goal.protects(path)
         if pattern is None:
             return None
         return (f"{path} holds the checks that prove goal {goal.goal_id} (protected: "
                 f"{pattern}); changing it needs the user's approval, and the goal is blocked "
                 "until they give it (seed 002 §19.2, 防止\"把测试改绿\")")
 
-    def block_if_asked(self, calls: Iterable[ToolInvocation]) -> GoalStop | None:
+    def block_if_asked(self, calls: Iterable[ToolInvocation],
+                       reads_only: Callable[[ToolInvocation], bool]) -> GoalStop | None:
         """Set the goal ``blocked`` when the model asked to change a protected path."""
-        reasons = [reason for call in calls if (reason := self.needs_approval(call))]
+        reasons = [reason for call in calls
+                   if (reason := self.needs_approval(call, reads_only=reads_only(call)))]
         if not reasons:
             return None
         return self._set(self._goal(), "blocked", reasons[0])

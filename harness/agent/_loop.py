@@ -146,6 +146,7 @@ from harness.ports import (
     ToolInvocation,
     TranscriptMessage,
     Usage,
+    reads_only,
 )
 
 T = TypeVar("T")
@@ -1020,10 +1021,15 @@ class ReferenceAgent:
         if keeper is None:
             return {}
         return {call.call_id: not_started_reply(call, f"not run: {reason}") for call in calls
-                if (reason := keeper.needs_approval(call)) is not None}
+                if (reason := keeper.needs_approval(call, reads_only=self._reads_only(call)))
+                is not None}
+
+    def _reads_only(self, call: ToolInvocation) -> bool:
+        """Whether the tool ``call`` names says it changes nothing."""
+        return reads_only(self.ports.tools.get(call.tool))
 
     def _after_tools(self, entry: AssistantEntry) -> Stop | None:
-        stop = _from_goal(self._keeper.block_if_asked(_invocations(entry))) \
+        stop = _from_goal(self._keeper.block_if_asked(_invocations(entry), self._reads_only)) \
             if self._keeper is not None else None
         stop = stop or self._repair_cap()
         if stop is not None:

@@ -54,4 +54,5 @@ def check_goal_status(trace: Trace) -> Verdict | None:
                        f"{goal.final_status} at the goal service, so the next start or an idle "
                        "auto-continue takes it up while what it waits for still holds",
                        advice=_ADVICE)
-    return Verdict(_ID, "pass", f"the run stopped {stop}, and so waits the goal")
+    return Verdict(_ID, "pass", f"the run stopped {stop}, and the goal service holds the goal "
+                   f"{stop} too")

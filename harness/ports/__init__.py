@@ -109,7 +109,8 @@ _EXPORTS: dict[str, list[str]] = {
         "TOOL_PARAMETERS", "ToolKind", "ToolKindTraits"
     ],
     "harness.ports._tools": [
-        "KeyedCall", "PassThroughTool", "Tool", "ToolContext", "ToolInvocation", "named_path"
+        "KeyedCall", "PassThroughTool", "Tool", "ToolContext", "ToolInvocation", "named_path",
+        "reads_only"
     ],
     "harness.ports._usage": [
         "Usage"
@@ -284,6 +285,7 @@ if TYPE_CHECKING:
     from harness.ports._tools import ToolContext as ToolContext
     from harness.ports._tools import ToolInvocation as ToolInvocation
     from harness.ports._tools import named_path as named_path
+    from harness.ports._tools import reads_only as reads_only
     from harness.ports._usage import Usage as Usage
 else:
     __getattr__ = _lazy_exports(__name__, _EXPORTS)

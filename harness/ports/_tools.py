@@ -70,7 +70,11 @@ class ToolContext:
 
 
 class Tool(Protocol):
-    """A tool the agent can call. ``run`` returns a JSON value or raises."""
+    """A tool the agent can call. ``run`` returns a JSON value or raises.
+
+    A tool may also say ``read_only = True``: it changes nothing (:func:`reads_only`). The
+    reference agent lets such a tool name a goal's protected path without asking the user.
+    """
 
     @property
     def name(self) -> str: ...
@@ -108,8 +112,24 @@ class PassThroughTool(Generic[ToolT]):
     def idempotent(self) -> bool:
         return self.inner.idempotent
 
+    @property
+    def read_only(self) -> bool:
+        return reads_only(self.inner)
+
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         return await self.inner.run(arguments, context)
+
+
+def reads_only(tool: object) -> bool:
+    """Whether ``tool`` says it changes nothing (an optional ``read_only`` attribute; a
+    tool that says nothing may change something).
+
+    >>> class Reader:
+    ...     read_only = True
+    >>> reads_only(Reader()), reads_only(object())
+    (True, False)
+    """
+    return getattr(tool, "read_only", False) is True
 
 
 def named_path(arguments: Mapping[str, Any]) -> str | None:

@@ -10,7 +10,8 @@ CI job must not hide that (``harness run --strict`` fails on it, naming each)::
 
 An expectation is what the scenario declares beyond its stop state and its default
 checks: an ``expect.invariants`` list written out, a ``breaker``, a
-``stop_state_after_disk_error``. It is reached when some case judged it (``pass``,
+``stop_state_after_disk_error``, a ``max_tool_result_chars``, a goal's ``protected``
+paths. It is reached when some case judged it (``pass``,
 ``fail`` or ``warn``); a check every case left ``unknown`` was never exercised.
 """
 
@@ -28,7 +29,8 @@ UnreachedKind = Literal["crash point", "fault", "expectation", "script", "crash 
 
 #: The check that judges each expectation field a scenario may declare.
 EXPECTATION_CHECKS: Mapping[str, str] = {"breaker": "breaker",
-                                         "stop_state_after_disk_error": "J6"}
+                                         "stop_state_after_disk_error": "J6",
+                                         "max_tool_result_chars": "context:tool-output"}
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,8 @@ def declared_expectations(scenario: Scenario) -> list[str]:
     declared: list[str] = list(expect.invariants) if "invariants" in expect.model_fields_set else []
     declared += [check for field, check in EXPECTATION_CHECKS.items()
                  if field in expect.model_fields_set and getattr(expect, field) is not None]
+    if scenario.goal is not None and scenario.goal.protected:
+        declared.append("I5:protected")  # the goal's paths: a rule the run must have met
     return list(dict.fromkeys(declared))
 
 

@@ -87,12 +87,11 @@ class GoalDeclaration(ScenarioModel):
     nothing protected, and no I5:protected verdict."""
 
     @model_validator(mode="after")
-    def _protected_paths_are_relative(self) -> Self:
-        raise_if_any([Problem(("protected", index), "a protected path must be relative and "
-                              "written plainly, as a tool call's path is compared",
-                              value=pattern, got=repr(pattern), expected=_plainly(pattern))
+    def _protected_paths_are_plain(self) -> Self:
+        raise_if_any([Problem(("protected", index), wrong[0], value=pattern,
+                              got=repr(pattern), expected=wrong[1])
                       for index, pattern in enumerate(self.protected)
-                      if _plain(pattern) != pattern])
+                      if (wrong := _unplain(pattern)) is not None])
         return self
 
     def fake_goal(self) -> Goal:
@@ -144,23 +143,32 @@ class VerifierRuleDeclaration(ScenarioModel):
                             tuple(self.checks))
 
 
-def _plain(pattern: str) -> str | None:
-    """A path pattern as :func:`harness.ports.named_path` writes a call's path: relative,
-    normalised (``./a//b`` is ``a/b``), never climbing out with ``..``; ``None`` when
-    nothing below the workspace is left of it.
+def _unplain(pattern: str) -> tuple[str, str] | None:
+    """What is wrong with a protected path as written, and what to write instead; ``None``
+    when it is written as :func:`harness.ports.named_path` writes a call's path (relative,
+    ``/`` between parts, no ``.`` or ``..`` part, no empty part, nothing around it).
 
-    >>> _plain("./tests//*"), _plain("/src/*.py"), _plain("..")
-    ('tests/*', 'src/*.py', None)
+    >>> _unplain("tests/*") is None
+    True
+    >>> _unplain("./tests//*")[1], _unplain("tests/")[1], _unplain("/src/*.py")[1]
+    ("'tests/*'", "'tests/*'", "'src/*.py'")
+    >>> _unplain("../tests/*")[1]
+    "a path below the workspace, such as 'tests/*'"
     """
+    if pattern != pattern.strip():
+        return "spaces around a protected path match no call's path", repr(pattern.strip())
+    if "\\" in pattern:
+        return ("a protected path is compared with '/' between its parts (a backslash is a "
+                "character of a name here)"), repr(pattern.replace("\\", "/"))
     plain = normpath(pattern.lstrip("/"))
-    while plain.startswith("../"):
-        plain = plain[3:]
-    return None if plain in (".", "..") else plain
-
-
-def _plainly(pattern: str) -> str:
-    plain = _plain(pattern)
-    return "a path below the workspace, such as 'tests/*'" if plain is None else repr(plain)
+    if plain in (".", "..") or plain.startswith("../"):
+        return ("a protected path must lie below the workspace",
+                "a path below the workspace, such as 'tests/*'")
+    if pattern.endswith("/"):
+        return "a folder matches no call's path; its files do", repr(f"{plain}/*")
+    if plain != pattern:
+        return "a protected path is compared with a call's path as written plainly", repr(plain)
+    return None
 
 
 def fake_verifier(rules: list[VerifierRuleDeclaration]) -> ScriptedVerifier:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from fakes import POINT_OPS
 from harness import ports
 from harness.ports import CONCURRENCY_SAFE_TOOL_KINDS
 
@@ -53,9 +54,10 @@ DEFAULT_INVARIANTS: Final[tuple[InvariantId, ...]] = tuple(i for i in INVARIANT_
 SCENARIO_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9-]*$"
 TOOL_NAME_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
 TARGET_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*$"
-# An agent's own persistence point, or a world event (harness.runner._points).
+# An agent's own persistence point (an operation the crash disk counts: run would refuse
+# any other), or a world event (harness.runner._points).
 CRASH_POINT_PATTERN: Final = (
-    r"^(?:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*#[1-9][0-9]*"
+    r"^(?:[a-z][a-z0-9_]*:(?:" + "|".join(POINT_OPS) + r")#[1-9][0-9]*"
     r"|after_(?:tool|signal):[A-Za-z0-9_-]{1,64}#[1-9][0-9]*"
     r"|(?:before_request|mid_stream|after_response):[1-9][0-9]*"
     r"|all)$"
@@ -65,7 +67,8 @@ PATTERN_MEANINGS: Final[dict[str, str]] = {
     TOOL_NAME_PATTERN: "1 to 64 letters, digits, '_' or '-', such as 'send_mail'",
     TARGET_PATTERN: "a function of the agent's code, 'module:function', such as "
                     "'mypackage.tools:send_mail'",
-    CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>', such as 'journal:fsync#3', or a world "
+    CRASH_POINT_PATTERN: "a point id '<role>:<op>#<n>' with op one of " + ", ".join(POINT_OPS)
+                         + ", such as 'journal:fsync#3', or a world "
                          "event: 'after_tool:<tool>#<k>', 'before_request:<turn>', "
                          "'mid_stream:<turn>', 'after_response:<turn>'; 'all' in a list adds "
                          "every point of the agent's own files",

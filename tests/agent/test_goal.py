@@ -274,3 +274,28 @@ def test_a_usage_limited_run_leaves_its_goal_usage_limited_and_a_restart_keeps_i
     _, again = _run(world, incarnation=2)
     assert again.stop_state == "usage_limited"
     assert len(world.requests) == sent
+
+
+def test_a_reader_may_name_a_protected_path_and_the_goal_goes_on() -> None:
+    # Reading the failing test before fixing the code is the usual way: only a tool that
+    # may change something waits for the user's approval.
+    scenario = Scenario.model_validate({
+        "name": "read-the-test", "dialect": "openai", "seed": 5,
+        "tools": {"edit": {"kind": "put"}, "show": {"kind": "read"}},
+        "goal": {"id": "fix-parser", "objective": "Fix the CSV parser",
+                 "acceptance": ["tests pass"], "protected": ["tests/*"]},
+        "verifier": [{"when": {"applied": {"edit": 1}}, "verdict": "pass"},
+                     {"verdict": "fail", "gaps": ["test_parser fails"]}],
+        "model": [{"turn": 1, "calls": [{"tool": "show",
+                                         "args": {"path": "tests/test_parser.py"}}]},
+                  {"turn": 2, "calls": [{"tool": "edit",
+                                         "args": {"path": "src/parser.py", "value": "fix"}}]},
+                  {"turn": 3, "text": "Fixed."}],
+        "expect": {"stop_state": "complete"}})
+    world = World(scenario, seed=5)
+    _, outcome = _run(world)
+    assert outcome.stop_state == "complete"
+    assert world.goals is not None
+    assert world.goals.status == "complete"
+    assert [str(i.arguments["path"]) for i in world.invocations] == [
+        "tests/test_parser.py", "src/parser.py"]

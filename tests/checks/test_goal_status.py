@@ -22,7 +22,8 @@ def test_the_reference_agent_writes_the_usage_limit_onto_the_goal(parked: Trace)
     verdict = check_goal_status(parked)
     assert verdict is not None
     assert (verdict.status, verdict.message) == (
-        "pass", "the run stopped usage_limited, and so waits the goal")
+        "pass", "the run stopped usage_limited, and the goal service holds the goal "
+        "usage_limited too")
     assert parked.goal is not None
     status = [e for e in parked.goal.events if e.kind == "status"]
     assert [(e.status, e.ok) for e in status] == [("usage_limited", True)]

@@ -83,3 +83,11 @@ def test_the_failure_report_points_at_the_protected_paths() -> None:
     result = run_kill(Kill(SCENARIO, "I5:protected"), mutant.factory)
     report = render_failure(result, load_scenario(Path(SCENARIO)))
     assert ">" in next(line for line in report.splitlines() if 'protected: ["tests/*"]' in line)
+
+
+def test_a_reader_naming_a_protected_path_asked_for_no_change(guarded: Trace) -> None:
+    # The same requests, had the model's tool been a reader (a pure kind).
+    read = replace(guarded, expect=replace(guarded.expect, pure_tools=("edit",)))
+    verdict = check_protected(read)
+    assert verdict is not None
+    assert verdict.status == "unknown"

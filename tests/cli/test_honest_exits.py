@@ -112,3 +112,23 @@ def test_only_expectations_the_scenario_writes_out_are_held_to_being_reached() -
     assert never_reached(results, {"s": scenario}) == [
         Unreached("s", "expectation", "I1"), Unreached("s", "expectation", "J6")]
     assert never_reached(results, {"s": defaults}) == []
+
+
+def test_a_tool_output_limit_and_a_goals_protected_paths_must_be_judged_somewhere() -> None:
+    # Both rules a scenario writes out: a run whose every case left them unknown tested
+    # neither (a long output that never came, a protected path the model never named).
+    scenario = parse_scenario(
+        b"name: s\ndialect: openai\ntools: {edit: {kind: put}}\n"
+        b"model: [{turn: 1, text: hi}]\n"
+        b"goal: {id: g, objective: o, acceptance: [a], protected: [tests/*]}\n"
+        b"verifier: [{verdict: pass}]\n"
+        b"expect: {stop_state: complete, max_tool_result_chars: 8000}\n", "s.yaml")
+    unjudged = [_result(None, verdicts=(Verdict("context:tool-output", "unknown", ""),
+                                        Verdict("I5:protected", "unknown", "")))]
+    judged = [_result(None, verdicts=(Verdict("context:tool-output", "pass", ""),
+                                      Verdict("I5:protected", "fail", "")))]
+
+    assert never_reached(unjudged, {"s": scenario}) == [
+        Unreached("s", "expectation", "context:tool-output"),
+        Unreached("s", "expectation", "I5:protected")]
+    assert never_reached(judged, {"s": scenario}) == []

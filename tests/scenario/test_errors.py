@@ -261,11 +261,26 @@ def test_two_default_replies_for_one_turn_are_ambiguous(tmp_path: Path) -> None:
     )
 
 
+def test_a_crash_point_of_an_operation_the_disk_never_counts_is_refused_at_its_line(
+        tmp_path: Path) -> None:
+    # run refused it only when the explorer met it, mid-run and without a line.
+    error = assert_error(
+        write(tmp_path, VALID + "crash: {points: ['goal:set_status#1']}\n"),
+        "10:18: crash.points[0]: badly formed: got 'goal:set_status#1'; expected a point id "
+        "'<role>:<op>#<n>' with op one of mkdir, create, write, fsync, fsync_dir, truncate, "
+        "rename, unlink, rmdir, commit, such as 'journal:fsync#3', or a world event: "
+        "'after_tool:<tool>#<k>', 'before_request:<turn>', 'mid_stream:<turn>', "
+        "'after_response:<turn>'; 'all' in a list adds every point of the agent's own files",
+    )
+    assert error is not None
+
+
 def test_crash_points_and_classes(tmp_path: Path) -> None:
     assert_error(
         write(tmp_path, VALID + "crash: {points: [bad, 'journal:fsync#1'], classes: [lost]}\n"),
         "10:18: crash.points[0]: badly formed: got 'bad'; expected a point id "
-        "'<role>:<op>#<n>', such as 'journal:fsync#3', or a world event: "
+        "'<role>:<op>#<n>' with op one of mkdir, create, write, fsync, fsync_dir, truncate, "
+        "rename, unlink, rmdir, commit, such as 'journal:fsync#3', or a world event: "
         "'after_tool:<tool>#<k>', 'before_request:<turn>', 'mid_stream:<turn>', "
         "'after_response:<turn>'; 'all' in a list adds every point of the agent's own files",
         "10:53: crash.classes[0]: not an allowed value: got 'lost'; expected one of "
@@ -546,19 +561,24 @@ goal:
   id: g-1
   objective: ship it
   acceptance: [tests pass]
-  protected: [./tests//*, /src/*.py, "..", tests/*]
+  protected: [./tests//*, /src/*.py, "..", tests/, "../docs/*", " tests/*", 'a\\b', tests/*]
 verifier:
   - verdict: pass
 """,
-        "12:15: goal.protected[0]: a protected path must be relative and written plainly, as a "
-        "tool call's path is compared: got './tests//*'; expected 'tests/*'",
-        "12:27: goal.protected[1]: a protected path must be relative and written plainly, as a "
-        "tool call's path is compared: got '/src/*.py'; expected 'src/*.py'",
-        "12:38: goal.protected[2]: a protected path must be relative and written plainly, as a "
-        "tool call's path is compared: got '..'; expected a path below the workspace, such as "
-        "'tests/*'")
-
-
+        "12:15: goal.protected[0]: a protected path is compared with a call's path as written "
+        "plainly: got './tests//*'; expected 'tests/*'",
+        "12:27: goal.protected[1]: a protected path is compared with a call's path as written "
+        "plainly: got '/src/*.py'; expected 'src/*.py'",
+        "12:38: goal.protected[2]: a protected path must lie below the workspace: got '..'; "
+        "expected a path below the workspace, such as 'tests/*'",
+        "12:44: goal.protected[3]: a folder matches no call's path; its files do: got "
+        "'tests/'; expected 'tests/*'",
+        "12:52: goal.protected[4]: a protected path must lie below the workspace: got "
+        "'../docs/*'; expected a path below the workspace, such as 'tests/*'",
+        "12:65: goal.protected[5]: spaces around a protected path match no call's path: got "
+        "' tests/*'; expected 'tests/*'",
+        "12:77: goal.protected[6]: a protected path is compared with '/' between its parts (a "
+        "backslash is a character of a name here): got 'a\\\\b'; expected 'a/b'")
 def test_a_long_output_and_its_inline_limit_are_bounded(tmp_path: Path) -> None:
     text = VALID.replace("{kind: append}", "{kind: read, output_chars: 0}") \
         + "  max_tool_result_chars: 100\n"
