@@ -69,7 +69,7 @@ def test_every_fault_kind_has_an_example_and_loads() -> None:
     scenario = load_scenario(GOOD / "every-fault.yaml")
 
     assert [fault.kind for fault in scenario.faults] == list(FAULT_KINDS)
-    assert scenario.crash.points == ["journal:fsync#1", "journal:append#2"]
+    assert scenario.crash.points == ["journal:fsync#1", "journal:write#2"]
 
 
 @pytest.mark.parametrize(
@@ -118,12 +118,12 @@ def test_a_scenario_built_in_python_obeys_the_same_rules() -> None:
 def test_crash_points_are_checked_against_a_recorded_run_with_file_positions() -> None:
     path = GOOD / "every-fault.yaml"
     scenario = load_scenario(path)
-    check_crash_points(scenario, ["journal:append#2", "journal:fsync#1", "journal:fsync#2"])
+    check_crash_points(scenario, ["journal:write#2", "journal:fsync#1", "journal:fsync#2"])
     with pytest.raises(ScenarioError) as caught:
-        check_crash_points(scenario, ["journal:fsync#2", "journal:append#2"])
+        check_crash_points(scenario, ["journal:fsync#2", "journal:write#2"])
     assert str(caught.value) == (
         f"{path}:41:12: crash.points[0]: crash point was never reached in the recorded run: "
-        "got 'journal:fsync#1'; expected one of 'journal:fsync#2', 'journal:append#2'. "
+        "got 'journal:fsync#1'; expected one of 'journal:fsync#2', 'journal:write#2'. "
         "Did you mean 'journal:fsync#2'?"
     )
     error = caught.value
