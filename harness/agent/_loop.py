@@ -999,8 +999,9 @@ class ReferenceAgent:
                          cap: _ToolCallCap | None = None) -> list[ToolReply]:
         """Run the runnable calls, in the model's order up to ``cap``; replies come back in
         the model's order (L2), a call past the cap answered without running."""
-        waiting = self._waiting_for_approval(_invocations(entry))
-        runnable = [c for c in _invocations(entry) if c.call_id not in waiting]
+        invocations = _invocations(entry)
+        waiting = self._waiting_for_approval(invocations)
+        runnable = [c for c in invocations if c.call_id not in waiting]
         allowed = len(runnable) if cap is None else cap.left
         try:
             ran = iter([*await state.runner.run_batch(runnable[:allowed]),
